@@ -1,0 +1,214 @@
+"""The generated world behind the embedded corpus: countries, cities, rivers, people and organisations
+with consistent facts.
+
+Everything is drawn from one ``random.Random(seed)``, iterating only over lists (never over sets or dict
+views of strings, whose order depends on hash randomisation), so the same seed gives the same world on
+every machine and every Python 3 release.
+
+Names are pronounceable pseudo-words built from syllables, so that no real-world knowledge helps a model:
+what a model knows about ``Talven Morisk`` it learned from this corpus.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+
+MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
+          "October", "November", "December"]
+WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+# (singular, plural) occupations
+OCCUPATIONS = [
+    ("engineer", "engineers"), ("painter", "painters"), ("architect", "architects"),
+    ("physician", "physicians"), ("composer", "composers"), ("novelist", "novelists"),
+    ("chemist", "chemists"), ("historian", "historians"), ("journalist", "journalists"),
+    ("lawyer", "lawyers"), ("farmer", "farmers"), ("sculptor", "sculptors"), ("botanist", "botanists"),
+    ("economist", "economists"), ("pilot", "pilots"), ("surgeon", "surgeons"), ("teacher", "teachers"),
+    ("astronomer", "astronomers"), ("photographer", "photographers"), ("diplomat", "diplomats"),
+    ("banker", "bankers"), ("poet", "poets"), ("geologist", "geologists"), ("linguist", "linguists"),
+    ("mathematician", "mathematicians"), ("philosopher", "philosophers"), ("violinist", "violinists"),
+    ("pianist", "pianists"), ("actor", "actors"), ("singer", "singers"), ("cyclist", "cyclists"),
+    ("footballer", "footballers"), ("rower", "rowers"), ("judge", "judges"), ("merchant", "merchants"),
+    ("carpenter", "carpenters"), ("nurse", "nurses"), ("librarian", "librarians"),
+    ("biologist", "biologists"), ("physicist", "physicists"),
+]
+
+# organisation kinds: (template, descriptive noun phrase, plural member noun)
+ORG_KINDS = [
+    ("University of {city}", "public university", "professors"),
+    ("{name} Institute", "research institute", "researchers"),
+    ("{name} Bank", "commercial bank", "employees"),
+    ("{city} Railway Company", "railway company", "employees"),
+    ("{city} Football Club", "football club", "players"),
+    ("{city} Symphony Orchestra", "orchestra", "musicians"),
+    ("{name} Gazette", "daily newspaper", "reporters"),
+    ("{name} Party", "political party", "members"),
+    ("{city} Museum of Art", "art museum", "curators"),
+    ("{name} Shipping Company", "shipping company", "employees"),
+    ("{name} Mining Company", "mining company", "workers"),
+    ("{city} Hospital", "hospital", "doctors"),
+]
+
+_ONSETS = ["b", "br", "d", "dr", "f", "g", "gr", "h", "k", "kr", "l", "m", "n", "p", "pr", "r", "s", "st",
+           "t", "tr", "th", "v", "z", "c", "j", "w", "sh", "ch", "q", "y"]
+_VOWELS = ["a", "e", "i", "o", "u", "ai", "ei", "ou", "ae", "ia", "y"]
+_CODAS = ["", "", "", "n", "r", "l", "s", "th", "m", "k", "nd", "rt", "x", "sk", "lv", "rn"]
+
+
+class NameMaker:
+    """Draws unique capitalised pseudo-words; a name is never reused across categories."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.used: set[str] = set()
+
+    def word(self, min_syl: int = 2, max_syl: int = 3, ending: str = "") -> str:
+        rng = self.rng
+        for _ in range(1000):
+            n = rng.randint(min_syl, max_syl)
+            parts = [rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS) for _ in range(n)]
+            w = ("".join(parts) + ending).capitalize()
+            if 4 <= len(w) <= 12 and w not in self.used:
+                self.used.add(w)
+                return w
+        raise RuntimeError("name space exhausted; lower the number of entities")
+
+
+@dataclass
+class Country:
+    name: str
+    adjective: str  # also the language name
+    currency: str  # plural form used after numbers ("4 million krels")
+    capital: "City | None" = None
+
+
+@dataclass
+class City:
+    name: str
+    country: Country
+    river: str
+    population: int
+    founded: int
+
+    @property
+    def kind(self) -> str:
+        return "city" if self.population >= 100_000 else "town"
+
+
+@dataclass
+class Person:
+    first: str
+    last: str
+    female: bool
+    birth_day: int
+    birth_month: str
+    birth_year: int
+    birth_city: City
+    occupation: int  # index into OCCUPATIONS
+    employer: "Org"
+    alive: bool
+
+    @property
+    def name(self) -> str:
+        return f"{self.first} {self.last}"
+
+    @property
+    def subj(self) -> str:
+        return "she" if self.female else "he"
+
+    @property
+    def poss(self) -> str:
+        return "her" if self.female else "his"
+
+
+@dataclass
+class Org:
+    name: str
+    kind: int  # index into ORG_KINDS
+    city: City
+    founded: int
+    staff: int
+    founder: "Person | None" = None
+    members: list = field(default_factory=list)
+
+
+@dataclass
+class World:
+    countries: list[Country]
+    cities: list[City]
+    rivers: list[str]
+    people: list[Person]
+    orgs: list[Org]
+    # popularity weights (Zipf-like) so that frequent entities can be learned and rare ones cannot
+    city_w: list[float]
+    person_w: list[float]
+    org_w: list[float]
+
+
+def _zipf(n: int, offset: float = 8.0) -> list[float]:
+    return [1.0 / (i + offset) for i in range(n)]
+
+
+def build_world(seed: int = 0, n_countries: int = 24, n_cities: int = 500, n_rivers: int = 120,
+                n_people: int = 2500, n_orgs: int = 300) -> World:
+    """Build the world of entities and facts. Same seed, same world, on every machine."""
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise TypeError(f"seed must be an integer, got {seed!r} ({type(seed).__name__}); pass e.g. seed=0")
+    rng = random.Random(seed)
+    names = NameMaker(rng)
+
+    countries = []
+    for _ in range(n_countries):
+        stem = names.word(2, 2)
+        adj = stem + "ian"
+        names.used.add(adj)
+        currency = names.word(1, 1).lower()
+        countries.append(Country(name=stem + "ia", adjective=adj, currency=currency))
+        names.used.add(stem + "ia")
+
+    rivers = [names.word(2, 3) for _ in range(n_rivers)]
+    cities = []
+    for _ in range(n_cities):
+        country = rng.choice(countries)
+        pop = int(10 ** rng.uniform(3.3, 6.5)) // 100 * 100
+        cities.append(City(name=names.word(2, 3), country=country, river=rng.choice(rivers),
+                           population=pop, founded=rng.randint(900, 1850)))
+    for c in countries:  # the capital is the largest city of the country
+        mine = [ct for ct in cities if ct.country is c]
+        if mine:
+            c.capital = max(mine, key=lambda ct: ct.population)
+
+    firsts_f = [names.word(2, 2, "a") for _ in range(160)]
+    firsts_m = [names.word(1, 2) for _ in range(220)]
+    lasts = [names.word(2, 3) for _ in range(1400)]
+
+    orgs = []
+    for _ in range(n_orgs):
+        kind = rng.randrange(len(ORG_KINDS))
+        city = rng.choice(cities)
+        template = ORG_KINDS[kind][0]
+        for _ in range(50):
+            name = template.format(city=city.name, name=rng.choice(lasts))
+            if all(o.name != name for o in orgs):
+                break
+        orgs.append(Org(name=name, kind=kind, city=city, founded=rng.randint(city.founded, 1990),
+                        staff=rng.choice([40, 60, 80, 120, 150, 200, 300, 450, 600, 900, 1200, 2500])))
+
+    people = []
+    for _ in range(n_people):
+        female = rng.random() < 0.5
+        year = rng.randint(1850, 1995)
+        people.append(Person(
+            first=rng.choice(firsts_f if female else firsts_m), last=rng.choice(lasts), female=female,
+            birth_day=rng.randint(1, 28), birth_month=rng.choice(MONTHS), birth_year=year,
+            birth_city=rng.choice(cities), occupation=rng.randrange(len(OCCUPATIONS)),
+            employer=rng.choice(orgs), alive=year > 1940 and rng.random() < 0.8))
+    for p in people:
+        p.employer.members.append(p)
+    for o in orgs:
+        older = [p for p in people if p.birth_year + 25 <= o.founded <= p.birth_year + 70]
+        o.founder = rng.choice(older) if older else rng.choice(people)
+
+    return World(countries=countries, cities=cities, rivers=rivers, people=people, orgs=orgs,
+                 city_w=_zipf(len(cities)), person_w=_zipf(len(people)), org_w=_zipf(len(orgs)))
