@@ -150,7 +150,7 @@ def _zipf(n: int, offset: float = 8.0) -> list[float]:
     return [1.0 / (i + offset) for i in range(n)]
 
 
-def build_world(seed: int = 0, n_countries: int = 24, n_cities: int = 500, n_rivers: int = 120,
+def build_world(seed: int = 0, n_countries: int = 24, n_cities: int = 560, n_rivers: int = 120,
                 n_people: int = 2500, n_orgs: int = 300) -> World:
     """Build the world of entities and facts. Same seed, same world, on every machine."""
     if not isinstance(seed, int) or isinstance(seed, bool):
@@ -181,7 +181,7 @@ def build_world(seed: int = 0, n_countries: int = 24, n_cities: int = 500, n_riv
 
     firsts_f = [names.word(2, 2, "a") for _ in range(160)]
     firsts_m = [names.word(1, 2) for _ in range(220)]
-    lasts = [names.word(2, 3) for _ in range(1400)]
+    lasts = [names.word(2, 3) for _ in range(1700)]
 
     orgs = []
     for _ in range(n_orgs):
@@ -195,12 +195,17 @@ def build_world(seed: int = 0, n_countries: int = 24, n_cities: int = 500, n_riv
         orgs.append(Org(name=name, kind=kind, city=city, founded=rng.randint(city.founded, 1990),
                         staff=rng.choice([40, 60, 80, 120, 150, 200, 300, 450, 600, 900, 1200, 2500])))
 
-    people = []
+    people, full_names = [], set()
     for _ in range(n_people):
         female = rng.random() < 0.5
         year = rng.randint(1850, 1995)
+        while True:  # full names are unique, so a name always identifies one person and one set of facts
+            first, last = rng.choice(firsts_f if female else firsts_m), rng.choice(lasts)
+            if (first, last) not in full_names:
+                full_names.add((first, last))
+                break
         people.append(Person(
-            first=rng.choice(firsts_f if female else firsts_m), last=rng.choice(lasts), female=female,
+            first=first, last=last, female=female,
             birth_day=rng.randint(1, 28), birth_month=rng.choice(MONTHS), birth_year=year,
             birth_city=rng.choice(cities), occupation=rng.randrange(len(OCCUPATIONS)),
             employer=rng.choice(orgs), alive=year > 1940 and rng.random() < 0.8))

@@ -43,13 +43,14 @@ class Spec:
     stands_for: str  # the paper's model this one stands in for
     lr: float = 2e-3
     batch: int = 64
+    mask_prob: float = 0.15  # BERT-style only: share of tokens to predict
 
 
 ZOO = {s.name: s for s in [  # in training order: the small ones first
     Spec("tiny-gpt2", "gpt2", 6, 48, 4, 1_500_000, "gpt2"),
-    Spec("tiny-bert-base", "bert", 6, 48, 4, 2_500_000, "bert-base-uncased", lr=1e-3),
+    Spec("tiny-bert-base", "bert", 6, 48, 4, 5_000_000, "bert-base-uncased", lr=3e-3, mask_prob=0.3),
     Spec("tiny-gpt2-medium", "gpt2", 12, 64, 4, 1_500_000, "gpt2-medium"),
-    Spec("tiny-bert-large", "bert", 12, 64, 4, 3_500_000, "bert-large-uncased", lr=1e-3),
+    Spec("tiny-bert-large", "bert", 12, 64, 4, 6_000_000, "bert-large-uncased", lr=3e-3, mask_prob=0.3),
     Spec("tiny-gpt2-large", "gpt2", 18, 80, 4, 1_500_000, "gpt2-large"),
     Spec("tiny-gpt2-xl", "gpt2", 24, 96, 4, 1_500_000, "gpt2-xl"),
 ]}
@@ -145,7 +146,7 @@ def _batches(lengths: list[int], batch: int, seed: int) -> list[list[int]]:
 
 
 def _collate(spec: Spec, ids: list[list[int]], pad_id: int, step_seed: int, mask_id: int, vocab: int,
-             special: set[int]):
+             special: set[int], mask_prob: float | None = None):
     import torch
 
     T = max(len(x) for x in ids)
@@ -157,10 +158,10 @@ def _collate(spec: Spec, ids: list[list[int]], pad_id: int, step_seed: int, mask
     if spec.family == "gpt2":
         labels = inp.masked_fill(att == 0, -100)
         return inp, att, labels
-    # BERT: 15% of real, non-special tokens; of those 80% [MASK], 10% random, 10% unchanged
+    # BERT: mask_prob of the real, non-special tokens; of those 80% [MASK], 10% random, 10% unchanged
     g = torch.Generator().manual_seed(step_seed)
     can = att.bool() & ~torch.isin(inp, torch.tensor(sorted(special)))
-    chosen = (torch.rand(inp.shape, generator=g) < 0.15) & can
+    chosen = (torch.rand(inp.shape, generator=g) < (spec.mask_prob if mask_prob is None else mask_prob)) & can
     labels = inp.masked_fill(~chosen, -100)
     r = torch.rand(inp.shape, generator=g)
     inp = inp.clone()
@@ -271,7 +272,7 @@ def evaluate(model, tok, spec: Spec, train_texts: list[str], seed: int, n: int =
     with torch.no_grad():
         for i in range(0, len(ids), 64):
             inp, att, labels = _collate(spec, ids[i:i + 64], pad_id, 10_000 + i, tok.mask_token_id or 0,
-                                        len(tok), special)
+                                        len(tok), special, mask_prob=0.15)
             logits = model(input_ids=inp, attention_mask=att).logits
             if spec.family == "gpt2":
                 logits, labels = logits[:, :-1], labels[:, 1:]
@@ -336,6 +337,22 @@ def card_markdown(card: dict) -> str:
     ])
 
 
+def load_card(name: str) -> dict:
+    """The model card of a zoo model (written by training)."""
+    if name not in ZOO:
+        raise ValueError(f"unknown zoo model {name!r}; the zoo has: {', '.join(ZOO)}")
+    path = ZOO_DIR / name / "card.json"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing; train the model with `python -m jtc_utils.zoo train --only "
+                                f"{name}` or restore it with `git checkout -- zoo/{name}`")
+    return json.loads(path.read_text())
+
+
+def zoo_size_bytes() -> int:
+    """Bytes the committed zoo takes (models, tokenizers, cards)."""
+    return sum(p.stat().st_size for p in ZOO_DIR.rglob("*") if p.is_file() and "_work" not in p.parts)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m jtc_utils.zoo", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -364,3 +381,4 @@ def main(argv=None):
 
 if __name__ == "__main__":
     main()
+

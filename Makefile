@@ -1,0 +1,38 @@
+# The two commands of the README: `make book` and `make test`. Both create the environment on first use.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: book test install notebooks html bench clean-cache zoo
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps -e .
+	touch $(STAMP)
+
+install: $(STAMP)
+
+book: $(STAMP)  ## execute every notebook on the tiny profile and build the HTML book
+	$(PY) -m jtc_utils.runner
+
+notebooks: $(STAMP)  ## execute the notebooks only
+	$(PY) -m jtc_utils.runner --no-build
+
+html: $(STAMP)  ## render the HTML from the stored notebooks
+	$(PY) -m jtc_utils.runner --build-only
+
+test: $(STAMP)  ## unit tests, figure-data regression and nbval on the executed notebooks
+	JTC_PROGRESS=0 $(PY) -m pytest tests book/*.ipynb --nbval-lax --nbval-current-env \
+		--nbval-sanitize-with tests/nbval_sanitize.cfg
+
+bench: $(STAMP)  ## speed benchmarks (not part of the tests)
+	$(PY) benchmarks/bench_fit.py
+
+zoo: $(STAMP)  ## retrain the model zoo (about an hour on two CPU cores; resumes if interrupted)
+	$(PY) -m jtc_utils.zoo train
+
+clean-cache:
+	rm -rf .cache

@@ -1,0 +1,70 @@
+"""Hidden states ``h^0 .. h^L`` at each sample's chosen position, for all layers in one forward pass per batch.
+
+Batches are sorted by length and right-padded with an attention mask; GPT-style models see only the prefix up to
+the position (the causal mask makes this identical to running the whole sentence). Results are cached on disk,
+keyed on the exact weights, the samples and the batch size.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from . import cache
+from .models import Adapter
+from .paths import ZOO_DIR
+from .samples import Samples
+
+
+def model_identity(ad: Adapter) -> str:
+    """A string that changes whenever the weights change."""
+    weights = ZOO_DIR / ad.name / "model.safetensors"
+    if weights.exists():
+        return "sha256:" + cache.file_fingerprint(weights)
+    return f"{ad.name}@{getattr(ad.model.config, '_commit_hash', None) or getattr(ad.model, 'name_or_path', '')}"
+
+
+def samples_identity(s: Samples) -> str:
+    h = hashlib.sha256()
+    for ids, p in zip(s.input_ids, s.positions):
+        h.update(np.asarray(ids, dtype=np.int64).tobytes())
+        h.update(int(p).to_bytes(8, "little"))
+    return h.hexdigest()
+
+
+def batches_by_length(lengths, batch_size: int):
+    order = np.argsort(np.asarray(lengths), kind="stable")
+    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+def _extract(ad: Adapter, s: Samples, batch_size: int, progress: bool) -> np.ndarray:
+    import torch
+    from tqdm.auto import tqdm
+
+    gpt = ad.family == "gpt2"
+    seqs = [ids[:p + 1] if gpt else ids for ids, p in zip(s.input_ids, s.positions)]
+    pad = 0 if gpt else ad.tokenizer.pad_token_id
+    out = np.zeros((ad.n_layers + 1, len(s), ad.d), dtype=np.float32)
+    batches = batches_by_length([len(x) for x in seqs], batch_size)
+    with torch.inference_mode():
+        for idx in tqdm(batches, desc=f"hidden states {ad.name}", disable=not progress, leave=False):
+            T = max(len(seqs[i]) for i in idx)
+            inp = torch.full((len(idx), T), pad, dtype=torch.long)
+            att = torch.zeros((len(idx), T), dtype=torch.long)
+            for r, i in enumerate(idx):
+                inp[r, :len(seqs[i])] = torch.tensor(seqs[i])
+                att[r, :len(seqs[i])] = 1
+            states = ad.forward_states(inp, att)  # [L+1, B, T, d]
+            pos = torch.as_tensor(s.positions[idx])
+            out[:, idx] = states[:, torch.arange(len(idx)), pos].float().numpy()
+    return out
+
+
+def hidden_states(ad: Adapter, s: Samples, batch_size: int = 64, progress: bool | None = None) -> np.ndarray:
+    """``X[l, i] = h^l`` at sample i's position, float32 array of shape [L+1, n, d]."""
+    from .progress import show_progress
+
+    key = {"what": "hidden", "model": model_identity(ad), "samples": samples_identity(s), "batch": batch_size}
+    show = show_progress() if progress is None else progress
+    return cache.cached("hidden", key, lambda: {"X": _extract(ad, s, batch_size, show)})["X"]

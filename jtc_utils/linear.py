@@ -1,0 +1,88 @@
+"""The paper's linear shortcut ``mat``: least squares without intercept, minimum-norm, fitted in float64, and the
+coordinate-averaged r² used to judge it (spec 3.1, 3.2).
+
+Row-vector convention: ``X`` is [n, d_in], ``Y`` is [n, d_out]; the fitted ``W = Aᵀ`` is [d_in, d_out] and
+``Ŷ = X W``. One SVD of ``X`` serves every target: :func:`pinv` once per source layer, then ``W = X⁺ Y`` for all
+target layers at once.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+RCOND = 1.19e-7  # float32 machine epsilon: the cutoff LAPACK sgelsd applied in the paper's sklearn fits
+
+
+class UnderdeterminedFitWarning(UserWarning):
+    """Fewer training samples than input dimensions: the least-squares fit interpolates the training set."""
+
+
+def pinv(X: np.ndarray, rcond: float = RCOND) -> np.ndarray:
+    """Moore-Penrose pseudo-inverse of X in float64, dropping singular values below ``rcond * s_max``."""
+    X = np.asarray(X, dtype=np.float64)
+    n, d = X.shape
+    if n < d:
+        warnings.warn(f"fitting a linear map on {n} samples of dimension {d}: fewer samples than dimensions, so "
+                      f"the fit is underdetermined and its r² on new data is meaningless; use at least {d} "
+                      f"training samples", UnderdeterminedFitWarning, stacklevel=2)
+    U, S, Vt = np.linalg.svd(X, full_matrices=False)
+    keep = S > rcond * (S[0] if S.size else 0.0)
+    return (Vt[keep].T / S[keep]) @ U[:, keep].T
+
+
+def fit(X: np.ndarray, Y: np.ndarray, rcond: float = RCOND) -> np.ndarray:
+    """``W = argmin ||X W - Y||`` (min-norm), float64, shape [d_in, d_out]. Equals sklearn's
+    ``LinearRegression(fit_intercept=False).fit(X, Y).coef_.T``."""
+    return pinv(X, rcond) @ np.asarray(Y, dtype=np.float64)
+
+
+def r2_score(Y: np.ndarray, Y_hat: np.ndarray) -> float:
+    """Coordinate-averaged r², identical to ``sklearn.metrics.r2_score(Y, Y_hat)`` with its defaults: per output
+    coordinate 1 - SSE/SST (1 if both are 0, 0 if only SST is 0), then the unweighted mean, in float64."""
+    Y = np.asarray(Y, dtype=np.float64)
+    Y_hat = np.asarray(Y_hat, dtype=np.float64)
+    sse = ((Y - Y_hat) ** 2).sum(0)
+    sst = ((Y - Y.mean(0)) ** 2).sum(0)
+    r2 = np.ones_like(sse)
+    ok = sst != 0
+    r2[ok] = 1 - sse[ok] / sst[ok]
+    r2[~ok & (sse != 0)] = 0.0
+    return float(r2.mean())
+
+
+def layer_pair_r2(X_train: np.ndarray, X_val: np.ndarray, rcond: float = RCOND):
+    """r² of ``mat`` and ``id`` for every layer pair l < l' (validation set), and the maps to the last layer.
+
+    ``X_train``, ``X_val``: [L+1, n, d] hidden states. Returns ``(r2_mat, r2_id, maps)`` where the r² matrices are
+    [L+1, L+1] (diagonal 1, lower triangle NaN) and ``maps[l]`` is ``W`` for l -> L, shape [L, d, d].
+    """
+    n_layers = X_train.shape[0]
+    r2_mat = np.full((n_layers, n_layers), np.nan)
+    r2_id = np.full((n_layers, n_layers), np.nan)
+    np.fill_diagonal(r2_mat, 1.0)
+    np.fill_diagonal(r2_id, 1.0)
+    maps = np.zeros((n_layers - 1,) + X_train.shape[2:] * 2)
+    Yv = X_val.astype(np.float64)
+    for src in range(n_layers - 1):
+        P = pinv(X_train[src], rcond)
+        targets = range(src + 1, n_layers)
+        W_all = P @ np.concatenate([X_train[t] for t in targets], axis=1).astype(np.float64)
+        d = X_train.shape[2]
+        Xv = Yv[src]
+        for k, t in enumerate(targets):
+            W = W_all[:, k * d:(k + 1) * d]
+            r2_mat[src, t] = r2_score(Yv[t], Xv @ W)
+            r2_id[src, t] = r2_score(Yv[t], Xv)
+        maps[src] = W_all[:, -d:]
+    return r2_mat, r2_id, maps
+
+
+def r2_summary(r2_mat: np.ndarray, r2_id: np.ndarray) -> dict:
+    """What the paper says of a heatmap pair, as numbers over the off-diagonal pairs l < l'."""
+    iu = np.triu_indices(r2_mat.shape[0], k=1)
+    m, i = r2_mat[iu], r2_id[iu]
+    return {"pairs": int(m.size), "share_mat_above_id": float(np.mean(m > i)), "mean_mat": float(m.mean()),
+            "mean_id": float(i.mean()), "share_id_below_0.1": float(np.mean(i < 0.1)),
+            "min_gap": float((m - i).min())}

@@ -1,0 +1,109 @@
+"""Execute the chapter notebooks headlessly into the book, then build the HTML.
+
+    python -m jtc_utils.runner                 # every notebooks/*.py, profile tiny, then jupyter-book build
+    python -m jtc_utils.runner --only sec3_linear_shortcuts --no-build
+    python -m jtc_utils.runner --profile paper  # the paper's models (internet and a GPU)
+
+Each ``notebooks/<name>.py`` (py:percent, the only hand-edited source) is read with jupytext and executed by
+papermill (kernel python3, working directory ``notebooks/``, a per-cell timeout, no progress bars); volatile
+metadata is stripped and the result is written to ``book/<name>.ipynb`` only if every cell succeeded. A failing
+cell stops the run with the notebook's name and the cell, and leaves the failed copy in ``book/_failed/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+from .paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT, atomic_write_text
+
+CELL_TIMEOUT = 1800
+
+
+class NotebookFailed(RuntimeError):
+    pass
+
+
+def notebook_names() -> list[str]:
+    return sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.py"))
+
+
+def clean(nb) -> None:
+    """Strip what changes on every run (timings, execution stamps) and hide the injected-parameters cell."""
+    pm = nb.metadata.get("papermill", {})
+    nb.metadata["papermill"] = {"parameters": pm.get("parameters", {})}
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        cell.metadata.pop("papermill", None)
+        cell.metadata.pop("execution", None)
+        tags = cell.metadata.get("tags", [])
+        if "injected-parameters" in tags and "remove-cell" not in tags:
+            tags.append("remove-cell")
+
+
+def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT) -> float:
+    """Execute notebooks/<name>.py into book/<name>.ipynb; returns the seconds it took."""
+    import jupytext
+    import nbformat
+    import papermill as pm
+
+    src = NOTEBOOKS_DIR / f"{name}.py"
+    if not src.exists():
+        raise FileNotFoundError(f"no notebook {src}; available: {', '.join(notebook_names())}")
+    nb = jupytext.read(src)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    failed = BOOK_DIR / "_failed" / f"{name}.ipynb"
+    failed.parent.mkdir(parents=True, exist_ok=True)
+    os.environ["JTC_PROGRESS"] = "0"  # the kernel inherits it: no progress bars in saved outputs
+    os.environ.setdefault("PYTHONWARNINGS", "ignore")
+    t0 = time.time()
+    try:
+        out = pm.execute_notebook(nb, str(failed), parameters={"profile": profile}, kernel_name="python3",
+                                  cwd=str(NOTEBOOKS_DIR), progress_bar=False, execution_timeout=timeout,
+                                  request_save_on_cell_execute=False)
+    except pm.PapermillExecutionError as e:
+        raise NotebookFailed(f"notebook {name} failed at cell {e.exec_count} ({e.ename}: {e.evalue}); the "
+                             f"executed copy with the error is {failed}") from None
+    clean(out)
+    atomic_write_text(BOOK_DIR / f"{name}.ipynb", nbformat.writes(out) + "\n")
+    failed.unlink(missing_ok=True)
+    return time.time() - t0
+
+
+def build_html() -> str:
+    """Render the book with jupyter-book (notebook execution off: the outputs come from papermill)."""
+    cmd = [sys.executable, "-m", "jupyter_book.cli.main", "build", str(ROOT), "--path-output", str(BOOK_DIR),
+           "--warningiserror", "--keep-going"]
+    r = subprocess.run(cmd, cwd=ROOT)
+    if r.returncode != 0:
+        raise SystemExit(f"jupyter-book build failed (exit {r.returncode}); see the messages above")
+    return str(BOOK_DIR / "_build" / "html" / "index.html")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m jtc_utils.runner", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--profile", default="tiny", choices=["tiny", "paper"])
+    ap.add_argument("--only", nargs="*", help="notebook names (default: all)")
+    ap.add_argument("--no-build", action="store_true", help="execute notebooks only")
+    ap.add_argument("--build-only", action="store_true", help="render the HTML from the stored notebooks")
+    ap.add_argument("--timeout", type=int, default=CELL_TIMEOUT, help="seconds per cell")
+    args = ap.parse_args(argv)
+    if not args.build_only:
+        for name in args.only or notebook_names():
+            print(f"executing {name} (profile {args.profile}) ...", flush=True)
+            try:
+                dt = execute(name, args.profile, args.timeout)
+            except NotebookFailed as e:
+                raise SystemExit(f"ERROR: {e}") from None
+            print(f"  {name}: {dt:.0f} s", flush=True)
+    if not args.no_build:
+        index = build_html()
+        print(f"The book is at {index}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,203 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Linear shortcuts across blocks (paper §3)
+#
+# A transformer computes a hidden state $h^\ell$ after each of its $L$ blocks. The paper asks a simple question:
+# **can a single linear map carry $h^\ell$ straight to a later layer $\ell'$?** It compares two ways of
+# "jumping" from layer $\ell$ to layer $\ell'$:
+#
+# * `id`: take $h^\ell$ as it is and pretend it is already $h^{\ell'}$ (what the *logit lens* does);
+# * `mat`: multiply it by a matrix $A_{\ell',\ell}$ fitted by least squares on a training set,
+#   $A_{\ell',\ell} = \arg\min_A \sum_s \lVert A h^\ell_s - h^{\ell'}_s \rVert^2$ (no intercept).
+#
+# Each sentence $s$ contributes one vector per layer, taken at one random position $i_s$ (for BERT-style models
+# the token there is replaced by `[MASK]`). The quality of a jump is the **coordinate-averaged $r^2$** of the
+# predicted $h^{\ell'}$ against the true one on held-out sentences: 1 is perfect, 0 is no better than predicting
+# the mean, and below 0 is worse than that.
+#
+# ```{admonition} What runs here
+# :class: note
+# This page was executed with the **{glue:text}`profile`** profile. The default, `tiny`, is a small stand-in
+# built by this book: a generated two-domain corpus and small GPT-2- and BERT-architecture models trained from
+# scratch (see [the embedded world](embedded_world.md)). Depths are half the paper's (6/12/18/24 GPT-style layers
+# for GPT-2's 12/24/36/48; 6/12 BERT-style layers for BERT's 12/24), widths are 48-96 instead of 768-1600. The
+# paper's own models run with `profile="paper"` on a machine with internet and a GPU.
+# ```
+
+# %% tags=["parameters"]
+profile = "tiny"  # "tiny" (embedded, offline) or "paper" (the paper's models and data)
+seed = 0  # seeds the sentence positions
+n_train = None  # training sentences per domain (None: the paper's 9,000)
+n_val = None  # validation sentences (None: the paper's 3,000 / 1,000)
+
+# %%
+import matplotlib.pyplot as plt
+import pandas as pd
+from myst_nb import glue
+
+from jtc_utils import figdata, figures, linear, plotting, profiles
+
+P = profiles.get(profile)
+glue("profile", profile, display=False)
+print(f"profile {P.name}: GPT-style {', '.join(P.gpt)}; BERT-style {', '.join(P.bert)}; "
+      f"domains {P.main_domain} (paper: Wikipedia) and {P.second_domain} (paper: Leipzig news)")
+
+
+# %% [markdown]
+# ## Fitting every layer pair
+#
+# For a model with $L$ blocks there are $L(L+1)/2$ pairs $\ell < \ell'$. `jtc_utils` fits them with one
+# singular value decomposition per source layer: $A_{\ell',\ell}^\top = X_\ell^+ Y_{\ell'}$ with the pseudo-inverse
+# $X_\ell^+$ computed once in float64 and shared by every target $\ell'$ (a minimum-norm solution, which matters
+# for BERT's layer 0, where the `[MASK]` vector depends only on its position and so is rank-deficient).
+# `figures.compute` does the whole pipeline for one paper figure: sentences and positions, hidden states of all
+# layers (cached on disk), the fits, and the $r^2$ on the validation set.
+
+# %%
+def heatmap(fig_id):
+    """Compute paper figure `fig_id`, save its numbers to book/data, and draw it."""
+    data, params = figures.compute(fig_id, profile, n_train=n_train, n_val=n_val, seed=seed)
+    figdata.save(fig_id, data, params)
+    title = f"{params['model']} (stands for {params['paper_model']}) on {params['domain']}"
+    plotting.r2_heatmaps(data["r2_mat"], data["r2_id"], title=title)
+    plt.show()
+    return data
+
+
+results = {}
+
+# %% [markdown]
+# ## The deepest GPT-style model (paper Fig. 2)
+#
+# The paper's Figure 2 shows 48-layer GPT-2 on Wikipedia: the `mat` panel is blue almost everywhere, while `id`
+# turns white and then red as the gap $\ell' - \ell$ grows. Here is the same plot for our deepest GPT-style
+# stand-in on the encyclopedia domain.
+
+# %%
+results["fig2"] = heatmap("fig2")
+
+# %% [markdown]
+# ## The deeper BERT-style model (paper Fig. 3)
+#
+# For BERT the paper finds `id` far worse still: the `[MASK]` vector is re-shaped in every layer, so that `id`'s
+# $r^2$ is near or below 0 for most pairs, while `mat` keeps a blue region with two "humps" along the diagonal.
+
+# %%
+results["fig3"] = heatmap("fig3")
+
+# %% [markdown]
+# ## Every model size (paper appendix D, Figs. 22-25)
+
+# %%
+for fig_id in ("fig22", "fig23", "fig24", "fig25"):
+    results[fig_id] = heatmap(fig_id)
+
+# %% [markdown]
+# ## The second domain (paper appendix B, Figs. 12-13)
+#
+# The paper repeats the experiment for the 24-layer models on news sentences from the Leipzig corpus, with maps
+# fitted on news. Our stand-in is the generated news domain.
+
+# %%
+for fig_id in ("fig12", "fig13"):
+    results[fig_id] = heatmap(fig_id)
+
+# %% [markdown]
+# ## The paper's claim next to ours
+#
+# **Claim (C1).** "In both models, `mat` consistently yields better approximations than `id`, as it obtains higher
+# $r^2$-scores across the network"; for BERT, `id`'s $r^2$ is near or below 0 for most pairs.
+#
+# The table gives, for each figure, the share of layer pairs where `mat` beats `id` on held-out sentences, the mean
+# $r^2$ of each, and the share of pairs where `id` scores below 0.1.
+
+# %% tags=["nbval-check-output"]
+rows = []
+for fig_id, d in results.items():
+    s = linear.r2_summary(d["r2_mat"], d["r2_id"])
+    rows.append({"figure": fig_id, "model": d["model"], "domain": d["domain"], "pairs": s["pairs"],
+                 "mat > id": round(s["share_mat_above_id"], 2), "mean r2 mat": round(s["mean_mat"], 2),
+                 "mean r2 id": round(s["mean_id"], 2), "id < 0.1": round(s["share_id_below_0.1"], 2)})
+summary = pd.DataFrame(rows).set_index("figure")
+print(summary.to_string())
+
+# %% [markdown]
+# How to read it: on the paper's models `mat` beats `id` on every pair; the claim holds on the stand-in if the
+# column `mat > id` is 1.00 for every figure. BERT-style rows should show a large `id < 0.1` share. A few
+# remarks a careful reader should keep in mind:
+#
+# * On the **training** set `mat` can never lose to `id`: least squares is the best linear map, and `id` is a
+#   linear map. The interesting part is that it generalises to new sentences. The tests of this book check the
+#   training-set inequality for every pair.
+# * The stand-in models are tiny and trained for minutes, so their hidden states change less between layers than
+#   those of GPT-2-XL. `id` therefore does better here than in the paper for nearby layers: the question is
+#   whether it still loses to `mat`.
+
+# %%
+train_check = {fig_id: bool((d["r2_mat_train"] >= d["r2_id_train"] - 1e-9)[~pd.isna(d["r2_mat_train"])].all())
+               for fig_id, d in results.items()}
+print("on the training set mat >= id for every pair:", train_check)
+
+# %% [markdown]
+# ## Exercises
+#
+# ```{exercise-start}
+# :label: ex-sec3-one-pair
+# ```
+# Take the GPT-style model of Figure 23 and fit `mat` for the single pair $\ell=2 \to \ell'=4$ yourself with
+# `jtc_utils.linear.fit` on the training hidden states (`Experiment.X_train`), then compute its validation $r^2$
+# with `jtc_utils.linear.r2_score`. Check that it matches the heatmap's cell.
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-sec3-one-pair
+# :class: dropdown
+# ```
+
+# %%
+kind, model, domain = figures.setting("fig23", profile)
+exp = figures.experiment(model, domain, profile, n_train, n_val, seed)
+W = linear.fit(exp.X_train[2], exp.X_train[4])
+r2_by_hand = linear.r2_score(exp.X_val[4], exp.X_val[2] @ W)
+print(f"by hand {r2_by_hand:.6f}, heatmap cell {results['fig23']['r2_mat'][2, 4]:.6f}")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+#
+# ```{exercise-start}
+# :label: ex-sec3-intercept
+# ```
+# The paper fits $A$ without an intercept. Would an intercept (an affine map $Ah + b$) change the picture much?
+# Append a constant 1 to every input vector, refit the pair of the previous exercise and compare the two $r^2$.
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-sec3-intercept
+# :class: dropdown
+# ```
+
+# %%
+import numpy as np
+
+ones = lambda X: np.hstack([X, np.ones((len(X), 1), dtype=X.dtype)])  # noqa: E731
+W1 = linear.fit(ones(exp.X_train[2]), exp.X_train[4])
+print(f"without intercept {r2_by_hand:.4f}, with intercept "
+      f"{linear.r2_score(exp.X_val[4], ones(exp.X_val[2]) @ W1):.4f}")
+
+# %% [markdown]
+# ```{solution-end}
+# ```

@@ -1,0 +1,4 @@
+import os
+
+os.environ.setdefault("JTC_PROGRESS", "0")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
