@@ -96,13 +96,13 @@ def load(name: str, dtype=None):
 
     if not isinstance(name, str) or not name:
         raise ValueError(f"model name must be a non-empty string, got {name!r}")
-    if name.startswith("tiny-") or (ZOO_DIR / name).is_dir():
+    if os.sep in name and os.path.isdir(name):  # a local folder saved with save_pretrained
+        ident = name
+        loader = lambda cls, **kw: cls.from_pretrained(ident, **kw)  # noqa: E731
+    elif name.startswith("tiny-"):
         if name not in zoo_names():
             raise ModelUnavailableError(f"unknown zoo model {name!r}; the zoo has: {', '.join(zoo_names())}")
         ident = str(_check_zoo_dir(name))
-        loader = lambda cls, **kw: cls.from_pretrained(ident, **kw)  # noqa: E731
-    elif os.path.isdir(name):
-        ident = name
         loader = lambda cls, **kw: cls.from_pretrained(ident, **kw)  # noqa: E731
     else:
         if name not in HF_MODELS and "/" not in name:

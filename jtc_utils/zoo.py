@@ -171,8 +171,12 @@ def _collate(spec: Spec, ids: list[list[int]], pad_id: int, step_seed: int, mask
     return inp, att, labels
 
 
-def train_model(spec: Spec, seed: int = 0, texts: list[str] | None = None, progress: bool = True) -> dict:
-    """Train one model (resuming from its checkpoint if one exists) and write it with its model card."""
+def train_model(spec: Spec, seed: int = 0, texts: list[str] | None = None, progress: bool = True,
+                ckpt_every: int = 100, stop_after: int | None = None) -> dict | None:
+    """Train one model (resuming from its checkpoint if one exists) and write it with its model card.
+
+    ``stop_after`` stops (after writing a checkpoint) once that many steps are done in total, as an interruption
+    would; the next call resumes from there and ends with the same weights as an uninterrupted run."""
     import torch
     from tqdm.auto import tqdm
     from transformers import AutoTokenizer, BertForMaskedLM, GPT2LMHeadModel
@@ -221,13 +225,16 @@ def train_model(spec: Spec, seed: int = 0, texts: list[str] | None = None, progr
         curve.append(round(loss.item(), 4))
         bar.update(1)
         bar.set_postfix(loss=f"{curve[-1]:.3f}")
-        if step % 100 == 0 or step == steps:
+        if step % ckpt_every == 0 or step == steps or step == stop_after:
             work.mkdir(parents=True, exist_ok=True)
             tmp = ckpt.with_suffix(".tmp")
             torch.save({"spec": asdict(spec), "seed": seed, "model": model.state_dict(), "opt": opt.state_dict(),
                         "sched": sched.state_dict(), "step": step, "curve": curve, "seen": seen,
                         "elapsed": time.time() - t0}, tmp)
             os.replace(tmp, ckpt)
+        if step == stop_after and step < steps:
+            bar.close()
+            return None
     bar.close()
     train_time = time.time() - t0
     model.eval()

@@ -1,0 +1,24 @@
+"""Small randomly initialised models saved in Hugging Face format, for tests that must not depend on the zoo."""
+
+from pathlib import Path
+
+import torch
+from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, GPT2Config, GPT2LMHeadModel
+
+from jtc_utils.zoo import BERT_TOKENIZER_DIR, GPT_TOKENIZER_DIR
+
+
+def save_random_model(family: str, path: Path, config=None, dtype=torch.float32) -> Path:
+    torch.manual_seed(0)
+    if family == "gpt2":
+        tok = AutoTokenizer.from_pretrained(GPT_TOKENIZER_DIR)
+        cfg = config or GPT2Config(vocab_size=len(tok), n_positions=256, n_embd=32, n_layer=3, n_head=4)
+        model = GPT2LMHeadModel(cfg)
+    else:
+        tok = AutoTokenizer.from_pretrained(BERT_TOKENIZER_DIR)
+        cfg = config or BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=3, num_attention_heads=4,
+                                   intermediate_size=64, max_position_embeddings=256)
+        model = BertForMaskedLM(cfg)
+    model.to(dtype).save_pretrained(path)
+    tok.save_pretrained(path)
+    return path

@@ -1,0 +1,81 @@
+"""mat (least squares without intercept, min-norm) and r² against scikit-learn."""
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LinearRegression
+from sklearn.metrics import r2_score as sk_r2
+
+from jtc_utils import linear
+
+
+def _correlated(rng, n, d, rank=None):
+    Z = rng.standard_normal((n, rank or d))
+    return Z @ rng.standard_normal((rank or d, d)) + (0 if rank else 0.1 * rng.standard_normal((n, d)))
+
+
+def test_fit_matches_sklearn_on_random_data():
+    rng = np.random.default_rng(0)
+    X = _correlated(rng, 400, 30)
+    Y = X @ rng.standard_normal((30, 20)) + rng.standard_normal((400, 20))
+    W = linear.fit(X, Y)
+    ref = LinearRegression(fit_intercept=False).fit(X, Y)
+    np.testing.assert_allclose(W, ref.coef_.T, rtol=1e-8, atol=1e-10)
+
+
+def test_fit_matches_sklearn_min_norm_on_rank_deficient_input():
+    """Like BERT's layer 0: the inputs span far fewer directions than their dimension."""
+    rng = np.random.default_rng(1)
+    X = _correlated(rng, 300, 40, rank=7)
+    Y = rng.standard_normal((300, 15))
+    W = linear.fit(X, Y)
+    ref = LinearRegression(fit_intercept=False).fit(X, Y)
+    np.testing.assert_allclose(X @ W, ref.predict(X), rtol=1e-7, atol=1e-8)
+    np.testing.assert_allclose(W, ref.coef_.T, rtol=1e-6, atol=1e-8)  # both are the minimum-norm solution
+    assert np.linalg.matrix_rank(W) <= 7
+
+
+def test_fit_agrees_with_paper_float32_sklearn():
+    rng = np.random.default_rng(2)
+    X = _correlated(rng, 500, 24).astype(np.float32)
+    Y = (X @ rng.standard_normal((24, 24)) + rng.standard_normal((500, 24))).astype(np.float32)
+    ref = LinearRegression(fit_intercept=False).fit(X, Y)
+    ours = linear.r2_score(Y, X @ linear.fit(X, Y))
+    assert abs(ours - sk_r2(Y, ref.predict(X))) <= 1e-3 * abs(ours)
+
+
+def test_r2_matches_sklearn_including_constant_columns():
+    rng = np.random.default_rng(3)
+    Y = rng.standard_normal((200, 12))
+    Y[:, 3] = 2.0  # constant column, predicted exactly -> 1
+    Y[:, 5] = -1.0  # constant column, predicted wrongly -> 0
+    Y_hat = Y + 0.5 * rng.standard_normal(Y.shape)
+    Y_hat[:, 3] = 2.0
+    assert linear.r2_score(Y, Y_hat) == pytest.approx(sk_r2(Y, Y_hat), abs=1e-12)
+    Y_bad = -3 * Y
+    assert linear.r2_score(Y, Y_bad) == pytest.approx(sk_r2(Y, Y_bad), abs=1e-12)
+    assert linear.r2_score(Y, Y_bad) < 0
+
+
+def test_layer_pair_r2_shape_diagonal_and_training_set_optimality():
+    rng = np.random.default_rng(4)
+    L, n, d = 5, 300, 10
+    X = np.empty((L + 1, n, d), dtype=np.float32)
+    X[0] = rng.standard_normal((n, d))
+    for l in range(1, L + 1):  # a residual-stream-like chain
+        X[l] = X[l - 1] + np.tanh(X[l - 1] @ rng.standard_normal((d, d)) * 0.5)
+    r2_mat, r2_id, maps = linear.layer_pair_r2(X, X)
+    assert r2_mat.shape == (L + 1, L + 1) and maps.shape == (L, d, d)
+    assert np.all(np.diag(r2_mat) == 1) and np.all(np.diag(r2_id) == 1)
+    lower = np.tril_indices(L + 1, -1)
+    assert np.isnan(r2_mat[lower]).all() and np.isnan(r2_id[lower]).all()
+    upper = np.triu_indices(L + 1, 1)
+    assert np.all(r2_mat[upper] >= r2_id[upper] - 1e-12)
+    for l in range(L):  # maps[l] is the fit l -> L; the r² of each cell is that of the pairwise fit
+        np.testing.assert_allclose(maps[l], linear.fit(X[l], X[L]), rtol=1e-6, atol=1e-8)
+        assert r2_mat[l, L] == pytest.approx(linear.r2_score(X[L], X[l] @ maps[l]), abs=1e-12)
+
+
+def test_underdetermined_fit_warns():
+    rng = np.random.default_rng(5)
+    with pytest.warns(linear.UnderdeterminedFitWarning, match="fewer samples than dimensions"):
+        linear.fit(rng.standard_normal((10, 20)), rng.standard_normal((10, 20)))

@@ -1,0 +1,68 @@
+"""The paper profile, offline: models saved in Hugging Face's cache layout under the real ids (with the real
+GPT-2 small and BERT base configurations, randomly initialised), loaded by id with the hub switched off, through
+the same code a user's run takes; and the clear error when a model is in neither the cache nor reachable."""
+
+import time
+
+import numpy as np
+import pytest
+import torch
+from transformers import BertConfig, GPT2Config
+
+from helpers import save_random_model
+from jtc_utils import hidden, models
+from jtc_utils.samples import make_samples
+
+GPT2_SMALL = dict(vocab_size=50257, n_positions=1024, n_embd=768, n_layer=12, n_head=12)
+BERT_BASE = dict(vocab_size=30522, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                 intermediate_size=3072, max_position_embeddings=512)
+
+
+def _put_in_hub_cache(cache_dir, repo_id, family, config):
+    snap = cache_dir / f"models--{repo_id}" / "snapshots" / ("0" * 40)
+    save_random_model(family, snap, config=config, dtype=torch.float16)  # half precision: half the disk
+    (cache_dir / f"models--{repo_id}" / "refs").mkdir(parents=True)
+    (cache_dir / f"models--{repo_id}" / "refs" / "main").write_text("0" * 40)
+
+
+@pytest.fixture(scope="module")
+def hub_cache(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("hf") / "hub"
+    _put_in_hub_cache(cache, "gpt2", "gpt2", GPT2Config(**GPT2_SMALL))
+    _put_in_hub_cache(cache, "bert-base-uncased", "bert", BertConfig(**BERT_BASE))
+    return cache
+
+
+def test_paper_models_load_by_id_from_the_offline_cache(hub_cache, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(hub_cache))
+    import huggingface_hub.constants as c
+
+    monkeypatch.setattr(c, "HF_HUB_CACHE", str(hub_cache))
+    monkeypatch.setattr(c, "HF_HUB_OFFLINE", True)
+    for ident, family, L, d in (("gpt2", "gpt2", 12, 768), ("bert-base-uncased", "bert", 12, 768)):
+        ad = models.adapter(ident)
+        assert (ad.family, ad.n_layers, ad.d) == (family, L, d)
+        assert next(ad.model.parameters()).dtype == torch.float32
+        s = make_samples(ad.tokenizer, family, "news", "validation", n=6)
+        X = hidden._extract(ad, s, batch_size=3, progress=False)
+        assert X.shape == (L + 1, 6, d) and np.isfinite(X).all()
+        logits = ad.readout(torch.from_numpy(X[L]))
+        assert logits.shape == (6, ad.vocab_size)
+
+
+def test_missing_paper_model_fails_fast_with_a_clear_message(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    import huggingface_hub.constants as c
+
+    monkeypatch.setattr(c, "HF_HUB_CACHE", str(tmp_path))
+    monkeypatch.setattr(c, "HF_HUB_OFFLINE", True)
+    t = time.time()
+    with pytest.raises(models.ModelUnavailableError) as e:
+        models.load("gpt2-xl")
+    assert time.time() - t < 20
+    msg = str(e.value)
+    assert "'gpt2-xl'" in msg and "not in the local Hugging Face cache" in msg
+    assert "'tiny' profile needs no download and works offline" in msg and "HF_HOME" in msg
+    assert e.value.__cause__ is None and e.value.__suppress_context__  # one message, not a chained traceback

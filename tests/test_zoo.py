@@ -1,0 +1,86 @@
+"""The committed model zoo and its tokenizers: they load through the Auto* classes, they have learned, they fit
+the size budget, and training is deterministic and resumes after an interruption."""
+
+import math
+
+import pytest
+import torch
+from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
+
+from jtc_utils import corpus, zoo
+from jtc_utils.paths import ZOO_DIR
+
+
+def test_gpt_tokenizer_is_byte_level_bpe_like_gpt2():
+    tok = AutoTokenizer.from_pretrained(zoo.GPT_TOKENIZER_DIR)
+    s = corpus.pool("encyclopedia", "validation", n=1)[0].text
+    ids = tok(s)["input_ids"]
+    assert tok.decode(ids) == s  # lossless, trailing newline included
+    assert tok.convert_ids_to_tokens(ids[-1]) == "Ċ"  # the newline is its own token, as in GPT-2
+    assert tok.bos_token == "<|endoftext|>" and len(tok) == zoo.VOCAB_SIZE
+
+
+def test_bert_tokenizer_is_uncased_wordpiece_with_special_tokens():
+    tok = AutoTokenizer.from_pretrained(zoo.BERT_TOKENIZER_DIR)
+    for t in ("[CLS]", "[SEP]", "[MASK]", "[PAD]", "[UNK]"):
+        assert t in tok.get_vocab()
+    ids = tok("Talven MORISK lives in Qerathousk.")["input_ids"]
+    pieces = tok.convert_ids_to_tokens(ids)
+    assert pieces[0] == "[CLS]" and pieces[-1] == "[SEP]"
+    assert all(p == p.lower() for p in pieces[1:-1])
+    assert any(p.startswith("##") for p in pieces)
+    assert tok.convert_ids_to_tokens(tok("a [MASK] b")["input_ids"])[2] == "[MASK]"
+
+
+@pytest.mark.parametrize("name", list(zoo.ZOO))
+def test_zoo_model_loads_and_beats_the_unigram_baseline_by_far(name):
+    spec = zoo.ZOO[name]
+    path = ZOO_DIR / name
+    tok = AutoTokenizer.from_pretrained(path)
+    cls = AutoModelForCausalLM if spec.family == "gpt2" else AutoModelForMaskedLM
+    model = cls.from_pretrained(path).eval()
+    assert model.config.num_hidden_layers == spec.n_layer and model.config.hidden_size == spec.d
+    texts = [s.text for s in corpus.training_sentences(n=20_000)]
+    card = zoo.load_card(name)
+    metrics = zoo.evaluate(model, tok, spec, texts, seed=0, n=150)
+    # recomputed on a subset: close to the card's figure and far below the unigram baseline
+    assert metrics["loss"] < 0.75 * metrics["unigram_loss"]
+    assert abs(metrics["loss"] - card["heldout"]["loss"]) < 0.3
+    curve = card["loss_curve"]
+    k = max(1, len(curve) // 10)
+    first, last = sum(curve[:k]) / k, sum(curve[-k:]) / k
+    assert last < 0.5 * first  # it learned
+    prev = sum(curve[-2 * k:-k]) / k
+    assert abs(prev - last) < 0.1 * last  # and the curve has flattened
+
+
+def test_depths_mirror_the_paper_and_the_zoo_fits_the_size_budget():
+    gpt = [s for s in zoo.ZOO.values() if s.family == "gpt2"]
+    bert = [s for s in zoo.ZOO.values() if s.family == "bert"]
+    base = gpt[0].n_layer
+    assert [s.n_layer for s in gpt] == [base, 2 * base, 3 * base, 4 * base]
+    assert [s.n_layer for s in bert] == [bert[0].n_layer, 2 * bert[0].n_layer]
+    assert zoo.ZOO["tiny-gpt2-medium"].n_layer >= 12 and zoo.ZOO["tiny-bert-large"].n_layer >= 12
+    assert [s.d for s in gpt] == sorted(s.d for s in gpt)
+    assert zoo.zoo_size_bytes() <= 40 * 2**20
+
+
+def _micro(name, family="gpt2"):
+    return zoo.Spec(name, family, 2, 16, 2, 4 * 8 * 40, "test", batch=8)
+
+
+@pytest.mark.parametrize("family", ["gpt2", "bert"])
+def test_training_is_deterministic_and_resumes_after_interruption(tmp_path, monkeypatch, family):
+    monkeypatch.setattr(zoo, "ZOO_DIR", tmp_path)
+    texts = [s.text for s in corpus.training_sentences(n=400)]
+    a = zoo.train_model(_micro("a", family), texts=texts, progress=False)
+    assert zoo.train_model(_micro("b", family), texts=texts, progress=False, ckpt_every=1, stop_after=2) is None
+    assert (tmp_path / "_work" / "b" / "ckpt.pt").exists() and not (tmp_path / "b").exists()
+    b = zoo.train_model(_micro("b", family), texts=texts, progress=False)
+    assert a["steps"] == b["steps"] >= 3 and a["loss_curve"] == b["loss_curve"]
+    from safetensors.torch import load_file
+
+    wa, wb = load_file(tmp_path / "a" / "model.safetensors"), load_file(tmp_path / "b" / "model.safetensors")
+    assert all(torch.equal(wa[k], wb[k]) for k in wa)
+    assert not list(tmp_path.glob("*.tmp"))
+    assert math.isfinite(a["heldout"]["loss"])
