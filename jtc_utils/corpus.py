@@ -408,14 +408,18 @@ def pool(domain: str, split: str, n: int | None = None, seed: int = 0) -> list[S
     """
     _check_domain(domain)
     _check_seed(seed)
-    sizes = POOL_SIZES[domain]
+    return take_split(_pool_all(domain, seed), POOL_SIZES[domain], domain, split, n)
+
+
+def take_split(pool, sizes: dict, domain: str, split: str, n: int | None) -> list:
+    """The ``split`` part of a pool laid out as [train | validation], first ``n`` items, with clear errors."""
     if split not in sizes:
         raise ValueError(f"unknown split {split!r}; choose 'train' or 'validation'")
     if n is not None and not (0 < n <= sizes[split]):
         raise ValueError(f"asked for {n} {domain}/{split} sentences but the split has {sizes[split]}; "
                          f"pass n between 1 and {sizes[split]} (or n=None for all)")
-    sents = _pool_all(domain, seed)
-    part = sents[:sizes["train"]] if split == "train" else sents[sizes["train"]:]
+    start = 0 if split == "train" else sizes["train"]
+    part = pool[start:start + sizes[split]]
     return list(part[:n] if n is not None else part)
 
 

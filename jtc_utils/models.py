@@ -94,6 +94,12 @@ def load(name: str, dtype=None):
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
+    from .progress import show_progress
+
+    if not show_progress():  # keep saved notebooks free of "Loading weights" bars
+        import transformers
+
+        transformers.utils.logging.disable_progress_bar()
     if not isinstance(name, str) or not name:
         raise ValueError(f"model name must be a non-empty string, got {name!r}")
     if os.sep in name and os.path.isdir(name):  # a local folder saved with save_pretrained

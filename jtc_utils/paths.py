@@ -32,3 +32,16 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def replace_dir(tmp: Path, target: Path) -> None:
+    """Move the finished folder ``tmp`` to ``target``, replacing what was there; the old one is removed only once
+    the new one is in place."""
+    import shutil
+
+    old = target.with_name(target.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if target.exists():
+        target.rename(old)
+    tmp.rename(target)
+    shutil.rmtree(old, ignore_errors=True)

@@ -43,15 +43,8 @@ def sentences(profile: str, domain: str, split: str, n: int | None = None, seed:
                          f"{', '.join(PROFILE_DOMAINS[profile])}")
     if profile == "tiny":
         return corpus.pool(domain, split, n=n, seed=seed)
-    sizes = PAPER_SIZES[domain]
-    if split not in sizes:
-        raise ValueError(f"unknown split {split!r}; choose 'train' or 'validation'")
-    if n is not None and not (0 < n <= sizes[split]):
-        raise ValueError(f"asked for {n} {domain}/{split} sentences but the split has {sizes[split]}; "
-                         f"pass n between 1 and {sizes[split]}")
     pool = wikipedia_pool(seed) if domain == "wikipedia" else leipzig_pool(seed)
-    part = pool[:sizes["train"]] if split == "train" else pool[sizes["train"]:sizes["train"] + sizes["validation"]]
-    return [TextSentence(t) for t in (part[:n] if n is not None else part)]
+    return [TextSentence(t) for t in corpus.take_split(pool, PAPER_SIZES[domain], domain, split, n)]
 
 
 def _cached_list(name: str, make) -> list[str]:

@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from . import corpus
-from .paths import ZOO_DIR, atomic_write_text
+from .paths import ZOO_DIR, replace_dir
 
 GPT_TOKENIZER_DIR = ZOO_DIR / "tokenizer-gpt"
 BERT_TOKENIZER_DIR = ZOO_DIR / "tokenizer-bert"
@@ -101,12 +101,7 @@ def _save_atomically(obj, target: Path) -> None:
     tmp = target.with_name(target.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     obj.save_pretrained(tmp)
-    old = target.with_name(target.name + ".old")
-    shutil.rmtree(old, ignore_errors=True)
-    if target.exists():
-        target.rename(old)
-    tmp.rename(target)
-    shutil.rmtree(old, ignore_errors=True)
+    replace_dir(tmp, target)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -255,12 +250,7 @@ def train_model(spec: Spec, seed: int = 0, texts: list[str] | None = None, progr
     (tmp_dir / "card.json").write_text(json.dumps(card, indent=1))
     _plot_curve(curve, spec.name, tmp_dir / "loss.png")
     (tmp_dir / "README.md").write_text(card_markdown(card))
-    old = out_dir.with_name(spec.name + ".old")
-    shutil.rmtree(old, ignore_errors=True)
-    if out_dir.exists():
-        out_dir.rename(old)
-    tmp_dir.rename(out_dir)
-    shutil.rmtree(old, ignore_errors=True)
+    replace_dir(tmp_dir, out_dir)
     return card
 
 

@@ -114,3 +114,24 @@ for name in zoo.ZOO:
 # and their world is far more regular than Wikipedia. Results that depend on scale may not carry over: each
 # chapter says where a claim of the paper holds on the stand-in and where it does not.
 # ```
+
+# %% [markdown]
+# ## Is the world rich enough for the paper's question?
+#
+# A quick check before the chapters: for the deepest GPT-style model, map each layer's hidden state to the last
+# layer with a least-squares matrix (`mat`, fitted on the 9,000 training sentences) or read it as is (`id`), and
+# count how often the top-1 token agrees with the model's own final prediction on the 3,000 validation
+# sentences. Section 4 of the paper (a later chapter) studies this in full; here we only want to see that the
+# stand-in leaves room for `mat` to beat `id`.
+
+# %% tags=["nbval-check-output"]
+from jtc_utils import figdata, figures, predictions, profiles
+
+P = profiles.get("tiny")
+exp = figures.experiment(P.role("gpt48"), P.main_domain)
+curves = predictions.layer_curves(exp, ks=(1,))
+check = pd.DataFrame({"mat": curves["mat"]["p@1"], "id": curves["id"]["p@1"]}).rename_axis("layer")
+figdata.save("world_check", {"layer": list(range(exp.n_layers + 1)), "p@1_mat": check["mat"].values,
+                             "p@1_id": check["id"].values}, {"model": exp.model_name, "domain": exp.domain})
+print(check.T.round(2).to_string())
+print(f"mat beats id at {(check['mat'] > check['id']).iloc[:-1].sum()} of {exp.n_layers} layers")
