@@ -25,7 +25,7 @@ html: $(STAMP)  ## render the HTML from the stored notebooks
 	$(PY) -m jtc_utils.runner --build-only
 
 test: $(STAMP)  ## unit tests, figure-data regression and nbval on the executed notebooks
-	JTC_PROGRESS=0 $(PY) -m pytest tests book/*.ipynb --nbval-lax --nbval-current-env \
+	JTC_PROGRESS=0 JTC_DATA_OUT=$(CURDIR)/.cache/test-data $(PY) -m pytest tests book/*.ipynb --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg
 
 bench: $(STAMP)  ## speed benchmarks (not part of the tests)

@@ -47,7 +47,7 @@ def main():
     print(f"{L} layers, width {d}, {args.n_train} train / {args.n_val} validation samples, {len(pairs)} pairs")
 
     t = time.perf_counter()
-    r2_mat, _, _ = linear.layer_pair_r2(Xtr, Xva)
+    r2_mat = linear.layer_pair_r2(Xtr, Xva)["r2_mat"]
     ours = time.perf_counter() - t
     print(f"ours: all {len(pairs)} pairs in {ours:.1f} s")
 

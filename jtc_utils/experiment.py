@@ -66,10 +66,9 @@ class Experiment:
     @cached_property
     def _fits(self) -> dict:
         def compute():
-            r2_mat, r2_id, maps = linear.layer_pair_r2(self.X_train, self.X_val)
-            r2_mat_tr, r2_id_tr, _ = linear.layer_pair_r2(self.X_train, self.X_train)
-            return {"r2_mat": r2_mat, "r2_id": r2_id, "maps": maps.astype(np.float32),
-                    "r2_mat_train": r2_mat_tr, "r2_id_train": r2_id_tr}
+            fits = linear.layer_pair_r2(self.X_train, self.X_val, train_r2=True)
+            fits["maps"] = fits["maps"].astype(np.float32)
+            return fits
 
         return cache.cached("fits", self._key("layer_pair_fits"), compute)
 

@@ -4,7 +4,9 @@ versions that produced them, and read back by the regression tests."""
 from __future__ import annotations
 
 import json
+import os
 import platform
+from pathlib import Path
 
 import numpy as np
 
@@ -35,10 +37,16 @@ def _plain(x):
     return x
 
 
+def output_dir() -> Path:
+    """Where :func:`save` writes: ``book/data``, or ``$JTC_DATA_OUT`` (the tests set it, so that re-executing the
+    notebooks under nbval never rewrites the committed numbers they are compared with)."""
+    return Path(os.environ.get("JTC_DATA_OUT", DATA_DIR))
+
+
 def save(figure: str, data: dict, params: dict) -> dict:
     """Write ``book/data/<figure>.json``: ``{"figure", "params", "environment", "data"}``; NaN becomes null."""
     record = {"figure": figure, "params": _plain(params), "environment": environment(), "data": _plain(data)}
-    atomic_write_text(DATA_DIR / f"{figure}.json", json.dumps(record, indent=1) + "\n")
+    atomic_write_text(output_dir() / f"{figure}.json", json.dumps(record, indent=1) + "\n")
     return record
 
 

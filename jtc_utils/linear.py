@@ -52,31 +52,41 @@ def r2_score(Y: np.ndarray, Y_hat: np.ndarray) -> float:
     return float(r2.mean())
 
 
-def layer_pair_r2(X_train: np.ndarray, X_val: np.ndarray, rcond: float = RCOND):
+def layer_pair_r2(X_train: np.ndarray, X_val: np.ndarray, rcond: float = RCOND,
+                  train_r2: bool = False) -> dict:
     """r² of ``mat`` and ``id`` for every layer pair l < l' (validation set), and the maps to the last layer.
 
-    ``X_train``, ``X_val``: [L+1, n, d] hidden states. Returns ``(r2_mat, r2_id, maps)`` where the r² matrices are
-    [L+1, L+1] (diagonal 1, lower triangle NaN) and ``maps[l]`` is ``W`` for l -> L, shape [L, d, d].
+    ``X_train``, ``X_val``: [L+1, n, d] hidden states. Returns a dict with ``r2_mat`` and ``r2_id``, [L+1, L+1]
+    (rows = source l, columns = target l'; diagonal 1, lower triangle NaN), and ``maps`` [L, d, d] where
+    ``maps[l]`` is ``W`` for l -> L. With ``train_r2`` also ``r2_mat_train`` / ``r2_id_train``, the same scores on
+    the training set (same fits, no extra factorization).
     """
-    n_layers = X_train.shape[0]
-    r2_mat = np.full((n_layers, n_layers), np.nan)
-    r2_id = np.full((n_layers, n_layers), np.nan)
-    np.fill_diagonal(r2_mat, 1.0)
-    np.fill_diagonal(r2_id, 1.0)
-    maps = np.zeros((n_layers - 1,) + X_train.shape[2:] * 2)
-    Yv = X_val.astype(np.float64)
+    n_layers, n, d = X_train.shape
+    sets = {"": X_val.astype(np.float64)}
+    if train_r2:
+        sets["_train"] = X_train.astype(np.float64)
+    out = {}
+    for suffix in sets:
+        for m in ("r2_mat", "r2_id"):
+            out[m + suffix] = np.full((n_layers, n_layers), np.nan)
+            np.fill_diagonal(out[m + suffix], 1.0)
+    maps = np.zeros((n_layers - 1, d, d))
+    chunk = max(1, (256 * 2**20) // (8 * n * d))  # stack at most ~256 MB of targets at a time
     for src in range(n_layers - 1):
-        P = pinv(X_train[src], rcond)
-        targets = range(src + 1, n_layers)
-        W_all = P @ np.concatenate([X_train[t] for t in targets], axis=1).astype(np.float64)
-        d = X_train.shape[2]
-        Xv = Yv[src]
-        for k, t in enumerate(targets):
-            W = W_all[:, k * d:(k + 1) * d]
-            r2_mat[src, t] = r2_score(Yv[t], Xv @ W)
-            r2_id[src, t] = r2_score(Yv[t], Xv)
-        maps[src] = W_all[:, -d:]
-    return r2_mat, r2_id, maps
+        P = pinv(X_train[src], rcond)  # one factorization, shared by every target layer
+        targets = list(range(src + 1, n_layers))
+        for c in range(0, len(targets), chunk):
+            part = targets[c:c + chunk]
+            W_all = P @ np.concatenate([X_train[t] for t in part], axis=1).astype(np.float64)
+            for k, t in enumerate(part):
+                W = W_all[:, k * d:(k + 1) * d]
+                for suffix, Y in sets.items():
+                    out["r2_mat" + suffix][src, t] = r2_score(Y[t], Y[src] @ W)
+                    out["r2_id" + suffix][src, t] = r2_score(Y[t], Y[src])
+                if t == n_layers - 1:
+                    maps[src] = W
+    out["maps"] = maps
+    return out
 
 
 def r2_summary(r2_mat: np.ndarray, r2_id: np.ndarray) -> dict:

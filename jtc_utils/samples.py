@@ -43,6 +43,15 @@ def _position_rng(family: str, domain: str, split: str, seed: int) -> random.Ran
     return random.Random(f"positions/{family}/{domain}/{split}/{seed}")
 
 
+def _label(sentence, offsets, family: str):
+    """What kind of prediction the token at the position is: the corpus label of its word, ``special`` for BERT's
+    [CLS]/[SEP] (empty offsets), None for real text (which has no labels)."""
+    a, b = offsets
+    if family == "bert" and b <= a:
+        return "special"
+    return sentence.label_at(a, b) if hasattr(sentence, "label_at") else None
+
+
 def make_samples(tokenizer, family: str, domain: str, split: str, n: int | None = None, profile: str = "tiny",
                  seed: int = 0) -> Samples:
     """Tokenize the sentences of ``domain``/``split`` and draw one position per sentence (seeded)."""
@@ -64,9 +73,6 @@ def make_samples(tokenizer, family: str, domain: str, split: str, n: int | None 
             x[i] = tokenizer.mask_token_id
         ids.append(x)
         pos.append(i)
-        a, b = offs[i]
-        labels.append(s.label_at(a, b) if hasattr(s, "label_at") and b > a else
-                      ("special" if family == "bert" and (i == 0 or i == len(x) - 1) else
-                       ("punct" if hasattr(s, "label_at") else None)))
+        labels.append(_label(s, offs[i], family))
     return Samples(family=family, domain=domain, split=split, texts=texts, input_ids=ids,
                    positions=np.asarray(pos, dtype=np.int64), labels=labels, seed=seed)

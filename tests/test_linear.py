@@ -63,7 +63,8 @@ def test_layer_pair_r2_shape_diagonal_and_training_set_optimality():
     X[0] = rng.standard_normal((n, d))
     for l in range(1, L + 1):  # a residual-stream-like chain
         X[l] = X[l - 1] + np.tanh(X[l - 1] @ rng.standard_normal((d, d)) * 0.5)
-    r2_mat, r2_id, maps = linear.layer_pair_r2(X, X)
+    out = linear.layer_pair_r2(X, X[:, :100], train_r2=True)
+    r2_mat, r2_id, maps = out["r2_mat_train"], out["r2_id_train"], out["maps"]
     assert r2_mat.shape == (L + 1, L + 1) and maps.shape == (L, d, d)
     assert np.all(np.diag(r2_mat) == 1) and np.all(np.diag(r2_id) == 1)
     lower = np.tril_indices(L + 1, -1)
@@ -73,6 +74,7 @@ def test_layer_pair_r2_shape_diagonal_and_training_set_optimality():
     for l in range(L):  # maps[l] is the fit l -> L; the r² of each cell is that of the pairwise fit
         np.testing.assert_allclose(maps[l], linear.fit(X[l], X[L]), rtol=1e-6, atol=1e-8)
         assert r2_mat[l, L] == pytest.approx(linear.r2_score(X[L], X[l] @ maps[l]), abs=1e-12)
+        assert out["r2_mat"][l, L] == pytest.approx(linear.r2_score(X[L, :100], X[l, :100] @ maps[l]), abs=1e-12)
 
 
 def test_underdetermined_fit_warns():
