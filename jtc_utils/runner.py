@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 from .paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT, atomic_write_text
 
@@ -75,12 +76,16 @@ def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT) -> fl
 
 def build_html() -> str:
     """Render the book with jupyter-book (notebook execution off: the outputs come from papermill)."""
-    cmd = [sys.executable, "-m", "jupyter_book.cli.main", "build", str(ROOT), "--path-output", str(BOOK_DIR),
+    jb = Path(sys.executable).with_name("jupyter-book")
+    cmd = [str(jb), "build", str(ROOT), "--path-output", str(BOOK_DIR),
            "--warningiserror", "--keep-going"]
     r = subprocess.run(cmd, cwd=ROOT)
     if r.returncode != 0:
         raise SystemExit(f"jupyter-book build failed (exit {r.returncode}); see the messages above")
-    return str(BOOK_DIR / "_build" / "html" / "index.html")
+    index = BOOK_DIR / "_build" / "html" / "index.html"
+    if not index.exists():
+        raise SystemExit(f"jupyter-book reported success but wrote no {index}")
+    return str(index)
 
 
 def main(argv=None):
