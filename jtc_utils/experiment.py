@@ -5,6 +5,7 @@ once, on first use, and the expensive ones are cached on disk, so notebooks shar
 
 from __future__ import annotations
 
+import warnings
 from functools import cached_property
 
 import numpy as np
@@ -65,8 +66,16 @@ class Experiment:
 
     @cached_property
     def _fits(self) -> dict:
+        n, d = len(self.train), self.adapter.d
+        if n < d:  # warn here, not only inside the fit, so that a cached result warns too
+            warnings.warn(f"{n} training samples for hidden states of width {d}: fewer samples than dimensions, so "
+                          f"the fit is underdetermined and its r² on new data is meaningless; use at least {d} "
+                          f"training samples", linear.UnderdeterminedFitWarning, stacklevel=3)
+
         def compute():
-            fits = linear.layer_pair_r2(self.X_train, self.X_val, train_r2=True)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", linear.UnderdeterminedFitWarning)
+                fits = linear.layer_pair_r2(self.X_train, self.X_val, train_r2=True)
             fits["maps"] = fits["maps"].astype(np.float32)
             return fits
 
