@@ -68,9 +68,7 @@ class Experiment:
     def _fits(self) -> dict:
         n, d = len(self.train), self.adapter.d
         if n < d:  # warn here, not only inside the fit, so that a cached result warns too
-            warnings.warn(f"{n} training samples for hidden states of width {d}: fewer samples than dimensions, so "
-                          f"the fit is underdetermined and its r² on new data is meaningless; use at least {d} "
-                          f"training samples", linear.UnderdeterminedFitWarning, stacklevel=3)
+            linear.warn_underdetermined(n, d, stacklevel=3)
 
         def compute():
             with warnings.catch_warnings():

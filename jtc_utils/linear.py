@@ -19,14 +19,19 @@ class UnderdeterminedFitWarning(UserWarning):
     """Fewer training samples than input dimensions: the least-squares fit interpolates the training set."""
 
 
+def warn_underdetermined(n: int, d: int, stacklevel: int = 2) -> None:
+    """Warn that a fit on n samples of dimension d > n is underdetermined."""
+    warnings.warn(f"fitting a linear map on {n} samples of dimension {d}: fewer samples than dimensions, so the fit "
+                  f"is underdetermined and its r² on new data is meaningless; use at least {d} training samples",
+                  UnderdeterminedFitWarning, stacklevel=stacklevel + 1)
+
+
 def pinv(X: np.ndarray, rcond: float = RCOND) -> np.ndarray:
     """Moore-Penrose pseudo-inverse of X in float64, dropping singular values below ``rcond * s_max``."""
     X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
     if n < d:
-        warnings.warn(f"fitting a linear map on {n} samples of dimension {d}: fewer samples than dimensions, so "
-                      f"the fit is underdetermined and its r² on new data is meaningless; use at least {d} "
-                      f"training samples", UnderdeterminedFitWarning, stacklevel=2)
+        warn_underdetermined(n, d, stacklevel=3)
     U, S, Vt = np.linalg.svd(X, full_matrices=False)
     keep = S > rcond * (S[0] if S.size else 0.0)
     return (Vt[keep].T / S[keep]) @ U[:, keep].T
