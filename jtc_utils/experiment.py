@@ -84,6 +84,14 @@ class Experiment:
         """``maps[l]`` = W of ``mat`` from layer l to the last layer, [L, d, d] (apply as ``h @ W``)."""
         return self._fits["maps"]
 
+    @cached_property
+    def predictions(self) -> dict:
+        """Per-sample, per-layer predictions of ``mat`` and ``id`` on the validation set (paper section 4; see
+        :func:`jtc_utils.predictions.per_sample`). Computed once per experiment, shared by every figure."""
+        from . import predictions
+
+        return predictions.per_sample(self)
+
     def layer_r2(self) -> dict:
         """r² of ``mat`` and ``id`` for every layer pair (paper section 3; Figs 2, 3, 12, 13, 22-25).
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from . import profiles
+from . import early_exit, predictions, profiles, top_tokens
 from .experiment import Experiment
 
 # paper figure -> (kind, model role, domain); spec section 8
@@ -20,6 +20,22 @@ FIGURES = {
     "fig23": ("r2", "gpt24", "main"),
     "fig24": ("r2", "gpt36", "main"),
     "fig25": ("r2", "bert12", "main"),
+    # section 4 and appendices B, D: Precision@k and Surprisal of mat and id
+    "fig4": ("pk", "gpt48", "main"), "fig5": ("surp", "gpt48", "main"),
+    "fig6": ("pk", "bert24", "main"), "fig7": ("surp", "bert24", "main"),
+    "fig14": ("pk", "gpt24", "second"), "fig15": ("surp", "gpt24", "second"),
+    "fig16": ("pk", "bert24", "second"), "fig17": ("surp", "bert24", "second"),
+    "fig26": ("pk", "gpt12", "main"), "fig27": ("pk", "gpt24", "main"),
+    "fig28": ("pk", "gpt36", "main"), "fig29": ("pk", "bert12", "main"),
+    "fig30": ("surp", "gpt12", "main"), "fig31": ("surp", "gpt24", "main"),
+    "fig32": ("surp", "gpt36", "main"), "fig33": ("surp", "bert12", "main"),
+    # section 5 and appendix B: early exit
+    "fig8": ("ee", "gpt24", "main"), "fig9": ("ee", "bert24", "main"),
+    "fig20": ("ee", "gpt24", "second"), "fig21": ("ee", "bert24", "second"),
+    # Table 1 and the automatic plausibility study (BERT-large on news)
+    "table1": ("table1", "bert24", "second"), "plausibility": ("plausibility", "bert24", "second"),
+    # beyond the paper: Precision@1 by the kind of token predicted
+    "labels_gpt48": ("labels", "gpt48", "main"), "labels_bert24": ("labels", "bert24", "main"),
 }
 
 
@@ -44,6 +60,63 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
     exp = experiment(model, domain, profile, n_train, n_val, seed)
     params = {"profile": profile, "model": model, "paper_model": profiles.PAPER_NAME.get(model, model),
               "domain": domain, "seed": seed, "n_train": len(exp.train), "n_val": len(exp.val)}
+    head = {"model": model, "domain": domain, "n_layers": exp.n_layers}
     if kind == "r2":
         return exp.layer_r2(), params
+    if kind in ("pk", "surp"):
+        c = predictions.curves(exp.predictions, seed=seed)
+        keys = ("p@1", "p@5", "p@10") if kind == "pk" else ("surprisal", "surprisal_lo", "surprisal_hi")
+        return {**head, "curves": {m: {k: c[m][k] for k in keys} for m in c}}, params
+    if kind == "ee":
+        return {**head, **early_exit.early_exit_curves(exp)}, params
+    if kind == "table1":
+        return {**head, **table1(exp)}, params
+    if kind == "plausibility":
+        return {**head, **top_tokens.plausibility(exp)}, params
+    if kind == "labels":
+        return {**head, "by_label": predictions.by_label(exp)}, params
     raise NotImplementedError(kind)
+
+
+def table1_samples(exp, per_label=("number", "function")) -> list[int]:
+    """The validation samples Table 1 shows: the shortest sentence whose masked slot is a number (like the paper's
+    "surgery in [MASK]") and the shortest whose slot is a function word (like "asked to [MASK] continue")."""
+    labels = exp.val.labels
+    lengths = [len(x) for x in exp.val.input_ids]
+    return [min((i for i, lab in enumerate(labels) if lab == want), key=lambda i: (lengths[i], i))
+            for want in per_label]
+
+
+def table1(exp) -> dict:
+    """The numbers behind Table 1: top-5 tokens of id and mat at about L/6 and L/2 and of the final model."""
+    idx = table1_samples(exp)
+    t = top_tokens.top_tokens_of_samples(exp, idx)
+    layers = top_tokens.default_layers(exp.n_layers)
+    # C14: the final column is the model's own output, and the id columns depend only on the input: recompute both
+    # from a fresh single-sentence forward pass of the Hugging Face model
+    import torch
+
+    ad = exp.adapter
+    final_ok, id_ok = True, True
+    for i in idx:
+        ids, pos = list(exp.val.input_ids[i]), int(exp.val.positions[i])
+        with torch.inference_mode():
+            logits = ad.model(input_ids=torch.tensor([ids])).logits[0, pos]
+        name = top_tokens.sample_text(exp, i)
+        final_ok &= top_tokens.token_strings(ad, logits.topk(5).indices.tolist()) == t.loc[name]["final"].tolist()
+        H = top_tokens.states_at(ad, ids, pos)[:, None]
+        for layer in layers:
+            fresh = top_tokens.top_ids(exp, H, [layer], "id", 5)[0, 0]
+            id_ok &= top_tokens.token_strings(ad, fresh) == t.loc[name][f"id_{layer}"].tolist()
+    return {"samples": idx, "layers": layers, "sentences": [top_tokens.sample_text(exp, i) for i in idx],
+            "columns": list(t.columns), "rows": [[name, rank, *t.loc[(name, rank)].tolist()]
+                                                for name, rank in t.index],
+            "final_matches_model": bool(final_ok), "id_deterministic": bool(id_ok)}
+
+
+def table1_frame(data: dict):
+    """Table 1 back as a DataFrame from its stored numbers."""
+    import pandas as pd
+
+    df = pd.DataFrame(data["rows"], columns=["sentence", "rank", *data["columns"]])
+    return df.set_index(["sentence", "rank"])

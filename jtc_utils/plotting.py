@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import seaborn as sns
 
 
@@ -30,4 +31,107 @@ def r2_heatmaps(r2_mat: np.ndarray, r2_id: np.ndarray, title: str | None = None,
         if title:
             fig.suptitle(title)
         fig.subplots_adjust(right=0.9)
+    return fig
+
+
+# the paper's colours (spec 4): mat blue, id red, and the sub-module maps of section 6
+COLORS = {"mat": (0, 0, 1), "id": (1, 0, 0), "mat_attn": (0, 1, 0), "mat_ffn": (1, 0, 1), "mat_ln1_ln2": (1, .5, 0)}
+DASHES = {"mat": "", "id": (4, 2), "mat_attn": (1, 1), "mat_ffn": (3, 1, 1, 1), "mat_ln1_ln2": (5, 1, 1, 1, 1, 1)}
+
+
+def _layer_ticks(ax, L: int):
+    step = {6: 1, 12: 2, 18: 3, 24: 3, 36: 4, 48: 6}.get(L, max(1, L // 8))
+    ax.set_xlim(0, L)
+    ax.set_xticks(range(0, L + 1, step))
+
+
+def _long(curves: dict, keys, mappings) -> pd.DataFrame:
+    rows = []
+    for m in mappings:
+        for key in keys:
+            for layer, v in enumerate(curves[m][key]):
+                rows.append({"layer": layer, "mapping": m, "k": key.replace("p@", "k="), "value": v})
+    return pd.DataFrame(rows)
+
+
+def precision_curves(curves: dict, mappings=("mat", "id"), ks=(1, 5, 10), title=None, ax=None):
+    """Mean Precision@k per layer (Figs 4, 6, 14, 16, 26-29; with the sub-module maps, Figs 10, 34, 35): one line
+    per mapping (colour and dash) and k (line width, k=1 widest); no error band."""
+    keys = [f"p@{k}" for k in ks]
+    df = _long(curves, keys, mappings)
+    with sns.plotting_context("notebook", font_scale=1.3), sns.axes_style("darkgrid"):
+        if ax is None:
+            _, ax = plt.subplots(figsize=(8, 5))
+        sns.lineplot(df, x="layer", y="value", hue="mapping", style="mapping", size="k", palette=COLORS,
+                     dashes=DASHES, sizes=dict(zip([k.replace("p@", "k=") for k in keys], (3.0, 1.8, 0.9)[:len(ks)])),
+                     hue_order=mappings, style_order=mappings, errorbar=None, ax=ax)
+        L = len(next(iter(curves.values()))[keys[0]]) - 1
+        _layer_ticks(ax, L)
+        ax.set_ylabel("Precision@k" if len(ks) > 1 else f"Precision@{ks[0]}")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
+        if title:
+            ax.set_title(title)
+    return ax.figure
+
+
+def surprisal_curves(curves: dict, mappings=("mat", "id"), title=None, ax=None):
+    """Mean Surprisal per layer with its seeded 95% bootstrap band (Figs 5, 7, 15, 17, 30-33, 11, 19)."""
+    with sns.plotting_context("notebook", font_scale=1.3), sns.axes_style("darkgrid"):
+        if ax is None:
+            _, ax = plt.subplots(figsize=(8, 5))
+        for m in mappings:
+            c = curves[m]
+            x = np.arange(len(c["surprisal"]))
+            ax.plot(x, c["surprisal"], color=COLORS[m], dashes=DASHES[m] or (None, None), lw=2, label=m)
+            ax.fill_between(x, c["surprisal_lo"], c["surprisal_hi"], color=COLORS[m], alpha=.2, lw=0)
+        _layer_ticks(ax, len(x) - 1)
+        ax.set_xlabel("layer")
+        ax.set_ylabel("Surprisal")
+        ax.legend(loc="upper right")
+        if title:
+            ax.set_title(title)
+    return ax.figure
+
+
+def early_exit_plot(data: dict, title=None, ax=None):
+    """Precision@1 against the mean number of layers processed (Figs 8, 9, 20, 21): early exit thick, fixed exit
+    thin; mat blue solid, id red dashed; points sorted by x, equal x averaged."""
+    from .early_exit import curve_points
+
+    L = data["n_layers"]
+    with sns.plotting_context("notebook", font_scale=1.3), sns.axes_style("darkgrid"):
+        if ax is None:
+            _, ax = plt.subplots(figsize=(8, 5))
+        for m in ("mat", "id"):
+            x, y = curve_points(data["early"][m]["x"], data["early"][m]["y"])
+            ax.plot(x, y, color=COLORS[m], dashes=DASHES[m] or (None, None), lw=3, marker="o", ms=4,
+                    label=f"{m}, early exit")
+            ax.plot(range(L + 1), data["fixed"][m], color=COLORS[m], dashes=DASHES[m] or (None, None), lw=1,
+                    label=f"{m}, fixed exit")
+        ax.axhline(0.95, color="grey", lw=.8, ls=":")
+        ax.set_xlim(0, L)
+        ax.set_xticks(range(0, L + 1, 3 if L >= 24 else 1))
+        ax.set_xlabel("layers processed")
+        ax.set_ylabel("Precision@1")
+        ax.legend(loc="lower right")
+        if title:
+            ax.set_title(title)
+    return ax.figure
+
+
+def label_breakdown(by_label: dict, labels=None, title=None):
+    """Precision@1 per layer of mat and id, one panel per kind of predicted token."""
+    labels = labels or list(by_label)
+    with sns.plotting_context("notebook", font_scale=1.1), sns.axes_style("darkgrid"):
+        fig, axes = plt.subplots(1, len(labels), figsize=(3.2 * len(labels), 3.4), sharey=True)
+        for ax, lab in zip(np.atleast_1d(axes), labels):
+            d = by_label[lab]
+            for m in ("mat", "id"):
+                ax.plot(d[m], color=COLORS[m], dashes=DASHES[m] or (None, None), lw=2, label=m)
+            ax.set_title(f"{lab} (n={d['n']})")
+            ax.set_xlabel("layer")
+        np.atleast_1d(axes)[0].set_ylabel("Precision@1")
+        np.atleast_1d(axes)[-1].legend(loc="lower right")
+        if title:
+            fig.suptitle(title, y=1.04)
     return fig

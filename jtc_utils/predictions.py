@@ -6,7 +6,8 @@ read it out, and compare with the model's own final prediction.
 
 Precision@k(s, l) = 1 if the mapping's top-1 token is among the final model's top-k; Surprisal(s, l) =
 -ln p_final(top-1 of the mapping). No gold labels anywhere: agreement with the model itself. The vocabulary
-projection is done one layer at a time over the validation set, keeping only what the metrics need.
+projection is done one layer at a time over the validation set, keeping only what the metrics need (top-1 id and
+the gap between the two largest probabilities), so memory stays bounded for a 50k vocabulary.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 MAPPINGS = ("mat", "id")
+KS = (1, 5, 10)
+CHUNK = 4096  # rows per vocabulary projection
 
 
 def _logits(ad, H):
@@ -23,33 +26,126 @@ def _logits(ad, H):
         return ad.readout(torch.as_tensor(H, dtype=torch.float32))
 
 
-def per_sample(exp, ks=(1, 5, 10)) -> dict:
-    """Per-sample, per-layer results on the validation set: ``top1[m]`` [L+1, n] token ids, ``precision[m][k]`` and
-    ``surprisal[m]`` [L+1, n]; plus the final model's top-10 ``final_topk`` [n, 10]."""
+def cast(exp, mapping: str, layer: int, H=None) -> np.ndarray:
+    """``m_{l->L}(h^l)``: the layer-``layer`` validation states (or ``H``) cast to the last layer by ``mapping``."""
+    H = exp.X_val[layer] if H is None else H
+    if mapping == "id" or layer == exp.n_layers:
+        return H
+    if mapping == "mat":
+        return (H.astype(np.float64) @ exp.maps[layer]).astype(np.float32)
+    raise ValueError(f"unknown mapping {mapping!r}; choose one of {', '.join(MAPPINGS)}")
+
+
+def readout_stats(ad, H, k: int = 1):
+    """Top-``k`` token ids and the gap p_(1) - p_(2) between the two largest probabilities, for vectors ``H``
+    [n, d] cast to the last layer; computed in chunks so that only [chunk, V] logits exist at a time."""
     import torch
 
-    ad, X, maps = exp.adapter, exp.X_val, exp.maps
-    L = exp.n_layers
+    ids, gaps = [], []
+    for a in range(0, len(H), CHUNK):
+        logits = _logits(ad, H[a:a + CHUNK])
+        top = torch.softmax(logits.double(), -1).topk(max(k, 2), -1)
+        ids.append(top.indices[:, :k].numpy())
+        gaps.append((top.values[:, 0] - top.values[:, 1]).numpy())
+    return np.concatenate(ids), np.concatenate(gaps)
+
+
+def check_ks(ad, ks) -> tuple:
+    ks = tuple(int(k) for k in ks)
+    if not ks or min(ks) < 1:
+        raise ValueError(f"k values must be positive integers, got {ks}")
     if max(ks) > ad.vocab_size:
-        raise ValueError(f"k={max(ks)} is larger than the vocabulary ({ad.vocab_size} tokens)")
-    final = _logits(ad, X[L])
-    logp_final = torch.log_softmax(final.double(), -1)
-    topk = final.topk(max(ks), -1).indices
-    out = {"final_topk": topk.numpy(), "top1": {}, "precision": {}, "surprisal": {}}
-    for m in MAPPINGS:
-        top1 = np.zeros((L + 1, X.shape[1]), dtype=np.int64)
+        raise ValueError(f"k={max(ks)} is larger than the vocabulary ({ad.vocab_size} tokens); use k <= "
+                         f"{ad.vocab_size}")
+    return ks
+
+
+def final_stats(exp, ks=KS) -> dict:
+    """The true output ``p_final = R(h^L)``: its top-k ids [n, max k], its float32 logits [n, V] (one layer's worth,
+    about 0.6 GB for GPT-2 at 3,000 samples) and their log-normaliser, from which any token's log-probability is
+    read without keeping a float64 [n, V] array."""
+    import torch
+
+    ks = check_ks(exp.adapter, ks)
+    logits = _logits(exp.adapter, exp.X_val[exp.n_layers])
+    return {"topk": logits.topk(max(ks), -1).indices.numpy(), "logits": logits,
+            "lse": torch.logsumexp(logits.double(), -1)}
+
+
+def evaluate(exp, top1: np.ndarray, ks=KS, final=None) -> dict:
+    """Precision@k and Surprisal of predicted top-1 tokens ``top1`` [layers, n] against the final output."""
+    import torch
+
+    final = final or final_stats(exp, ks)
+    t1 = torch.from_numpy(top1)
+    topk = torch.from_numpy(final["topk"])
+    precision = {k: (t1[..., None] == topk[None, :, :k]).any(-1).numpy().astype(float) for k in ks}
+    surprisal = (final["lse"][None, :] - final["logits"].gather(1, t1.T).T.double()).numpy()
+    return {"precision": precision, "surprisal": surprisal}
+
+
+def per_sample(exp, ks=KS, mappings=MAPPINGS) -> dict:
+    """Per-sample, per-layer results on the validation set for ``mat`` and ``id``: ``top1[m]`` [L+1, n] token ids,
+    ``gap[m]`` [L+1, n] (p_(1) - p_(2), the early-exit confidence), ``precision[m][k]`` and ``surprisal[m]``
+    [L+1, n]; plus the final model's top-k ``final_topk`` [n, max k]."""
+    ks = check_ks(exp.adapter, ks)
+    L = exp.n_layers
+    final = final_stats(exp, ks)
+    out = {"final_topk": final["topk"], "top1": {}, "gap": {}, "precision": {}, "surprisal": {}}
+    for m in mappings:
+        top1 = np.zeros((L + 1, exp.X_val.shape[1]), dtype=np.int64)
+        gap = np.zeros(top1.shape)
         for layer in range(L + 1):
-            H = X[layer] if (m == "id" or layer == L) else X[layer].astype(np.float64) @ maps[layer]
-            top1[layer] = _logits(ad, H).argmax(-1).numpy()
-        t1 = torch.from_numpy(top1)
-        out["top1"][m] = top1
-        out["precision"][m] = {k: (t1[..., None] == topk[None, :, :k]).any(-1).numpy().astype(float) for k in ks}
-        out["surprisal"][m] = (-logp_final.gather(1, t1.T).T).numpy()
+            ids, gap[layer] = readout_stats(exp.adapter, cast(exp, m, layer))
+            top1[layer] = ids[:, 0]
+        out["top1"][m], out["gap"][m] = top1, gap
+        ev = evaluate(exp, top1, ks, final)
+        out["precision"][m], out["surprisal"][m] = ev["precision"], ev["surprisal"]
     return out
 
 
-def layer_curves(exp, ks=(1, 5, 10)) -> dict:
-    """Mean Precision@k and Surprisal per layer for ``mat`` and ``id`` (the curves of Figs 4-7)."""
-    r = per_sample(exp, ks)
-    return {m: {**{f"p@{k}": r["precision"][m][k].mean(1) for k in ks}, "surprisal": r["surprisal"][m].mean(1)}
-            for m in MAPPINGS}
+def bootstrap_band(values: np.ndarray, seed: int = 0, n_resamples: int = 1000, level: float = 0.95):
+    """Mean over samples and its percentile bootstrap interval, per row of ``values`` [layers, n]: what seaborn's
+    ``errorbar=('ci', 95)`` draws, but seeded (scipy.stats.bootstrap, percentile method, 1,000 resamples)."""
+    from scipy.stats import bootstrap
+
+    rng = np.random.default_rng(seed)
+    lo, hi = np.empty(len(values)), np.empty(len(values))
+    for i, row in enumerate(values):
+        if np.all(row == row[0]):  # a constant row has a zero-width interval
+            lo[i] = hi[i] = row[0]
+            continue
+        ci = bootstrap((row,), np.mean, n_resamples=n_resamples, confidence_level=level, method="percentile",
+                       rng=rng, vectorized=True).confidence_interval
+        lo[i], hi[i] = ci.low, ci.high
+    return values.mean(1), lo, hi
+
+
+def curves(r: dict, ks=KS, seed: int = 0, mappings=None) -> dict:
+    """Per-layer means from :func:`per_sample` results: ``{m: {"p@1", "p@5", "p@10", "surprisal", "surprisal_lo",
+    "surprisal_hi"}}`` (the curves of Figs 4-7 and their bootstrap band)."""
+    out = {}
+    for m in mappings or r["top1"]:
+        mean, lo, hi = bootstrap_band(r["surprisal"][m], seed=seed)
+        out[m] = {**{f"p@{k}": r["precision"][m][k].mean(1) for k in ks}, "surprisal": mean, "surprisal_lo": lo,
+                  "surprisal_hi": hi}
+    return out
+
+
+def layer_curves(exp, ks=KS, seed: int = 0) -> dict:
+    """Mean Precision@k and Surprisal (with its seeded 95% bootstrap band) per layer for ``mat`` and ``id``."""
+    return curves(per_sample(exp, ks), ks, seed)
+
+
+def by_label(exp, r: dict | None = None, k: int = 1) -> dict:
+    """Precision@k per layer broken down by the corpus label of the predicted token (beyond the paper):
+    ``{label: {"n": count, "mat": [...], "id": [...]}}``, labels ordered by count."""
+    r = r or exp.predictions
+    labels = np.array([str(x) for x in (exp.val.target_labels or exp.val.labels)])
+    if set(labels) == {"None"}:
+        raise ValueError("these samples carry no word labels (real text); the breakdown needs the embedded corpus")
+    out = {}
+    for lab in sorted(set(labels), key=lambda x: -(labels == x).sum()):
+        sel = labels == lab
+        out[lab] = {"n": int(sel.sum()), **{m: r["precision"][m][k][:, sel].mean(1) for m in r["precision"]}}
+    return out

@@ -29,6 +29,7 @@ class Samples:
     positions: np.ndarray  # int, one per sentence
     labels: list  # corpus label of the token at the position, or None
     seed: int
+    target_labels: list | None = None  # label of the token the model predicts there (see make_samples)
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -63,7 +64,7 @@ def make_samples(tokenizer, family: str, domain: str, split: str, n: int | None 
     enc = tokenizer(texts, add_special_tokens=family == "bert", truncation=True, max_length=max_len,
                     return_offsets_mapping=True)
     rng = _position_rng(family, domain, split, seed)
-    ids, pos, labels = [], [], []
+    ids, pos, labels, targets = [], [], [], []
     for s, x, offs in zip(sents, enc["input_ids"], enc["offset_mapping"]):
         if not x:
             raise ValueError(f"sentence {s.text!r} has no tokens; remove empty sentences from the data")
@@ -74,5 +75,10 @@ def make_samples(tokenizer, family: str, domain: str, split: str, n: int | None 
         ids.append(x)
         pos.append(i)
         labels.append(_label(s, offs[i], family))
+        # what is predicted: the masked token itself (BERT), the next token (GPT; "end" after the last token)
+        if family == "bert":
+            targets.append(labels[-1])
+        else:
+            targets.append(_label(s, offs[i + 1], family) if i + 1 < len(x) else "end")
     return Samples(family=family, domain=domain, split=split, texts=texts, input_ids=ids,
-                   positions=np.asarray(pos, dtype=np.int64), labels=labels, seed=seed)
+                   positions=np.asarray(pos, dtype=np.int64), labels=labels, seed=seed, target_labels=targets)

@@ -1,0 +1,41 @@
+"""What a chapter cell does for one paper figure: compute its numbers (:func:`jtc_utils.figures.compute`), save
+them to ``book/data/<figure>.json`` and draw it the paper's way (:mod:`jtc_utils.plotting`). One call per figure,
+so that every notebook draws its figures the same way."""
+
+from __future__ import annotations
+
+from . import figdata, figures, plotting
+
+
+def title(data: dict, params: dict) -> str:
+    return f"{params['model']} (stands for {params['paper_model']}) on {params['domain']}"
+
+
+def draw(fig: str, data: dict, params: dict, mappings=None, ax=None, labels=None):
+    """Draw a figure from its numbers (computed now or read back from ``book/data``)."""
+    kind = figures.FIGURES[fig][0]
+    t = title(data, params)
+    if kind == "r2":
+        return plotting.r2_heatmaps(data["r2_mat"], data["r2_id"], title=t)
+    if kind in ("pk", "parts_pk"):
+        ks = data.get("ks", (1, 5, 10))
+        return plotting.precision_curves(data["curves"], mappings or tuple(data["curves"]), ks=ks, title=t, ax=ax)
+    if kind in ("surp", "parts_surp"):
+        return plotting.surprisal_curves(data["curves"], mappings or tuple(data["curves"]), title=t, ax=ax)
+    if kind == "ee":
+        return plotting.early_exit_plot(data, title=t, ax=ax)
+    if kind == "labels":
+        return plotting.label_breakdown(data["by_label"], labels=labels, title=t)
+    raise ValueError(f"figure {fig!r} ({kind}) is a table, not a plot")
+
+
+def figure(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0, show: bool = True, **kw):
+    """Compute paper figure ``fig``, save its numbers, draw it (unless ``show=False``) and return the numbers."""
+    import matplotlib.pyplot as plt
+
+    data, params = figures.compute(fig, profile, n_train=n_train, n_val=n_val, seed=seed)
+    figdata.save(fig, data, params)
+    if show and figures.FIGURES[fig][0] not in ("table1", "plausibility"):
+        draw(fig, data, params, **kw)
+        plt.show()
+    return {**data, "params": params}
