@@ -30,6 +30,8 @@ test: $(STAMP)  ## unit tests, figure-data regression and nbval on the executed 
 
 bench: $(STAMP)  ## speed benchmarks (not part of the tests)
 	$(PY) benchmarks/bench_fit.py
+	$(PY) benchmarks/bench_early_exit.py
+	$(PY) benchmarks/bench_submodules.py
 
 zoo: $(STAMP)  ## retrain the model zoo (about an hour on two CPU cores; resumes if interrupted)
 	$(PY) -m jtc_utils.zoo train

@@ -75,9 +75,13 @@ def sweep(gap, top1, final_top1, dec, lambdas, minimal_layer: int = MINIMAL_LAYE
     L = gap.shape[0] - 1
     thr = 0.9 * lams[:, None] + 0.1 * np.asarray(dec)[None, :]  # [λ, n]
     first = max(minimal_layer, 0)
-    passes = gap[None, first:L] > thr[:, None, :]  # [λ, layers first..L-1, n]
-    any_pass = passes.any(1)
-    exit_layer = np.where(any_pass, passes.argmax(1) + first, L)
+    # the first layer l >= first with gap[l] > thr is the first where the running maximum of the gap exceeds thr;
+    # the running maximum only grows, so that layer is first + (number of layers where it is still <= thr), and
+    # a sample that never passes gets first + (L - first) = L, the full model
+    running_max = np.maximum.accumulate(gap[first:L], axis=0)  # [layers, n]
+    still_below = running_max[:, None, :] <= thr[None, :, :]  # [layers, λ, n]
+    count_type = np.uint8 if L - first < 256 else np.uint16  # summing small ints over the outer axis is fast
+    exit_layer = first + still_below.view(np.uint8).sum(0, dtype=count_type).astype(np.int64)
     pred = top1[exit_layer, np.arange(gap.shape[1])[None, :]]  # top-1 at each sample's exit layer
     correct = (exit_layer == L) | (pred == np.asarray(final_top1)[None, :])
     return {"lambdas": lams, "exit": exit_layer, "correct": correct, "x": exit_layer.mean(1), "y": correct.mean(1)}

@@ -29,7 +29,14 @@ class NotebookFailed(RuntimeError):
 
 
 def notebook_names() -> list[str]:
-    return sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.py"))
+    """Every notebooks/*.py, in the order of the book's table of contents (the claims page reads what the
+    chapters before it wrote); notebooks not in the table of contents come last, sorted."""
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    order = [Path(c["file"]).name for part in toc.get("parts", []) for c in part.get("chapters", [])]
+    names = sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.py"))
+    return sorted(names, key=lambda n: (order.index(n) if n in order else len(order), n))
 
 
 def clean(nb) -> None:
