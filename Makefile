@@ -15,11 +15,11 @@ $(STAMP): requirements.txt pyproject.toml
 
 install: $(STAMP)
 
-book: $(STAMP)  ## execute every notebook on the tiny profile and build the HTML book
-	$(PY) -m jtc_utils.runner
+book: $(STAMP)  ## execute the notebooks whose inputs changed (FORCE=1: all) on the tiny profile, build the HTML
+	$(PY) -m jtc_utils.runner $(if $(FORCE),--force)
 
 notebooks: $(STAMP)  ## execute the notebooks only
-	$(PY) -m jtc_utils.runner --no-build
+	$(PY) -m jtc_utils.runner --no-build $(if $(FORCE),--force)
 
 html: $(STAMP)  ## render the HTML from the stored notebooks
 	$(PY) -m jtc_utils.runner --build-only

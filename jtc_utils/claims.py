@@ -200,6 +200,44 @@ def c11(get):
                 f"GPT-style {dg:+.1%}, BERT-style {db:+.1%}", ok, "both positive and within 5 points of the paper's")
 
 
+def _parts_p1(d):
+    return {m: _arr(c["p@1"]) for m, c in d["curves"].items()}
+
+
+def c12a(get):
+    d = get("fig10")
+    L = d["n_layers"]
+    start = _scaled(7, 24, L)
+    p = _parts_p1(d)
+    beats = {m: bool(np.all(p[m][start:L] >= p["mat"][start:L])) for m in ("mat_attn", "mat_ln1_ln2", "mat_ffn")}
+    return _rec("C12a", "from layer ~7 of 24 on, every sub-module map beats mat (P@1)", "Fig 10 (GPT-2 medium)",
+                f"from l = {start} of {L}: " + ", ".join(f"{m} >= mat: {v}" for m, v in beats.items()),
+                all(beats.values()), f"each sub-module map's P@1 >= mat's at every l in {start}..{L - 1}")
+
+
+def c12b(get):
+    d = get("fig10")
+    L = d["n_layers"]
+    p = _parts_p1(d)
+    means = {m: float(p[m][:L].mean()) for m in ("mat_attn", "mat_ln1_ln2", "mat_ffn")}
+    best = max(means, key=means.get)
+    return _rec("C12b", "replacing attention is the least harmful: mat_attn is the best sub-module map",
+                "mat_attn above mat_ffn and mat_ln1_ln2 (Figs 10, 11, 34, 35)",
+                "mean P@1 over l < L: " + ", ".join(f"{m} {v:.2f}" for m, v in means.items()),
+                best == "mat_attn", "mat_attn has the highest mean P@1 of the three")
+
+
+def c12c(get):
+    d = get("fig10")
+    L = d["n_layers"]
+    a, b = _scaled(5, 24, L), _scaled(8, 24, L)
+    p = _parts_p1(d)["mat_ln1_ln2"]
+    rise = float(p[b] - p[a])
+    return _rec("C12c", "mat_ln1_ln2 rises sharply between layers 5 and 8 of 24", "Fig 10",
+                f"P@1 of mat_ln1_ln2 from l = {a} to {b}: {p[a]:.2f} -> {p[b]:.2f} ({rise:+.2f})",
+                rise >= 0.2, "a rise of at least 0.2 over those layers")
+
+
 def c13(get):
     d = get("plausibility")
     tm, ti = d["token_rate"]["mat"], d["token_rate"]["id"]
@@ -237,7 +275,7 @@ def c15(get):
 
 
 CLAIMS = {"C1a": c1a, "C1b": c1b, "C2": c2, "C3": c3, "C4": c4, "C5": c5, "C6": c6, "C7": c7, "C8": c8, "C9": c9,
-          "C10": c10, "C11": c11, "C13": c13, "C14": c14, "C15": c15}
+          "C10": c10, "C11": c11, "C12a": c12a, "C12b": c12b, "C12c": c12c, "C13": c13, "C14": c14, "C15": c15}
 
 
 def check(cid: str, get=default_get) -> dict:

@@ -92,6 +92,14 @@ class Experiment:
 
         return predictions.per_sample(self)
 
+    @cached_property
+    def submodule_predictions(self) -> dict:
+        """Per-sample predictions of the sub-module shortcuts ``mat_attn``, ``mat_ln1_ln2``, ``mat_ffn`` and of
+        ``mat`` (paper section 6; GPT-style models only; see :func:`jtc_utils.submodules.per_sample`)."""
+        from . import submodules
+
+        return submodules.per_sample(self)
+
     def layer_r2(self) -> dict:
         """r² of ``mat`` and ``id`` for every layer pair (paper section 3; Figs 2, 3, 12, 13, 22-25).
 

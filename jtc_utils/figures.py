@@ -34,9 +34,16 @@ FIGURES = {
     "fig20": ("ee", "gpt24", "second"), "fig21": ("ee", "bert24", "second"),
     # Table 1 and the automatic plausibility study (BERT-large on news)
     "table1": ("table1", "bert24", "second"), "plausibility": ("plausibility", "bert24", "second"),
+    # section 6 and appendix B: sub-module shortcuts (GPT-style only)
+    "fig10": ("parts_pk", "gpt24", "main"), "fig11": ("parts_surp", "gpt24", "main"),
+    "fig34": ("parts_pk", "gpt24", "main"), "fig35": ("parts_pk", "gpt24", "main"),
+    "fig18": ("parts_pk", "gpt24", "second"), "fig19": ("parts_surp", "gpt24", "second"),
     # beyond the paper: Precision@1 by the kind of token predicted
     "labels_gpt48": ("labels", "gpt48", "main"), "labels_bert24": ("labels", "bert24", "main"),
 }
+
+
+PARTS_K = {"fig10": 1, "fig18": 1, "fig34": 5, "fig35": 10}  # which Precision@k each sub-module figure shows
 
 
 @lru_cache(maxsize=16)
@@ -67,6 +74,13 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
         c = predictions.curves(exp.predictions, seed=seed)
         keys = ("p@1", "p@5", "p@10") if kind == "pk" else ("surprisal", "surprisal_lo", "surprisal_hi")
         return {**head, "curves": {m: {k: c[m][k] for k in keys} for m in c}}, params
+    if kind in ("parts_pk", "parts_surp"):
+        c = predictions.curves(exp.submodule_predictions, seed=seed)
+        if kind == "parts_pk":
+            k = PARTS_K[fig]
+            return {**head, "ks": [k], "curves": {m: {f"p@{k}": c[m][f"p@{k}"]} for m in c}}, params
+        keys = ("surprisal", "surprisal_lo", "surprisal_hi")
+        return {**head, "curves": {m: {key: c[m][key] for key in keys} for m in c}}, params
     if kind == "ee":
         return {**head, **early_exit.early_exit_curves(exp)}, params
     if kind == "table1":

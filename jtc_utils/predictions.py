@@ -44,9 +44,11 @@ def readout_stats(ad, H, k: int = 1):
     ids, gaps = [], []
     for a in range(0, len(H), CHUNK):
         logits = _logits(ad, H[a:a + CHUNK])
-        top = torch.softmax(logits.double(), -1).topk(max(k, 2), -1)
+        top = logits.topk(max(k, 2), -1)
+        # probabilities of the two largest logits, normalised with a float32 log-sum-exp (no [n, V] softmax copy)
+        p12 = torch.exp(top.values[:, :2].double() - torch.logsumexp(logits, -1).double()[:, None])
         ids.append(top.indices[:, :k].numpy())
-        gaps.append((top.values[:, 0] - top.values[:, 1]).numpy())
+        gaps.append((p12[:, 0] - p12[:, 1]).numpy())
     return np.concatenate(ids), np.concatenate(gaps)
 
 

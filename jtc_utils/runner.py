@@ -3,6 +3,7 @@
     python -m jtc_utils.runner                 # every notebooks/*.py, profile tiny, then jupyter-book build
     python -m jtc_utils.runner --only sec3_linear_shortcuts --no-build
     python -m jtc_utils.runner --profile paper  # the paper's models (internet and a GPU)
+    python -m jtc_utils.runner --force          # re-execute even the pages whose inputs did not change
 
 Each ``notebooks/<name>.py`` (py:percent, the only hand-edited source) is read with jupytext and executed by
 papermill (kernel python3, working directory ``notebooks/``, a per-cell timeout, no progress bars); volatile
@@ -52,6 +53,33 @@ def clean(nb) -> None:
             tags.append("remove-cell")
 
 
+def inputs_fingerprint(name: str, profile: str) -> str:
+    """What a chapter's outputs depend on: its source, the package, the pinned requirements, the zoo's weights
+    and the profile. A stored page with the same fingerprint is up to date."""
+    import hashlib
+
+    from .cache import file_fingerprint
+    from .paths import ZOO_DIR
+
+    h = hashlib.sha256(f"{name}/{profile}".encode())
+    files = [NOTEBOOKS_DIR / f"{name}.py", ROOT / "requirements.txt", *sorted((ROOT / "jtc_utils").glob("*.py")),
+             *sorted(ZOO_DIR.glob("*/model.safetensors"))]
+    for f in files:
+        h.update(str(f.relative_to(ROOT)).encode())
+        h.update(file_fingerprint(f).encode())
+    return h.hexdigest()
+
+
+def up_to_date(name: str, profile: str) -> bool:
+    import nbformat
+
+    page = BOOK_DIR / f"{name}.ipynb"
+    if not page.exists():
+        return False
+    stored = nbformat.read(page, as_version=4).metadata.get("jtc", {}).get("inputs")
+    return stored == inputs_fingerprint(name, profile)
+
+
 def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT) -> float:
     """Execute notebooks/<name>.py into book/<name>.ipynb; returns the seconds it took."""
     import jupytext
@@ -76,6 +104,7 @@ def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT) -> fl
         raise NotebookFailed(f"notebook {name} failed at cell {e.exec_count} ({e.ename}: {e.evalue}); the "
                              f"executed copy with the error is {failed}") from None
     clean(out)
+    out.metadata["jtc"] = {"inputs": inputs_fingerprint(name, profile), "profile": profile}
     atomic_write_text(BOOK_DIR / f"{name}.ipynb", nbformat.writes(out) + "\n")
     failed.unlink(missing_ok=True)
     return time.time() - t0
@@ -103,9 +132,18 @@ def main(argv=None):
     ap.add_argument("--no-build", action="store_true", help="execute notebooks only")
     ap.add_argument("--build-only", action="store_true", help="render the HTML from the stored notebooks")
     ap.add_argument("--timeout", type=int, default=CELL_TIMEOUT, help="seconds per cell")
+    ap.add_argument("--force", action="store_true",
+                    help="re-execute every notebook even if its stored page is up to date")
     args = ap.parse_args(argv)
     if not args.build_only:
+        stale = args.force or bool(args.only)  # naming a page means: run it
         for name in args.only or notebook_names():
+            # a page is skipped when its inputs are unchanged; once one page re-runs, the later ones (which may
+            # read the numbers it writes, like the claims page) re-run too
+            stale = stale or not up_to_date(name, args.profile)
+            if not stale:
+                print(f"{name}: up to date (inputs unchanged; --force re-executes)", flush=True)
+                continue
             print(f"executing {name} (profile {args.profile}) ...", flush=True)
             try:
                 dt = execute(name, args.profile, args.timeout)

@@ -20,7 +20,7 @@
 # with every map fitted on news (Figs. 12-21), and finds the results "similar" to Wikipedia. Our stand-in of the
 # news domain is the generated news text (see [the embedded world](embedded_world.ipynb)); the 24-layer models are
 # played by the 12-layer stand-ins. The $r^2$ heatmaps (Figs. 12 and 13) are in [section 3](sec3_linear_shortcuts.ipynb)
-# and the sub-module figures (18 and 19) in the section-6 chapter; here are the prediction and
+# and the sub-module figures (18 and 19) in [section 6](sec6_submodules.ipynb); here are the prediction and
 # early-exit figures, each drawn by the same function as its Wikipedia counterpart.
 
 # %% tags=["parameters"]

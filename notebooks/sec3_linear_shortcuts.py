@@ -44,11 +44,10 @@ n_train = None  # training sentences per domain (None: the paper's 9,000)
 n_val = None  # validation sentences (None: the paper's 3,000 / 1,000)
 
 # %%
-import matplotlib.pyplot as plt
 import pandas as pd
 from myst_nb import glue
 
-from jtc_utils import figdata, figures, linear, plotting, profiles
+from jtc_utils import book, claims, figures, linear, profiles
 
 P = profiles.get(profile)
 glue("profile", profile, display=False)
@@ -67,17 +66,13 @@ print(f"profile {P.name}: GPT-style {', '.join(P.gpt)}; BERT-style {', '.join(P.
 # layers (cached on disk), the fits, and the $r^2$ on the validation set.
 
 # %%
-def heatmap(fig_id):
-    """Compute paper figure `fig_id`, save its numbers to book/data, and draw it."""
-    data, params = figures.compute(fig_id, profile, n_train=n_train, n_val=n_val, seed=seed)
-    figdata.save(fig_id, data, params)
-    title = f"{params['model']} (stands for {params['paper_model']}) on {params['domain']}"
-    plotting.r2_heatmaps(data["r2_mat"], data["r2_id"], title=title)
-    plt.show()
-    return data
-
-
 results = {}
+
+
+def heatmap(fig_id):
+    """Compute paper figure `fig_id`, save its numbers to book/data, and draw it (jtc_utils.book.figure)."""
+    return book.figure(fig_id, profile, n_train=n_train, n_val=n_val, seed=seed)
+
 
 # %% [markdown]
 # ## The deepest GPT-style model (paper Fig. 2)
@@ -137,16 +132,11 @@ print(summary.to_string())
 # %% [markdown]
 # How to read it: on the paper's models `mat` beats `id` on every pair, so the claim holds on the stand-in if the
 # column `mat > id` is (close to) 1.00 for every figure; and BERT-style rows should show a large `id < 0.1` share.
-# The verdict, computed from the table rather than written by hand:
+# The verdicts, computed by `jtc_utils.claims` from these numbers with the rule shown on the
+# [claims page](claims_verdicts.ipynb):
 
 # %% tags=["nbval-check-output"]
-bert_rows = summary[summary["model"].isin(P.bert)]
-mat_wins = bool((summary["mat > id"] >= 0.95).all())
-bert_id_low = bool((bert_rows["id < 0.1"] >= 0.5).all())
-print(f"C1a, mat beats id on (almost) every pair, in every figure: {'HOLDS' if mat_wins else 'DOES NOT HOLD'} "
-      f"(lowest share {summary['mat > id'].min():.2f})")
-print(f"C1b, id r2 below 0.1 for most pairs of the BERT-style models: {'HOLDS' if bert_id_low else 'DOES NOT HOLD'} "
-      f"(shares {', '.join(f'{v:.2f}' for v in bert_rows['id < 0.1'])})")
+claims.verdict_table(["C1a", "C1b"], claims.getter(results));
 
 # %% [markdown]
 # A few remarks a careful reader should keep in mind:

@@ -1,0 +1,46 @@
+"""Sub-module shortcuts (paper section 6): the three mappings from every start layer on the validation set,
+against one plain forward pass of the model over the same sentences (the same length-sorted batches of prefixes).
+Prints the ratio; the goal is at most 10x one forward pass for all three mappings and all start layers together.
+
+    python benchmarks/bench_submodules.py [model] [domain]     # default: tiny-gpt2-medium encyclopedia
+"""
+
+import sys
+import time
+
+import torch
+
+from jtc_utils import figures, submodules
+
+
+def main(model="tiny-gpt2-medium", domain="encyclopedia"):
+    torch.set_num_threads(max(1, torch.get_num_threads()))
+    exp = figures.experiment(model, domain)
+    _ = exp.X_val, exp.maps  # cached hidden states and mat: not part of either timing
+    run = submodules.runner(exp)
+    maps = submodules.fit(exp)
+
+    t = time.perf_counter()
+    with torch.inference_mode():
+        for idx, inp, pos in submodules._prefix_batches(exp.val):
+            exp.adapter.model(input_ids=inp)
+    t_forward = time.perf_counter() - t
+
+    times = {}
+    for m in submodules.MAPPINGS:
+        t = time.perf_counter()
+        if m == "mat_attn":
+            submodules.cast_single(run, maps, exp.X_val)
+        else:
+            submodules.cast_prefix(run, maps, exp, m)
+        times[m] = time.perf_counter() - t
+    total = sum(times.values())
+    print(f"{model} on {domain}: {len(exp.val)} sentences, L={exp.n_layers}")
+    print(f"one forward pass (HF model, logits): {t_forward:.2f} s")
+    for m, v in times.items():
+        print(f"  {m:12s} all {exp.n_layers} start layers: {v:.2f} s ({v / t_forward:.1f}x)")
+    print(f"all three mappings: {total:.2f} s = {total / t_forward:.1f}x one forward pass (goal <= 10x)")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])

@@ -1,0 +1,181 @@
+"""Linear shortcuts across sub-modules (paper section 6, appendix C; spec 7).
+
+Per block and sub-module a matrix is fitted by least squares on the training sentences, at each sample's position,
+in the unmodified model (the same minimum-norm fit as ``mat``, :func:`jtc_utils.linear.fit`):
+
+* ``ln_1``: ln_1(x) on the block input x = h^{l-1};   * ``attn``: attn(ln_1(x)) on ln_1(x);
+* ``ln_2``: ln_2(r) on r = x + attn(...);              * ``ffn``: mlp(ln_2(r)) on ln_2(r).
+
+Three mappings cast h^l to the output by running blocks l+1 .. L with some steps replaced by their matrices:
+``mat_attn`` (attention), ``mat_ffn`` (feed-forward), ``mat_ln1_ln2`` (both layer norms); then ``ln_f`` and the
+unembedding as usual. ``mat_attn`` removes all interaction between positions, so it runs on single vectors; the
+other two keep the real attention, which then reads the *modified* states of the whole prefix, so they start from
+the true h^l at every prefix position. All start layers are processed together as a wavefront: at block j, the
+states of every start layer l <= j are stacked in the batch, so each mapping costs L block calls per batch.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import cache, linear, predictions
+from .blocks import GPT2Blocks
+from .hidden import batches_by_length, model_identity, samples_identity
+
+MAPPINGS = ("mat_attn", "mat_ln1_ln2", "mat_ffn")  # the paper's plotting order, then mat
+REPLACED = {"mat_attn": (2,), "mat_ffn": (5,), "mat_ln1_ln2": (1, 4)}
+NAMES = {1: "ln_1", 2: "attn", 4: "ln_2", 5: "ffn"}
+BATCH = 64
+
+
+def runner(exp) -> GPT2Blocks:
+    """The block runner of the experiment's model; a clear error for a model family it does not support."""
+    return GPT2Blocks(exp.adapter.model)
+
+
+def _prefix_batches(s, batch_size: int = BATCH):
+    """Right-padded prefixes ``ids[: position + 1]`` in length-sorted batches: (indices, input ids, positions)."""
+    import torch
+
+    seqs = [ids[:p + 1] for ids, p in zip(s.input_ids, s.positions)]
+    for idx in batches_by_length([len(x) for x in seqs], batch_size):
+        T = max(len(seqs[i]) for i in idx)
+        inp = torch.zeros((len(idx), T), dtype=torch.long)
+        for r, i in enumerate(idx):
+            inp[r, :len(seqs[i])] = torch.tensor(seqs[i])
+        yield idx, inp, torch.as_tensor(s.positions[idx])
+
+
+def record(run: GPT2Blocks, s) -> dict:
+    """The spec's vectors 0-5 of every block at each sample's position in the unmodified model:
+    ``{step: [L, n, d]}`` for step 0 (block input) .. 5 (FFN output)."""
+    import torch
+
+    L, n, d = run.n_layers, len(s), run.d
+    out = {b: np.zeros((L, n, d), dtype=np.float32) for b in range(6)}
+    tr = getattr(run.model, "transformer", run.model)
+    with torch.inference_mode():
+        for idx, inp, pos in _prefix_batches(s):
+            T = inp.shape[1]
+            h = tr.wte(inp) + tr.wpe(torch.arange(T))[None]
+            rows = torch.arange(len(idx))
+            for j in range(L):
+                h, vecs = run.block(h, j, record=True)
+                for b in range(6):
+                    out[b][j, idx] = vecs[b][rows, pos].numpy()
+    return out
+
+
+def fit(exp) -> dict:
+    """The four sub-module matrices of every block, ``{"ln_1"|"attn"|"ln_2"|"ffn": [L, d, d]}`` (apply as
+    ``v @ W``), fitted on the experiment's training samples; cached on disk."""
+    run = runner(exp)
+
+    def compute():
+        vecs = record(run, exp.train)
+        maps = {}
+        for step, name in NAMES.items():  # step b is regressed on step b-1
+            maps[name] = np.stack([linear.fit(vecs[step - 1][j], vecs[step][j]) for j in range(run.n_layers)]
+                                  ).astype(np.float32)
+        return maps
+
+    key = {"what": "submodule_fits", "model": model_identity(exp.adapter), "train": samples_identity(exp.train),
+           "rcond": linear.RCOND}
+    return check_maps(cache.cached("submodule_fits", key, compute), run)
+
+
+def check_maps(maps: dict, run: GPT2Blocks) -> dict:
+    """Refuse sub-module matrices that do not fit the model: every one of ln_1, attn, ln_2, ffn must be
+    [L, d, d] with this model's L and d."""
+    want = (run.n_layers, run.d, run.d)
+    missing = set(NAMES.values()) - set(maps)
+    if missing:
+        raise ValueError(f"sub-module matrices are missing {sorted(missing)}; expected ln_1, attn, ln_2 and ffn")
+    for name in NAMES.values():
+        shape = tuple(np.shape(maps[name]))
+        if shape != want:
+            raise ValueError(f"sub-module matrix {name!r} has shape {shape}, but this model needs {want} "
+                             f"(L={run.n_layers} blocks of width {run.d}); were they fitted on another model?")
+    return maps
+
+
+def load_maps(path, exp) -> dict:
+    """Sub-module matrices saved with ``np.savez(path, ln_1=..., attn=..., ln_2=..., ffn=...)``, checked against
+    the experiment's model."""
+    with np.load(path) as f:
+        return check_maps({k: f[k] for k in f.files}, runner(exp))
+
+
+def _replacements(maps: dict, mapping: str):
+    import torch
+
+    if mapping not in REPLACED:
+        raise ValueError(f"unknown sub-module mapping {mapping!r}; choose one of {', '.join(REPLACED)}")
+    W = {step: torch.from_numpy(np.ascontiguousarray(maps[NAMES[step]])) for step in REPLACED[mapping]}
+    return lambda j: {step: w[j] for step, w in W.items()}
+
+
+def cast_single(run: GPT2Blocks, maps: dict, X: np.ndarray) -> np.ndarray:
+    """``mat_attn`` from every start layer on single vectors: ``X`` [L+1, n, d] true states at the positions ->
+    [L+1, n, d] raw final vectors (row l: started at layer l; row L: h^L itself)."""
+    import torch
+
+    rep = _replacements(maps, "mat_attn")
+    L, n = run.n_layers, X.shape[1]
+    with torch.inference_mode():
+        cur = None
+        for j in range(L):  # wavefront: start layer j joins before block j
+            new = torch.from_numpy(X[j])
+            cur = new if cur is None else torch.cat([cur, new])
+            cur = run.block(cur, j, rep(j))
+        return np.concatenate([cur.numpy().reshape(L, n, -1), X[L:L + 1]])
+
+
+def cast_prefix(run: GPT2Blocks, maps: dict, exp, mapping: str, states=None) -> np.ndarray:
+    """A mapping from every start layer over whole prefixes (real attention over the modified prefix), read at
+    each validation sample's position: [L+1, n, d] raw final vectors."""
+    import torch
+
+    rep = _replacements(maps, mapping)
+    ad, s = exp.adapter, exp.val
+    L = run.n_layers
+    out = np.zeros((L + 1, len(s), run.d), dtype=np.float32)
+    with torch.inference_mode():
+        for idx, inp, pos in _prefix_batches(s):
+            S = ad.forward_states(inp, torch.ones_like(inp))  # true h^0..h^L at every prefix position
+            B = len(idx)
+            cur = None
+            for j in range(L):
+                cur = S[j] if cur is None else torch.cat([cur, S[j]])
+                cur = run.block(cur, j, rep(j))
+            rows = torch.arange(B)
+            out[:L, idx] = cur.view(L, B, *cur.shape[1:])[:, rows, pos].numpy()
+            out[L, idx] = S[L][rows, pos].numpy()
+    return out
+
+
+def cast(exp, mapping: str, maps: dict | None = None) -> np.ndarray:
+    """Final vectors [L+1, n, d] of a sub-module mapping from every start layer, on the validation samples."""
+    run = runner(exp)
+    maps = fit(exp) if maps is None else check_maps(maps, run)
+    if mapping == "mat_attn":
+        return cast_single(run, maps, exp.X_val)
+    return cast_prefix(run, maps, exp, mapping)
+
+
+def per_sample(exp, ks=predictions.KS) -> dict:
+    """Precision@k and Surprisal of ``mat_attn``, ``mat_ln1_ln2``, ``mat_ffn`` (and ``mat`` for comparison) from
+    every layer, per validation sample, exactly as in section 4."""
+    run = runner(exp)
+    maps = fit(exp)
+    final = predictions.final_stats(exp, ks)
+    out = {"top1": {}, "precision": {}, "surprisal": {}}
+    for m in MAPPINGS:
+        V = cast_single(run, maps, exp.X_val) if m == "mat_attn" else cast_prefix(run, maps, exp, m)
+        top1 = np.stack([predictions.readout_stats(exp.adapter, V[layer])[0][:, 0] for layer in range(len(V))])
+        ev = predictions.evaluate(exp, top1, ks, final)
+        out["top1"][m], out["precision"][m], out["surprisal"][m] = top1, ev["precision"], ev["surprisal"]
+    base = exp.predictions
+    for key in out:
+        out[key]["mat"] = base[key]["mat"]
+    return out
