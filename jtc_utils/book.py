@@ -39,3 +39,28 @@ def figure(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int 
         draw(fig, data, params, **kw)
         plt.show()
     return {**data, "params": params}
+
+
+class Chapter:
+    """What one chapter computes, under the chapter's parameters: ``figure`` computes, saves and draws a paper
+    figure and keeps its numbers in ``results``; ``verdicts`` judges claims from them (and from ``book/data`` for
+    figures of other chapters); ``experiment`` gives the shared :class:`~jtc_utils.experiment.Experiment` behind a
+    figure, for exercises."""
+
+    def __init__(self, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0, **draw):
+        self.profile, self.n_train, self.n_val, self.seed, self.draw = profile, n_train, n_val, seed, draw
+        self.results = {}
+
+    def figure(self, fig: str, **kw) -> dict:
+        self.results[fig] = figure(fig, self.profile, n_train=self.n_train, n_val=self.n_val, seed=self.seed,
+                                   **{**self.draw, **kw})
+        return self.results[fig]
+
+    def verdicts(self, ids):
+        from . import claims
+
+        return claims.verdict_table(ids, claims.getter(self.results))
+
+    def experiment(self, fig: str):
+        _, model, domain = figures.setting(fig, self.profile)
+        return figures.experiment(model, domain, self.profile, self.n_train, self.n_val, self.seed)

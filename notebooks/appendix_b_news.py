@@ -30,14 +30,10 @@ n_train = None
 n_val = None
 
 # %%
-from jtc_utils import book, claims
+from jtc_utils import book
 
-results = {}
-
-
-def figure(fig_id, **kw):
-    results[fig_id] = book.figure(fig_id, profile, n_train=n_train, n_val=n_val, seed=seed, **kw)
-    return results[fig_id]
+chapter = book.Chapter(profile, n_train, n_val, seed)
+figure, results = chapter.figure, chapter.results
 
 
 # %% [markdown]
@@ -75,4 +71,4 @@ figure("fig21");
 
 # %% tags=["nbval-check-output"]
 figure("fig27", show=False)  # the encyclopedia counterpart of Fig. 14 (drawn in appendix D)
-claims.verdict_table(["C15"], claims.getter(results));
+chapter.verdicts(["C15"]);

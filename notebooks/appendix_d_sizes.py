@@ -33,12 +33,8 @@ import pandas as pd
 
 from jtc_utils import book, claims
 
-results = {}
-
-
-def figure(fig_id, **kw):
-    results[fig_id] = book.figure(fig_id, profile, n_train=n_train, n_val=n_val, seed=seed, **kw)
-    return results[fig_id]
+chapter = book.Chapter(profile, n_train, n_val, seed)
+figure, results = chapter.figure, chapter.results
 
 
 # %% [markdown]
@@ -71,4 +67,4 @@ for fig_id in ("fig26", "fig27", "fig28", "fig4", "fig29", "fig6"):
     rows.append({"model": d["model"], "L": L, "mean P@1 gain": round(sum(gain) / L, 2),
                  "layers with gain >= 0.15": f"{sum(g >= 0.15 for g in gain)}/{L}"})
 print(pd.DataFrame(rows).to_string(index=False))
-claims.verdict_table(["C7"], claims.getter(results));
+chapter.verdicts(["C7"]);

@@ -36,6 +36,7 @@ profile = "tiny"
 
 # %% tags=["nbval-check-output"]
 import pandas as pd
+from IPython.display import display
 
 from jtc_utils import claims, figdata
 

@@ -34,7 +34,7 @@ profile = "tiny"  # this page describes the embedded profile whatever the book's
 import collections
 
 import pandas as pd
-from IPython.display import Image, Markdown, display
+from IPython.display import Image, display
 
 from jtc_utils import corpus, zoo
 from jtc_utils.paths import ZOO_DIR

@@ -47,7 +47,7 @@ n_val = None  # validation sentences (None: the paper's 3,000 / 1,000)
 import pandas as pd
 from myst_nb import glue
 
-from jtc_utils import book, claims, figures, linear, profiles
+from jtc_utils import book, linear, profiles
 
 P = profiles.get(profile)
 glue("profile", profile, display=False)
@@ -66,13 +66,8 @@ print(f"profile {P.name}: GPT-style {', '.join(P.gpt)}; BERT-style {', '.join(P.
 # layers (cached on disk), the fits, and the $r^2$ on the validation set.
 
 # %%
-results = {}
-
-
-def heatmap(fig_id):
-    """Compute paper figure `fig_id`, save its numbers to book/data, and draw it (jtc_utils.book.figure)."""
-    return book.figure(fig_id, profile, n_train=n_train, n_val=n_val, seed=seed)
-
+chapter = book.Chapter(profile, n_train, n_val, seed)
+heatmap, results = chapter.figure, chapter.results
 
 # %% [markdown]
 # ## The deepest GPT-style model (paper Fig. 2)
@@ -98,7 +93,7 @@ results["fig3"] = heatmap("fig3")
 
 # %%
 for fig_id in ("fig22", "fig23", "fig24", "fig25"):
-    results[fig_id] = heatmap(fig_id)
+    heatmap(fig_id)
 
 # %% [markdown]
 # ## The second domain (paper appendix B, Figs. 12-13)
@@ -108,7 +103,7 @@ for fig_id in ("fig22", "fig23", "fig24", "fig25"):
 
 # %%
 for fig_id in ("fig12", "fig13"):
-    results[fig_id] = heatmap(fig_id)
+    heatmap(fig_id)
 
 # %% [markdown]
 # ## The paper's claim next to ours
@@ -136,7 +131,7 @@ print(summary.to_string())
 # [claims page](claims_verdicts.ipynb):
 
 # %% tags=["nbval-check-output"]
-claims.verdict_table(["C1a", "C1b"], claims.getter(results));
+chapter.verdicts(["C1a", "C1b"]);
 
 # %% [markdown]
 # A few remarks a careful reader should keep in mind:
@@ -172,8 +167,7 @@ print("on the training set mat >= id for every pair:", train_check)
 # ```
 
 # %%
-kind, model, domain = figures.setting("fig23", profile)
-exp = figures.experiment(model, domain, profile, n_train, n_val, seed)
+exp = chapter.experiment("fig23")
 W = linear.fit(exp.X_train[2], exp.X_train[4])
 r2_by_hand = linear.r2_score(exp.X_val[4], exp.X_val[2] @ W)
 print(f"by hand {r2_by_hand:.6f}, heatmap cell {results['fig23']['r2_mat'][2, 4]:.6f}")

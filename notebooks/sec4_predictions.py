@@ -50,15 +50,11 @@ n_val = None  # validation sentences (None: the paper's 3,000 / 1,000)
 import pandas as pd
 from myst_nb import glue
 
-from jtc_utils import book, claims, figures, predictions, top_tokens
+from jtc_utils import book, figures, predictions, top_tokens
 
 glue("profile", profile, display=False)
-results = {}
-
-
-def figure(fig_id, **kw):
-    results[fig_id] = book.figure(fig_id, profile, n_train=n_train, n_val=n_val, seed=seed, **kw)
-    return results[fig_id]
+chapter = book.Chapter(profile, n_train, n_val, seed)
+figure, results = chapter.figure, chapter.results
 
 
 # %% [markdown]
@@ -82,11 +78,7 @@ figure("fig5");
 # rule printed next to each (layers are compared at the same relative depth: layer 44 of 48 is layer 22 of 24).
 
 # %% tags=["nbval-check-output"]
-def verdicts(ids):
-    return claims.verdict_table(ids, claims.getter(results))
-
-
-verdicts(["C2", "C3", "C4"]);
+chapter.verdicts(["C2", "C3", "C4"]);
 
 # %% [markdown]
 # ## Masked-token prediction (paper Figs. 6 and 7)
@@ -104,7 +96,7 @@ figure("fig7");
 # close to 0; `mat`'s P@1 exceeds `id`'s by more than 0.17 at most layers and is above 0.25 from layer 3 on.
 
 # %% tags=["nbval-check-output"]
-verdicts(["C5", "C6"]);
+chapter.verdicts(["C5", "C6"]);
 
 # %% [markdown]
 # ## Table 1: what the early layers "say"
@@ -127,8 +119,7 @@ for sentence, block in figures.table1_frame(t1).groupby(level=0, sort=False):
 # predict goes (for a GPT-style model, the text before `[MASK]` is the prefix whose next token is predicted):
 
 # %%
-exp_news = figures.experiment(results["table1"]["params"]["model"], results["table1"]["params"]["domain"], profile,
-                              n_train, n_val, seed)
+exp_news = chapter.experiment("table1")
 top_tokens.top_tokens(exp_news, "the government said on [MASK] that it would build a new bridge.")
 
 # %% [markdown]
@@ -154,7 +145,7 @@ print(f"plausible tokens: mat {pl['token_rate']['mat']:.1%}, id {pl['token_rate'
       f"(paper: 85.36% vs 52.8%)")
 print(f"instances where id has more plausible tokens than mat: {pl['id_better_share']:.1%} (paper: < 4.3%); "
       f"where mat has more: {pl['mat_better_share']:.1%}")
-verdicts(["C13", "C14"]);
+chapter.verdicts(["C13", "C14"]);
 
 # %%
 pd.DataFrame(pl["per_layer"]).rename_axis("layer").T.round(2)
@@ -210,8 +201,7 @@ print(pd.DataFrame(rows).to_string(index=False))
 # ```
 
 # %%
-kind, model, domain = figures.setting("fig4", profile)
-exp = figures.experiment(model, domain, profile, n_train, n_val, seed)
+exp = chapter.experiment("fig4")
 mid = exp.n_layers // 2
 ids, _ = predictions.readout_stats(exp.adapter, predictions.cast(exp, "id", mid))
 by_hand = (ids[:, 0] == exp.predictions["final_topk"][:, 0]).mean()

@@ -50,15 +50,11 @@ n_val = None
 import pandas as pd
 from myst_nb import glue
 
-from jtc_utils import book, claims, early_exit, figures
+from jtc_utils import book, claims, early_exit
 
 glue("profile", profile, display=False)
-results = {}
-
-
-def figure(fig_id, **kw):
-    results[fig_id] = book.figure(fig_id, profile, n_train=n_train, n_val=n_val, seed=seed, **kw)
-    return results[fig_id]
+chapter = book.Chapter(profile, n_train, n_val, seed)
+figure, results = chapter.figure, chapter.results
 
 
 # %% [markdown]
@@ -93,7 +89,7 @@ for fig_id in ("fig8", "fig9"):
 print(pd.DataFrame(rows).to_string(index=False))
 
 # %% tags=["nbval-check-output"]
-claims.verdict_table(["C8", "C9", "C11"], claims.getter(results));
+chapter.verdicts(["C8", "C9", "C11"]);
 
 # %% [markdown]
 # On the stand-ins both orderings of the paper hold: `mat` lets samples leave earlier than `id` at the same
@@ -108,7 +104,7 @@ claims.verdict_table(["C8", "C9", "C11"], claims.getter(results));
 # savings?
 
 # %% tags=["nbval-check-output"]
-exp_bert = figures.experiment(results["fig9"]["model"], results["fig9"]["domain"], profile, n_train, n_val, seed)
+exp_bert = chapter.experiment("fig9")
 alt = early_exit.early_exit_curves(exp_bert, bert_pos="actual")
 for m in ("mat", "id"):
     print(f"{m}: constant position 3 saves {results['fig9']['saved'][m]['saved']:.2f} layers; the real position "
@@ -124,7 +120,7 @@ for m in ("mat", "id"):
 # %% tags=["nbval-check-output"]
 for fig_id in ("fig20", "fig21"):
     figure(fig_id, show=False)
-claims.verdict_table(["C10"], claims.getter(results));
+chapter.verdicts(["C10"]);
 
 # %% [markdown]
 # `mat`'s early-exit curve lies above `id`'s everywhere, on both models and both domains. "Early beats fixed" is
@@ -156,8 +152,7 @@ claims.verdict_table(["C10"], claims.getter(results));
 # %%
 import numpy as np
 
-kind, model, domain = figures.setting("fig8", profile)
-exp = figures.experiment(model, domain, profile, n_train, n_val, seed)
+exp = chapter.experiment("fig8")
 gap, L = exp.predictions["gap"]["mat"], exp.n_layers
 dec = early_exit.decay(exp.val.positions, exp.val.mean_length)
 theta = 0.9 * 0.8 + 0.1 * dec

@@ -54,16 +54,12 @@ n_val = None
 import pandas as pd
 from myst_nb import glue
 
-from jtc_utils import blocks, book, claims, figures, submodules
+from jtc_utils import book, submodules
 
 glue("profile", profile, display=False)
-results = {}
 ORDER = ("mat_attn", "mat_ln1_ln2", "mat_ffn", "mat")  # the paper's order: green, orange, magenta, blue
-
-
-def figure(fig_id, **kw):
-    results[fig_id] = book.figure(fig_id, profile, n_train=n_train, n_val=n_val, seed=seed, mappings=ORDER, **kw)
-    return results[fig_id]
+chapter = book.Chapter(profile, n_train, n_val, seed, mappings=ORDER)
+figure, results = chapter.figure, chapter.results
 
 
 # %% [markdown]
@@ -75,8 +71,7 @@ def figure(fig_id, **kw):
 # %% tags=["nbval-check-output"]
 import torch
 
-kind, model, domain = figures.setting("fig10", profile)
-exp = figures.experiment(model, domain, profile, n_train, n_val, seed)
+exp = chapter.experiment("fig10")
 run = submodules.runner(exp)
 idx, inp, pos = next(submodules._prefix_batches(exp.val, 16))
 with torch.inference_mode():
@@ -114,7 +109,7 @@ figure("fig35");
 # %% tags=["nbval-check-output"]
 p1 = pd.DataFrame({m: results["fig10"]["curves"][m]["p@1"] for m in ORDER}).rename_axis("layer").T.round(2)
 print(p1.to_string())
-claims.verdict_table(["C12a", "C12b", "C12c"], claims.getter(results));
+chapter.verdicts(["C12a", "C12b", "C12c"]);
 
 # %% [markdown]
 # How to read this on the stand-in. Replacing the feed-forward networks or the layer norms costs little: both
