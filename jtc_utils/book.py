@@ -35,7 +35,9 @@ def figure(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int 
 
     data, params = figures.compute(fig, profile, n_train=n_train, n_val=n_val, seed=seed)
     figdata.save(fig, data, params)
-    if show and figures.FIGURES[fig][0] not in ("table1", "plausibility"):
+    if "skipped" in data:
+        print(f"{fig} skipped: {data['skipped']}")
+    elif show and figures.FIGURES[fig][0] not in ("table1", "plausibility"):
         draw(fig, data, params, **kw)
         plt.show()
     return {**data, "params": params}

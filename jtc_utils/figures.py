@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import pandas as pd
+
 from . import early_exit, predictions, profiles, top_tokens
 from .experiment import Experiment
 
@@ -86,9 +88,9 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
     if kind == "table1":
         return {**head, **table1(exp)}, params
     if kind == "plausibility":
-        return {**head, **top_tokens.plausibility(exp)}, params
+        return {**head, **(needs_labels(exp, kind) or top_tokens.plausibility(exp))}, params
     if kind == "labels":
-        return {**head, "by_label": predictions.by_label(exp)}, params
+        return {**head, **(needs_labels(exp, kind) or {"by_label": predictions.by_label(exp)})}, params
     raise NotImplementedError(kind)
 
 
@@ -101,31 +103,66 @@ def table1_samples(exp, per_label=("number", "function")) -> list[int]:
             for want in per_label]
 
 
-def table1(exp) -> dict:
-    """The numbers behind Table 1: top-5 tokens of id and mat at about L/6 and L/2 and of the final model."""
-    idx = table1_samples(exp)
-    t = top_tokens.top_tokens_of_samples(exp, idx)
-    layers = top_tokens.default_layers(exp.n_layers)
-    # C14: the final column is the model's own output, and the id columns depend only on the input: recompute both
-    # from a fresh single-sentence forward pass of the Hugging Face model
+# the paper's Table 1 (BERT-large on Leipzig news): the id columns at layers 4 and 12 and the final column depend
+# only on the input, so the paper profile must reproduce them token for token (spec 5)
+PAPER_TABLE1 = {
+    "aldridge had shoulder surgery in [MASK].": {
+        "id_4": ["fellowship", "employment", "agreement", "##ostal", "##com"],
+        "id_12": ["cyclist", "emergencies", "seniors", "cycling", "pennsylvania"],
+        "final": ["september", "november", "december", "august", "july"]},
+    "on your next view you will be asked to [MASK] continue reading.": {
+        "id_4": ["##com", "accreditation", "©", "fellowship", "summer"],
+        "id_12": ["be", "undergo", "spartans", "seniors", "*"],
+        "final": ["please", "simply", "also", "again", "immediately"]},
+}
+
+
+def table1(exp, sentences=None) -> dict:
+    """The numbers behind Table 1: top-5 tokens of id and mat at about L/6 and L/2 and of the final model, for
+    ``sentences`` typed with [MASK] or, by default, the paper's two sentences on real text and two validation
+    samples (:func:`table1_samples`) on the embedded corpus. Also the checks of claim C14: the final column is the
+    model's own output, and the id columns come out the same from a fresh single-sentence forward pass."""
     import torch
 
     ad = exp.adapter
+    real_text = exp.val.labels[0] is None
+    if sentences is None and real_text:
+        sentences = list(PAPER_TABLE1)
+    if sentences is None:
+        idx = table1_samples(exp)
+        inputs = [(list(exp.val.input_ids[i]), int(exp.val.positions[i]), top_tokens.sample_text(exp, i))
+                  for i in idx]
+        t = top_tokens.top_tokens_of_samples(exp, idx)
+    else:
+        idx = None
+        inputs = [(*top_tokens.encode(ad, x), x) for x in sentences]
+        t = pd.concat([top_tokens.top_tokens(exp, x) for x in sentences])
+    layers = top_tokens.default_layers(exp.n_layers)
     final_ok, id_ok = True, True
-    for i in idx:
-        ids, pos = list(exp.val.input_ids[i]), int(exp.val.positions[i])
+    for ids, pos, name in inputs:
         with torch.inference_mode():
             logits = ad.model(input_ids=torch.tensor([ids])).logits[0, pos]
-        name = top_tokens.sample_text(exp, i)
         final_ok &= top_tokens.token_strings(ad, logits.topk(5).indices.tolist()) == t.loc[name]["final"].tolist()
         H = top_tokens.states_at(ad, ids, pos)[:, None]
         for layer in layers:
             fresh = top_tokens.top_ids(exp, H, [layer], "id", 5)[0, 0]
             id_ok &= top_tokens.token_strings(ad, fresh) == t.loc[name][f"id_{layer}"].tolist()
-    return {"samples": idx, "layers": layers, "sentences": [top_tokens.sample_text(exp, i) for i in idx],
-            "columns": list(t.columns), "rows": [[name, rank, *t.loc[(name, rank)].tolist()]
-                                                for name, rank in t.index],
-            "final_matches_model": bool(final_ok), "id_deterministic": bool(id_ok)}
+    out = {"samples": idx, "layers": layers, "sentences": [name for _, _, name in inputs],
+           "columns": list(t.columns), "rows": [[name, rank, *t.loc[(name, rank)].tolist()] for name, rank in t.index],
+           "final_matches_model": bool(final_ok), "id_deterministic": bool(id_ok)}
+    if all(x in PAPER_TABLE1 for x in out["sentences"]):
+        out["matches_paper"] = {x: {c: t.loc[x][c].tolist() == want for c, want in PAPER_TABLE1[x].items()
+                                    if c in t.columns} for x in out["sentences"]}
+    return out
+
+
+def needs_labels(exp, kind: str):
+    """Plausibility and the label breakdown need the embedded corpus's word labels; on real text they are skipped
+    with the reason (the paper's plausibility study was done by hand)."""
+    if exp.val.labels[0] is None:
+        return {"skipped": f"'{kind}' needs the word labels of the embedded corpus; real text has none (the paper's "
+                           f"plausibility numbers come from a human annotator)"}
+    return None
 
 
 def table1_frame(data: dict):

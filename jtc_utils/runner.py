@@ -65,7 +65,7 @@ def inputs_fingerprint(name: str, profile: str) -> str:
     files = [NOTEBOOKS_DIR / f"{name}.py", ROOT / "requirements.txt", *sorted((ROOT / "jtc_utils").glob("*.py")),
              *sorted(ZOO_DIR.glob("*/model.safetensors"))]
     for f in files:
-        h.update(str(f.relative_to(ROOT)).encode())
+        h.update(str(f.relative_to(ROOT) if f.is_relative_to(ROOT) else f.name).encode())
         h.update(file_fingerprint(f).encode())
     return h.hexdigest()
 

@@ -48,6 +48,7 @@ n_val = None  # validation sentences (None: the paper's 3,000 / 1,000)
 
 # %%
 import pandas as pd
+from IPython.display import display
 from myst_nb import glue
 
 from jtc_utils import book, figures, predictions, top_tokens
@@ -140,15 +141,18 @@ top_tokens.top_tokens(exp_news, "the government said on [MASK] that it would bui
 
 # %% tags=["nbval-check-output"]
 pl = figure("plausibility")
-print(f"{pl['n_sentences']} sentences x {pl['n_layers'] + 1} layers = {pl['n_instances']} instances, top-{pl['k']}")
-print(f"plausible tokens: mat {pl['token_rate']['mat']:.1%}, id {pl['token_rate']['id']:.1%} "
-      f"(paper: 85.36% vs 52.8%)")
-print(f"instances where id has more plausible tokens than mat: {pl['id_better_share']:.1%} (paper: < 4.3%); "
-      f"where mat has more: {pl['mat_better_share']:.1%}")
+if "skipped" not in pl:
+    print(f"{pl['n_sentences']} sentences x {pl['n_layers'] + 1} layers = {pl['n_instances']} instances, "
+          f"top-{pl['k']}")
+    print(f"plausible tokens: mat {pl['token_rate']['mat']:.1%}, id {pl['token_rate']['id']:.1%} "
+          f"(paper: 85.36% vs 52.8%)")
+    print(f"instances where id has more plausible tokens than mat: {pl['id_better_share']:.1%} (paper: < 4.3%); "
+          f"where mat has more: {pl['mat_better_share']:.1%}")
 chapter.verdicts(["C13", "C14"]);
 
 # %%
-pd.DataFrame(pl["per_layer"]).rename_axis("layer").T.round(2)
+if "skipped" not in pl:
+    display(pd.DataFrame(pl["per_layer"]).rename_axis("layer").T.round(2))
 
 # %% [markdown]
 # ## Beyond the paper: which predictions are settled early?
@@ -166,6 +170,8 @@ for fig_id in ("labels_gpt48", "labels_bert24"):
 rows = []
 for fig_id in ("labels_gpt48", "labels_bert24"):
     d = results[fig_id]
+    if "skipped" in d:
+        continue
     half = d["n_layers"] // 2
     for lab in ("function", "punct", "agree", "content", "number", "entity", "fact"):
         if lab in d["by_label"]:

@@ -66,3 +66,18 @@ def test_plausibility_counts_tokens_of_the_slot_class(exp):
     assert {"function", "number", "punct"} <= set(lex)
     with pytest.raises(ValueError, match="at most"):
         top_tokens.plausibility(exp, n_sentences=10**6)
+
+
+def test_table1_with_the_papers_sentences_checks_them_token_for_token(exp):
+    from jtc_utils import claims, figures
+
+    if exp.adapter.family != "bert":
+        pytest.skip("Table 1 is BERT's")
+    d = figures.table1(exp, sentences=list(figures.PAPER_TABLE1))
+    assert d["final_matches_model"] and d["id_deterministic"]
+    assert set(d["matches_paper"]) == set(figures.PAPER_TABLE1)
+    # a random model does not print the paper's tokens, and C14 says so
+    rec = claims.c14(lambda fig: d)
+    assert rec["holds"] is False and "identical to the paper's columns: False" in rec["ours"]
+    # the ordinary (embedded) path needs labelled samples; real text is skipped for plausibility
+    assert figures.needs_labels(exp, "plausibility") is None
