@@ -29,6 +29,17 @@ def draw(fig: str, data: dict, params: dict, mappings=None, ax=None, labels=None
     raise ValueError(f"figure {fig!r} ({kind}) is a table, not a plot")
 
 
+class FigureNumbers(dict):
+    """The numbers behind a figure (a plain dict), shown in a notebook as where they are saved."""
+
+    def __init__(self, fig: str, data: dict):
+        super().__init__(data)
+        self.fig = fig
+
+    def __repr__(self) -> str:
+        return f"numbers behind {self.fig}: book/data/{self.fig}.json"
+
+
 def figure(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0, show: bool = True, **kw):
     """Compute paper figure ``fig``, save its numbers, draw it (unless ``show=False``) and return the numbers."""
     import matplotlib.pyplot as plt
@@ -40,7 +51,7 @@ def figure(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int 
     elif show and figures.FIGURES[fig][0] not in ("table1", "plausibility"):
         draw(fig, data, params, **kw)
         plt.show()
-    return {**data, "params": params}
+    return FigureNumbers(fig, {**data, "params": params})
 
 
 class Chapter:
@@ -58,10 +69,11 @@ class Chapter:
                                    **{**self.draw, **kw})
         return self.results[fig]
 
-    def verdicts(self, ids):
+    def verdicts(self, ids) -> None:
+        """Print the verdicts of claims ``ids`` (returns nothing, so that the cell shows only the printed table)."""
         from . import claims
 
-        return claims.verdict_table(ids, claims.getter(self.results))
+        claims.verdict_table(ids, claims.getter(self.results))
 
     def experiment(self, fig: str):
         _, model, domain = figures.setting(fig, self.profile)

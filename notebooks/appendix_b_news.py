@@ -40,28 +40,28 @@ figure, results = chapter.figure, chapter.results
 # ## GPT-style, next token (Figs. 14, 15; compare Figs. 27, 31)
 
 # %%
-figure("fig14");
+figure("fig14")
 
 # %%
-figure("fig15");
+figure("fig15")
 
 # %% [markdown]
 # ## BERT-style, masked token (Figs. 16, 17; compare Figs. 6, 7)
 
 # %%
-figure("fig16");
+figure("fig16")
 
 # %%
-figure("fig17");
+figure("fig17")
 
 # %% [markdown]
 # ## Early exit (Figs. 20, 21; compare Figs. 8, 9)
 
 # %%
-figure("fig20");
+figure("fig20")
 
 # %%
-figure("fig21");
+figure("fig21")
 
 # %% [markdown]
 # ## Is news like the encyclopedia? (claim C15)
@@ -71,4 +71,4 @@ figure("fig21");
 
 # %% tags=["nbval-check-output"]
 figure("fig27", show=False)  # the encyclopedia counterpart of Fig. 14 (drawn in appendix D)
-chapter.verdicts(["C15"]);
+chapter.verdicts(["C15"])

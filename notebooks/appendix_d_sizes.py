@@ -67,4 +67,4 @@ for fig_id in ("fig26", "fig27", "fig28", "fig4", "fig29", "fig6"):
     rows.append({"model": d["model"], "L": L, "mean P@1 gain": round(sum(gain) / L, 2),
                  "layers with gain >= 0.15": f"{sum(g >= 0.15 for g in gain)}/{L}"})
 print(pd.DataFrame(rows).to_string(index=False))
-chapter.verdicts(["C7"]);
+chapter.verdicts(["C7"])

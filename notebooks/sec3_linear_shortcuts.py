@@ -131,7 +131,7 @@ print(summary.to_string())
 # [claims page](claims_verdicts.ipynb):
 
 # %% tags=["nbval-check-output"]
-chapter.verdicts(["C1a", "C1b"]);
+chapter.verdicts(["C1a", "C1b"])
 
 # %% [markdown]
 # A few remarks a careful reader should keep in mind:

@@ -67,10 +67,10 @@ figure, results = chapter.figure, chapter.results
 # final output) and `predictions.curves` (means, and for surprisal a seeded 95% bootstrap band).
 
 # %%
-figure("fig4");
+figure("fig4")
 
 # %%
-figure("fig5");
+figure("fig5")
 
 # %% [markdown]
 # The paper (Fig. 4): until layer 44 of 48, `mat`'s Precision@1 exceeds `id`'s by more than 0.2, and in the early
@@ -79,7 +79,7 @@ figure("fig5");
 # rule printed next to each (layers are compared at the same relative depth: layer 44 of 48 is layer 22 of 24).
 
 # %% tags=["nbval-check-output"]
-chapter.verdicts(["C2", "C3", "C4"]);
+chapter.verdicts(["C2", "C3", "C4"])
 
 # %% [markdown]
 # ## Masked-token prediction (paper Figs. 6 and 7)
@@ -87,17 +87,17 @@ chapter.verdicts(["C2", "C3", "C4"]);
 # The deeper BERT-style model (stand-in of BERT-large) predicts the token under `[MASK]`.
 
 # %%
-figure("fig6");
+figure("fig6")
 
 # %%
-figure("fig7");
+figure("fig7")
 
 # %% [markdown]
 # The paper (Fig. 6): over the first ten layers `mat` reaches precisions of 0.2-0.6 for every $k$ while `id` stays
 # close to 0; `mat`'s P@1 exceeds `id`'s by more than 0.17 at most layers and is above 0.25 from layer 3 on.
 
 # %% tags=["nbval-check-output"]
-chapter.verdicts(["C5", "C6"]);
+chapter.verdicts(["C5", "C6"])
 
 # %% [markdown]
 # ## Table 1: what the early layers "say"
@@ -148,7 +148,7 @@ if "skipped" not in pl:
           f"(paper: 85.36% vs 52.8%)")
     print(f"instances where id has more plausible tokens than mat: {pl['id_better_share']:.1%} (paper: < 4.3%); "
           f"where mat has more: {pl['mat_better_share']:.1%}")
-chapter.verdicts(["C13", "C14"]);
+chapter.verdicts(["C13", "C14"])
 
 # %%
 if "skipped" not in pl:

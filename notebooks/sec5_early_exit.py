@@ -61,13 +61,13 @@ figure, results = chapter.figure, chapter.results
 # ## GPT-style (paper Fig. 8)
 
 # %%
-figure("fig8");
+figure("fig8")
 
 # %% [markdown]
 # ## BERT-style (paper Fig. 9)
 
 # %%
-figure("fig9");
+figure("fig9")
 
 # %% [markdown]
 # ## Layers saved at 95% Precision@1
@@ -89,7 +89,7 @@ for fig_id in ("fig8", "fig9"):
 print(pd.DataFrame(rows).to_string(index=False))
 
 # %% tags=["nbval-check-output"]
-chapter.verdicts(["C8", "C9", "C11"]);
+chapter.verdicts(["C8", "C9", "C11"])
 
 # %% [markdown]
 # On the stand-ins both orderings of the paper hold: `mat` lets samples leave earlier than `id` at the same
@@ -120,7 +120,7 @@ for m in ("mat", "id"):
 # %% tags=["nbval-check-output"]
 for fig_id in ("fig20", "fig21"):
     figure(fig_id, show=False)
-chapter.verdicts(["C10"]);
+chapter.verdicts(["C10"])
 
 # %% [markdown]
 # `mat`'s early-exit curve lies above `id`'s everywhere, on both models and both domains. "Early beats fixed" is

@@ -82,22 +82,22 @@ print(f"largest difference between the runner and the model over all layers: {'<
 # ## Precision@1 (paper Fig. 10)
 
 # %%
-figure("fig10");
+figure("fig10")
 
 # %% [markdown]
 # ## Surprisal (paper Fig. 11)
 
 # %%
-figure("fig11");
+figure("fig11")
 
 # %% [markdown]
 # ## Precision@5 and @10 (paper Figs. 34, 35)
 
 # %%
-figure("fig34");
+figure("fig34")
 
 # %%
-figure("fig35");
+figure("fig35")
 
 # %% [markdown]
 # ## The paper's claims next to ours
@@ -109,7 +109,7 @@ figure("fig35");
 # %% tags=["nbval-check-output"]
 p1 = pd.DataFrame({m: results["fig10"]["curves"][m]["p@1"] for m in ORDER}).rename_axis("layer").T.round(2)
 print(p1.to_string())
-chapter.verdicts(["C12a", "C12b", "C12c"]);
+chapter.verdicts(["C12a", "C12b", "C12c"])
 
 # %% [markdown]
 # How to read this on the stand-in. Replacing the feed-forward networks or the layer norms costs little: both
@@ -125,10 +125,10 @@ chapter.verdicts(["C12a", "C12b", "C12c"]);
 # ## The news domain (paper appendix B, Figs. 18, 19)
 
 # %%
-figure("fig18");
+figure("fig18")
 
 # %%
-figure("fig19");
+figure("fig19")
 
 # %% [markdown]
 # ## Exercises
