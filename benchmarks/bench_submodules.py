@@ -1,8 +1,10 @@
 """Sub-module shortcuts (paper section 6): the three mappings from every start layer on the validation set,
-against one plain forward pass of the model over the same sentences (the same length-sorted batches of prefixes).
-Prints the ratio; the goal is at most 10x one forward pass for all three mappings and all start layers together.
+against one plain forward pass of the model over the same inputs (the same length-sorted batches of prefixes, or
+of sentences for a BERT-style model). Prints the ratio; the goal is at most 10x one forward pass for all three
+mappings and all start layers together.
 
     python benchmarks/bench_submodules.py [model] [domain]     # default: tiny-gpt2-medium encyclopedia
+    python benchmarks/bench_submodules.py tiny-bert-large encyclopedia
 """
 
 import sys
@@ -22,8 +24,8 @@ def main(model="tiny-gpt2-medium", domain="encyclopedia"):
 
     t = time.perf_counter()
     with torch.inference_mode():
-        for idx, inp, pos in submodules._prefix_batches(exp.val):
-            exp.adapter.model(input_ids=inp)
+        for idx, inp, mask, pos in submodules.sample_batches(exp, exp.val):
+            exp.adapter.model(input_ids=inp, attention_mask=mask)
     t_forward = time.perf_counter() - t
 
     times = {}

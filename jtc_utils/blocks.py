@@ -1,14 +1,22 @@
-"""A GPT-2 block runner built from a Hugging Face model's weights, step by step, so that any step can be swapped
-for a fitted matrix (paper section 6; spec 7).
+"""Block runners built from a Hugging Face model's weights, step by step, so that any sub-module of a block can be
+swapped for a fitted matrix (paper section 6; spec 7).
 
-A GPT-2 block maps its input ``x = h^{l-1}`` to ``h^l`` in six steps (the spec's vectors 1-6):
+A GPT-2 block (pre-norm) maps its input ``x = h^{l-1}`` to ``h^l`` through the spec's vectors 0-6:
 
-    1 ln_1(x)   2 a = attn(ln_1(x))   3 r = x + a   4 ln_2(r)   5 f = mlp(ln_2(r))   6 h = r + f
+    0 x   1 ln_1(x)   2 a = attn(ln_1(x))   3 r = x + a   4 ln_2(r)   5 f = mlp(ln_2(r))   6 h = r + f
 
-The runner reads the weights (``Conv1D`` stores [in, out], so ``y = x W + b``), uses the model's own activation
-function and layer-norm epsilon, a causal mask and the ``1/sqrt(d_head)`` scale, and calls no private attention
-code of ``transformers``. With right padding the causal mask alone is enough: a position never attends to the
-padding after it. Unmodified it reproduces the model's hidden states (tested to 1e-4).
+A BERT block (post-norm; not in the paper, an extension of this book) goes through
+
+    0 x   1 a = attn(x)   2 x + a   3 r = LN_attn(x + a)   4 f = ffn(r)   5 r + f   6 h = LN_out(r + f)
+
+Each runner names its replaceable sub-modules in ``PARTS``: ``name -> (input vector, output vector)``; the matrix of
+a sub-module is fitted as least squares of its output on its input. For BERT, ``ln_1`` and ``ln_2`` are the
+attention and output layer norms, so that the mapping names of section 6 carry over.
+
+The runners read the weights (GPT-2's ``Conv1D`` stores [in, out], so ``y = x W + b``; BERT's ``Linear`` stores
+[out, in]), use the model's own activation function and layer-norm epsilon, the ``1/sqrt(d_head)`` scale and a
+causal (GPT-2) or padding (BERT) mask, and call no private attention code of ``transformers``. Unmodified they
+reproduce the model's hidden states (tested to 1e-4).
 """
 
 from __future__ import annotations
@@ -16,98 +24,190 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 
-STEPS = {1: "ln_1", 2: "attn", 4: "ln_2", 5: "ffn"}  # the replaceable steps (3 and 6 are the residual sums)
-SUPPORTED_FAMILIES = ("gpt2",)
+PART_NAMES = ("ln_1", "attn", "ln_2", "ffn")
+SUPPORTED_FAMILIES = ("gpt2", "bert")
 
 
 class UnsupportedModelError(ValueError):
-    """The block runner only knows GPT-2 blocks."""
+    """The block runners know GPT-2 and BERT blocks only."""
 
 
-class GPT2Blocks:
-    """The blocks of a ``GPT2LMHeadModel`` (or ``GPT2Model``) as plain tensor functions."""
+def _attention(q, k, v, n_head: int, divisor: float, mask):
+    """Multi-head attention on [B, T, d] projections, scores divided by ``divisor``; ``mask`` [T, T] or
+    [B, 1, 1, T] is True where attending is allowed."""
+    B, T, d = q.shape
+    dh = d // n_head
+    q, k, v = (t.view(B, T, n_head, dh).transpose(1, 2) for t in (q, k, v))
+    w = (q @ k.transpose(-1, -2)) / divisor
+    w = w.masked_fill(~mask, torch.finfo(w.dtype).min).softmax(-1)
+    return (w @ v).transpose(1, 2).reshape(B, T, d)
+
+
+class Blocks:
+    """What both runners share: ``block`` (one block with replacements), ``run`` (blocks start..L-1) and
+    ``states`` (all hidden states from the embeddings)."""
+
+    PARTS: dict[str, tuple[int, int]] = {}
+    family = ""
 
     def __init__(self, model):
         cfg = model.config
-        if cfg.model_type not in SUPPORTED_FAMILIES:
+        if cfg.model_type != self.family:
             raise UnsupportedModelError(
                 f"sub-module shortcuts need a block runner, which exists for model families "
-                f"{', '.join(SUPPORTED_FAMILIES)} (GPT2LMHeadModel); got model type {cfg.model_type!r}")
+                f"{', '.join(SUPPORTED_FAMILIES)} (GPT2LMHeadModel, BertForMaskedLM); got model type "
+                f"{cfg.model_type!r}")
+        self.model = model
+        self.d = cfg.hidden_size
+        self.n_layers = cfg.num_hidden_layers
+
+    def ln(self, x, ln):
+        return F.layer_norm(x, (self.d,), ln.weight, ln.bias, ln.eps)
+
+    def _steps(self, x, j: int, rep: dict, mask):
+        raise NotImplementedError
+
+    def block(self, x, j: int, replace: dict | None = None, record: bool = False, mask=None):
+        """Block ``j`` (0-based) on ``x`` [B, T, d] (or [n, d] when attention is replaced, which needs no
+        context). ``replace`` maps a part name (``ln_1``, ``attn``, ``ln_2``, ``ffn``) to a matrix W [d, d] that
+        replaces it by ``input @ W``. ``mask`` [B, T] marks the real tokens of right-padded sequences (BERT; GPT-2's
+        causal mask already keeps padding out). With ``record``, also returns the vectors 0-6 of the block."""
+        rep = replace or {}
+        unknown = set(rep) - set(PART_NAMES)
+        if unknown:
+            raise ValueError(f"unknown sub-module(s) {sorted(unknown)}; replaceable: {', '.join(PART_NAMES)}")
+        if "attn" not in rep and x.dim() != 3:
+            raise ValueError("real attention needs whole sequences [B, T, d]; only a replaced attention ('attn') "
+                             "runs on single vectors")
+        vecs = self._steps(x, j, rep, mask)
+        return (vecs[6], vecs) if record else vecs[6]
+
+    def run(self, h, start: int = 0, replace=None, mask=None):
+        """Blocks ``start`` .. L-1 (0-based) on ``h`` = h^start; ``replace`` is a function of the block index
+        giving its replacements (or None). Returns h^L (raw, before ``ln_f``, for GPT-2)."""
+        for j in range(start, self.n_layers):
+            h = self.block(h, j, replace(j) if replace else None, mask=mask)
+        return h
+
+    def embed(self, input_ids):
+        raise NotImplementedError
+
+    def states(self, input_ids, mask=None):
+        """All hidden states ``[L+1, B, T, d]`` computed by the runner, from the embeddings."""
+        h = self.embed(input_ids)
+        out = [h]
+        for j in range(self.n_layers):
+            h = self.block(h, j, mask=mask)
+            out.append(h)
+        return torch.stack(out)
+
+
+class GPT2Blocks(Blocks):
+    """The blocks of a ``GPT2LMHeadModel`` (or ``GPT2Model``) as plain tensor functions."""
+
+    family = "gpt2"
+    PARTS = {"ln_1": (0, 1), "attn": (1, 2), "ln_2": (3, 4), "ffn": (4, 5)}
+
+    def __init__(self, model):
+        super().__init__(model)
+        cfg = model.config
         if getattr(cfg, "reorder_and_upcast_attn", False):
             raise UnsupportedModelError("GPT-2 configs with reorder_and_upcast_attn=True are not supported")
         from transformers.activations import ACT2FN
 
         tr = getattr(model, "transformer", model)
-        self.model = model
+        self.tr = tr
         self.blocks = list(tr.h)
         self.ln_f = tr.ln_f
-        self.n_layers = len(self.blocks)
-        self.d = cfg.hidden_size
         self.n_head = cfg.n_head
-        self.eps = cfg.layer_norm_epsilon
         self.act = ACT2FN[cfg.activation_function]
         self.scale = cfg.scale_attn_weights
         self.by_layer = cfg.scale_attn_by_inverse_layer_idx
 
-    def ln(self, x, ln):
-        return torch.nn.functional.layer_norm(x, (self.d,), ln.weight, ln.bias, self.eps)
-
     def attn(self, x, j: int):
-        """Causal multi-head self-attention of block ``j`` (0-based) on [B, T, d], including ``c_proj``."""
+        """Causal multi-head self-attention of block ``j`` on [B, T, d], including ``c_proj``."""
         at = self.blocks[j].attn
-        B, T, _ = x.shape
+        T = x.shape[1]
         q, k, v = (x @ at.c_attn.weight + at.c_attn.bias).split(self.d, dim=-1)
-        dh = self.d // self.n_head
-        q, k, v = (t.view(B, T, self.n_head, dh).transpose(1, 2) for t in (q, k, v))
-        w = q @ k.transpose(-1, -2)
-        if self.scale:
-            w = w / math.sqrt(dh)
-        if self.by_layer:
-            w = w / float(j + 1)
+        div = (math.sqrt(self.d // self.n_head) if self.scale else 1.0) * (j + 1 if self.by_layer else 1)
         causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
-        w = w.masked_fill(~causal, torch.finfo(w.dtype).min).softmax(-1)
-        y = (w @ v).transpose(1, 2).reshape(B, T, self.d)
-        return y @ at.c_proj.weight + at.c_proj.bias
+        return _attention(q, k, v, self.n_head, div, causal) @ at.c_proj.weight + at.c_proj.bias
 
     def mlp(self, x, j: int):
         m = self.blocks[j].mlp
         return self.act(x @ m.c_fc.weight + m.c_fc.bias) @ m.c_proj.weight + m.c_proj.bias
 
-    def block(self, x, j: int, replace: dict | None = None, record: bool = False):
-        """Block ``j`` on ``x`` [..., T, d] (or [n, d] when attention is replaced, which needs no context).
-        ``replace`` maps a step (1, 2, 4, 5) to a matrix W [d, d] that replaces it by ``input @ W``. With
-        ``record``, also returns the six vectors of the spec's table (plus the input)."""
-        rep = replace or {}
+    def _steps(self, x, j, rep, mask):
         b = self.blocks[j]
-        s1 = x @ rep[1] if 1 in rep else self.ln(x, b.ln_1)
-        if 2 in rep:
-            s2 = s1 @ rep[2]
-        elif x.dim() != 3:
-            raise ValueError("real attention needs whole prefixes [B, T, d]; only a replaced attention (step 2) "
-                             "runs on single vectors")
-        else:
-            s2 = self.attn(s1, j)
+        s1 = x @ rep["ln_1"] if "ln_1" in rep else self.ln(x, b.ln_1)
+        s2 = s1 @ rep["attn"] if "attn" in rep else self.attn(s1, j)
         s3 = x + s2
-        s4 = s3 @ rep[4] if 4 in rep else self.ln(s3, b.ln_2)
-        s5 = s4 @ rep[5] if 5 in rep else self.mlp(s4, j)
-        s6 = s3 + s5
-        return (s6, (x, s1, s2, s3, s4, s5, s6)) if record else s6
+        s4 = s3 @ rep["ln_2"] if "ln_2" in rep else self.ln(s3, b.ln_2)
+        s5 = s4 @ rep["ffn"] if "ffn" in rep else self.mlp(s4, j)
+        return (x, s1, s2, s3, s4, s5, s3 + s5)
 
-    def run(self, h, start: int = 0, replace=None):
-        """Blocks ``start`` .. L-1 (0-based) on ``h`` = h^start [B, T, d]; ``replace`` is a function of the block
-        index giving its replacements (or None). Returns raw h^L (before ``ln_f``)."""
-        for j in range(start, self.n_layers):
-            h = self.block(h, j, replace(j) if replace else None)
-        return h
-
-    def states(self, input_ids):
-        """All hidden states ``[L+1, B, T, d]`` computed by the runner (raw h^L), from the embeddings."""
-        tr = getattr(self.model, "transformer", self.model)
+    def embed(self, input_ids):
         T = input_ids.shape[1]
-        h = tr.wte(input_ids) + tr.wpe(torch.arange(T, device=input_ids.device))[None]
-        out = [h]
-        for j in range(self.n_layers):
-            h = self.block(h, j)
-            out.append(h)
-        return torch.stack(out)
+        return self.tr.wte(input_ids) + self.tr.wpe(torch.arange(T, device=input_ids.device))[None]
+
+
+class BertBlocks(Blocks):
+    """The layers of a ``BertForMaskedLM`` (or ``BertModel``) encoder as plain tensor functions (an extension: the
+    paper ran section 6 on GPT-2 only)."""
+
+    family = "bert"
+    PARTS = {"attn": (0, 1), "ln_1": (2, 3), "ffn": (3, 4), "ln_2": (5, 6)}
+
+    def __init__(self, model):
+        super().__init__(model)
+        cfg = model.config
+        if getattr(cfg, "is_decoder", False) or getattr(cfg, "position_embedding_type", "absolute") != "absolute":
+            raise UnsupportedModelError("the BERT block runner supports encoder-only BERT with absolute position "
+                                        "embeddings (bert-base/large-uncased)")
+        from transformers.activations import ACT2FN
+
+        self.bert = getattr(model, "bert", model)
+        self.blocks = list(self.bert.encoder.layer)
+        self.n_head = cfg.num_attention_heads
+        self.act = ACT2FN[cfg.hidden_act]
+
+    def attn(self, x, j: int, mask):
+        """Bidirectional multi-head self-attention of layer ``j`` including its output projection (before the
+        residual and layer norm); padded keys (``mask`` False) are ignored."""
+        sa, so = self.blocks[j].attention.self, self.blocks[j].attention.output
+        q, k, v = (F.linear(x, m.weight, m.bias) for m in (sa.query, sa.key, sa.value))
+        keep = (torch.ones(x.shape[:2], dtype=torch.bool, device=x.device) if mask is None
+                else mask.bool())[:, None, None, :]
+        return F.linear(_attention(q, k, v, self.n_head, math.sqrt(self.d // self.n_head), keep),
+                        so.dense.weight, so.dense.bias)
+
+    def ffn(self, x, j: int):
+        b = self.blocks[j]
+        up = F.linear(x, b.intermediate.dense.weight, b.intermediate.dense.bias)
+        return F.linear(self.act(up), b.output.dense.weight, b.output.dense.bias)
+
+    def _steps(self, x, j, rep, mask):
+        b = self.blocks[j]
+        a = x @ rep["attn"] if "attn" in rep else self.attn(x, j, mask)
+        s = x + a
+        r = s @ rep["ln_1"] if "ln_1" in rep else self.ln(s, b.attention.output.LayerNorm)
+        f = r @ rep["ffn"] if "ffn" in rep else self.ffn(r, j)
+        t = r + f
+        h = t @ rep["ln_2"] if "ln_2" in rep else self.ln(t, b.output.LayerNorm)
+        return (x, a, s, r, f, t, h)
+
+    def embed(self, input_ids):
+        return self.bert.embeddings(input_ids=input_ids, token_type_ids=torch.zeros_like(input_ids))
+
+
+def runner_for(model) -> Blocks:
+    """The block runner of a model; a clear error for a family without one."""
+    t = model.config.model_type
+    for cls in (GPT2Blocks, BertBlocks):
+        if cls.family == t:
+            return cls(model)
+    raise UnsupportedModelError(
+        f"sub-module shortcuts need a block runner, which exists for model families {', '.join(SUPPORTED_FAMILIES)} "
+        f"(GPT2LMHeadModel, BertForMaskedLM); got model type {t!r}")

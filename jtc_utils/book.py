@@ -69,11 +69,12 @@ class Chapter:
                                    **{**self.draw, **kw})
         return self.results[fig]
 
-    def verdicts(self, ids) -> None:
-        """Print the verdicts of claims ``ids`` (returns nothing, so that the cell shows only the printed table)."""
+    def verdicts(self, ids, alias: dict | None = None) -> None:
+        """Print the verdicts of claims ``ids`` (returns nothing, so that the cell shows only the printed table);
+        ``alias`` judges them on other figures' numbers (see :func:`jtc_utils.claims.getter`)."""
         from . import claims
 
-        claims.verdict_table(ids, claims.getter(self.results))
+        claims.verdict_table(ids, claims.getter(self.results, alias))
 
     def experiment(self, fig: str):
         _, model, domain = figures.setting(fig, self.profile)

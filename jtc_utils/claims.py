@@ -292,9 +292,17 @@ def check(cid: str, get=default_get) -> dict:
     return CLAIMS[cid](get)
 
 
-def getter(results: dict):
-    """A ``get`` that uses numbers just computed (``results[fig]``) and reads the others from ``book/data``."""
-    return lambda fig: results[fig] if fig in results else default_get(fig)
+def getter(results: dict, alias: dict | None = None):
+    """A ``get`` that uses numbers just computed (``results[fig]``) and reads the others from ``book/data``.
+    ``alias`` judges a claim on another figure's numbers (``{"fig10": "ext_bert_fig10"}`` applies the rules of
+    the GPT-2 claim C12 to the BERT-style extension)."""
+    alias = alias or {}
+
+    def get(fig):
+        fig = alias.get(fig, fig)
+        return results[fig] if fig in results else default_get(fig)
+
+    return get
 
 
 def all_claims(get=default_get) -> list[dict]:

@@ -95,7 +95,8 @@ class Experiment:
     @cached_property
     def submodule_predictions(self) -> dict:
         """Per-sample predictions of the sub-module shortcuts ``mat_attn``, ``mat_ln1_ln2``, ``mat_ffn`` and of
-        ``mat`` (paper section 6; GPT-style models only; see :func:`jtc_utils.submodules.per_sample`)."""
+        ``mat`` (paper section 6, on GPT-style models; on BERT-style ones an extension of this book; see
+        :func:`jtc_utils.submodules.per_sample`)."""
         from . import submodules
 
         return submodules.per_sample(self)

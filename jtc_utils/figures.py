@@ -36,16 +36,19 @@ FIGURES = {
     "fig20": ("ee", "gpt24", "second"), "fig21": ("ee", "bert24", "second"),
     # Table 1 and the automatic plausibility study (BERT-large on news)
     "table1": ("table1", "bert24", "second"), "plausibility": ("plausibility", "bert24", "second"),
-    # section 6 and appendix B: sub-module shortcuts (GPT-style only)
+    # section 6 and appendix B: sub-module shortcuts (GPT-style, as in the paper)
     "fig10": ("parts_pk", "gpt24", "main"), "fig11": ("parts_surp", "gpt24", "main"),
     "fig34": ("parts_pk", "gpt24", "main"), "fig35": ("parts_pk", "gpt24", "main"),
     "fig18": ("parts_pk", "gpt24", "second"), "fig19": ("parts_surp", "gpt24", "second"),
+    # beyond the paper: section 6 on the BERT-style stand-in of BERT-large (the paper ran it on GPT-2 only)
+    "ext_bert_fig10": ("parts_pk", "bert24", "main"), "ext_bert_fig11": ("parts_surp", "bert24", "main"),
     # beyond the paper: Precision@1 by the kind of token predicted
     "labels_gpt48": ("labels", "gpt48", "main"), "labels_bert24": ("labels", "bert24", "main"),
 }
 
 
-PARTS_K = {"fig10": 1, "fig18": 1, "fig34": 5, "fig35": 10}  # which Precision@k each sub-module figure shows
+# which Precision@k each sub-module figure shows
+PARTS_K = {"fig10": 1, "fig18": 1, "fig34": 5, "fig35": 10, "ext_bert_fig10": 1}
 
 
 @lru_cache(maxsize=16)

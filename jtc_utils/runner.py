@@ -41,7 +41,18 @@ def notebook_names() -> list[str]:
 
 
 def clean(nb) -> None:
-    """Strip what changes on every run (timings, execution stamps) and hide the injected-parameters cell."""
+    """Strip what changes on every run (timings, execution stamps), give every cell an id derived from its source
+    (so that re-executing an unchanged chapter changes nothing in git) and hide the injected-parameters cell."""
+    import hashlib
+
+    seen = set()
+    for cell in nb.cells:
+        base = hashlib.sha256(f"{cell.cell_type}\n{cell.source}".encode()).hexdigest()[:12]
+        cid, k = base, 1
+        while cid in seen:  # identical cells get distinct ids
+            cid, k = f"{base}-{k}", k + 1
+        seen.add(cid)
+        cell.id = cid
     pm = nb.metadata.get("papermill", {})
     nb.metadata["papermill"] = {"parameters": pm.get("parameters", {})}
     nb.metadata.pop("widgets", None)

@@ -1,7 +1,7 @@
 """Linear shortcuts across sub-modules (paper section 6, appendix C; spec 7).
 
 Per block and sub-module a matrix is fitted by least squares on the training sentences, at each sample's position,
-in the unmodified model (the same minimum-norm fit as ``mat``, :func:`jtc_utils.linear.fit`):
+in the unmodified model (the same minimum-norm fit as ``mat``, :func:`jtc_utils.linear.fit`). For GPT-2:
 
 * ``ln_1``: ln_1(x) on the block input x = h^{l-1};   * ``attn``: attn(ln_1(x)) on ln_1(x);
 * ``ln_2``: ln_2(r) on r = x + attn(...);              * ``ffn``: mlp(ln_2(r)) on ln_2(r).
@@ -12,6 +12,10 @@ unembedding as usual. ``mat_attn`` removes all interaction between positions, so
 other two keep the real attention, which then reads the *modified* states of the whole prefix, so they start from
 the true h^l at every prefix position. All start layers are processed together as a wavefront: at block j, the
 states of every start layer l <= j are stacked in the batch, so each mapping costs L block calls per batch.
+
+BERT-style models (an extension; the paper did not run them) work the same way with :class:`BertBlocks`: the
+whole sentence (with ``[MASK]`` at the position) instead of the prefix, the attention and output layer norms as
+``ln_1``/``ln_2``, and the MLM head as readout.
 """
 
 from __future__ import annotations
@@ -19,49 +23,55 @@ from __future__ import annotations
 import numpy as np
 
 from . import cache, linear, predictions
-from .blocks import GPT2Blocks
+from .blocks import PART_NAMES, Blocks, runner_for
 from .hidden import batches_by_length, model_identity, samples_identity
 
 MAPPINGS = ("mat_attn", "mat_ln1_ln2", "mat_ffn")  # the paper's plotting order, then mat
-REPLACED = {"mat_attn": (2,), "mat_ffn": (5,), "mat_ln1_ln2": (1, 4)}
-NAMES = {1: "ln_1", 2: "attn", 4: "ln_2", 5: "ffn"}
+REPLACED = {"mat_attn": ("attn",), "mat_ffn": ("ffn",), "mat_ln1_ln2": ("ln_1", "ln_2")}
 BATCH = 64
 
 
-def runner(exp) -> GPT2Blocks:
+def runner(exp) -> Blocks:
     """The block runner of the experiment's model; a clear error for a model family it does not support."""
-    return GPT2Blocks(exp.adapter.model)
+    return runner_for(exp.adapter.model)
 
 
-def _prefix_batches(s, batch_size: int = BATCH):
-    """Right-padded prefixes ``ids[: position + 1]`` in length-sorted batches: (indices, input ids, positions)."""
+def batches(run: Blocks, s, batch_size: int = BATCH, pad_id: int = 0):
+    """What the model reads for each sample, right-padded in length-sorted batches: ``(indices, input ids, mask,
+    positions)``. GPT-2 reads the prefix ``ids[: position + 1]``, BERT the whole sentence."""
     import torch
 
-    seqs = [ids[:p + 1] for ids, p in zip(s.input_ids, s.positions)]
+    seqs = [ids[:p + 1] if run.family == "gpt2" else ids for ids, p in zip(s.input_ids, s.positions)]
     for idx in batches_by_length([len(x) for x in seqs], batch_size):
         T = max(len(seqs[i]) for i in idx)
-        inp = torch.zeros((len(idx), T), dtype=torch.long)
+        inp = torch.full((len(idx), T), pad_id, dtype=torch.long)
+        mask = torch.zeros((len(idx), T), dtype=torch.long)
         for r, i in enumerate(idx):
             inp[r, :len(seqs[i])] = torch.tensor(seqs[i])
-        yield idx, inp, torch.as_tensor(s.positions[idx])
+            mask[r, :len(seqs[i])] = 1
+        yield idx, inp, mask, torch.as_tensor(s.positions[idx])
 
 
-def record(run: GPT2Blocks, s) -> dict:
-    """The spec's vectors 0-5 of every block at each sample's position in the unmodified model:
-    ``{step: [L, n, d]}`` for step 0 (block input) .. 5 (FFN output)."""
+def sample_batches(exp, s, batch_size: int = BATCH):
+    """:func:`batches` for samples ``s`` of the experiment's model (padded with its tokenizer's pad id)."""
+    return batches(runner(exp), s, batch_size, exp.adapter.tokenizer.pad_token_id or 0)
+
+
+def record(run: Blocks, s, pad_id: int = 0) -> dict:
+    """The vectors 0-6 of every block (see :mod:`jtc_utils.blocks`) at each sample's position in the unmodified
+    model, those that some sub-module reads or writes: ``{vector: [L, n, d]}``."""
     import torch
 
     L, n, d = run.n_layers, len(s), run.d
-    out = {b: np.zeros((L, n, d), dtype=np.float32) for b in range(6)}
-    tr = getattr(run.model, "transformer", run.model)
+    keep = sorted({v for pair in run.PARTS.values() for v in pair})
+    out = {b: np.zeros((L, n, d), dtype=np.float32) for b in keep}
     with torch.inference_mode():
-        for idx, inp, pos in _prefix_batches(s):
-            T = inp.shape[1]
-            h = tr.wte(inp) + tr.wpe(torch.arange(T))[None]
+        for idx, inp, mask, pos in batches(run, s, pad_id=pad_id):
+            h = run.embed(inp)
             rows = torch.arange(len(idx))
             for j in range(L):
-                h, vecs = run.block(h, j, record=True)
-                for b in range(6):
+                h, vecs = run.block(h, j, record=True, mask=mask)
+                for b in keep:
                     out[b][j, idx] = vecs[b][rows, pos].numpy()
     return out
 
@@ -72,10 +82,10 @@ def fit(exp) -> dict:
     run = runner(exp)
 
     def compute():
-        vecs = record(run, exp.train)
+        vecs = record(run, exp.train, exp.adapter.tokenizer.pad_token_id or 0)
         maps = {}
-        for step, name in NAMES.items():  # step b is regressed on step b-1
-            maps[name] = np.stack([linear.fit(vecs[step - 1][j], vecs[step][j]) for j in range(run.n_layers)]
+        for name, (src, dst) in run.PARTS.items():  # a sub-module's output regressed on its input
+            maps[name] = np.stack([linear.fit(vecs[src][j], vecs[dst][j]) for j in range(run.n_layers)]
                                   ).astype(np.float32)
         return maps
 
@@ -84,14 +94,14 @@ def fit(exp) -> dict:
     return check_maps(cache.cached("submodule_fits", key, compute), run)
 
 
-def check_maps(maps: dict, run: GPT2Blocks) -> dict:
+def check_maps(maps: dict, run: Blocks) -> dict:
     """Refuse sub-module matrices that do not fit the model: every one of ln_1, attn, ln_2, ffn must be
     [L, d, d] with this model's L and d."""
     want = (run.n_layers, run.d, run.d)
-    missing = set(NAMES.values()) - set(maps)
+    missing = set(PART_NAMES) - set(maps)
     if missing:
         raise ValueError(f"sub-module matrices are missing {sorted(missing)}; expected ln_1, attn, ln_2 and ffn")
-    for name in NAMES.values():
+    for name in PART_NAMES:
         shape = tuple(np.shape(maps[name]))
         if shape != want:
             raise ValueError(f"sub-module matrix {name!r} has shape {shape}, but this model needs {want} "
@@ -111,11 +121,11 @@ def _replacements(maps: dict, mapping: str):
 
     if mapping not in REPLACED:
         raise ValueError(f"unknown sub-module mapping {mapping!r}; choose one of {', '.join(REPLACED)}")
-    W = {step: torch.from_numpy(np.ascontiguousarray(maps[NAMES[step]])) for step in REPLACED[mapping]}
-    return lambda j: {step: w[j] for step, w in W.items()}
+    W = {part: torch.from_numpy(np.ascontiguousarray(maps[part])) for part in REPLACED[mapping]}
+    return lambda j: {part: w[j] for part, w in W.items()}
 
 
-def cast_single(run: GPT2Blocks, maps: dict, X: np.ndarray) -> np.ndarray:
+def cast_single(run: Blocks, maps: dict, X: np.ndarray) -> np.ndarray:
     """``mat_attn`` from every start layer on single vectors: ``X`` [L+1, n, d] true states at the positions ->
     [L+1, n, d] raw final vectors (row l: started at layer l; row L: h^L itself)."""
     import torch
@@ -131,9 +141,9 @@ def cast_single(run: GPT2Blocks, maps: dict, X: np.ndarray) -> np.ndarray:
         return np.concatenate([cur.numpy().reshape(L, n, -1), X[L:L + 1]])
 
 
-def cast_prefix(run: GPT2Blocks, maps: dict, exp, mapping: str, states=None) -> np.ndarray:
-    """A mapping from every start layer over whole prefixes (real attention over the modified prefix), read at
-    each validation sample's position: [L+1, n, d] raw final vectors."""
+def cast_prefix(run: Blocks, maps: dict, exp, mapping: str) -> np.ndarray:
+    """A mapping from every start layer over whole prefixes (GPT-2) or sentences (BERT), with the real attention
+    over the modified states, read at each validation sample's position: [L+1, n, d] final vectors."""
     import torch
 
     rep = _replacements(maps, mapping)
@@ -141,13 +151,13 @@ def cast_prefix(run: GPT2Blocks, maps: dict, exp, mapping: str, states=None) -> 
     L = run.n_layers
     out = np.zeros((L + 1, len(s), run.d), dtype=np.float32)
     with torch.inference_mode():
-        for idx, inp, pos in _prefix_batches(s):
-            S = ad.forward_states(inp, torch.ones_like(inp))  # true h^0..h^L at every prefix position
+        for idx, inp, mask, pos in batches(run, s, pad_id=ad.tokenizer.pad_token_id or 0):
+            S = ad.forward_states(inp, mask)  # true h^0..h^L at every position
             B = len(idx)
             cur = None
             for j in range(L):
                 cur = S[j] if cur is None else torch.cat([cur, S[j]])
-                cur = run.block(cur, j, rep(j))
+                cur = run.block(cur, j, rep(j), mask=mask.repeat(j + 1, 1))
             rows = torch.arange(B)
             out[:L, idx] = cur.view(L, B, *cur.shape[1:])[:, rows, pos].numpy()
             out[L, idx] = S[L][rows, pos].numpy()

@@ -1,35 +1,43 @@
-"""The GPT-2 block runner and the sub-module shortcuts of paper section 6 (spec 7)."""
+"""The block runners and the sub-module shortcuts of paper section 6 (spec 7), on GPT-2 (the paper's setting) and
+on BERT (this book's extension)."""
 
 import numpy as np
 import pytest
 import torch
-from transformers import GPT2Config, GPT2LMHeadModel
+from transformers import BertConfig, BertForMaskedLM, GPT2Config, GPT2LMHeadModel
 
 from helpers import save_random_model
 from jtc_utils import blocks, models, predictions, submodules
 from jtc_utils.experiment import Experiment
 from jtc_utils.samples import make_samples
 
+FAMILIES = ("gpt2", "bert")
 
-@pytest.fixture(scope="module")
-def exp(tmp_path_factory):
-    path = save_random_model("gpt2", tmp_path_factory.mktemp("gpt2"))
+
+@pytest.fixture(scope="module", params=FAMILIES)
+def exp(request, tmp_path_factory):
+    path = save_random_model(request.param, tmp_path_factory.mktemp(request.param))
     return Experiment(str(path), "news", n_train=300, n_val=40)
 
 
-def _max_diff(model, ids):
+def _max_diff(model, ids, mask=None):
     ad = models.Adapter(model=model, tokenizer=None, name="test")
+    mask = torch.ones_like(ids) if mask is None else mask
     with torch.inference_mode():
-        ref = ad.forward_states(ids, torch.ones_like(ids))
-        ours = blocks.GPT2Blocks(model).states(ids)
-    return (ref - ours).abs().max().item()
+        ref = ad.forward_states(ids, mask)
+        ours = blocks.runner_for(model).states(ids, mask)
+    real = mask.bool()[None, :, :, None]  # compare at the real tokens (padding rows are never read)
+    return (ref - ours).abs().masked_fill(~real, 0).max().item()
 
 
-def test_runner_reproduces_a_zoo_model():
-    ad = models.adapter("tiny-gpt2-medium")
-    s = make_samples(ad.tokenizer, "gpt2", "encyclopedia", "validation", n=24)
-    _, inp, _ = next(submodules._prefix_batches(s, 24))
-    assert _max_diff(ad.model, inp) <= 1e-4
+@pytest.mark.parametrize("name", ["tiny-gpt2-medium", "tiny-bert-large"])
+def test_runner_reproduces_a_zoo_model(name):
+    ad = models.adapter(name)
+    s = make_samples(ad.tokenizer, ad.family, "encyclopedia", "validation", n=24)
+    run = blocks.runner_for(ad.model)
+    _, inp, mask, _ = next(submodules.batches(run, s, 24, ad.tokenizer.pad_token_id or 0))
+    assert (mask == 0).any()  # right padding is part of what is checked
+    assert _max_diff(ad.model, inp, mask) <= 1e-4
 
 
 def test_runner_reproduces_a_model_with_the_real_gpt2_small_shape():
@@ -39,26 +47,46 @@ def test_runner_reproduces_a_model_with_the_real_gpt2_small_shape():
     assert _max_diff(model, ids) <= 1e-4
 
 
+def test_runner_reproduces_a_model_with_the_real_bert_base_shape():
+    torch.manual_seed(0)
+    model = BertForMaskedLM(BertConfig(vocab_size=4096)).eval()  # 12 layers, width 768, 12 heads
+    ids = torch.randint(1, 4096, (2, 48))
+    mask = torch.ones_like(ids)
+    mask[1, 30:] = 0
+    assert _max_diff(model, ids, mask) <= 1e-4
+
+
 def test_recorded_vectors_are_the_model_states(exp):
-    vecs = submodules.record(submodules.runner(exp), exp.train)
+    run = submodules.runner(exp)
+    vecs = submodules.record(run, exp.train, exp.adapter.tokenizer.pad_token_id or 0)
     L = exp.n_layers
     for j in range(L):
         np.testing.assert_allclose(vecs[0][j], exp.X_train[j], atol=1e-5)  # block input = h^j
-    # the second residual r + f of the last block is raw h^L
-    np.testing.assert_allclose(vecs[3][L - 1] + vecs[5][L - 1], exp.X_train[L], atol=1e-5)
+    if run.family == "gpt2":  # the second residual r + f of the last block is raw h^L
+        np.testing.assert_allclose(vecs[3][L - 1] + vecs[5][L - 1], exp.X_train[L], atol=1e-5)
+    else:  # the output layer norm of the last block is h^L
+        np.testing.assert_allclose(vecs[6][L - 1], exp.X_train[L], atol=1e-5)
 
 
-def test_mat_attn_on_single_vectors_equals_the_full_prefix(exp):
+def test_unknown_parts_are_refused(exp):
+    run = submodules.runner(exp)
+    with pytest.raises(ValueError, match="unknown sub-module"):
+        run.block(torch.zeros(2, exp.adapter.d), 0, {"mlp": torch.eye(exp.adapter.d)})
+    with pytest.raises(ValueError, match="whole sequences"):
+        run.block(torch.zeros(2, exp.adapter.d), 0)
+
+
+def test_mat_attn_on_single_vectors_equals_the_full_input(exp):
     run = submodules.runner(exp)
     W = torch.from_numpy(submodules.fit(exp)["attn"])
-    _, inp, pos = next(submodules._prefix_batches(exp.val, 16))
+    _, inp, mask, pos = next(submodules.sample_batches(exp, exp.val, 16))
     rows = torch.arange(len(pos))
     with torch.inference_mode():
-        S = exp.adapter.forward_states(inp, torch.ones_like(inp))
+        S = exp.adapter.forward_states(inp, mask)
         for start in range(exp.n_layers):
-            prefix = run.run(S[start], start, lambda j: {2: W[j]})[rows, pos]
-            single = run.run(S[start][rows, pos], start, lambda j: {2: W[j]})
-            torch.testing.assert_close(prefix, single, rtol=0, atol=1e-5)
+            full = run.run(S[start], start, lambda j: {"attn": W[j]}, mask=mask)[rows, pos]
+            single = run.run(S[start][rows, pos], start, lambda j: {"attn": W[j]})
+            torch.testing.assert_close(full, single, rtol=0, atol=1e-5)
 
 
 @pytest.mark.parametrize("mapping", ["mat_ffn", "mat_ln1_ln2", "mat_attn"])
@@ -70,11 +98,28 @@ def test_wavefront_equals_one_start_layer_at_a_time(exp, mapping):
     L = exp.n_layers
     np.testing.assert_array_equal(fast[L], exp.X_val[L])  # starting at the last layer is the model itself
     with torch.inference_mode():
-        for idx, inp, pos in submodules._prefix_batches(exp.val):
-            S = exp.adapter.forward_states(inp, torch.ones_like(inp))
+        for idx, inp, mask, pos in submodules.sample_batches(exp, exp.val):
+            S = exp.adapter.forward_states(inp, mask)
             for start in range(L):
-                slow = run.run(S[start], start, rep)[torch.arange(len(idx)), pos].numpy()
+                slow = run.run(S[start], start, rep, mask=mask)[torch.arange(len(idx)), pos].numpy()
                 np.testing.assert_allclose(fast[start, idx], slow, atol=1e-5)
+
+
+def test_bert_padding_does_not_leak_into_the_real_tokens():
+    """A BERT sentence gives the same mat_ffn states alone and right-padded in a batch with a longer one."""
+    ad = models.adapter("tiny-bert-base")
+    run = blocks.runner_for(ad.model)
+    s = make_samples(ad.tokenizer, "bert", "encyclopedia", "validation", n=8)
+    W = torch.randn(run.n_layers, run.d, run.d) * 0.1
+    _, inp, mask, _ = next(submodules.batches(run, s, 8))
+    short = int(mask.sum(1).argmin())
+    n = int(mask[short].sum())
+    assert n < inp.shape[1]
+    with torch.inference_mode():
+        S = ad.forward_states(inp, mask)
+        batched = run.run(S[2], 2, lambda j: {"ffn": W[j]}, mask=mask)[short, :n]
+        alone = run.run(S[2][short:short + 1, :n], 2, lambda j: {"ffn": W[j]})[0]
+    torch.testing.assert_close(batched, alone, rtol=0, atol=1e-5)
 
 
 def test_submodule_predictions_follow_section_4(exp):
@@ -89,11 +134,16 @@ def test_submodule_predictions_follow_section_4(exp):
     assert curves["mat_attn"]["surprisal"][L] == pytest.approx(curves["mat"]["surprisal"][L])
 
 
-def test_other_families_are_refused_with_the_supported_ones(tmp_path):
-    path = save_random_model("bert", tmp_path / "bert")
-    bert = Experiment(str(path), "news", n_train=100, n_val=10)
+def test_other_families_are_refused_with_the_supported_ones():
+    from transformers import OPTConfig, OPTForCausalLM
+
+    model = OPTForCausalLM(OPTConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1, ffn_dim=32,
+                                     num_attention_heads=2, word_embed_proj_dim=16))
+    with pytest.raises(blocks.UnsupportedModelError, match="gpt2, bert"):
+        blocks.runner_for(model)
     with pytest.raises(blocks.UnsupportedModelError, match="gpt2"):
-        submodules.fit(bert)
+        blocks.GPT2Blocks(BertForMaskedLM(BertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1,
+                                                     num_attention_heads=2, intermediate_size=32)))
 
 
 def test_matrices_of_the_wrong_shape_are_refused_at_load(exp, tmp_path):
