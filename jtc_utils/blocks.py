@@ -40,9 +40,8 @@ def _attention(q, k, v, n_head: int, divisor: float, mask):
     B, T, d = q.shape
     dh = d // n_head
     q, k, v = (t.view(B, T, n_head, dh).transpose(1, 2) for t in (q, k, v))
-    w = (q @ k.transpose(-1, -2)) / divisor
-    w = w.masked_fill(~mask, torch.finfo(w.dtype).min).softmax(-1)
-    return (w @ v).transpose(1, 2).reshape(B, T, d)
+    y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=1 / divisor)
+    return y.transpose(1, 2).reshape(B, T, d)
 
 
 class Blocks:

@@ -15,7 +15,9 @@ R2_FILES = [f for f in FIG_FILES if figures.FIGURES[f][0] == "r2"]
 R2_TOL = dict(rtol=1e-4, atol=2e-4)
 # means of 0/1 agreements over 1,000-3,000 samples: a near-tie argmax flipped by float noise moves them by 1/n
 SHARE_TOL = dict(rtol=0, atol=2e-3)
-SURPRISAL_TOL = dict(rtol=1e-4, atol=2e-3)
+# surprisal is -log p_final of the mapping's top-1 token: one near-tie top-1 flip moves the mean by up to the
+# log-ratio of the two tokens' final probabilities over n (about 20 nats / 3,000 samples, 0.007)
+SURPRISAL_TOL = dict(rtol=1e-4, atol=1e-2)
 
 
 def test_every_figure_of_the_registry_has_its_data():
