@@ -36,9 +36,15 @@ class UnsupportedModelError(ValueError):
     """The block runners know GPT-2 and BERT blocks only."""
 
 
+def _unsupported(model_type: str) -> UnsupportedModelError:
+    return UnsupportedModelError(
+        f"sub-module shortcuts need a block runner, which exists for model families {', '.join(SUPPORTED_FAMILIES)} "
+        f"(GPT2LMHeadModel, BertForMaskedLM); got model type {model_type!r}")
+
+
 def _attention(q, k, v, n_head: int, divisor: float, mask):
     """Multi-head attention on [B, T, d] projections, scores divided by ``divisor``; ``mask`` [T, T] or
-    [B, 1, 1, T] is True where attending is allowed."""
+    [B, 1, 1, T] is True where attending is allowed (None: everywhere)."""
     B, T, d = q.shape
     dh = d // n_head
     q, k, v = (t.view(B, T, n_head, dh).transpose(1, 2) for t in (q, k, v))
@@ -56,10 +62,7 @@ class Blocks:
     def __init__(self, model):
         cfg = model.config
         if cfg.model_type != self.family:
-            raise UnsupportedModelError(
-                f"sub-module shortcuts need a block runner, which exists for model families "
-                f"{', '.join(SUPPORTED_FAMILIES)} (GPT2LMHeadModel, BertForMaskedLM); got model type "
-                f"{cfg.model_type!r}")
+            raise _unsupported(cfg.model_type)
         self.model = model
         self.d = cfg.hidden_size
         self.n_layers = cfg.num_hidden_layers
@@ -121,7 +124,6 @@ class GPT2Blocks(Blocks):
         tr = getattr(model, "transformer", model)
         self.tr = tr
         self.blocks = list(tr.h)
-        self.ln_f = tr.ln_f
         self.n_head = cfg.n_head
         self.act = ACT2FN[cfg.activation_function]
         self.scale = cfg.scale_attn_weights
@@ -179,8 +181,7 @@ class BertBlocks(Blocks):
         residual and layer norm); padded keys (``mask`` False) are ignored."""
         sa, so = self.blocks[j].attention.self, self.blocks[j].attention.output
         q, k, v = (F.linear(x, m.weight, m.bias) for m in (sa.query, sa.key, sa.value))
-        keep = (torch.ones(x.shape[:2], dtype=torch.bool, device=x.device) if mask is None
-                else mask.bool())[:, None, None, :]
+        keep = None if mask is None else mask.bool()[:, None, None, :]
         return F.linear(_attention(q, k, v, self.n_head, math.sqrt(self.d // self.n_head), keep),
                         so.dense.weight, so.dense.bias)
 
@@ -205,10 +206,8 @@ class BertBlocks(Blocks):
 
 def runner_for(model) -> Blocks:
     """The block runner of a model; a clear error for a family without one."""
+    runners = {cls.family: cls for cls in (GPT2Blocks, BertBlocks)}
     t = model.config.model_type
-    for cls in (GPT2Blocks, BertBlocks):
-        if cls.family == t:
-            return cls(model)
-    raise UnsupportedModelError(
-        f"sub-module shortcuts need a block runner, which exists for model families {', '.join(SUPPORTED_FAMILIES)} "
-        f"(GPT2LMHeadModel, BertForMaskedLM); got model type {t!r}")
+    if t not in runners:
+        raise _unsupported(t)
+    return runners[t](model)

@@ -38,25 +38,38 @@ def batches_by_length(lengths, batch_size: int):
     return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
 
 
+def padded_batches(family: str, s: Samples, batch_size: int, pad_id: int = 0):
+    """What the model reads for each sample, right-padded in length-sorted batches: ``(indices, input ids,
+    attention mask, positions)`` as tensors. GPT-style models read the prefix ``ids[: position + 1]``, BERT-style
+    ones the whole sentence (already holding ``[MASK]``)."""
+    import torch
+
+    seqs = [ids[:p + 1] if family == "gpt2" else ids for ids, p in zip(s.input_ids, s.positions)]
+    for idx in batches_by_length([len(x) for x in seqs], batch_size):
+        T = max(len(seqs[i]) for i in idx)
+        inp = torch.full((len(idx), T), pad_id, dtype=torch.long)
+        att = torch.zeros((len(idx), T), dtype=torch.long)
+        for r, i in enumerate(idx):
+            inp[r, :len(seqs[i])] = torch.tensor(seqs[i])
+            att[r, :len(seqs[i])] = 1
+        yield idx, inp, att, torch.as_tensor(s.positions[idx])
+
+
+def pad_id(ad: Adapter) -> int:
+    """The id that pads a batch for this model: the tokenizer's pad token (GPT-2 has none: 0, never attended)."""
+    return ad.tokenizer.pad_token_id or 0
+
+
 def _extract(ad: Adapter, s: Samples, batch_size: int, progress: bool) -> np.ndarray:
     import torch
     from tqdm.auto import tqdm
 
-    gpt = ad.family == "gpt2"
-    seqs = [ids[:p + 1] if gpt else ids for ids, p in zip(s.input_ids, s.positions)]
-    pad = 0 if gpt else ad.tokenizer.pad_token_id
     out = np.zeros((ad.n_layers + 1, len(s), ad.d), dtype=np.float32)
-    batches = batches_by_length([len(x) for x in seqs], batch_size)
+    n_batches = -(-len(s) // batch_size)
     with torch.inference_mode():
-        for idx in tqdm(batches, desc=f"hidden states {ad.name}", disable=not progress, leave=False):
-            T = max(len(seqs[i]) for i in idx)
-            inp = torch.full((len(idx), T), pad, dtype=torch.long)
-            att = torch.zeros((len(idx), T), dtype=torch.long)
-            for r, i in enumerate(idx):
-                inp[r, :len(seqs[i])] = torch.tensor(seqs[i])
-                att[r, :len(seqs[i])] = 1
+        for idx, inp, att, pos in tqdm(padded_batches(ad.family, s, batch_size, pad_id(ad)), total=n_batches,
+                                       desc=f"hidden states {ad.name}", disable=not progress, leave=False):
             states = ad.forward_states(inp, att)  # [L+1, B, T, d]
-            pos = torch.as_tensor(s.positions[idx])
             out[:, idx] = states[:, torch.arange(len(idx)), pos].float().numpy()
     return out
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from . import cache, linear, predictions
 from .blocks import PART_NAMES, RUNNER_VERSION, Blocks, runner_for
-from .hidden import batches_by_length, model_identity, samples_identity
+from .hidden import model_identity, pad_id, padded_batches, samples_identity
 
 MAPPINGS = ("mat_attn", "mat_ln1_ln2", "mat_ffn")  # the paper's plotting order, then mat
 REPLACED = {"mat_attn": ("attn",), "mat_ffn": ("ffn",), "mat_ln1_ln2": ("ln_1", "ln_2")}
@@ -36,28 +36,12 @@ def runner(exp) -> Blocks:
     return runner_for(exp.adapter.model)
 
 
-def batches(run: Blocks, s, batch_size: int = BATCH, pad_id: int = 0):
-    """What the model reads for each sample, right-padded in length-sorted batches: ``(indices, input ids, mask,
-    positions)``. GPT-2 reads the prefix ``ids[: position + 1]``, BERT the whole sentence."""
-    import torch
-
-    seqs = [ids[:p + 1] if run.family == "gpt2" else ids for ids, p in zip(s.input_ids, s.positions)]
-    for idx in batches_by_length([len(x) for x in seqs], batch_size):
-        T = max(len(seqs[i]) for i in idx)
-        inp = torch.full((len(idx), T), pad_id, dtype=torch.long)
-        mask = torch.zeros((len(idx), T), dtype=torch.long)
-        for r, i in enumerate(idx):
-            inp[r, :len(seqs[i])] = torch.tensor(seqs[i])
-            mask[r, :len(seqs[i])] = 1
-        yield idx, inp, mask, torch.as_tensor(s.positions[idx])
-
-
 def sample_batches(exp, s, batch_size: int = BATCH):
-    """:func:`batches` for samples ``s`` of the experiment's model (padded with its tokenizer's pad id)."""
-    return batches(runner(exp), s, batch_size, exp.adapter.tokenizer.pad_token_id or 0)
+    """:func:`jtc_utils.hidden.padded_batches` for samples ``s`` of the experiment's model."""
+    return padded_batches(exp.adapter.family, s, batch_size, pad_id(exp.adapter))
 
 
-def record(run: Blocks, s, pad_id: int = 0) -> dict:
+def record(run: Blocks, s, pad: int = 0) -> dict:
     """The vectors 0-6 of every block (see :mod:`jtc_utils.blocks`) at each sample's position in the unmodified
     model, those that some sub-module reads or writes: ``{vector: [L, n, d]}``."""
     import torch
@@ -66,7 +50,7 @@ def record(run: Blocks, s, pad_id: int = 0) -> dict:
     keep = sorted({v for pair in run.PARTS.values() for v in pair})
     out = {b: np.zeros((L, n, d), dtype=np.float32) for b in keep}
     with torch.inference_mode():
-        for idx, inp, mask, pos in batches(run, s, pad_id=pad_id):
+        for idx, inp, mask, pos in padded_batches(run.family, s, BATCH, pad):
             h = run.embed(inp)
             rows = torch.arange(len(idx))
             for j in range(L):
@@ -82,7 +66,7 @@ def fit(exp) -> dict:
     run = runner(exp)
 
     def compute():
-        vecs = record(run, exp.train, exp.adapter.tokenizer.pad_token_id or 0)
+        vecs = record(run, exp.train, pad_id(exp.adapter))
         maps = {}
         for name, (src, dst) in run.PARTS.items():  # a sub-module's output regressed on its input
             maps[name] = np.stack([linear.fit(vecs[src][j], vecs[dst][j]) for j in range(run.n_layers)]
@@ -151,7 +135,7 @@ def cast_prefix(run: Blocks, maps: dict, exp, mapping: str) -> np.ndarray:
     L = run.n_layers
     out = np.zeros((L + 1, len(s), run.d), dtype=np.float32)
     with torch.inference_mode():
-        for idx, inp, mask, pos in batches(run, s, pad_id=ad.tokenizer.pad_token_id or 0):
+        for idx, inp, mask, pos in sample_batches(exp, s):
             S = ad.forward_states(inp, mask)  # true h^0..h^L at every position
             B = len(idx)
             cur = None
