@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from .paths import CACHE_DIR
+from .paths import CACHE_DIR, atomic_open, file_fingerprint
 
 CODE_VERSION = 1  # bump when a cached computation changes meaning
 
@@ -57,16 +55,8 @@ def load(path: Path) -> dict | None:
 
 
 def save(path: Path, arrays: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".npz")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, __sha256__=np.array(_digest(arrays)), **arrays)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    with atomic_open(path) as f:
+        np.savez(f, __sha256__=np.array(_digest(arrays)), **arrays)
 
 
 def cached(kind: str, key: dict, compute) -> dict:
@@ -78,15 +68,6 @@ def cached(kind: str, key: dict, compute) -> dict:
     arrays = {k: np.asarray(v) for k, v in compute().items()}
     save(path, arrays)
     return arrays
-
-
-def file_fingerprint(path) -> str:
-    """SHA-256 of a file's contents (used to key results on the exact model weights)."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 __all__ = ["cached", "key_hash", "path_for", "load", "save", "file_fingerprint"]

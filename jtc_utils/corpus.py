@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
 
+from . import validate
 from .world import MONTHS, OCCUPATIONS, ORG_KINDS, WEEKDAYS, World, build_world
 
 LABELS = ("function", "content", "entity", "fact", "number", "agree", "punct")
@@ -383,8 +384,7 @@ def _check_domain(domain):
 
 
 def _check_seed(seed):
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TypeError(f"seed must be an integer, got {seed!r} ({type(seed).__name__}); pass e.g. seed=0")
+    validate.seed(seed)
 
 
 @lru_cache(maxsize=8)

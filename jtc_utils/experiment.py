@@ -10,7 +10,7 @@ from functools import cached_property
 
 import numpy as np
 
-from . import cache, linear, models, profiles
+from . import cache, linear, models, profiles, validate
 from .hidden import hidden_states, model_identity, samples_identity
 from .samples import Samples, make_samples
 
@@ -24,6 +24,7 @@ class Experiment:
     def __init__(self, model: str, domain: str | None = None, profile: str = "tiny", n_train: int | None = None,
                  n_val: int | None = None, seed: int = 0):
         self.profile = profiles.get(profile)
+        seed = validate.seed(seed)
         self.model_name = model
         self.domain = domain or self.profile.main_domain
         self.n_train, self.n_val, self.seed = n_train, n_val, seed

@@ -13,16 +13,12 @@ import numpy as np
 
 from . import cache
 from .models import Adapter
-from .paths import ZOO_DIR
 from .samples import Samples
 
 
 def model_identity(ad: Adapter) -> str:
-    """A string that changes whenever the weights change."""
-    weights = ZOO_DIR / ad.name / "model.safetensors"
-    if weights.exists():
-        return "sha256:" + cache.file_fingerprint(weights)
-    return f"{ad.name}@{getattr(ad.model.config, '_commit_hash', None) or getattr(ad.model, 'name_or_path', '')}"
+    """A string that changes whenever the weights, the configuration or the tokenizer change."""
+    return ad.identity
 
 
 def samples_identity(s: Samples) -> str:

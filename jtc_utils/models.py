@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 
-from .paths import ZOO_DIR
 
 HF_MODELS = ("gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base-uncased", "bert-large-uncased")
 
@@ -44,53 +44,134 @@ def family_of(model) -> str:
 
 
 def _check_zoo_dir(name: str):
-    path = ZOO_DIR / name
-    weights = path / "model.safetensors"
-    if not weights.exists():
-        raise ModelUnavailableError(
-            f"zoo model {name!r} has no weights at {weights}. The zoo is committed to the repository: "
-            f"restore it with `git checkout -- zoo/{name}`, or retrain it with "
-            f"`python -m jtc_utils.zoo train --only {name}`.")
-    from safetensors import safe_open
+    """The zoo model's folder, after checking every file against the zoo's checksums (``zoo/SHA256SUMS``)."""
+    from . import zoo
 
-    try:
-        with safe_open(str(weights), framework="pt") as f:
-            for k in f.keys():  # reading every tensor catches a truncated file
-                f.get_slice(k)[:]
-    except Exception as e:  # noqa: BLE001 - any failure here means a damaged file
+    path = zoo.ZOO_DIR / name
+    problems = zoo.verify_files(name)
+    if problems:
         raise ModelUnavailableError(
-            f"zoo model {name!r}: the weight file {weights} is damaged ({type(e).__name__}: {e}). Restore it with "
-            f"`git checkout -- zoo/{name}` or retrain with `python -m jtc_utils.zoo train --only {name} --force`."
-        ) from None
+            f"zoo model {name!r} does not match the zoo's checksums ({'; '.join(problems)}). Restore the committed "
+            f"files with `git checkout -- zoo/{name}`, or retrain the model with `make zoo` "
+            f"(`python -m jtc_utils.zoo train --only {name} --force`).")
     return path
 
 
+HUB_TIMEOUT = 10  # seconds: the longest the book waits for the hub to answer one request
+
+
+def _hub_problem(ident: str, timeout: float = HUB_TIMEOUT) -> str | None:
+    """None when the Hugging Face hub answers an HTTP request about ``ident`` within ``timeout`` seconds (any
+    answer, 404 included); otherwise why not. The request runs in a daemon thread joined with a timeout, so a
+    server that accepts connections and never answers, or a name lookup that hangs, cannot stall the book."""
+    import threading
+    import urllib.error
+    import urllib.request
+
+    from huggingface_hub import constants
+
+    url = f"{constants.ENDPOINT.rstrip('/')}/api/models/{ident}"
+    result = {}
+
+    def probe():
+        try:
+            urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout).close()
+        except urllib.error.HTTPError:
+            pass  # the hub answered (for example 401 or 404): from_pretrained gives the precise error
+        except Exception as e:  # noqa: BLE001 - DNS failure, refused connection, timeout ...
+            reason = getattr(e, "reason", e)
+            result["problem"] = f"{type(reason).__name__}: {reason}"
+
+    t = threading.Thread(target=probe, daemon=True)
+    t.start()
+    t.join(timeout + 1)
+    if t.is_alive():
+        return f"no answer from {constants.ENDPOINT} within {timeout} s"
+    return result.get("problem")
+
+
+def _bound_hub_waits(timeout: float = HUB_TIMEOUT) -> None:
+    """Give every request of huggingface_hub a timeout. Its timeout settings are read from the environment when it
+    is imported (before this module could set them), and its HTTP client waits forever by default."""
+    from huggingface_hub import constants, set_client_factory
+    from huggingface_hub.utils._http import default_client_factory
+
+    constants.HF_HUB_ETAG_TIMEOUT = min(constants.HF_HUB_ETAG_TIMEOUT, timeout)
+    constants.HF_HUB_DOWNLOAD_TIMEOUT = min(constants.HF_HUB_DOWNLOAD_TIMEOUT, timeout)
+
+    def factory():
+        client = default_client_factory()
+        client.timeout = timeout  # connect, read, write and pool, each
+        return client
+
+    set_client_factory(factory)
+
+
 def _from_pretrained(cls, ident, **kw):
-    """from_pretrained for a hub id: local cache first; then the hub, turning any failure into one clear error."""
+    """from_pretrained for a hub id: local cache first; then the hub, turning any failure into one clear error
+    within about ``HUB_TIMEOUT`` seconds when the hub cannot be reached."""
     try:
         return cls.from_pretrained(ident, local_files_only=True, **kw)
     except OSError:
         pass
     offline = os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False")
     hint = (f"Could not load {ident!r}: it is not in the local Hugging Face cache "
-            f"({os.environ.get('HF_HOME', '~/.cache/huggingface')}) and ")
+            f"({os.environ.get('HF_HUB_CACHE') or os.environ.get('HF_HOME', '~/.cache/huggingface')}) and ")
     fix = ("The default 'tiny' profile needs no download and works offline. To run the 'paper' profile, use a "
            "machine with internet access (the first run downloads the weights), or copy a Hugging Face cache that "
            "holds the model and point HF_HOME (or HF_HUB_CACHE) at it, or pass a local folder saved with "
            "save_pretrained instead of the id.")
     if offline:
         raise ModelUnavailableError(hint + "HF_HUB_OFFLINE is set, so the hub was not asked. " + fix) from None
-    os.environ.setdefault("HF_HUB_ETAG_TIMEOUT", "10")
-    os.environ.setdefault("HF_HUB_DOWNLOAD_TIMEOUT", "10")
+    problem = _hub_problem(ident)
+    if problem:
+        raise ModelUnavailableError(hint + f"the Hugging Face hub could not be reached ({problem}). " + fix) \
+            from None
+    _bound_hub_waits()
     try:
         return cls.from_pretrained(ident, **kw)
     except Exception as e:  # noqa: BLE001 - network errors come in many types
         first = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
-        raise ModelUnavailableError(hint + f"the Hugging Face hub could not be reached ({first}). " + fix) from None
+        raise ModelUnavailableError(hint + f"loading it from the Hugging Face hub failed ({first}). " + fix) \
+            from None
+
+
+def _looks_like_path(name: str) -> bool:
+    """A local folder rather than a hub id: it exists, or it is written as a path (absolute, relative with ./ or
+    ../, ~, or more than one slash; a hub id is ``name`` or ``owner/name``)."""
+    return (os.path.isdir(name) or name.startswith(("/", "./", "../", "~")) or name.count("/") > 1
+            or (os.sep != "/" and os.sep in name))
+
+
+def _damaged(name: str, fix: str, what: str) -> ModelUnavailableError:
+    return ModelUnavailableError(f"model {name!r} is inconsistent: {what}. Its files were changed or damaged; {fix}")
+
+
+def check_weights(name: str, info: dict, fix: str) -> None:
+    """Refuse a model whose weights do not fill its configuration exactly (a changed layer count leaves layers
+    randomly initialised or drops trained ones)."""
+    missing, unexpected = sorted(info.get("missing_keys") or []), sorted(info.get("unexpected_keys") or [])
+    mismatched = sorted(str(k) for k in info.get("mismatched_keys") or [])
+    parts = [f"{len(v)} {label} tensor(s), e.g. {', '.join(map(str, v[:3]))}" for label, v in
+             (("missing", missing), ("unexpected", unexpected), ("mis-shaped", mismatched)) if v]
+    if parts:
+        raise _damaged(name, fix, "its configuration does not match its weights (" + "; ".join(parts) + ")")
+
+
+def check_tokenizer(name: str, tok, config, fix: str) -> None:
+    """Refuse a tokenizer that does not belong to the model: more tokens than the model has embeddings, or far
+    fewer (a missing tokenizer.json makes transformers build a tokenizer of a few special tokens, which turns
+    every word into an unknown token). Models may pad their embedding matrix a little beyond the tokenizer."""
+    n, V = len(tok), config.vocab_size
+    if n > V or n < V - max(256, V // 100):
+        raise _damaged(name, fix, f"its tokenizer has {n} tokens but the model's vocabulary has {V}")
 
 
 def load(name: str, dtype=None):
-    """Load ``(model, tokenizer)`` by zoo name, Hugging Face id or local folder. The model is in eval mode."""
+    """Load ``(model, tokenizer)`` by zoo name, Hugging Face id or local folder. The model is in eval mode.
+
+    Whatever the source, the weights must fill the configuration exactly and the tokenizer must fit the
+    vocabulary; zoo models are also checked against the zoo's checksums."""
     import torch
     from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
@@ -102,14 +183,25 @@ def load(name: str, dtype=None):
         transformers.utils.logging.disable_progress_bar()
     if not isinstance(name, str) or not name:
         raise ValueError(f"model name must be a non-empty string, got {name!r}")
-    if os.sep in name and os.path.isdir(name):  # a local folder saved with save_pretrained
-        ident = name
-        loader = lambda cls, **kw: cls.from_pretrained(ident, **kw)  # noqa: E731
-    elif name.startswith("tiny-"):
+    if name.startswith("tiny-"):
         if name not in zoo_names():
             raise ModelUnavailableError(f"unknown zoo model {name!r}; the zoo has: {', '.join(zoo_names())}")
         ident = str(_check_zoo_dir(name))
         loader = lambda cls, **kw: cls.from_pretrained(ident, **kw)  # noqa: E731
+        fix = f"restore it with `git checkout -- zoo/{name}` or retrain it with `make zoo`."
+    elif _looks_like_path(name):
+        folder = os.path.abspath(os.path.expanduser(name))
+        if not os.path.isdir(folder):
+            raise ModelUnavailableError(
+                f"no model folder at {folder}: {name!r} is written as a local path, and nothing is there. Pass "
+                f"the folder a model was saved to with save_pretrained, a zoo model ({', '.join(zoo_names())}) or "
+                f"a Hugging Face id ({', '.join(HF_MODELS)}).")
+        if not os.path.exists(os.path.join(folder, "config.json")):
+            raise ModelUnavailableError(f"{folder} holds no config.json, so it is not a model saved with "
+                                        f"save_pretrained; point to the folder that save_pretrained wrote.")
+        ident = folder
+        loader = lambda cls, **kw: cls.from_pretrained(ident, **kw)  # noqa: E731
+        fix = f"save the model to {folder} again with save_pretrained (model and tokenizer)."
     else:
         if name not in HF_MODELS and "/" not in name:
             raise ModelUnavailableError(
@@ -117,11 +209,21 @@ def load(name: str, dtype=None):
                 f"({', '.join(HF_MODELS)}), or a local folder saved with save_pretrained")
         ident = name
         loader = lambda cls, **kw: _from_pretrained(cls, ident, **kw)  # noqa: E731
+        fix = (f"delete its copy in the Hugging Face cache (`hf cache rm model/{name}`) and let it download "
+               f"again.")
     cfg = loader(AutoConfig)
     cls = AutoModelForCausalLM if cfg.model_type == "gpt2" else AutoModelForMaskedLM
-    model = loader(cls, dtype=dtype or torch.float32)
-    tok = loader(AutoTokenizer)
+    try:
+        model, info = loader(cls, dtype=dtype or torch.float32, output_loading_info=True)
+    except RuntimeError as e:
+        if "mismatch" not in str(e):
+            raise
+        raise _damaged(name, fix, "the shapes of its weights do not match its configuration (width or vocabulary "
+                                  "changed)") from None
     family_of(model)
+    check_weights(name, info, fix)
+    tok = loader(AutoTokenizer)
+    check_tokenizer(name, tok, model.config, fix)
     model.eval()
     return model, tok
 
@@ -133,6 +235,12 @@ class Adapter:
     model: object
     tokenizer: object
     name: str
+
+    @cached_property
+    def identity(self) -> str:
+        """What cached results are keyed on: changes whenever the weights, the configuration or the tokenizer
+        change (see :func:`model_identity`)."""
+        return model_identity(self)
 
     @property
     def family(self) -> str:
@@ -180,3 +288,36 @@ class Adapter:
 def adapter(name: str) -> Adapter:
     model, tok = load(name)
     return Adapter(model=model, tokenizer=tok, name=name)
+
+
+def _folder_digest(folder) -> str:
+    """SHA-256 over every file of a model folder (names and contents)."""
+    import hashlib
+    from pathlib import Path
+
+    from .paths import file_fingerprint
+
+    h = hashlib.sha256()
+    for f in sorted(p for p in Path(folder).iterdir() if p.is_file()):
+        h.update(f"{f.name}\0{file_fingerprint(f)}\n".encode())
+    return h.hexdigest()
+
+
+def model_identity(ad: Adapter) -> str:
+    """A string that changes whenever anything that defines the model changes. Zoo models and local folders: the
+    SHA-256 of every file (config, tokenizer, weights). Hub ids: the revision, plus the configuration and the
+    tokenizer as loaded (the hub's files are content-addressed)."""
+    import hashlib
+    import json
+
+    from .zoo import ZOO, manifest_digest
+
+    if ad.name in ZOO:
+        return "zoo:" + manifest_digest(ad.name)
+    if _looks_like_path(ad.name):
+        return "folder:" + _folder_digest(os.path.abspath(os.path.expanduser(ad.name)))
+    h = hashlib.sha256(ad.model.config.to_json_string(use_diff=False).encode())
+    h.update(json.dumps(ad.tokenizer.get_vocab(), sort_keys=True).encode())
+    h.update(json.dumps(sorted(map(str, ad.tokenizer.all_special_tokens))).encode())
+    rev = getattr(ad.model.config, "_commit_hash", None)
+    return f"hub:{ad.name}@{rev}:{h.hexdigest()}"

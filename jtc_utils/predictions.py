@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import validate
+
 MAPPINGS = ("mat", "id")
 KS = (1, 5, 10)
 CHUNK = 4096  # rows per vocabulary projection
@@ -53,9 +55,11 @@ def readout_stats(ad, H, k: int = 1):
 
 
 def check_ks(ad, ks) -> tuple:
-    ks = tuple(int(k) for k in ks)
-    if not ks or min(ks) < 1:
-        raise ValueError(f"k values must be positive integers, got {ks}")
+    if isinstance(ks, (str, bytes)) or not hasattr(ks, "__iter__"):
+        raise TypeError(f"ks must be a list of whole numbers such as (1, 5, 10), got {ks!r}")
+    ks = tuple(validate.integer(k, "k", minimum=1, example="k=5") for k in ks)
+    if not ks:
+        raise ValueError("ks is empty; pass at least one k, such as (1, 5, 10)")
     if max(ks) > ad.vocab_size:
         raise ValueError(f"k={max(ks)} is larger than the vocabulary ({ad.vocab_size} tokens); use k <= "
                          f"{ad.vocab_size}")

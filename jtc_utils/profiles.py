@@ -29,7 +29,11 @@ class Profile:
 
     def domain(self, which: str) -> str:
         """``main`` (the paper's Wikipedia) or ``second`` (the paper's Leipzig news)."""
-        return {"main": self.main_domain, "second": self.second_domain}[which]
+        domains = {"main": self.main_domain, "second": self.second_domain}
+        if which not in domains:
+            raise ValueError(f"unknown domain role {which!r}; choose 'main' ({self.main_domain}) or 'second' "
+                             f"({self.second_domain})")
+        return domains[which]
 
     @property
     def models(self) -> tuple:

@@ -4,23 +4,33 @@
     python -m jtc_utils.runner --only sec3_linear_shortcuts --no-build
     python -m jtc_utils.runner --profile paper  # the paper's models (internet and a GPU)
     python -m jtc_utils.runner --force          # re-execute even the pages whose inputs did not change
+    python -m jtc_utils.runner --build-only --html-dir /tmp/jtc-html   # render stored pages elsewhere
 
 Each ``notebooks/<name>.py`` (py:percent, the only hand-edited source) is read with jupytext and executed by
-papermill (kernel python3, working directory ``notebooks/``, a per-cell timeout, no progress bars); volatile
-metadata is stripped and the result is written to ``book/<name>.ipynb`` only if every cell succeeded. A failing
-cell stops the run with the notebook's name and the cell, and leaves the failed copy in ``book/_failed/``.
+papermill (kernel python3, working directory ``notebooks/``, a per-cell timeout, no progress bars).
+
+A chapter's outputs are one transaction: while it runs, the figure data it writes goes to a staging folder
+(``JTC_DATA_OUT`` is pointed there for the kernel); only when every cell has succeeded are its ``book/data`` files
+moved into place and then its page ``book/<name>.ipynb`` written, holding the SHA-256 of every data file it
+wrote. Any failure (a cell error, the kernel dying, a cell timeout, Ctrl-C) leaves the committed page and data
+untouched, names the notebook and the cell by its position in ``notebooks/<name>.py``, and keeps the executed copy
+in ``book/_failed/``. A page is up to date when its inputs are unchanged *and* its data files are the ones it
+recorded.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
-from .paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT, atomic_write_text
+from .paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT, ZOO_DIR, atomic_write_text
 
 CELL_TIMEOUT = 1800
 
@@ -40,11 +50,26 @@ def notebook_names() -> list[str]:
     return sorted(names, key=lambda n: (order.index(n) if n in order else len(order), n))
 
 
+def check_names(names) -> list[str]:
+    """The chapter names asked for, all validated before anything runs: plain names of ``notebooks/*.py`` (a
+    trailing ``.py`` or a leading ``notebooks/`` is accepted); anything else, a path outside ``notebooks/``
+    included, is refused with the list of chapters."""
+    known = notebook_names()
+    out, bad = [], []
+    for raw in names:
+        n = str(raw)
+        n = n[len("notebooks/"):] if n.startswith("notebooks/") else n
+        n = n[:-3] if n.endswith(".py") else n
+        (out if n in known else bad).append(n if n in known else raw)
+    if bad:
+        raise SystemExit(f"ERROR: unknown chapter(s) {', '.join(map(repr, bad))}: --only takes the names of "
+                         f"notebooks/*.py, nothing outside that folder. Chapters: {', '.join(known)}")
+    return out
+
+
 def clean(nb) -> None:
     """Strip what changes on every run (timings, execution stamps), give every cell an id derived from its source
     (so that re-executing an unchanged chapter changes nothing in git) and hide the injected-parameters cell."""
-    import hashlib
-
     seen = set()
     for cell in nb.cells:
         base = hashlib.sha256(f"{cell.cell_type}\n{cell.source}".encode()).hexdigest()[:12]
@@ -64,38 +89,112 @@ def clean(nb) -> None:
             tags.append("remove-cell")
 
 
-def inputs_fingerprint(name: str, profile: str) -> str:
-    """What a chapter's outputs depend on: its source, the package, the pinned requirements, the zoo's weights
-    and the profile. A stored page with the same fingerprint is up to date."""
-    import hashlib
+def _input_files(name: str) -> list[Path]:
+    package = sorted((ROOT / "jtc_utils").rglob("*.py"))
+    zoo = sorted(p for p in ZOO_DIR.rglob("*") if p.is_file() and not {"_work"} & set(p.parts)
+                 and not p.name.endswith(".tmp"))
+    return [NOTEBOOKS_DIR / f"{name}.py", ROOT / "requirements.txt", *package, *zoo]
 
+
+def inputs_fingerprint(name: str, profile: str) -> str:
+    """What a chapter's outputs depend on: its source, the package, the pinned requirements, every file of the
+    zoo (weights, configs, tokenizers) and the profile. A stored page with the same fingerprint is up to date
+    (provided its data files are the ones it recorded, see :func:`up_to_date`)."""
     from .cache import file_fingerprint
-    from .paths import ZOO_DIR
 
     h = hashlib.sha256(f"{name}/{profile}".encode())
-    files = [NOTEBOOKS_DIR / f"{name}.py", ROOT / "requirements.txt", *sorted((ROOT / "jtc_utils").glob("*.py")),
-             *sorted(ZOO_DIR.glob("*/model.safetensors"))]
-    for f in files:
+    for f in _input_files(name):
         h.update(str(f.relative_to(ROOT) if f.is_relative_to(ROOT) else f.name).encode())
         h.update(file_fingerprint(f).encode())
     return h.hexdigest()
 
 
-def up_to_date(name: str, profile: str) -> bool:
+def data_dir() -> Path:
+    return BOOK_DIR / "data"
+
+
+def page_record(name: str) -> dict | None:
+    """What a stored page says about itself (``metadata.jtc``: inputs fingerprint, profile, data files with their
+    SHA-256), or None when there is no page."""
     import nbformat
 
     page = BOOK_DIR / f"{name}.ipynb"
     if not page.exists():
+        return None
+    return dict(nbformat.read(page, as_version=4).metadata.get("jtc", {}))
+
+
+def data_mismatches(record: dict) -> list[str]:
+    """The data files a page recorded that are missing from ``book/data`` or differ from what the page saw."""
+    from .cache import file_fingerprint
+
+    out = []
+    for fname, digest in (record.get("data") or {}).items():
+        f = data_dir() / fname
+        if not f.exists():
+            out.append(f"{fname} is missing")
+        elif file_fingerprint(f) != digest:
+            out.append(f"{fname} differs from the page")
+    return out
+
+
+def up_to_date(name: str, profile: str) -> bool:
+    record = page_record(name)
+    if not record or "data" not in record:
         return False
-    stored = nbformat.read(page, as_version=4).metadata.get("jtc", {}).get("inputs")
-    return stored == inputs_fingerprint(name, profile)
+    return record.get("inputs") == inputs_fingerprint(name, profile) and not data_mismatches(record)
+
+
+def _cell_lines(src: Path) -> list[int]:
+    """1-based line of each ``# %%`` cell marker of a py:percent file."""
+    return [i for i, line in enumerate(src.read_text().splitlines(), 1) if line.startswith("# %%")]
+
+
+def _where(name: str, executed, index: int) -> str:
+    """A cell of the executed notebook, named by its position in notebooks/<name>.py (the injected-parameters cell
+    papermill adds is not in the source, nor are the error markers it inserts; ``index`` counts neither)."""
+    cells = [c for c in executed.cells if "papermill-error-cell-tag" not in c.metadata.get("tags", [])]
+    injected = [i for i, c in enumerate(cells) if "injected-parameters" in c.metadata.get("tags", [])]
+    pos = index - sum(1 for i in injected if i < index)
+    lines = _cell_lines(NOTEBOOKS_DIR / f"{name}.py")
+    n_source = len(cells) - len(injected)
+    line = f", line {lines[pos]}" if len(lines) == n_source and 0 <= pos < len(lines) else ""
+    return f"cell {pos + 1} of {n_source} (notebooks/{name}.py{line})"
+
+
+def _failing_cell(failed: Path) -> int | None:
+    """The cell that was running when execution stopped: the last one papermill started."""
+    import nbformat
+
+    try:
+        nb = nbformat.read(failed, as_version=4)
+    except Exception:  # noqa: BLE001 - a copy that cannot be read names no cell
+        return None
+    started = [i for i, c in enumerate(nb.cells) if c.metadata.get("papermill", {}).get("start_time")]
+    return started[-1] if started else None
+
+
+def _mark_failed_copy(failed: Path, index: int | None, message: str) -> None:
+    """Put the reason into the failed copy (a kernel that died or a timeout leaves no traceback of its own)."""
+    import nbformat
+
+    try:
+        nb = nbformat.read(failed, as_version=4)
+    except Exception:  # noqa: BLE001
+        return
+    if index is not None and nb.cells[index].cell_type == "code":
+        nb.cells[index].outputs.append(nbformat.v4.new_output("stream", name="stderr", text=message + "\n"))
+        atomic_write_text(failed, nbformat.writes(nb) + "\n")
 
 
 def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT) -> float:
-    """Execute notebooks/<name>.py into book/<name>.ipynb; returns the seconds it took."""
+    """Execute notebooks/<name>.py into book/<name>.ipynb and its book/data files, as one transaction; returns the
+    seconds it took. Raises :class:`NotebookFailed` (naming the notebook and the cell) on any failure."""
     import jupytext
     import nbformat
     import papermill as pm
+
+    from .cache import file_fingerprint
 
     src = NOTEBOOKS_DIR / f"{name}.py"
     if not src.exists():
@@ -104,32 +203,89 @@ def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT) -> fl
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
     failed = BOOK_DIR / "_failed" / f"{name}.ipynb"
     failed.parent.mkdir(parents=True, exist_ok=True)
-    os.environ["JTC_PROGRESS"] = "0"  # the kernel inherits it: no progress bars in saved outputs
+    failed.unlink(missing_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".staging-{name}-", dir=BOOK_DIR))  # same file system as book/data
+    saved_env = {k: os.environ.get(k) for k in ("JTC_PROGRESS", "JTC_DATA_OUT", "PYTHONWARNINGS")}
+    os.environ["JTC_PROGRESS"] = "0"  # the kernel inherits these: no progress bars in saved outputs,
+    os.environ["JTC_DATA_OUT"] = str(staging)  # and figure data goes to the staging folder
     os.environ.setdefault("PYTHONWARNINGS", "ignore")
     t0 = time.time()
     try:
-        out = pm.execute_notebook(nb, str(failed), parameters={"profile": profile}, kernel_name="python3",
-                                  cwd=str(NOTEBOOKS_DIR), progress_bar=False, execution_timeout=timeout,
-                                  request_save_on_cell_execute=False)
-    except pm.PapermillExecutionError as e:
-        raise NotebookFailed(f"notebook {name} failed at cell {e.exec_count} ({e.ename}: {e.evalue}); the "
-                             f"executed copy with the error is {failed}") from None
-    clean(out)
-    out.metadata["jtc"] = {"inputs": inputs_fingerprint(name, profile), "profile": profile}
-    atomic_write_text(BOOK_DIR / f"{name}.ipynb", nbformat.writes(out) + "\n")
-    failed.unlink(missing_ok=True)
+        try:
+            out = pm.execute_notebook(nb, str(failed), parameters={"profile": profile}, kernel_name="python3",
+                                      cwd=str(NOTEBOOKS_DIR), progress_bar=False, execution_timeout=timeout,
+                                      request_save_on_cell_execute=True)
+        except pm.PapermillExecutionError as e:
+            executed = nbformat.read(failed, as_version=4)
+            raise NotebookFailed(f"notebook {name} failed at {_where(name, executed, e.cell_index)} "
+                                 f"({e.ename}: {e.evalue}); the executed copy with the error is {failed}; the "
+                                 f"committed page and data are unchanged") from None
+        except Exception as e:  # noqa: BLE001 - kernel death, cell timeout, a failure to start the kernel ...
+            reason = _describe(e, timeout)
+            index = _failing_cell(failed)
+            _mark_failed_copy(failed, index, f"jtc_utils.runner: {reason}")
+            where = "before any cell ran"
+            if index is not None:
+                where = "at " + _where(name, nbformat.read(failed, as_version=4), index)
+            copy = f"the executed copy is {failed}" if failed.exists() else "no executed copy was written"
+            raise NotebookFailed(f"notebook {name} failed {where} ({reason}); {copy}; the committed page and "
+                                 f"data are unchanged") from None
+        data = {f.name: file_fingerprint(f) for f in sorted(staging.glob("*.json"))}
+        clean(out)
+        out.metadata["jtc"] = {"inputs": inputs_fingerprint(name, profile), "profile": profile, "data": data}
+        text = nbformat.writes(out) + "\n"
+        # commit: the data first, the page last; an interruption in between leaves a page whose recorded data
+        # does not match, which up_to_date and the tests detect (the page is re-executed)
+        data_dir().mkdir(parents=True, exist_ok=True)
+        for fname in data:
+            os.replace(staging / fname, data_dir() / fname)
+        atomic_write_text(BOOK_DIR / f"{name}.ipynb", text)
+        failed.unlink(missing_ok=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     return time.time() - t0
 
 
-def build_html() -> str:
-    """Render the book with jupyter-book (notebook execution off: the outputs come from papermill)."""
+def _describe(e: BaseException, timeout: int) -> str:
+    kind = type(e).__name__
+    if kind == "DeadKernelError":
+        return ("the kernel died, most often killed for lack of memory; run it again with fewer samples "
+                "(n_train/n_val) or more memory")
+    if kind == "CellTimeoutError" or isinstance(e, TimeoutError):
+        return f"a cell ran longer than the {timeout} s per-cell timeout; raise it with --timeout"
+    first = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
+    return f"{kind}: {first}" if first else kind
+
+
+def _writable(folder: Path) -> bool:
+    """Can files be created in ``folder``? (Tried for real: root passes os.access on a read-only mount.)"""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-test-"):
+            return True
+    except OSError:
+        return False
+
+
+def build_html(html_dir: Path | None = None) -> str:
+    """Render the book with jupyter-book (notebook execution off: the outputs come from papermill) into
+    ``<html_dir>/_build/html`` (default: ``book/``)."""
+    out = Path(html_dir) if html_dir else BOOK_DIR
+    if not _writable(out):
+        raise SystemExit(f"ERROR: cannot write the HTML under {out} (a read-only checkout?). Point the output "
+                         f"at a writable folder: `python -m jtc_utils.runner --build-only --html-dir /tmp/jtc-html` "
+                         f"(and set JTC_CACHE to a writable folder if you re-execute chapters).")
     jb = Path(sys.executable).with_name("jupyter-book")
-    cmd = [str(jb), "build", str(ROOT), "--path-output", str(BOOK_DIR),
-           "--warningiserror", "--keep-going"]
+    cmd = [str(jb), "build", str(ROOT), "--path-output", str(out), "--warningiserror", "--keep-going"]
     r = subprocess.run(cmd, cwd=ROOT)
     if r.returncode != 0:
         raise SystemExit(f"jupyter-book build failed (exit {r.returncode}); see the messages above")
-    index = BOOK_DIR / "_build" / "html" / "index.html"
+    index = out / "_build" / "html" / "index.html"
     if not index.exists():
         raise SystemExit(f"jupyter-book reported success but wrote no {index}")
     return str(index)
@@ -139,21 +295,33 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m jtc_utils.runner", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profile", default="tiny", choices=["tiny", "paper"])
-    ap.add_argument("--only", nargs="*", help="notebook names (default: all)")
-    ap.add_argument("--no-build", action="store_true", help="execute notebooks only")
-    ap.add_argument("--build-only", action="store_true", help="render the HTML from the stored notebooks")
+    ap.add_argument("--only", nargs="+", metavar="CHAPTER", help="chapter names (default: all)")
+    what = ap.add_mutually_exclusive_group()
+    what.add_argument("--no-build", action="store_true", help="execute notebooks only")
+    what.add_argument("--build-only", action="store_true", help="render the HTML from the stored notebooks")
+    ap.add_argument("--html-dir", type=Path, default=None,
+                    help="folder to build the HTML in (default: book/); use it for a read-only checkout")
     ap.add_argument("--timeout", type=int, default=CELL_TIMEOUT, help="seconds per cell")
     ap.add_argument("--force", action="store_true",
                     help="re-execute every notebook even if its stored page is up to date")
     args = ap.parse_args(argv)
+    if args.timeout <= 0:
+        ap.error(f"--timeout must be a positive number of seconds, got {args.timeout}")
+    if args.build_only and (args.only or args.force):
+        ap.error("--build-only renders the stored pages and executes nothing: drop --only/--force")
+    names = check_names(args.only) if args.only else notebook_names()
     if not args.build_only:
+        if not _writable(BOOK_DIR):
+            raise SystemExit(f"ERROR: cannot write the pages under {BOOK_DIR} (a read-only checkout?). Render the "
+                             f"stored pages elsewhere with `python -m jtc_utils.runner --build-only --html-dir "
+                             f"/tmp/jtc-html`, or clone the repository to a writable folder to re-execute.")
         stale = args.force or bool(args.only)  # naming a page means: run it
-        for name in args.only or notebook_names():
-            # a page is skipped when its inputs are unchanged; once one page re-runs, the later ones (which may
-            # read the numbers it writes, like the claims page) re-run too
+        for name in names:
+            # a page is skipped when its inputs and data are unchanged; once one page re-runs, the later ones
+            # (which may read the numbers it writes, like the claims page) re-run too
             stale = stale or not up_to_date(name, args.profile)
             if not stale:
-                print(f"{name}: up to date (inputs unchanged; --force re-executes)", flush=True)
+                print(f"{name}: up to date (inputs and data unchanged; --force re-executes)", flush=True)
                 continue
             print(f"executing {name} (profile {args.profile}) ...", flush=True)
             try:
@@ -162,7 +330,7 @@ def main(argv=None):
                 raise SystemExit(f"ERROR: {e}") from None
             print(f"  {name}: {dt:.0f} s", flush=True)
     if not args.no_build:
-        index = build_html()
+        index = build_html(args.html_dir)
         print(f"The book is at {index}")
 
 

@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from . import predictions, sources
+from . import predictions, sources, validate
 
 MASK = "[MASK]"
 
@@ -70,7 +70,7 @@ def token_strings(ad, ids) -> list[str]:
 
 def top_ids(exp, H: np.ndarray, layers, mapping: str, k: int) -> np.ndarray:
     """Top-``k`` ids [len(layers), n, k] of ``mapping`` for states ``H`` [L+1, n, d] at ``layers``."""
-    predictions.check_ks(exp.adapter, (k,))
+    (k,) = predictions.check_ks(exp.adapter, (k,))
     return np.stack([predictions.readout_stats(exp.adapter, predictions.cast(exp, mapping, layer, H[layer]), k)[0]
                      for layer in layers])
 
@@ -105,9 +105,9 @@ def sample_text(exp, i: int) -> str:
 
 def _table(exp, H, layers, k, names) -> pd.DataFrame:
     L = exp.n_layers
-    layers = default_layers(L) if layers is None else [int(x) for x in layers]
-    if any(not 0 <= x <= L for x in layers):
-        raise ValueError(f"layers must lie in 0..{L} for {exp.model_name}, got {layers}")
+    (k,) = predictions.check_ks(exp.adapter, (k,))
+    layers = default_layers(L) if layers is None else [
+        validate.integer(x, f"layer (of {exp.model_name}, which has layers 0..{L})", 0, L) for x in layers]
     cols = {}
     for layer in layers:
         for m in ("id", "mat"):

@@ -14,6 +14,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from . import validate
+
 MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
           "October", "November", "December"]
 WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
@@ -153,8 +155,7 @@ def _zipf(n: int, offset: float = 8.0) -> list[float]:
 def build_world(seed: int = 0, n_countries: int = 24, n_cities: int = 560, n_rivers: int = 120,
                 n_people: int = 2500, n_orgs: int = 300) -> World:
     """Build the world of entities and facts. Same seed, same world, on every machine."""
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise TypeError(f"seed must be an integer, got {seed!r} ({type(seed).__name__}); pass e.g. seed=0")
+    validate.seed(seed)
     rng = random.Random(seed)
     names = NameMaker(rng)
 

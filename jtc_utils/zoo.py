@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from . import corpus
-from .paths import ZOO_DIR, replace_dir
+from .paths import ZOO_DIR, atomic_write_text, file_fingerprint, replace_dir
 
 GPT_TOKENIZER_DIR = ZOO_DIR / "tokenizer-gpt"
 BERT_TOKENIZER_DIR = ZOO_DIR / "tokenizer-bert"
@@ -194,7 +194,12 @@ def train_model(spec: Spec, seed: int = 0, texts: list[str] | None = None, progr
     ckpt = work / "ckpt.pt"
     step, curve, seen, elapsed = 0, [], 0, 0.0
     if ckpt.exists():
-        state = torch.load(ckpt, weights_only=False)
+        try:  # plain tensors and numbers only: a checkpoint cannot run pickled code
+            state = torch.load(ckpt, weights_only=True)
+        except Exception as e:  # noqa: BLE001 - unpickling errors, a damaged file
+            raise RuntimeError(f"the training checkpoint {ckpt} cannot be loaded safely ({type(e).__name__}: "
+                               f"{str(e).strip().splitlines()[0][:200]}). It is not one this code wrote, or it is "
+                               f"damaged: delete it (`rm {ckpt}`) and training restarts from step 0.") from None
         if state["spec"] == asdict(spec) and state["seed"] == seed:
             model.load_state_dict(state["model"])
             opt.load_state_dict(state["opt"])
@@ -334,6 +339,65 @@ def card_markdown(card: dict) -> str:
     ])
 
 
+# ---------------------------------------------------------------------------------------------------------
+# checksums of every committed file, checked whenever a zoo model is loaded
+MANIFEST_NAME = "SHA256SUMS"
+
+
+def manifest_path() -> Path:
+    return ZOO_DIR / MANIFEST_NAME
+
+
+def _zoo_files() -> list[Path]:
+    return sorted(p for p in ZOO_DIR.rglob("*") if p.is_file() and p != manifest_path()
+                  and not {"_work"} & set(p.relative_to(ZOO_DIR).parts) and not p.parent.name.endswith(".tmp"))
+
+
+def write_manifest() -> Path:
+    """Write ``zoo/SHA256SUMS`` (``sha256sum`` format: ``cd zoo && sha256sum -c SHA256SUMS`` checks it)."""
+    lines = [f"{file_fingerprint(p)}  {p.relative_to(ZOO_DIR).as_posix()}" for p in _zoo_files()]
+    atomic_write_text(manifest_path(), "\n".join(lines) + "\n")
+    return manifest_path()
+
+
+def manifest(name: str) -> dict[str, str]:
+    """The committed checksums of the files of ``zoo/<name>/``: {file name: sha256}."""
+    if not manifest_path().exists():
+        raise FileNotFoundError(f"{manifest_path()} is missing; restore it with `git checkout -- zoo/{MANIFEST_NAME}`")
+    out = {}
+    for line in manifest_path().read_text().splitlines():
+        digest, _, rel = line.partition("  ")
+        folder, _, fname = rel.partition("/")
+        if folder == name:
+            out[fname] = digest
+    return out
+
+
+def manifest_digest(name: str) -> str:
+    """One SHA-256 for the committed state of a zoo model (all its files), from the manifest."""
+    import hashlib
+
+    return hashlib.sha256(json.dumps(manifest(name), sort_keys=True).encode()).hexdigest()
+
+
+def verify_files(name: str) -> list[str]:
+    """What is wrong with the files of ``zoo/<name>/`` against the manifest (an empty list when nothing is)."""
+    try:
+        expected = manifest(name)
+    except FileNotFoundError as e:
+        return [str(e)]
+    if not expected:
+        return [f"the manifest {MANIFEST_NAME} lists no files for {name}"]
+    folder = ZOO_DIR / name
+    problems = [f"{f} is missing" for f in expected if not (folder / f).is_file()]
+    problems += [f"{f} has changed (checksum differs)" for f in expected
+                 if (folder / f).is_file() and file_fingerprint(folder / f) != expected[f]]
+    if folder.is_dir():
+        problems += [f"{p.name} is not in the manifest" for p in sorted(folder.iterdir())
+                     if p.is_file() and p.name not in expected]
+    return problems
+
+
 def load_card(name: str) -> dict:
     """The model card of a zoo model (written by training)."""
     if name not in ZOO:
@@ -359,7 +423,11 @@ def main(argv=None):
     tr.add_argument("--seed", type=int, default=0)
     tr.add_argument("--force", action="store_true", help="retrain models that are already in the zoo")
     tr.add_argument("--threads", type=int, default=None)
+    sub.add_parser("checksums", help=f"rewrite {MANIFEST_NAME} from the files in zoo/ (after retraining)")
     args = ap.parse_args(argv)
+    if args.cmd == "checksums":
+        print(f"wrote {write_manifest()}")
+        return
     import torch
 
     if args.threads:
@@ -374,6 +442,7 @@ def main(argv=None):
             continue
         card = train_model(ZOO[name], args.seed, texts)
         print(f"{name}: held-out {card['heldout']}, {card['train_time_s']:.0f} s", flush=True)
+    print(f"wrote {write_manifest()}")
 
 
 if __name__ == "__main__":
