@@ -40,7 +40,9 @@ def padded_batches(family: str, s: Samples, batch_size: int, pad_id: int = 0):
     ones the whole sentence (already holding ``[MASK]``)."""
     import torch
 
-    seqs = [ids[:p + 1] if family == "gpt2" else ids for ids, p in zip(s.input_ids, s.positions)]
+    from .models import CAUSAL_FAMILIES
+
+    seqs = [ids[:p + 1] if family in CAUSAL_FAMILIES else ids for ids, p in zip(s.input_ids, s.positions)]
     for idx in batches_by_length([len(x) for x in seqs], batch_size):
         T = max(len(seqs[i]) for i in idx)
         inp = torch.full((len(idx), T), pad_id, dtype=torch.long)

