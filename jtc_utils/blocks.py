@@ -5,6 +5,10 @@ A GPT-2 block (pre-norm) maps its input ``x = h^{l-1}`` to ``h^l`` through the s
 
     0 x   1 ln_1(x)   2 a = attn(ln_1(x))   3 r = x + a   4 ln_2(r)   5 f = mlp(ln_2(r))   6 h = r + f
 
+A LLaMA block (pre-norm with RMSNorm, rotary positions, grouped-query attention and a gated feed-forward network;
+the real decoder SmolLM2 of the ``real`` profile) has GPT-2's vectors 0-6, with ``ln_1``/``ln_2`` its
+``input_layernorm``/``post_attention_layernorm`` and ``mlp(x) = down(silu(gate(x)) * up(x))``.
+
 A BERT block (post-norm; not in the paper, an extension of this book) goes through
 
     0 x   1 a = attn(x)   2 x + a   3 r = LN_attn(x + a)   4 f = ffn(r)   5 r + f   6 h = LN_out(r + f)
@@ -29,7 +33,7 @@ import torch.nn.functional as F
 PART_NAMES = ("ln_1", "attn", "ln_2", "ffn")
 # bump when the runners' arithmetic changes: cached sub-module fits recorded with an older runner are then refitted
 RUNNER_VERSION = 2
-SUPPORTED_FAMILIES = ("gpt2", "bert")
+SUPPORTED_FAMILIES = ("gpt2", "llama", "bert")
 
 
 class UnsupportedModelError(ValueError):
@@ -39,7 +43,7 @@ class UnsupportedModelError(ValueError):
 def _unsupported(model_type: str) -> UnsupportedModelError:
     return UnsupportedModelError(
         f"sub-module shortcuts need a block runner, which exists for model families {', '.join(SUPPORTED_FAMILIES)} "
-        f"(GPT2LMHeadModel, BertForMaskedLM); got model type {model_type!r}")
+        f"(GPT2LMHeadModel, LlamaForCausalLM, BertForMaskedLM); got model type {model_type!r}")
 
 
 def _attention(q, k, v, n_head: int, divisor: float, mask):
@@ -50,6 +54,11 @@ def _attention(q, k, v, n_head: int, divisor: float, mask):
     q, k, v = (t.view(B, T, n_head, dh).transpose(1, 2) for t in (q, k, v))
     y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=1 / divisor)
     return y.transpose(1, 2).reshape(B, T, d)
+
+
+def _rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
 
 
 class Blocks:
@@ -156,6 +165,74 @@ class GPT2Blocks(Blocks):
         return self.tr.wte(input_ids) + self.tr.wpe(torch.arange(T, device=input_ids.device))[None]
 
 
+class LlamaBlocks(Blocks):
+    """The blocks of a ``LlamaForCausalLM`` (or ``LlamaModel``) as plain tensor functions: RMSNorm, rotary
+    positions (0, 1, ... along each right-padded row, as the model uses without position ids), grouped-query causal
+    attention and the gated SiLU feed-forward network."""
+
+    family = "llama"
+    PARTS = {"ln_1": (0, 1), "attn": (1, 2), "ln_2": (3, 4), "ffn": (4, 5)}
+
+    def __init__(self, model):
+        super().__init__(model)
+        cfg = model.config
+        rope = getattr(cfg, "rope_parameters", None) or {}
+        if rope.get("rope_type", "default") != "default" or getattr(cfg, "attention_bias", False) \
+                or getattr(cfg, "mlp_bias", False):
+            raise UnsupportedModelError("the LLaMA block runner supports default rotary positions and projections "
+                                        "without bias (LLaMA, SmolLM2)")
+        from transformers.activations import ACT2FN
+
+        self.body = getattr(model, "model", model)
+        self.blocks = list(self.body.layers)
+        self.n_head = cfg.num_attention_heads
+        self.n_kv = cfg.num_key_value_heads
+        self.dh = getattr(cfg, "head_dim", None) or self.d // self.n_head
+        self.act = ACT2FN[cfg.hidden_act]
+        rot = self.body.rotary_emb
+        self.inv_freq, self.rope_scale = rot.inv_freq, rot.attention_scaling
+
+    def ln(self, x, norm):
+        """RMSNorm in float32, as the model computes it."""
+        x32 = x.float()
+        return norm.weight * (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + norm.variance_epsilon)).to(
+            x.dtype)
+
+    def attn(self, x, j: int):
+        """Causal grouped-query self-attention of block ``j`` on [B, T, d], rotary positions, ``o_proj``."""
+        at = self.blocks[j].self_attn
+        B, T, _ = x.shape
+        q = F.linear(x, at.q_proj.weight).view(B, T, self.n_head, self.dh).transpose(1, 2)
+        k = F.linear(x, at.k_proj.weight).view(B, T, self.n_kv, self.dh).transpose(1, 2)
+        v = F.linear(x, at.v_proj.weight).view(B, T, self.n_kv, self.dh).transpose(1, 2)
+        freqs = torch.arange(T, device=x.device, dtype=torch.float)[:, None] * self.inv_freq.float()[None]
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = (emb.cos() * self.rope_scale).to(x.dtype), (emb.sin() * self.rope_scale).to(x.dtype)
+        q, k = q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin
+        rep = self.n_head // self.n_kv
+        k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
+        causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
+        y = F.scaled_dot_product_attention(q, k, v, attn_mask=causal, scale=1 / math.sqrt(self.dh))
+        return F.linear(y.transpose(1, 2).reshape(B, T, self.n_head * self.dh), at.o_proj.weight)
+
+    def mlp(self, x, j: int):
+        m = self.blocks[j].mlp
+        return F.linear(self.act(F.linear(x, m.gate_proj.weight)) * F.linear(x, m.up_proj.weight),
+                        m.down_proj.weight)
+
+    def _steps(self, x, j, rep, mask):
+        b = self.blocks[j]
+        s1 = x @ rep["ln_1"] if "ln_1" in rep else self.ln(x, b.input_layernorm)
+        s2 = s1 @ rep["attn"] if "attn" in rep else self.attn(s1, j)
+        s3 = x + s2
+        s4 = s3 @ rep["ln_2"] if "ln_2" in rep else self.ln(s3, b.post_attention_layernorm)
+        s5 = s4 @ rep["ffn"] if "ffn" in rep else self.mlp(s4, j)
+        return (x, s1, s2, s3, s4, s5, s3 + s5)
+
+    def embed(self, input_ids):
+        return self.body.embed_tokens(input_ids)
+
+
 class BertBlocks(Blocks):
     """The layers of a ``BertForMaskedLM`` (or ``BertModel``) encoder as plain tensor functions (an extension: the
     paper ran section 6 on GPT-2 only)."""
@@ -206,7 +283,7 @@ class BertBlocks(Blocks):
 
 def runner_for(model) -> Blocks:
     """The block runner of a model; a clear error for a family without one."""
-    runners = {cls.family: cls for cls in (GPT2Blocks, BertBlocks)}
+    runners = {cls.family: cls for cls in (GPT2Blocks, LlamaBlocks, BertBlocks)}
     t = model.config.model_type
     if t not in runners:
         raise _unsupported(t)

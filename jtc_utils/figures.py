@@ -9,7 +9,7 @@ from functools import lru_cache
 
 import pandas as pd
 
-from . import early_exit, predictions, profiles, top_tokens
+from . import activations, early_exit, predictions, profiles, submodules, top_tokens
 from .experiment import Experiment
 
 # paper figure -> (kind, model role, domain); spec section 8
@@ -47,8 +47,37 @@ FIGURES = {
 }
 
 
+# the real model (profile "real", offline): the same figure kinds on SmolLM2-135M in every GPT role and on the
+# headless encoder all-MiniLM-L6-v2 in the BERT roles of section 3 (it makes no token predictions); Wikipedia leads
+# as the main domain and BBC News as the second
+REAL_PREFIX = "real_"
+REAL_OF = ("fig2", "fig3", "fig4", "fig5", "fig8", "fig10", "fig11", "fig12", "fig13", "fig14", "fig15", "fig20")
+FIGURES.update({REAL_PREFIX + f: FIGURES[f] for f in REAL_OF})
+FIGURES.update({
+    # beyond the paper, for the real model: top-5 lists in place of Table 1, the norms of the hidden states by
+    # position (massive activations), r² with and without the first position, and how well the model fits the text
+    "real_toplists": ("toplists", "gpt48", "main"),
+    "real_norms": ("norms", "gpt48", "main"),
+    "real_r2_first": ("r2_first", "gpt48", "main"), "real_r2_first_bbc": ("r2_first", "gpt48", "second"),
+    "real_textfit": ("textfit", "gpt48", "main"), "real_textfit_bbc": ("textfit", "gpt48", "second"),
+    "textfit": ("textfit", "gpt48", "main"),  # the stand-in's, for comparison
+})
+# the real model's figures are regression-tested on a subset (the full set takes minutes to extract): the build saves
+# these figures computed at REAL_CHECK_SIZES as book/data/real_check.json, the tests recompute them and compare;
+# `make test` re-executes the pages on the same subset (JTC_REAL_SUBSET), so the two share the cache
+REAL_CHECK = ("real_fig2", "real_fig4", "real_fig5", "real_fig8")
+REAL_CHECK_SIZES = (1200, 300)
+# section 6 on the real model's 30 layers: the wavefront over all start layers costs ~15 forward passes per mapping,
+# so these figures start from every fifth layer, on the first validation sentences (stated on the page)
+REAL_PARTS = {"start_every": 5, "n_val": 300, "n_train": 3000}
+
 # which Precision@k each sub-module figure shows
-PARTS_K = {"fig10": 1, "fig18": 1, "fig34": 5, "fig35": 10, "ext_bert_fig10": 1}
+PARTS_K = {"fig10": 1, "fig18": 1, "fig34": 5, "fig35": 10, "ext_bert_fig10": 1, "real_fig10": 1}
+
+
+def profile_of(fig: str, profile: str) -> str:
+    """The profile a figure is computed on: ``real`` for the real model's figures, else the chapter's."""
+    return "real" if fig.startswith(REAL_PREFIX) else profile
 
 
 @lru_cache(maxsize=16)
@@ -62,13 +91,14 @@ def setting(fig: str, profile: str = "tiny") -> tuple[str, str, str]:
     if fig not in FIGURES:
         raise ValueError(f"unknown figure {fig!r}; known: {', '.join(FIGURES)}")
     kind, role, dom = FIGURES[fig]
-    p = profiles.get(profile)
+    p = profiles.get(profile_of(fig, profile))
     return kind, p.role(role), p.domain(dom)
 
 
 def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
     """The numbers behind paper figure ``fig`` and the parameters that produced them."""
     kind, model, domain = setting(fig, profile)
+    profile = profile_of(fig, profile)
     exp = experiment(model, domain, profile, n_train, n_val, seed)
     params = {"profile": profile, "model": model, "paper_model": profiles.PAPER_NAME.get(model, model),
               "domain": domain, "seed": seed, "n_train": len(exp.train), "n_val": len(exp.val)}
@@ -80,7 +110,16 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
         keys = ("p@1", "p@5", "p@10") if kind == "pk" else ("surprisal", "surprisal_lo", "surprisal_hi")
         return {**head, "curves": {m: {k: c[m][k] for k in keys} for m in c}}, params
     if kind in ("parts_pk", "parts_surp"):
-        c = predictions.curves(exp.submodule_predictions, seed=seed)
+        if profile == "real":
+            sub = REAL_PARTS
+            ex = experiment(model, domain, profile, min(sub["n_train"], len(exp.train)),
+                            min(sub["n_val"], len(exp.val)), seed)
+            params.update(n_train=len(ex.train), n_val=len(ex.val), start_every=sub["start_every"])
+            r = submodules.per_sample(ex, start_layers=range(0, ex.n_layers + 1, sub["start_every"]))
+            head = {**head, "start_layers": list(range(0, ex.n_layers + 1, sub["start_every"])) + [ex.n_layers]}
+        else:
+            r = exp.submodule_predictions
+        c = predictions.curves(r, seed=seed)
         if kind == "parts_pk":
             k = PARTS_K[fig]
             return {**head, "ks": [k], "curves": {m: {f"p@{k}": c[m][f"p@{k}"]} for m in c}}, params
@@ -90,6 +129,14 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
         return {**head, **early_exit.early_exit_curves(exp)}, params
     if kind == "table1":
         return {**head, **table1(exp)}, params
+    if kind == "toplists":
+        return {**head, **table1(exp, samples=toplist_samples(exp))}, params
+    if kind == "norms":
+        return {**head, **activations.norms_by_position(exp)}, params
+    if kind == "r2_first":
+        return {**head, **activations.r2_without_first(exp)}, params
+    if kind == "textfit":
+        return {**head, **predictions.text_fit(exp)}, params
     if kind == "plausibility":
         return {**head, **(needs_labels(exp, kind) or top_tokens.plausibility(exp))}, params
     if kind == "labels":
@@ -120,7 +167,15 @@ PAPER_TABLE1 = {
 }
 
 
-def table1(exp, sentences=None) -> dict:
+def toplist_samples(exp, n: int = 2, min_prefix: int = 8) -> list[int]:
+    """Validation samples for the real model's top-5 lists: the first ``n`` whose prefix has at least
+    ``min_prefix`` tokens (a prediction with some context) and whose next token exists."""
+    out = [i for i, (ids, p) in enumerate(zip(exp.val.input_ids, exp.val.positions))
+           if p + 1 >= min_prefix and p + 1 < len(ids)]
+    return out[:n]
+
+
+def table1(exp, sentences=None, samples=None) -> dict:
     """The numbers behind Table 1: top-5 tokens of id and mat at about L/6 and L/2 and of the final model, for
     ``sentences`` typed with [MASK] or, by default, the paper's two sentences on real text and two validation
     samples (:func:`table1_samples`) on the embedded corpus. Also the checks of claim C14: the final column is the
@@ -129,10 +184,10 @@ def table1(exp, sentences=None) -> dict:
 
     ad = exp.adapter
     real_text = exp.val.labels[0] is None
-    if sentences is None and real_text:
+    if sentences is None and samples is None and real_text:
         sentences = list(PAPER_TABLE1)
     if sentences is None:
-        idx = table1_samples(exp)
+        idx = table1_samples(exp) if samples is None else list(samples)
         inputs = [(list(exp.val.input_ids[i]), int(exp.val.positions[i]), top_tokens.sample_text(exp, i))
                   for i in idx]
         t = top_tokens.top_tokens_of_samples(exp, idx)

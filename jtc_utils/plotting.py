@@ -50,6 +50,8 @@ def _long(curves: dict, keys, mappings) -> pd.DataFrame:
     for m in mappings:
         for key in keys:
             for layer, v in enumerate(curves[m][key]):
+                if v is None or not np.isfinite(v):  # a layer not computed (sub-module maps from some layers)
+                    continue
                 rows.append({"layer": layer, "mapping": m, "k": key.replace("p@", "k="), "value": v})
     return pd.DataFrame(rows)
 
@@ -134,4 +136,34 @@ def label_breakdown(by_label: dict, labels=None, title=None):
         np.atleast_1d(axes)[-1].legend(loc="lower right")
         if title:
             fig.suptitle(title, y=1.04)
+    return fig
+
+
+def norms_by_position(data: dict, title=None):
+    """Massive activations: mean norm of h^l per layer for the first position and for each later one (log scale)."""
+    norms = np.asarray(data["norms"], dtype=float)
+    L = norms.shape[0] - 1
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for p in range(1, norms.shape[1]):
+        ax.plot(range(L + 1), norms[:, p], color="0.6", lw=0.8, label="positions 1+" if p == 1 else None)
+    ax.plot(range(L + 1), norms[:, 0], color="k", lw=2.5, label="position 0 (first token)")
+    ax.set(yscale="log", xlabel="layer ℓ", ylabel="mean ‖h^ℓ‖ (log scale)", title=title)
+    _layer_ticks(ax, L)
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def r2_with_without_first(data: dict, title=None):
+    """r² of mat and id from each layer to the last, with every sampled position and without position 0."""
+    fig, ax = plt.subplots(figsize=(7, 4))
+    L = len(data["r2_mat_to_last_all"]) - 1
+    for m in ("mat", "id"):
+        for label, dash in (("all", "-"), ("without_first", ":")):
+            ax.plot(range(L), np.asarray(data[f"r2_{m}_to_last_{label}"], dtype=float)[:L], dash,
+                    color=COLORS[m], lw=2, label=f"{m}, {'every position' if label == 'all' else 'without position 0'}")
+    ax.set(xlabel="source layer ℓ", ylabel="r² to the last layer", title=title, ylim=(-0.3, 1.02))
+    _layer_ticks(ax, L)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
     return fig

@@ -118,6 +118,9 @@ def bootstrap_band(values: np.ndarray, seed: int = 0, n_resamples: int = 1000, l
     rng = np.random.default_rng(seed)
     lo, hi = np.empty(len(values)), np.empty(len(values))
     for i, row in enumerate(values):
+        if np.isnan(row).any():  # a layer that was not computed (sub-module casts from some start layers only)
+            lo[i] = hi[i] = np.nan
+            continue
         if np.all(row == row[0]):  # a constant row has a zero-width interval
             lo[i] = hi[i] = row[0]
             continue
@@ -155,3 +158,43 @@ def by_label(exp, r: dict | None = None, k: int = 1) -> dict:
         sel = labels == lab
         out[lab] = {"n": int(sel.sum()), **{m: r["precision"][m][k][:, sel].mean(1) for m in r["precision"]}}
     return out
+
+
+def text_fit(exp, n: int = 500) -> dict:
+    """How well a decoder fits its validation text, beyond the paper: the final layer's Precision@1 against the
+    *gold* next token at the sampled positions (the paper's metrics compare with the model's own prediction), and
+    the perplexity over every token of the first ``n`` validation sentences (the first token of a sentence, which
+    has no context, is not scored)."""
+    import math
+
+    import torch
+
+    from . import cache
+    from .hidden import model_identity, pad_id, padded_batches, samples_identity
+
+    ad, s = exp.adapter, exp.val
+    if not ad.causal:
+        raise ValueError(f"text_fit needs a decoder (next-token prediction); {ad.name} is a masked encoder")
+    top1 = exp.predictions["final_topk"][:, 0]
+    has_next = np.array([p + 1 < len(ids) for ids, p in zip(s.input_ids, s.positions)])
+    gold = np.array([ids[p + 1] if p + 1 < len(ids) else -1 for ids, p in zip(s.input_ids, s.positions)])
+    n = min(n, len(s))
+
+    def compute():
+        full = type(s)(family=s.family, domain=s.domain, split=s.split, texts=s.texts[:n], input_ids=s.input_ids[:n],
+                       positions=np.array([len(x) - 1 for x in s.input_ids[:n]]), labels=s.labels[:n], seed=s.seed)
+        nll, count = 0.0, 0
+        with torch.inference_mode():
+            for _, inp, att, _ in padded_batches(ad.family, full, 32, pad_id(ad)):
+                logits = ad.model(input_ids=inp, attention_mask=att).logits[:, :-1].double()
+                tgt, keep = inp[:, 1:], att[:, 1:].bool()
+                lp = torch.log_softmax(logits, -1).gather(-1, tgt[..., None])[..., 0]
+                nll -= float(lp[keep].sum())
+                count += int(keep.sum())
+        return {"nll": np.array(nll), "tokens": np.array(count)}
+
+    key = {"what": "text_fit", "model": model_identity(ad), "samples": samples_identity(s), "n": n}
+    r = cache.cached("textfit", key, compute)
+    loss = float(r["nll"]) / int(r["tokens"])
+    return {"gold_p1": float((top1[has_next] == gold[has_next]).mean()), "n_gold": int(has_next.sum()),
+            "perplexity": math.exp(loss), "loss": loss, "ppl_sentences": n, "ppl_tokens": int(r["tokens"])}

@@ -43,17 +43,21 @@ class Profile:
 PROFILES = {
     "tiny": Profile("tiny", gpt=("tiny-gpt2", "tiny-gpt2-medium", "tiny-gpt2-large", "tiny-gpt2-xl"),
                     bert=("tiny-bert-base", "tiny-bert-large"), main_domain="encyclopedia", second_domain="news"),
+    # offline, real: one real decoder (SmolLM2-135M, LLaMA family) plays every GPT role and one real headless encoder
+    # (all-MiniLM-L6-v2) the BERT roles of the hidden-state chapters; Wikipedia leads and BBC News
+    "real": Profile("real", gpt=("smollm2-135m",) * 4, bert=("minilm-l6",) * 2, main_domain="wiki",
+                    second_domain="bbc"),
     "paper": Profile("paper", gpt=("gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"),
                      bert=("bert-base-uncased", "bert-large-uncased"), main_domain="wikipedia",
                      second_domain="leipzig"),
 }
 
-# which paper model each zoo model stands in for, and back
+# which paper model each zoo model stands in for
 PAPER_NAME = dict(zip(PROFILES["tiny"].models, PROFILES["paper"].models))
 
 
 def get(name: str) -> Profile:
     if name not in PROFILES:
-        raise ValueError(f"unknown profile {name!r}; choose 'tiny' (default, offline) or 'paper' (needs internet "
-                         f"and a GPU)")
+        raise ValueError(f"unknown profile {name!r}; choose 'tiny' (default, offline), 'real' (a real pretrained "
+                         f"model on real text, offline) or 'paper' (needs internet and a GPU)")
     return PROFILES[name]

@@ -1,6 +1,8 @@
 """Where experiment sentences come from, per profile.
 
 * ``tiny`` (default, offline): the generated corpus, domains ``encyclopedia`` and ``news`` (:mod:`jtc_utils.corpus`).
+* ``real`` (offline): real English text from packages, domains ``wiki`` (Wikipedia lead sections) and ``bbc``
+  (BBC News 2004-05) (:mod:`jtc_utils.real_text`).
 * ``paper``: the paper's data, domains ``wikipedia`` (random paragraph-final sentences of the Hugging Face
   ``wikimedia/wikipedia`` dump, sampled as the authors' script does: spec 1.1) and ``leipzig`` (the Leipzig
   ``eng_news_2020_10K`` sentences, shuffled with a fixed seed and split 9,000/1,000: spec 1.2). Both need internet
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from . import corpus
 from .paths import CACHE_DIR, atomic_write_text
 
-PROFILE_DOMAINS = {"tiny": ("encyclopedia", "news"), "paper": ("wikipedia", "leipzig")}
+PROFILE_DOMAINS = {"tiny": ("encyclopedia", "news"), "real": ("wiki", "bbc"), "paper": ("wikipedia", "leipzig")}
 PAPER_SIZES = {"wikipedia": {"train": 9000, "validation": 3000}, "leipzig": {"train": 9000, "validation": 1000}}
 LEIPZIG_URL = "https://downloads.wortschatz-leipzig.de/corpora/eng_news_2020_10K.tar.gz"
 WIKIPEDIA = ("wikimedia/wikipedia", "20231101.en")
@@ -43,6 +45,10 @@ def sentences(profile: str, domain: str, split: str, n: int | None = None, seed:
                          f"{', '.join(PROFILE_DOMAINS[profile])}")
     if profile == "tiny":
         return corpus.pool(domain, split, n=n, seed=seed)
+    if profile == "real":
+        from . import real_text
+
+        return [TextSentence(t) for t in real_text.sentences(domain, split, n=n, seed=seed)]
     pool = wikipedia_pool(seed) if domain == "wikipedia" else leipzig_pool(seed)
     return [TextSentence(t) for t in corpus.take_split(pool, PAPER_SIZES[domain], domain, split, n)]
 

@@ -109,41 +109,62 @@ def _replacements(maps: dict, mapping: str):
     return lambda j: {part: w[j] for part, w in W.items()}
 
 
-def cast_single(run: Blocks, maps: dict, X: np.ndarray) -> np.ndarray:
-    """``mat_attn`` from every start layer on single vectors: ``X`` [L+1, n, d] true states at the positions ->
-    [L+1, n, d] raw final vectors (row l: started at layer l; row L: h^L itself)."""
+def _starts(L: int, start_layers) -> list[int]:
+    """The start layers of a cast, sorted, within 0..L-1 (layer L is the model's own output)."""
+    if start_layers is None:
+        return list(range(L))
+    starts = sorted({int(x) for x in start_layers if int(x) < L})
+    if not starts or starts[0] < 0:
+        raise ValueError(f"start layers must lie in 0..{L - 1}, got {list(start_layers)}")
+    return starts
+
+
+def cast_single(run: Blocks, maps: dict, X: np.ndarray, start_layers=None) -> np.ndarray:
+    """``mat_attn`` from every start layer (or those in ``start_layers``) on single vectors: ``X`` [L+1, n, d] true
+    states at the positions -> [L+1, n, d] raw final vectors (row l: started at layer l, NaN for a layer not
+    started from; row L: h^L itself)."""
     import torch
 
     rep = _replacements(maps, "mat_attn")
     L, n = run.n_layers, X.shape[1]
+    starts = _starts(L, start_layers)
+    out = np.full((L + 1, n, X.shape[2]), np.nan, dtype=np.float32)
     with torch.inference_mode():
         cur = None
-        for j in range(L):  # wavefront: start layer j joins before block j
-            new = torch.from_numpy(X[j])
-            cur = new if cur is None else torch.cat([cur, new])
+        for j in range(starts[0], L):  # wavefront: a start layer joins before its block
+            if j in starts:
+                new = torch.from_numpy(X[j])
+                cur = new if cur is None else torch.cat([cur, new])
             cur = run.block(cur, j, rep(j))
-        return np.concatenate([cur.numpy().reshape(L, n, -1), X[L:L + 1]])
+        out[starts] = cur.numpy().reshape(len(starts), n, -1)
+    out[L] = X[L]
+    return out
 
 
-def cast_prefix(run: Blocks, maps: dict, exp, mapping: str) -> np.ndarray:
-    """A mapping from every start layer over whole prefixes (GPT-2) or sentences (BERT), with the real attention
-    over the modified states, read at each validation sample's position: [L+1, n, d] final vectors."""
+def cast_prefix(run: Blocks, maps: dict, exp, mapping: str, start_layers=None) -> np.ndarray:
+    """A mapping from every start layer (or those in ``start_layers``) over whole prefixes (GPT-2, LLaMA) or
+    sentences (BERT), with the real attention over the modified states, read at each validation sample's position:
+    [L+1, n, d] final vectors (NaN rows for layers not started from)."""
     import torch
 
     rep = _replacements(maps, mapping)
     ad, s = exp.adapter, exp.val
     L = run.n_layers
-    out = np.zeros((L + 1, len(s), run.d), dtype=np.float32)
+    starts = _starts(L, start_layers)
+    out = np.full((L + 1, len(s), run.d), np.nan, dtype=np.float32)
     with torch.inference_mode():
         for idx, inp, mask, pos in sample_batches(exp, s):
             S = ad.forward_states(inp, mask)  # true h^0..h^L at every position
             B = len(idx)
-            cur = None
-            for j in range(L):
-                cur = S[j] if cur is None else torch.cat([cur, S[j]])
-                cur = run.block(cur, j, rep(j), mask=mask.repeat(j + 1, 1))
+            cur, k = None, 0
+            for j in range(starts[0], L):
+                if j in starts:
+                    cur = S[j] if cur is None else torch.cat([cur, S[j]])
+                    k += 1
+                cur = run.block(cur, j, rep(j), mask=mask.repeat(k, 1))
             rows = torch.arange(B)
-            out[:L, idx] = cur.view(L, B, *cur.shape[1:])[:, rows, pos].numpy()
+            out[starts, idx[:, None]] = cur.view(len(starts), B, *cur.shape[1:])[:, rows, pos].numpy().transpose(
+                1, 0, 2)
             out[L, idx] = S[L][rows, pos].numpy()
     return out
 
@@ -157,17 +178,26 @@ def cast(exp, mapping: str, maps: dict | None = None) -> np.ndarray:
     return cast_prefix(run, maps, exp, mapping)
 
 
-def per_sample(exp, ks=predictions.KS) -> dict:
+def per_sample(exp, ks=predictions.KS, start_layers=None) -> dict:
     """Precision@k and Surprisal of ``mat_attn``, ``mat_ln1_ln2``, ``mat_ffn`` (and ``mat`` for comparison) from
-    every layer, per validation sample, exactly as in section 4."""
+    every layer (or from ``start_layers``; the others are NaN), per validation sample, exactly as in section 4."""
     run = runner(exp)
     maps = fit(exp)
     final = predictions.final_stats(exp, ks)
+    L = run.n_layers
+    done = _starts(L, start_layers) + [L]
     out = {"top1": {}, "precision": {}, "surprisal": {}}
     for m in MAPPINGS:
-        V = cast_single(run, maps, exp.X_val) if m == "mat_attn" else cast_prefix(run, maps, exp, m)
-        top1 = np.stack([predictions.readout_stats(exp.adapter, V[layer])[0][:, 0] for layer in range(len(V))])
+        V = (cast_single(run, maps, exp.X_val, start_layers) if m == "mat_attn"
+             else cast_prefix(run, maps, exp, m, start_layers))
+        top1 = np.zeros(V.shape[:2], dtype=np.int64)
+        for layer in done:
+            top1[layer] = predictions.readout_stats(exp.adapter, V[layer])[0][:, 0]
         ev = predictions.evaluate(exp, top1, ks, final)
+        skipped = [layer for layer in range(L + 1) if layer not in done]
+        for k in ks:
+            ev["precision"][k][skipped] = np.nan
+        ev["surprisal"][skipped] = np.nan
         out["top1"][m], out["precision"][m], out["surprisal"][m] = top1, ev["precision"], ev["surprisal"]
     base = exp.predictions
     for key in out:

@@ -28,11 +28,13 @@ profile = "tiny"
 seed = 0
 n_train = None
 n_val = None
+real_n_train = None  # the real model's training sentences (None: 9,000)
+real_n_val = None  # the real model's validation sentences (None: 3,000)
 
 # %%
 from jtc_utils import book
 
-chapter = book.Chapter(profile, n_train, n_val, seed)
+chapter = book.Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val)
 figure, results = chapter.figure, chapter.results
 
 
@@ -72,3 +74,26 @@ figure("fig21")
 # %% tags=["nbval-check-output"]
 figure("fig27", show=False)  # the encyclopedia counterpart of Fig. 14 (drawn in appendix D)
 chapter.verdicts(["C15"])
+
+# %% [markdown]
+# ## The real model on BBC News
+#
+# The real profile's second domain is BBC News of 2004-05 (see [the real model](real_model.ipynb)), with every map
+# fitted on news. Here are its $r^2$ heatmaps (SmolLM2 and MiniLM), the prediction curves and early exit of
+# SmolLM2, $r^2$ with and without the first position, and claim C15 with the same rule (SmolLM2's news curves
+# against its Wikipedia curves of [section 4](sec4_predictions.ipynb)).
+
+# %%
+for fig_id in ("real_fig12", "real_fig13", "real_fig14", "real_fig15", "real_fig20"):
+    figure(fig_id)
+
+# %%
+first = figure("real_r2_first_bbc")
+print(f"samples at position 0: {first['n_first_train']} of {first['n_train']} training, "
+      f"{first['n_first_val']} of {first['n_val']} validation")
+print(f"mean r2 of mat / id: every position {first['mean_r2_mat_all']:.3f} / {first['mean_r2_id_all']:.3f}; "
+      f"without position 0 {first['mean_r2_mat_without_first']:.3f} / {first['mean_r2_id_without_first']:.3f}")
+
+# %%
+figure("real_fig4", show=False)  # SmolLM2 on Wikipedia, drawn in section 4
+chapter.real_verdicts(["C15"])

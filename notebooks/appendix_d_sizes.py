@@ -20,7 +20,8 @@
 # medium and large (12, 24, 36 layers) and BERT-base (12 layers). The heatmaps (Figs. 22-25) are in
 # [section 3](sec3_linear_shortcuts.ipynb); here are Precision@k (Figs. 26-29) and Surprisal (Figs. 30-33) for
 # the stand-ins with 6, 12 and 18 GPT-style layers and 6 BERT-style layers, on the encyclopedia domain.
-# The largest models' curves are in [section 4](sec4_predictions.ipynb).
+# The largest models' curves are in [section 4](sec4_predictions.ipynb). The real profile has one real size only,
+# SmolLM2-135M (its curves are in sections 3-6), so the size comparison stays with the stand-ins.
 
 # %% tags=["parameters"]
 profile = "tiny"

@@ -45,6 +45,8 @@ profile = "tiny"  # "tiny" (embedded, offline) or "paper" (the paper's models an
 seed = 0  # seeds the sentence positions and the bootstrap
 n_train = None  # training sentences (None: the paper's 9,000)
 n_val = None  # validation sentences (None: the paper's 3,000 / 1,000)
+real_n_train = None  # the real model's training sentences (None: 9,000)
+real_n_val = None  # the real model's validation sentences (None: 3,000)
 
 # %%
 import pandas as pd
@@ -54,7 +56,7 @@ from myst_nb import glue
 from jtc_utils import book, figures, predictions, top_tokens
 
 glue("profile", profile, display=False)
-chapter = book.Chapter(profile, n_train, n_val, seed)
+chapter = book.Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val)
 figure, results = chapter.figure, chapter.results
 
 
@@ -80,6 +82,30 @@ figure("fig5")
 
 # %% tags=["nbval-check-output"]
 chapter.verdicts(["C2", "C3", "C4"])
+
+# %% [markdown]
+# ### The real model: SmolLM2-135M on Wikipedia
+#
+# The same two figures for the real decoder of [the real profile](real_model.ipynb), 30 layers, on Wikipedia lead
+# sentences, and the same claims judged by the same rules (its 30 layers are compared at the same relative depth).
+
+# %%
+figure("real_fig4")
+
+# %%
+figure("real_fig5")
+
+# %%
+chapter.real_verdicts(["C2", "C3", "C4"])
+
+# %% [markdown]
+# Precision@1 of both mappings at a few layers, side by side:
+
+# %%
+real4 = results["real_fig4"]
+layers = [1, 8, 15, 22, 29]
+print(pd.DataFrame({m: [round(real4["curves"][m]["p@1"][layer], 3) for layer in layers] for m in ("mat", "id")},
+                   index=pd.Index(layers, name="layer")).T.to_string())
 
 # %% [markdown]
 # ## Masked-token prediction (paper Figs. 6 and 7)
@@ -124,6 +150,17 @@ exp_news = chapter.experiment("table1")
 top_tokens.top_tokens(exp_news, "the government said on [MASK] that it would build a new bridge.")
 
 # %% [markdown]
+# For the real model the same lists come from two validation sentences of Wikipedia (the first two whose prefix has
+# at least eight tokens); the text up to `[MASK]` is what the model reads, and the columns are its guesses for the
+# next token. Tokens starting with `Ġ` in the tokenizer's vocabulary are shown with `␣` (a leading space).
+
+# %%
+tl = figure("real_toplists")
+for sentence, block in figures.table1_frame(tl).groupby(level=0, sort=False):
+    print(sentence)
+    print(block.droplevel(0).to_string(), end="\n\n")
+
+# %% [markdown]
 # In the paper the `id` columns and the final column depend only on the input, so they can be checked token for
 # token; the `mat` columns depend on the fitted matrices. With the stand-in we check the same determinism against
 # the Hugging Face model itself (claim C14): the final column is `BertForMaskedLM`'s own top-5, and the `id` columns
@@ -137,7 +174,8 @@ top_tokens.top_tokens(exp_news, "the government said on [MASK] that it would bui
 # name, fact, number, agreement word, punctuation), so the study can run without an annotator:
 # `top_tokens.plausibility` counts a token as plausible when it fills a slot of the same class somewhere in the
 # domain's training sentences. That is coarser than a human judgement (any number fits a number slot) and it is
-# the same rule for both mappings.
+# the same rule for both mappings. It needs the word classes of the generated corpus, so it runs on the stand-in
+# only: real text carries no such labels, and a human annotator is what the paper used there.
 
 # %% tags=["nbval-check-output"]
 pl = figure("plausibility")

@@ -45,6 +45,8 @@ profile = "tiny"  # "tiny" (embedded, offline) or "paper" (the paper's models an
 seed = 0
 n_train = None
 n_val = None
+real_n_train = None  # the real model's training sentences (None: 9,000)
+real_n_val = None  # the real model's validation sentences (None: 3,000)
 
 # %%
 import pandas as pd
@@ -53,7 +55,7 @@ from myst_nb import glue
 from jtc_utils import book, claims, early_exit
 
 glue("profile", profile, display=False)
-chapter = book.Chapter(profile, n_train, n_val, seed)
+chapter = book.Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val)
 figure, results = chapter.figure, chapter.results
 
 
@@ -97,6 +99,22 @@ chapter.verdicts(["C8", "C9", "C11"])
 # minutes: their last layers change the prediction less than GPT-2's do, so more layers can be skipped with either
 # mapping.
 #
+# ### The real model
+#
+# The same rule, λ list and target on SmolLM2-135M (30 layers) on Wikipedia. Its encoder partner has no
+# masked-LM head, so there is no BERT side here.
+
+# %%
+figure("real_fig8")
+
+# %%
+d = results["real_fig8"]
+print(pd.DataFrame([{"mapping": m, "L": d["n_layers"], "P@1 reaches 0.95 at": round(d["saved"][m]["x"], 2),
+                     "layers saved": round(d["saved"][m]["saved"], 2), "share saved": f"{d['saved'][m]['share']:.1%}"}
+                    for m in ("mat", "id")]).to_string(index=False))
+chapter.real_verdicts(["C8", "C10", "C11"])
+
+# %% [markdown]
 # ## The position in BERT's threshold
 #
 # The authors' code uses the constant position 3 in BERT's threshold (the paper's text suggests the real position).

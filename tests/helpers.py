@@ -3,7 +3,8 @@
 from pathlib import Path
 
 import torch
-from transformers import AutoTokenizer, BertConfig, BertForMaskedLM, GPT2Config, GPT2LMHeadModel
+from transformers import (AutoTokenizer, BertConfig, BertForMaskedLM, GPT2Config, GPT2LMHeadModel, LlamaConfig,
+                          LlamaForCausalLM)
 
 from jtc_utils.zoo import BERT_TOKENIZER_DIR, GPT_TOKENIZER_DIR
 
@@ -14,6 +15,13 @@ def save_random_model(family: str, path: Path, config=None, dtype=torch.float32)
         tok = AutoTokenizer.from_pretrained(GPT_TOKENIZER_DIR)
         cfg = config or GPT2Config(vocab_size=len(tok), n_positions=256, n_embd=32, n_layer=3, n_head=4)
         model = GPT2LMHeadModel(cfg)
+    elif family == "llama":  # grouped-query attention (4 heads, 2 key-value heads), tied embeddings, as SmolLM2
+        tok = AutoTokenizer.from_pretrained(GPT_TOKENIZER_DIR)
+        cfg = config or LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=3,
+                                    num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                                    tie_word_embeddings=True, rope_parameters={"rope_type": "default",
+                                                                               "rope_theta": 100000.0})
+        model = LlamaForCausalLM(cfg)
     else:
         tok = AutoTokenizer.from_pretrained(BERT_TOKENIZER_DIR)
         cfg = config or BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=3, num_attention_heads=4,

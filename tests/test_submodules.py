@@ -4,14 +4,14 @@ on BERT (this book's extension)."""
 import numpy as np
 import pytest
 import torch
-from transformers import BertConfig, BertForMaskedLM, GPT2Config, GPT2LMHeadModel
+from transformers import BertConfig, BertForMaskedLM, GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
 from helpers import save_random_model
 from jtc_utils import blocks, hidden, models, predictions, submodules
 from jtc_utils.experiment import Experiment
 from jtc_utils.samples import make_samples
 
-FAMILIES = ("gpt2", "bert")
+FAMILIES = ("gpt2", "llama", "bert")
 
 
 @pytest.fixture(scope="module", params=FAMILIES)
@@ -46,6 +46,20 @@ def test_runner_reproduces_a_model_with_the_real_gpt2_small_shape():
     assert _max_diff(model, ids) <= 1e-4
 
 
+def test_runner_reproduces_a_model_with_smollm2s_llama_shape():
+    """SmolLM2-135M's block shape (width 576, 9 heads over 3 key-value heads, gated FFN 1536, rotary theta 1e5) on
+    6 of its 30 layers, with right padding."""
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=4096, hidden_size=576, intermediate_size=1536, num_hidden_layers=6,
+                      num_attention_heads=9, num_key_value_heads=3, rms_norm_eps=1e-5, tie_word_embeddings=True,
+                      rope_parameters={"rope_type": "default", "rope_theta": 100000.0})
+    model = LlamaForCausalLM(cfg).eval()
+    ids = torch.randint(0, 4096, (2, 40))
+    mask = torch.ones_like(ids)
+    mask[1, 25:] = 0
+    assert _max_diff(model, ids, mask) <= 1e-4
+
+
 def test_runner_reproduces_a_model_with_the_real_bert_base_shape():
     torch.manual_seed(0)
     model = BertForMaskedLM(BertConfig(vocab_size=4096)).eval()  # 12 layers, width 768, 12 heads
@@ -61,7 +75,7 @@ def test_recorded_vectors_are_the_model_states(exp):
     L = exp.n_layers
     for j in range(L):
         np.testing.assert_allclose(vecs[0][j], exp.X_train[j], atol=1e-5)  # block input = h^j
-    if run.family == "gpt2":  # the second residual r + f of the last block is raw h^L
+    if run.family in ("gpt2", "llama"):  # the second residual r + f of the last block is raw h^L
         np.testing.assert_allclose(vecs[3][L - 1] + vecs[5][L - 1], exp.X_train[L], atol=1e-5)
     else:  # the output layer norm of the last block is h^L
         np.testing.assert_allclose(vecs[6][L - 1], exp.X_train[L], atol=1e-5)
@@ -138,7 +152,7 @@ def test_other_families_are_refused_with_the_supported_ones():
 
     model = OPTForCausalLM(OPTConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1, ffn_dim=32,
                                      num_attention_heads=2, word_embed_proj_dim=16))
-    with pytest.raises(blocks.UnsupportedModelError, match="gpt2, bert"):
+    with pytest.raises(blocks.UnsupportedModelError, match="gpt2, llama, bert"):
         blocks.runner_for(model)
     with pytest.raises(blocks.UnsupportedModelError, match="gpt2"):
         blocks.GPT2Blocks(BertForMaskedLM(BertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1,

