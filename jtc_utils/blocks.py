@@ -117,11 +117,29 @@ class Blocks:
         return torch.stack(out)
 
 
-class GPT2Blocks(Blocks):
+class PreNormBlocks(Blocks):
+    """Pre-norm blocks (GPT-2, LLaMA): ``h = r + mlp(ln_2(r))`` with ``r = x + attn(ln_1(x))``; a subclass gives
+    ``norms(j)`` (the two normalisations of block j), ``attn`` and ``mlp``."""
+
+    PARTS = {"ln_1": (0, 1), "attn": (1, 2), "ln_2": (3, 4), "ffn": (4, 5)}
+
+    def norms(self, j: int):
+        raise NotImplementedError
+
+    def _steps(self, x, j, rep, mask):
+        ln_1, ln_2 = self.norms(j)
+        s1 = x @ rep["ln_1"] if "ln_1" in rep else self.ln(x, ln_1)
+        s2 = s1 @ rep["attn"] if "attn" in rep else self.attn(s1, j)
+        s3 = x + s2
+        s4 = s3 @ rep["ln_2"] if "ln_2" in rep else self.ln(s3, ln_2)
+        s5 = s4 @ rep["ffn"] if "ffn" in rep else self.mlp(s4, j)
+        return (x, s1, s2, s3, s4, s5, s3 + s5)
+
+
+class GPT2Blocks(PreNormBlocks):
     """The blocks of a ``GPT2LMHeadModel`` (or ``GPT2Model``) as plain tensor functions."""
 
     family = "gpt2"
-    PARTS = {"ln_1": (0, 1), "attn": (1, 2), "ln_2": (3, 4), "ffn": (4, 5)}
 
     def __init__(self, model):
         super().__init__(model)
@@ -151,27 +169,20 @@ class GPT2Blocks(Blocks):
         m = self.blocks[j].mlp
         return self.act(x @ m.c_fc.weight + m.c_fc.bias) @ m.c_proj.weight + m.c_proj.bias
 
-    def _steps(self, x, j, rep, mask):
-        b = self.blocks[j]
-        s1 = x @ rep["ln_1"] if "ln_1" in rep else self.ln(x, b.ln_1)
-        s2 = s1 @ rep["attn"] if "attn" in rep else self.attn(s1, j)
-        s3 = x + s2
-        s4 = s3 @ rep["ln_2"] if "ln_2" in rep else self.ln(s3, b.ln_2)
-        s5 = s4 @ rep["ffn"] if "ffn" in rep else self.mlp(s4, j)
-        return (x, s1, s2, s3, s4, s5, s3 + s5)
+    def norms(self, j: int):
+        return self.blocks[j].ln_1, self.blocks[j].ln_2
 
     def embed(self, input_ids):
         T = input_ids.shape[1]
         return self.tr.wte(input_ids) + self.tr.wpe(torch.arange(T, device=input_ids.device))[None]
 
 
-class LlamaBlocks(Blocks):
+class LlamaBlocks(PreNormBlocks):
     """The blocks of a ``LlamaForCausalLM`` (or ``LlamaModel``) as plain tensor functions: RMSNorm, rotary
     positions (0, 1, ... along each right-padded row, as the model uses without position ids), grouped-query causal
     attention and the gated SiLU feed-forward network."""
 
     family = "llama"
-    PARTS = {"ln_1": (0, 1), "attn": (1, 2), "ln_2": (3, 4), "ffn": (4, 5)}
 
     def __init__(self, model):
         super().__init__(model)
@@ -220,14 +231,8 @@ class LlamaBlocks(Blocks):
         return F.linear(self.act(F.linear(x, m.gate_proj.weight)) * F.linear(x, m.up_proj.weight),
                         m.down_proj.weight)
 
-    def _steps(self, x, j, rep, mask):
-        b = self.blocks[j]
-        s1 = x @ rep["ln_1"] if "ln_1" in rep else self.ln(x, b.input_layernorm)
-        s2 = s1 @ rep["attn"] if "attn" in rep else self.attn(s1, j)
-        s3 = x + s2
-        s4 = s3 @ rep["ln_2"] if "ln_2" in rep else self.ln(s3, b.post_attention_layernorm)
-        s5 = s4 @ rep["ffn"] if "ffn" in rep else self.mlp(s4, j)
-        return (x, s1, s2, s3, s4, s5, s3 + s5)
+    def norms(self, j: int):
+        return self.blocks[j].input_layernorm, self.blocks[j].post_attention_layernorm
 
     def embed(self, input_ids):
         return self.body.embed_tokens(input_ids)

@@ -78,6 +78,17 @@ def figure(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int 
     return FigureNumbers(fig, {**data, "params": params})
 
 
+def real_model_line() -> str:
+    """One line on how well the real model fits its text (perplexity on each domain's validation sentences), from
+    the numbers the page "A real model, offline" saved, for the chapters' real-model sections."""
+    parts = []
+    for fig in ("real_textfit", "real_textfit_bbc"):
+        rec = figdata.load(fig)
+        d = rec["data"]
+        parts.append(f"perplexity {d['perplexity']:.1f} on {d['domain']} ({d['ppl_tokens']} tokens)")
+    return f"{rec['params']['model']}: " + "; ".join(parts)
+
+
 class Chapter:
     """What one chapter computes, under the chapter's parameters: ``figure`` computes, saves and draws a paper
     figure and keeps its numbers in ``results``; ``verdicts`` judges claims from them (and from ``book/data`` for

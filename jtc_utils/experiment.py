@@ -63,7 +63,7 @@ class Experiment:
 
     def _key(self, what: str) -> dict:
         return {"what": what, "model": model_identity(self.adapter), "train": samples_identity(self.train),
-                "val": samples_identity(self.val), "rcond": linear.RCOND}
+                "val": samples_identity(self.val), "rcond": linear.RCOND, "r2_constant_rtol": linear.CONSTANT_RTOL}
 
     @cached_property
     def _fits(self) -> dict:

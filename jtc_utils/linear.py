@@ -43,15 +43,23 @@ def fit(X: np.ndarray, Y: np.ndarray, rcond: float = RCOND) -> np.ndarray:
     return pinv(X, rcond) @ np.asarray(Y, dtype=np.float64)
 
 
+CONSTANT_RTOL = 1e-12  # a coordinate whose variance is below this share of the median coordinate's is constant
+
+
 def r2_score(Y: np.ndarray, Y_hat: np.ndarray) -> float:
-    """Coordinate-averaged r², identical to ``sklearn.metrics.r2_score(Y, Y_hat)`` with its defaults: per output
-    coordinate 1 - SSE/SST (1 if both are 0, 0 if only SST is 0), then the unweighted mean, in float64."""
+    """Coordinate-averaged r², as ``sklearn.metrics.r2_score(Y, Y_hat)`` with its defaults: per output coordinate
+    1 - SSE/SST (1 if both are 0, 0 if only SST is 0), then the unweighted mean, in float64.
+
+    One difference, for dead coordinates: a coordinate whose SST is below ``CONSTANT_RTOL`` times the median
+    coordinate's is treated as constant (sklearn's SST = 0 case). Such a coordinate is zero to float precision (for
+    example where a final LayerNorm has a zero weight, as in all-MiniLM-L6-v2), and its 1 - SSE/SST would be
+    about -1e60, swamping the average. Where no coordinate is that small, the result equals sklearn's."""
     Y = np.asarray(Y, dtype=np.float64)
     Y_hat = np.asarray(Y_hat, dtype=np.float64)
     sse = ((Y - Y_hat) ** 2).sum(0)
     sst = ((Y - Y.mean(0)) ** 2).sum(0)
     r2 = np.ones_like(sse)
-    ok = sst != 0
+    ok = sst > CONSTANT_RTOL * np.median(sst)
     r2[ok] = 1 - sse[ok] / sst[ok]
     r2[~ok & (sse != 0)] = 0.0
     return float(r2.mean())

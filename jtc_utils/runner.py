@@ -158,7 +158,9 @@ def _where(name: str, executed, index: int) -> str:
     pos = index - sum(1 for i in injected if i < index)
     lines = _cell_lines(NOTEBOOKS_DIR / f"{name}.py")
     n_source = len(cells) - len(injected)
-    line = f", line {lines[pos]}" if len(lines) == n_source and 0 <= pos < len(lines) else ""
+    # text before the first marker (after the header) makes cells without a marker, at the start only
+    offset = n_source - len(lines)
+    line = f", line {lines[pos - offset]}" if offset >= 0 and 0 <= pos - offset < len(lines) else ""
     return f"cell {pos + 1} of {n_source} (notebooks/{name}.py{line})"
 
 

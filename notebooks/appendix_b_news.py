@@ -84,6 +84,7 @@ chapter.verdicts(["C15"])
 # against its Wikipedia curves of [section 4](sec4_predictions.ipynb)).
 
 # %%
+print(book.real_model_line())
 for fig_id in ("real_fig12", "real_fig13", "real_fig14", "real_fig15", "real_fig20"):
     figure(fig_id)
 

@@ -116,6 +116,7 @@ for fig_id in ("fig12", "fig13"):
 # vectors, as the paper takes BERT's).
 
 # %%
+print(book.real_model_line())
 for fig_id in ("real_fig2", "real_fig3"):
     d = heatmap(fig_id)
     print(f"{d['model']}: {d['n_train']} training vectors for width {d['d']}: {d['n_train'] / d['d']:.1f} per "

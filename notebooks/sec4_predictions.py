@@ -90,6 +90,7 @@ chapter.verdicts(["C2", "C3", "C4"])
 # sentences, and the same claims judged by the same rules (its 30 layers are compared at the same relative depth).
 
 # %%
+print(book.real_model_line())
 figure("real_fig4")
 
 # %%

@@ -105,6 +105,7 @@ chapter.verdicts(["C8", "C9", "C11"])
 # masked-LM head, so there is no BERT side here.
 
 # %%
+print(book.real_model_line())
 figure("real_fig8")
 
 # %%

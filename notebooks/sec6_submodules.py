@@ -150,12 +150,13 @@ figure("fig19")
 # figure's `mat` curve is the full section-4 one).
 
 # %%
+print(book.real_model_line())
 exp_real = chapter.experiment("real_fig10")
 run_real = submodules.runner(exp_real)
-idx, inp, mask, pos = next(submodules.sample_batches(exp_real, exp_real.val, 8))
+_, real_inp, real_mask, _ = next(submodules.sample_batches(exp_real, exp_real.val, 8))
 with torch.inference_mode():
-    diff = (run_real.states(inp) - exp_real.adapter.forward_states(inp, mask)).abs()
-    diff = diff.masked_fill(~mask.bool()[None, :, :, None], 0).max().item()
+    diff = (run_real.states(real_inp) - exp_real.adapter.forward_states(real_inp, real_mask)).abs()
+    diff = diff.masked_fill(~real_mask.bool()[None, :, :, None], 0).max().item()
 print(f"largest difference between the LLaMA runner and the model over all layers: "
       f"{'< 1e-4' if diff < 1e-4 else diff}")
 

@@ -461,3 +461,14 @@ def test_the_readme_documents_the_environment_and_read_only_builds():
     readme = (ROOT / "README.md").read_text()
     for needle in ("JTC_CACHE", "JTC_DATA_OUT", "JTC_PROGRESS", "--html-dir", "read-only"):
         assert needle in readme, needle
+
+
+def test_a_failing_cell_is_named_by_its_line_even_after_a_header(book):
+    """A jupytext header followed by blank lines makes an empty first cell without a marker: the line reported
+    is still the failing cell's marker."""
+    src = ("# ---\n# jupyter:\n#   jupytext:\n#     formats: ipynb,py:percent\n# ---\n\n\n" + HEADER
+           + "# %%\nx = 1\n\n# %%\nraise RuntimeError('here')\n")
+    (book["nb_dir"] / "ch.py").write_text(src)
+    line = src.splitlines().index("raise RuntimeError('here')")  # 0-based index of the code = 1-based marker line
+    with pytest.raises(runner.NotebookFailed, match=rf"notebooks/ch.py, line {line}\) \(RuntimeError: here\)"):
+        runner.execute("ch", timeout=120)

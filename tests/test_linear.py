@@ -81,3 +81,17 @@ def test_underdetermined_fit_warns():
     rng = np.random.default_rng(5)
     with pytest.warns(linear.UnderdeterminedFitWarning, match="fewer samples than dimensions"):
         linear.fit(rng.standard_normal((10, 20)), rng.standard_normal((10, 20)))
+
+
+def test_a_dead_coordinate_does_not_swamp_r2():
+    """A coordinate that is zero to float precision (a LayerNorm weight of 0) counts as constant, as SST = 0 does in
+    sklearn, instead of contributing 1 - SSE/1e-62; the other coordinates' r² is unchanged."""
+    rng = np.random.default_rng(0)
+    Y = rng.normal(size=(200, 5))
+    Y_hat = Y + 0.1 * rng.normal(size=Y.shape)
+    dead = np.hstack([Y, 1e-32 * rng.normal(size=(200, 1))])
+    pred = np.hstack([Y_hat, np.full((200, 1), 0.5)])  # id reads the dead coordinate from a live one
+    live = linear.r2_score(Y, Y_hat)
+    assert linear.r2_score(dead, pred) == pytest.approx(5 * live / 6)  # the dead coordinate scores 0
+    assert sk_r2(dead, pred) < -1e30  # what the plain formula gives
+    assert linear.r2_score(dead, np.hstack([Y_hat, dead[:, 5:]])) == pytest.approx((5 * live + 1) / 6)

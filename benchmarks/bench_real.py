@@ -1,0 +1,88 @@
+"""The real profile's cost on this machine: hidden-state extraction against the matrix-multiply floor, the time of
+each chapter's real-model figures from a cold cache, and the peak resident memory.
+
+    python benchmarks/bench_real.py                 # full sizes (9,000 + 3,000 sentences per domain): ~15 min
+    python benchmarks/bench_real.py --n-train 1200 --n-val 300
+
+The floor: SmolLM2-135M's projections cost 2 x (2 d^2 + 2 d d_kv + 3 d d_ff) flops per token and layer (q, o; k, v
+with 3 of 9 heads' width; gate, up, down); attention scores and the element-wise work are left out, so the floor is
+optimistic. The float32 matrix-multiply rate is measured here, on a [2048, d] x [d, d_ff] product.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+
+
+def matmul_rate(d: int, f: int, repeat: int = 40) -> float:
+    import torch
+
+    a, b = torch.randn(2048, d), torch.randn(d, f)
+    for _ in range(3):
+        a @ b
+    t = time.perf_counter()
+    for _ in range(repeat):
+        a @ b
+    return repeat * 2 * 2048 * d * f / (time.perf_counter() - t)
+
+
+CHAPTERS = {  # the real model's figures of each chapter, in book order
+    "real_model": ("real_textfit", "real_textfit_bbc"),
+    "sec3_linear_shortcuts": ("real_fig2", "real_fig3", "real_norms", "real_r2_first"),
+    "sec4_predictions": ("real_fig4", "real_fig5", "real_toplists"),
+    "sec5_early_exit": ("real_fig8",),
+    "sec6_submodules": ("real_fig10", "real_fig11"),
+    "appendix_b_news": ("real_fig12", "real_fig13", "real_fig14", "real_fig15", "real_fig20", "real_r2_first_bbc"),
+}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--n-train", type=int, default=None)
+    ap.add_argument("--n-val", type=int, default=None)
+    ap.add_argument("--extract", type=int, default=1000, help="sentences for the extraction rate")
+    args = ap.parse_args(argv)
+    os.environ["JTC_CACHE"] = tempfile.mkdtemp(prefix="jtc-bench-real-")  # a cold cache (set before importing)
+    os.environ.setdefault("JTC_PROGRESS", "0")
+    import torch
+
+    from jtc_utils import figures, hidden, models, real_models
+    from jtc_utils.samples import make_samples
+
+    real_models.folder("smollm2-135m")  # the one-time GGUF conversion is not part of what is measured
+    ad = models.adapter("smollm2-135m")
+    cfg = ad.model.config
+    d, f, L = cfg.hidden_size, cfg.intermediate_size, cfg.num_hidden_layers
+    d_kv = cfg.num_key_value_heads * (d // cfg.num_attention_heads)
+    flops = L * 2 * (2 * d * d + 2 * d * d_kv + 3 * d * f)
+    rate = matmul_rate(d, f)
+    s = make_samples(ad.tokenizer, ad.family, "wiki", "train", n=args.extract, profile="real")
+    tokens = int(sum(p + 1 for p in s.positions))
+    t = time.perf_counter()
+    hidden._extract(ad, s, 64, False)
+    dt = time.perf_counter() - t
+    floor = rate / flops
+    print(f"threads {torch.get_num_threads()}; float32 matmul {rate / 1e9:.0f} GFLOP/s; {flops / 1e9:.3f} GFLOP per "
+          f"token -> floor {floor:.0f} tokens/s")
+    print(f"extraction: {tokens} tokens (prefixes of {len(s)} sentences) in {dt:.1f} s = {tokens / dt:.0f} tokens/s, "
+          f"{tokens / dt / floor:.2f} of the floor")
+    total = 0.0
+    for chapter, figs in CHAPTERS.items():
+        t = time.perf_counter()
+        for fig in figs:
+            figures.compute(fig, "tiny", n_train=args.n_train, n_val=args.n_val)
+        dt = time.perf_counter() - t
+        total += dt
+        print(f"{chapter}: {dt:.0f} s ({', '.join(figs)})", flush=True)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    print(f"all real-model figures: {total / 60:.1f} min; peak resident memory {peak:.2f} GB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
