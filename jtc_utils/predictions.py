@@ -93,8 +93,30 @@ def evaluate(exp, top1: np.ndarray, ks=KS, final=None) -> dict:
 def per_sample(exp, ks=KS, mappings=MAPPINGS) -> dict:
     """Per-sample, per-layer results on the validation set for ``mat`` and ``id``: ``top1[m]`` [L+1, n] token ids,
     ``gap[m]`` [L+1, n] (p_(1) - p_(2), the early-exit confidence), ``precision[m][k]`` and ``surprisal[m]``
-    [L+1, n]; plus the final model's top-k ``final_topk`` [n, max k]."""
+    [L+1, n]; plus the final model's top-k ``final_topk`` [n, max k]. Cached on disk (the vocabulary projections
+    of every layer are the expensive part), keyed on the fits' key, the k values and the mappings."""
+    from . import cache
+
     ks = check_ks(exp.adapter, ks)
+    key = {**exp._key("layer_pair_fits"), "what": "predictions", "ks": list(ks), "mappings": list(mappings)}
+    flat = cache.cached("predictions", key, lambda: _flatten(_per_sample(exp, ks, mappings)))
+    out = {"final_topk": flat["final_topk"], "top1": {}, "gap": {}, "precision": {}, "surprisal": {}}
+    for m in mappings:
+        out["top1"][m], out["gap"][m], out["surprisal"][m] = flat[f"top1/{m}"], flat[f"gap/{m}"], flat[f"surprisal/{m}"]
+        out["precision"][m] = {k: flat[f"precision/{m}/{k}"] for k in ks}
+    return out
+
+
+def _flatten(r: dict) -> dict:
+    flat = {"final_topk": r["final_topk"]}
+    for m in r["top1"]:
+        flat[f"top1/{m}"], flat[f"gap/{m}"], flat[f"surprisal/{m}"] = r["top1"][m], r["gap"][m], r["surprisal"][m]
+        for k, v in r["precision"][m].items():
+            flat[f"precision/{m}/{k}"] = v
+    return flat
+
+
+def _per_sample(exp, ks, mappings) -> dict:
     L = exp.n_layers
     final = final_stats(exp, ks)
     out = {"final_topk": final["topk"], "top1": {}, "gap": {}, "precision": {}, "surprisal": {}}
