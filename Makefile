@@ -28,9 +28,10 @@ notebooks: $(STAMP)  ## execute the notebooks only
 html: $(STAMP)  ## render the HTML from the stored notebooks
 	$(PY) -m jtc_utils.runner --build-only
 
-# the real model's cells re-run on a subset in the tests (JTC_REAL_SUBSET: training, validation sentences)
+# the real model's cells re-run on a subset in the tests (JTC_REAL_SUBSET: training, validation sentences); the
+# kernels run with warnings off, as the runner executes the pages (a library warning on stderr is not an output)
 test: $(STAMP)  ## unit tests, figure-data regression and nbval on the executed notebooks
-	JTC_PROGRESS=0 JTC_REAL_SUBSET=1200,300 JTC_DATA_OUT=$(CURDIR)/.cache/test-data $(PY) -m pytest tests book/*.ipynb --nbval-lax --nbval-current-env \
+	PYTHONWARNINGS=ignore JTC_PROGRESS=0 JTC_REAL_SUBSET=1200,300 JTC_DATA_OUT=$(CURDIR)/.cache/test-data $(PY) -m pytest tests book/*.ipynb --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg
 
 bench: $(STAMP)  ## speed benchmarks (not part of the tests)

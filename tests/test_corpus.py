@@ -114,8 +114,9 @@ def test_encyclopedia_sentences_end_with_newline_news_do_not():
     (dict(domain="news", split="validation", n=0), ValueError, "between 1 and"),
     (dict(domain="wiki", split="train"), ValueError, "unknown domain"),
     (dict(domain="news", split="test"), ValueError, "unknown split"),
-    (dict(domain="news", split="train", seed="0"), TypeError, "seed must be an integer"),
-    (dict(domain="news", split="train", seed=1.5), TypeError, "seed must be an integer"),
+    (dict(domain="news", split="train", seed="0"), TypeError, "seed must be a whole number"),
+    (dict(domain="news", split="train", seed=1.5), TypeError, "seed must be a whole number"),
+    (dict(domain="news", split="train", seed=-1), ValueError, "seed must be at least 0"),
 ])
 def test_bad_requests_get_clear_errors(kwargs, err, words):
     with pytest.raises(err, match=words):
@@ -123,7 +124,9 @@ def test_bad_requests_get_clear_errors(kwargs, err, words):
 
 
 def test_bad_seed_for_world_and_training_text():
-    with pytest.raises(TypeError, match="seed must be an integer"):
+    with pytest.raises(TypeError, match="seed must be a whole number"):
         build_world("x")
-    with pytest.raises(TypeError, match="seed must be an integer"):
+    with pytest.raises(TypeError, match="seed must be a whole number"):
         corpus.training_sentences(n=5, seed=None)
+    with pytest.raises(ValueError, match="seed must be at least 0"):
+        build_world(-3)

@@ -50,7 +50,7 @@ def test_bad_sentences_are_refused(exp):
         top_tokens.top_tokens(exp, "word " * (limit + 5) + "[MASK] .")
     with pytest.raises(ValueError, match="larger than the vocabulary"):
         top_tokens.top_tokens(exp, "the river [MASK] .", k=ad.vocab_size + 1)
-    with pytest.raises(ValueError, match="layers must lie"):
+    with pytest.raises(ValueError, match="must be between 0 and"):
         top_tokens.top_tokens(exp, "the river [MASK] .", layers=[exp.n_layers + 1])
 
 
