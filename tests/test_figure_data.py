@@ -51,6 +51,17 @@ def _compare(kind, data, stored):
             assert d["n"] == stored["by_label"][lab]["n"]
             for m in ("mat", "id"):
                 np.testing.assert_allclose(d[m], stored["by_label"][lab][m], rtol=0, atol=2e-2, err_msg=lab)
+    elif kind == "textfit":
+        assert abs(data["gold_p1"] - stored["gold_p1"]) <= SHARE_TOL["atol"]
+        assert data["n_gold"] == stored["n_gold"] and data["ppl_tokens"] == stored["ppl_tokens"]
+        np.testing.assert_allclose(data["perplexity"], stored["perplexity"], rtol=1e-4)
+    elif kind == "norms":
+        np.testing.assert_allclose(data["norms"], figdata.as_array(stored["norms"]), rtol=1e-4)
+    elif kind == "r2_first":
+        for key in ("mean_r2_mat_all", "mean_r2_id_all", "mean_r2_mat_without_first", "mean_r2_id_without_first"):
+            np.testing.assert_allclose(data[key], stored[key], **R2_TOL, err_msg=key)
+    elif kind == "toplists":
+        assert figdata._plain(data["rows"]) == stored["rows"]
     else:
         raise AssertionError(f"no comparison for kind {kind}")
 
