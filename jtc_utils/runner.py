@@ -89,16 +89,80 @@ def clean(nb) -> None:
             tags.append("remove-cell")
 
 
+PACKAGE = "jtc_utils"
+# trained lenses (``zoo/lenses``) are inputs only of the pages that import the lens package
+LENS_ARTIFACTS, LENS_PACKAGE = "lenses", "jtc_utils.lenses"
+
+
+def _module_file(module: str) -> Path | None:
+    """The source file of a ``jtc_utils`` module or subpackage, or None if there is none."""
+    base = ROOT.joinpath(*module.split("."))
+    for f in (base.with_suffix(".py"), base / "__init__.py"):
+        if f.is_file():
+            return f
+    return None
+
+
+def _module_name(f: Path) -> str:
+    parts = list(f.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(f: Path) -> set[str]:
+    """Every ``jtc_utils`` module a file imports anywhere in its body (function-level imports included), relative
+    imports resolved, ``from X import y`` counted as both X and X.y (y may be a submodule)."""
+    import ast
+
+    tree = ast.parse(f.read_text(), filename=str(f))
+    here = _module_name(f) if f.is_relative_to(ROOT / PACKAGE) else ""
+    package = here if f.name == "__init__.py" else here.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1])
+                mod = f"{base}.{node.module}" if node.module else base
+            else:
+                mod = node.module or ""
+            found.add(mod)
+            found |= {f"{mod}.{a.name}" for a in node.names}
+    return {m for m in found if m == PACKAGE or m.startswith(PACKAGE + ".")}
+
+
+def package_closure(source: Path) -> list[Path]:
+    """The ``jtc_utils`` source files a notebook can run: the modules it imports, what they import, and so on
+    (a module's parent packages included, since importing ``a.b`` runs ``a/__init__.py``)."""
+    seen: dict[str, Path] = {}
+    todo = list(_imports(source))
+    while todo:
+        mod = todo.pop()
+        parts = mod.split(".")
+        for i in range(1, len(parts) + 1):
+            name = ".".join(parts[:i])
+            f = _module_file(name)
+            if f is None or name in seen:
+                continue
+            seen[name] = f
+            todo.extend(_imports(f))
+    return sorted(seen.values())
+
+
 def _input_files(name: str) -> list[Path]:
-    package = sorted((ROOT / "jtc_utils").rglob("*.py"))
+    source = NOTEBOOKS_DIR / f"{name}.py"
+    package = package_closure(source)
+    lenses = any(_module_name(f) == LENS_PACKAGE for f in package)
     zoo = sorted(p for p in ZOO_DIR.rglob("*") if p.is_file() and not {"_work"} & set(p.parts)
-                 and not p.name.endswith(".tmp"))
-    return [NOTEBOOKS_DIR / f"{name}.py", ROOT / "requirements.txt", *package, *zoo]
+                 and not p.name.endswith(".tmp") and (lenses or LENS_ARTIFACTS not in p.relative_to(ZOO_DIR).parts))
+    return [source, ROOT / "requirements.txt", *package, *zoo]
 
 
 def inputs_fingerprint(name: str, profile: str) -> str:
-    """What a chapter's outputs depend on: its source, the package, the pinned requirements, every file of the
-    zoo (weights, configs, tokenizers) and the profile. A stored page with the same fingerprint is up to date
+    """What a chapter's outputs depend on: its source, the ``jtc_utils`` modules it can run (its import closure,
+    :func:`package_closure`), the pinned requirements, every file of the zoo (weights, configs, tokenizers; the
+    trained lenses only for pages that import the lens package) and the profile. A stored page with the same fingerprint is up to date
     (provided its data files are the ones it recorded, see :func:`up_to_date`)."""
     from .cache import file_fingerprint
 

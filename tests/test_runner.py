@@ -38,3 +38,44 @@ def test_cleaning_gives_stable_unique_cell_ids():
     import nbformat
 
     nbformat.validate(nb)
+
+
+def test_a_page_depends_on_the_modules_it_can_run_and_on_no_other(tmp_path, monkeypatch):
+    """The import closure: claims_verdicts imports claims, which imports linear; it never imports zoo training
+    or submodules, so editing those must not re-execute it, and editing anything in its closure must."""
+    closure = {f.name for f in runner.package_closure(runner.NOTEBOOKS_DIR / "claims_verdicts.py")}
+    assert {"claims.py", "linear.py", "figdata.py", "__init__.py"} <= closure
+    assert "submodules.py" not in closure and "runner.py" not in closure
+    # relative imports inside function bodies count: figures imports experiment, which lazily imports predictions
+    deep = {f.name for f in runner.package_closure(runner.NOTEBOOKS_DIR / "sec4_predictions.py")}
+    assert {"predictions.py", "submodules.py", "experiment.py", "hidden.py"} <= deep
+
+
+def test_editing_a_module_stales_exactly_the_pages_that_import_it(tmp_path, monkeypatch):
+    root = tmp_path
+    pkg = root / "jtc_utils"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from . import b\n")
+    (pkg / "b.py").write_text("def f():\n    from .sub import c\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "c.py").write_text("x = 1\n")
+    (pkg / "lone.py").write_text("y = 2\n")
+    nbs = root / "notebooks"
+    nbs.mkdir()
+    (nbs / "page.py").write_text("from jtc_utils import a\n")
+    (root / "requirements.txt").write_text("")
+    zoo = root / "zoo"
+    (zoo / "lenses").mkdir(parents=True)
+    (zoo / "lenses" / "w.safetensors").write_bytes(b"1")
+    for attr, value in (("ROOT", root), ("NOTEBOOKS_DIR", nbs), ("ZOO_DIR", zoo)):
+        monkeypatch.setattr(runner, attr, value)
+    names = {f.relative_to(root).as_posix() for f in runner.package_closure(nbs / "page.py")}
+    assert names == {"jtc_utils/__init__.py", "jtc_utils/a.py", "jtc_utils/b.py", "jtc_utils/sub/__init__.py",
+                     "jtc_utils/sub/c.py"}
+    before = runner.inputs_fingerprint("page", "tiny")
+    (pkg / "lone.py").write_text("y = 3\n")  # not imported: the page stays up to date
+    (zoo / "lenses" / "w.safetensors").write_bytes(b"2")  # trained lenses: only for pages importing the lenses
+    assert runner.inputs_fingerprint("page", "tiny") == before
+    (pkg / "sub" / "c.py").write_text("x = 2\n")  # imported three steps away, inside a function body
+    assert runner.inputs_fingerprint("page", "tiny") != before
