@@ -1,0 +1,144 @@
+"""One evaluator for every lens (related-systems spec 1 and 6): the same validation vectors, the same metrics.
+
+For sample s at layer l, with ``p_f = R(h^L_s)`` (the model's output), ``t_f`` its top-1, ``q = R(T_l(h^l_s))`` the
+lens's distribution and ``t_T`` its top-1 (natural logs):
+
+* Precision@k = 1[t_T ∈ top-k(p_f)] (N-NJTC's "precision" is Precision@1);
+* S_JTC = -ln p_f[t_T] (the JTC paper's surprisal) and S_N = -ln q[t_f] (N-NJTC's, the roles swapped), always
+  labelled;
+* KL = KL(p_f ‖ q) (the tuned lens's loss); bias KL = KL(mean_s p_f ‖ mean_s q) (the tuned-lens paper's bias);
+* r² of ``T_l(h^l)`` against ``h^L`` (coordinate-averaged, as section 3), every lens living in hidden space;
+* the gap between q's two largest probabilities, the early-exit confidence of section 5.
+
+Vocabulary projections run on chunks of samples, so memory stays bounded for a 50k vocabulary; the final
+distribution is recomputed per chunk rather than stored.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import early_exit, linear
+
+KS = (1, 5, 10)
+
+
+def _chunk(V: int) -> int:
+    return max(64, min(2048, int(2e8 // (8 * V * 3))))
+
+
+def evaluate(exp, lens, layers=None, ks=KS, n_val: int | None = None) -> dict:
+    """Per-sample metrics of a fitted ``lens`` on ``exp``'s validation vectors at ``layers`` (default 0..L).
+
+    Returns ``layers``, ``precision`` {k: [layers, n]}, ``s_jtc``, ``s_n``, ``kl``, ``gap``, ``top1`` ([layers, n]),
+    ``final_topk`` [n, max k], ``r2`` and ``bias_kl`` [layers], and the lens's label and parameters per layer."""
+    import torch
+
+    X = exp.X_val if n_val is None else exp.X_val[:, :n_val]
+    lens.check_states(X)
+    L, n = X.shape[0] - 1, X.shape[1]
+    layers = list(range(L + 1)) if layers is None else [int(x) for x in layers]
+    bad = [x for x in layers if not 0 <= x <= L]
+    if bad:
+        raise ValueError(f"layers {bad} are outside 0..{L}")
+    readout = exp.adapter.readout
+    kmax = max(ks)
+    shape = (len(layers), n)
+    res = {"precision": {k: np.zeros(shape, bool) for k in ks}, "s_jtc": np.zeros(shape), "s_n": np.zeros(shape),
+           "kl": np.zeros(shape), "gap": np.zeros(shape), "top1": np.zeros(shape, np.int64),
+           "final_topk": np.zeros((n, kmax), np.int64)}
+    sum_pf, sum_q = None, None
+    with torch.inference_mode():
+        V = readout(torch.as_tensor(X[L][:1])).shape[-1]
+        step = _chunk(V)
+        sum_pf, sum_q = torch.zeros(V, dtype=torch.float64), torch.zeros(len(layers), V, dtype=torch.float64)
+        for a in range(0, n, step):
+            sl = slice(a, min(n, a + step))
+            logp_f = torch.log_softmax(readout(torch.as_tensor(X[L][sl])).double(), -1)
+            p_f = logp_f.exp()
+            topk_f = logp_f.topk(kmax, -1).indices
+            t_f = topk_f[:, :1]
+            res["final_topk"][sl] = topk_f.numpy()
+            sum_pf += p_f.sum(0)
+            for i, layer in enumerate(layers):
+                logq = torch.log_softmax(readout(torch.as_tensor(lens.transform(X[layer][sl], layer))).double(), -1)
+                top2 = logq.topk(2, -1)
+                t_T = top2.indices[:, :1]
+                res["top1"][i, sl] = t_T[:, 0].numpy()
+                res["gap"][i, sl] = (top2.values[:, 0].exp() - top2.values[:, 1].exp()).numpy()
+                for k in ks:
+                    res["precision"][k][i, sl] = (t_T == topk_f[:, :k]).any(-1).numpy()
+                res["s_jtc"][i, sl] = -logp_f.gather(1, t_T)[:, 0].numpy()
+                res["s_n"][i, sl] = -logq.gather(1, t_f)[:, 0].numpy()
+                res["kl"][i, sl] = (p_f * (logp_f - logq)).sum(-1).numpy()
+                sum_q[i] += logq.exp().sum(0)
+    mean_pf, mean_q = sum_pf / n, sum_q / n
+    res["bias_kl"] = (mean_pf[None] * (mean_pf.clamp_min(1e-300).log()[None] - mean_q.clamp_min(1e-300).log())
+                      ).sum(-1).numpy()
+    res["r2"] = np.array([linear.r2_score(X[L], lens.transform(X[layer], layer)) for layer in layers])
+    res.update(layers=np.array(layers), label=lens.label, name=lens.name, params=lens.params(), n_layers=L)
+    return res
+
+
+def curves(res: dict) -> dict:
+    """Per-layer means of :func:`evaluate`'s per-sample metrics (plain lists, for ``book/data``)."""
+    out = {"layers": res["layers"].tolist(), "params": int(res["params"]), "r2": res["r2"].tolist(),
+           "bias_kl": res["bias_kl"].tolist()}
+    for k, v in res["precision"].items():
+        out[f"p@{k}"] = v.mean(1).tolist()
+    for m in ("s_jtc", "s_n", "kl"):
+        out[m] = res[m].mean(1).tolist()
+    return out
+
+
+def saturation_layer(top1: np.ndarray, final_top1: np.ndarray) -> np.ndarray:
+    """Per sample, the first layer from which the lens's top-1 stays the final top-1 through layer L (``top1``
+    [L+1, n] for layers 0..L; row L is the final prediction itself, so every sample saturates by L)."""
+    agree = np.asarray(top1) == np.asarray(final_top1)[None]
+    agree[-1] = True
+    # suffix "all agree from here": reverse cumulative AND
+    stays = np.flip(np.logical_and.accumulate(np.flip(agree, 0), 0), 0)
+    return stays.argmax(0)
+
+
+def oracle_frontier(top1: np.ndarray, final_top1: np.ndarray, minimal_layer: int = early_exit.MINIMAL_LAYER,
+                    points: int = 21) -> dict:
+    """The best any exit rule could do with a lens: every sample exits at its saturation layer (never before
+    ``minimal_layer``), where its prediction is already the final one: Precision@1 = 1 at the mean saturation layer.
+    Below 100%, the oracle gives up on the samples that saturate last, sending a share of them out at
+    ``minimal_layer`` (right or wrong as the lens is there): ``x`` mean exit layer, ``y`` Precision@1."""
+    top1, final_top1 = np.asarray(top1), np.asarray(final_top1)
+    sat = np.maximum(saturation_layer(top1, final_top1), minimal_layer)
+    L, n = top1.shape[0] - 1, top1.shape[1]
+    sat = np.minimum(sat, L)
+    early_ok = top1[minimal_layer] == final_top1
+    order = np.argsort(-sat, kind="stable")
+    xs, ys = [], []
+    for share in np.linspace(0, 1, points):
+        m = int(round(share * n))
+        exit_layer, ok = sat.astype(float).copy(), np.ones(n, bool)
+        give_up = order[:m]
+        exit_layer[give_up] = minimal_layer
+        ok[give_up] = early_ok[give_up]
+        xs.append(exit_layer.mean())
+        ys.append(ok.mean())
+    return {"x": np.array(xs), "y": np.array(ys), "mean_saturation": float(sat.mean())}
+
+
+def exit_curves(exp, res: dict, lambdas=None) -> dict:
+    """Section 5's early-exit curve for a lens evaluated at every layer 0..L, its layers saved at 95% Precision@1,
+    and the oracle frontier of the same lens."""
+    L = res["n_layers"]
+    if list(res["layers"]) != list(range(L + 1)):
+        raise ValueError("early exit needs the lens evaluated at every layer 0..L (evaluate with layers=None)")
+    pos = early_exit.positions_for_threshold(exp.val.positions[:res["top1"].shape[1]], exp.adapter.family)
+    dec = early_exit.decay(pos, exp.val.mean_length)
+    final_top1 = res["final_topk"][:, 0]
+    lams = early_exit.paper_lambdas("id" if res["name"] == "id" else "mat") if lambdas is None else lambdas
+    s = early_exit.sweep(res["gap"], res["top1"], final_top1, dec, lams)
+    oracle = oracle_frontier(res["top1"], final_top1)
+    return {"lambdas": s["lambdas"].tolist(), "x": s["x"].tolist(), "y": s["y"].tolist(),
+            "saved": early_exit.layers_saved(s["x"], s["y"], L),
+            "oracle": {"x": oracle["x"].tolist(), "y": oracle["y"].tolist(),
+                       "mean_saturation": oracle["mean_saturation"],
+                       "saved": early_exit.layers_saved(oracle["x"], oracle["y"], L)}}

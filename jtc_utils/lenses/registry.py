@@ -1,0 +1,157 @@
+"""Every lens of the book by name: how it is fitted, what it optimises, how many parameters it has per layer.
+
+    get("id"), get("mat"), get("mat+b"), get("rrr", rank=4), get("arrr", rank=4), get("njtc", rank=4),
+    get("nnjtc", rank=4), get("tuned"), get("tuned-lin"), get("tuned<-mat")
+
+Trained lenses (NJTC, N-NJTC, tuned) are keyed on the model's weights, the train samples, the hyper-parameters and
+the recipe: found in the committed ``zoo/lenses`` (see :mod:`.artifacts`), else in the on-disk cache, else trained.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from . import closed_form, lowrank, tuned
+from .base import Lens, LensError
+
+
+@dataclass(frozen=True)
+class LensSpec:
+    name: str
+    family: str
+    objective: str  # what the fit minimises: "none", "MSE" (hidden space), "KL" (output space)
+    fit: Callable
+    params: Callable  # (d, rank) -> trained parameters per layer
+    rank: bool = False  # needs a rank
+    description: str = ""
+
+
+def _key(exp, label: str, hp: dict, recipe: dict) -> dict | None:
+    """What a trained lens depends on, or None for hidden states that come without a model (tests)."""
+    ad = getattr(exp, "adapter", None)
+    if ad is None or not hasattr(exp, "train"):
+        return None
+    from ..hidden import model_identity, samples_identity
+
+    return {"what": "lens", "lens": label, "hp": hp, "recipe": recipe, "model": model_identity(ad),
+            "train": samples_identity(exp.train), "n_layers": exp.X_train.shape[0] - 1}
+
+
+# set by ``python -m jtc_utils.lenses.train``: trained lenses are written to ``zoo/lenses`` instead of the cache
+STORE_ARTIFACTS = False
+
+
+def trained(exp, label: str, hp: dict, recipe: dict, compute) -> dict:
+    """``compute()`` for a trained lens, from the committed artifacts or the cache when trained before."""
+    import time
+
+    from .. import cache
+    from . import artifacts
+
+    key = _key(exp, label, hp, recipe)
+    if key is None:
+        return {k: v for k, v in compute().items() if v is not None}
+    hit = artifacts.lookup(exp.model_name, label, key)
+    if hit is not None:
+        return hit
+    if STORE_ARTIFACTS:
+        t = time.perf_counter()
+        out = {k: v for k, v in compute().items() if v is not None}
+        card = {"model": exp.model_name, "lens": label, "hp": hp, "recipe": recipe,
+                "train_seconds": round(time.perf_counter() - t, 1), "n_train": int(exp.X_train.shape[1]),
+                **{k: np.asarray(out[k]).tolist() for k in ("steps", "doublings", "improvement", "epochs")
+                   if k in out}}
+        artifacts.store(exp.model_name, label, key, out, card)
+        return artifacts.lookup(exp.model_name, label, key)
+    return cache.cached("lenses", key, lambda: {k: v for k, v in compute().items() if v is not None})
+
+
+def all_pairs(exp, rank: int, norm: bool, seed: int = 0) -> dict:
+    """NJTC (or N-NJTC) trained for every layer pair l < l' as one batched model (N-NJTC's Figure 2): the
+    :func:`jtc_utils.lenses.lowrank.train` output, with ``pairs`` [P, 2]."""
+    rank = closed_form.check_rank(rank, exp.X_train.shape[2])
+    L = exp.X_train.shape[0] - 1
+    pairs = [(a, b) for a in range(L) for b in range(a + 1, L + 1)]
+    label = f"{'nnjtc' if norm else 'njtc'}_{rank}_pairs_s{seed}"
+    r = trained(exp, label, {"rank": rank, "seed": seed, "pairs": "all"}, lowrank.RECIPE,
+                lambda: lowrank.train(exp.X_train, pairs, rank, norm, seed))
+    return {**r, "pairs": np.array(pairs)}
+
+
+def _fit_lowrank(norm: bool):
+    def fit(exp, rank, seed=0):
+        rank = closed_form.check_rank(rank, exp.X_train.shape[2])
+        L = exp.X_train.shape[0] - 1
+        label = f"{'nnjtc' if norm else 'njtc'}_{rank}"
+        r = trained(exp, label, {"rank": rank, "seed": seed, "pairs": "to-last"}, lowrank.RECIPE,
+                    lambda: lowrank.train(exp.X_train, [(l, L) for l in range(L)], rank, norm, seed))
+        rec = {k: r[k] for k in ("best_epoch", "epochs", "stop_loss", "train_loss") if k in r}
+        return np.asarray(r["M"], dtype=np.float64), (np.asarray(r["c"], np.float64) if "c" in r else None), rec
+    return fit
+
+
+def readout_of(exp):
+    """A differentiable torch readout ``R`` for the tuned lens (the model's own weights frozen)."""
+    ad = exp.adapter
+    for p in ad.model.parameters():
+        p.requires_grad_(False)
+    return ad.readout
+
+
+def _fit_tuned(variant: str):
+    def fit(exp, seed=0):
+        init = None
+        if variant == "tuned<-mat":
+            init = closed_form.fit_mat(exp)[0]
+        r = trained(exp, variant, {"seed": seed}, tuned.RECIPE,
+                    lambda: tuned.train(exp.X_train, readout_of(exp), variant, init, seed))
+        rec = {k: r[k] for k in ("steps", "doublings", "improvement", "log") if k in r}
+        return np.asarray(r["M"], dtype=np.float64), (np.asarray(r["c"], np.float64) if "c" in r else None), rec
+    return fit
+
+
+LENSES = {s.name: s for s in (
+    LensSpec("id", "identity", "none", closed_form.fit_identity, lambda d, r: 0,
+             description="the hidden state read as it is (the logit lens; the paper's id)"),
+    LensSpec("mat", "least squares", "MSE", closed_form.fit_mat, lambda d, r: d * d,
+             description="the paper's least-squares map, no intercept"),
+    LensSpec("mat+b", "least squares", "MSE", closed_form.fit_mat_affine, lambda d, r: d * d + d,
+             description="least squares with an intercept"),
+    LensSpec("rrr", "reduced rank", "MSE", closed_form.fit_rrr, lambda d, r: 2 * d * r, rank=True,
+             description="the best map of rank r (closed form): NJTC's global optimum"),
+    LensSpec("arrr", "reduced rank", "MSE", closed_form.fit_arrr, lambda d, r: 2 * d * r + d, rank=True,
+             description="the best rank-r map with an intercept: N-NJTC's function class, optimum"),
+    LensSpec("njtc", "gradient descent", "MSE", _fit_lowrank(False), lambda d, r: lowrank.params(d, r, False),
+             rank=True, description="NJTC: h A B by gradient descent"),
+    LensSpec("nnjtc", "gradient descent", "MSE", _fit_lowrank(True), lambda d, r: lowrank.params(d, r, True),
+             rank=True, description="N-NJTC: BatchNorm(h) A B by gradient descent"),
+    LensSpec("tuned", "tuned lens", "KL", _fit_tuned("tuned"), lambda d, r: d * d + d,
+             description="the tuned lens: h + h W + b trained on KL to the final distribution"),
+    LensSpec("tuned-lin", "tuned lens", "KL", _fit_tuned("tuned-lin"), lambda d, r: d * d,
+             description="the tuned lens without its bias"),
+    LensSpec("tuned<-mat", "tuned lens", "KL", _fit_tuned("tuned<-mat"), lambda d, r: d * d + d,
+             description="the tuned lens started from mat"),
+)}
+
+
+def get(name: str, **hp) -> Lens:
+    """An unfitted lens by name; ``rank=`` for the low-rank ones, ``seed=`` for the trained ones."""
+    if name not in LENSES:
+        raise LensError(f"no lens named {name!r}; the lenses are: {', '.join(LENSES)}")
+    spec = LENSES[name]
+    if spec.rank:
+        if "rank" not in hp:
+            raise LensError(f"lens {name!r} needs a rank, e.g. get({name!r}, rank=4)")
+        hp["rank"] = closed_form.check_rank(hp["rank"])
+    elif "rank" in hp:
+        raise LensError(f"lens {name!r} has no rank; the low-rank lenses are: "
+                        f"{', '.join(n for n, s in LENSES.items() if s.rank)}")
+    allowed = {"rank", "seed"} if spec.family in ("gradient descent", "tuned lens") else {"rank"}
+    extra = set(hp) - allowed
+    if extra:
+        raise LensError(f"lens {name!r} takes no {', '.join(sorted(extra))}; it takes: "
+                        f"{', '.join(sorted(allowed & ({'rank', 'seed'} if spec.rank else {'seed'}))) or 'nothing'}")
+    return Lens(name, dict(hp))

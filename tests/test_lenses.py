@@ -1,0 +1,227 @@
+"""Lenses: the closed forms, gradient descent against them, the tuned lens, the evaluator and bad input."""
+
+import numpy as np
+import pytest
+import torch
+
+from jtc_utils import lenses, linear
+from jtc_utils.lenses import closed_form, evaluate, lowrank, registry, tuned
+from jtc_utils.lenses.base import DivergedError, LensError, NotFittedError
+
+
+class Readout:
+    """A small fixed readout: LayerNorm then a random unembedding, like a GPT-2 head."""
+
+    def __init__(self, d, V, seed=0):
+        g = torch.Generator().manual_seed(seed)
+        self.E = torch.randn(V, d, generator=g)
+
+    def __call__(self, h):
+        return torch.nn.functional.layer_norm(h, h.shape[-1:]) @ self.E.T
+
+
+class Adapter:
+    def __init__(self, d, V):
+        self.readout = Readout(d, V)
+        self.family = "gpt2"
+
+
+class Fake:
+    """Hidden states without a model: the stand-in for an Experiment in unit tests (nothing is cached)."""
+
+    def __init__(self, X_train, X_val, V=50):
+        self.X_train, self.X_val = X_train.astype(np.float32), X_val.astype(np.float32)
+        self.n_layers = X_train.shape[0] - 1
+        self.adapter = Adapter(X_train.shape[2], V)
+        self.model_name = "fake"
+
+
+def chain(L=3, n=400, d=12, seed=0, noise=0.1):
+    """h^{l+1} = h^l A_l + b_l + noise: layers linked by affine maps."""
+    rng = np.random.default_rng(seed)
+    X = [rng.normal(size=(n, d))]
+    for _ in range(L):
+        A = np.eye(d) + 0.3 * rng.normal(size=(d, d))
+        X.append(X[-1] @ A + rng.normal(size=d) + noise * rng.normal(size=(n, d)))
+    return np.stack(X)
+
+
+@pytest.fixture(scope="module")
+def fake():
+    X = chain(n=600)
+    return Fake(X[:, :450], X[:, 450:])
+
+
+def test_reduced_rank_at_full_rank_is_mat(fake):
+    L, d = fake.n_layers, fake.X_train.shape[2]
+    mat = lenses.get("mat").fit(fake)
+    rrr = lenses.get("rrr", rank=d).fit(fake)
+    for layer in range(L):
+        np.testing.assert_allclose(rrr.M[layer], mat.M[layer], atol=1e-8)
+        np.testing.assert_allclose(mat.M[layer], linear.fit(fake.X_train[layer], fake.X_train[L]), atol=1e-10)
+
+
+def test_reduced_rank_train_error_never_rises_with_rank_and_equals_the_direct_error(fake):
+    X, Y = fake.X_train[0], fake.X_train[-1]
+    for affine in (False, True):
+        fam = closed_form.RankFamily(X, Y, affine=affine)
+        Xa = np.c_[X, np.ones(len(X))] if affine else X.astype(np.float64)
+        sse = [fam.train_sse(r) for r in range(1, X.shape[1] + 1)]
+        assert all(b <= a + 1e-9 * a for a, b in zip(sse, sse[1:]))
+        for r in (1, 3, 7):
+            direct = ((Xa @ fam.matrix(r) - Y) ** 2).sum()
+            assert np.isclose(direct, fam.train_sse(r), rtol=1e-9)
+            assert np.linalg.matrix_rank(fam.matrix(r), tol=1e-8) == r
+
+
+def test_reduced_rank_matches_alternating_least_squares_on_a_random_problem():
+    rng = np.random.default_rng(3)
+    n, d, r = 300, 10, 3
+    X = rng.normal(size=(n, d))
+    Y = X @ rng.normal(size=(d, d)) + rng.normal(size=(n, d))
+    fam = closed_form.RankFamily(X, Y)
+    # ALS on X A B: alternate the two least-squares problems from a random start
+    A = rng.normal(size=(d, r))
+    for _ in range(500):
+        B = np.linalg.lstsq(X @ A, Y, rcond=None)[0]
+        A = np.linalg.lstsq(np.kron(B.T, X), Y.T.reshape(-1), rcond=None)[0].reshape(r, d).T
+    als = ((X @ A @ B - Y) ** 2).sum()
+    assert np.isclose(fam.train_sse(r), als, rtol=1e-6)
+    # and no nearby rank-r map does better: perturb the optimum's factors
+    U, S, Vt = np.linalg.svd(fam.matrix(r))
+    A0, B0 = U[:, :r] * S[:r], Vt[:r]
+    for _ in range(20):
+        M = (A0 + 1e-3 * rng.normal(size=A0.shape)) @ (B0 + 1e-3 * rng.normal(size=B0.shape))
+        assert ((X @ M - Y) ** 2).sum() >= fam.train_sse(r) * (1 - 1e-12)
+
+
+def test_reduced_rank_is_invariant_to_rescaling_the_input():
+    rng = np.random.default_rng(4)
+    X, Y = rng.normal(size=(200, 6)), rng.normal(size=(200, 6))
+    D = np.diag(rng.uniform(0.1, 10, 6))
+    a, b = closed_form.RankFamily(X, Y), closed_form.RankFamily(X @ D, Y)
+    np.testing.assert_allclose(X @ a.matrix(2), (X @ D) @ b.matrix(2), atol=1e-8)
+
+
+def test_parameter_counts_follow_the_papers():
+    d, r = 1600, 16
+    assert lenses.get("njtc", rank=r).params(d) == 2 * d * r
+    assert lenses.get("nnjtc", rank=r).params(d) == 2 * d * r + 4 * d
+    assert lenses.get("mat").params(d) == d * d
+    assert (2 * 16 * 1600 + 4 * 1600) / 1600 ** 2 == pytest.approx(0.0225)  # N-NJTC's "> 97% fewer" for GPT2-XL
+
+
+def test_batchnorm_in_evaluation_mode_equals_its_affine_form(fake):
+    r = lowrank.train(fake.X_train, [(0, 3), (1, 3)], rank=2, norm=True, seed=0, recipe={"max_epochs": 3})
+    for p in range(2):
+        bn = torch.nn.BatchNorm1d(fake.X_train.shape[2]).double().eval()
+        bn.weight.data, bn.bias.data = torch.as_tensor(r["gamma"][p]).double(), torch.as_tensor(r["beta"][p]).double()
+        bn.running_mean, bn.running_var = torch.as_tensor(r["mean"][p]).double(), torch.as_tensor(r["var"][p]).double()
+        x = torch.as_tensor(fake.X_val[p]).double()
+        with torch.no_grad():
+            direct = (bn(x) @ torch.as_tensor(r["A"][p]).double() @ torch.as_tensor(r["B"][p]).double()).numpy()
+        affine = fake.X_val[p].astype(np.float64) @ r["M"][p] + r["c"][p]
+        np.testing.assert_allclose(affine, direct, rtol=1e-5, atol=1e-5)
+
+
+def test_batched_training_equals_one_pair_training(fake):
+    pairs = [(0, 3), (1, 2), (2, 3)]
+    for norm in (False, True):
+        a = lowrank.train(fake.X_train, pairs, rank=2, norm=norm, seed=1, recipe={"max_epochs": 15})
+        b = lowrank.train_loop(fake.X_train, pairs, rank=2, norm=norm, seed=1, recipe={"max_epochs": 15})
+        np.testing.assert_allclose(a["M"], b["M"], rtol=1e-4, atol=1e-5)
+        np.testing.assert_array_equal(a["best_epoch"], b["best_epoch"])
+
+
+def test_gradient_descent_never_beats_the_closed_form_on_its_own_training_loss(fake):
+    L = fake.n_layers
+    pairs = [(layer, L) for layer in range(L)]
+    for norm, affine in ((False, False), (True, True)):
+        r = lowrank.train(fake.X_train, pairs, rank=2, norm=norm, seed=0, recipe={"max_epochs": 60})
+        n = fake.X_train.shape[1]
+        for p, (src, tgt) in enumerate(pairs):
+            best = closed_form.RankFamily(fake.X_train[src], fake.X_train[tgt], affine=affine).train_sse(2) / n
+            assert r["train_loss"][p] >= best * (1 - 1e-6)
+            assert r["train_loss"][p] <= 5 * best  # and it did learn something
+
+
+def test_a_fresh_tuned_lens_is_the_identity_exactly(fake):
+    readout = fake.adapter.readout
+    out = tuned.train(fake.X_train, readout, "tuned", recipe={"steps": 1, "lr": 0.0, "weight_decay": 0.0})
+    assert np.array_equal(out["M"], np.broadcast_to(np.eye(fake.X_train.shape[2]), out["M"].shape))
+    assert not out["c"].any()
+    lens = lenses.get("tuned")
+    lens.M, lens.c, lens.n_layers, lens.d = out["M"], out["c"], fake.n_layers, fake.X_train.shape[2]
+    ident = lenses.get("id").fit(fake)
+    for layer in range(fake.n_layers + 1):
+        assert np.array_equal(lens.transform(fake.X_val[layer], layer), ident.transform(fake.X_val[layer], layer))
+
+
+def test_the_tuned_lens_recovers_an_exact_affine_relation_and_mat_plus_b_is_exact():
+    rng = np.random.default_rng(0)
+    n, d = 2000, 8
+    h0 = rng.normal(size=(n, d))
+    A, b = np.eye(d) + 0.2 * rng.normal(size=(d, d)), 0.3 * rng.normal(size=d)
+    X = np.stack([h0, h0 @ A + b]).astype(np.float32)
+    fake = Fake(X[:, :1500], X[:, 1500:], V=20)
+    mb = lenses.get("mat+b").fit(fake)
+    np.testing.assert_allclose(mb.transform(fake.X_val[0], 0), fake.X_val[1], atol=1e-4)
+    out = tuned.train(fake.X_train, fake.adapter.readout, "tuned", recipe={"steps": 500})
+    lens = lenses.get("tuned")
+    lens.M, lens.c, lens.n_layers, lens.d = out["M"], out["c"], 1, d
+    res = evaluate.evaluate(fake, lens)
+    assert res["kl"][0].mean() < 1e-3
+    assert out["log"][-1].sum() < out["log"][0].sum()  # train KL decreased
+
+
+def test_kl_is_zero_at_the_last_layer_and_never_negative(fake):
+    res = evaluate.evaluate(fake, lenses.get("rrr", rank=2).fit(fake))
+    assert np.all(res["kl"] >= -1e-12)
+    assert np.abs(res["kl"][-1]).max() < 1e-12 and res["precision"][1][-1].all()
+    assert np.allclose(res["s_n"][-1], res["s_jtc"][-1])
+
+
+def test_saturation_layer_and_the_oracle():
+    top1 = np.array([[5, 1, 1], [1, 1, 2], [5, 1, 3], [1, 2, 3]])  # layers 0..3, final row = final prediction
+    final = top1[-1]
+    assert evaluate.saturation_layer(top1, final).tolist() == [3, 3, 2]
+    o = evaluate.oracle_frontier(top1, final, minimal_layer=1, points=2)
+    assert o["y"][0] == 1.0 and o["x"][0] == pytest.approx(8 / 3)
+    assert o["x"][1] == 1.0
+
+
+def test_bad_input_gets_a_clear_error(fake):
+    with pytest.raises(LensError, match="no lens named 'jtc'.*the lenses are"):
+        lenses.get("jtc")
+    for bad in (0, -1, 2.5, "4"):
+        with pytest.raises(LensError, match="rank"):
+            lenses.get("rrr", rank=bad)
+    with pytest.raises(LensError, match="needs a rank"):
+        lenses.get("njtc")
+    with pytest.raises(LensError, match="rank 13 is above the width d = 12"):
+        lenses.get("rrr", rank=13).fit(fake)
+    with pytest.raises(LensError, match="has no rank"):
+        lenses.get("mat", rank=3)
+    with pytest.raises(NotFittedError, match="not fitted: call lens.fit"):
+        evaluate.evaluate(fake, lenses.get("mat"))
+    other = Fake(chain(L=4, d=12)[:, :300], chain(L=4, d=12)[:, 300:])
+    with pytest.raises(LensError, match="fitted on a model with 3 layers and width 12"):
+        evaluate.evaluate(other, lenses.get("mat").fit(fake))
+    with pytest.raises(DivergedError, match="diverged.*lower the learning rate"):
+        lowrank.train(fake.X_train * 1e20, [(0, 3)], rank=2, norm=False, recipe={"lr": 1e10, "max_epochs": 2})
+    with pytest.raises(DivergedError, match="diverged"):
+        tuned.train(fake.X_train * np.float32(np.inf), fake.adapter.readout, "tuned", recipe={"steps": 2})
+
+
+def test_a_diverged_training_caches_nothing(tmp_path, monkeypatch):
+    from jtc_utils import cache
+
+    monkeypatch.setattr(cache, "CACHE_DIR", tmp_path)
+    key = {"what": "lens", "lens": "njtc_2"}
+
+    def boom():
+        raise DivergedError("diverged")
+
+    with pytest.raises(DivergedError):
+        cache.cached("lenses", key, boom)
+    assert not any(tmp_path.rglob("*.npz")) and not any(tmp_path.rglob("*.tmp"))
