@@ -114,3 +114,23 @@ print(f"do not hold: {', '.join(not_held)}")
 #   gated feed-forward networks are far from linear on states whose lengths span two orders of magnitude).
 # * The BERT claims (C5, C6, C9, C11, C13, C14) need a masked-LM head, which the only offline real encoder lacks;
 #   they get no verdict there rather than a made-up one.
+
+# %% [markdown]
+# ## The papers around it: low-rank shortcuts and the tuned lens
+#
+# The claims of N-NJTC (N0-N8) and of the tuned lens (T1-T3, with the book's hypothesis H1), judged by one function
+# each in `jtc_utils.lenses.claims` from the numbers of [the lens chapter](lenses.ipynb), with the rules of the
+# related-systems specification, on the stand-in of GPT2-XL (`tiny-gpt2-xl`, rank 4). The table is saved to
+# `book/data/claims_lenses.json`.
+
+# %% tags=["nbval-check-output"]
+from jtc_utils.lenses import claims as lens_claims
+
+lens_records = lens_claims.all_claims()
+figdata.save("claims_lenses", lens_records, {"profile": profile, "source": "book/data"})
+lens_table = pd.DataFrame(lens_records).set_index("id")
+lens_table["verdict"] = lens_table["holds"].map({True: "HOLDS", False: "DOES NOT HOLD", None: "-"})
+with pd.option_context("display.max_colwidth", None):
+    display(lens_table[["claim", "paper", "ours", "verdict", "rule"]])
+held_lens = [r["id"] for r in lens_records if r["holds"]]
+print(f"{len(held_lens)} of {len(lens_records)} lens claims hold on the stand-in: {', '.join(held_lens)}")

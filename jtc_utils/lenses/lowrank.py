@@ -48,7 +48,7 @@ def train(X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: di
     """Train the lens of every pair (source l, target l') at once. ``X``: [L+1, n, d] train hidden states.
 
     Returns ``A`` [P, d, r], ``B`` [P, r, d], and for ``norm`` the BatchNorm's ``gamma``, ``beta``, ``mean``,
-    ``var`` [P, d]; the affine form ``M`` [P, d, d], ``c`` [P, d] (None without norm); per pair ``best_epoch``,
+    ``var`` [P, d] (:func:`affine_form` turns them into ``M``, ``c``); per pair ``best_epoch``,
     ``stop_loss`` (early-stopping MSE), ``train_loss`` (MSE on the whole train split, evaluation form) and the
     number of epochs run.
 
@@ -167,17 +167,22 @@ def train(X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: di
             p.copy_(s)
         out = {"A": A.detach().numpy().copy(), "B": B.detach().numpy().copy(), "best_epoch": best_epoch.numpy(),
                "epochs": np.array(epochs), "stop_loss": best.numpy()}
-        AB = torch.bmm(A, B).double()
         if norm:
-            scale = (gamma / torch.sqrt(var + eps)).double()
             out.update(gamma=gamma.detach().numpy().copy(), beta=beta.detach().numpy().copy(), mean=mean.numpy(),
                        var=var.numpy())
-            out["M"] = (scale[:, :, None] * AB).numpy()
-            out["c"] = torch.bmm((beta.double() - mean.double() * scale)[:, None], AB)[:, 0].numpy()
-        else:
-            out["M"], out["c"] = AB.numpy(), None
         out["train_loss"] = mse(torch.arange(n)).numpy()
     return out
+
+
+def affine_form(r: dict, eps: float = RECIPE["eps"]) -> tuple[np.ndarray, np.ndarray | None]:
+    """The evaluation-mode lens of every pair as ``h M + c``: ``M`` [P, d, d] = diag(gamma/sqrt(var + eps)) A B and
+    ``c`` [P, d] = (beta - mean·gamma/sqrt(var + eps)) A B for N-NJTC; ``A B`` and None for NJTC (float64)."""
+    AB = np.asarray(r["A"], np.float64) @ np.asarray(r["B"], np.float64)
+    if "gamma" not in r:
+        return AB, None
+    scale = np.asarray(r["gamma"], np.float64) / np.sqrt(np.asarray(r["var"], np.float64) + eps)
+    shift = np.asarray(r["beta"], np.float64) - np.asarray(r["mean"], np.float64) * scale
+    return scale[:, :, None] * AB, np.einsum("pd,pde->pe", shift, AB)
 
 
 def train_loop(X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: dict | None = None) -> dict:
@@ -185,8 +190,8 @@ def train_loop(X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recip
     parts = [train(X, [p], rank, norm, seed, recipe, progress=False) for p in pairs]
     out = {}
     for k, v in parts[0].items():
-        if v is None or k == "epochs":
-            out[k] = v if k != "epochs" else np.array(max(int(p["epochs"]) for p in parts))
+        if k == "epochs":
+            out[k] = np.array(max(int(p["epochs"]) for p in parts))
         else:
             out[k] = np.concatenate([p[k] for p in parts])
     return out

@@ -71,14 +71,15 @@ def trained(exp, label: str, hp: dict, recipe: dict, compute) -> dict:
 
 def all_pairs(exp, rank: int, norm: bool, seed: int = 0) -> dict:
     """NJTC (or N-NJTC) trained for every layer pair l < l' as one batched model (N-NJTC's Figure 2): the
-    :func:`jtc_utils.lenses.lowrank.train` output, with ``pairs`` [P, 2]."""
+    :func:`jtc_utils.lenses.lowrank.train` output, with ``pairs`` [P, 2] and the affine form ``M``, ``c``."""
     rank = closed_form.check_rank(rank, exp.X_train.shape[2])
     L = exp.X_train.shape[0] - 1
     pairs = [(a, b) for a in range(L) for b in range(a + 1, L + 1)]
     label = f"{'nnjtc' if norm else 'njtc'}_{rank}_pairs_s{seed}"
     r = trained(exp, label, {"rank": rank, "seed": seed, "pairs": "all"}, lowrank.RECIPE,
                 lambda: lowrank.train(exp.X_train, pairs, rank, norm, seed))
-    return {**r, "pairs": np.array(pairs)}
+    M, c = lowrank.affine_form(r)
+    return {**r, "pairs": np.array(pairs), "M": M, "c": c}
 
 
 def _fit_lowrank(norm: bool):
@@ -89,7 +90,8 @@ def _fit_lowrank(norm: bool):
         r = trained(exp, label, {"rank": rank, "seed": seed, "pairs": "to-last"}, lowrank.RECIPE,
                     lambda: lowrank.train(exp.X_train, [(l, L) for l in range(L)], rank, norm, seed))
         rec = {k: r[k] for k in ("best_epoch", "epochs", "stop_loss", "train_loss") if k in r}
-        return np.asarray(r["M"], dtype=np.float64), (np.asarray(r["c"], np.float64) if "c" in r else None), rec
+        M, c = lowrank.affine_form(r)
+        return M, c, rec
     return fit
 
 

@@ -5,7 +5,9 @@ training time and the convergence record). What is trained (the chapter's needs)
 
 * the tuned lens for every zoo model;
 * on the stand-in of GPT2-XL also the grid's ``tuned-lin`` and ``tuned<-mat``, NJTC and N-NJTC at the chapter's
-  rank for every layer pair (N-NJTC's Figure 2) with seeds 0-2, and for the last layer as lenses.
+  rank for every layer pair (N-NJTC's Figure 2) with seeds 0-2, and for the last layer as lenses;
+* on the real model (``--models smollm2-135m``, profile ``real``) NJTC and N-NJTC to the last layer at rank
+  floor(576/100) = 5 (its tuned lens needs a GPU: see the chapter).
 
 A lens already stored under the same key is skipped, so an interrupted run resumes where it stopped.
 """
@@ -20,6 +22,7 @@ RANK = 4  # the zoo's rank (related-systems spec 3.2 item 3: floor(d/100) = 0 on
 SEEDS = (0, 1, 2)
 TUNED_MODELS = ("tiny-gpt2", "tiny-gpt2-medium", "tiny-gpt2-large", "tiny-gpt2-xl", "tiny-bert-base",
                 "tiny-bert-large")
+REAL_MODEL = "smollm2-135m"
 
 
 def jobs(models=TUNED_MODELS):
@@ -27,6 +30,10 @@ def jobs(models=TUNED_MODELS):
     from .registry import all_pairs
 
     for model in models:
+        if model == REAL_MODEL:
+            for name in ("njtc", "nnjtc"):
+                yield model, name, lambda exp, n=name: get(n, rank=exp.adapter.d // 100, seed=0).fit(exp)
+            continue
         yield model, "tuned", lambda exp: get("tuned", seed=0).fit(exp)
         if model == GRID_MODEL:
             for name in ("tuned-lin", "tuned<-mat"):
@@ -44,13 +51,15 @@ def main(argv=None):
 
     ap = argparse.ArgumentParser(prog="python -m jtc_utils.lenses.train", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", nargs="+", default=list(TUNED_MODELS), choices=TUNED_MODELS)
+    ap.add_argument("--models", nargs="+", default=[*TUNED_MODELS, REAL_MODEL], choices=[*TUNED_MODELS, REAL_MODEL])
     args = ap.parse_args(argv)
     registry.STORE_ARTIFACTS = True
     exps = {}
     t0 = time.perf_counter()
     for model, what, run in jobs(args.models):
-        exp = exps.setdefault(model, Experiment(model))
+        if model not in exps:
+            exps[model] = Experiment(model, profile="real" if model == REAL_MODEL else "tiny")
+        exp = exps[model]
         t = time.perf_counter()
         run(exp)
         print(f"{model}: {what} ({time.perf_counter() - t:.0f} s)", flush=True)

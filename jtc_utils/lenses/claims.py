@@ -1,0 +1,209 @@
+"""The claims of N-NJTC (N0-N8) and of the tuned lens (T1-T3, H1), each judged by one function from the lens
+chapter's numbers (related-systems spec 3.4 and 5.3; the rules are the spec's, written from the papers' words).
+
+Every function takes ``get`` (a figure id to its numbers; by default read from ``book/data``) and returns the record
+``{id, claim, paper, ours, holds, rule}`` of :mod:`jtc_utils.claims`. Curves of the gradient-descent lenses are
+averaged over the three seeds before a rule is applied. Layer L (where every lens is the true output) is left out
+of every "at every layer" rule.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..claims import _rec, default_get
+from . import lowrank
+
+PAPER_D, PAPER_RANK = 1600, 16  # GPT2-XL at N-NJTC's rank floor(d/100)
+
+
+def _c(d, label, key="p@1"):
+    return np.asarray(d["curves"][label][key], dtype=float)
+
+
+def _seed_mean(d, name, key="p@1"):
+    rank = d["rank"]
+    rows = [_c(d, f"{name}_{rank}", key)] + [_c(d, f"{name}_{rank}/seed{s}", key) for s in d["seeds"][1:]]
+    return np.mean(rows, 0)
+
+
+def n0(get):
+    share = lowrank.params(PAPER_D, PAPER_RANK, True) / PAPER_D ** 2
+    t = get("lens_table")
+    row = t["lenses"][f"nnjtc_{t['rank']}"]
+    return _rec("N0", "N-NJTC needs > 97% fewer parameters than JTC's d×d map",
+                "(2·16·1600 + 4·1600)/1600² = 2.25% of JTC's parameters for GPT2-XL",
+                f"our count for GPT2-XL: {share:.2%}; on the stand-in (d = {t['d']}, r = {t['rank']}): "
+                f"{row['params_share']:.1%}", share < 0.03,
+                "parameters 2dr + 4d at r = floor(d/100) for GPT2-XL below 3% of d²")
+
+
+def n1(get):
+    d = get("nnjtc_fig3")
+    L = len(d["curves"]["id"]["p@1"]) - 1
+    half = np.arange(L + 1) <= L / 2
+    nn_p, id_p = _seed_mean(d, "nnjtc"), _c(d, "id")
+    nn_s, id_s = _seed_mean(d, "nnjtc", "s_n"), _c(d, "id", "s_n")
+    ok = (nn_p > id_p) & (nn_s < id_s)
+    return _rec("N1", "N-NJTC beats the logit lens (id) over at least the first half of the layers",
+                "higher precision and lower surprisal than id up to at least half of the depth (Fig. 3)",
+                f"P@1 above and S_N below id at {int(ok[half].sum())} of {int(half.sum())} layers l <= L/2",
+                bool(ok[half].all()), "every l <= L/2: P@1(N-NJTC) > P@1(id) and S_N(N-NJTC) < S_N(id)")
+
+
+def n2(get):
+    d = get("nnjtc_fig3")
+    mat = _c(d, "mat")[:-1]
+    worst = min(float((mat - _seed_mean(d, n)[:-1]).min()) for n in ("njtc", "nnjtc"))
+    return _rec("N2", "NJTC and N-NJTC stay below JTC (mat) everywhere",
+                "JTC above both at every layer (Fig. 3)",
+                f"smallest margin P@1(mat) - P@1(low rank) over l < L: {worst:+.3f}", worst >= -0.01,
+                "every l < L: P@1(mat) >= P@1(NJTC) - 0.01 and >= P@1(N-NJTC) - 0.01")
+
+
+def n3(get):
+    d = get("nnjtc_fig3")
+    id_p, nn = _c(d, "id")[:-1], _seed_mean(d, "nnjtc")[:-1]
+    above = id_p > nn
+    # the latest l0 such that id is above N-NJTC at every l >= l0 (l < L)
+    l0 = None
+    for start in range(len(above)):
+        if above[start:].all():
+            l0 = start
+            break
+    return _rec("N3", "the logit lens beats N-NJTC in the last layers",
+                "id overtakes N-NJTC towards the end of the network (Fig. 3)",
+                f"id above N-NJTC at every layer from {l0} on" if l0 is not None else
+                "no layer from which id stays above N-NJTC", l0 is not None,
+                "some l0 < L with P@1(id) > P@1(N-NJTC) at every l0 <= l < L")
+
+
+def n4(get):
+    d = get("nnjtc_fig3")
+    jump = {n: float(np.abs(np.diff(_seed_mean(d, n))).max()) for n in ("nnjtc", "njtc")}
+    return _rec("N4", "N-NJTC's curve is steady", "N-NJTC stable across layers, unlike NJTC (Fig. 3)",
+                f"largest change of P@1 between adjacent layers: N-NJTC {jump['nnjtc']:.3f}, NJTC {jump['njtc']:.3f}",
+                jump["nnjtc"] <= 0.1 and jump["nnjtc"] <= jump["njtc"],
+                "max |P@1(l+1) - P@1(l)| of N-NJTC <= 0.1 and <= NJTC's")
+
+
+def n5(get):
+    d = get("nnjtc_fig3")
+    nj, id_p = _seed_mean(d, "njtc"), _c(d, "id")
+    L = len(nj) - 1
+    drop = float((-np.diff(nj)).max())
+    below = bool((nj < id_p)[: L // 2 + 1].any())
+    return _rec("N5", "NJTC can collapse (GPT2-XL)", "NJTC's precision falls sharply at some layers of GPT2-XL",
+                f"largest drop between adjacent layers {drop:.3f}; below id in the first half: "
+                f"{'yes' if below else 'no'}", drop > 0.2 or below,
+                "an adjacent drop of P@1(NJTC) > 0.2, or P@1(NJTC) < P@1(id) at some l <= L/2")
+
+
+def _row_decrease(r2):
+    r2 = np.asarray(r2, dtype=float)
+    steps = dec = 0
+    for a in range(len(r2) - 2):
+        row = r2[a, a + 1:]
+        steps += len(row) - 1
+        dec += int((np.diff(row) < 0).sum())
+    return dec / steps
+
+
+def n6(get):
+    d = get("nnjtc_fig2")
+    L = len(d["r2_id"]) - 1
+    fall = {m: _row_decrease(d[f"r2_{m}"]) for m in ("id", "mat")}
+    late, early = {}, {}
+    for m in ("njtc", "nnjtc"):
+        r2 = np.asarray(d[f"r2_{m}"], dtype=float)
+        late[m] = float(np.mean(np.asarray(d[f"r2_to_last_{m}"], dtype=float)))
+        early[m] = float(np.mean([r2[a, a + 1] for a in range(L) if a < L / 2]))
+    holds = all(v >= 0.8 for v in fall.values()) and all(late[m] > early[m] for m in late)
+    return _rec("N6", "id and JTC r² fall with the length of the jump; NJTC/N-NJTC reach the last layers better "
+                "than the next one from early layers", "Fig. 2 heatmaps",
+                f"(a) r² falls along a row at {fall['id']:.0%} (id) and {fall['mat']:.0%} (mat) of the steps; (b) mean "
+                f"r² to the last layer {late['njtc']:.2f} / {late['nnjtc']:.2f} vs l -> l+1 in the first half "
+                f"{early['njtc']:.2f} / {early['nnjtc']:.2f} (NJTC / N-NJTC)", holds,
+                "(a) row-wise decrease at >= 80% of steps for id and mat; (b) mean_l r²(l -> L) > mean_{l<L/2} "
+                "r²(l -> l+1) for NJTC and N-NJTC")
+
+
+def n7(get):
+    d = get("nnjtc_fig2")
+    m = {n: float(np.mean(np.asarray(d[f"r2_to_last_{n}"], dtype=float))) for n in ("njtc", "nnjtc")}
+    return _rec("N7", "N-NJTC reaches the last layers at least as well as NJTC", "Fig. 2: N-NJTC's last columns "
+                "brighter than NJTC's", f"mean r² to the last layer: N-NJTC {m['nnjtc']:.3f}, NJTC {m['njtc']:.3f}",
+                m["nnjtc"] >= m["njtc"], "mean_l r²(l -> L) of N-NJTC >= NJTC's (mean over seeds)")
+
+
+def n8(get):
+    d = get("nnjtc_fig2")
+    lo = {n: d[f"loss_ratio_min_{n}"] for n in ("njtc", "nnjtc")}
+    return _rec("N8", "(book) gradient descent cannot beat the closed form on its own training loss",
+                "none (a consequence of the closed form: reduced-rank regression is the global optimum)",
+                f"smallest train-loss ratio GD / closed form over {d['pairs']} pairs × {len(d['seeds'])} seeds: NJTC "
+                f"{lo['njtc']:.4f}, N-NJTC {lo['nnjtc']:.4f}", min(lo.values()) >= 1 - 1e-3,
+                "train loss NJTC >= RRR_r and N-NJTC >= aRRR_r (relative tolerance 1e-3), every pair and seed")
+
+
+def _grid(get):
+    d = get("tl_grid")
+    return d, len(d["curves"]["id"]["kl"]) - 1
+
+
+def t1(get):
+    d, L = _grid(get)
+    ok = (_c(d, "tuned", "kl") < _c(d, "id", "kl"))[:L]
+    return _rec("T1", "the tuned lens is closer to the final distribution than the logit lens",
+                "lower KL(final ‖ lens) than the logit lens at every layer (tuned-lens paper)",
+                f"KL(tuned) < KL(id) at {int(ok.sum())} of {L} layers", bool(ok.all()),
+                "every l < L: KL(tuned) < KL(id)")
+
+
+def t2(get):
+    d, L = _grid(get)
+    ok = (_c(d, "tuned") >= _c(d, "id"))[:L]
+    return _rec("T2", "the tuned lens predicts better than the logit lens",
+                "more predictive than the logit lens (tuned-lens paper)",
+                f"P@1(tuned) >= P@1(id) at {ok.mean():.0%} of the layers l < L", ok.mean() >= 0.9,
+                "P@1(tuned) >= P@1(id) at >= 90% of the layers l < L (the gold-token cross-entropy part of the "
+                "rule is not computed: the bench has no gold tokens for BERT-style models)")
+
+
+def t3(get):
+    d, L = _grid(get)
+    ok = (_c(d, "tuned", "bias_kl") < _c(d, "id", "bias_kl"))[:L]
+    return _rec("T3", "the logit lens is biased", "the logit lens's average distribution is far from the model's; "
+                "the tuned lens removes most of that bias", f"bias KL smaller for tuned at {int(ok.sum())} of {L} layers",
+                ok.mean() > 0.5, "KL(mean_s p_final ‖ mean_s q) smaller for tuned than for id at more than half of "
+                "the layers l < L")
+
+
+def h1(get):
+    d, L = _grid(get)
+    kl = (_c(d, "tuned", "kl") <= _c(d, "mat+b", "kl"))[:L]
+    r2 = (_c(d, "mat+b", "r2") >= _c(d, "tuned", "r2"))[:L]
+    both = kl & r2
+    return _rec("H1", "(book) the objective decides: each lens wins the metric it was trained on",
+                "none (a book hypothesis: mat+b minimises squared error, the tuned lens KL, in the same affine form)",
+                f"KL(tuned) <= KL(mat+b) and r²(mat+b) >= r²(tuned) at {int(both.sum())} of {L} layers", both.mean() > 0.5,
+                "both inequalities at more than half of the layers l < L (Precision@1 reported, not judged)")
+
+
+CLAIMS = {"N0": n0, "N1": n1, "N2": n2, "N3": n3, "N4": n4, "N5": n5, "N6": n6, "N7": n7, "N8": n8,
+          "T1": t1, "T2": t2, "T3": t3, "H1": h1}
+
+
+def check(cid: str, get=default_get) -> dict:
+    if cid not in CLAIMS:
+        raise ValueError(f"unknown lens claim {cid!r}; known: {', '.join(CLAIMS)}")
+    return CLAIMS[cid](get)
+
+
+def all_claims(get=default_get) -> list[dict]:
+    return [check(c, get) for c in CLAIMS]
+
+
+def getter(results: dict):
+    """Numbers just computed (``results[fig]``), else ``book/data``."""
+    return lambda fig: results[fig] if fig in results else default_get(fig)

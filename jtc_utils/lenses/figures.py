@@ -1,0 +1,272 @@
+"""The numbers behind every figure and table of the lens chapter, one function per figure id (related-systems spec 6):
+
+* ``nnjtc_fig2``: N-NJTC's Figure 2, r² of every layer pair for id / JTC (``mat``) / NJTC / N-NJTC (stand-in of
+  GPT2-XL, rank 4, gradient descent for all pairs, three seeds), with the closed-form optimum's training loss per
+  pair (claim N8);
+* ``nnjtc_fig3``: N-NJTC's Figure 3, Precision@1 and surprisal (N-NJTC's swapped ``S_N`` and JTC's ``S_JTC``)
+  jumping to the last layer, every seed;
+* ``ext_nnjtc_rank``: the closed-form rank sweep (r² and Precision@1 against rank and parameters);
+* ``tl_grid``: objective against form (id, mat, mat+b, tuned, tuned without bias, tuned started from mat);
+* ``tl_cmp``: the tuned lens against id and mat on every zoo model;
+* ``lens_table`` / ``real_lens_table``: every lens × layer × metric with parameter counts, for the stand-in of
+  GPT2-XL and for the real model, and (stand-in) each lens's early-exit curve with its oracle frontier.
+
+Evaluations are cached on disk, keyed on the model, the samples and the lens's own numbers, so the regression
+tests and the re-executed chapter share them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from .. import cache, linear, profiles
+from . import closed_form, evaluate, registry
+from .base import Lens
+
+RANK = 4  # the zoo's rank (spec 3.2 item 3); the paper profile uses floor(d/100)
+SEEDS = (0, 1, 2)
+SWEEP_RANKS = (1, 2, 4, 8, 16, 32)
+GRID = ("id", "mat", "mat+b", "tuned", "tuned-lin", "tuned<-mat")
+TABLE_LENSES = ("id", "mat", "mat+b", "rrr", "arrr", "njtc", "nnjtc", "tuned", "tuned-lin", "tuned<-mat")
+REAL_LENSES = ("id", "mat", "mat+b", "rrr", "arrr", "njtc", "nnjtc")  # no tuned lens: see the chapter
+LENS_FIGURES = {"nnjtc_fig2": "gpt48", "nnjtc_fig3": "gpt48", "ext_nnjtc_rank": "gpt48", "tl_grid": "gpt48",
+                "tl_cmp": None, "lens_table": "gpt48", "real_lens_table": "gpt48"}
+
+
+def rank_for(d: int, profile: str) -> int:
+    """The chapter's rank: the paper's floor(d/100) where that is at least 1 (paper and real profiles), else 4."""
+    return d // 100 if d >= 100 else RANK
+
+
+def experiment(profile: str, role: str = "gpt48", n_train=None, n_val=None, seed: int = 0):
+    from ..figures import experiment as shared
+
+    p = profiles.get(profile)
+    return shared(p.role(role), p.main_domain, profile, n_train, n_val, seed)
+
+
+def lens(exp, name: str, seed: int = 0) -> Lens:
+    """A fitted lens of the bench (rank from :func:`rank_for` for the low-rank ones)."""
+    spec = registry.LENSES[name]
+    hp = {}
+    if spec.rank:
+        hp["rank"] = rank_for(exp.adapter.d, exp.profile.name)
+    if spec.family in ("gradient descent", "tuned lens"):
+        hp["seed"] = seed
+    return registry.get(name, **hp).fit(exp)
+
+
+def _lens_digest(ln: Lens) -> str:
+    h = hashlib.sha256(ln.label.encode())
+    for a in (ln.M, ln.c):
+        if a is not None:
+            h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+    return h.hexdigest()
+
+
+def evaluated(exp, ln: Lens, layers=None) -> dict:
+    """:func:`jtc_utils.lenses.evaluate.evaluate`, cached on disk."""
+    from ..hidden import model_identity, samples_identity
+
+    key = {"what": "lens-eval", "model": model_identity(exp.adapter), "val": samples_identity(exp.val),
+           "lens": _lens_digest(ln), "layers": None if layers is None else list(layers), "ks": list(evaluate.KS)}
+
+    def compute():
+        r = evaluate.evaluate(exp, ln, layers)
+        flat = {k: v for k, v in r.items() if k not in ("precision", "label", "name")}
+        flat.update({f"precision/{k}": v for k, v in r["precision"].items()})
+        return flat
+
+    flat = cache.cached("lens_eval", key, compute)
+    out = {k: v for k, v in flat.items() if not k.startswith("precision/")}
+    out["precision"] = {int(k.split("/")[1]): v for k, v in flat.items() if k.startswith("precision/")}
+    out.update(label=ln.label, name=ln.name, params=int(out["params"]), n_layers=int(out["n_layers"]))
+    return out
+
+
+def _pair_r2(exp, M, c, pairs) -> np.ndarray:
+    L = exp.n_layers
+    out = np.full((L + 1, L + 1), np.nan)
+    np.fill_diagonal(out, 1.0)
+    X = exp.X_val
+    for p, (a, b) in enumerate(pairs):
+        pred = X[a].astype(np.float64) @ M[p] + (0 if c is None else c[p])
+        out[a, b] = linear.r2_score(X[b], pred)
+    return out
+
+
+def fig2(exp) -> dict:
+    """N-NJTC Figure 2 on ``exp``: r² heatmaps of id, JTC, NJTC and N-NJTC (seed 0), every seed's mean r² to the
+    last layer, and the training loss of gradient descent against the closed-form optimum of the same rank."""
+    rank = rank_for(exp.adapter.d, exp.profile.name)
+    fits = exp.layer_r2()
+    L = exp.n_layers
+    out = {"rank": rank, "r2_id": fits["r2_id"], "r2_mat": fits["r2_mat"], "seeds": list(SEEDS)}
+    n = exp.X_train.shape[1]
+    closed = {}
+    for norm, name in ((False, "njtc"), (True, "nnjtc")):
+        to_last, ratio = [], []
+        for seed in SEEDS:
+            r = registry.all_pairs(exp, rank, norm, seed)
+            pairs = [tuple(p) for p in r["pairs"]]
+            heat = _pair_r2(exp, r["M"], r["c"], pairs)
+            if seed == SEEDS[0]:
+                out[f"r2_{name}"] = heat
+            to_last.append(heat[:L, L])
+            if name not in closed:  # the closed-form optimum of each pair's loss (rank r; with intercept for N-NJTC)
+                closed[name] = np.array([closed_form.RankFamily(exp.X_train[a], exp.X_train[b], affine=norm)
+                                         .train_sse(rank) / n for a, b in pairs])
+            ratio.append(np.asarray(r["train_loss"]) / closed[name])
+        out[f"r2_to_last_{name}"] = np.array(to_last)
+        out[f"loss_ratio_min_{name}"] = float(np.min(ratio))
+        out[f"loss_ratio_median_{name}"] = float(np.median(ratio))
+    out["pairs"] = int(len(closed["njtc"]))
+    return out
+
+
+def _curves(exp, names, seeds=(0,), layers=None) -> dict:
+    out = {}
+    for name in names:
+        trained = registry.LENSES[name].family in ("gradient descent", "tuned lens")
+        for seed in (seeds if trained else (0,)):
+            ln = lens(exp, name, seed)
+            key = ln.label if seed == 0 else f"{ln.label}/seed{seed}"
+            out[key] = evaluate.curves(evaluated(exp, ln, layers))
+    return out
+
+
+def fig3(exp) -> dict:
+    """N-NJTC Figure 3: Precision@1 and surprisal jumping to the last layer for id, mat, the closed-form rank-r
+    maps and NJTC/N-NJTC (every seed)."""
+    rank = rank_for(exp.adapter.d, exp.profile.name)
+    return {"rank": rank, "seeds": list(SEEDS),
+            "curves": _curves(exp, ("id", "mat", "rrr", "arrr", "njtc", "nnjtc"), SEEDS)}
+
+
+def rank_sweep(exp, ranks=SWEEP_RANKS) -> dict:
+    """r² (every layer, to the last) and Precision@1 (at L/4, L/2, 3L/4) of the closed-form rank-r maps, with and
+    without intercept, for ``ranks`` and the full width; parameters 2dr. One eigendecomposition per layer."""
+    L, d = exp.n_layers, exp.adapter.d
+    ranks = sorted({r for r in ranks if r < d} | {d})
+    at = [L // 4, L // 2, 3 * L // 4]
+    out = {"ranks": ranks, "params": [2 * d * r for r in ranks], "d": d, "layers_p1": at}
+    for affine, name in ((False, "rrr"), (True, "arrr")):
+        r2 = np.zeros((len(ranks), L))
+        p1 = np.zeros((len(ranks), len(at)))
+        fams = [closed_form.RankFamily(exp.X_train[layer], exp.X_train[L], affine=affine,
+                                       M_ols=None if affine else exp.maps[layer]) for layer in range(L)]
+        for i, r in enumerate(ranks):
+            Ms, cs = zip(*(f.split(r) for f in fams))
+            ln = Lens(name, {"rank": r}, np.stack(Ms), None if cs[0] is None else np.stack(cs), L, d)
+            for layer in range(L):
+                r2[i, layer] = linear.r2_score(exp.X_val[L], ln.transform(exp.X_val[layer], layer))
+            p1[i] = evaluated(exp, ln, at)["precision"][1].mean(1)
+        out[f"r2_{name}"], out[f"p1_{name}"] = r2, p1
+    ident = evaluated(exp, lens(exp, "id"), at)["precision"][1].mean(1)
+    out["p1_id"] = ident
+    # r90: the smallest rank whose Precision@1 closes 90% of the id -> mat gap, where mat is above id
+    full = out["p1_rrr"][-1]
+    out["r90"] = [next((r for r, v in zip(ranks, out["p1_rrr"][:, j]) if v >= ident[j] + 0.9 * (full[j] - ident[j])),
+                       None) if full[j] > ident[j] else None for j in range(len(at))]
+    return out
+
+
+def grid(exp) -> dict:
+    """Objective against form on the stand-in of GPT2-XL: KL, r², Precision@1 and the bias of each lens of
+    :data:`GRID`, with the tuned lenses' training record (steps, doublings, last-10% improvement)."""
+    curves = _curves(exp, GRID)
+    cards = {}
+    for name in GRID[3:]:
+        rec = lens(exp, name).record
+        cards[name] = {k: np.asarray(rec[k]).tolist() for k in ("steps", "doublings", "improvement") if k in rec}
+        cards[name]["train_kl_start"] = float(np.asarray(rec["log"])[0].sum()) if "log" in rec else None
+        cards[name]["train_kl_end"] = float(np.asarray(rec["log"])[-1].sum()) if "log" in rec else None
+    return {"curves": curves, "training": cards}
+
+
+def compare_tuned(profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> dict:
+    """The tuned lens against id and mat on every model of the profile: KL and Precision@1 per layer."""
+    p = profiles.get(profile)
+    from ..figures import experiment as shared
+
+    out = {}
+    for model in p.models:
+        exp = shared(model, p.main_domain, profile, n_train, n_val, seed)
+        out[model] = _curves(exp, ("id", "mat", "tuned"))
+    return {"models": out}
+
+
+def table(exp, names, with_exit: bool) -> dict:
+    """Every lens in ``names`` × layer × metric, with parameters per layer; at all layers with the early-exit curve
+    and the oracle frontier (``with_exit``), else at L/4, L/2 and 3L/4 only (the real model: each layer costs a
+    readout over a 49k vocabulary)."""
+    L = exp.n_layers
+    layers = None if with_exit else [L // 4, L // 2, 3 * L // 4]
+    rows = {}
+    for name in names:
+        ln = lens(exp, name)
+        res = evaluated(exp, ln, layers)
+        row = {"family": ln.spec.family, "objective": ln.spec.objective, "params": ln.params(),
+               "params_share": ln.params() / exp.adapter.d ** 2, **evaluate.curves(res)}
+        if with_exit:
+            row["exit"] = evaluate.exit_curves(exp, res)
+        rows[ln.label] = row
+    return {"n_layers": L, "d": exp.adapter.d, "rank": rank_for(exp.adapter.d, exp.profile.name),
+            "quarters": [L // 4, L // 2, 3 * L // 4], "lenses": rows}
+
+
+def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
+    """``(data, params)`` of a lens-chapter figure (see the module docstring)."""
+    if fig not in LENS_FIGURES:
+        raise ValueError(f"unknown lens figure {fig!r}; known: {', '.join(LENS_FIGURES)}")
+    if fig == "real_lens_table":
+        profile = "real"
+    if fig == "tl_cmp":
+        data = compare_tuned(profile, n_train, n_val, seed)
+        return data, {"profile": profile, "model": "every zoo model", "domain": profiles.get(profile).main_domain,
+                      "n_train": n_train, "n_val": n_val, "seed": seed}
+    exp = experiment(profile, LENS_FIGURES[fig], n_train, n_val, seed)
+    if fig == "nnjtc_fig2":
+        data = fig2(exp)
+    elif fig == "nnjtc_fig3":
+        data = fig3(exp)
+    elif fig == "ext_nnjtc_rank":
+        data = rank_sweep(exp)
+    elif fig == "tl_grid":
+        data = grid(exp)
+    elif fig == "lens_table":
+        data = table(exp, TABLE_LENSES, with_exit=True)
+    else:
+        data = table(exp, REAL_LENSES, with_exit=False)
+    params = {"profile": profile, "model": exp.model_name, "paper_model": profiles.PAPER_NAME.get(exp.model_name,
+              exp.model_name), "domain": exp.domain, "n_train": len(exp.train), "n_val": len(exp.val), "seed": seed}
+    return data, params
+
+
+def figure(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> dict:
+    """Compute a lens-chapter figure, save its numbers to ``book/data/<fig>.json`` and return them (with
+    ``params``)."""
+    from .. import figdata
+
+    data, params = compute(fig, profile, n_train, n_val, seed)
+    figdata.save(fig, data, params)
+    return {**data, "params": params}
+
+
+def quarter_table(t: dict, metrics=("p@1",)) -> "pd.DataFrame":
+    """The all-lenses table at L/4, L/2 and 3L/4: one row per lens, its parameters per layer (and share of d²), and
+    each metric at the three layers."""
+    import pandas as pd
+
+    rows = []
+    for label, row in t["lenses"].items():
+        layers = list(row["layers"])
+        r = {"lens": label, "family": row["family"], "objective": row["objective"], "params": row["params"],
+             "share of d²": f"{row['params_share']:.1%}"}
+        for m in metrics:
+            for q in t["quarters"]:
+                r[f"{m} ℓ={q}"] = round(float(row[m][layers.index(q)]), 3)
+        rows.append(r)
+    return pd.DataFrame(rows)

@@ -1,0 +1,344 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+
+# %% [markdown]
+# # Every lens on one bench: low-rank shortcuts and the tuned lens
+#
+# The JTC paper casts a layer's hidden state to the last layer with a least-squares map (`mat`) and compares it
+# with reading the state as it is (`id`, the logit lens). Two later papers change the map. **N-NJTC**
+# {cite:p}`seshadri2024nnjtc` keeps the squared-error objective but replaces the $d \times d$ map by a rank-$r$ product
+# $\hat h = h A B$ trained by gradient descent (NJTC), with a BatchNorm in front (N-NJTC), and claims more than 97%
+# fewer parameters while still beating `id` over at least the first half of the layers. The **tuned lens**
+# {cite:p}`belrose2023tuned` keeps an affine map per layer but trains it on the KL divergence to the model's final
+# distribution, in residual form $T_\ell(h) = h + h W_\ell + b_\ell$ started at the logit lens. No public code of
+# N-NJTC exists; this chapter is its first runnable implementation.
+#
+# All of them are the same object here: a **lens** $T_\ell(h) = h M_\ell + c_\ell$ that casts a layer-$\ell$
+# state to the last layer, read out by the model's own head $R$ (`jtc_utils.lenses`). Every lens is fitted on the
+# train split `mat` is fitted on and judged by one evaluator (`jtc_utils.lenses.evaluate`) on the same validation
+# vectors: Precision@1/5/10, both surprisals (the JTC paper's $S_\text{JTC} = -\ln p_\text{final}[t_\text{lens}]$ and
+# N-NJTC's $S_N = -\ln q_\text{lens}[t_\text{final}]$, with the roles swapped; always labelled), KL(final ‖ lens),
+# $r^2$ to the last layer, early exit with the section-5 rule, and the oracle frontier of early exit.
+#
+# Two closed forms separate what rank $r$ can do from what gradient descent finds. With $M_\text{ols} = X^+Y$ and
+# the fitted values $\hat Y = X M_\text{ols}$ on the train set, the top-$r$ right singular vectors $V_r$ of $\hat Y$
+# give **RRR**: $M_r = M_\text{ols} V_r V_r^\top$, the best map of rank at most $r$ for NJTC's loss (reduced-rank
+# regression); **aRRR** is the same with an intercept, exactly N-NJTC's function class once its BatchNorm is frozen.
+# At full rank RRR is `mat`.
+#
+# ```{admonition} What runs here
+# :class: note
+# The stand-in of GPT2-XL (`tiny-gpt2-xl`, 24 layers, width 96) carries the N-NJTC figures, at rank 4: the paper's
+# rank $\lfloor d/100 \rfloor$ is 0 for a width of 96 (rank 4 is 8% of the width, the closest the zoo gets to the
+# paper's 1%). The trained lenses of the stand-ins (the tuned lens of every zoo model, NJTC and N-NJTC for all 300
+# layer pairs with three seeds) are trained once by `python -m jtc_utils.lenses.train` and committed in
+# `zoo/lenses/` with the key they were trained under; here they are loaded. The real model (SmolLM2-135M, width
+# 576, rank 5 = $\lfloor 576/100 \rfloor$) gets every lens fitted in closed form or by gradient descent in this
+# build; its tuned lens is not trained (see its section).
+# ```
+
+# %% tags=["parameters"]
+profile = "tiny"
+seed = 0
+n_train = None
+n_val = None
+real_n_train = None  # the real model's training sentences (None: 9,000)
+real_n_val = None  # the real model's validation sentences (None: 3,000)
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from jtc_utils import book
+from jtc_utils.lenses import LENSES, claims, figures, lowrank, plots
+
+real_n_train, real_n_val = book.real_sizes(real_n_train, real_n_val)
+results = {}
+
+
+def figure(fig, **kw):
+    real = fig.startswith("real_")
+    results[fig] = figures.figure(fig, "real" if real else profile, real_n_train if real else n_train,
+                                  real_n_val if real else n_val, seed)
+    return results[fig]
+
+
+def verdicts(ids):
+    get = claims.getter(results)
+    table = pd.DataFrame([claims.check(c, get) for c in ids]).set_index("id")
+    table["verdict"] = table["holds"].map({True: "HOLDS", False: "DOES NOT HOLD", None: "-"})
+    with pd.option_context("display.max_colwidth", None, "display.width", 250):
+        print(table[["ours", "verdict"]].to_string())
+
+
+# %% [markdown]
+# ## The lenses
+#
+# Each lens by its family, its objective and its trained parameters per layer (for width $d$ and rank $r$):
+
+# %% tags=["nbval-check-output"]
+print(pd.DataFrame([{"lens": s.name, "family": s.family, "objective": s.objective,
+                     "parameters (d = 1600, r = 16)": s.params(1600, 16), "what": s.description}
+                    for s in LENSES.values()]).to_string(index=False))
+
+# %% [markdown]
+# ## The parameter arithmetic (N-NJTC's headline, claim N0)
+#
+# JTC fits $d^2$ numbers per layer; NJTC $2dr$; N-NJTC $2dr + 4d$ (BatchNorm's weight, bias, running mean and
+# running variance, as the paper counts them). The paper's figures for GPT2-XL ($d$ = 1600, $r$ = 16), Phi-3-mini
+# ($d$ = 3072, 32 layers) and Llama-2-70B ($d$ = 8192, 80 layers), recomputed:
+
+# %% tags=["nbval-check-output"]
+for model, d, n_layers in (("GPT2-XL", 1600, 48), ("Phi-3-mini", 3072, 32), ("Llama-2-70B", 8192, 80)):
+    r = d // 100
+    nn = lowrank.params(d, r, True)
+    print(f"{model}: JTC {d * d / 1e6:.2f}M per map, {(n_layers - 1) * d * d / 1e6:,.0f}M for all {n_layers - 1} "
+          f"maps to the last layer; N-NJTC at r = {r}: {nn / 1e3:.1f}k per map = {nn / d ** 2:.2%} of JTC")
+
+# %% [markdown]
+# ## $r^2$ of every layer pair (N-NJTC Figure 2)
+#
+# Four panels, source layer $\ell$ down, target $\ell'$ across: `id` (the state itself), JTC's `mat`, NJTC and
+# N-NJTC at rank 4. NJTC and N-NJTC are trained by gradient descent for all 300 pairs at once as one batched model
+# (Adam, minibatch 256, early stopping on 10% of the train split, three seeds; the panels show seed 0).
+
+# %%
+f2 = figure("nnjtc_fig2")
+plots.heatmaps4(f2, title=f"{f2['params']['model']} (stands for {f2['params']['paper_model']}), rank {f2['rank']}")
+plt.show()
+
+# %% tags=["nbval-check-output"]
+verdicts(["N6", "N7", "N8"])
+
+# %% [markdown]
+# N8 is the book's check on the training: reduced-rank regression is the global optimum of NJTC's loss at rank
+# $r$ (and aRRR of N-NJTC's), so gradient descent can at best equal it on its own training data. A ratio below 1
+# would mean a bug, not a better optimiser.
+#
+# ## Jumping to the last layer (N-NJTC Figure 3)
+#
+# Precision@1 and N-NJTC's surprisal $S_N$ (and, for comparison, the JTC paper's $S_\text{JTC}$) when every layer
+# jumps to the last one. The bands around NJTC and N-NJTC span the three seeds; RRR and aRRR are the closed-form
+# optima of the same rank (dashed).
+
+# %%
+f3 = figure("nnjtc_fig3")
+plots.curves(f3["curves"], keys=("p@1", "s_n", "s_jtc"),
+             labels=["id", "mat", f"rrr_{f3['rank']}", f"arrr_{f3['rank']}", f"njtc_{f3['rank']}",
+                     f"nnjtc_{f3['rank']}"], title=f"{f3['params']['model']}: jumping to the last layer")
+plt.show()
+
+# %% tags=["nbval-check-output"]
+verdicts(["N0", "N1", "N2", "N3", "N4", "N5"])
+
+# %% [markdown]
+# ## How much is rank, how much is optimisation
+#
+# The closed form gives every rank from one eigendecomposition per layer, so the whole accuracy-against-rank curve
+# costs little more than `mat` (`benchmarks/bench_lenses.py` measures it). Left: Precision@1 at three depths
+# against the rank (dashed lines: `id`); right: mean $r^2$ against rank and parameters.
+
+# %%
+fr = figure("ext_nnjtc_rank")
+plots.rank_sweep(fr, title=f"{fr['params']['model']}: the best map of each rank")
+plt.show()
+
+# %% tags=["nbval-check-output"]
+lt = figure("lens_table")
+q = lt["quarters"][1]
+rows = lt["lenses"]
+k = lt["rank"]
+at = {lab: rows[lab]["p@1"][q] for lab in (f"rrr_{k}", f"arrr_{k}", f"njtc_{k}", f"nnjtc_{k}", "mat", "id")}
+print(f"Precision@1 at layer {q} (rank {k}): " + ", ".join(f"{lab} {v:.3f}" for lab, v in at.items()))
+print(f"N-NJTC over NJTC: {at[f'nnjtc_{k}'] - at[f'njtc_{k}']:+.3f} = intercept (aRRR - RRR) "
+      f"{at[f'arrr_{k}'] - at[f'rrr_{k}']:+.3f} + optimisation and the rest "
+      f"{(at[f'nnjtc_{k}'] - at[f'arrr_{k}']) - (at[f'njtc_{k}'] - at[f'rrr_{k}']):+.3f}")
+print(f"rank needed to close 90% of the id -> mat gap at layers {fr['layers_p1']}: {fr['r90']} (width {fr['d']})")
+
+# %% [markdown]
+# ## The tuned lens: objective against form
+#
+# The tuned lens is trained here with its published recipe (SGD with Nesterov momentum, learning rate 1.0·(1 - 0.9)
+# decaying linearly to 0, weight decay 1e-3, gradient clipping at 1.0 over all translators, 250 steps of 512
+# vectors), on the same 9,000 train vectors as `mat`, and checked for convergence (training is repeated with
+# twice the steps while the last 10% of the steps still lower the train KL by more than 1%). The grid below
+# separates what the objective does from what the form does: `mat` and `mat + b` minimise squared error in hidden
+# space, the three tuned lenses minimise KL in output space, with a bias, without one, or started from `mat`.
+
+# %%
+fg = figure("tl_grid")
+plots.curves(fg["curves"], keys=("kl", "r2", "p@1"), title=f"{fg['params']['model']}: objective against form")
+plt.show()
+
+# %% tags=["nbval-check-output"]
+print(pd.DataFrame(fg["training"]).T.to_string())
+verdicts(["T1", "T2", "T3", "H1"])
+
+# %% [markdown]
+# The same comparison on every model of the zoo (the tuned lens of each is trained the same way):
+
+# %%
+fc = figure("tl_cmp")
+fig, axes = plt.subplots(2, len(fc["models"]), figsize=(3.2 * len(fc["models"]), 5.5), sharey="row")
+for j, (model, c) in enumerate(fc["models"].items()):
+    for i, key in enumerate(("kl", "p@1")):
+        for lab in ("id", "mat", "tuned"):
+            axes[i, j].plot(c[lab][key], color=plots.COLORS[lab], label=plots.NAMES[lab])
+        axes[i, j].set_title(model if i == 0 else "", fontsize=9)
+        axes[i, j].set_xlabel("layer" if i == 1 else "")
+    axes[0, j].set_yscale("symlog", linthresh=0.1)
+axes[0, 0].set_ylabel("KL(final ‖ lens)")
+axes[1, 0].set_ylabel("Precision@1")
+axes[0, -1].legend(fontsize=8)
+fig.tight_layout()
+plt.show()
+
+# %% tags=["nbval-check-output"]
+held = {m: int(np.sum(np.asarray(c["tuned"]["kl"][:-1]) < np.asarray(c["id"]["kl"][:-1]))) for m, c in
+        fc["models"].items()}
+print("layers (of L) where KL(tuned) < KL(id): " + ", ".join(f"{m} {v}/{len(fc['models'][m]['id']['kl']) - 1}"
+                                                              for m, v in held.items()))
+
+# %% [markdown]
+# ## All lenses, one table
+#
+# Every lens on the stand-in of GPT2-XL at a quarter, half and three quarters of the depth, with its parameters per
+# layer (and their share of JTC's $d^2$). The numbers of every layer and metric are in `book/data/lens_table.json`.
+
+# %% tags=["nbval-check-output"]
+with pd.option_context("display.width", 250):
+    print(figures.quarter_table(lt, ("p@1", "kl")).to_string(index=False))
+
+# %% [markdown]
+# ### Early exit with every lens, and the oracle
+#
+# Section 5's confidence rule works with any lens. For each sample, the *saturation layer* is the first layer from
+# which the lens's top-1 token stays the final one; exiting every sample exactly there is the best any exit rule
+# could do with that lens (the dotted **oracle** curves: Precision@1 = 1 at the mean saturation layer, and below it
+# the oracle gives up on the samples that saturate last). The distance between a solid curve and its dotted one is
+# what a better confidence rule could still gain.
+
+# %%
+plots.exit_frontiers(lt, ["id", "mat", f"nnjtc_{k}", "tuned"], title=f"{lt['n_layers']}-layer stand-in: early exit")
+plt.show()
+
+# %% tags=["nbval-check-output"]
+print(pd.DataFrame([{"lens": lab, "layers saved at 95% (rule)": round(r["exit"]["saved"]["saved"], 2),
+                     "layers saved at 95% (oracle)": round(r["exit"]["oracle"]["saved"]["saved"], 2),
+                     "mean saturation layer": round(r["exit"]["oracle"]["mean_saturation"], 2)}
+                    for lab, r in rows.items()]).to_string(index=False))
+
+# %% [markdown]
+# ## The real model
+#
+# SmolLM2-135M on Wikipedia (see [the real model](real_model.ipynb)), 30 layers of width 576, rank
+# $\lfloor 576/100 \rfloor = 5$: every lens but the tuned ones, evaluated at three depths (each evaluation is a
+# readout over a 49,152-token vocabulary).
+
+# %%
+rt = figure("real_lens_table")
+with pd.option_context("display.width", 250):
+    print(figures.quarter_table(rt, ("p@1", "kl")).to_string(index=False))
+
+# %% [markdown]
+# The tuned lens is not trained on the real model in this build: its loss needs the full vocabulary distribution
+# of every layer for every step. The count below is the cost of the published recipe on this model (forward and
+# backward through the readout only):
+
+# %%
+L_real, d_real, V_real = rt["n_layers"], rt["d"], 49152
+flop = 250 * 512 * L_real * d_real * V_real * 2 * 3
+print(f"{flop / 1e12:.0f} TFLOP for 250 steps × 512 vectors × {L_real} layers: hours on two CPU cores, minutes on "
+      f"a GPU (the paper profile)")
+
+# %% [markdown]
+# ## Exercises
+#
+# ```{exercise-start}
+# :label: ex-lenses-read
+# ```
+# Run and read: in the all-lenses table, which lens gives the highest Precision@1 per thousand parameters at the
+# middle layer, leaving out `id`?
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-lenses-read
+# :class: dropdown
+# ```
+
+# %%
+mid = lt["quarters"][1]
+per_k = {lab: r["p@1"][mid] / (r["params"] / 1e3) for lab, r in rows.items() if r["params"] > 0}
+best = max(per_k, key=per_k.get)
+print(f"{best}: {per_k[best]:.4f} Precision@1 per thousand parameters at layer {mid}")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+#
+# ```{exercise-start}
+# :label: ex-lenses-rrr
+# ```
+# Check the closed form yourself: for the layer-12 states of the stand-in, fit `mat` to the last layer with
+# `jtc_utils.linear.fit`, form the rank-4 map $M_\text{ols} V_4 V_4^\top$ from the eigenvectors of
+# $\hat Y^\top \hat Y$, and compare its train error with `closed_form.RankFamily(...).train_sse(4)`.
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-lenses-rrr
+# :class: dropdown
+# ```
+
+# %%
+from jtc_utils import linear
+from jtc_utils.lenses import closed_form
+
+exp = figures.experiment(profile, "gpt48", n_train, n_val, seed)
+X, Y = exp.X_train[12].astype(np.float64), exp.X_train[exp.n_layers].astype(np.float64)
+M = linear.fit(X, Y)
+evals, evecs = np.linalg.eigh((X @ M).T @ (X @ M))
+V4 = evecs[:, ::-1][:, :4]
+by_hand = ((X @ M @ V4 @ V4.T - Y) ** 2).sum()
+print(f"by hand {by_hand:.6g}, RankFamily {closed_form.RankFamily(X, Y).train_sse(4):.6g}")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+#
+# ```{exercise-start}
+# :label: ex-lenses-rank8
+# ```
+# Change the method: train N-NJTC at rank 8 for the jumps to the last layer (`lenses.get("nnjtc", rank=8).fit(exp)`,
+# about a minute) and compare its Precision@1 at the middle layer with the closed-form aRRR of rank 8. Does the
+# gap between gradient descent and the optimum shrink or grow with the rank?
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-lenses-rank8
+# :class: dropdown
+# ```
+
+# %%
+from jtc_utils import lenses
+
+for r in (4, 8):
+    gd = figures.evaluated(exp, lenses.get("nnjtc", rank=r).fit(exp), [mid])["precision"][1].mean()
+    opt = figures.evaluated(exp, lenses.get("arrr", rank=r).fit(exp), [mid])["precision"][1].mean()
+    print(f"rank {r}: N-NJTC {gd:.3f}, aRRR {opt:.3f}, gap {opt - gd:+.3f}")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
