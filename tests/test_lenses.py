@@ -226,3 +226,20 @@ def test_a_diverged_training_caches_nothing(tmp_path, monkeypatch):
     with pytest.raises(DivergedError):
         cache.cached("lenses", key, boom)
     assert not any(tmp_path.rglob("*.npz")) and not any(tmp_path.rglob("*.tmp"))
+
+
+def test_id_and_mat_as_lenses_keep_the_numbers_of_sections_4_and_5():
+    """The lens evaluator on the id and mat lenses gives the per-sample Precision@k, surprisal, top-1 and
+    confidence gap of jtc_utils.predictions (which sections 4 and 5 draw), on a zoo model."""
+    from jtc_utils import figures as paper_figures
+
+    exp = paper_figures.experiment("tiny-gpt2", "encyclopedia", "tiny", 2000, 600)
+    ref = exp.predictions
+    for name in ("id", "mat"):
+        res = evaluate.evaluate(exp, lenses.get(name).fit(exp))
+        for k in (1, 5, 10):
+            np.testing.assert_array_equal(res["precision"][k], ref["precision"][name][k].astype(bool))
+        np.testing.assert_array_equal(res["top1"], ref["top1"][name])
+        np.testing.assert_allclose(res["s_jtc"], ref["surprisal"][name], rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(res["gap"], ref["gap"][name], rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(res["final_topk"], ref["final_topk"])

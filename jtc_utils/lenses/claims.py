@@ -80,23 +80,23 @@ def n3(get):
 
 def n4(get):
     d = get("nnjtc_fig3")
-    jump = {n: float(np.abs(np.diff(_seed_mean(d, n))).max()) for n in ("nnjtc", "njtc")}
+    jump = {n: float(np.abs(np.diff(_seed_mean(d, n)[:-1])).max()) for n in ("nnjtc", "njtc")}
     return _rec("N4", "N-NJTC's curve is steady", "N-NJTC stable across layers, unlike NJTC (Fig. 3)",
                 f"largest change of P@1 between adjacent layers: N-NJTC {jump['nnjtc']:.3f}, NJTC {jump['njtc']:.3f}",
                 jump["nnjtc"] <= 0.1 and jump["nnjtc"] <= jump["njtc"],
-                "max |P@1(l+1) - P@1(l)| of N-NJTC <= 0.1 and <= NJTC's")
+                "max |P@1(l+1) - P@1(l)| over l + 1 < L of N-NJTC <= 0.1 and <= NJTC's")
 
 
 def n5(get):
     d = get("nnjtc_fig3")
     nj, id_p = _seed_mean(d, "njtc"), _c(d, "id")
     L = len(nj) - 1
-    drop = float((-np.diff(nj)).max())
+    drop = float((-np.diff(nj[:-1])).max())
     below = bool((nj < id_p)[: L // 2 + 1].any())
     return _rec("N5", "NJTC can collapse (GPT2-XL)", "NJTC's precision falls sharply at some layers of GPT2-XL",
                 f"largest drop between adjacent layers {drop:.3f}; below id in the first half: "
                 f"{'yes' if below else 'no'}", drop > 0.2 or below,
-                "an adjacent drop of P@1(NJTC) > 0.2, or P@1(NJTC) < P@1(id) at some l <= L/2")
+                "an adjacent drop of P@1(NJTC) > 0.2 (l + 1 < L), or P@1(NJTC) < P@1(id) at some l <= L/2")
 
 
 def _row_decrease(r2):
@@ -132,7 +132,7 @@ def n7(get):
     d = get("nnjtc_fig2")
     m = {n: float(np.mean(np.asarray(d[f"r2_to_last_{n}"], dtype=float))) for n in ("njtc", "nnjtc")}
     return _rec("N7", "N-NJTC reaches the last layers at least as well as NJTC", "Fig. 2: N-NJTC's last columns "
-                "brighter than NJTC's", f"mean r² to the last layer: N-NJTC {m['nnjtc']:.3f}, NJTC {m['njtc']:.3f}",
+                "brighter than NJTC's", f"mean r² to the last layer: N-NJTC {m['nnjtc']:.4f}, NJTC {m['njtc']:.4f}",
                 m["nnjtc"] >= m["njtc"], "mean_l r²(l -> L) of N-NJTC >= NJTC's (mean over seeds)")
 
 

@@ -10,6 +10,8 @@ row space, exactly N-NJTC's function class in evaluation mode. At full rank ``rr
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .. import linear
@@ -62,6 +64,21 @@ def check_rank(rank, d: int | None = None) -> int:
     return rank
 
 
+_FAMILIES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def families(exp, affine: bool) -> list[RankFamily]:
+    """The :class:`RankFamily` of every layer to the last one, computed once per experiment and kept while it lives
+    (``mat+b`` and ``arrr`` share the affine factorisation; ``rrr`` starts from the experiment's ``mat`` maps)."""
+    store = _FAMILIES.setdefault(exp, {})
+    if affine not in store:
+        X, L = exp.X_train, exp.X_train.shape[0] - 1
+        maps = None if affine else getattr(exp, "maps", None)
+        store[affine] = [RankFamily(X[layer], X[L], affine=affine, M_ols=None if maps is None else maps[layer])
+                         for layer in range(L)]
+    return store[affine]
+
+
 def _last_layer_maps(exp, make) -> tuple[np.ndarray, np.ndarray | None]:
     X, L = exp.X_train, exp.X_train.shape[0] - 1
     Ms, cs = [], []
@@ -86,20 +103,15 @@ def fit_mat(exp) -> tuple:
 
 
 def fit_mat_affine(exp) -> tuple:
-    M, c = _last_layer_maps(exp, lambda X, Y, _: RankFamily(X, Y, affine=True).split(X.shape[1]))
-    return M, c, {}
+    d = exp.X_train.shape[2]
+    M, c = zip(*(f.split(d) for f in families(exp, affine=True)))
+    return np.stack(M), np.stack(c), {}
 
 
 def _fit_rank(exp, rank, affine: bool) -> tuple:
     rank = check_rank(rank, exp.X_train.shape[2])
-    maps = None if affine else getattr(exp, "maps", None)
-
-    def make(X, Y, layer):
-        fam = RankFamily(X, Y, affine=affine, M_ols=None if maps is None else maps[layer])
-        return fam.split(rank)
-
-    M, c = _last_layer_maps(exp, make)
-    return M, c, {"rank": rank}
+    M, c = zip(*(f.split(rank) for f in families(exp, affine)))
+    return np.stack(M), (None if c[0] is None else np.stack(c)), {"rank": rank}
 
 
 def fit_rrr(exp, rank) -> tuple:

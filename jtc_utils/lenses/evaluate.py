@@ -11,7 +11,8 @@ lens's distribution and ``t_T`` its top-1 (natural logs):
 * the gap between q's two largest probabilities, the early-exit confidence of section 5.
 
 Vocabulary projections run on chunks of samples, so memory stays bounded for a 50k vocabulary; the final
-distribution is recomputed per chunk rather than stored.
+distribution is recomputed per chunk rather than stored, once for all the lenses evaluated together
+(:func:`evaluate_many`). Log-probabilities are float32 (sums over the vocabulary accumulate in float64).
 """
 
 from __future__ import annotations
@@ -32,10 +33,17 @@ def evaluate(exp, lens, layers=None, ks=KS, n_val: int | None = None) -> dict:
 
     Returns ``layers``, ``precision`` {k: [layers, n]}, ``s_jtc``, ``s_n``, ``kl``, ``gap``, ``top1`` ([layers, n]),
     ``final_topk`` [n, max k], ``r2`` and ``bias_kl`` [layers], and the lens's label and parameters per layer."""
+    return evaluate_many(exp, [lens], layers, ks, n_val)[0]
+
+
+def evaluate_many(exp, lenses, layers=None, ks=KS, n_val: int | None = None) -> list[dict]:
+    """:func:`evaluate` for several lenses at once: the final distribution of each chunk of samples is computed once
+    and shared (log-probabilities in float32; sums of probabilities in float64)."""
     import torch
 
     X = exp.X_val if n_val is None else exp.X_val[:, :n_val]
-    lens.check_states(X)
+    for lens in lenses:
+        lens.check_states(X)
     L, n = X.shape[0] - 1, X.shape[1]
     layers = list(range(L + 1)) if layers is None else [int(x) for x in layers]
     bad = [x for x in layers if not 0 <= x <= L]
@@ -44,40 +52,45 @@ def evaluate(exp, lens, layers=None, ks=KS, n_val: int | None = None) -> dict:
     readout = exp.adapter.readout
     kmax = max(ks)
     shape = (len(layers), n)
-    res = {"precision": {k: np.zeros(shape, bool) for k in ks}, "s_jtc": np.zeros(shape), "s_n": np.zeros(shape),
-           "kl": np.zeros(shape), "gap": np.zeros(shape), "top1": np.zeros(shape, np.int64),
-           "final_topk": np.zeros((n, kmax), np.int64)}
-    sum_pf, sum_q = None, None
+    out = [{"precision": {k: np.zeros(shape, bool) for k in ks}, "s_jtc": np.zeros(shape), "s_n": np.zeros(shape),
+            "kl": np.zeros(shape), "gap": np.zeros(shape), "top1": np.zeros(shape, np.int64)} for _ in lenses]
+    final_topk = np.zeros((n, kmax), np.int64)
     with torch.inference_mode():
         V = readout(torch.as_tensor(X[L][:1])).shape[-1]
         step = _chunk(V)
-        sum_pf, sum_q = torch.zeros(V, dtype=torch.float64), torch.zeros(len(layers), V, dtype=torch.float64)
+        sum_pf = torch.zeros(V, dtype=torch.float64)
+        sum_q = [torch.zeros(len(layers), V, dtype=torch.float64) for _ in lenses]
         for a in range(0, n, step):
             sl = slice(a, min(n, a + step))
-            logp_f = torch.log_softmax(readout(torch.as_tensor(X[L][sl])).double(), -1)
+            logp_f = torch.log_softmax(readout(torch.as_tensor(X[L][sl])).float(), -1)
             p_f = logp_f.exp()
             topk_f = logp_f.topk(kmax, -1).indices
             t_f = topk_f[:, :1]
-            res["final_topk"][sl] = topk_f.numpy()
-            sum_pf += p_f.sum(0)
-            for i, layer in enumerate(layers):
-                logq = torch.log_softmax(readout(torch.as_tensor(lens.transform(X[layer][sl], layer))).double(), -1)
-                top2 = logq.topk(2, -1)
-                t_T = top2.indices[:, :1]
-                res["top1"][i, sl] = t_T[:, 0].numpy()
-                res["gap"][i, sl] = (top2.values[:, 0].exp() - top2.values[:, 1].exp()).numpy()
-                for k in ks:
-                    res["precision"][k][i, sl] = (t_T == topk_f[:, :k]).any(-1).numpy()
-                res["s_jtc"][i, sl] = -logp_f.gather(1, t_T)[:, 0].numpy()
-                res["s_n"][i, sl] = -logq.gather(1, t_f)[:, 0].numpy()
-                res["kl"][i, sl] = (p_f * (logp_f - logq)).sum(-1).numpy()
-                sum_q[i] += logq.exp().sum(0)
-    mean_pf, mean_q = sum_pf / n, sum_q / n
-    res["bias_kl"] = (mean_pf[None] * (mean_pf.clamp_min(1e-300).log()[None] - mean_q.clamp_min(1e-300).log())
-                      ).sum(-1).numpy()
-    res["r2"] = np.array([linear.r2_score(X[L], lens.transform(X[layer], layer)) for layer in layers])
-    res.update(layers=np.array(layers), label=lens.label, name=lens.name, params=lens.params(), n_layers=L)
-    return res
+            final_topk[sl] = topk_f.numpy()
+            sum_pf += p_f.sum(0, dtype=torch.float64)
+            for res, sq, lens in zip(out, sum_q, lenses):
+                for i, layer in enumerate(layers):
+                    logq = torch.log_softmax(readout(torch.as_tensor(lens.transform(X[layer][sl], layer))).float(),
+                                             -1)
+                    top2 = logq.topk(2, -1)
+                    t_T = top2.indices[:, :1]
+                    res["top1"][i, sl] = t_T[:, 0].numpy()
+                    res["gap"][i, sl] = (top2.values[:, 0].double().exp() - top2.values[:, 1].double().exp()).numpy()
+                    for k in ks:
+                        res["precision"][k][i, sl] = (t_T == topk_f[:, :k]).any(-1).numpy()
+                    res["s_jtc"][i, sl] = -logp_f.gather(1, t_T)[:, 0].double().numpy()
+                    res["s_n"][i, sl] = -logq.gather(1, t_f)[:, 0].double().numpy()
+                    res["kl"][i, sl] = (p_f * (logp_f - logq)).sum(-1, dtype=torch.float64).numpy()
+                    sq[i] += logq.exp().sum(0, dtype=torch.float64)
+    mean_pf = sum_pf / n
+    for res, sq, lens in zip(out, sum_q, lenses):
+        mean_q = sq / n
+        res["bias_kl"] = (mean_pf[None] * (mean_pf.clamp_min(1e-300).log()[None] - mean_q.clamp_min(1e-300).log())
+                          ).sum(-1).numpy()
+        res["r2"] = np.array([linear.r2_score(X[L], lens.transform(X[layer], layer)) for layer in layers])
+        res.update(final_topk=final_topk, layers=np.array(layers), label=lens.label, name=lens.name,
+                   params=lens.params(), n_layers=L)
+    return out
 
 
 def curves(res: dict) -> dict:

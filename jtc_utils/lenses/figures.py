@@ -66,24 +66,42 @@ def _lens_digest(ln: Lens) -> str:
     return h.hexdigest()
 
 
-def evaluated(exp, ln: Lens, layers=None) -> dict:
-    """:func:`jtc_utils.lenses.evaluate.evaluate`, cached on disk."""
+def _eval_key(exp, ln: Lens, layers) -> dict:
     from ..hidden import model_identity, samples_identity
 
-    key = {"what": "lens-eval", "model": model_identity(exp.adapter), "val": samples_identity(exp.val),
-           "lens": _lens_digest(ln), "layers": None if layers is None else list(layers), "ks": list(evaluate.KS)}
+    return {"what": "lens-eval", "version": 2, "model": model_identity(exp.adapter), "val": samples_identity(exp.val),
+            "lens": _lens_digest(ln), "layers": None if layers is None else list(layers), "ks": list(evaluate.KS)}
 
-    def compute():
-        r = evaluate.evaluate(exp, ln, layers)
-        flat = {k: v for k, v in r.items() if k not in ("precision", "label", "name")}
-        flat.update({f"precision/{k}": v for k, v in r["precision"].items()})
-        return flat
 
-    flat = cache.cached("lens_eval", key, compute)
+def _flat(r: dict) -> dict:
+    flat = {k: v for k, v in r.items() if k not in ("precision", "label", "name")}
+    flat.update({f"precision/{k}": v for k, v in r["precision"].items()})
+    return flat
+
+
+def _unflat(flat: dict, ln: Lens) -> dict:
     out = {k: v for k, v in flat.items() if not k.startswith("precision/")}
     out["precision"] = {int(k.split("/")[1]): v for k, v in flat.items() if k.startswith("precision/")}
     out.update(label=ln.label, name=ln.name, params=int(out["params"]), n_layers=int(out["n_layers"]))
     return out
+
+
+def evaluated_many(exp, lenses, layers=None) -> list[dict]:
+    """:func:`jtc_utils.lenses.evaluate.evaluate_many`, each lens's result cached on disk (keyed on the model, the
+    validation samples, the lens's own numbers and the layers); the lenses not in the cache are evaluated together."""
+    paths = [cache.path_for("lens_eval", _eval_key(exp, ln, layers)) for ln in lenses]
+    hits = [cache.load(p) for p in paths]
+    todo = [i for i, h in enumerate(hits) if h is None]
+    if todo:
+        for i, r in zip(todo, evaluate.evaluate_many(exp, [lenses[i] for i in todo], layers)):
+            hits[i] = {k: np.asarray(v) for k, v in _flat(r).items()}
+            cache.save(paths[i], hits[i])
+    return [_unflat(h, ln) for h, ln in zip(hits, lenses)]
+
+
+def evaluated(exp, ln: Lens, layers=None) -> dict:
+    """:func:`jtc_utils.lenses.evaluate.evaluate`, cached on disk."""
+    return evaluated_many(exp, [ln], layers)[0]
 
 
 def _pair_r2(exp, M, c, pairs) -> np.ndarray:
@@ -94,6 +112,18 @@ def _pair_r2(exp, M, c, pairs) -> np.ndarray:
     for p, (a, b) in enumerate(pairs):
         pred = X[a].astype(np.float64) @ M[p] + (0 if c is None else c[p])
         out[a, b] = linear.r2_score(X[b], pred)
+    return out
+
+
+def _pair_optimum(exp, pairs, rank: int, affine: bool) -> np.ndarray:
+    """Train SSE of the closed-form rank-r optimum of every pair (one factorisation per source layer)."""
+    X = exp.X_train
+    out, pinvs = np.zeros(len(pairs)), {}
+    for p, (a, b) in enumerate(pairs):
+        if a not in pinvs:
+            pinvs[a] = linear.pinv(closed_form._with_ones(X[a]) if affine else X[a])
+        fam = closed_form.RankFamily(X[a], X[b], affine=affine, M_ols=pinvs[a] @ X[b].astype(np.float64))
+        out[p] = fam.train_sse(rank)
     return out
 
 
@@ -116,8 +146,7 @@ def fig2(exp) -> dict:
                 out[f"r2_{name}"] = heat
             to_last.append(heat[:L, L])
             if name not in closed:  # the closed-form optimum of each pair's loss (rank r; with intercept for N-NJTC)
-                closed[name] = np.array([closed_form.RankFamily(exp.X_train[a], exp.X_train[b], affine=norm)
-                                         .train_sse(rank) / n for a, b in pairs])
+                closed[name] = _pair_optimum(exp, pairs, rank, norm) / n
             ratio.append(np.asarray(r["train_loss"]) / closed[name])
         out[f"r2_to_last_{name}"] = np.array(to_last)
         out[f"loss_ratio_min_{name}"] = float(np.min(ratio))
@@ -127,14 +156,14 @@ def fig2(exp) -> dict:
 
 
 def _curves(exp, names, seeds=(0,), layers=None) -> dict:
-    out = {}
+    keys, fitted = [], []
     for name in names:
         trained = registry.LENSES[name].family in ("gradient descent", "tuned lens")
         for seed in (seeds if trained else (0,)):
             ln = lens(exp, name, seed)
-            key = ln.label if seed == 0 else f"{ln.label}/seed{seed}"
-            out[key] = evaluate.curves(evaluated(exp, ln, layers))
-    return out
+            keys.append(ln.label if seed == 0 else f"{ln.label}/seed{seed}")
+            fitted.append(ln)
+    return {k: evaluate.curves(r) for k, r in zip(keys, evaluated_many(exp, fitted, layers))}
 
 
 def fig3(exp) -> dict:
@@ -155,14 +184,16 @@ def rank_sweep(exp, ranks=SWEEP_RANKS) -> dict:
     for affine, name in ((False, "rrr"), (True, "arrr")):
         r2 = np.zeros((len(ranks), L))
         p1 = np.zeros((len(ranks), len(at)))
-        fams = [closed_form.RankFamily(exp.X_train[layer], exp.X_train[L], affine=affine,
-                                       M_ols=None if affine else exp.maps[layer]) for layer in range(L)]
+        fams = closed_form.families(exp, affine)
+        sweep = []
         for i, r in enumerate(ranks):
             Ms, cs = zip(*(f.split(r) for f in fams))
             ln = Lens(name, {"rank": r}, np.stack(Ms), None if cs[0] is None else np.stack(cs), L, d)
             for layer in range(L):
                 r2[i, layer] = linear.r2_score(exp.X_val[L], ln.transform(exp.X_val[layer], layer))
-            p1[i] = evaluated(exp, ln, at)["precision"][1].mean(1)
+            sweep.append(ln)
+        for i, res in enumerate(evaluated_many(exp, sweep, at)):
+            p1[i] = res["precision"][1].mean(1)
         out[f"r2_{name}"], out[f"p1_{name}"] = r2, p1
     ident = evaluated(exp, lens(exp, "id"), at)["precision"][1].mean(1)
     out["p1_id"] = ident
@@ -180,7 +211,8 @@ def grid(exp) -> dict:
     cards = {}
     for name in GRID[3:]:
         rec = lens(exp, name).record
-        cards[name] = {k: np.asarray(rec[k]).tolist() for k in ("steps", "doublings", "improvement") if k in rec}
+        cards[name] = {k: float(np.asarray(rec[k]).reshape(-1)[0]) for k in ("steps", "doublings", "improvement")
+                       if k in rec}
         cards[name]["train_kl_start"] = float(np.asarray(rec["log"])[0].sum()) if "log" in rec else None
         cards[name]["train_kl_end"] = float(np.asarray(rec["log"])[-1].sum()) if "log" in rec else None
     return {"curves": curves, "training": cards}
@@ -205,9 +237,8 @@ def table(exp, names, with_exit: bool) -> dict:
     L = exp.n_layers
     layers = None if with_exit else [L // 4, L // 2, 3 * L // 4]
     rows = {}
-    for name in names:
-        ln = lens(exp, name)
-        res = evaluated(exp, ln, layers)
+    fitted = [lens(exp, name) for name in names]
+    for ln, res in zip(fitted, evaluated_many(exp, fitted, layers)):
         row = {"family": ln.spec.family, "objective": ln.spec.objective, "params": ln.params(),
                "params_share": ln.params() / exp.adapter.d ** 2, **evaluate.curves(res)}
         if with_exit:
@@ -246,13 +277,13 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
 
 
 def figure(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> dict:
-    """Compute a lens-chapter figure, save its numbers to ``book/data/<fig>.json`` and return them (with
-    ``params``)."""
+    """Compute a lens-chapter figure, save its numbers to ``book/data/<fig>.json`` and return them as saved (plain
+    JSON values, NaN as None), with ``params``: the same a reader gets from ``figdata.load(fig)``."""
     from .. import figdata
 
     data, params = compute(fig, profile, n_train, n_val, seed)
-    figdata.save(fig, data, params)
-    return {**data, "params": params}
+    record = figdata.save(fig, data, params)
+    return {**record["data"], "params": record["params"]}
 
 
 def quarter_table(t: dict, metrics=("p@1",)) -> "pd.DataFrame":
