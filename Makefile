@@ -6,10 +6,11 @@ STAMP := $(VENV)/.installed
 
 .PHONY: book test install real notebooks html bench clean-cache zoo
 
-$(STAMP): requirements.txt requirements-real.txt pyproject.toml
+$(STAMP): requirements.txt requirements-html.txt requirements-real.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps -r requirements-html.txt
 	$(PY) -m pip install -q --no-deps -r requirements-real.txt
 	$(PY) -m pip install -q --no-deps -e .
 	touch $(STAMP)
