@@ -42,6 +42,14 @@ def _key(exp, label: str, hp: dict, recipe: dict) -> dict | None:
 
 # set by ``python -m jtc_utils.lenses.train``: trained lenses are written to ``zoo/lenses`` instead of the cache
 STORE_ARTIFACTS = False
+# set by the tests: a trained lens missing from ``zoo/lenses`` (or stale there) is an error instead of a training run
+REQUIRE_ARTIFACTS = False
+
+
+def file_label(label: str, hp: dict) -> str:
+    """The name a trained lens is stored under: its label and its seed (``njtc_4_s1``, ``tuned_s0``)."""
+    suffix = f"_s{hp['seed']}" if "seed" in hp else ""
+    return label if label.endswith(suffix) else label + suffix
 
 
 def trained(exp, label: str, hp: dict, recipe: dict, compute) -> dict:
@@ -54,9 +62,16 @@ def trained(exp, label: str, hp: dict, recipe: dict, compute) -> dict:
     key = _key(exp, label, hp, recipe)
     if key is None:
         return {k: v for k, v in compute().items() if v is not None}
+    label = file_label(label, hp)
     hit = artifacts.lookup(exp.model_name, label, key)
     if hit is not None:
         return hit
+    if REQUIRE_ARTIFACTS:
+        from .base import StaleLensError
+
+        raise StaleLensError(f"no trained lens {label!r} for {exp.model_name} in zoo/lenses under the current weights, "
+                             f"samples and recipe: retrain with `python -m jtc_utils.lenses.train --models "
+                             f"{exp.model_name}`")
     if STORE_ARTIFACTS:
         t = time.perf_counter()
         out = {k: v for k, v in compute().items() if v is not None}
