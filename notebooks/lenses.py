@@ -70,7 +70,7 @@ real_n_train, real_n_val = book.real_sizes(real_n_train, real_n_val)
 results = {}
 
 
-def figure(fig, **kw):
+def figure(fig):
     real = fig.startswith("real_")
     results[fig] = figures.figure(fig, "real" if real else profile, real_n_train if real else n_train,
                                   real_n_val if real else n_val, seed)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..claims import _rec, default_get
+from ..claims import _rec, default_get, getter  # noqa: F401  (getter: numbers just computed, else book/data)
 from . import lowrank
 
 PAPER_D, PAPER_RANK = 1600, 16  # GPT2-XL at N-NJTC's rank floor(d/100)
@@ -202,8 +202,3 @@ def check(cid: str, get=default_get) -> dict:
 
 def all_claims(get=default_get) -> list[dict]:
     return [check(c, get) for c in CLAIMS]
-
-
-def getter(results: dict):
-    """Numbers just computed (``results[fig]``), else ``book/data``."""
-    return lambda fig: results[fig] if fig in results else default_get(fig)

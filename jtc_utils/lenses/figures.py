@@ -35,7 +35,7 @@ LENS_FIGURES = {"nnjtc_fig2": "gpt48", "nnjtc_fig3": "gpt48", "ext_nnjtc_rank": 
                 "tl_cmp": None, "lens_table": "gpt48", "real_lens_table": "gpt48"}
 
 
-def rank_for(d: int, profile: str) -> int:
+def rank_for(d: int) -> int:
     """The chapter's rank: the paper's floor(d/100) where that is at least 1 (paper and real profiles), else 4."""
     return d // 100 if d >= 100 else RANK
 
@@ -52,7 +52,7 @@ def lens(exp, name: str, seed: int = 0) -> Lens:
     spec = registry.LENSES[name]
     hp = {}
     if spec.rank:
-        hp["rank"] = rank_for(exp.adapter.d, exp.profile.name)
+        hp["rank"] = rank_for(exp.adapter.d)
     if spec.family in ("gradient descent", "tuned lens"):
         hp["seed"] = seed
     return registry.get(name, **hp).fit(exp)
@@ -130,7 +130,7 @@ def _pair_optimum(exp, pairs, rank: int, affine: bool) -> np.ndarray:
 def fig2(exp) -> dict:
     """N-NJTC Figure 2 on ``exp``: r² heatmaps of id, JTC, NJTC and N-NJTC (seed 0), every seed's mean r² to the
     last layer, and the training loss of gradient descent against the closed-form optimum of the same rank."""
-    rank = rank_for(exp.adapter.d, exp.profile.name)
+    rank = rank_for(exp.adapter.d)
     fits = exp.layer_r2()
     L = exp.n_layers
     out = {"rank": rank, "r2_id": fits["r2_id"], "r2_mat": fits["r2_mat"], "seeds": list(SEEDS)}
@@ -155,23 +155,27 @@ def fig2(exp) -> dict:
     return out
 
 
-def _curves(exp, names, seeds=(0,), layers=None) -> dict:
-    keys, fitted = [], []
+def _fitted(exp, names, seeds=(0,)) -> dict:
+    """The fitted lenses ``names`` (the trained ones at every seed), by curve key (``label`` or ``label/seedN``)."""
+    out = {}
     for name in names:
         trained = registry.LENSES[name].family in ("gradient descent", "tuned lens")
         for seed in (seeds if trained else (0,)):
             ln = lens(exp, name, seed)
-            keys.append(ln.label if seed == 0 else f"{ln.label}/seed{seed}")
-            fitted.append(ln)
-    return {k: evaluate.curves(r) for k, r in zip(keys, evaluated_many(exp, fitted, layers))}
+            out[ln.label if seed == 0 else f"{ln.label}/seed{seed}"] = ln
+    return out
+
+
+def _curves(exp, fitted: dict, layers=None) -> dict:
+    return {k: evaluate.curves(r) for k, r in zip(fitted, evaluated_many(exp, list(fitted.values()), layers))}
 
 
 def fig3(exp) -> dict:
     """N-NJTC Figure 3: Precision@1 and surprisal jumping to the last layer for id, mat, the closed-form rank-r
     maps and NJTC/N-NJTC (every seed)."""
-    rank = rank_for(exp.adapter.d, exp.profile.name)
+    rank = rank_for(exp.adapter.d)
     return {"rank": rank, "seeds": list(SEEDS),
-            "curves": _curves(exp, ("id", "mat", "rrr", "arrr", "njtc", "nnjtc"), SEEDS)}
+            "curves": _curves(exp, _fitted(exp, ("id", "mat", "rrr", "arrr", "njtc", "nnjtc"), SEEDS))}
 
 
 def rank_sweep(exp, ranks=SWEEP_RANKS) -> dict:
@@ -207,10 +211,11 @@ def rank_sweep(exp, ranks=SWEEP_RANKS) -> dict:
 def grid(exp) -> dict:
     """Objective against form on the stand-in of GPT2-XL: KL, r², Precision@1 and the bias of each lens of
     :data:`GRID`, with the tuned lenses' training record (steps, doublings, last-10% improvement)."""
-    curves = _curves(exp, GRID)
+    fitted = _fitted(exp, GRID)
+    curves = _curves(exp, fitted)
     cards = {}
     for name in GRID[3:]:
-        rec = lens(exp, name).record
+        rec = fitted[name].record
         cards[name] = {k: float(np.asarray(rec[k]).reshape(-1)[0]) for k in ("steps", "doublings", "improvement")
                        if k in rec}
         cards[name]["train_kl_start"] = float(np.asarray(rec["log"])[0].sum()) if "log" in rec else None
@@ -226,7 +231,7 @@ def compare_tuned(profile: str = "tiny", n_train=None, n_val=None, seed: int = 0
     out = {}
     for model in p.models:
         exp = shared(model, p.main_domain, profile, n_train, n_val, seed)
-        out[model] = _curves(exp, ("id", "mat", "tuned"))
+        out[model] = _curves(exp, _fitted(exp, ("id", "mat", "tuned")))
     return {"models": out}
 
 
@@ -244,7 +249,7 @@ def table(exp, names, with_exit: bool) -> dict:
         if with_exit:
             row["exit"] = evaluate.exit_curves(exp, res)
         rows[ln.label] = row
-    return {"n_layers": L, "d": exp.adapter.d, "rank": rank_for(exp.adapter.d, exp.profile.name),
+    return {"n_layers": L, "d": exp.adapter.d, "rank": rank_for(exp.adapter.d),
             "quarters": [L // 4, L // 2, 3 * L // 4], "lenses": rows}
 
 
