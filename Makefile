@@ -41,6 +41,7 @@ bench: $(STAMP)  ## speed benchmarks (not part of the tests)
 	$(PY) benchmarks/bench_submodules.py
 	$(PY) benchmarks/bench_real.py
 	$(PY) benchmarks/bench_lenses.py
+	$(PY) benchmarks/bench_ffn.py
 
 zoo: $(STAMP)  ## retrain the model zoo (about an hour on two CPU cores; resumes if interrupted)
 	$(PY) -m jtc_utils.zoo train

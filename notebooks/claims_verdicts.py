@@ -134,3 +134,24 @@ with pd.option_context("display.max_colwidth", None):
     display(lens_table[["claim", "paper", "ours", "verdict", "rule"]])
 held_lens = [r["id"] for r in lens_records if r["holds"]]
 print(f"{len(held_lens)} of {len(lens_records)} lens claims hold on the stand-in: {', '.join(held_lens)}")
+
+# %% [markdown]
+# ## FFN sub-updates in the vocabulary space
+#
+# The claims of Geva et al. (2022), F1-F11, judged by one function each in `jtc_utils.ffn.claims` from the numbers
+# of [the FFN chapter](ffn_subupdates.ipynb), with the rules of the related-systems specification: the concept
+# claims on the stand-in of GPT-2, the sample-level ones on the stand-in of GPT-2 medium. Human annotation is
+# replaced by the generator's word classes and toxicity by concept steering (F9 says so in its row). The table is
+# saved to `book/data/claims_ffn.json`.
+
+# %% tags=["nbval-check-output"]
+from jtc_utils.ffn import claims as ffn_claims
+
+ffn_records = ffn_claims.all_claims()
+figdata.save("claims_ffn", ffn_records, {"profile": profile, "source": "book/data"})
+ffn_table = pd.DataFrame(ffn_records).set_index("id")
+ffn_table["verdict"] = ffn_table["holds"].map({True: "HOLDS", False: "DOES NOT HOLD", None: "-"})
+with pd.option_context("display.max_colwidth", None):
+    display(ffn_table[["claim", "paper", "ours", "verdict", "rule"]])
+held_ffn = [r["id"] for r in ffn_records if r["holds"]]
+print(f"{len(held_ffn)} of {len(ffn_records)} FFN claims hold on the stand-in: {', '.join(held_ffn)}")

@@ -1,0 +1,295 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # What the feed-forward blocks write: sub-updates in the vocabulary space
+#
+# Section 6 of the JTC paper replaces a block's feed-forward network (FFN) by one least-squares matrix
+# (`mat_ffn`). Geva, Caciularu, Wang and Goldberg {cite:p}`geva2022ffn` look inside that FFN. Its output is a sum of
+# *value vectors* $v_i$ (the rows of the second weight matrix) weighted by input-dependent *coefficients* $m_i$:
+#
+# $$o^\ell = \sum_i m_i v_i + b_V, \qquad m = \mathrm{act}(\mathrm{ln}_2(r^\ell) K + b_K),$$
+#
+# so its effect on the next-token logits splits into *sub-updates* $m_i\,(v_i E^\top)$: a fixed ranking of the
+# vocabulary (the value's projection $\rho_i = v_i E^\top$) scaled by a coefficient. The paper argues, with human
+# annotators, that (1) value projections form human-readable *concepts*, (2) the few *dominant* sub-updates
+# (largest $|m_i|\,\lVert v_i\rVert$) *promote* the token the model ends up predicting rather than *eliminate*
+# rivals, and (3) two applications follow: suppressing toxic language by switching on ten values, and a
+# self-supervised early-exit rule that saves about 20% of the layers.
+#
+# ```{admonition} What stands in for what
+# :class: note
+# The paper's annotators are replaced by the generator of the embedded world: every generated word has exactly one
+# class (month, occupation, surname, report adjective, ...; `jtc_utils.lexicon`), so concept coverage is measured
+# automatically and exactly. Toxicity (scored by the commercial Perspective API) cannot be measured here; it is
+# replaced by **concept steering** on the world's one polar concept, and named as such. The concept analyses run on
+# the stand-in of GPT-2 (`tiny-gpt2`), the sample-level ones on the stand-in of GPT-2 medium (`tiny-gpt2-medium`),
+# on the same validation sentences as section 5, so every exit rule lands on one plot. The real model
+# (SmolLM2-135M, a gated FFN: $m_i = \mathrm{SiLU}(\text{gate}_i)\cdot\text{up}_i$) gets every analysis that needs
+# no word classes. Code: `jtc_utils.ffn`, one module per analysis.
+# ```
+
+# %% tags=["parameters"]
+profile = "tiny"
+seed = 0
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from IPython.display import display
+
+from jtc_utils.ffn import FFN, claims, figures, plots
+from jtc_utils.ffn.decompose import mid_states
+
+results = {}
+
+
+def figure(fig):
+    results[fig] = figures.figure(fig, profile, seed=seed)
+    return results[fig]
+
+
+def verdicts(ids):
+    get = claims.getter(results)
+    table = pd.DataFrame([claims.check(c, get) for c in ids]).set_index("id")
+    table["verdict"] = table["holds"].map({True: "HOLDS", False: "DOES NOT HOLD", None: "-"})
+    display(table[["ours", "verdict"]].style.set_uuid("verdicts-" + "-".join(ids)).map(
+        lambda v: "color: #1a7f37; font-weight: bold" if v == "HOLDS" else
+        "color: #cf222e; font-weight: bold" if v == "DOES NOT HOLD" else "", subset=["verdict"]))
+
+
+# %% [markdown]
+# ## The decomposition is exact
+#
+# `jtc_utils.ffn.FFN` reads the weights (GPT-2's `Conv1D` stores `c_proj.weight` as $[d_\text{ff}, d]$, so value
+# $i$ is row $i$) and recomputes the coefficients from the mid-block state $r^\ell$ recorded at each sample's
+# position. The sum of sub-updates must equal the model's own FFN output, and $r^\ell + o^\ell$ the block output
+# $h^\ell$ the rest of the book uses:
+
+# %% tags=["nbval-check-output"]
+exp = figures.experiment(profile, "gpt24", seed=seed)
+ffn = FFN(exp.adapter)
+R = mid_states(exp, "validation")
+worst = []
+for j in range(ffn.n_layers):
+    o = ffn.output(j, ffn.coefficients(j, R[j]))
+    worst.append(max(np.abs(o - ffn.module_output(j, R[j])).max(), np.abs(R[j] + o - exp.X_val[j + 1]).max()))
+print(f"{ffn}: largest deviation over {len(exp.val)} samples and all blocks: {max(worst):.1e} (< 1e-5: "
+      f"{max(worst) < 1e-5})")
+
+# %% [markdown]
+# ## Concepts in value vectors (Table 2, Figures 2 and 4)
+#
+# The **concept rule** replaces the annotators: in a value's top-30 tokens, a word class holding at least four
+# tokens is a concept, and *coverage* is the share of the 30 tokens inside concepts. Coverage is compared with
+# Gaussian random vectors that have the values' per-coordinate mean and spread (ten per layer), with ten whole FFN
+# updates per layer (their function-word and punctuation concepts excluded, as the paper excludes stopword
+# patterns) and with 30 tokens drawn uniformly (chance). Two classes, surnames and cities, each hold more than 10% of
+# the vocabulary; the columns "no big" leave them out of the concepts.
+
+# %% tags=["nbval-check-output"]
+t2 = figure("geva_tab2")
+cols = ["values", "gaussian", "updates", "chance", "values_no_big", "gaussian_no_big", "chance_no_big",
+        "p_values_vs_gaussian"]
+display(pd.DataFrame({m: {c: round(v[c], 3) for c in cols} for m, v in t2["models"].items()}).T)
+
+# %%
+f2 = figure("geva_fig2")
+plots.concept_layers(f2, f2["params"]["model"])
+plt.show()
+f4 = figure("geva_fig4")
+plots.per_layer({"values": f4["iou_values"], "random": f4["iou_random"],
+                 "values, ln_f without shift": f4["iou_values_nobias"],
+                 "random, ln_f without shift": f4["iou_random_nobias"]},
+                f"{f4['params']['model']}: top-30 overlap, raw vs through ln_f (Geva Fig. 4)", "IoU")
+plt.show()
+
+# %% tags=["nbval-check-output"]
+verdicts(["F1", "F2", "F3", "F4"])
+
+# %% [markdown]
+# Value vectors do cover many concept tokens, far above the chance of 30 uniform tokens, and far above whole FFN
+# updates. What does not carry over is the gap to random vectors: in a 48-wide model almost any direction of the
+# residual space picks out a cluster of the unembedding, and the unembedding is organised by word class, so Gaussian
+# vectors reach nearly the same coverage. On a width of 1024 (the paper's GPT-2 medium) a random direction is much
+# less likely to align with a class. The final norm's shift $\beta$ alone moves the overlap of raw and normed
+# projections a lot, for values and random vectors alike; without it both stay close to 1.
+#
+# A browsable table of every value vector of the stand-ins of GPT-2 and GPT-2 medium, with its top tokens and
+# the largest concept found (the paper's Table 1, for all values rather than a handful):
+
+# %% tags=["nbval-check-output"]
+values = figure("geva_values")
+table = {m: pd.DataFrame(v["rows"], columns=v["columns"]) for m, v in values.items() if m != "params"}
+small = table["tiny-gpt2"]
+display(small[small["coverage"] >= 0.5].sort_values("coverage", ascending=False).head(12))
+
+# %% [markdown]
+# ## Dominant sub-updates (Figure 6)
+#
+# Per sample and layer, the ten sub-updates with the largest $|m_i|\,\lVert v_i\rVert$ and their share of the
+# total, against ten random sub-updates and the uniform share $10/d_\text{ff}$:
+
+# %%
+f6 = figure("geva_fig6")
+plots.per_layer({"dominant ten": f6["t10"], "random ten": f6["r10"],
+                 "uniform 10/d_ff": [f6["uniform"]] * len(f6["t10"])},
+                f"{f6['params']['model']}: share of the ten dominant sub-updates", "share of sum |m| ||v||")
+plt.show()
+
+# %% [markdown]
+# ## Promotion, not elimination (Table 4, Figure 3, section 5.2)
+#
+# A *saturation event* is the layer where the final token $t_f$ becomes and stays the top prediction (when the
+# FFN of that layer made it so); an *elimination event* is the layer where the candidate $w_\ell$ (the top token
+# before the FFN) fell furthest. For each, the scores $m_i\,(v_i \cdot e_w)$ of the dominant ten for the reference
+# token, averaged over events:
+
+# %% tags=["nbval-check-output"]
+t4 = figure("geva_tab4")
+display(pd.DataFrame({f"{ev} ({k})": t4["events"][ev][k] for ev in ("saturation", "elimination")
+                      for k in ("dominant", "random")}).T.round(4))
+print({ev: f"{t4['events'][ev]['events']} events of {t4['events'][ev]['of']}" for ev in t4["events"]})
+
+# %%
+f3 = figure("geva_fig3")
+plots.per_layer({k: f3[k] for k in ("max", "mean", "min")}, f"{f3['params']['model']}: scores of the dominant ten "
+                "for the candidate w_l (Geva Fig. 3)", "score")
+plt.show()
+t10 = figure("geva_tab10")
+print("saturation layer distribution (Table 10):", dict(zip(range(1, t10["n_layers"] + 1), t10["hist"])))
+
+# %% tags=["nbval-check-output"]
+verdicts(["F5", "F6", "F7", "F8", "F11"])
+
+# %% [markdown]
+# The dominant ten carry several times their share at every layer and push the final token up far more than they
+# push rivals down: the paper's central mechanism holds on the stand-in. Its predictions saturate early, though
+# (the stand-in is easier to read early than GPT-2, as sections 4 and 5 show), so Table 10's late-heavy
+# distribution does not carry over.
+#
+# ## Concept steering in place of toxicity suppression (Table 5)
+#
+# The world's one polar concept: news sentences say a company "reported ⟨adjective⟩ results", the adjective drawn
+# uniformly from 14 (six positive, five negative, three neutral). We switch on the ten values whose top-30 hold the
+# most positive adjectives ($m_i = 3$ at every position, as the paper) and measure how held-out prefixes ending with
+# "reported" continue:
+
+# %% tags=["nbval-check-output"]
+st = figure("ext_geva_steer")
+display(pd.DataFrame({k: {"negative (greedy)": v["greedy"]["negative"], "positive (greedy)": v["greedy"]["positive"],
+                          "negative (sampled)": v["sampled"]["negative"], "perplexity": v["perplexity"]}
+                      for k, v in st["conditions"].items()}).T.round(3))
+verdicts(["F9"])
+
+# %% [markdown]
+# The ten values do promote report adjectives, of both signs: the generator draws the adjective independently of
+# everything else in the sentence, so nothing in the training text separates positive from negative adjectives
+# and the model learned one concept, "an adjective of this slot", not two. Steering with it moves the whole class,
+# and does not lower the negative share. This is a property of the stand-in world, said plainly; the paper's
+# toxicity result rests on a concept that real text does separate.
+#
+# ## A second early-exit rule (Table 6), beside section 5's
+#
+# The paper's self-supervised rule clusters all value vectors (complete linkage, cosine; here #values/15 = 204
+# clusters) and describes a sample at layer $\ell$ by the clusters of its dominant ten. It exits at the first layer
+# whose training samples that saturated there overlap more (both in maximum and mean) than those saturating at
+# any later layer. The baselines are logistic regressions on the mid-block state $r$, the update $o$ or the block
+# output $r+o$ (l2 penalty only: the l1 half of the paper's grid took minutes per layer on two cores). All are
+# trained on the 9,000 training sentences and tested on the 3,000 validation sentences of section 5, next to the
+# JTC paper's confidence rule for `id` and `mat` and the saturation oracle:
+
+# %%
+t6 = figure("geva_tab6")
+plots.exit_rules(t6, t6["params"]["model"])
+plt.show()
+
+# %% tags=["nbval-check-output"]
+display(pd.DataFrame(t6["rules"]).T[["accuracy", "saved", "share_saved"]].astype(float).round(3))
+verdicts(["F10"])
+
+# %% [markdown]
+# ## What `mat_ffn` does to sub-updates
+#
+# `mat_ffn` fits $A = U^+O$ from the FFN's input $u = \mathrm{ln}_2(r)$ to its output. With $O = MV + 1b_V$ this
+# is exactly $A = (U^+M)V + U^+1\,b_V$: each coefficient is replaced by its least-squares linear predictor, the
+# values are kept. Per layer, the held-out $r^2$ of the coefficients' linear predictors, for the ten neurons most
+# often dominant and for the rest, and the share of `mat_ffn`'s squared error that the dominant ten carry:
+
+# %%
+mf = figure("ext_geva_matffn")
+c = mf["coefficients"]
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
+plots.per_layer({"most often dominant ten": c["r2_dominant"], "other neurons": c["r2_rest"]},
+                "held-out r² of each coefficient's linear predictor", "r²", ax=axes[0])
+plots.per_layer({"dominant ten": c["error_share_dominant"], "uniform 10/d_ff": [c["uniform_share"]] *
+                 len(c["error_share_dominant"])}, "share of mat_ffn's squared error", "share", ax=axes[1])
+plt.show()
+print(f"A = (U+M)V + U+1 b_V holds to a relative {max(c['identity_gap']):.1e} at every layer")
+
+# %% [markdown]
+# The most-often-dominant coefficients are the least linear, and the dominant ten carry far more than their share
+# of `mat_ffn`'s error: the linear stand-in loses most where the FFN writes most. Seen through `mat` (a value
+# cast to the last layer, $(v_i M_\ell)E^\top$), the top tokens overlap less with the value's own the earlier the
+# layer, while concept coverage stays at the same level:
+
+# %%
+tm = mf["through_mat"]
+plots.per_layer({"IoU with the value's own top-30": tm["iou"], "coverage through mat": tm["coverage_mat"],
+                 "coverage raw": tm["coverage_raw"]}, "values seen through mat", "share")
+plt.show()
+
+# %% [markdown]
+# ## The real model
+#
+# SmolLM2-135M (LLaMA architecture, 30 blocks, $d_\text{ff}$ = 1536, gated FFN) on the first 1,200 training and
+# 300 validation Wikipedia sentences (each analysis costs a 30-block forward pass per sentence). No word classes
+# exist for real text, so concepts are not measured; everything else is. Its 46,080 values are too many for one
+# complete-linkage clustering, so the exit rule clusters each block's values separately (102 clusters per block;
+# the rule compares clusters within one layer, so it is unchanged).
+
+# %% tags=["nbval-check-output"]
+rg = figure("real_geva")
+print("decomposition:", [f"block {g['block']}: {max(g['vs_module'], g['vs_hidden']) / g['scale']:.0e} relative"
+                         for g in rg["decomposition"]])
+display(pd.DataFrame({f"{ev} ({k})": rg["events"][ev][k] for ev in ("saturation", "elimination")
+                      for k in ("dominant", "random")}).T.round(4))
+display(pd.DataFrame(rg["exit"]["rules"]).T[["accuracy", "saved", "share_saved"]].astype(float).round(3))
+
+# %%
+fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
+plots.per_layer({"dominant ten": rg["t10"], "random ten": rg["r10"]}, "SmolLM2-135M: share of the dominant ten",
+                "share", ax=axes[0])
+plots.exit_rules(rg["exit"], "SmolLM2-135M", ax=axes[1])
+plt.show()
+pd.DataFrame([{"layer": v["layer"], "neuron": v["neuron"], "top tokens": " | ".join(t.strip() for t in v["top"])}
+              for v in rg["values"]])
+
+# %% [markdown]
+# ## Exercises
+#
+# ```{exercise}
+# :label: ffn-ex-concept
+# Pick a value vector of `tiny-gpt2-medium` whose largest concept is `month` or `weekday` (filter
+# `table["tiny-gpt2-medium"]`), and find validation samples where it is among the dominant ten
+# (`jtc_utils.ffn.subupdates.analyse(exp)["dom"]`). What token does the model predict there?
+# ```
+#
+# ```{exercise}
+# :label: ffn-ex-overlap
+# The paper's text counts the overlap of dominant clusters as an intersection of sets; its code (and this book)
+# compares the ten slots in order. Change `_overlap` in `jtc_utils.ffn.exit_rule` to a set intersection and
+# compare accuracy and layers saved.
+# ```

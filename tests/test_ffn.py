@@ -1,0 +1,185 @@
+"""FFN sub-updates (jtc_utils.ffn) on a tiny random GPT-2: the decomposition is exact, scores are additive, the
+vectorised analyses equal plain loops, and bad input is refused with a clear message."""
+
+import numpy as np
+import pytest
+import torch
+
+from jtc_utils import corpus, lexicon
+from jtc_utils.ffn import FFN, NotAdditiveError, clusters, concepts, exit_rule, steering, subupdates, vocab
+from jtc_utils.models import Adapter
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
+
+    from jtc_utils import zoo
+
+    torch.manual_seed(0)
+    cfg = GPT2Config(n_layer=3, n_embd=16, n_head=2, vocab_size=4096, n_positions=64, activation_function="gelu_new")
+    model = GPT2LMHeadModel(cfg).eval()
+    tok = AutoTokenizer.from_pretrained(str(zoo.ZOO_DIR / "tiny-gpt2"))
+    return Adapter(model=model, tokenizer=tok, name="random-gpt2")
+
+
+@pytest.fixture(scope="module")
+def states(tiny):
+    """Mid-block states r, block outputs h and inputs from one random batch, through the model's own modules."""
+    ids = torch.randint(0, 4096, (4, 10))
+    caught = {}
+    hooks = [b.ln_2.register_forward_pre_hook(lambda m, a, j=j: caught.__setitem__(j, a[0]))
+             for j, b in enumerate(tiny.model.transformer.h)]
+    with torch.no_grad():
+        hs = tiny.forward_states(ids, torch.ones_like(ids))
+    for h in hooks:
+        h.remove()
+    R = np.stack([caught[j].reshape(-1, 16).numpy() for j in range(3)])
+    return R, hs.reshape(4, -1, 16).numpy()
+
+
+def test_decomposition_equals_the_ffn_and_the_block(tiny, states):
+    R, H = states
+    ffn = FFN(tiny)
+    for j in range(ffn.n_layers):
+        m = ffn.coefficients(j, R[j])
+        o = ffn.output(j, m)
+        mlp = tiny.model.transformer.h[j].mlp
+        with torch.no_grad():
+            ref = mlp(tiny.model.transformer.h[j].ln_2(torch.as_tensor(R[j]))).numpy()
+        np.testing.assert_allclose(o, ref, atol=1e-5)
+        np.testing.assert_allclose(R[j] + o, H[j + 1], atol=1e-5)
+        np.testing.assert_allclose(ffn.values(j), mlp.c_proj.weight.detach().numpy())  # values are rows
+
+
+def test_scores_are_additive(tiny, states):
+    R, _ = states
+    ffn = FFN(tiny)
+    E = tiny.model.lm_head.weight.detach().double().numpy()
+    m = ffn.coefficients(1, R[1])
+    w = np.arange(len(m)) * 7 % 4096
+    scores = m * (E[w] @ ffn.values(1).T)  # score_i(w) of every sub-update
+    o = ffn.output(1, m)
+    np.testing.assert_allclose(scores.sum(1) + E[w] @ ffn.value_bias(1), (o * E[w]).sum(1), rtol=1e-10, atol=1e-12)
+
+
+def test_dominance_equals_a_naive_sort():
+    rng = np.random.default_rng(0)
+    m, norms = rng.standard_normal((30, 64)), rng.random(64) + 0.1
+    idx, share = subupdates.dominant(m, norms)
+    for s in range(30):
+        c = np.abs(m[s]) * norms
+        naive = sorted(range(64), key=lambda i: -c[i])[:10]
+        assert idx[s].tolist() == naive
+        assert share[s] == pytest.approx(c[naive].sum() / c.sum())
+        assert share[s] >= 10 / 64 - 1e-12  # the top ten hold at least the uniform share
+
+
+def test_chunked_top_k_equals_brute_force(tiny):
+    V = np.random.default_rng(1).standard_normal((50, 16))
+    ids, vals = vocab.top_tokens(tiny, V, 30, chunk=7)
+    logits = V.astype(np.float32) @ tiny.model.lm_head.weight.detach().numpy().T
+    brute = np.argsort(-logits, axis=1, kind="stable")[:, :30]
+    np.testing.assert_array_equal(np.sort(ids, 1), np.sort(brute, 1))
+    low, _ = vocab.top_tokens(tiny, V, 5, chunk=7, bottom=True)
+    np.testing.assert_array_equal(np.sort(low, 1), np.sort(np.argsort(logits, axis=1)[:, :5], 1))
+
+
+def test_saturation_and_events_equal_per_sample_loops():
+    rng = np.random.default_rng(2)
+    L, n = 6, 200
+    top1 = rng.integers(0, 4, (L, n))
+    w = rng.integers(0, 4, (L, n))
+    rank_w = rng.integers(0, 5, (L, n))
+    sat = subupdates.saturation(top1)
+    np.testing.assert_array_equal(sat, subupdates.saturation_loop(top1))
+    ev, loop = subupdates.events(w, top1, rank_w, sat), subupdates.events_loop(w, top1, rank_w, sat)
+    for k in ev:
+        np.testing.assert_array_equal(ev[k], loop[k])
+
+
+def test_overlap_exit_rule_equals_the_naive_rule():
+    rng = np.random.default_rng(3)
+    L = 5
+    train = rng.integers(0, 6, (L, 80, 10))
+    sat = rng.integers(1, L + 1, 80)
+    test = rng.integers(0, 6, (L, 50, 10))
+    test[:, :25] = train[:, :25]  # some test samples resemble training samples
+    np.testing.assert_array_equal(exit_rule.rule_exit(train, sat, test, chunk=7),
+                                  exit_rule.rule_exit_naive(train, sat, test))
+
+
+def test_every_generated_word_gets_exactly_one_class():
+    for s in corpus.training_sentences(300) + corpus.pool("news", "validation", n=200):
+        for word, label in s.words():
+            assert lexicon.word_class(word, label) in lexicon.CLASSES, (word, label)
+    assert lexicon.word_class("March", "fact") == "month"
+    assert lexicon.word_class("1907", "fact") == "year"
+
+
+def test_concept_rule_counts_classes_with_four_tokens():
+    tc = {i: ("month" if i < 5 else "city" if i < 8 else lexicon.MIXED) for i in range(30)}
+    cov, top, found = concepts.concept_of(list(range(30)), tc)
+    assert found == {"month": 5} and top == "month" and cov == pytest.approx(5 / 30)
+    assert concepts.concept_of(list(range(30)), tc, exclude=("month",))[0] == 0
+
+
+def test_clusters_and_extreme_share():
+    rng = np.random.default_rng(4)
+    base = rng.standard_normal((3, 8))
+    V = np.concatenate([b + 0.01 * rng.standard_normal((10, 8)) for b in base])
+    ids = clusters.cluster(V, 3)
+    assert len(set(ids[:10])) == len(set(ids[10:20])) == len(set(ids[20:])) == 1 and len(set(ids)) == 3
+    scores = np.zeros((1, 4, 30))
+    scores[0, :, 5] = 100  # one value explains every extreme score
+    x = clusters.extreme_share(scores, ids.reshape(1, 30), top=0.03)
+    assert x["clusters"] == 1 and x["values_share"] == pytest.approx(10 / 30)
+
+
+def test_mat_ffn_identity_on_random_data():
+    from jtc_utils import linear
+
+    rng = np.random.default_rng(5)
+    U, V, b = rng.standard_normal((200, 6)), rng.standard_normal((12, 6)), rng.standard_normal(6)
+    M = np.tanh(U @ rng.standard_normal((6, 12)))
+    O = M @ V + b
+    P = linear.pinv(U)
+    np.testing.assert_allclose(linear.fit(U, O), (P @ M) @ V + P.sum(1, keepdims=True) * b[None], atol=1e-10)
+
+
+def test_bad_input_is_refused(tiny):
+    from transformers import BertConfig, BertForMaskedLM
+
+    bert = Adapter(model=BertForMaskedLM(BertConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                                    intermediate_size=32, vocab_size=100)), tokenizer=None, name="b")
+    with pytest.raises(NotAdditiveError, match="post-norm"):
+        FFN(bert)
+    ffn = FFN(tiny)
+    with pytest.raises(ValueError, match="block index j must be between 0 and 2"):
+        ffn.values(3)
+    with pytest.raises(ValueError, match="neuron index"):
+        ffn.check_neuron(ffn.d_ff)
+    with pytest.raises(ValueError, match="unknown word class"):
+        lexicon.check_class("colour")
+    with pytest.raises(ValueError, match="finite"):
+        steering.check_coefficient(float("nan"))
+    with pytest.raises(ValueError, match="unknown feature"):
+        exit_rule.classifier_exit(None, "q")
+
+
+def test_steering_forces_the_coefficients(tiny):
+    ids = torch.randint(0, 4096, (2, 5))
+    c_proj = tiny.model.transformer.h[1].mlp.c_proj
+
+    def coefficients():
+        caught = {}
+        h = c_proj.register_forward_pre_hook(lambda m, a: caught.__setitem__("m", a[0]))  # runs after the forcing hook
+        with torch.no_grad():
+            tiny.model(ids)
+        h.remove()
+        return caught["m"]
+
+    with steering.forced(tiny.model, [(1, 3), (1, 7)], 3.0):
+        forced = coefficients()
+    assert torch.all(forced[..., [3, 7]] == 3.0)
+    assert not torch.all(coefficients()[..., [3, 7]] == 3.0)  # the hooks are gone afterwards
