@@ -370,14 +370,32 @@ def all_claims(get=default_get) -> list[dict]:
     return [check(cid, get) for cid in CLAIMS]
 
 
+VERDICTS = {True: "HOLDS", False: "DOES NOT HOLD", None: "-"}
+_COLOURS = {"HOLDS": "color: #1a7f37; font-weight: bold", "DOES NOT HOLD": "color: #cf222e; font-weight: bold"}
+
+
+def frame(records: list[dict]):
+    """Claim records (of this module or of a subpackage's ``claims``) as a table indexed by id, with a ``verdict``
+    column in words."""
+    import pandas as pd
+
+    table = pd.DataFrame(records).set_index("id")
+    table["verdict"] = table["holds"].map(VERDICTS)
+    return table
+
+
+def styled(records: list[dict], uuid: str, columns=("ours", "verdict")):
+    """:func:`frame` of ``records`` as an HTML table with coloured verdicts. ``uuid`` fixes the table's HTML id
+    (pandas draws a random one), so that a re-executed page is identical."""
+    return frame(records)[list(columns)].style.set_uuid(uuid).map(lambda v: _COLOURS.get(v, ""), subset=["verdict"])
+
+
 def verdict_table(ids=None, get=default_get, show: bool = True):
     """The claims ``ids`` (default: all) as a table with the paper's number, ours and the verdict; printed in
     full (no truncated cells) when ``show``."""
     import pandas as pd
 
-    rows = [check(c, get) for c in (ids or CLAIMS)]
-    table = pd.DataFrame(rows).set_index("id")
-    table["verdict"] = table["holds"].map({True: "HOLDS", False: "DOES NOT HOLD", None: "-"})
+    table = frame([check(c, get) for c in (ids or CLAIMS)])
     if show:
         with pd.option_context("display.max_colwidth", None, "display.width", 250):
             print(table[["paper", "ours", "verdict"]].to_string())

@@ -128,8 +128,7 @@ from jtc_utils.lenses import claims as lens_claims
 
 lens_records = lens_claims.all_claims()
 figdata.save("claims_lenses", lens_records, {"profile": profile, "source": "book/data"})
-lens_table = pd.DataFrame(lens_records).set_index("id")
-lens_table["verdict"] = lens_table["holds"].map({True: "HOLDS", False: "DOES NOT HOLD", None: "-"})
+lens_table = claims.frame(lens_records)
 with pd.option_context("display.max_colwidth", None):
     display(lens_table[["claim", "paper", "ours", "verdict", "rule"]])
 held_lens = [r["id"] for r in lens_records if r["holds"]]
@@ -149,8 +148,7 @@ from jtc_utils.ffn import claims as ffn_claims
 
 ffn_records = ffn_claims.all_claims()
 figdata.save("claims_ffn", ffn_records, {"profile": profile, "source": "book/data"})
-ffn_table = pd.DataFrame(ffn_records).set_index("id")
-ffn_table["verdict"] = ffn_table["holds"].map({True: "HOLDS", False: "DOES NOT HOLD", None: "-"})
+ffn_table = claims.frame(ffn_records)
 with pd.option_context("display.max_colwidth", None):
     display(ffn_table[["claim", "paper", "ours", "verdict", "rule"]])
 held_ffn = [r["id"] for r in ffn_records if r["holds"]]

@@ -46,12 +46,10 @@ seed = 0
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from jtc_utils.ffn import FFN, claims, figures, plots
-from jtc_utils.ffn.decompose import mid_states
+from jtc_utils.ffn import FFN, claims, decompose, figures, plots
 
 results = {}
 
@@ -63,11 +61,7 @@ def figure(fig):
 
 def verdicts(ids):
     get = claims.getter(results)
-    table = pd.DataFrame([claims.check(c, get) for c in ids]).set_index("id")
-    table["verdict"] = table["holds"].map({True: "HOLDS", False: "DOES NOT HOLD", None: "-"})
-    display(table[["ours", "verdict"]].style.set_uuid("verdicts-" + "-".join(ids)).map(
-        lambda v: "color: #1a7f37; font-weight: bold" if v == "HOLDS" else
-        "color: #cf222e; font-weight: bold" if v == "DOES NOT HOLD" else "", subset=["verdict"]))
+    display(claims.styled([claims.check(c, get) for c in ids], "verdicts-" + "-".join(ids)))
 
 
 # %% [markdown]
@@ -80,14 +74,9 @@ def verdicts(ids):
 
 # %% tags=["nbval-check-output"]
 exp = figures.experiment(profile, "gpt24", seed=seed)
-ffn = FFN(exp.adapter)
-R = mid_states(exp, "validation")
-worst = []
-for j in range(ffn.n_layers):
-    o = ffn.output(j, ffn.coefficients(j, R[j]))
-    worst.append(max(np.abs(o - ffn.module_output(j, R[j])).max(), np.abs(R[j] + o - exp.X_val[j + 1]).max()))
-print(f"{ffn}: largest deviation over {len(exp.val)} samples and all blocks: {max(worst):.1e} (< 1e-5: "
-      f"{max(worst) < 1e-5})")
+worst = max(max(g["vs_module"], g["vs_hidden"]) for g in decompose.check(exp))
+print(f"{FFN(exp.adapter)}: largest deviation over {len(exp.val)} samples and all blocks: {worst:.1e} (< 1e-5: "
+      f"{worst < 1e-5})")
 
 # %% [markdown]
 # ## Concepts in value vectors (Table 2, Figures 2 and 4)

@@ -79,11 +79,7 @@ def figure(fig):
 
 def verdicts(ids):
     get = claims.getter(results)
-    table = pd.DataFrame([claims.check(c, get) for c in ids]).set_index("id")
-    table["verdict"] = table["holds"].map({True: "HOLDS", False: "DOES NOT HOLD", None: "-"})
-    display(table[["ours", "verdict"]].style.set_uuid("verdicts-" + "-".join(ids)).map(
-        lambda v: "color: #1a7f37; font-weight: bold" if v == "HOLDS" else
-        "color: #cf222e; font-weight: bold" if v == "DOES NOT HOLD" else "", subset=["verdict"]))
+    display(claims.styled([claims.check(c, get) for c in ids], "verdicts-" + "-".join(ids)))
 
 
 # %% [markdown]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..claims import _rec, default_get, getter  # noqa: F401  (getter: numbers just computed, else book/data)
+from ..claims import _rec, default_get, frame, getter, styled  # noqa: F401  (the chapters call these)
 
 GPT12 = "tiny-gpt2"
 

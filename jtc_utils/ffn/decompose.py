@@ -149,3 +149,18 @@ def mid_states(exp, split: str = "validation") -> np.ndarray:
     key = {"what": "mid", "model": model_identity(exp.adapter), "samples": samples_identity(s),
            "runner": RUNNER_VERSION, "batch": BATCH}
     return cache.cached("ffn_mid", key, lambda: {"R": record_mid(exp.adapter, s, show_progress())})["R"]
+
+
+def check(exp, blocks=None) -> list[dict]:
+    """The decomposition against the model, per block (default: all) on ``exp``'s validation samples: the largest
+    deviation of ``sum_i m_i v_i + b_V`` from the model's own FFN output (``vs_module``) and of ``r + o`` from the
+    block output h^l the rest of the book uses (``vs_hidden``), with the largest |h^l| for scale."""
+    ffn = FFN(exp.adapter)
+    R = mid_states(exp, "validation")
+    out = []
+    for j in range(ffn.n_layers) if blocks is None else blocks:
+        o = ffn.output(j, ffn.coefficients(j, R[j]))
+        out.append({"block": j + 1, "vs_module": float(np.abs(o - ffn.module_output(j, R[j])).max()),
+                    "vs_hidden": float(np.abs(R[j] + o - exp.X_val[j + 1]).max()),
+                    "scale": float(np.abs(exp.X_val[j + 1]).max())})
+    return out

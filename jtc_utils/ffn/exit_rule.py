@@ -36,20 +36,26 @@ VERSION = 1
 
 def split_summary(exp, split: str) -> dict:
     """Per sample of ``split``: dominant ten ``dom`` [L, n, 10], top-1 after each block ``top1`` [L, n] and the
-    saturation layer ``sat`` [n]. Cached on disk."""
-    s = exp.train if split == "train" else exp.val
+    saturation layer ``sat`` [n]. The validation split's come from :func:`jtc_utils.ffn.subupdates.analyse`; the
+    train split's are computed here. Cached on disk."""
+    if split == "validation":
+        a = subupdates.analyse(exp)
+        return {k: a[k] for k in ("dom", "top1", "sat")}
+    if split != "train":
+        raise ValueError(f"unknown split {split!r}; choose 'train' or 'validation'")
+    s = exp.train
 
     def compute():
         ffn = FFN(exp.adapter)
-        R = mid_states(exp, split)
-        X = exp.X_train if split == "train" else exp.X_val
+        R = mid_states(exp, "train")
+        X = exp.X_train
         L, n = ffn.n_layers, X.shape[1]
         dom = np.zeros((L, n, subupdates.TOP), np.int32)
         top1 = np.zeros((L, n), np.int64)
         for j in range(L):
             norms = np.linalg.norm(ffn.values(j), axis=1)
             dom[j] = subupdates.dominant(ffn.coefficients(j, R[j]), norms)[0]
-            top1[j] = subupdates._readouts(exp.adapter, X[j + 1])[0]
+            top1[j] = subupdates.readouts(exp.adapter, X[j + 1])[0]
         return {"dom": dom, "top1": top1, "sat": subupdates.saturation(top1)}
 
     key = {"what": "ffn-split-summary", "version": VERSION, "model": model_identity(exp.adapter),

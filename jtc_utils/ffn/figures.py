@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from .. import early_exit, lexicon, profiles
-from . import clusters, concepts, exit_rule, matffn, steering, subupdates, vocab
+from . import clusters, concepts, decompose, exit_rule, matffn, steering, subupdates, vocab
 from .decompose import FFN, mid_states
 
 FFN_FIGURES = {"geva_tab2": None, "geva_fig2": "gpt12", "geva_fig4": "gpt12", "geva_fig6": "gpt24",
@@ -36,40 +36,40 @@ def experiment(profile: str, role: str, n_train=None, n_val=None, seed: int = 0)
     return shared(p.role(role), p.main_domain, profile, n_train, n_val, seed)
 
 
-@lru_cache(maxsize=8)
-def token_classes(model: str) -> dict:
-    from ..models import adapter
+def _model_experiment(model: str, profile: str, seed: int):
+    from ..figures import experiment as shared
 
-    return lexicon.token_classes(adapter(model).tokenizer)
+    return shared(model, profiles.get(profile).main_domain, profile, None, None, seed)
+
+
+@lru_cache(maxsize=8)
+def token_classes(model: str, profile: str = "tiny", seed: int = 0) -> dict:
+    return lexicon.token_classes(_model_experiment(model, profile, seed).adapter.tokenizer)
 
 
 @lru_cache(maxsize=8)
 def concept_study(model: str, profile: str = "tiny", seed: int = 0) -> dict:
     """Top-30 lists and coverage of values, Gaussian vectors and whole updates, per layer, for one zoo model."""
-    from ..figures import experiment as shared
-
-    exp = shared(model, profiles.get(profile).main_domain, profile, None, None, seed)
-    ffn, tc, ad = FFN(exp.adapter), token_classes(model), exp.adapter
+    exp = _model_experiment(model, profile, seed)
+    ffn, tc, ad = FFN(exp.adapter), token_classes(model, profile, seed), exp.adapter
     rng = np.random.default_rng(seed)
     R = mid_states(exp, "validation")
     V_size = ad.vocab_size
     per = {k: [] for k in ("values", "gaussian", "updates", "iou_values", "iou_random", "iou_values_nobias",
                            "iou_random_nobias")}
     groups = {"values": [], "gaussian": []}
-    value_ids, value_cov, gauss_lists, dead = [], [], [], []
+    value_ids, gauss_lists, dead = [], [], []
     for j in range(ffn.n_layers):
         V = ffn.values(j)
         G = vocab.gaussian_like(V, N_RANDOM, rng)
-        pick = rng.choice(R.shape[1], N_RANDOM, replace=False)
-        O = ffn.output(j, ffn.coefficients(j, R[j][pick]))
+        m = ffn.coefficients(j, R[j])
+        O = ffn.output(j, m[rng.choice(R.shape[1], N_RANDOM, replace=False)])
         ids = {name: vocab.top_tokens(ad, X, concepts.TOP)[0] for name, X in (("values", V), ("gaussian", G),
                                                                               ("updates", O))}
         gauss_lists.append(ids["gaussian"])
-        dead.append(float((np.abs(ffn.coefficients(j, R[j])).max(0) < 1e-3).mean()))
-        cov_v = concepts.coverage(ids["values"], tc)
+        dead.append(float((np.abs(m).max(0) < 1e-3).mean()))
         value_ids.append(ids["values"])
-        value_cov.append(cov_v)
-        per["values"].append(cov_v)
+        per["values"].append(concepts.coverage(ids["values"], tc))
         per["gaussian"].append(concepts.coverage(ids["gaussian"], tc))
         per["updates"].append(concepts.coverage(ids["updates"], tc, exclude=concepts.STOPWORD_CLASSES))
         for name, X in (("values", V), ("random", G)):
@@ -98,8 +98,8 @@ def tab2(profile, seed) -> dict:
     out = {}
     for model in profiles.get(profile).gpt:
         c = concept_study(model, profile, seed)
-        out[model] = {**c["summary"], "n_layers": c["n_layers"], "values": c["summary"]["values"],
-                      "n_values": int(c["n_layers"] * c["d_ff"]), "big_classes": c["big_classes"]}
+        out[model] = {**c["summary"], "n_layers": c["n_layers"], "n_values": int(c["n_layers"] * c["d_ff"]),
+                      "big_classes": c["big_classes"]}
     return {"models": out}
 
 
@@ -118,10 +118,8 @@ def fig4(model, profile, seed) -> dict:
 
 def value_table(model, profile, seed, top: int = VALUE_TABLE_TOP) -> dict:
     """Every value vector of ``model``: layer, neuron, its top tokens, its largest concept and coverage."""
-    from ..models import adapter
-
     c = concept_study(model, profile, seed)
-    tc, tok = token_classes(model), adapter(model).tokenizer
+    tc, tok = token_classes(model, profile, seed), _model_experiment(model, profile, seed).adapter.tokenizer
     rows = []
     for n, (ids, cov) in enumerate(zip(c["value_ids"], c["value_coverage"])):
         concept = concepts.concept_of(ids, tc)[1]
@@ -155,14 +153,7 @@ def real(profile_seed: int = 0) -> dict:
     """The analyses that need no word classes, on the real model (first REAL_SIZES sentences)."""
     exp = experiment("real", "gpt24", *REAL_SIZES, profile_seed)
     ffn = FFN(exp.adapter)
-    R = mid_states(exp, "validation")
-    gaps = []
-    for j in (0, ffn.n_layers // 2, ffn.n_layers - 1):
-        m = ffn.coefficients(j, R[j])
-        o = ffn.output(j, m)
-        gaps.append({"block": j + 1, "vs_module": float(np.abs(o - ffn.module_output(j, R[j])).max()),
-                     "vs_hidden": float(np.abs(R[j] + o - exp.X_val[j + 1]).max()),
-                     "scale": float(np.abs(exp.X_val[j + 1]).max())})
+    gaps = decompose.check(exp, (0, ffn.n_layers // 2, ffn.n_layers - 1))
     sub = subupdates.analyse(exp, profile_seed)
     tok = exp.adapter.tokenizer
     sample = [(j, i) for j in (0, ffn.n_layers // 2, ffn.n_layers - 1) for i in range(5)]
@@ -216,7 +207,7 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
         return exit_table(exp, sub), params
     if fig == "ext_geva_matffn":
         return {"coefficients": matffn.coefficient_fit(exp),
-                "through_mat": matffn.through_mat(exp, token_classes(model))}, params
+                "through_mat": matffn.through_mat(exp, token_classes(model, profile, seed))}, params
     return steering.experiment(exp.adapter, seed=seed), params
 
 

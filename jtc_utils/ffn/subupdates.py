@@ -22,6 +22,7 @@ import numpy as np
 
 from .. import cache
 from ..hidden import model_identity, samples_identity
+from . import vocab
 from .decompose import FFN, mid_states
 
 TOP = 10
@@ -85,7 +86,7 @@ def events_loop(w, top1, rank_w, sat) -> dict:
     return {"saturation": s_ev, "elimination": e_ev}
 
 
-def _readouts(adapter, H: np.ndarray, ref: np.ndarray | None = None, chunk: int = 1024):
+def readouts(adapter, H: np.ndarray, ref: np.ndarray | None = None, chunk: int = 1024):
     """Top-1 of R(H) [n], and the rank of token ``ref`` [n] in it (0 = top)."""
     import torch
 
@@ -111,16 +112,16 @@ def compute(exp, seed: int = 0) -> dict:
     R = mid_states(exp, "validation")
     X = exp.X_val
     L, n = ffn.n_layers, X.shape[1]
-    E = exp.adapter.model.lm_head.weight.detach().double().numpy()
+    E = vocab.unembedding(exp.adapter).double().numpy()
     rng = np.random.default_rng(seed)
     out = {k: np.zeros((L, n), np.int64) for k in ("w", "top1", "rank_w")}
     out.update(t10=np.zeros((L, n)), r10=np.zeros((L, n)), dom=np.zeros((L, n, TOP), np.int32),
                stats_w=np.zeros((L, n, 3)), stats_w_random=np.zeros((L, n, 3)), stats_f=np.zeros((L, n, 3)),
                stats_f_random=np.zeros((L, n, 3)), abs_w=np.zeros((L, n)), abs_w_random=np.zeros((L, n)),
-               scores_w=np.zeros((L, n, ffn.d_ff), np.float32), dead=np.zeros(L))
+               scores_w=np.zeros((L, n, ffn.d_ff), np.float32))
     for j in range(L):
-        out["w"][j] = _readouts(exp.adapter, R[j])[0]
-        out["top1"][j], out["rank_w"][j] = _readouts(exp.adapter, X[j + 1], out["w"][j])
+        out["w"][j] = readouts(exp.adapter, R[j])[0]
+        out["top1"][j], out["rank_w"][j] = readouts(exp.adapter, X[j + 1], out["w"][j])
     final = out["top1"][-1]
     for j in range(L):
         Vj = ffn.values(j)
@@ -131,7 +132,6 @@ def compute(exp, seed: int = 0) -> dict:
         out["dom"][j], out["t10"][j] = idx, share
         c = np.abs(m) * norms[None]
         out["r10"][j] = np.take_along_axis(c, rand, 1).sum(1) / c.sum(1)
-        out["dead"][j] = float((np.abs(m).max(0) < 1e-3).mean())
         for ref, key in ((out["w"][j], "w"), (final, "f")):
             sc = m * (E[ref] @ Vj.T)  # [n, d_ff]: score_i(ref) of every sub-update
             dom_sc, rnd_sc = np.take_along_axis(sc, idx, 1), np.take_along_axis(sc, rand, 1)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..claims import _rec, default_get, getter  # noqa: F401  (getter: numbers just computed, else book/data)
+from ..claims import _rec, default_get, frame, getter, styled  # noqa: F401  (the chapters call these)
 from . import lowrank
 
 PAPER_D, PAPER_RANK = 1600, 16  # GPT2-XL at N-NJTC's rank floor(d/100)
