@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: book test install real notebooks html bench clean-cache zoo
+.PHONY: book test install real notebooks html bench clean-cache zoo zoo-extras
 
 $(STAMP): requirements.txt requirements-html.txt requirements-real.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -42,9 +42,13 @@ bench: $(STAMP)  ## speed benchmarks (not part of the tests)
 	$(PY) benchmarks/bench_real.py
 	$(PY) benchmarks/bench_lenses.py
 	$(PY) benchmarks/bench_ffn.py
+	$(PY) benchmarks/bench_linearity.py
 
 zoo: $(STAMP)  ## retrain the model zoo (about an hour on two CPU cores; resumes if interrupted)
 	$(PY) -m jtc_utils.zoo train
+
+zoo-extras: $(STAMP)  ## the linearity chapter's training runs (about 25 minutes on two CPU cores; resumes)
+	$(PY) -m jtc_utils.linearity.train
 
 clean-cache:
 	rm -rf .cache

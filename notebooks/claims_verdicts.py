@@ -153,3 +153,22 @@ with pd.option_context("display.max_colwidth", None):
     display(ffn_table[["claim", "paper", "ours", "verdict", "rule"]])
 held_ffn = [r["id"] for r in ffn_records if r["holds"]]
 print(f"{len(held_ffn)} of {len(ffn_records)} FFN claims hold on the stand-in: {', '.join(held_ffn)}")
+
+# %% [markdown]
+# ## "Your Transformer is Secretly Linear"
+#
+# The claims of Razzhigaev et al. (2024), S1-S12, judged by one function each in `jtc_utils.linearity.claims` from
+# the numbers of [the linearity chapter](secretly_linear.ipynb): scores on the four GPT-style stand-ins, training
+# experiments on `tiny-gpt2`, pruning on `tiny-gpt2-xl`. S11 (decoders only) and S12 (long-tailed errors) are
+# descriptive in the paper and carry no verdict. The table is saved to `book/data/claims_linearity.json`.
+
+# %% tags=["nbval-check-output"]
+from jtc_utils.linearity import claims as sl_claims
+
+sl_records = sl_claims.all_claims()
+figdata.save("claims_linearity", sl_records, {"profile": profile, "source": "book/data"})
+with pd.option_context("display.max_colwidth", None):
+    display(claims.frame(sl_records)[["claim", "paper", "ours", "verdict", "rule"]])
+held_sl = [r["id"] for r in sl_records if r["holds"]]
+judged_sl = [r for r in sl_records if r["holds"] is not None]
+print(f"{len(held_sl)} of {len(judged_sl)} judged linearity claims hold on the stand-in: {', '.join(held_sl)}")

@@ -1,6 +1,9 @@
-"""Small randomly initialised models saved in Hugging Face format, for tests that must not depend on the zoo."""
+"""Small randomly initialised models saved in Hugging Face format, for tests that must not depend on the zoo; and the
+nested comparison of recomputed figure data with the stored numbers."""
 
 from pathlib import Path
+
+import numpy as np
 
 import torch
 from transformers import (AutoTokenizer, BertConfig, BertForMaskedLM, GPT2Config, GPT2LMHeadModel, LlamaConfig,
@@ -30,3 +33,20 @@ def save_random_model(family: str, path: Path, config=None, dtype=torch.float32)
     model.to(dtype).save_pretrained(path)
     tok.save_pretrained(path)
     return path
+
+
+def close(a, b, where, tol):
+    """Assert that ``a`` (recomputed) matches ``b`` (stored) key by key: strings and flags exactly, numbers within
+    ``tol`` (``assert_allclose`` keywords)."""
+    if isinstance(a, dict):
+        assert set(a) == set(b), where
+        for k in a:
+            close(a[k], b[k], f"{where}/{k}", tol)
+    elif isinstance(a, list) and any(isinstance(x, (str, list, dict)) for x in a):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            close(x, y, f"{where}[{i}]", tol)
+    elif isinstance(a, (str, bool)) or a is None:
+        assert a == b, where
+    else:
+        np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), **tol, err_msg=where)

@@ -8,6 +8,8 @@ from jtc_utils import figdata
 from jtc_utils.ffn import claims, figures
 from jtc_utils.paths import DATA_DIR
 
+from helpers import close
+
 TINY = [f for f in figures.FFN_FIGURES if not f.startswith("real_")]
 SHARE_TOL = dict(rtol=0, atol=2e-3)  # means of 0/1 outcomes: a near-tie flip moves them by 1/n
 FLOAT_TOL = dict(rtol=1e-4, atol=1e-6)
@@ -18,28 +20,13 @@ def test_every_ffn_figure_has_its_data():
     assert not missing, f"run the FFN chapter: {missing} have no numbers in book/data"
 
 
-def _close(a, b, where, tol=FLOAT_TOL):
-    if isinstance(a, dict):
-        assert set(a) == set(b), where
-        for k in a:
-            _close(a[k], b[k], f"{where}/{k}", tol)
-    elif isinstance(a, list) and any(isinstance(x, (str, list, dict)) for x in a):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b)):
-            _close(x, y, f"{where}[{i}]", tol)
-    elif isinstance(a, (str, bool)) or a is None:
-        assert a == b, where
-    else:
-        np.testing.assert_allclose(np.asarray(a, float), np.asarray(b, float), **tol, err_msg=where)
-
-
 @pytest.mark.parametrize("fig", TINY)
 def test_ffn_figure_data_is_reproduced(fig):
     stored = figdata.load(fig)
     data, _ = figures.compute(fig, "tiny", seed=stored["params"]["seed"])
     data = figdata._plain(data)
     tol = SHARE_TOL if fig in ("geva_tab6", "ext_geva_steer") else FLOAT_TOL
-    _close(data, stored["data"], fig, tol)
+    close(data, stored["data"], fig, tol)
 
 
 def test_invariants_hold_on_the_stored_numbers():
