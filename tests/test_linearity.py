@@ -172,7 +172,8 @@ def test_the_regulariser_at_zero_equals_training_without_it():
     from jtc_utils import zoo
 
     texts = zoo._training_texts(0)[:700]
-    plain, rp, _ = train.pretrain(None, 0, texts, steps=3, progress=False)
+    plain, rp, snaps = train.pretrain(None, 0, texts, steps=3, progress=False, snapshots=train.snapshot_steps)
+    assert sorted(snaps) == train.snapshot_steps(3)  # the snapshot steps derived from the run's own step count
     zero, rz, _ = train.pretrain(0.0, 0, texts, steps=3, progress=False)
     assert rp["loss_curve"] == rz["loss_curve"]
     assert all(torch.equal(a, b) for a, b in zip(plain.state_dict().values(), zero.state_dict().values()))

@@ -4,6 +4,7 @@ they live, their card, and loaders that check every file against the zoo's check
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 
 import numpy as np
 
@@ -43,6 +44,15 @@ def checked_path(file: str):
     return path, digest
 
 
+@lru_cache(maxsize=1)
+def base():
+    """``(config, tokenizer)`` of the zoo model every run starts from, loaded (and checked) once."""
+    from .. import models
+
+    model, tok = models.load(BASE)
+    return model.config, tok
+
+
 def variant(file: str):
     """A stored pretraining run or snapshot (``pretrain/...``, ``trajectory/...``) as an Adapter keyed on its weights."""
     from safetensors.torch import load_file
@@ -51,8 +61,8 @@ def variant(file: str):
     from .. import models
 
     path, digest = checked_path(file)
-    base, tok = models.load(BASE)
-    model = GPT2LMHeadModel(base.config)
+    config, tok = base()
+    model = GPT2LMHeadModel(config)
     state = {k: v.float() for k, v in load_file(path).items()}
     missing, unexpected = model.load_state_dict(state, strict=False)
     if unexpected or [k for k in missing if k != "lm_head.weight"]:

@@ -180,27 +180,27 @@ def fig2() -> dict:
                                                              - zoo_model["paper"]["nores_in"])))}
 
 
-def _fact_masks(ad, seqs_sents) -> list[np.ndarray]:
+def _fact_masks(tokenizer, sentences) -> list[np.ndarray]:
     """Per sentence, True where the token is part of a ``fact`` word (so the position before predicts a fact)."""
     out = []
-    for s in seqs_sents:
-        enc = ad.tokenizer(s.text, add_special_tokens=False, return_offsets_mapping=True)
+    for s in sentences:
+        enc = tokenizer(s.text, add_special_tokens=False, return_offsets_mapping=True)
         out.append(np.array([s.label_at(a, b) == "fact" for a, b in enc["offset_mapping"]], dtype=bool))
     return out
 
 
 @lru_cache(maxsize=4)
-def _eval_text(tokenizer_name: str, n: int):
+def _eval_text(tokenizer, n: int):
+    """The first ``n`` encyclopedia validation sentences as token ids, with their fact masks."""
     from .. import corpus
 
     sents = corpus.pool("encyclopedia", "validation", n)
-    ad = models.adapter(tokenizer_name)
-    seqs = [ad.tokenizer(s.text, add_special_tokens=False)["input_ids"] for s in sents]
-    return seqs, _fact_masks(ad, sents)
+    seqs = [tokenizer(s.text, add_special_tokens=False)["input_ids"] for s in sents]
+    return seqs, _fact_masks(tokenizer, sents)
 
 
 def _lm_eval(ad, n: int = LM_EVAL_SENTENCES) -> dict:
-    seqs, masks = _eval_text("tiny-gpt2", n)
+    seqs, masks = _eval_text(ad.tokenizer, n)
 
     def compute():
         r = prune.evaluate(ad, seqs, masks)
@@ -224,7 +224,7 @@ def fig4() -> dict:
 def _token_classes() -> dict:
     from .. import lexicon
 
-    return lexicon.token_classes(models.adapter(artifacts.BASE).tokenizer)
+    return lexicon.token_classes(artifacts.base()[1])
 
 
 def _probe_data(ad, split: str):
@@ -340,7 +340,7 @@ def pruning_curves(ad, block_scores: dict, eval_seqs, eval_masks, train_states, 
 def fig7(profile: str = "tiny") -> dict:
     ad = models.adapter(PRUNE_MODEL)
     scores = block_scores(PRUNE_MODEL, profile)
-    eval_seqs, eval_masks = _eval_text(PRUNE_MODEL, PRUNE_SENTENCES)
+    eval_seqs, eval_masks = _eval_text(ad.tokenizer, PRUNE_SENTENCES)
     train_states = states.all_positions(ad, "train", states.N_TOKENS, profile)["X"]
     digests = sorted(r["sha256"] for r in artifacts.committed_card()["distil"].values())
     out = pruning_curves(ad, scores, eval_seqs, eval_masks, train_states, list(PRUNE_K), True, RANDOM_DRAWS,

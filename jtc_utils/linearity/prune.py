@@ -20,7 +20,8 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..models import Adapter
-from .score import _coef
+from .score import check_layer, fit_affine
+from .states import padded
 
 STRATEGIES = ("most linear", "least linear", "random")
 MODES = ("remove", "replace", "replace + distil")
@@ -73,27 +74,16 @@ def choose(scores_by_block: dict, k: int, strategy: str, draw: int = 0) -> list[
     return sorted(order[:k])
 
 
-def fit_affine(X, Y) -> tuple[np.ndarray, np.ndarray]:
-    """Least-squares affine map ``Y ~ X M + c`` (float64, JTC's cutoff)."""
-    X = np.asarray(X, dtype=np.float64)
-    Y = np.asarray(Y, dtype=np.float64)
-    mx, my = X.mean(0), Y.mean(0)
-    M = _coef(X - mx, Y - my)
-    return M, my - mx @ M
-
-
 @contextmanager
 def pruned(ad: Adapter, substitutes: dict):
     """Within the block, the model runs with ``substitutes`` ({block l (1-based): (M, c) or None for removal}) in
     place of its blocks; the original blocks are put back afterwards, whatever happens."""
     Substitute = _module()
     mods = layers(ad)
-    L = len(mods)
     saved = {}
     try:
         for b, mc in substitutes.items():
-            if not 1 <= b <= L:
-                raise ValueError(f"block {b} is out of range: this model has blocks 1..{L}")
+            check_layer(b, len(mods))
             saved[b] = mods[b - 1]
             d = ad.d
             M, c = (np.eye(d), np.zeros(d)) if mc is None else mc
@@ -105,17 +95,9 @@ def pruned(ad: Adapter, substitutes: dict):
 
 
 def _batches(seqs, batch_size: int, pad: int):
-    import torch
-
+    """``(start, input ids, attention mask)`` for consecutive batches of ``seqs``, in their order."""
     for i in range(0, len(seqs), batch_size):
-        part = seqs[i:i + batch_size]
-        T = max(len(x) for x in part)
-        inp = torch.full((len(part), T), pad, dtype=torch.long)
-        att = torch.zeros((len(part), T), dtype=torch.long)
-        for r, x in enumerate(part):
-            inp[r, :len(x)] = torch.tensor(x)
-            att[r, :len(x)] = 1
-        yield i, inp, att
+        yield (i, *padded(seqs[i:i + batch_size], pad))
 
 
 def evaluate(ad: Adapter, seqs: list[list[int]], fact_mask: list[np.ndarray] | None = None,

@@ -62,6 +62,15 @@ def _explained(Xc: np.ndarray, Yc: np.ndarray, solver) -> float:
     return float(((P ** 2) / wk[:, None]).sum())
 
 
+def fit_affine(X, Y, rcond: float = RCOND) -> tuple[np.ndarray, np.ndarray]:
+    """Least-squares affine map ``Y ~ X M + c`` (float64, JTC's cutoff): the fit every score here reads."""
+    X = np.asarray(X, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    mx, my = X.mean(0), Y.mean(0)
+    M = _coef(X - mx, Y - my, rcond)
+    return M, my - mx @ M
+
+
 def score(X, Y, rcond: float = RCOND) -> float:
     """The paper's in-sample linearity score LS(X, Y) in [0, 1]."""
     X, Y = _check(X, Y)
@@ -121,11 +130,11 @@ def heldout_profile(train, val, keep_train=None, keep_val=None) -> dict:
     for i in range(T.shape[0] - 1):
         X, Y = _check(T[i][kt], T[i + 1][kt])
         Xv, Yv = _check(V[i][kv], V[i + 1][kv], "validation X and Y", fit=False)
-        mx, my = X.mean(0), Y.mean(0)
-        B = _coef(X - mx, Y - my)
-        sse = float((((Yv - my) - (Xv - mx) @ B) ** 2).sum())
+        M, c = fit_affine(X, Y)
+        my, mu = Y.mean(0), (Y - X).mean(0)  # the centring is the training tokens'
+        sse = float(((Yv - Xv @ M - c) ** 2).sum())
         out["res_ho"].append(1.0 - sse / float(((Yv - my) ** 2).sum()))
-        out["nores_ho"].append(1.0 - sse / float(((Yv - Xv - (my - mx)) ** 2).sum()))
+        out["nores_ho"].append(1.0 - sse / float(((Yv - Xv - mu) ** 2).sum()))
     return {k: np.array(v) for k, v in out.items()}
 
 

@@ -47,7 +47,21 @@ def sentence_ids(ad: Adapter, split: str, n_tokens: int = N_TOKENS, profile: str
                      f"ask for fewer tokens")
 
 
-def _extract(ad: Adapter, seqs: list[list[int]], batch_size: int) -> dict:
+def padded(seqs: list[list[int]], pad: int):
+    """Token id lists as one right-padded batch: ``(input ids, attention mask)``, long tensors."""
+    import torch
+
+    T = max(len(x) for x in seqs)
+    inp = torch.full((len(seqs), T), pad, dtype=torch.long)
+    att = torch.zeros((len(seqs), T), dtype=torch.long)
+    for r, x in enumerate(seqs):
+        inp[r, :len(x)] = torch.tensor(x)
+        att[r, :len(x)] = 1
+    return inp, att
+
+
+def extract(ad: Adapter, seqs: list[list[int]], batch_size: int = 32) -> dict:
+    """``{"X": [L+1, n, d] float32, "position": [n]}``: every token's states of ``seqs`` (not cached)."""
     import torch
 
     d, L = ad.d, ad.n_layers
@@ -57,12 +71,7 @@ def _extract(ad: Adapter, seqs: list[list[int]], batch_size: int) -> dict:
     starts = np.concatenate([[0], np.cumsum([len(x) for x in seqs])])
     with torch.inference_mode():
         for idx in batches_by_length([len(x) for x in seqs], batch_size):
-            T = max(len(seqs[i]) for i in idx)
-            inp = torch.full((len(idx), T), pad_id(ad), dtype=torch.long)
-            att = torch.zeros((len(idx), T), dtype=torch.long)
-            for r, i in enumerate(idx):
-                inp[r, :len(seqs[i])] = torch.tensor(seqs[i])
-                att[r, :len(seqs[i])] = 1
+            inp, att = padded([seqs[i] for i in idx], pad_id(ad))
             S = ad.forward_states(inp, att).float().numpy()  # [L+1, B, T, d]
             for r, i in enumerate(idx):
                 m = len(seqs[i])
@@ -78,4 +87,4 @@ def all_positions(ad: Adapter, split: str = "validation", n_tokens: int = N_TOKE
     seqs = sentence_ids(ad, split, n_tokens, profile, domain)
     digest = hashlib.sha256(json.dumps(seqs).encode()).hexdigest()
     key = {"what": "sl_states", "model": ad.identity, "ids": digest, "batch": batch_size}
-    return cache.cached("sl_states", key, lambda: _extract(ad, seqs, batch_size))
+    return cache.cached("sl_states", key, lambda: extract(ad, seqs, batch_size))

@@ -101,16 +101,9 @@ class Classifier:
 
 
 def _batch(tok, texts):
-    import torch
+    from .states import padded
 
-    enc = [tok(t, add_special_tokens=False)["input_ids"] for t in texts]
-    T = max(len(x) for x in enc)
-    inp = torch.zeros((len(enc), T), dtype=torch.long)
-    att = torch.zeros((len(enc), T), dtype=torch.long)
-    for r, x in enumerate(enc):
-        inp[r, :len(x)] = torch.tensor(x)
-        att[r, :len(x)] = 1
-    return inp, att
+    return padded([tok(t, add_special_tokens=False)["input_ids"] for t in texts], 0)
 
 
 def accuracy(clf: Classifier, tok, texts, labels, batch: int = 128) -> float:
@@ -127,9 +120,9 @@ def accuracy(clf: Classifier, tok, texts, labels, batch: int = 128) -> float:
 def finetune(task: str, seed: int, steps: int, batch: int, lr: float, n_val: int = 1000,
              progress: bool = True) -> dict:
     """Fine-tune ``zoo/tiny-gpt2`` on ``task`` (all weights and the head; AdamW, linear warm-up over the first 10% of
-    steps then constant) and return its record: accuracy before the head is trained is chance; after, on ``n_val``
-    validation examples; and the linearity without residual of every layer pair before and after, on the paper's
-    protocol (every token of the same validation text)."""
+    steps then constant) and return its record: the accuracy on ``n_val`` validation examples, and the linearity
+    without residual of every layer pair before and after, on the paper's protocol (every token of the same
+    validation text)."""
     import torch
     from tqdm.auto import tqdm
 
@@ -140,7 +133,7 @@ def finetune(task: str, seed: int, steps: int, batch: int, lr: float, n_val: int
     lm, tok = models.load("tiny-gpt2")
     before_ad = models.Adapter(model=lm, tokenizer=tok, name="tiny-gpt2")
     seqs = states.sentence_ids(before_ad, "validation")
-    before = states._extract(before_ad, seqs, 32)["X"]
+    before = states.extract(before_ad, seqs)["X"]
     clf = Classifier(lm)
     texts, labels = examples(task, "train", steps * batch, seed)
     vt, vl = examples(task, "validation", n_val, 0)
@@ -162,7 +155,7 @@ def finetune(task: str, seed: int, steps: int, batch: int, lr: float, n_val: int
         losses.append(round(loss.item(), 4))
     train_time = time.time() - t0
     lm.eval()
-    after = states._extract(models.Adapter(model=lm, tokenizer=tok, name="fine-tuned"), seqs, 32)["X"]
+    after = states.extract(models.Adapter(model=lm, tokenizer=tok, name="fine-tuned"), seqs)["X"]
     nb = [score.score(before[i], before[i + 1] - before[i]) for i in range(len(before) - 1)]
     na = [score.score(after[i], after[i + 1] - after[i]) for i in range(len(after) - 1)]
     delta = np.subtract(na, nb)
