@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: book test install real notebooks html bench clean-cache zoo zoo-extras
+.PHONY: book test install real notebooks html bench clean-cache zoo zoo-extras student
 
 $(STAMP): requirements.txt requirements-html.txt requirements-real.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,9 @@ html: $(STAMP)  ## render the HTML from the stored notebooks
 test: $(STAMP)  ## unit tests, figure-data regression and nbval on the executed notebooks
 	PYTHONWARNINGS=ignore JTC_PROGRESS=0 JTC_REAL_SUBSET=1200,300 JTC_DATA_OUT=$(CURDIR)/.cache/test-data $(PY) -m pytest tests book/*.ipynb --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg
+
+student: $(STAMP)  ## the student edition in student/: every page with its solutions removed, answer cells open
+	$(PY) -m jtc_utils.student --out student
 
 bench: $(STAMP)  ## speed benchmarks (not part of the tests)
 	$(PY) benchmarks/bench_fit.py

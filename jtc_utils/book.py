@@ -54,7 +54,8 @@ TABLES = ("table1", "plausibility", "toplists", "textfit")  # kinds shown as tab
 
 
 class FigureNumbers(dict):
-    """The numbers behind a figure (a plain dict), shown in a notebook as where they are saved."""
+    """The numbers behind a figure (a plain dict). A cell that ends with one shows nothing more: the figure's
+    caption links to its saved numbers."""
 
     def __init__(self, fig: str, data: dict):
         super().__init__(data)
@@ -63,18 +64,121 @@ class FigureNumbers(dict):
     def __repr__(self) -> str:
         return f"numbers behind {self.fig}: book/data/{self.fig}.json"
 
+    def _ipython_display_(self) -> None:
+        pass
+
+
+# what to see in a figure of each kind: one sentence, the same for every figure of that kind (no numbers: those are
+# in the figure and in its JSON file)
+SEE = {
+    "r2": "Each cell is the validation r² of casting layer ℓ (row) to layer ℓ′ (column) with mat (left) and id "
+          "(right); the paper finds mat higher across the network.",
+    "pk": "How often the cast hidden state of each layer already gives the model's final top token (Precision@k), "
+          "for mat and id; the paper finds mat above id at every layer.",
+    "surp": "The surprisal of the model's final top token under the cast of each layer, with 95% bootstrap bands "
+            "(lower is better); the paper finds mat below id at every layer.",
+    "parts_pk": "Precision@1 when one sub-module of every block from the start layer on is replaced by a linear map, "
+                "next to mat for whole blocks; the paper finds attention the part best replaced.",
+    "parts_surp": "Surprisal when one sub-module of every block from the start layer on is replaced by a linear map, "
+                  "next to mat for whole blocks (lower is better).",
+    "ee": "Precision@1 against the mean number of layers processed, for early exit by confidence and for a fixed "
+          "exit layer, with the 95% target; a curve further up and to the left saves more computation.",
+    "labels": "Precision@1 of mat and id per layer, for each word class of the predicted token.",
+    "norms": "The norm of the hidden state by position and layer: the first position's norm grows far above the "
+             "others' (massive activations).",
+    "r2_first": "r² of casting each layer to the last, with and without the samples at the first position.",
+}
+ALT = {"r2": "Two heatmaps of r² over layer pairs, mat and id", "pk": "Line plot of Precision@k per layer, mat and id",
+       "surp": "Line plot of surprisal per layer with bands, mat and id",
+       "parts_pk": "Line plot of Precision@1 per start layer for the sub-module maps and mat",
+       "parts_surp": "Line plot of surprisal per start layer for the sub-module maps and mat",
+       "ee": "Precision@1 against layers processed, early exit and fixed exit, mat and id",
+       "labels": "Small multiples of Precision@1 per layer, one panel per word class",
+       "norms": "Heatmap of hidden-state norms by position and layer",
+       "r2_first": "Line plot of r² to the last layer with and without the first position"}
+_NUMBERED = {"n": 0}  # the figures of the page so far (each page runs in a fresh kernel)
+
+
+def paper_ref(fig: str) -> str:
+    """Which figure of the paper a figure id reproduces, in words."""
+    if fig.startswith(figures.REAL_PREFIX):
+        return paper_ref(fig[len(figures.REAL_PREFIX):]) + ", on the real model"
+    if fig.startswith("fig"):
+        return f"paper Figure {fig[3:]}"
+    return "beyond the paper"
+
+
+def show(figs, ref: str, see: str, alt: str, what: str = "") -> None:
+    """Show the current matplotlib figure as a numbered figure: an image with ``alt`` text, and a caption naming
+    the paper figure it reproduces (``ref``), what it shows (``what``), what to see in it (``see``) and links to the
+    numbers behind it (``book/data/<fig>.json`` for each id of ``figs``, shipped with the HTML). Chapters whose
+    figures are drawn by their own ``plots`` call this in place of ``plt.show()``."""
+    import base64
+    import html
+    import io
+
+    import matplotlib.pyplot as plt
+    from IPython.display import HTML, display
+
+    figs = [figs] if isinstance(figs, str) else list(figs)
+    buf = io.BytesIO()
+    plt.gcf().savefig(buf, format="png", dpi=100, bbox_inches="tight", metadata={"Software": None})
+    plt.close(plt.gcf())
+    _NUMBERED["n"] += 1
+    links = ", ".join(f'<a href="data/{f}.json" download>{f}.json</a>' for f in figs)
+    img = base64.b64encode(buf.getvalue()).decode()
+    what = f"{html.escape(what)}. " if what else ""
+    display(HTML(f'<figure class="jtc-figure" id="figure-{figs[0]}"><img src="data:image/png;base64,{img}" '
+                 f'alt="{html.escape(alt, quote=True)}"><figcaption><b>Figure {_NUMBERED["n"]}</b> '
+                 f'({html.escape(ref)}): {what}{html.escape(see)} Numbers behind the figure: {links}.'
+                 f'</figcaption></figure>'))
+
+
+def captioned(figs, data: dict, params: dict) -> None:
+    """:func:`show` for paper figures drawn by :func:`draw`: the caption and alt text come from the figure's kind
+    (:data:`SEE`, :data:`ALT`) and its model; ``figs`` is one id or a list of ids drawn as small multiples
+    (``data``, ``params``: the first one's)."""
+    figs = [figs] if isinstance(figs, str) else list(figs)
+    kind = figures.FIGURES[figs[0]][0]
+    one = len(figs) == 1
+    show(figs, "; ".join(paper_ref(f) for f in figs), SEE.get(kind, ""),
+         f"{ALT.get(kind, 'Figure')}: " + (title(data, params) if one else f"{len(figs)} panels, " + ", ".join(figs)),
+         title(data, params) if one else "one panel per model")
+
+
+def figure_grid(figs, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0, ncols: int = 2) -> dict:
+    """Several paper figures of one kind (Precision@k, surprisal or early exit) computed, saved and drawn as small
+    multiples with one caption; returns their numbers by figure id."""
+    import matplotlib.pyplot as plt
+
+    out = {}
+    nrows = -(-len(figs) // ncols)
+    grid, axes = plt.subplots(nrows, ncols, figsize=(7.5 * ncols, 4.6 * nrows), squeeze=False)
+    for ax in axes.flat[len(figs):]:
+        ax.set_visible(False)
+    for ax, fig in zip(axes.flat, figs):
+        data, params = figures.compute(fig, profile, n_train=n_train, n_val=n_val, seed=seed)
+        figdata.save(fig, data, params)
+        draw(fig, data, params, ax=ax)
+        ax.set_title(f"{paper_ref(fig)}: {title(data, params)}", fontsize=11)
+        if (legend := ax.get_legend()) is not None:  # inside its panel, not beside it
+            ax.legend(legend.legend_handles, [t.get_text() for t in legend.get_texts()], loc="best", fontsize=9)
+        out[fig] = FigureNumbers(fig, {**data, "params": params})
+    grid.tight_layout()
+    first = out[figs[0]]
+    captioned(figs, first, first["params"])
+    return out
+
 
 def figure(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0, show: bool = True, **kw):
     """Compute paper figure ``fig``, save its numbers, draw it (unless ``show=False``) and return the numbers."""
-    import matplotlib.pyplot as plt
-
     data, params = figures.compute(fig, profile, n_train=n_train, n_val=n_val, seed=seed)
     figdata.save(fig, data, params)
     if "skipped" in data:
         print(f"{fig} skipped: {data['skipped']}")
     elif show and figures.FIGURES[fig][0] not in TABLES:
         draw(fig, data, params, **kw)
-        plt.show()
+        captioned(fig, data, params)
     return FigureNumbers(fig, {**data, "params": params})
 
 
@@ -112,19 +216,30 @@ class Chapter:
                                    **{**self.draw, **kw})
         return self.results[fig]
 
+    def grid(self, figs, ncols: int = 2) -> None:
+        """Figures ``figs`` of one kind as small multiples (see :func:`figure_grid`), kept in ``results``."""
+        self.results.update(figure_grid(figs, self.profile, self.n_train, self.n_val, self.seed, ncols))
+
     def verdicts(self, ids, alias: dict | None = None) -> None:
-        """Print the verdicts of claims ``ids`` (returns nothing, so that the cell shows only the printed table);
+        """Show the verdicts of claims ``ids`` as a table (returns nothing, so that the cell shows only the table);
         ``alias`` judges them on other figures' numbers (see :func:`jtc_utils.claims.getter`)."""
+        from IPython.display import display
+
         from . import claims
 
-        claims.verdict_table(ids, claims.getter(self.results, alias))
+        uuid = "verdicts-" + "-".join(ids) + ("-" + "-".join(alias.values()) if alias else "")
+        display(claims.verdict_table(ids, claims.getter(self.results, alias), self.profile, uuid,
+                                     link=None if alias else "anchor"))
 
     def real_verdicts(self, ids) -> None:
-        """Print the verdicts of claims ``ids`` judged with the same rules on the real model's figures
+        """Show the verdicts of claims ``ids`` judged with the same rules on the real model's figures
         (``real_<fig>``); a claim whose figures the real profile lacks gets no verdict and says why."""
+        from IPython.display import display
+
         from . import claims
 
-        claims.verdict_table(ids, claims.profile_getter("real_", self.results))
+        display(claims.verdict_table(ids, claims.profile_getter("real_", self.results), "real",
+                                     "verdicts-real-" + "-".join(ids), link=None))
 
     def experiment(self, fig: str):
         _, model, domain = figures.setting(fig, self.profile)

@@ -70,7 +70,10 @@ def precision_curves(curves: dict, mappings=("mat", "id"), ks=(1, 5, 10), title=
         L = len(next(iter(curves.values()))[keys[0]]) - 1
         _layer_ticks(ax, L)
         ax.set_ylabel("Precision@k" if len(ks) > 1 else f"Precision@{ks[0]}")
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
+        # seaborn's legend carries its group names ("mapping", "k") as entries of their own: leave them out
+        handles, names = ax.get_legend_handles_labels()
+        kept = [(h, n) for h, n in zip(handles, names) if n not in ("mapping", "k")]
+        ax.legend(*zip(*kept), loc="upper left", bbox_to_anchor=(1.01, 1))
         if title:
             ax.set_title(title)
     return ax.figure
@@ -110,7 +113,7 @@ def early_exit_plot(data: dict, title=None, ax=None):
                     label=f"{m}, early exit")
             ax.plot(range(L + 1), data["fixed"][m], color=COLORS[m], dashes=DASHES[m] or (None, None), lw=1,
                     label=f"{m}, fixed exit")
-        ax.axhline(0.95, color="grey", lw=.8, ls=":")
+        ax.axhline(0.95, color="grey", lw=.8, ls=":", label="95% target")
         ax.set_xlim(0, L)
         ax.set_xticks(range(0, L + 1, 3 if L >= 24 else 1))
         ax.set_xlabel("layers processed")
@@ -125,17 +128,24 @@ def label_breakdown(by_label: dict, labels=None, title=None):
     """Precision@1 per layer of mat and id, one panel per kind of predicted token."""
     labels = labels or list(by_label)
     with sns.plotting_context("notebook", font_scale=1.1), sns.axes_style("darkgrid"):
-        fig, axes = plt.subplots(1, len(labels), figsize=(3.2 * len(labels), 3.4), sharey=True)
-        for ax, lab in zip(np.atleast_1d(axes), labels):
+        ncols = min(4, len(labels))  # small multiples as a grid, not one long row
+        nrows = -(-len(labels) // ncols)
+        fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 3.0 * nrows), sharey=True, squeeze=False)
+        for ax in axes.flat[len(labels):]:
+            ax.set_visible(False)
+        axes = axes.flat[:len(labels)]
+        for ax, lab in zip(axes, labels):
             d = by_label[lab]
             for m in ("mat", "id"):
                 ax.plot(d[m], color=COLORS[m], dashes=DASHES[m] or (None, None), lw=2, label=m)
             ax.set_title(f"{lab} (n={d['n']})")
             ax.set_xlabel("layer")
-        np.atleast_1d(axes)[0].set_ylabel("Precision@1")
-        np.atleast_1d(axes)[-1].legend(loc="lower right")
+        for ax in axes[::ncols]:
+            ax.set_ylabel("Precision@1")
+        axes[-1].legend(loc="lower right")
+        fig.tight_layout()
         if title:
-            fig.suptitle(title, y=1.04)
+            fig.suptitle(title, y=1.03)
     return fig
 
 
@@ -166,4 +176,22 @@ def r2_with_without_first(data: dict, title=None):
     _layer_ticks(ax, L)
     ax.legend(fontsize=8)
     fig.tight_layout()
+    return fig
+
+
+def loss_grid(cards: list[dict], ncols: int = 4):
+    """The zoo's training curves as small multiples: one panel per model (training loss per logged step)."""
+    nrows = -(-len(cards) // ncols)
+    with sns.axes_style("darkgrid"):
+        fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 2.6 * nrows), squeeze=False)
+        for ax in axes.flat[len(cards):]:
+            ax.set_visible(False)
+        for ax, card in zip(axes.flat, cards):
+            ax.plot(card["loss_curve"], lw=1.2, color="0.2")
+            ax.set_title(f"{card['name']} ({card['config']['n_layer']} layers)", fontsize=10)
+            ax.set_xlabel("logged step", fontsize=9)
+            ax.tick_params(labelsize=8)
+        for ax in axes[:, 0]:
+            ax.set_ylabel("training loss", fontsize=9)
+        fig.tight_layout()
     return fig

@@ -30,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT, ZOO_DIR, atomic_write_text
+from .paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT, ZOO_DIR, atomic_write_bytes, atomic_write_text
 
 CELL_TIMEOUT = 1800
 
@@ -338,6 +338,26 @@ def _writable(folder: Path) -> bool:
         return False
 
 
+EXTRA_DIR = ROOT / "_extra"  # copied to the root of the built site as is (sphinx's html_extra_path)
+
+
+def vendor_static() -> None:
+    """Put what pages load from the built book itself into ``_extra/`` (copied to the site's root as is): plotly's
+    JavaScript for the interactive layer view, from the installed package (no CDN, nothing committed, not loaded on
+    every page), and the figures' numbers (``book/data``), which each caption links as a download."""
+    import plotly
+
+    src = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    dst = EXTRA_DIR / "plotly.min.js"
+    if not dst.exists() or dst.stat().st_size != src.stat().st_size:
+        EXTRA_DIR.mkdir(exist_ok=True)
+        atomic_write_bytes(dst, src.read_bytes())
+    # the numbers behind the figures, downloadable next to the pages that link them (book/data/<fig>.json)
+    data = EXTRA_DIR / "book" / "data"
+    shutil.rmtree(data, ignore_errors=True)
+    shutil.copytree(BOOK_DIR / "data", data)
+
+
 def build_html(html_dir: Path | None = None) -> str:
     """Render the book with jupyter-book (notebook execution off: the outputs come from papermill) into
     ``<html_dir>/_build/html`` (default: ``book/``)."""
@@ -346,6 +366,11 @@ def build_html(html_dir: Path | None = None) -> str:
         raise SystemExit(f"ERROR: cannot write the HTML under {out} (a read-only checkout?). Point the output "
                          f"at a writable folder: `python -m jtc_utils.runner --build-only --html-dir /tmp/jtc-html` "
                          f"(and set JTC_CACHE to a writable folder if you re-execute chapters).")
+    vendor_static()
+    # sphinx does not overwrite a static file it copied before: drop the old copies of the book's own, so that an
+    # edited stylesheet reaches the built book
+    for own in (ROOT / "_static").glob("*"):
+        (out / "_build" / "html" / "_static" / own.name).unlink(missing_ok=True)
     jb = Path(sys.executable).with_name("jupyter-book")
     cmd = [str(jb), "build", str(ROOT), "--path-output", str(out), "--warningiserror", "--keep-going"]
     r = subprocess.run(cmd, cwd=ROOT)

@@ -23,7 +23,7 @@
 # and the sub-module figures (18 and 19) in [section 6](sec6_submodules.ipynb); here are the prediction and
 # early-exit figures, each drawn by the same function as its Wikipedia counterpart.
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-cell"]
 profile = "tiny"
 seed = 0
 n_train = None
@@ -31,7 +31,7 @@ n_val = None
 real_n_train = None  # the real model's training sentences (None: 9,000)
 real_n_val = None  # the real model's validation sentences (None: 3,000)
 
-# %%
+# %% tags=["hide-cell"]
 from jtc_utils import book
 
 chapter = book.Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val)
@@ -98,3 +98,95 @@ print(f"mean r2 of mat / id: every position {first['mean_r2_mat_all']:.3f} / {fi
 # %%
 figure("real_fig4", show=False)  # SmolLM2 on Wikipedia, drawn in section 4
 chapter.real_verdicts(["C15"])
+
+
+# %% [markdown]
+# ## Exercises
+#
+# Graded from *run and read* to *change the method*. Each solution is hidden under its exercise; where the
+# answer is a number or a property, the cell after it checks `answer` (the student edition, `make student`, leaves
+# the solution cells blank).
+
+# %%
+import numpy as np
+
+from jtc_utils import exercises, figdata
+
+# %% [markdown]
+# ```{exercise-start}
+# :label: ex-appb-saved
+# ```
+# **Run and read.** How many layers does `mat` save at the 95% target on news (Figure 20)?
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-appb-saved
+# :class: dropdown
+# ```
+
+# %% tags=["solution"]
+answer = results["fig20"]["saved"]["mat"]["saved"]
+print(f"{answer:.2f} of {results['fig20']['n_layers']} layers")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-appb-saved", answer)
+
+# %% [markdown]
+# ```{exercise-start}
+# :label: ex-appb-gap
+# ```
+# **Compute.** How far apart are the news and encyclopedia curves of `mat`'s Precision@1 on the same model? Give the
+# largest absolute difference over the layers between Figure 14 and its encyclopedia counterpart, Figure 27.
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-appb-gap
+# :class: dropdown
+# ```
+
+# %% tags=["solution"]
+news, main = (np.asarray(results[f]["curves"]["mat"]["p@1"], dtype=float) for f in ("fig14", "fig27"))
+answer = float(np.abs(news - main).max())
+print(f"largest difference {answer:.3f} at layer {np.abs(news - main).argmax()}")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-appb-gap", answer)
+
+# %%
+get = lambda f: results[f] if f in results else figdata.load(f)["data"]  # noqa: E731
+
+# %% [markdown]
+# ```{exercise-start}
+# :label: ex-appb-r2
+# ```
+# **Compute.** Which domain is easier to map linearly? Compute the mean $r^2$ of `mat` over the pairs $\ell < \ell'$
+# of Figure 12 (news) and Figure 23 (encyclopedia), and give `answer = "news"` or `"encyclopedia"`.
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-appb-r2
+# :class: dropdown
+# ```
+
+# %% tags=["solution"]
+mean = {}
+for domain, f in (("news", "fig12"), ("encyclopedia", "fig23")):
+    r2 = np.asarray(get(f)["r2_mat"], dtype=float)
+    mean[domain] = r2[np.triu_indices(len(r2), k=1)].mean()
+answer = max(mean, key=mean.get)
+print({d: round(v, 3) for d, v in mean.items()})
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-appb-r2", answer)

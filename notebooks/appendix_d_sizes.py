@@ -23,13 +23,13 @@
 # The largest models' curves are in [section 4](sec4_predictions.ipynb). The real profile has one real size only,
 # SmolLM2-135M (its curves are in sections 3-6), so the size comparison stays with the stand-ins.
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-cell"]
 profile = "tiny"
 seed = 0
 n_train = None
 n_val = None
 
-# %%
+# %% tags=["hide-cell"]
 import pandas as pd
 
 from jtc_utils import book, claims
@@ -42,15 +42,13 @@ figure, results = chapter.figure, chapter.results
 # ## Precision@k
 
 # %%
-for fig_id in ("fig26", "fig27", "fig28", "fig29"):
-    figure(fig_id)
+chapter.grid(["fig26", "fig27", "fig28", "fig29"])
 
 # %% [markdown]
 # ## Surprisal
 
 # %%
-for fig_id in ("fig30", "fig31", "fig32", "fig33"):
-    figure(fig_id)
+chapter.grid(["fig30", "fig31", "fig32", "fig33"])
 
 # %% [markdown]
 # ## Across sizes
@@ -69,3 +67,101 @@ for fig_id in ("fig26", "fig27", "fig28", "fig4", "fig29", "fig6"):
                  "layers with gain >= 0.15": f"{sum(g >= 0.15 for g in gain)}/{L}"})
 print(pd.DataFrame(rows).to_string(index=False))
 chapter.verdicts(["C7"])
+
+
+# %% [markdown]
+# ## Exercises
+#
+# Graded from *run and read* to *change the method*. Each solution is hidden under its exercise; where the
+# answer is a number or a property, the cell after it checks `answer` (the student edition, `make student`, leaves
+# the solution cells blank).
+
+# %%
+import numpy as np
+
+from jtc_utils import exercises, figdata
+
+# %% [markdown]
+# ```{exercise-start}
+# :label: ex-appd-bert
+# ```
+# **Run and read.** In the 12-layer BERT-style model (Figure 29), from which layer on is `mat`'s Precision@1 above 0.25 (the
+# paper's "> 25% from layer 3" for BERT-large)? Give the first such layer.
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-appd-bert
+# :class: dropdown
+# ```
+
+# %% tags=["solution"]
+p1 = np.asarray(results["fig29"]["curves"]["mat"]["p@1"], dtype=float)
+answer = int(np.flatnonzero(p1 > 0.25)[0])
+print(f"layer {answer} of {results['fig29']['n_layers']}")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-appd-bert", answer)
+
+# %%
+get = lambda f: results[f] if f in results else figdata.load(f)["data"]  # noqa: E731
+
+# %% [markdown]
+# ```{exercise-start}
+# :label: ex-appd-gain
+# ```
+# **Compute.** Does the gain of `mat` over `id` grow with depth? For each GPT-style size (Figures 26, 27, 28 and 4) compute
+# the mean of $P@1(\texttt{mat}) - P@1(\texttt{id})$ over the layers $\ell < L$; `answer` maps the figure id
+# to it.
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-appd-gain
+# :class: dropdown
+# ```
+
+# %% tags=["solution"]
+answer = {}
+for f in ("fig26", "fig27", "fig28", "fig4"):
+    d = get(f)
+    gain = np.asarray(d["curves"]["mat"]["p@1"], dtype=float) - np.asarray(d["curves"]["id"]["p@1"], dtype=float)
+    answer[f] = float(gain[:d["n_layers"]].mean())
+print({f: round(v, 3) for f, v in answer.items()})
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-appd-gain", answer)
+
+# %% [markdown]
+# ```{exercise-start}
+# :label: ex-appd-r2
+# ```
+# **Change the method.** Which GPT-style size has the highest mean $r^2$ of `mat` over its layer pairs $\ell < \ell'$ (Figures 22,
+# 23, 24 and 2)? Give the figure id. Why might deeper models be harder or easier to shortcut?
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-appd-r2
+# :class: dropdown
+# ```
+
+# %% tags=["solution"]
+means = {}
+for f in ("fig22", "fig23", "fig24", "fig2"):
+    r2 = np.asarray(get(f)["r2_mat"], dtype=float)
+    means[f] = r2[np.triu_indices(len(r2), k=1)].mean()
+answer = max(means, key=means.get)
+print({f: round(v, 3) for f, v in means.items()})
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-appd-r2", answer)

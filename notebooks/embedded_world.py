@@ -27,17 +27,16 @@
 #
 # This page shows what the stand-in is, so that every later result can be read with its limits in mind.
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-cell"]
 profile = "tiny"  # this page describes the embedded profile whatever the book's profile is
 
-# %%
+# %% tags=["hide-cell"]
 import collections
 
 import pandas as pd
-from IPython.display import Image, display
+from IPython.display import display
 
 from jtc_utils import corpus, zoo
-from jtc_utils.paths import ZOO_DIR
 
 # %% [markdown]
 # ## The corpus
@@ -104,8 +103,9 @@ print(f"zoo size on disk: {zoo.zoo_size_bytes() / 2**20:.1f} MiB")
 # the BERT-style ones, on held-out sentences of both domains. The training curves:
 
 # %%
-for name in zoo.ZOO:
-    display(Image(filename=str(ZOO_DIR / name / "loss.png")))
+from jtc_utils import plotting
+
+plotting.loss_grid(cards);
 
 # %% [markdown]
 # ```{admonition} How this differs from the paper's models
@@ -135,3 +135,89 @@ figdata.save("world_check", {"layer": list(range(exp.n_layers + 1)), "p@1_mat": 
                              "p@1_id": check["id"].values}, {"model": exp.model_name, "domain": exp.domain})
 print(check.T.round(2).to_string())
 print(f"mat beats id at {(check['mat'] > check['id']).iloc[:-1].sum()} of {exp.n_layers} layers")
+
+
+# %% [markdown]
+# ## Exercises
+#
+# Graded from *run and read* to *change the method*. Each solution is hidden under its exercise; where the
+# answer is a number or a property, the cell after it checks `answer` (the student edition, `make student`, leaves
+# the solution cells blank).
+
+# %%
+import numpy as np
+
+from jtc_utils import exercises
+
+# %% [markdown]
+# ```{exercise-start}
+# :label: ex-world-best
+# ```
+# **Run and read.** Which GPT-style zoo model has the lowest held-out loss (the `heldout` entry of its card)?
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-world-best
+# :class: dropdown
+# ```
+
+# %% tags=["solution"]
+gpt = [c for c in cards if c["family"] == "gpt2"]
+answer = min(gpt, key=lambda c: c["heldout"]["loss"])["name"]
+print(answer)
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-world-best", answer)
+
+# %% [markdown]
+# ```{exercise-start}
+# :label: ex-world-length
+# ```
+# **Compute.** How long is a news sentence? Draw 1,000 validation sentences of the news domain with
+# `corpus.pool("news", "validation", n=1000)` and give their mean number of words, punctuation left out.
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-world-length
+# :class: dropdown
+# ```
+
+# %% tags=["solution"]
+answer = float(np.mean([sum(lab != "punct" for _, lab in s.words())
+                        for s in corpus.pool("news", "validation", n=1000)]))
+print(f"{answer:.2f} words")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-world-length", answer)
+
+# %% [markdown]
+# ```{exercise-start}
+# :label: ex-world-check
+# ```
+# **Change the method.** In the check table above, at how many layers $\ell < L$ is `mat` above `id`? Then change the model:
+# rerun the check for the 6-layer GPT-style model (`P.role("gpt12")`) and compare.
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-world-check
+# :class: dropdown
+# ```
+
+# %% tags=["solution"]
+answer = int((check["mat"] > check["id"]).iloc[:-1].sum())
+print(f"{answer} of {len(check) - 1} layers")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-world-check", answer, data={"check": {"mat": list(check["mat"]), "id": list(check["id"])}})

@@ -40,15 +40,16 @@
 # no word classes. Code: `jtc_utils.ffn`, one module per analysis.
 # ```
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-cell"]
 profile = "tiny"
 seed = 0
 
-# %%
+# %% tags=["hide-cell"]
 import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import display
 
+from jtc_utils import book
 from jtc_utils.ffn import FFN, claims, decompose, figures, plots
 
 results = {}
@@ -97,13 +98,21 @@ display(pd.DataFrame({m: {c: round(v[c], 3) for c in cols} for m, v in t2["model
 # %%
 f2 = figure("geva_fig2")
 plots.concept_layers(f2, f2["params"]["model"])
-plt.show()
+book.show(['geva_fig2'],
+          'Geva et al. Figure 2',
+          "Left: the share of top-30 tokens that form concepts, per layer, for value vectors, Gaussian random "
+          "vectors and whole FFN updates; right: the values' concepts by kind.",
+          'Two line plots per layer: concept coverage, and concepts by kind')
 f4 = figure("geva_fig4")
 plots.per_layer({"values": f4["iou_values"], "random": f4["iou_random"],
                  "values, ln_f without shift": f4["iou_values_nobias"],
                  "random, ln_f without shift": f4["iou_random_nobias"]},
                 f"{f4['params']['model']}: top-30 overlap, raw vs through ln_f (Geva Fig. 4)", "IoU")
-plt.show()
+book.show(['geva_fig4'],
+          'Geva et al. Figure 4',
+          "Overlap (IoU) of the top-30 tokens of a vector read raw and read through the final layer norm, per "
+          "layer, for value vectors and random vectors, with and without the norm's shift.",
+          'Line plot of IoU per layer for value and random vectors')
 
 # %% tags=["nbval-check-output"]
 verdicts(["F1", "F2", "F3", "F4"])
@@ -136,7 +145,11 @@ f6 = figure("geva_fig6")
 plots.per_layer({"dominant ten": f6["t10"], "random ten": f6["r10"],
                  "uniform 10/d_ff": [f6["uniform"]] * len(f6["t10"])},
                 f"{f6['params']['model']}: share of the ten dominant sub-updates", "share of sum |m| ||v||")
-plt.show()
+book.show(['geva_fig6'],
+          'Geva et al. Figure 6 and appendix A.3',
+          "The share of the whole FFN update carried by the ten dominant sub-updates per layer, against ten "
+          "random ones and the uniform share.",
+          "Line plot of the dominant ten's share per layer against random and uniform")
 
 # %% [markdown]
 # ## Promotion, not elimination (Table 4, Figure 3, section 5.2)
@@ -156,7 +169,10 @@ print({ev: f"{t4['events'][ev]['events']} events of {t4['events'][ev]['of']}" fo
 f3 = figure("geva_fig3")
 plots.per_layer({k: f3[k] for k in ("max", "mean", "min")}, f"{f3['params']['model']}: scores of the dominant ten "
                 "for the candidate w_l (Geva Fig. 3)", "score")
-plt.show()
+book.show(['geva_fig3'],
+          'Geva et al. Figure 3',
+          'Maximum, mean and minimum score of the dominant ten sub-updates for the candidate token, per layer.',
+          'Line plot of the maximum, mean and minimum score per layer')
 t10 = figure("geva_tab10")
 print("saturation layer distribution (Table 10):", dict(zip(range(1, t10["n_layers"] + 1), t10["hist"])))
 
@@ -203,7 +219,11 @@ verdicts(["F9"])
 # %%
 t6 = figure("geva_tab6")
 plots.exit_rules(t6, t6["params"]["model"])
-plt.show()
+book.show(['geva_tab6'],
+          'Geva et al. Table 6',
+          "Accuracy against layers saved for the sub-update exit rule, the classifier baselines, the JTC "
+          "confidence rule with id and mat, and the saturation oracle.",
+          'Scatter of accuracy against layers saved for several exit rules')
 
 # %% tags=["nbval-check-output"]
 display(pd.DataFrame(t6["rules"]).T[["accuracy", "saved", "share_saved"]].astype(float).round(3))
@@ -225,7 +245,11 @@ plots.per_layer({"most often dominant ten": c["r2_dominant"], "other neurons": c
                 "held-out r² of each coefficient's linear predictor", "r²", ax=axes[0])
 plots.per_layer({"dominant ten": c["error_share_dominant"], "uniform 10/d_ff": [c["uniform_share"]] *
                  len(c["error_share_dominant"])}, "share of mat_ffn's squared error", "share", ax=axes[1])
-plt.show()
+book.show(['ext_geva_matffn'],
+          "beyond the papers: section 6's mat_ffn, opened",
+          "Left: held-out r² of a linear predictor of each FFN coefficient, for the most often dominant ten and"
+          " the others; right: their share of mat_ffn's squared error against the uniform share.",
+          'Two line plots per layer: r² of coefficient predictors and share of squared error')
 print(f"A = (U+M)V + U+1 b_V holds to a relative {max(c['identity_gap']):.1e} at every layer")
 
 # %% [markdown]
@@ -238,7 +262,11 @@ print(f"A = (U+M)V + U+1 b_V holds to a relative {max(c['identity_gap']):.1e} at
 tm = mf["through_mat"]
 plots.per_layer({"IoU with the value's own top-30": tm["iou"], "coverage through mat": tm["coverage_mat"],
                  "coverage raw": tm["coverage_raw"]}, "values seen through mat", "share")
-plt.show()
+book.show(['ext_geva_matffn'],
+          'beyond the papers: value vectors seen through mat',
+          "Per layer, the overlap of a value's top-30 tokens read through mat with its own, and the concept "
+          "coverage read raw and through mat.",
+          'Line plot of IoU and coverage per layer')
 
 # %% [markdown]
 # ## The real model
@@ -262,23 +290,88 @@ fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
 plots.per_layer({"dominant ten": rg["t10"], "random ten": rg["r10"]}, "SmolLM2-135M: share of the dominant ten",
                 "share", ax=axes[0])
 plots.exit_rules(rg["exit"], "SmolLM2-135M", ax=axes[1])
-plt.show()
+book.show(['real_geva'],
+          'Geva et al. Figure 6 and Table 6, on the real model',
+          "Left: the dominant ten's share per layer of SmolLM2 against ten random sub-updates; right: the exit "
+          "rules.",
+          "Line plot of the dominant ten's share per layer, and accuracy against layers saved for exit rules")
 pd.DataFrame([{"layer": v["layer"], "neuron": v["neuron"], "top tokens": " | ".join(t.strip() for t in v["top"])}
               for v in rg["values"]])
 
 # %% [markdown]
 # ## Exercises
 #
-# ```{exercise}
-# :label: ffn-ex-concept
-# Pick a value vector of `tiny-gpt2-medium` whose largest concept is `month` or `weekday` (filter
-# `table["tiny-gpt2-medium"]`), and find validation samples where it is among the dominant ten
-# (`jtc_utils.ffn.subupdates.analyse(exp)["dom"]`). What token does the model predict there?
+# Graded from *run and read* to *change the method*. Each solution is hidden under its exercise; where the
+# answer is a number or a property, the cell after it checks `answer` (the student edition, `make student`, leaves
+# the solution cells blank).
+
+# %%
+import numpy as np
+
+from jtc_utils import exercises
+
+# %% [markdown]
+# ```{exercise-start}
+# :label: ffn-ex-saturation
+# ```
+# **Run and read.** At which layer of `tiny-gpt2-medium` do most predictions saturate (Table 10's histogram; layers
+# counted from 1)?
+# ```{exercise-end}
 # ```
 #
+# ```{solution-start} ffn-ex-saturation
+# :class: dropdown
+# ```
+
+# %% tags=["solution"]
+answer = int(np.argmax(t10["hist"])) + 1
+print(f"layer {answer} of {t10['n_layers']}")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("ffn-ex-saturation", answer)
+
+# %% [markdown]
+# ```{exercise-start}
+# :label: ffn-ex-coverage
+# ```
+# **Compute.** By how much does the concept coverage of value vectors exceed that of Gaussian random vectors on
+# `tiny-gpt2` (Table 2's numbers, `t2["models"]["tiny-gpt2"]`)? Why is the gap small in a 48-wide model?
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ffn-ex-coverage
+# :class: dropdown
+# ```
+
+# %% tags=["solution"]
+cov = t2["models"]["tiny-gpt2"]
+answer = cov["values"] - cov["gaussian"]
+print(f"values {cov['values']:.1%} - Gaussian {cov['gaussian']:.1%} = {answer:+.1%}")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("ffn-ex-coverage", answer)
+
+# %% [markdown]
 # ```{exercise}
 # :label: ffn-ex-overlap
-# The paper's text counts the overlap of dominant clusters as an intersection of sets; its code (and this book)
-# compares the ten slots in order. Change `_overlap` in `jtc_utils.ffn.exit_rule` to a set intersection and
-# compare accuracy and layers saved.
+# **Change the method.** The paper's text counts the overlap of dominant clusters as an intersection of sets; its code (and this
+# book) compares the ten slots in order. Change `_overlap` in `jtc_utils.ffn.exit_rule` to a set intersection
+# and compare accuracy and layers saved.
 # ```
+#
+# ````{solution} ffn-ex-overlap
+# :class: dropdown
+# Replace the slot-by-slot comparison by a count of shared clusters, for example
+# `ov[i, j] = len(set(a[i]) & set(b[j]))` (vectorised: sort each row and count matches with
+# `np.isin`), then recompute Table 6 with `figures.figure("geva_tab6", profile)` while the patch is in place.
+# An unordered overlap matches more pairs of samples, so the rule tends to exit earlier at a small cost in
+# accuracy; the size of the trade is what the exercise asks you to measure.
+# ````

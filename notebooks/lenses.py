@@ -49,7 +49,7 @@
 # build; its tuned lens is not trained (see its section).
 # ```
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-cell"]
 profile = "tiny"
 seed = 0
 n_train = None
@@ -57,7 +57,7 @@ n_val = None
 real_n_train = None  # the real model's training sentences (None: 9,000)
 real_n_val = None  # the real model's validation sentences (None: 3,000)
 
-# %%
+# %% tags=["hide-cell"]
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
@@ -116,7 +116,11 @@ for model, d, n_layers in (("GPT2-XL", 1600, 48), ("Phi-3-mini", 3072, 32), ("Ll
 # %%
 f2 = figure("nnjtc_fig2")
 plots.heatmaps4(f2, title=f"{f2['params']['model']} (stands for {f2['params']['paper_model']}), rank {f2['rank']}")
-plt.show()
+book.show(['nnjtc_fig2'],
+          'N-NJTC Figure 2',
+          "r² of each jump from layer ℓ (rows) to ℓ′ (columns) for id, mat, NJTC and N-NJTC at rank 4; brighter"
+          " is better.",
+          'Four heatmaps of r² over layer pairs: id, mat, NJTC and N-NJTC at rank 4')
 
 # %% tags=["nbval-check-output"]
 verdicts(["N6", "N7", "N8"])
@@ -140,7 +144,11 @@ f3 = figure("nnjtc_fig3")
 plots.curves(f3["curves"], keys=("p@1", "s_n", "s_jtc"),
              labels=["id", "mat", f"rrr_{f3['rank']}", f"arrr_{f3['rank']}", f"njtc_{f3['rank']}",
                      f"nnjtc_{f3['rank']}"], title=f"{f3['params']['model']}: jumping to the last layer")
-plt.show()
+book.show(['nnjtc_fig3'],
+          'N-NJTC Figure 3',
+          "Precision@1 and two surprisals when every layer jumps to the last, for id, mat, the closed-form "
+          "optima of rank 4 (dashed) and the trained low-rank maps (bands: three seeds).",
+          'Line plots of Precision@1 and surprisal per layer for six lenses')
 
 # %% tags=["nbval-check-output"]
 verdicts(["N1", "N2", "N3", "N4", "N5"])
@@ -170,7 +178,11 @@ print(f"N-NJTC (rank {k3}) is below id at {below_id} of {L3} layers; it stays wi
 # %%
 fr = figure("ext_nnjtc_rank")
 plots.rank_sweep(fr, title=f"{fr['params']['model']}: the best map of each rank")
-plt.show()
+book.show(['ext_nnjtc_rank'],
+          'beyond the papers',
+          "The best map of each rank: Precision@1 at three depths against the rank (dashed: id), and mean r² "
+          "against rank and parameters.",
+          'Precision@1 and r² against the rank of the closed-form map')
 
 # %% tags=["nbval-check-output"]
 lt = figure("lens_table")
@@ -197,7 +209,11 @@ print(f"rank needed to close 90% of the id -> mat gap at layers {fr['layers_p1']
 # %%
 fg = figure("tl_grid")
 plots.curves(fg["curves"], keys=("kl", "r2", "p@1"), title=f"{fg['params']['model']}: objective against form")
-plt.show()
+book.show(['tl_grid'],
+          'beyond the papers: objective against form',
+          "KL to the final distribution, r² and Precision@1 per layer for maps of the same form trained on "
+          "squared error (mat) or on KL (the tuned lenses).",
+          'Three line plots per layer, KL, r² and Precision@1, for several lenses')
 
 # %% tags=["nbval-check-output"]
 display(pd.DataFrame(fg["training"]).T)
@@ -237,7 +253,11 @@ axes[0, 0].set_ylabel("KL(final ‖ lens)")
 axes[1, 0].set_ylabel("Precision@1")
 axes[0, -1].legend(fontsize=8)
 fig.tight_layout()
-plt.show()
+book.show(['tl_cmp'],
+          "the tuned-lens paper's comparison, on every GPT-style stand-in",
+          "KL to the final distribution (top, log scale) and Precision@1 (bottom) per layer for the logit lens,"
+          " mat and the tuned lens.",
+          'Grid of line plots of KL and Precision@1 per layer, one column per model')
 
 # %% tags=["nbval-check-output"]
 held = {m: int(np.sum(np.asarray(c["tuned"]["kl"][:-1]) < np.asarray(c["id"]["kl"][:-1]))) for m, c in
@@ -266,7 +286,11 @@ verdicts(["N0"])
 
 # %%
 plots.exit_frontiers(lt, ["id", "mat", f"nnjtc_{k}", "tuned"], title=f"{lt['n_layers']}-layer stand-in: early exit")
-plt.show()
+book.show(['lens_table'],
+          'beyond the papers: early exit with every lens',
+          "Precision@1 against the mean number of layers processed under the confidence rule, with each lens's "
+          "oracle exit (dotted); a curve further up and to the left saves more computation.",
+          'Early-exit curves of four lenses with their oracle curves')
 
 # %% tags=["nbval-check-output"]
 display(pd.DataFrame([{"lens": lab, "layers saved at 95% (rule)": round(r["exit"]["saved"]["saved"], 2),
@@ -315,11 +339,22 @@ print(f"{flop / 1e12:.0f} TFLOP for 250 steps × 512 vectors × {L_real} layers:
 # %% [markdown]
 # ## Exercises
 #
+# Graded from *run and read* to *change the method*. Each solution is hidden under its exercise; where the
+# answer is a number or a property, the cell after it checks `answer` (the student edition, `make student`, leaves
+# the solution cells blank).
+
+# %%
+from jtc_utils import exercises
+
+# %%
+mid = lt["quarters"][1]
+
+# %% [markdown]
 # ```{exercise-start}
 # :label: ex-lenses-read
 # ```
-# Run and read: in the all-lenses table, which lens gives the highest Precision@1 per thousand parameters at the
-# middle layer, leaving out `id`?
+# **Run and read.** In the all-lenses table, which lens gives the highest Precision@1 per thousand parameters at the middle
+# layer, leaving out `id`?
 # ```{exercise-end}
 # ```
 #
@@ -327,28 +362,17 @@ print(f"{flop / 1e12:.0f} TFLOP for 250 steps × 512 vectors × {L_real} layers:
 # :class: dropdown
 # ```
 
-# %%
-mid = lt["quarters"][1]
+# %% tags=["solution"]
 per_k = {lab: r["p@1"][mid] / (r["params"] / 1e3) for lab, r in rows.items() if r["params"] > 0}
-best = max(per_k, key=per_k.get)
-print(f"{best}: {per_k[best]:.4f} Precision@1 per thousand parameters at layer {mid}")
+answer = max(per_k, key=per_k.get)
+print(f"{answer}: {per_k[answer]:.4f} Precision@1 per thousand parameters at layer {mid}")
 
 # %% [markdown]
 # ```{solution-end}
 # ```
-#
-# ```{exercise-start}
-# :label: ex-lenses-rrr
-# ```
-# Check the closed form yourself: for the layer-12 states of the stand-in, fit `mat` to the last layer with
-# `jtc_utils.linear.fit`, form the rank-4 map $M_\text{ols} V_4 V_4^\top$ from the eigenvectors of
-# $\hat Y^\top \hat Y$, and compare its train error with `closed_form.RankFamily(...).train_sse(4)`.
-# ```{exercise-end}
-# ```
-#
-# ```{solution-start} ex-lenses-rrr
-# :class: dropdown
-# ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-lenses-read", answer)
 
 # %%
 from jtc_utils import linear
@@ -356,23 +380,45 @@ from jtc_utils.lenses import closed_form
 
 exp = figures.experiment(profile, "gpt48", n_train, n_val, seed)
 X, Y = exp.X_train[12].astype(np.float64), exp.X_train[exp.n_layers].astype(np.float64)
+
+# %% [markdown]
+# ```{exercise-start}
+# :label: ex-lenses-rrr
+# ```
+# **Compute.** Check the closed form yourself: for the layer-12 states of the stand-in, fit `mat` to the last layer with
+# `jtc_utils.linear.fit`, form the rank-4 map $M_\text{ols} V_4 V_4^\top$ from the eigenvectors of
+# $\hat Y^\top \hat Y$, and compare its train error with `closed_form.RankFamily(...).train_sse(4)`.
+# `answer` is the pair (yours, RankFamily's).
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-lenses-rrr
+# :class: dropdown
+# ```
+
+# %% tags=["solution"]
 M = linear.fit(X, Y)
 evals, evecs = np.linalg.eigh((X @ M).T @ (X @ M))
 V4 = evecs[:, ::-1][:, :4]
-by_hand = ((X @ M @ V4 @ V4.T - Y) ** 2).sum()
-print(f"by hand {by_hand:.6g}, RankFamily {closed_form.RankFamily(X, Y).train_sse(4):.6g}")
+answer = (((X @ M @ V4 @ V4.T - Y) ** 2).sum(), closed_form.RankFamily(X, Y).train_sse(4))
+print(f"by hand {answer[0]:.6g}, RankFamily {answer[1]:.6g}")
 
 # %% [markdown]
 # ```{solution-end}
 # ```
-#
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-lenses-rrr", answer)
+
+# %% [markdown]
 # ```{exercise-start}
 # :label: ex-lenses-rank8
 # ```
-# Change the method: train N-NJTC at rank 8 for the jump from the middle layer to the last
-# (`lowrank.train(exp.X_train, [(mid, L)], rank=8, norm=True)`, a few seconds), turn it into its evaluation-mode
-# lens with `lowrank.affine_form`, and compare its Precision@1 with the closed-form aRRR of rank 8. Does
-# gradient descent stay as close to the optimum at rank 8 as at rank 4?
+# **Change the method.** Train N-NJTC at rank 8 for the jump from the middle layer to the last
+# (`lowrank.train(exp.X_train, [(mid, L)], rank=8, norm=True)`, a few seconds), turn it into its
+# evaluation-mode lens with `lowrank.affine_form`, and compare its Precision@1 with the closed-form aRRR of rank
+# 8. Does gradient descent stay as close to the optimum at rank 8 as at rank 4? (No automatic check: read the
+# gaps.)
 # ```{exercise-end}
 # ```
 #
@@ -380,7 +426,7 @@ print(f"by hand {by_hand:.6g}, RankFamily {closed_form.RankFamily(X, Y).train_ss
 # :class: dropdown
 # ```
 
-# %%
+# %% tags=["solution"]
 from jtc_utils import lenses
 from jtc_utils.lenses import Lens
 

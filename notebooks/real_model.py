@@ -33,7 +33,7 @@
 # nothing is downloaded while the book runs and nothing of it is committed. Each file is checked against the SHA-256
 # of the pinned version before use.
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-cell"]
 profile = "tiny"  # the chapters' profile; this page describes the real profile whatever it is
 seed = 0
 real_n_train = None  # None: the full 9,000 training sentences per domain
@@ -146,3 +146,89 @@ check = {f: figures.compute(f, profile, n_train=n_tr, n_val=n_va, seed=seed)[0] 
 figdata.save("real_check", check, {"profile": "real", "figures": list(figures.REAL_CHECK), "n_train": n_tr,
                                    "n_val": n_va, "seed": seed})
 print(f"saved {', '.join(check)} at {n_tr} training and {n_va} validation sentences")
+
+
+# %% [markdown]
+# ## Exercises
+#
+# Graded from *run and read* to *change the method*. Each solution is hidden under its exercise; where the
+# answer is a number or a property, the cell after it checks `answer` (the student edition, `make student`, leaves
+# the solution cells blank).
+
+# %%
+from jtc_utils import exercises, figdata
+
+# %% [markdown]
+# ```{exercise-start}
+# :label: ex-real-ppl
+# ```
+# **Run and read.** On which text is SmolLM2's perplexity lower, Wikipedia (`"wiki"`) or BBC News (`"bbc"`)? Which of the
+# caveats above could explain it?
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-real-ppl
+# :class: dropdown
+# ```
+
+# %% tags=["solution"]
+ppl = {"wiki": fit["real_textfit"]["perplexity"], "bbc": fit["real_textfit_bbc"]["perplexity"]}
+answer = min(ppl, key=ppl.get)
+print({d: round(v, 2) for d, v in ppl.items()})
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-real-ppl", answer, data={f: fit[f] for f in ("real_textfit", "real_textfit_bbc")})
+
+# %% [markdown]
+# ```{exercise-start}
+# :label: ex-real-gold
+# ```
+# **Compute.** How often does the model's own final layer predict the gold next token on Wikipedia (Precision@1 against
+# the text, not against the model)? Compare it with the stand-in's next-token accuracy on its model card.
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-real-gold
+# :class: dropdown
+# ```
+
+# %% tags=["solution"]
+answer = fit["real_textfit"]["gold_p1"]
+print(f"SmolLM2 on Wikipedia: {answer:.3f}")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-real-gold", answer, data={"real_textfit": fit["real_textfit"]})
+
+# %% [markdown]
+# ```{exercise-start}
+# :label: ex-real-first
+# ```
+# **Change the method.** Massive activations: in the numbers behind section 3's norm heatmap (`figdata.load("real_norms")`), by
+# what factor is the first position's norm larger than the others' at the middle layer (`ratio_first`)? Then
+# change the method: which figures of section 3 would you refit without position 0, and why?
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-real-first
+# :class: dropdown
+# ```
+
+# %% tags=["solution"]
+norms = figdata.load("real_norms")["data"]
+answer = norms["ratio_first"][norms["n_layers"] // 2]
+print(f"{answer:.0f}x at layer {norms['n_layers'] // 2}")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-real-first", answer)

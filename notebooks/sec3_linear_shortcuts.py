@@ -37,7 +37,7 @@
 # paper's own models run with `profile="paper"` on a machine with internet and a GPU.
 # ```
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-cell"]
 profile = "tiny"  # "tiny" (embedded, offline) or "paper" (the paper's models and data)
 seed = 0  # seeds the sentence positions
 n_train = None  # training sentences per domain (None: the paper's 9,000)
@@ -45,7 +45,7 @@ n_val = None  # validation sentences (None: the paper's 3,000 / 1,000)
 real_n_train = None  # the real model's training sentences (None: 9,000)
 real_n_val = None  # the real model's validation sentences (None: 3,000)
 
-# %%
+# %% tags=["hide-input"]
 import pandas as pd
 from myst_nb import glue
 
@@ -186,10 +186,10 @@ print(r2_table(stand_in).to_string())
 print(r2_table(["real_fig2", "real_fig3"]).to_string())
 
 # %% [markdown]
-# How to read it: on the paper's models `mat` beats `id` on every pair, so the claim holds on the stand-in if the
-# column `mat > id` is (close to) 1.00 for every figure; and BERT-style rows should show a large `id < 0.1` share.
-# The verdicts, computed by `jtc_utils.claims` from these numbers with the rule shown on the
-# [claims page](claims_verdicts.ipynb):
+# How to read it: on the paper's models `mat` beats `id` "across the network", so the claim holds on the stand-in
+# if the column `mat > id` is 1.00 for every figure; and BERT-style rows should show `id` near or below 0 on most
+# pairs (the rule counts $r^2$ below the claims page's tolerance, 0.05). The verdicts, computed by `jtc_utils.claims`
+# from these numbers with the rule in each row (the [claims page](claims_verdicts.ipynb) explains the two verdicts):
 
 # %% tags=["nbval-check-output"]
 chapter.verdicts(["C1a", "C1b"])
@@ -209,7 +209,7 @@ chapter.real_verdicts(["C1a", "C1b"])
 # * The stand-in models are tiny and trained for minutes, so their hidden states change less between layers than
 #   those of GPT-2-XL. `id` therefore does better here than in the paper for nearby layers: the question is
 #   whether it still loses to `mat`. For the BERT-style models `id` stays well below `mat` (mean $r^2$ near 0.1
-#   against about 0.7 on the stand-in), but it is not below 0.1 on *most* pairs as in the paper: the pairs of
+#   against about 0.7 on the stand-in), but it is not near 0 on *most* pairs as in the paper: the pairs of
 #   neighbouring layers keep a moderate `id` score. When the verdict above says "DOES NOT HOLD", this is why.
 
 # %%
@@ -220,12 +220,51 @@ print("on the training set mat >= id for every pair:", train_check)
 # %% [markdown]
 # ## Exercises
 #
+# Graded from *run and read* to *change the method*. Each solution is hidden under its exercise; where the
+# answer is a number or a property, the cell after it checks `answer` (the student edition, `make student`, leaves
+# the solution cells blank).
+
+# %%
+import numpy as np
+
+from jtc_utils import exercises
+
+# %% [markdown]
+# ```{exercise-start}
+# :label: ex-sec3-gap
+# ```
+# **Run and read.** At which layer pair $\ell < \ell'$ of Figure 23 is the gain of `mat` over `id`, $r^2(\texttt{mat}) -
+# r^2(\texttt{id})$, largest? Give `answer = (l, l2)`.
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-sec3-gap
+# :class: dropdown
+# ```
+
+# %% tags=["solution"]
+r2_mat, r2_id = results["fig23"]["r2_mat"], results["fig23"]["r2_id"]
+gap = np.where(np.triu(np.ones(r2_mat.shape, dtype=bool), k=1), r2_mat - r2_id, -np.inf)
+answer = tuple(int(v) for v in np.unravel_index(np.argmax(gap), gap.shape))
+print(f"largest gain at {answer[0]} -> {answer[1]}: {gap[answer]:.3f}")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-sec3-gap", answer)
+
+# %%
+exp = chapter.experiment("fig23")
+
+# %% [markdown]
 # ```{exercise-start}
 # :label: ex-sec3-one-pair
 # ```
-# Take the GPT-style model of Figure 23 and fit `mat` for the single pair $\ell=2 \to \ell'=4$ yourself with
-# `jtc_utils.linear.fit` on the training hidden states (`Experiment.X_train`), then compute its validation $r^2$
-# with `jtc_utils.linear.r2_score`. Check that it matches the heatmap's cell.
+# **Compute.** Take the GPT-style model of Figure 23 and fit `mat` for the single pair $\ell=2 \to \ell'=4$ yourself
+# with `jtc_utils.linear.fit` on the training hidden states (`exp.X_train`), then compute its validation $r^2$
+# with `jtc_utils.linear.r2_score` (`answer`). It should match the heatmap's cell.
 # ```{exercise-end}
 # ```
 #
@@ -233,21 +272,25 @@ print("on the training set mat >= id for every pair:", train_check)
 # :class: dropdown
 # ```
 
-# %%
-exp = chapter.experiment("fig23")
+# %% tags=["solution"]
 W = linear.fit(exp.X_train[2], exp.X_train[4])
-r2_by_hand = linear.r2_score(exp.X_val[4], exp.X_val[2] @ W)
-print(f"by hand {r2_by_hand:.6f}, heatmap cell {results['fig23']['r2_mat'][2, 4]:.6f}")
+answer = linear.r2_score(exp.X_val[4], exp.X_val[2] @ W)
+print(f"by hand {answer:.6f}, heatmap cell {results['fig23']['r2_mat'][2, 4]:.6f}")
 
 # %% [markdown]
 # ```{solution-end}
 # ```
-#
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-sec3-one-pair", answer)
+
+# %% [markdown]
 # ```{exercise-start}
 # :label: ex-sec3-intercept
 # ```
-# The paper fits $A$ without an intercept. Would an intercept (an affine map $Ah + b$) change the picture much?
-# Append a constant 1 to every input vector, refit the pair of the previous exercise and compare the two $r^2$.
+# **Change the method.** The paper fits $A$ without an intercept. Would an intercept (an affine map $Ah + b$) change the picture
+# much? Append a constant 1 to every input vector, refit the pair of the previous exercise and give the new
+# validation $r^2$ as `answer`.
 # ```{exercise-end}
 # ```
 #
@@ -255,14 +298,15 @@ print(f"by hand {r2_by_hand:.6f}, heatmap cell {results['fig23']['r2_mat'][2, 4]
 # :class: dropdown
 # ```
 
-# %%
-import numpy as np
-
+# %% tags=["solution"]
 ones = lambda X: np.hstack([X, np.ones((len(X), 1), dtype=X.dtype)])  # noqa: E731
 W1 = linear.fit(ones(exp.X_train[2]), exp.X_train[4])
-print(f"without intercept {r2_by_hand:.4f}, with intercept "
-      f"{linear.r2_score(exp.X_val[4], ones(exp.X_val[2]) @ W1):.4f}")
+answer = linear.r2_score(exp.X_val[4], ones(exp.X_val[2]) @ W1)
+print(f"without intercept {results['fig23']['r2_mat'][2, 4]:.4f}, with intercept {answer:.4f}")
 
 # %% [markdown]
 # ```{solution-end}
 # ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-sec3-intercept", answer)

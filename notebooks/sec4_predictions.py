@@ -40,7 +40,7 @@
 # The paper's numbers are quoted next to ours; they come from GPT-2 and BERT on Wikipedia.
 # ```
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-cell"]
 profile = "tiny"  # "tiny" (embedded, offline) or "paper" (the paper's models and data)
 seed = 0  # seeds the sentence positions and the bootstrap
 n_train = None  # training sentences (None: the paper's 9,000)
@@ -48,7 +48,7 @@ n_val = None  # validation sentences (None: the paper's 3,000 / 1,000)
 real_n_train = None  # the real model's training sentences (None: 9,000)
 real_n_val = None  # the real model's validation sentences (None: 3,000)
 
-# %%
+# %% tags=["hide-cell"]
 import pandas as pd
 from IPython.display import display
 from myst_nb import glue
@@ -79,6 +79,8 @@ figure("fig5")
 # layers `mat` reaches P@10 of 0.62-0.82, P@5 of 0.52-0.74 and P@1 of 0.28-0.45. Surprisal (Fig. 5) is
 # substantially lower with `mat` at every layer. The verdicts below are computed by `jtc_utils.claims` with the
 # rule printed next to each (layers are compared at the same relative depth: layer 44 of 48 is layer 22 of 24).
+# Each claim gets two verdicts: its shape (which curve lies above which), judged here, and its magnitude (the
+# paper's numbers), shown beside ours but judged only on the paper's models.
 
 # %% tags=["nbval-check-output"]
 chapter.verdicts(["C2", "C3", "C4"])
@@ -101,10 +103,10 @@ chapter.real_verdicts(["C2", "C3", "C4"])
 
 # %% [markdown]
 # On the real model the paper's curves come back: `mat`'s early-layer precision falls inside the paper's ranges for
-# GPT-2 (C3), and its surprisal is below `id`'s at every layer with the bootstrap bands apart (C4), where the
-# stand-ins are too easy to read early and their bands meet near the end. The one rule that fails is C2's strict
-# "more than 0.2 at every layer": the gain dips below 0.2 at some layers. Precision@1 of both mappings at a few
-# layers, side by side:
+# GPT-2 (C3's numbers), and its surprisal is below `id`'s at every layer with the bootstrap bands apart (C4), where
+# the stand-ins are too easy to read early and their bands meet near the end. C2's number, "more than 0.2 at every
+# layer", is not met: the gain dips below 0.2 at some layers, though `mat` is above `id` at every one. Precision@1
+# of both mappings at a few layers, side by side:
 
 # %%
 real4 = results["real_fig4"]
@@ -234,14 +236,74 @@ print(pd.DataFrame(rows).to_string(index=False))
 # cannot recall a fact the model has not retrieved yet.
 
 # %% [markdown]
+# ## Reading a sentence layer by layer (interactive)
+#
+# Table 1 reads one position at a few layers. The view below reads every position at every layer, like the tuned
+# lens's prediction trajectories: for validation sentences of the stand-in of Figure 4 and of SmolLM2 on Wikipedia,
+# the top token and its probability under `id` (top) and `mat` (bottom). Pick a sentence in the menu and hover for
+# details. The column of a token shows the prediction of the token *after* it; the top row is the model's own
+# output. In a live notebook, `layer_view.figure([layer_view.trajectory(exp, "any sentence")]).show()` draws the
+# same view for a sentence of your own. The numbers are saved to `book/data/layer_view.json`.
+
+# %%
+from IPython.display import HTML
+
+from jtc_utils import figdata, layer_view
+
+view_exps = [chapter.experiment("fig4"), chapter.experiment("real_fig4")]
+trajectories = [layer_view.trajectory(e, ids=ids) for e in view_exps for ids in layer_view.sentences(e, 4)]
+figdata.save("layer_view", layer_view.data(trajectories), {"profile": profile, "sentences_per_model": 4})
+HTML(layer_view.html(layer_view.figure(trajectories), "layer-view"))
+
+
+# %% [markdown]
 # ## Exercises
 #
+# Graded from *run and read* to *change the method*. Each solution is hidden under its exercise; where the
+# answer is a number or a property, the cell after it checks `answer` (the student edition, `make student`, leaves
+# the solution cells blank).
+
+# %%
+import numpy as np
+
+from jtc_utils import exercises
+
+# %% [markdown]
+# ```{exercise-start}
+# :label: ex-sec4-half
+# ```
+# **Run and read.** From which layer on does `mat` agree with the model's final top-1 token at least half of the time in
+# Figure 4? Give the first layer where its Precision@1 reaches 0.5.
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-sec4-half
+# :class: dropdown
+# ```
+
+# %% tags=["solution"]
+p1 = np.asarray(results["fig4"]["curves"]["mat"]["p@1"], dtype=float)
+answer = int(np.flatnonzero(p1 >= 0.5)[0])
+print(f"layer {answer} of {results['fig4']['n_layers']}")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-sec4-half", answer)
+
+# %%
+exp = chapter.experiment("fig4")
+mid = exp.n_layers // 2
+
+# %% [markdown]
 # ```{exercise-start}
 # :label: ex-sec4-precision
 # ```
-# Compute Precision@1 of `id` at the middle layer of the model of Figure 4 by hand: cast the validation states
-# with `predictions.cast`, read them out with `predictions.readout_stats`, and compare the top-1 ids with the final
-# model's top-1 (`exp.predictions["final_topk"][:, 0]`). Check your number against the figure's curve.
+# **Compute.** Compute Precision@1 of `id` at the middle layer of the model of Figure 4 by hand: cast the validation
+# states with `predictions.cast`, read them out with `predictions.readout_stats`, and compare the top-1 ids with
+# the final model's top-1 (`exp.predictions["final_topk"][:, 0]`). It should equal the figure's curve.
 # ```{exercise-end}
 # ```
 #
@@ -249,22 +311,25 @@ print(pd.DataFrame(rows).to_string(index=False))
 # :class: dropdown
 # ```
 
-# %%
-exp = chapter.experiment("fig4")
-mid = exp.n_layers // 2
+# %% tags=["solution"]
 ids, _ = predictions.readout_stats(exp.adapter, predictions.cast(exp, "id", mid))
-by_hand = (ids[:, 0] == exp.predictions["final_topk"][:, 0]).mean()
-print(f"by hand {by_hand:.4f}, curve {results['fig4']['curves']['id']['p@1'][mid]:.4f}")
+answer = float((ids[:, 0] == exp.predictions["final_topk"][:, 0]).mean())
+print(f"by hand {answer:.4f}, curve {results['fig4']['curves']['id']['p@1'][mid]:.4f}")
 
 # %% [markdown]
 # ```{solution-end}
 # ```
-#
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-sec4-precision", answer)
+
+# %% [markdown]
 # ```{exercise-start}
 # :label: ex-sec4-sentence
 # ```
-# Write a sentence of your own in the style of the news domain, mask a date word, and look at the layer where
-# `mat` starts to propose day names. Does `id` ever get there before the last layers?
+# **Change the method.** Write a sentence of your own in the style of the news domain, mask a date word, and look at the layer where
+# `mat` starts to propose day names. Does `id` ever get there before the last layers? (No automatic check:
+# read the table.)
 # ```{exercise-end}
 # ```
 #
@@ -272,7 +337,7 @@ print(f"by hand {by_hand:.4f}, curve {results['fig4']['curves']['id']['p@1'][mid
 # :class: dropdown
 # ```
 
-# %%
+# %% tags=["solution"]
 top_tokens.top_tokens(exp_news, "shares in the company rose 3 percent on [MASK], after the bank reported results.",
                       layers=range(0, exp_news.n_layers, 2))
 

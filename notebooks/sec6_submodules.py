@@ -45,7 +45,7 @@
 # beyond the paper, the same for the BERT-style stand-in of BERT-large.
 # ```
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-cell"]
 profile = "tiny"
 seed = 0
 n_train = None
@@ -53,7 +53,7 @@ n_val = None
 real_n_train = None  # the real model's training sentences (None: 9,000; section 6 uses at most 3,000)
 real_n_val = None  # the real model's validation sentences (None: 3,000; section 6 uses the first 300)
 
-# %%
+# %% tags=["hide-cell"]
 import pandas as pd
 from myst_nb import glue
 
@@ -219,12 +219,75 @@ chapter.verdicts(["C12a", "C12b", "C12c"], alias={"fig10": "ext_bert_fig10"})
 # %% [markdown]
 # ## Exercises
 #
+# Graded from *run and read* to *change the method*. Each solution is hidden under its exercise; where the
+# answer is a number or a property, the cell after it checks `answer` (the student edition, `make student`, leaves
+# the solution cells blank).
+
+# %%
+import numpy as np
+
+from jtc_utils import exercises
+
+# %% [markdown]
+# ```{exercise-start}
+# :label: ex-sec6-best
+# ```
+# **Run and read.** Which of the four mappings of Figure 10 has the highest Precision@1 averaged over the start layers?
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-sec6-best
+# :class: dropdown
+# ```
+
+# %% tags=["solution"]
+L = results["fig10"]["n_layers"]
+means = {m: np.nanmean(np.asarray(c["p@1"], dtype=float)[:L]) for m, c in results["fig10"]["curves"].items()}
+answer = max(means, key=means.get)
+print({m: round(v, 3) for m, v in means.items()})
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-sec6-best", answer)
+
+# %% [markdown]
+# ```{exercise-start}
+# :label: ex-sec6-real
+# ```
+# **Compute.** On the real model (`results["real_fig10"]`), at what share of the computed start layers is `mat_attn`
+# above `mat_ffn`? (Start layers that were not computed are NaN.)
+# ```{exercise-end}
+# ```
+#
+# ```{solution-start} ex-sec6-real
+# :class: dropdown
+# ```
+
+# %% tags=["solution"]
+f = results["real_fig10"]
+a, b = (np.asarray(f["curves"][m]["p@1"], dtype=float)[:f["n_layers"]] for m in ("mat_attn", "mat_ffn"))
+done = np.isfinite(a)
+answer = float((a[done] > b[done]).mean())
+print(f"{answer:.0%} of {done.sum()} start layers")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-sec6-real", answer, data={"real_fig10": results["real_fig10"]})
+
+# %% [markdown]
 # ```{exercise-start}
 # :label: ex-sec6-single
 # ```
-# `mat_attn` removes all interaction between positions, so running it on the single vector $h^\ell_i$ must give
-# the same result as running the whole prefix with attention replaced. Check this for start layer 2 on a batch of
-# validation prefixes, with `GPT2Blocks.run` and the fitted matrices `submodules.fit(exp)["attn"]`.
+# **Change the method.** `mat_attn` removes all interaction between positions, so running it on the single vector $h^\ell_i$ must
+# give the same result as running the whole prefix with attention replaced. Check this for start layer 2 on a
+# batch of validation prefixes, with `GPT2Blocks.run` and the fitted matrices `submodules.fit(exp)["attn"]`;
+# `answer` is the largest difference.
 # ```{exercise-end}
 # ```
 #
@@ -232,14 +295,18 @@ chapter.verdicts(["C12a", "C12b", "C12c"], alias={"fig10": "ext_bert_fig10"})
 # :class: dropdown
 # ```
 
-# %%
+# %% tags=["solution"]
 W = torch.from_numpy(submodules.fit(exp)["attn"])
 with torch.inference_mode():
     S = exp.adapter.forward_states(inp, mask)
     prefix = run.run(S[2], start=2, replace=lambda j: {"attn": W[j]})[torch.arange(len(idx)), pos]
     single = run.run(S[2][torch.arange(len(idx)), pos], start=2, replace=lambda j: {"attn": W[j]})
-print(f"largest difference: {(prefix - single).abs().max().item():.1e}")
+answer = (prefix - single).abs().max().item()
+print(f"largest difference: {answer:.1e}")
 
 # %% [markdown]
 # ```{solution-end}
 # ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("ex-sec6-single", answer)

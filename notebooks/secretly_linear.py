@@ -46,16 +46,17 @@
 # Code: `jtc_utils.linearity`, one module per concept.
 # ```
 
-# %% tags=["parameters"]
+# %% tags=["parameters", "hide-cell"]
 profile = "tiny"
 seed = 0
 
-# %%
+# %% tags=["hide-cell"]
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from IPython.display import display
 
+from jtc_utils import book
 from jtc_utils.linearity import artifacts, claims, figures, plots
 
 results = {}
@@ -93,7 +94,11 @@ summary.round(3)
 
 # %%
 plots.profiles(f1, real=real)
-plt.show()
+book.show(['sl_fig1', 'real_sl'],
+          'Razzhigaev et al. Figure 1',
+          "The linearity score of each consecutive layer pair against depth, with the residual (solid) and "
+          "without it, for the GPT-style stand-ins, the BERT-style ones and the real model.",
+          'Three panels of linearity scores against depth, one per model family')
 
 # %% [markdown]
 # With the residual the scores are high, and they rise with depth and with model size (the medians above). The
@@ -123,10 +128,16 @@ print({m: round(float(np.max(np.abs(np.subtract(v["paper"]["res_in"], v["paper_n
 # variance-weighted and in-sample; JTC's r² (section 3) is uncentred, averages the coordinates and is held-out.
 # On the book's own samples of `tiny-gpt2-medium` (one position per sentence):
 
-# %% tags=["nbval-check-output"]
+# %%
 fam = figure("ext_sl_r2family")
 plots.r2family(fam)
-plt.show()
+book.show(['ext_sl_r2family'],
+          "beyond the papers: the linearity score and JTC's r²",
+          "The same least-squares fits read as the centred in-sample linearity score and as JTC's held-out "
+          "coordinate-averaged r², per layer pair.",
+          'Line plot comparing linearity scores and r² per layer')
+
+# %% tags=["nbval-check-output"]
 print(f"largest gap between LS_nores computed directly and through the identity: {fam['identity_max_gap']:.1e}")
 
 # %% [markdown]
@@ -143,7 +154,11 @@ for m, v in f3.items():
 ax.axhline(0.5, color="grey", lw=0.8, ls=":", label="0.5")
 ax.set(xlabel="depth (l+1)/L", ylabel="median ‖Δh‖ / ‖h‖", title="size of the blocks' updates")
 ax.legend(fontsize=7)
-plt.show()
+book.show(['sl_fig3'],
+          'Razzhigaev et al. Figure 3',
+          "The median size of each block's update relative to the stream it is added to, against depth; the "
+          "dotted line is 0.5.",
+          'Line plot of relative update norms against depth for several models')
 
 # %% tags=["nbval-check-output"]
 verdicts(["S4"])
@@ -155,10 +170,16 @@ verdicts(["S4"])
 # model step by step: the last snapshot, stored in half precision, scores like `zoo/tiny-gpt2` to the gap printed
 # below.
 
-# %% tags=["nbval-check-output"]
+# %%
 f2 = figure("sl_fig2")
 plots.trajectory(f2)
-plt.show()
+book.show(['sl_fig2'],
+          'Razzhigaev et al. Figure 2',
+          "The mean linearity score of tiny-gpt2 at log-spaced steps of pretraining (tokens seen, log axis), "
+          "with and without the residual.",
+          'Line plot of the mean linearity score against training step')
+
+# %% tags=["nbval-check-output"]
 print(f"largest |LS_res(snapshot 630, float16) - LS_res(zoo/tiny-gpt2)|: {f2['fp16_vs_zoo_max_gap']:.1e}")
 verdicts(["S5"])
 
@@ -207,7 +228,11 @@ plots.regularised(f4, "res_in", ax=axes[0], title="LS with residual")
 plots.regularised(f4, "nores_in", ax=axes[1], title="LS without residual")
 plots.probes(f5, ax=axes[2])
 fig.tight_layout()
-plt.show()
+book.show(['sl_fig4', 'sl_fig5'],
+          'Razzhigaev et al. Figures 4 and 5',
+          "Per layer, the linearity score with and without the residual for plain and cosine-regularised "
+          "pretraining (three seeds each), and the accuracy of linear probes.",
+          'Three line plots per layer: two linearity scores and probe accuracy, plain and regularised runs')
 
 # %% tags=["nbval-check-output"]
 verdicts(["S7", "S8", "S9"])
@@ -217,7 +242,7 @@ verdicts(["S7", "S8", "S9"])
 # lowering it (S7; the table's mean LS_res per run). The regulariser pulls each state towards the one before, which
 # shrinks the updates next to the stream (the table's median ‖Δh‖/‖h‖). Through the identity, smaller updates push
 # LS_res towards 1 whatever the block computes. The paper reports the opposite direction for Mistral-style models.
-# With the regulariser written as the spec resolves it, $\lambda \sum (1 - \cos)$ added to the loss, the stand-in
+# With the regulariser written as the book resolves it, $\lambda \sum (1 - \cos)$ added to the loss, the stand-in
 # cannot lower a score that this mechanism raises. S8's verdict rests on differences in perplexity and fact accuracy
 # that are smaller than the spread between seeds (the table), and the probes (S9) are worse with the regulariser at
 # most layers. On this bench the regulariser neither lowers linearity nor clearly helps.
@@ -230,17 +255,23 @@ verdicts(["S7", "S8", "S9"])
 # draws), and either **remove** them, **replace** them by affine least-squares maps (fitted on every token of
 # training sentences), or replace them and **distil** the maps layer-wise (500 Adam steps through the whole model,
 # too slow for the book: the zoo's extra training does it for $k$ = 1, 2, 4, 6, for the most linear blocks and the
-# first random draw, and stores the maps). The damage is measured on 100 validation sentences. The paper's spec asks
+# first random draw, and stores the maps). The damage is measured on 100 validation sentences. The book's plan asked
 # for five random draws and every $k$ up to $L/2$; the book uses three draws and eight values of $k$ to stay within its
 # time budget.
 
-# %% tags=["nbval-check-output"]
+# %%
 f7 = figure("sl_fig7")
 fig, axes = plt.subplots(1, 2, figsize=(13, 4))
 plots.pruning(f7, "perplexity", ax=axes[0], title=f"{f7['model']}: perplexity")
 plots.pruning(f7, "fact_accuracy", ax=axes[1], title=f"{f7['model']}: accuracy at fact words")
 fig.tight_layout()
-plt.show()
+book.show(['sl_fig7'],
+          'Razzhigaev et al. Figures 6 and 7',
+          "Perplexity and accuracy at fact words after removing, replacing or distilling k blocks, chosen most "
+          "linear first or at random.",
+          'Two line plots against the number of pruned blocks')
+
+# %% tags=["nbval-check-output"]
 rows = pd.DataFrame(f7["rows"])
 display(rows[rows.k.isin([1, 2, 4, 6])].groupby(["strategy", "mode", "k"])[["perplexity", "fact_accuracy"]]
         .mean().unstack("k").round(3))
@@ -253,7 +284,7 @@ verdicts(["S10"])
 # by least-squares maps costs less than removing them: the paper's picture. Distillation is where S10 fails: the
 # distilled maps are no better than the least-squares ones, to the precision the table shows. A least-squares map is
 # already the best linear map for its own block's output. Distillation can only gain by trading that for the later
-# layers' errors, and with 500 steps at the spec's learning rate it barely moves the maps. Where least squares leaves
+# layers' errors, and with 500 steps at the book's learning rate it barely moves the maps. Where least squares leaves
 # more error, for the random blocks, distillation does lower the perplexity (the table's `random` rows). The paper
 # distilled the most linear blocks of much larger models on TinyStories, which the stand-in cannot copy.
 
@@ -315,23 +346,94 @@ print(f"{len(held)} of {len(judged)} judged claims hold on the stand-in: {', '.j
 # %% [markdown]
 # ## Exercises
 #
-# ```{exercise}
+# Graded from *run and read* to *change the method*. Each solution is hidden under its exercise; where the
+# answer is a number or a property, the cell after it checks `answer` (the student edition, `make student`, leaves
+# the solution cells blank).
+
+# %%
+import numpy as np
+
+from jtc_utils import exercises
+
+# %% [markdown]
+# ```{exercise-start}
 # :label: sl-ex-null
-# Run and read: compute `jtc_utils.linearity.score.score(X, Y)` for two independent Gaussian matrices with
-# $d = 48$ and $n$ = 50, 100, 1,000, 10,000. Compare with $d/(n-1)$. What does a score of 0.99 on 16,000 tokens mean,
-# and what would it mean on 60?
+# ```
+# **Run and read.** Compute `jtc_utils.linearity.score.score(X, Y)` for two independent Gaussian matrices with $d = 48$ and
+# $n$ = 50, 100, 1,000, 10,000 (`answer` maps $n$ to the score). Compare with $d/(n-1)$. What does a score of
+# 0.99 on 16,000 tokens mean, and what would it mean on 60?
+# ```{exercise-end}
 # ```
 #
-# ```{exercise}
+# ```{solution-start} sl-ex-null
+# :class: dropdown
+# ```
+
+# %% tags=["solution"]
+import warnings
+
+from jtc_utils.linearity import score
+
+rng = np.random.default_rng(0)
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # n = 50 has fewer samples than dimensions: the score warns
+    answer = {n: score.score(rng.standard_normal((n, 48)), rng.standard_normal((n, 48)))
+              for n in (50, 100, 1000, 10000)}
+print({n: (round(v, 4), round(48 / (n - 1), 4)) for n, v in answer.items()})
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("sl-ex-null", answer)
+
+# %% [markdown]
+# ```{exercise-start}
 # :label: sl-ex-identity
-# Check the identity by hand: take `X = exp.X_val[3]`, `Y = exp.X_val[4]` for
+# ```
+# **Compute.** Check the identity by hand: take `X = exp.X_val[3]`, `Y = exp.X_val[4]` for
 # `exp = jtc_utils.figures.experiment("tiny-gpt2-medium", "encyclopedia")`, compute both scores with
-# `score.pair`, and recompute `nores_in` from `res_in` and the two norms.
+# `score.pair`, and recompute `nores_in` from `res_in` and the two centred norms,
+# $1 - (1 - LS_\text{res})\,\|Y_c\|^2 / \|(Y - X)_c\|^2$. `answer` is (yours, `nores_in`).
+# ```{exercise-end}
 # ```
 #
+# ```{solution-start} sl-ex-identity
+# :class: dropdown
+# ```
+
+# %% tags=["solution"]
+from jtc_utils import figures as jtc_figures
+from jtc_utils.linearity import score
+
+exp = jtc_figures.experiment("tiny-gpt2-medium", "encyclopedia")
+X, Y = exp.X_val[3].astype(np.float64), exp.X_val[4].astype(np.float64)
+p = score.pair(X, Y)
+Yc, Uc = Y - Y.mean(0), (Y - X) - (Y - X).mean(0)
+answer = (1 - (1 - p["res_in"]) * (Yc ** 2).sum() / (Uc ** 2).sum(), p["nores_in"])
+print(f"by hand {answer[0]:.10f}, score.pair {answer[1]:.10f}")
+
+# %% [markdown]
+# ```{solution-end}
+# ```
+
+# %% tags=["nbval-check-output"]
+exercises.check("sl-ex-identity", answer)
+
+# %% [markdown]
 # ```{exercise}
 # :label: sl-ex-greedy
-# Change the method: the pruning order is computed once on the unpruned model. Write a greedy version that removes
-# the most linear block, recomputes the scores of the pruned model, and repeats. Does it beat the one-shot order in
+# **Change the method.** The pruning order is computed once on the unpruned model. Write a greedy version that removes the most
+# linear block, recomputes the scores of the pruned model, and repeats. Does it beat the one-shot order in
 # perplexity at k = 4 (use `jtc_utils.linearity.prune.pruned` and `prune.evaluate`)?
 # ```
+#
+# ````{solution} sl-ex-greedy
+# :class: dropdown
+# Inside `with prune.pruned(model, removed):` extract the states again (`jtc_utils.linearity.states.extract`),
+# score the remaining consecutive pairs with `score.profile`, add the most linear remaining block to `removed`,
+# and repeat until four are gone; then compare `prune.evaluate` of that set with the one-shot set of the
+# chapter's table. Removing a block changes what the next block receives, so the greedy order can differ from
+# the one-shot order after the first step; whether it lowers the perplexity on the stand-in is the measurement.
+# ````

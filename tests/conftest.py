@@ -2,3 +2,15 @@ import os
 
 os.environ.setdefault("JTC_PROGRESS", "0")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def html(tmp_path_factory):
+    """The book rendered once per test session into a temporary folder: (html root, index page)."""
+    from jtc_utils import runner
+
+    out = tmp_path_factory.mktemp("html")
+    index = runner.build_html(out)
+    return out / "_build" / "html", index

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jtc_utils import claims, corpus, figdata, figures
-from jtc_utils.paths import DATA_DIR
+from jtc_utils.paths import DATA_DIR, ROOT
 
 FIG_FILES = sorted(f for f in figures.FIGURES if (DATA_DIR / f"{f}.json").exists())
 R2_FILES = [f for f in FIG_FILES if figures.FIGURES[f][0] == "r2"]
@@ -125,5 +125,58 @@ def test_claims_page_matches_the_stored_numbers():
     assert stored == figdata._plain(claims.all_claims())
     assert {r["id"] for r in stored} >= set(claims.CLAIMS)
     for r in stored:
-        assert set(r) == {"id", "claim", "paper", "ours", "holds", "rule"}
+        assert set(r) == {"id", "claim", "quote", "paper", "ours", "holds", "rule", "magnitude"}
         assert r["holds"] in (True, False, None)
+        # off the paper profile the paper's numbers are shown, never judged
+        assert r["magnitude"] is None or r["magnitude"]["holds"] is None
+
+
+def test_every_claim_of_every_paper_links_to_a_page_of_the_book():
+    from jtc_utils.ffn import claims as ffn_claims
+    from jtc_utils.lenses import claims as lens_claims
+    from jtc_utils.linearity import claims as sl_claims
+
+    toc = (ROOT / "_toc.yml").read_text()
+    for table in (claims.CLAIMS, lens_claims.CLAIMS, ffn_claims.CLAIMS, sl_claims.CLAIMS):
+        for cid in table:
+            assert f"book/{claims.page_of(cid)}" in toc, cid
+    with pytest.raises(ValueError, match="no chapter"):
+        claims.page_of("Z1")
+
+
+def test_two_verdicts_judge_shape_everywhere_and_magnitude_on_the_paper_profile_only():
+    d = figdata.load("fig4")["data"]
+    rec = claims.c2(lambda fig: d)
+    L = d["n_layers"]
+    gain = np.asarray(d["curves"]["mat"]["p@1"][:L]) - np.asarray(d["curves"]["id"]["p@1"][:L])
+    assert rec["holds"] == bool((gain > 0).all())  # shape: mat above id at every layer
+    assert rec["magnitude"]["holds"] == bool(gain[:claims._scaled(44, 48, L)].min() > 0.2)
+    assert claims.judged(rec, "tiny")["magnitude"] == {**rec["magnitude"], "holds": None, "note": claims.NOT_JUDGED}
+    assert claims.judged(rec, "paper") == rec
+    # a curve dragged below id at one layer breaks the shape verdict ("every layer" means every layer)
+    worse = json.loads(json.dumps(d))
+    worse["curves"]["mat"]["p@1"][1] = worse["curves"]["id"]["p@1"][1] - 0.01
+    assert claims.c2(lambda fig: worse)["holds"] is False
+    # C3 gives only magnitudes: no shape verdict, and the words say so
+    c3 = claims.check("C3")
+    assert c3["holds"] is None and claims.shape_verdict(c3).startswith("no verdict")
+    assert claims.magnitude_verdict(c3) == claims.NOT_JUDGED
+
+
+def test_summary_line_counts_the_verdicts():
+    recs = [{"id": "A", "ours": "x", "holds": True, "rule": "r", "magnitude": None},
+            {"id": "B", "ours": "x", "holds": False, "rule": "r", "magnitude": {"holds": None}},
+            {"id": "C", "ours": "not computed on this profile: why", "holds": None, "rule": "r", "magnitude": None}]
+    line = claims.summary(recs, "tiny")
+    assert "1 of 2 judged claims hold, 1 do not" in line and "1 cannot be computed" in line
+    assert "not judged on the tiny profile" in line
+    paper = [{**recs[1], "magnitude": {"holds": True}}]
+    assert "Magnitude: 1 of 1 hold" in claims.summary(paper, "paper")
+
+
+def test_verdict_tables_are_html_with_anchors_and_links():
+    recs = [claims.check(c) for c in ("C2", "C12b")]
+    html = claims.styled(recs, "t").to_html()
+    assert 'id="claim-c2"' in html and "HOLDS" in html and "&lt;" in html  # cell text escaped, ids raw
+    linked = claims.styled(recs, "t", link="page").to_html()
+    assert 'href="sec4_predictions.html#claim-c2"' in linked and 'href="sec6_submodules.html#claim-c12b"' in linked

@@ -3,16 +3,7 @@ served from the book itself (MathJax from a PyPI package), never from a CDN, so 
 
 import re
 
-import pytest
-
 from jtc_utils import runner
-
-
-@pytest.fixture(scope="module")
-def html(tmp_path_factory):
-    out = tmp_path_factory.mktemp("html")
-    index = runner.build_html(out)
-    return out / "_build" / "html", index
 
 
 def test_every_page_is_built(html):

@@ -78,6 +78,9 @@ def test_table1_with_the_papers_sentences_checks_them_token_for_token(exp):
     assert set(d["matches_paper"]) == set(figures.PAPER_TABLE1)
     # a random model does not print the paper's tokens, and C14 says so
     rec = claims.c14(lambda fig: d)
-    assert rec["holds"] is False and "identical to the paper's columns: False" in rec["ours"]
+    assert rec["holds"] is True  # the shape: the columns are the model's own, recomputed identically
+    assert rec["magnitude"]["holds"] is False and "identical to the paper's columns: False" in rec["magnitude"]["ours"]
+    assert claims.judged(rec, "paper")["magnitude"]["holds"] is False  # judged on the paper profile only
+    assert claims.judged(rec, "tiny")["magnitude"]["holds"] is None
     # the ordinary (embedded) path needs labelled samples; real text is skipped for plausibility
     assert figures.needs_labels(exp, "plausibility") is None

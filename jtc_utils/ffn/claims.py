@@ -1,6 +1,6 @@
 """Claims F1-F11 of Geva et al. (2022), each judged by one function from the FFN chapter's numbers with the rule of
 related-systems spec 2.5 (written from the paper's words before our numbers were seen). Each function takes ``get``
-(figure id -> numbers; by default read from ``book/data``) and returns ``{id, claim, paper, ours, holds, rule}``.
+(figure id -> numbers; by default read from ``book/data``) and returns ``{id, claim, quote, paper, ours, holds, rule, magnitude}``.
 Concept claims (F1-F4) are judged on the stand-in of GPT-2, the sample-level claims (F5-F11) on the stand-in of
 GPT-2 medium, as in the paper.
 """
@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..claims import _rec, default_get, frame, getter, styled  # noqa: F401  (the chapters call these)
+from ..claims import (  # noqa: F401  (the chapters call these)
+    _mag, _rec, default_get, frame, getter, registry, styled)
 
 GPT12 = "tiny-gpt2"
 
@@ -142,11 +143,4 @@ CLAIMS = {"F1": f1, "F2": f2, "F3": f3, "F4": f4, "F5": f5, "F6": f6, "F7": f7, 
           "F11": f11}
 
 
-def check(cid: str, get=default_get) -> dict:
-    if cid not in CLAIMS:
-        raise ValueError(f"unknown FFN claim {cid!r}; known: {', '.join(CLAIMS)}")
-    return CLAIMS[cid](get)
-
-
-def all_claims(get=default_get) -> list[dict]:
-    return [check(c, get) for c in CLAIMS]
+check, all_claims = registry(CLAIMS, "FFN")

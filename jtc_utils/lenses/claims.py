@@ -2,7 +2,7 @@
 chapter's numbers (related-systems spec 3.4 and 5.3; the rules are the spec's, written from the papers' words).
 
 Every function takes ``get`` (a figure id to its numbers; by default read from ``book/data``) and returns the record
-``{id, claim, paper, ours, holds, rule}`` of :mod:`jtc_utils.claims`. Curves of the gradient-descent lenses are
+``{id, claim, quote, paper, ours, holds, rule, magnitude}`` of :mod:`jtc_utils.claims`. Curves of the gradient-descent lenses are
 averaged over the three seeds before a rule is applied. Layer L (where every lens is the true output) is left out
 of every "at every layer" rule.
 """
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..claims import _rec, default_get, frame, getter, styled  # noqa: F401  (the chapters call these)
+from ..claims import (  # noqa: F401  (the chapters call these)
+    _mag, _rec, default_get, frame, getter, registry, styled)
 from . import lowrank
 
 PAPER_D, PAPER_RANK = 1600, 16  # GPT2-XL at N-NJTC's rank floor(d/100)
@@ -194,11 +195,4 @@ CLAIMS = {"N0": n0, "N1": n1, "N2": n2, "N3": n3, "N4": n4, "N5": n5, "N6": n6, 
           "T1": t1, "T2": t2, "T3": t3, "H1": h1}
 
 
-def check(cid: str, get=default_get) -> dict:
-    if cid not in CLAIMS:
-        raise ValueError(f"unknown lens claim {cid!r}; known: {', '.join(CLAIMS)}")
-    return CLAIMS[cid](get)
-
-
-def all_claims(get=default_get) -> list[dict]:
-    return [check(c, get) for c in CLAIMS]
+check, all_claims = registry(CLAIMS, "lens")

@@ -2,7 +2,7 @@
 chapter's numbers (related-systems spec 4.4; the rules are the spec's, written from the paper's words).
 
 Every function takes ``get`` (a figure id to its numbers; by default read from ``book/data``) and returns the record
-``{id, claim, paper, ours, holds, rule}`` of :mod:`jtc_utils.claims`. The paper's claims are about decoders, so the
+``{id, claim, quote, paper, ours, holds, rule, magnitude}`` of :mod:`jtc_utils.claims`. The paper's claims are about decoders, so the
 rules use the four GPT-style stand-ins; the real model's numbers are given beside them where it has them. S11 and
 S12 are descriptive in the paper (no data, no threshold) and are reported without a verdict.
 """
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..claims import _rec, default_get, frame, getter, styled  # noqa: F401  (the chapter calls these)
+from ..claims import (  # noqa: F401  (the chapter calls these)
+    _mag, _rec, default_get, frame, getter, registry, styled)
 
 PAPER_LAMBDA = 0.5
 
@@ -24,10 +25,12 @@ def s1(get):
     d = _gpt(get("sl_fig1"))
     med = {m: float(np.median(v["paper"]["res_in"])) for m, v in d.items()}
     real = get("real_sl")
+    ours = ("median in-sample LS with residual: " + ", ".join(f"{m} {v:.3f}" for m, v in med.items())
+            + f"; {real['model']} {np.median(real['paper']['res_in']):.3f}")
     return _rec("S1", "consecutive layers are about 0.99 linear", "≈ 0.99 for GPT, OPT, Llama, Mistral (Fig. 1)",
-                "median in-sample LS with residual: " + ", ".join(f"{m} {v:.3f}" for m, v in med.items())
-                + f"; {real['model']} {np.median(real['paper']['res_in']):.3f}",
-                min(med.values()) >= 0.95, "median LS_res (in-sample, paper protocol) >= 0.95 for every GPT-style model")
+                "no shape part: the claim gives a magnitude", None, "-",
+                _mag("≈ 0.99 for GPT, OPT, Llama, Mistral (Fig. 1)", ours, min(med.values()) >= 0.95,
+                     "median LS_res (in-sample, paper protocol) >= 0.95 for every GPT-style model"))
 
 
 def s2(get):
@@ -188,11 +191,4 @@ CLAIMS = {"S1": s1, "S2": s2, "S3": s3, "S4": s4, "S5": s5, "S6": s6, "S7": s7, 
           "S11": s11, "S12": s12}
 
 
-def check(cid: str, get=default_get) -> dict:
-    if cid not in CLAIMS:
-        raise ValueError(f"unknown linearity claim {cid!r}; known: {', '.join(CLAIMS)}")
-    return CLAIMS[cid](get)
-
-
-def all_claims(get=default_get) -> list[dict]:
-    return [check(c, get) for c in CLAIMS]
+check, all_claims = registry(CLAIMS, "linearity")

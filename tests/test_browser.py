@@ -1,0 +1,152 @@
+"""The rendered book in a real browser (Debian's Chromium driven by Playwright), at 1280 px and at phone width.
+
+Every page of the table of contents loads with no console error other than the known ones, every image loads, no
+raw TeX is left once MathJax has typeset the page, no output box runs past its column without a scroll box of its
+own, and every local link (with its anchor) resolves. A failing page leaves a screenshot under
+``.cache/browser-screenshots/``. Without a browser the test is skipped and says how to get one (``.ci/run``
+installs Chromium where it is missing).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+
+from jtc_utils import runner
+from jtc_utils.paths import CACHE_DIR
+
+# console messages of the theme itself, not of the book
+KNOWN_CONSOLE = ("Got invalid theme mode",)
+# sphinx-thebe declares its script URL twice on every Jupyter Book 1 page (no launch button uses it here)
+KNOWN_PAGE_ERRORS = ("Identifier 'THEBE_JS_URL' has already been declared",)
+SHOTS = CACHE_DIR / "browser-screenshots"
+WIDTHS = {"desktop": 1280, "phone": 390}
+
+
+def chromium() -> str | None:
+    for name in (os.environ.get("JTC_CHROMIUM"), "chromium", "chromium-browser", "google-chrome"):
+        if name and (path := shutil.which(name)):
+            return path
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser():
+    exe = chromium()
+    if exe is None:
+        pytest.skip("no Chromium on this machine: `apt-get install chromium` (Debian), or set JTC_CHROMIUM to a "
+                    "Chromium or Chrome binary; .ci/run installs it where it is missing")
+    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: `make install`")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
+        yield b
+        b.close()
+
+
+# the page's visible text outside code, with MathJax's own output removed: any TeX left there was not typeset
+_TEXT_OUTSIDE_CODE = """() => {
+  const main = document.querySelector('main') || document.body;
+  const copy = main.cloneNode(true);
+  copy.querySelectorAll('pre, code, script, style, mjx-container, .MathJax, .cell_input, .highlight')
+      .forEach(e => e.remove());
+  return copy.textContent;
+}"""
+
+# elements of an output that run past the article's right edge with no scroll box of their own between them
+_OVERFLOWING = """() => {
+  const article = document.querySelector('article') || document.querySelector('main');
+  const right = article.getBoundingClientRect().right;
+  const bad = [];
+  for (const el of article.querySelectorAll('.cell_output *, table, pre')) {
+    if (el.getBoundingClientRect().right <= right + 1) continue;
+    let a = el.parentElement, boxed = false;
+    while (a && a !== article.parentElement) {
+      const o = getComputedStyle(a).overflowX;
+      if ((o === 'auto' || o === 'scroll' || o === 'hidden') && a.getBoundingClientRect().right <= right + 1) {
+        boxed = true; break;
+      }
+      a = a.parentElement;
+    }
+    if (!boxed) bad.push(el.tagName + '.' + el.className);
+  }
+  return bad.slice(0, 5);
+}"""
+
+RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\(?:frac|ell|mathrm|mathbf|sum|hat|operatorname|top)\b")
+
+
+def _local_links(root: Path, page: Path, hrefs: list[str]) -> list[str]:
+    """The local links of ``page`` whose file or anchor does not exist in the built book."""
+    broken = []
+    for href in hrefs:
+        url = urlparse(href)
+        if url.scheme in ("http", "https", "mailto", "data", "javascript") or url.netloc:
+            continue
+        target = page if not url.path else (page.parent / unquote(url.path)).resolve()
+        if url.scheme == "file":
+            target = Path(unquote(url.path))
+        if target.is_dir():
+            target = target / "index.html"
+        if not target.is_file():
+            broken.append(href)
+        elif url.fragment and target.suffix == ".html":
+            if f'id="{unquote(url.fragment)}"' not in target.read_text(errors="replace"):
+                broken.append(href)
+    return broken
+
+
+def _check_page(browser, root: Path, page: Path, width: int) -> list[str]:
+    problems = []
+    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    tab = ctx.new_page()
+    tab.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
+           if m.type == "error" and not m.text.startswith(KNOWN_CONSOLE) else None)
+    tab.on("pageerror", lambda e: None if str(e).startswith(KNOWN_PAGE_ERRORS)
+           else problems.append(f"page error: {e}"))
+    tab.goto(page.as_uri())
+    tab.wait_for_load_state("load")
+    tab.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null")
+    broken_images = tab.evaluate("() => Array.from(document.images).filter(i => !i.complete || "
+                                 "i.naturalWidth === 0).map(i => i.getAttribute('src'))")
+    problems += [f"image does not load: {src}" for src in broken_images]
+    problems += [f"figure without a describing alt text: {a!r}" for a in tab.evaluate(
+        "() => Array.from(document.querySelectorAll('figure.jtc-figure img')).map(i => i.alt || '')") if len(a) < 20]
+    text = tab.evaluate(_TEXT_OUTSIDE_CODE)
+    problems += [f"raw TeX left: ...{text[max(0, m.start() - 40):m.end() + 40]!r}..."
+                 for m in list(RAW_TEX.finditer(text))[:3]]
+    problems += [f"output wider than its column with no scroll box: {e}" for e in tab.evaluate(_OVERFLOWING)]
+    if tab.evaluate("() => document.documentElement.scrollWidth > window.innerWidth + 1"):
+        problems.append("the page itself scrolls sideways")
+    hrefs = tab.evaluate("() => Array.from(document.querySelectorAll('a[href]')).map(a => a.getAttribute('href'))")
+    problems += [f"broken local link: {h}" for h in _local_links(root, page, hrefs)]
+    if problems:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        shot = SHOTS / f"{page.stem}-{width}.png"
+        tab.screenshot(path=str(shot), full_page=True)
+        problems.append(f"screenshot: {shot}")
+    ctx.close()
+    return problems
+
+
+@pytest.mark.parametrize("device", list(WIDTHS))
+def test_every_page_renders_cleanly_in_a_browser(html, browser, device):
+    root, _ = html
+    pages = [root / "book" / "intro.html"] + [root / "book" / f"{n}.html" for n in runner.notebook_names()]
+    pages += [root / "book" / "references.html"]
+    failures = {p.name: probs for p in pages if (probs := _check_page(browser, root, p, WIDTHS[device]))}
+    assert not failures, "\n".join(f"{name}:\n  " + "\n  ".join(probs) for name, probs in failures.items())
+
+
+def test_the_checks_catch_raw_tex_and_broken_links(tmp_path):
+    # the detectors themselves, on a page made to fail (no browser needed)
+    assert RAW_TEX.search(r"where \(A_{\ell',\ell}\) is") and not RAW_TEX.search("a price of $5 and $6")
+    page = tmp_path / "a.html"
+    page.write_text('<p id="here">x</p>')
+    (tmp_path / "b.html").write_text("<p>y</p>")
+    assert _local_links(tmp_path, page, ["#here", "b.html", "https://x.org"]) == []
+    assert _local_links(tmp_path, page, ["#nowhere", "c.html", "b.html#gone"]) == ["#nowhere", "c.html", "b.html#gone"]

@@ -1,0 +1,54 @@
+"""Figures as a paper has them: a numbered caption naming the paper figure, alt text that describes the figure,
+links to the numbers as JSON files that the built book ships, and small multiples with one caption."""
+
+import re
+
+import matplotlib
+import pytest
+
+from jtc_utils import book, runner
+
+matplotlib.use("Agg")
+
+
+@pytest.fixture
+def shown(monkeypatch, tmp_path):
+    import IPython.display
+
+    out = []
+    monkeypatch.setattr(IPython.display, "display", out.append)
+    monkeypatch.setenv("JTC_DATA_OUT", str(tmp_path))
+    monkeypatch.setitem(book._NUMBERED, "n", 0)
+    return out
+
+
+def test_a_figure_gets_a_numbered_caption_alt_text_and_a_link_to_its_numbers(shown, tmp_path):
+    numbers = book.figure("fig8")
+    assert (tmp_path / "fig8.json").is_file() and numbers.fig == "fig8"
+    (html,) = [x.data for x in shown]
+    assert "<b>Figure 1</b> (paper Figure 8)" in html
+    assert re.search(r'alt="Precision@1 against layers processed[^"]+tiny-gpt2', html)
+    assert '<a href="data/fig8.json" download>' in html and "data:image/png;base64," in html
+    book.figure("real_fig4")
+    assert "<b>Figure 2</b> (paper Figure 4, on the real model)" in shown[-1].data
+
+
+def test_small_multiples_share_one_caption(shown, tmp_path):
+    out = book.figure_grid(["fig26", "fig27", "fig28"], ncols=2)
+    assert list(out) == ["fig26", "fig27", "fig28"] and all((tmp_path / f"{f}.json").is_file() for f in out)
+    (html,) = [x.data for x in shown]
+    assert html.count("<figure") == 1 and all(f'href="data/{f}.json"' in html for f in out)
+
+
+def test_the_build_ships_the_numbers_and_plotly_beside_the_pages():
+    runner.vendor_static()
+    assert (runner.EXTRA_DIR / "plotly.min.js").stat().st_size > 1_000_000
+    assert (runner.EXTRA_DIR / "book" / "data" / "fig4.json").is_file()
+
+
+def test_the_built_pages_link_numbers_that_exist(html):
+    root, _ = html
+    page = (root / "book" / "sec4_predictions.html").read_text()
+    links = re.findall(r'href="(data/[^"]+\.json)"', page)
+    assert links and all((root / "book" / link).is_file() for link in links)
+    assert (root / "plotly.min.js").is_file() and 'src="../plotly.min.js"' in page

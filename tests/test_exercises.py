@@ -1,0 +1,95 @@
+"""The classroom edition: every page has at least three exercises, every checkable answer has a check that the
+book's own solution passes and a blank or wrong answer fails, and `make student` removes every solution."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import jupytext
+import pytest
+
+from jtc_utils import exercises, runner, student
+from jtc_utils.paths import BOOK_DIR, NOTEBOOKS_DIR
+
+CHECK_CALL = re.compile(r'^exercises\.check\("([^"]+)"', re.M)
+LABEL = re.compile(r"^:label: (\S+)", re.M)
+
+
+def _source(name):
+    return jupytext.read(NOTEBOOKS_DIR / f"{name}.py")
+
+
+def _labels(nb) -> list[str]:
+    return [m for c in nb.cells if c.cell_type == "markdown" for m in LABEL.findall(c.source)]
+
+
+@pytest.mark.parametrize("name", runner.notebook_names())
+def test_every_page_has_three_exercises_each_with_a_solution(name):
+    nb = _source(name)
+    labels = _labels(nb)
+    assert len(labels) >= 3, f"{name} has {len(labels)} exercises"
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    for label in labels:
+        assert re.search(r"\{solution(-start)?\}\s+" + re.escape(label), text), f"{label} has no solution"
+
+
+def test_every_check_in_the_book_is_registered_and_every_registered_check_is_used():
+    used = {m for name in runner.notebook_names() for c in _source(name).cells if c.cell_type == "code"
+            for m in CHECK_CALL.findall(c.source)}
+    assert used == set(exercises.CHECKS)
+
+
+# pages computing numbers the checks cannot read from book/data pass them; a stand-in for those here
+_DATA = {"ex-world-check": {"check": {"mat": [0.2, 0.5, 1.0], "id": [0.1, 0.6, 1.0]}}}
+
+
+@pytest.mark.parametrize("label", sorted(exercises.CHECKS))
+def test_a_blank_or_wrong_answer_fails(label, capsys):
+    assert exercises.check(label, None) is False
+    assert "no answer yet" in capsys.readouterr().out
+    assert exercises.check(label, "a wrong answer", data=_DATA.get(label)) is False
+    assert "✗" in capsys.readouterr().out
+
+
+def test_numbers_a_check_cannot_find_are_asked_for_by_name():
+    with pytest.raises(ValueError, match="pass data="):
+        exercises.check("ex-world-check", 3)
+    with pytest.raises(ValueError, match="no check for exercise"):
+        exercises.check("ex-nowhere", 1)
+
+
+def test_the_world_check_counts_layers():
+    assert exercises.check("ex-world-check", 1, data=_DATA["ex-world-check"]) is True
+    assert exercises.check("ex-world-check", 2, data=_DATA["ex-world-check"]) is False
+
+
+@pytest.mark.parametrize("name", runner.notebook_names())
+def test_the_books_own_solutions_pass_their_checks(name):
+    """In the executed page every check cell printed ✓ (nbval re-runs these cells and compares)."""
+    nb = json.loads((BOOK_DIR / f"{name}.ipynb").read_text())
+    for cell in nb["cells"]:
+        src = "".join(cell["source"])
+        if cell["cell_type"] == "code" and CHECK_CALL.search(src):
+            out = "".join("".join(o.get("text", "")) for o in cell["outputs"])
+            assert out.startswith("✓"), f"{name}: {src} printed {out!r}"
+            assert "nbval-check-output" in cell["metadata"].get("tags", [])
+
+
+def test_the_student_edition_has_no_solutions_and_open_answers(tmp_path):
+    paths = student.build(tmp_path / "student")
+    assert [p.stem for p in paths] == sorted(runner.notebook_names())
+    for p in paths:
+        nb = json.loads(p.read_text())
+        source = _source(p.stem)
+        n_solutions = sum("solution" in c.metadata.get("tags", []) for c in source.cells)
+        cells = nb["cells"]
+        assert not any("solution" in c["metadata"].get("tags", []) for c in cells)
+        text = "\n".join("".join(c["source"]) for c in cells)
+        assert "{solution" not in text and "```{exercise" not in text
+        answers = [c for c in cells if "answer" in c["metadata"].get("tags", [])]
+        assert len(answers) == n_solutions and all("answer = None" in "".join(c["source"]) for c in answers)
+        assert all(not c.get("outputs") for c in cells if c["cell_type"] == "code")
+        # the check cells stay, and each follows its open answer cell
+        assert len(CHECK_CALL.findall(text)) == sum(len(CHECK_CALL.findall(c.source)) for c in source.cells)
+        assert all(f"Exercise `{label}`" in text for label in _labels(source))

@@ -1,0 +1,51 @@
+"""The interactive layer view: its numbers are the book's (figure-data regression), its last row is the model's own
+output for every mapping, it refuses what it cannot show, and its page loads plotly from the built book."""
+
+import numpy as np
+import pytest
+
+from jtc_utils import figdata, figures, layer_view
+
+
+@pytest.fixture(scope="module")
+def exp():
+    # the stand-in the book's view shows (Figure 4's model)
+    return figures.experiment(figdata.load("layer_view")["data"]["trajectories"][0]["model"], "encyclopedia")
+
+
+def test_stored_trajectories_match_a_recomputation(exp):
+    stored = [t for t in figdata.load("layer_view")["data"]["trajectories"] if t["model"] == exp.model_name]
+    assert len(stored) == 4
+    for ids, t in zip(layer_view.sentences(exp, 2), stored):
+        again = layer_view.trajectory(exp, ids=ids)
+        assert again["tokens"] == t["tokens"]
+        for m in layer_view.MAPPINGS:
+            np.testing.assert_allclose(again[m]["p"], t[m]["p"], atol=1e-5)
+            # a near-tie may swap the top token; anything else is a regression
+            diff = [(a, b) for ra, rb in zip(again[m]["token"], t[m]["token"]) for a, b in zip(ra, rb) if a != b]
+            assert len(diff) <= 1, diff
+
+
+def test_every_mapping_ends_in_the_models_own_output(exp):
+    t = layer_view.trajectory(exp, "the river flows through the")
+    L = exp.n_layers
+    assert len(t["id"]["p"]) == L + 1 and len(t["id"]["p"][0]) == len(t["tokens"])
+    assert t["id"]["token"][L] == t["mat"]["token"][L]
+    np.testing.assert_allclose(t["id"]["p"][L], t["mat"]["p"][L])
+    assert all(0 < p <= 1 for row in t["mat"]["p"] for p in row)
+
+
+def test_bad_input_is_refused_with_the_reason(exp):
+    with pytest.raises(ValueError, match="non-empty"):
+        layer_view.trajectory(exp, "  ")
+    with pytest.raises(ValueError, match="unknown mappings"):
+        layer_view.trajectory(exp, "the river", mappings=("id", "tuned"))
+    bert = figures.experiment("tiny-bert-base", "encyclopedia")
+    with pytest.raises(ValueError, match="not a decoder"):
+        layer_view.trajectory(bert, "the river flows")
+
+
+def test_the_page_loads_plotly_from_the_book_not_a_cdn(exp):
+    t = layer_view.trajectory(exp, "the river flows")
+    html = layer_view.html(layer_view.figure([t, t]), "view")
+    assert 'src="../plotly.min.js"' in html and "cdn.plot.ly" not in html and 'id="view"' in html
