@@ -41,7 +41,6 @@ from jtc_utils.ffn import claims as ffn_claims
 from jtc_utils.lenses import claims as lens_claims
 from jtc_utils.linearity import claims as sl_claims
 
-COLUMNS = ("quote", "verdict", "ours", "rule", "paper's numbers", "our numbers", "magnitude verdict")
 groups = {  # title -> (records, the profile they are read on, the file they are saved to)
     "Jump to Conclusions, on the stand-in": (claims.all_claims(profile=profile), profile, "claims"),
     "Jump to Conclusions, on the real model": (claims.all_claims(claims.profile_getter("real_"), "real"), "real",
@@ -83,8 +82,18 @@ display(Markdown(claims.RULES_NOTE))
 
 # %% tags=["nbval-check-output"]
 def table(title, uuid):
-    records, prof, _ = groups[title]
-    return claims.styled(records, uuid, COLUMNS, link="page")
+    """One group's claims: the paper's sentence, the shape verdict with our numbers and its rule, and the
+    magnitude (the paper's numbers, ours, its verdict) in one column each, so that the table fits the page."""
+    records, _, _ = groups[title]
+    t = claims.frame(records, link="page")
+    t["shape: ours, and the rule"] = t["ours"] + "<br><i>rule: " + t["rule"] + "</i>"
+    t["magnitude: the paper's numbers, ours, verdict"] = (
+        "paper: " + t["paper's numbers"] + "<br>ours: " + t["our numbers"] + "<br><b>" + t["magnitude verdict"] + "</b>")
+    cols = ["quote", "verdict", "shape: ours, and the rule", "magnitude: the paper's numbers, ours, verdict"]
+    return (t[cols].style.set_uuid(uuid).map(claims._colour, subset=["verdict"])
+            .set_table_attributes('class="jtc-claims"')
+            .set_table_styles([{"selector": "td, th", "props": "text-align: left; vertical-align: top; "
+                                "white-space: normal; padding: 0.25em 0.5em; font-size: 0.85em"}]))
 
 
 table("Jump to Conclusions, on the stand-in", "claims-jtc")
