@@ -111,7 +111,8 @@ def paper_ref(fig: str) -> str:
 def show(figs, ref: str, see: str, alt: str, what: str = "") -> None:
     """Show the current matplotlib figure as a numbered figure: an image with ``alt`` text, and a caption naming
     the paper figure it reproduces (``ref``), what it shows (``what``), what to see in it (``see``) and links to the
-    numbers behind it (``book/data/<fig>.json`` for each id of ``figs``, shipped with the HTML). Chapters whose
+    numbers behind it (``book/data/<fig>.json`` for each id of ``figs``, shipped with the HTML; none when ``figs`` is
+    empty, for figures whose numbers live elsewhere). Chapters whose
     figures are drawn by their own ``plots`` call this in place of ``plt.show()``."""
     import base64
     import html
@@ -126,12 +127,13 @@ def show(figs, ref: str, see: str, alt: str, what: str = "") -> None:
     plt.close(plt.gcf())
     _NUMBERED["n"] += 1
     links = ", ".join(f'<a href="data/{f}.json" download>{f}.json</a>' for f in figs)
+    links = f" Numbers behind the figure: {links}." if figs else ""
     img = base64.b64encode(buf.getvalue()).decode()
     what = f"{html.escape(what)}. " if what else ""
-    display(HTML(f'<figure class="jtc-figure" id="figure-{figs[0]}"><img src="data:image/png;base64,{img}" '
+    anchor = f' id="figure-{figs[0]}"' if figs else ""
+    display(HTML(f'<figure class="jtc-figure"{anchor}><img src="data:image/png;base64,{img}" '
                  f'alt="{html.escape(alt, quote=True)}"><figcaption><b>Figure {_NUMBERED["n"]}</b> '
-                 f'({html.escape(ref)}): {what}{html.escape(see)} Numbers behind the figure: {links}.'
-                 f'</figcaption></figure>'))
+                 f'({html.escape(ref)}): {what}{html.escape(see)}{links}</figcaption></figure>'))
 
 
 def captioned(figs, data: dict, params: dict) -> None:

@@ -213,8 +213,8 @@ def _(answer, d):
 
 @exercise("ex-claims-real", "claims", "claims_real")
 def _(answer, d):
-    stand = {r["id"] for r in d["claims"] if r["holds"] is True}
-    real = {r["id"] for r in d["claims_real"] if r["holds"] is False}
+    stand = {r["id"] for r in d["claims"] if r["holds"] is False}
+    real = {r["id"] for r in d["claims_real"] if r["holds"] is True}
     return None if set(answer) == stand & real else "compare the shape verdicts of the two tables, claim by claim"
 
 

@@ -197,7 +197,7 @@ from jtc_utils import exercises
 # ```{exercise-start}
 # :label: ex-claims-real
 # ```
-# **Run and read.** Which JTC claims hold in shape on the stand-in but not on the real model? Give the set of ids.
+# **Run and read.** Which JTC claims fail in shape on the stand-in but hold on the real model? Give the set of ids.
 # ```{exercise-end}
 # ```
 #
@@ -206,8 +206,8 @@ from jtc_utils import exercises
 # ```
 
 # %% tags=["solution"]
-stand = {r["id"] for r in groups["Jump to Conclusions, on the stand-in"][0] if r["holds"] is True}
-real = {r["id"] for r in groups["Jump to Conclusions, on the real model"][0] if r["holds"] is False}
+stand = {r["id"] for r in groups["Jump to Conclusions, on the stand-in"][0] if r["holds"] is False}
+real = {r["id"] for r in groups["Jump to Conclusions, on the real model"][0] if r["holds"] is True}
 answer = stand & real
 print(sorted(answer))
 

@@ -103,9 +103,12 @@ print(f"zoo size on disk: {zoo.zoo_size_bytes() / 2**20:.1f} MiB")
 # the BERT-style ones, on held-out sentences of both domains. The training curves:
 
 # %%
-from jtc_utils import plotting
+from jtc_utils import book, plotting
 
-plotting.loss_grid(cards);
+plotting.loss_grid(cards)
+book.show([], "beyond the paper: the zoo",
+          "The training loss of every zoo model at each logged step (the numbers are in each model's card, "
+          "zoo/<model>/card.json).", "Small multiples of training-loss curves, one panel per zoo model")
 
 # %% [markdown]
 # ```{admonition} How this differs from the paper's models

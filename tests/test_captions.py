@@ -29,8 +29,10 @@ def test_a_figure_gets_a_numbered_caption_alt_text_and_a_link_to_its_numbers(sho
     assert "<b>Figure 1</b> (paper Figure 8)" in html
     assert re.search(r'alt="Precision@1 against layers processed[^"]+tiny-gpt2', html)
     assert '<a href="data/fig8.json" download>' in html and "data:image/png;base64," in html
-    book.figure("real_fig4")
-    assert "<b>Figure 2</b> (paper Figure 4, on the real model)" in shown[-1].data
+    book.figure("fig9")
+    assert "<b>Figure 2</b> (paper Figure 9)" in shown[-1].data
+    assert book.paper_ref("real_fig4") == "paper Figure 4, on the real model"
+    assert book.paper_ref("ext_bert_fig10") == "beyond the paper"
 
 
 def test_small_multiples_share_one_caption(shown, tmp_path):
