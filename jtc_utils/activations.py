@@ -32,10 +32,10 @@ def norms_by_position(exp, n: int = 200, max_pos: int = 16) -> dict:
         with torch.inference_mode():
             for idx, inp, att, _ in padded_batches(ad.family, full, 32, pad_id(ad)):
                 states = ad.forward_states(inp, att)[:, :, :max_pos]  # [L+1, B, T', d]
-                m = att[:, :max_pos].bool()
-                norms = states.norm(dim=-1).masked_fill(~m[None], 0).double().sum(1).numpy()  # [L+1, T']
+                m = att[:, :max_pos].bool().to(states.device)
+                norms = states.norm(dim=-1).masked_fill(~m[None], 0).double().sum(1).cpu().numpy()  # [L+1, T']
                 total[:, :norms.shape[1]] += norms
-                count[:norms.shape[1]] += m.sum(0).numpy()
+                count[:norms.shape[1]] += m.sum(0).cpu().numpy()
         return {"norms": total / np.maximum(count, 1)[None], "count": count}
 
     key = {"what": "norms_by_position", "model": model_identity(ad), "samples": samples_identity(s), "n": n,

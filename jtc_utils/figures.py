@@ -199,7 +199,7 @@ def table1(exp, sentences=None, samples=None) -> dict:
     final_ok, id_ok = True, True
     for ids, pos, name in inputs:
         with torch.inference_mode():
-            logits = ad.model(input_ids=torch.tensor([ids])).logits[0, pos]
+            logits = ad.model(input_ids=torch.tensor([ids], device=ad.device)).logits[0, pos]
         final_ok &= top_tokens.token_strings(ad, logits.topk(5).indices.tolist()) == t.loc[name]["final"].tolist()
         H = top_tokens.states_at(ad, ids, pos)[:, None]
         for layer in layers:

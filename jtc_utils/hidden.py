@@ -68,7 +68,7 @@ def _extract(ad: Adapter, s: Samples, batch_size: int, progress: bool) -> np.nda
         for idx, inp, att, pos in tqdm(padded_batches(ad.family, s, batch_size, pad_id(ad)), total=n_batches,
                                        desc=f"hidden states {ad.name}", disable=not progress, leave=False):
             states = ad.forward_states(inp, att)  # [L+1, B, T, d]
-            out[:, idx] = states[:, torch.arange(len(idx)), pos].float().numpy()
+            out[:, idx] = states[:, torch.arange(len(idx)), pos.to(states.device)].float().cpu().numpy()
     return out
 
 

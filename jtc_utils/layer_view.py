@@ -43,7 +43,7 @@ def trajectory(exp, sentence: str | None = None, ids=None, mappings=MAPPINGS) ->
     ids = _ids(ad, sentence) if ids is None else [int(i) for i in ids][:MAX_TOKENS]
     with torch.inference_mode():
         x = torch.tensor([ids])
-        states = ad.forward_states(x, torch.ones_like(x))[:, 0].numpy()  # [L+1, T, d]
+        states = ad.forward_states(x, torch.ones_like(x))[:, 0].cpu().numpy()  # [L+1, T, d]
     out = {"model": exp.model_name, "tokens": top_tokens.token_strings(ad, ids)}
     for m in mappings:
         tok, prob = [], []
@@ -52,7 +52,7 @@ def trajectory(exp, sentence: str | None = None, ids=None, mappings=MAPPINGS) ->
             p = torch.softmax(logits.double(), -1)
             best = p.max(-1)
             tok.append(top_tokens.token_strings(ad, best.indices.tolist()))
-            prob.append(best.values.numpy().round(6).tolist())
+            prob.append(best.values.cpu().numpy().round(6).tolist())
         out[m] = {"token": tok, "p": prob}
     return out
 

@@ -2,8 +2,18 @@
 coordinate-averaged r² used to judge it (spec 3.1, 3.2).
 
 Row-vector convention: ``X`` is [n, d_in], ``Y`` is [n, d_out]; the fitted ``W = Aᵀ`` is [d_in, d_out] and
-``Ŷ = X W``. One SVD of ``X`` serves every target: :func:`pinv` once per source layer, then ``W = X⁺ Y`` for all
-target layers at once.
+``Ŷ = X W``. Everything runs through ``torch.linalg`` in float64 on the device of :mod:`jtc_utils.device` (the
+CPU, or a GPU where cuSOLVER does the factorizations); arrays come back to the host as numpy.
+
+One factorization of ``X`` serves every target (:func:`factor`): ``W = R (Lᵀ Y)``. Two routes give the same
+minimum-norm solution:
+
+* **Gram route** (the fast one): ``G = XᵀX = V Λ Vᵀ`` by ``eigh``; ``Lᵀ = Xᵀ``, ``R = V Λ⁻¹ Vᵀ``. It needs one
+  product of the size of a fit, and its error grows with the square of the condition number of ``X``, so it is
+  taken only when every singular value is at least ``GRAM_MIN_RATIO`` times the largest. No singular value is
+  then anywhere near the cutoff, so the cutoff keeps all of them, exactly as the SVD would.
+* **SVD route** (otherwise: ill-conditioned or rank-deficient ``X``, fewer samples than dimensions):
+  ``X = U S Vᵀ``, singular values below ``RCOND · s_max`` dropped; ``Lᵀ = Uᵀ``, ``R = V S⁻¹``.
 """
 
 from __future__ import annotations
@@ -12,7 +22,13 @@ import warnings
 
 import numpy as np
 
+from . import device as devices
+
 RCOND = 1.19e-7  # float32 machine epsilon: the cutoff LAPACK sgelsd applied in the paper's sklearn fits
+# the Gram route's relative error is about eps·cond(X)²: with cond(X) <= 1e4 it is below 1e-8 and r² agrees with
+# the SVD route to 1e-9 (tests/test_linear.py checks it)
+GRAM_MIN_RATIO = 1e-4
+FIT_MEMORY = 2 * 2**30  # bytes of float64 training states kept on the device at once by layer_pair_r2
 
 
 class UnderdeterminedFitWarning(UserWarning):
@@ -26,27 +42,83 @@ def warn_underdetermined(n: int, d: int, stacklevel: int = 2) -> None:
                   UnderdeterminedFitWarning, stacklevel=stacklevel + 1)
 
 
-def pinv(X: np.ndarray, rcond: float = RCOND) -> np.ndarray:
+def _t(a, dev):
+    """``a`` (numpy or tensor) as a float64 tensor on ``dev``."""
+    import torch
+
+    if isinstance(a, torch.Tensor):
+        return a.to(dev, torch.float64)
+    return torch.from_numpy(np.ascontiguousarray(a)).to(dev, torch.float64)
+
+
+class Factor:
+    """The minimum-norm least-squares solution for one input matrix ``X`` [n, d]: ``W = R @ (LT @ Y)``. ``route``
+    says which factorization (``gram`` or ``svd``); ``rank`` how many directions were kept."""
+
+    def __init__(self, X, rcond: float = RCOND, dev=None, stacklevel: int = 2):
+        import torch
+
+        self.device = devices.resolve(dev)
+        X = _t(X, self.device)
+        n, d = X.shape
+        if n < d:
+            warn_underdetermined(n, d, stacklevel=stacklevel + 1)
+        if n >= d and d:
+            lam, V = torch.linalg.eigh(X.T @ X)
+            if lam[0] >= GRAM_MIN_RATIO ** 2 * lam[-1] > 0:
+                self.route, self.rank, self.LT = "gram", d, X.T
+                self.R = (V / lam) @ V.T
+                return
+        U, S, Vh = torch.linalg.svd(X, full_matrices=False)
+        keep = S > rcond * (S[0] if S.numel() else 0.0)
+        self.route, self.rank = "svd", int(keep.sum())
+        self.LT = U[:, keep].T
+        self.R = Vh[keep].T / S[keep]
+
+    def project(self, Y):
+        """``LT @ Y``: what every solution and prediction needs from the targets ``Y`` [n, k]."""
+        return self.LT @ _t(Y, self.device)
+
+    def solve(self, Y):
+        """``W`` [d, k] (a float64 tensor on the device) for targets ``Y`` [n, k]."""
+        return self.R @ self.project(Y)
+
+def factor(X, rcond: float = RCOND, dev=None) -> Factor:
+    """Factorize ``X`` once for any number of least-squares targets (see :class:`Factor`)."""
+    return Factor(X, rcond, dev, stacklevel=3)
+
+
+def pinv(X: np.ndarray, rcond: float = RCOND, dev=None) -> np.ndarray:
     """Moore-Penrose pseudo-inverse of X in float64, dropping singular values below ``rcond * s_max``."""
-    X = np.asarray(X, dtype=np.float64)
-    n, d = X.shape
-    if n < d:
-        warn_underdetermined(n, d, stacklevel=3)
-    U, S, Vt = np.linalg.svd(X, full_matrices=False)
-    keep = S > rcond * (S[0] if S.size else 0.0)
-    return (Vt[keep].T / S[keep]) @ U[:, keep].T
+    f = Factor(X, rcond, dev, stacklevel=3)
+    return devices.to_numpy(f.R @ f.LT)
 
 
-def fit(X: np.ndarray, Y: np.ndarray, rcond: float = RCOND) -> np.ndarray:
+def fit(X: np.ndarray, Y: np.ndarray, rcond: float = RCOND, dev=None) -> np.ndarray:
     """``W = argmin ||X W - Y||`` (min-norm), float64, shape [d_in, d_out]. Equals sklearn's
     ``LinearRegression(fit_intercept=False).fit(X, Y).coef_.T``."""
-    return pinv(X, rcond) @ np.asarray(Y, dtype=np.float64)
+    return devices.to_numpy(Factor(X, rcond, dev, stacklevel=3).solve(Y))
 
 
 CONSTANT_RTOL = 1e-12  # a coordinate whose variance is below this share of the median coordinate's is constant
 
 
-def r2_score(Y: np.ndarray, Y_hat: np.ndarray) -> float:
+def _r2(sse, sst) -> float:
+    """Coordinate-averaged r² from per-coordinate SSE and SST (tensors), with the rules of :func:`r2_score`."""
+    import torch
+
+    r2 = torch.ones_like(sse)
+    ok = sst > CONSTANT_RTOL * sst.median()
+    r2[ok] = 1 - sse[ok] / sst[ok]
+    r2[~ok & (sse != 0)] = 0.0
+    return float(r2.mean())
+
+
+def _sst(Y):
+    return (Y - Y.mean(0)).square_().sum(0)
+
+
+def r2_score(Y: np.ndarray, Y_hat: np.ndarray, dev=None) -> float:
     """Coordinate-averaged r², as ``sklearn.metrics.r2_score(Y, Y_hat)`` with its defaults: per output coordinate
     1 - SSE/SST (1 if both are 0, 0 if only SST is 0), then the unweighted mean, in float64.
 
@@ -54,50 +126,78 @@ def r2_score(Y: np.ndarray, Y_hat: np.ndarray) -> float:
     coordinate's is treated as constant (sklearn's SST = 0 case). Such a coordinate is zero to float precision (for
     example where a final LayerNorm has a zero weight, as in all-MiniLM-L6-v2), and its 1 - SSE/SST would be
     about -1e60, swamping the average. Where no coordinate is that small, the result equals sklearn's."""
-    Y = np.asarray(Y, dtype=np.float64)
-    Y_hat = np.asarray(Y_hat, dtype=np.float64)
-    sse = ((Y - Y_hat) ** 2).sum(0)
-    sst = ((Y - Y.mean(0)) ** 2).sum(0)
-    r2 = np.ones_like(sse)
-    ok = sst > CONSTANT_RTOL * np.median(sst)
-    r2[ok] = 1 - sse[ok] / sst[ok]
-    r2[~ok & (sse != 0)] = 0.0
-    return float(r2.mean())
+    dev = devices.resolve(dev)
+    Y, Y_hat = _t(Y, dev), _t(Y_hat, dev)
+    return _r2(((Y - Y_hat) ** 2).sum(0), _sst(Y))
 
 
-def layer_pair_r2(X_train: np.ndarray, X_val: np.ndarray, rcond: float = RCOND,
-                  train_r2: bool = False) -> dict:
+class _Layers:
+    """Float64 copies on the device of the layers of [L+1, n, d] states, kept when they fit in ``budget`` bytes
+    (all of them) and made on each use otherwise."""
+
+    def __init__(self, X, dev, budget):
+        self.X, self.dev = X, dev
+        self.all = _t(X, dev) if X.size * 8 <= budget else None
+
+    def __getitem__(self, layer):
+        return _t(self.X[layer], self.dev) if self.all is None else self.all[layer]
+
+
+def _sse(D):
+    """Per-coordinate sum of squares of D [n, d], computed in place."""
+    return D.square_().sum(0)
+
+
+def layer_pair_r2(X_train: np.ndarray, X_val: np.ndarray, rcond: float = RCOND, train_r2: bool = False,
+                  dev=None) -> dict:
     """r² of ``mat`` and ``id`` for every layer pair l < l' (validation set), and the maps to the last layer.
 
     ``X_train``, ``X_val``: [L+1, n, d] hidden states. Returns a dict with ``r2_mat`` and ``r2_id``, [L+1, L+1]
     (rows = source l, columns = target l'; diagonal 1, lower triangle NaN), and ``maps`` [L, d, d] where
     ``maps[l]`` is ``W`` for l -> L. With ``train_r2`` also ``r2_mat_train`` / ``r2_id_train``, the same scores on
-    the training set (same fits, no extra factorization).
+    the training set (same fits; one more product per pair, the in-sample prediction).
+
+    Per source layer: one factorization, then per target the projection ``Lᵀ Y`` (2·n_train·d² flops) and the
+    validation prediction ``(X_val R) (Lᵀ Y)`` (2·n_val·d² flops). Memory stays bounded: one source's
+    factorization and one target at a time, plus the L maps to the last layer that are returned.
     """
+    import torch
+
+    dev = devices.resolve(dev)
     n_layers, n, d = X_train.shape
-    sets = {"": X_val.astype(np.float64)}
-    if train_r2:
-        sets["_train"] = X_train.astype(np.float64)
+    tr = _Layers(X_train, dev, FIT_MEMORY)
+    va = _Layers(X_val, dev, FIT_MEMORY)
+    sets = ["", "_train"] if train_r2 else [""]
     out = {}
     for suffix in sets:
         for m in ("r2_mat", "r2_id"):
             out[m + suffix] = np.full((n_layers, n_layers), np.nan)
             np.fill_diagonal(out[m + suffix], 1.0)
+    sst = {"": [_sst(va[t]) for t in range(n_layers)]}
+    if train_r2:
+        sst["_train"] = [_sst(tr[t]) for t in range(n_layers)]
     maps = np.zeros((n_layers - 1, d, d))
-    chunk = max(1, (256 * 2**20) // (8 * n * d))  # stack at most ~256 MB of targets at a time
+    buf_va = torch.empty((X_val.shape[1], d), dtype=torch.float64, device=dev)
+    buf_tr = torch.empty((n, d), dtype=torch.float64, device=dev) if train_r2 else None
     for src in range(n_layers - 1):
-        P = pinv(X_train[src], rcond)  # one factorization, shared by every target layer
-        targets = list(range(src + 1, n_layers))
-        for c in range(0, len(targets), chunk):
-            part = targets[c:c + chunk]
-            W_all = P @ np.concatenate([X_train[t] for t in part], axis=1).astype(np.float64)
-            for k, t in enumerate(part):
-                W = W_all[:, k * d:(k + 1) * d]
-                for suffix, Y in sets.items():
-                    out["r2_mat" + suffix][src, t] = r2_score(Y[t], Y[src] @ W)
-                    out["r2_id" + suffix][src, t] = r2_score(Y[t], Y[src])
-                if t == n_layers - 1:
-                    maps[src] = W
+        f = Factor(tr[src], rcond, dev, stacklevel=2)
+        Xs_val, Xs = va[src], tr[src]
+        Z = Xs_val @ f.R  # validation predictions of every target are Z @ (Lᵀ Y)
+        for t in range(src + 1, n_layers):
+            Y, Yv = tr[t], va[t]
+            B = f.project(Y)
+            # differences go to reused buffers: a fresh [n, d] array per pair costs more than the arithmetic
+            sse = {"r2_mat": _sse(torch.matmul(Z, B, out=buf_va).sub_(Yv)),
+                   "r2_id": _sse(torch.sub(Yv, Xs_val, out=buf_va))}
+            if train_r2 or t == n_layers - 1:
+                W = f.R @ B
+            if train_r2:
+                sse["r2_mat_train"] = _sse(torch.matmul(f.LT.T, W if f.route == "gram" else B, out=buf_tr).sub_(Y))
+                sse["r2_id_train"] = _sse(torch.sub(Y, Xs, out=buf_tr))
+            for key, v in sse.items():
+                out[key][src, t] = _r2(v, sst["_train" if key.endswith("_train") else ""][t])
+            if t == n_layers - 1:
+                maps[src] = devices.to_numpy(W)
     out["maps"] = maps
     return out
 

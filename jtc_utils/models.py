@@ -286,6 +286,14 @@ class Adapter:
         return self._body.ln_f if self.family == "gpt2" else self._body.norm
 
     @property
+    def device(self):
+        """Where the model runs: the current setting of :mod:`jtc_utils.device`; the model moves there the first
+        time it is used after the setting changed."""
+        from . import device as devices
+
+        return devices.of(devices.on(self.model))
+
+    @property
     def n_layers(self) -> int:
         return self.model.config.num_hidden_layers
 
@@ -299,7 +307,10 @@ class Adapter:
 
     def readout(self, h):
         """Logits ``R(h)`` for final-layer vectors h of shape [..., d]: decoders apply their final norm (h is raw,
-        taken before it) then the output matrix; BERT-style models their MLM head."""
+        taken before it) then the output matrix; BERT-style models their MLM head. Runs on the model's device
+        (h is moved there); the logits stay there."""
+        if self.has_head:
+            h = h.to(self.device)
         if self.causal:
             return self.final_norm(h) @ self.model.lm_head.weight.T
         if not self.has_head:

@@ -49,8 +49,8 @@ def readout_stats(ad, H, k: int = 1):
         top = logits.topk(max(k, 2), -1)
         # probabilities of the two largest logits, normalised with a float32 log-sum-exp (no [n, V] softmax copy)
         p12 = torch.exp(top.values[:, :2].double() - torch.logsumexp(logits, -1).double()[:, None])
-        ids.append(top.indices[:, :k].numpy())
-        gaps.append((p12[:, 0] - p12[:, 1]).numpy())
+        ids.append(top.indices[:, :k].cpu().numpy())
+        gaps.append((p12[:, 0] - p12[:, 1]).cpu().numpy())
     return np.concatenate(ids), np.concatenate(gaps)
 
 
@@ -74,7 +74,7 @@ def final_stats(exp, ks=KS) -> dict:
 
     ks = check_ks(exp.adapter, ks)
     logits = _logits(exp.adapter, exp.X_val[exp.n_layers])
-    return {"topk": logits.topk(max(ks), -1).indices.numpy(), "logits": logits,
+    return {"topk": logits.topk(max(ks), -1).indices.cpu().numpy(), "logits": logits,
             "lse": torch.logsumexp(logits.double(), -1)}
 
 
@@ -86,7 +86,8 @@ def evaluate(exp, top1: np.ndarray, ks=KS, final=None) -> dict:
     t1 = torch.from_numpy(top1)
     topk = torch.from_numpy(final["topk"])
     precision = {k: (t1[..., None] == topk[None, :, :k]).any(-1).numpy().astype(float) for k in ks}
-    surprisal = (final["lse"][None, :] - final["logits"].gather(1, t1.T).T.double()).numpy()
+    logits = final["logits"]  # on the model's device
+    surprisal = (final["lse"][None, :] - logits.gather(1, t1.T.to(logits.device)).T.double()).cpu().numpy()
     return {"precision": precision, "surprisal": surprisal}
 
 
@@ -208,6 +209,7 @@ def text_fit(exp, n: int = 500) -> dict:
         nll, count = 0.0, 0
         with torch.inference_mode():
             for _, inp, att, _ in padded_batches(ad.family, full, 32, pad_id(ad)):
+                inp, att = inp.to(ad.device), att.to(ad.device)
                 logits = ad.model(input_ids=inp, attention_mask=att).logits[:, :-1].double()
                 tgt, keep = inp[:, 1:], att[:, 1:].bool()
                 lp = torch.log_softmax(logits, -1).gather(-1, tgt[..., None])[..., 0]

@@ -32,7 +32,9 @@ BATCH = 64
 
 
 def runner(exp) -> Blocks:
-    """The block runner of the experiment's model; a clear error for a model family it does not support."""
+    """The block runner of the experiment's model, on the current device (:mod:`jtc_utils.device`); a clear error
+    for a model family it does not support."""
+    exp.adapter.device  # moves the model to the current device
     return runner_for(exp.adapter.model)
 
 
@@ -51,12 +53,13 @@ def record(run: Blocks, s, pad: int = 0) -> dict:
     out = {b: np.zeros((L, n, d), dtype=np.float32) for b in keep}
     with torch.inference_mode():
         for idx, inp, mask, pos in padded_batches(run.family, s, BATCH, pad):
+            inp, mask, pos = inp.to(run.device), mask.to(run.device), pos.to(run.device)
             h = run.embed(inp)
-            rows = torch.arange(len(idx))
+            rows = torch.arange(len(idx), device=run.device)
             for j in range(L):
                 h, vecs = run.block(h, j, record=True, mask=mask)
                 for b in keep:
-                    out[b][j, idx] = vecs[b][rows, pos].numpy()
+                    out[b][j, idx] = vecs[b][rows, pos].cpu().numpy()
     return out
 
 
@@ -100,12 +103,12 @@ def load_maps(path, exp) -> dict:
         return check_maps({k: f[k] for k in f.files}, runner(exp))
 
 
-def _replacements(maps: dict, mapping: str):
+def _replacements(maps: dict, mapping: str, dev):
     import torch
 
     if mapping not in REPLACED:
         raise ValueError(f"unknown sub-module mapping {mapping!r}; choose one of {', '.join(REPLACED)}")
-    W = {part: torch.from_numpy(np.ascontiguousarray(maps[part])) for part in REPLACED[mapping]}
+    W = {part: torch.from_numpy(np.ascontiguousarray(maps[part])).to(dev) for part in REPLACED[mapping]}
     return lambda j: {part: w[j] for part, w in W.items()}
 
 
@@ -125,7 +128,7 @@ def cast_single(run: Blocks, maps: dict, X: np.ndarray, start_layers=None) -> np
     started from; row L: h^L itself)."""
     import torch
 
-    rep = _replacements(maps, "mat_attn")
+    rep = _replacements(maps, "mat_attn", run.device)
     L, n = run.n_layers, X.shape[1]
     starts = _starts(L, start_layers)
     out = np.full((L + 1, n, X.shape[2]), np.nan, dtype=np.float32)
@@ -133,10 +136,10 @@ def cast_single(run: Blocks, maps: dict, X: np.ndarray, start_layers=None) -> np
         cur = None
         for j in range(starts[0], L):  # wavefront: a start layer joins before its block
             if j in starts:
-                new = torch.from_numpy(X[j])
+                new = torch.from_numpy(X[j]).to(run.device)
                 cur = new if cur is None else torch.cat([cur, new])
             cur = run.block(cur, j, rep(j))
-        out[starts] = cur.numpy().reshape(len(starts), n, -1)
+        out[starts] = cur.cpu().numpy().reshape(len(starts), n, -1)
     out[L] = X[L]
     return out
 
@@ -147,14 +150,15 @@ def cast_prefix(run: Blocks, maps: dict, exp, mapping: str, start_layers=None) -
     [L+1, n, d] final vectors (NaN rows for layers not started from)."""
     import torch
 
-    rep = _replacements(maps, mapping)
+    rep = _replacements(maps, mapping, run.device)
     ad, s = exp.adapter, exp.val
     L = run.n_layers
     starts = _starts(L, start_layers)
     out = np.full((L + 1, len(s), run.d), np.nan, dtype=np.float32)
     with torch.inference_mode():
         for idx, inp, mask, pos in sample_batches(exp, s):
-            S = ad.forward_states(inp, mask)  # true h^0..h^L at every position
+            S = ad.forward_states(inp, mask)  # true h^0..h^L at every position, on the device
+            mask, pos = mask.to(run.device), pos.to(run.device)
             B = len(idx)
             cur, k = None, 0
             for j in range(starts[0], L):
@@ -162,10 +166,10 @@ def cast_prefix(run: Blocks, maps: dict, exp, mapping: str, start_layers=None) -
                     cur = S[j] if cur is None else torch.cat([cur, S[j]])
                     k += 1
                 cur = run.block(cur, j, rep(j), mask=mask.repeat(k, 1))
-            rows = torch.arange(B)
-            out[starts, idx[:, None]] = cur.view(len(starts), B, *cur.shape[1:])[:, rows, pos].numpy().transpose(
-                1, 0, 2)
-            out[L, idx] = S[L][rows, pos].numpy()
+            rows = torch.arange(B, device=run.device)
+            out[starts, idx[:, None]] = cur.view(len(starts), B, *cur.shape[1:])[:, rows, pos].cpu().numpy(
+                ).transpose(1, 0, 2)
+            out[L, idx] = S[L][rows, pos].cpu().numpy()
     return out
 
 

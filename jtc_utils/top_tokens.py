@@ -60,7 +60,7 @@ def states_at(ad, ids: list[int], pos: int) -> np.ndarray:
 
     with torch.inference_mode():
         x = torch.tensor([ids])
-        return ad.forward_states(x, torch.ones_like(x))[:, 0, pos].numpy()
+        return ad.forward_states(x, torch.ones_like(x))[:, 0, pos].cpu().numpy()
 
 
 def token_strings(ad, ids) -> list[str]:

@@ -176,10 +176,13 @@ def train_model(spec: Spec, seed: int = 0, texts: list[str] | None = None, progr
     from tqdm.auto import tqdm
     from transformers import AutoTokenizer, BertForMaskedLM, GPT2LMHeadModel
 
+    from . import device as devices
+
     torch.manual_seed(seed)
     tok = AutoTokenizer.from_pretrained(GPT_TOKENIZER_DIR if spec.family == "gpt2" else BERT_TOKENIZER_DIR)
     cfg = make_config(spec, tok)
-    model = (GPT2LMHeadModel if spec.family == "gpt2" else BertForMaskedLM)(cfg)
+    model = (GPT2LMHeadModel if spec.family == "gpt2" else BertForMaskedLM)(cfg)  # initialised on the CPU, seeded
+    dev = devices.of(devices.on(model))
     texts = texts if texts is not None else _training_texts(seed)
     ids = _encode(spec, tok, texts)
     batches = _batches([len(x) for x in ids], spec.batch, seed)
@@ -195,7 +198,7 @@ def train_model(spec: Spec, seed: int = 0, texts: list[str] | None = None, progr
     step, curve, seen, elapsed = 0, [], 0, 0.0
     if ckpt.exists():
         try:  # plain tensors and numbers only: a checkpoint cannot run pickled code
-            state = torch.load(ckpt, weights_only=True)
+            state = torch.load(ckpt, weights_only=True, map_location="cpu")
         except Exception as e:  # noqa: BLE001 - unpickling errors, a damaged file
             raise RuntimeError(f"the training checkpoint {ckpt} cannot be loaded safely ({type(e).__name__}: "
                                f"{str(e).strip().splitlines()[0][:200]}). It is not one this code wrote, or it is "
@@ -212,8 +215,8 @@ def train_model(spec: Spec, seed: int = 0, texts: list[str] | None = None, progr
     t0 = time.time() - elapsed
     while step < steps:
         batch = [ids[j] for j in batches[step]]
-        inp, att, labels = _collate(spec, batch, pad_id, seed * 1_000_003 + step, tok.mask_token_id or 0,
-                                    len(tok), special)
+        inp, att, labels = (t.to(dev) for t in _collate(spec, batch, pad_id, seed * 1_000_003 + step,
+                                                         tok.mask_token_id or 0, len(tok), special))
         loss = model(input_ids=inp, attention_mask=att, labels=labels).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -264,6 +267,8 @@ def evaluate(model, tok, spec: Spec, train_texts: list[str], seed: int, n: int =
     sentences of both domains; for BERT-style models also masked-token accuracy (15% masking, seeded)."""
     import torch
 
+    from . import device as devices
+
     val = [s.text for d in corpus.DOMAINS for s in corpus.pool(d, "validation", n=n, seed=seed)]
     ids = _encode(spec, tok, val)
     counts = Counter(t for x in _encode(spec, tok, train_texts[:40000]) for t in x)
@@ -273,8 +278,8 @@ def evaluate(model, tok, spec: Spec, train_texts: list[str], seed: int, n: int =
     nll, uni, correct, count = 0.0, 0.0, 0, 0
     with torch.no_grad():
         for i in range(0, len(ids), 64):
-            inp, att, labels = _collate(spec, ids[i:i + 64], pad_id, 10_000 + i, tok.mask_token_id or 0,
-                                        len(tok), special, mask_prob=0.15)
+            inp, att, labels = (t.to(devices.of(model)) for t in _collate(
+                spec, ids[i:i + 64], pad_id, 10_000 + i, tok.mask_token_id or 0, len(tok), special, mask_prob=0.15))
             logits = model(input_ids=inp, attention_mask=att).logits
             if spec.family == "gpt2":
                 logits, labels = logits[:, :-1], labels[:, 1:]
@@ -282,7 +287,7 @@ def evaluate(model, tok, spec: Spec, train_texts: list[str], seed: int, n: int =
             lp = torch.log_softmax(logits[keep].double(), -1)
             tgt = labels[keep]
             nll += float(-lp.gather(1, tgt[:, None]).sum())
-            uni += sum(-math.log((counts[int(t)] + 1) / total) for t in tgt)
+            uni += sum(-math.log((counts[int(t)] + 1) / total) for t in tgt.tolist())
             correct += int((lp.argmax(-1) == tgt).sum())
             count += int(keep.sum())
     out = {"sentences": len(val), "predicted_tokens": count, "loss": round(nll / count, 4),
@@ -423,6 +428,7 @@ def main(argv=None):
     tr.add_argument("--seed", type=int, default=0)
     tr.add_argument("--force", action="store_true", help="retrain models that are already in the zoo")
     tr.add_argument("--threads", type=int, default=None)
+    tr.add_argument("--device", default="auto", help="auto (a GPU when there is one), cpu, cuda or cuda:N")
     sub.add_parser("checksums", help=f"rewrite {MANIFEST_NAME} from the files in zoo/ (after retraining)")
     args = ap.parse_args(argv)
     if args.cmd == "checksums":
@@ -430,8 +436,11 @@ def main(argv=None):
         return
     import torch
 
+    from . import device as devices
+
     if args.threads:
         torch.set_num_threads(args.threads)
+    devices.use(args.device)
     texts = _training_texts(args.seed)
     if not (GPT_TOKENIZER_DIR.exists() and BERT_TOKENIZER_DIR.exists()):
         print("training tokenizers ...", flush=True)

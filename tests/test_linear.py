@@ -95,3 +95,52 @@ def test_a_dead_coordinate_does_not_swamp_r2():
     assert linear.r2_score(dead, pred) == pytest.approx(5 * live / 6)  # the dead coordinate scores 0
     assert sk_r2(dead, pred) < -1e30  # what the plain formula gives
     assert linear.r2_score(dead, np.hstack([Y_hat, dead[:, 5:]])) == pytest.approx((5 * live + 1) / 6)
+
+
+def _reference_pair_r2(Xtr, Xva, rcond=linear.RCOND):
+    """The previous implementation, in numpy: pinv by SVD with the cutoff, one fit per pair, explicit predictions."""
+    L1 = Xtr.shape[0]
+    out = {k: np.full((L1, L1), np.nan) for k in ("r2_mat", "r2_id", "r2_mat_train", "r2_id_train")}
+    for v in out.values():
+        np.fill_diagonal(v, 1.0)
+    for a in range(L1 - 1):
+        X = Xtr[a].astype(np.float64)
+        U, S, Vt = np.linalg.svd(X, full_matrices=False)
+        keep = S > rcond * S[0]
+        P = (Vt[keep].T / S[keep]) @ U[:, keep].T
+        for b in range(a + 1, L1):
+            W = P @ Xtr[b].astype(np.float64)
+            out["r2_mat"][a, b] = linear.r2_score(Xva[b], Xva[a].astype(np.float64) @ W)
+            out["r2_id"][a, b] = linear.r2_score(Xva[b], Xva[a])
+            out["r2_mat_train"][a, b] = linear.r2_score(Xtr[b], X @ W)
+            out["r2_id_train"][a, b] = linear.r2_score(Xtr[b], Xtr[a])
+    return out
+
+
+def test_torch_fits_equal_the_numpy_svd_reference_to_1e_9_on_both_routes():
+    """Well-conditioned layers take the Gram route, an ill-conditioned one (singular values spread over 1e6) and a
+    rank-deficient one the SVD route; every r² equals the per-pair numpy SVD reference to 1e-9."""
+    rng = np.random.default_rng(6)
+    L, n, d = 4, 600, 24
+    X = np.empty((L + 1, n, d), dtype=np.float32)
+    X[0] = rng.standard_normal((n, d)) * np.logspace(0, -6, d)  # condition number 1e6
+    X[1] = _correlated(rng, n, d, rank=9)  # rank-deficient
+    for l in range(2, L + 1):
+        X[l] = X[l - 1] + np.tanh(X[l - 1] @ rng.standard_normal((d, d)) * 0.3) + 0.1 * rng.standard_normal((n, d))
+    routes = [linear.factor(X[l, :400]).route for l in range(L)]
+    assert routes[:2] == ["svd", "svd"] and "gram" in routes[2:]
+    ours = linear.layer_pair_r2(X[:, :400], X[:, 400:], train_r2=True)
+    ref = _reference_pair_r2(X[:, :400], X[:, 400:])
+    for key, v in ref.items():
+        np.testing.assert_allclose(ours[key], v, rtol=0, atol=1e-9, err_msg=key)
+
+
+def test_pinv_and_fit_match_lapack_gelsd_min_norm():
+    from scipy.linalg import lstsq
+
+    rng = np.random.default_rng(7)
+    for X in (_correlated(rng, 200, 16), _correlated(rng, 200, 16, rank=5)):
+        Y = rng.standard_normal((200, 6))
+        ref = lstsq(X, Y, cond=linear.RCOND, lapack_driver="gelsd")[0]
+        np.testing.assert_allclose(X @ linear.fit(X, Y), X @ ref, rtol=1e-9, atol=1e-9)
+        np.testing.assert_allclose(linear.pinv(X) @ Y, linear.fit(X, Y), rtol=1e-9, atol=1e-9)

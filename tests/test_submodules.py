@@ -107,7 +107,7 @@ def test_wavefront_equals_one_start_layer_at_a_time(exp, mapping):
     run = submodules.runner(exp)
     maps = submodules.fit(exp)
     fast = submodules.cast(exp, mapping, maps)
-    rep = submodules._replacements(maps, mapping)
+    rep = submodules._replacements(maps, mapping, run.device)
     L = exp.n_layers
     np.testing.assert_array_equal(fast[L], exp.X_val[L])  # starting at the last layer is the model itself
     with torch.inference_mode():

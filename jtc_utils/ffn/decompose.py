@@ -75,10 +75,10 @@ class FFN:
 
     def values(self, j: int) -> np.ndarray:
         """V of block j, [d_ff, d] float64: row i is value vector v_i."""
-        return self._V[self.check_block(j)].numpy()
+        return self._V[self.check_block(j)].cpu().numpy()
 
     def value_bias(self, j: int) -> np.ndarray:
-        return self._bV[self.check_block(j)].numpy()
+        return self._bV[self.check_block(j)].cpu().numpy()
 
     def all_values(self) -> np.ndarray:
         """Every value vector of the model, [L * d_ff, d] float64, block by block."""
@@ -89,7 +89,7 @@ class FFN:
         import torch
 
         with torch.no_grad():
-            r = torch.as_tensor(np.asarray(r, dtype=np.float32))
+            r = torch.as_tensor(np.asarray(r, dtype=np.float32)).to(self.run.device)
             return self.run.ln(r, self.run.norms(self.check_block(j))[1])
 
     def coefficients(self, j: int, r) -> np.ndarray:
@@ -103,19 +103,19 @@ class FFN:
                 m = self.run.act(u @ self._K[j] + self._bK[j])
             else:
                 m = self.run.act(u @ self._K[j]) * (u @ self._K_up[j])
-        return m.numpy()
+        return m.cpu().numpy()
 
     def output(self, j: int, m) -> np.ndarray:
         """o = m V + b_V [n, d] from coefficients m."""
         j = self.check_block(j)
-        return np.asarray(m, dtype=np.float64) @ self._V[j].numpy() + self._bV[j].numpy()
+        return np.asarray(m, dtype=np.float64) @ self._V[j].cpu().numpy() + self._bV[j].cpu().numpy()
 
     def module_output(self, j: int, r) -> np.ndarray:
         """The model's own FFN (``mlp``) on ln_2(r), through the block runner in the model's precision."""
         import torch
 
         with torch.no_grad():
-            return self.run.mlp(self.ffn_input(j, r), self.check_block(j)).double().numpy()
+            return self.run.mlp(self.ffn_input(j, r), self.check_block(j)).double().cpu().numpy()
 
 
 def record_mid(adapter, s, progress: bool = False) -> np.ndarray:
@@ -131,11 +131,12 @@ def record_mid(adapter, s, progress: bool = False) -> np.ndarray:
     with torch.inference_mode():
         for idx, inp, mask, pos in tqdm(list(padded_batches(run.family, s, BATCH, pad_id(adapter))),
                                         desc=f"mid states {adapter.name}", disable=not progress, leave=False):
+            inp, mask, pos = inp.to(run.device), mask.to(run.device), pos.to(run.device)
             h = run.embed(inp)
-            rows = torch.arange(len(idx))
+            rows = torch.arange(len(idx), device=run.device)
             for j in range(L):
                 h, vecs = run.block(h, j, record=True, mask=mask)
-                out[j, idx] = vecs[3][rows, pos].float().numpy()
+                out[j, idx] = vecs[3][rows, pos].float().cpu().numpy()
     return out
 
 

@@ -27,7 +27,7 @@ def coefficient_fit(exp) -> dict:
     A5 = submodules.fit(exp)["ffn"]
     out = {k: [] for k in ("r2_mean", "r2_dominant", "r2_rest", "error_share_dominant", "identity_gap")}
     for j in range(ffn.n_layers):
-        U, Uv = ffn.ffn_input(j, Rtr[j]).double().numpy(), ffn.ffn_input(j, Rva[j]).double().numpy()
+        U, Uv = ffn.ffn_input(j, Rtr[j]).double().cpu().numpy(), ffn.ffn_input(j, Rva[j]).double().cpu().numpy()
         M, Mv = ffn.coefficients(j, Rtr[j]), ffn.coefficients(j, Rva[j])
         P = linear.pinv(U)
         a = P @ M

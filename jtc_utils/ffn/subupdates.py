@@ -94,10 +94,10 @@ def readouts(adapter, H: np.ndarray, ref: np.ndarray | None = None, chunk: int =
     with torch.inference_mode():
         for a in range(0, len(H), chunk):
             logits = adapter.readout(torch.as_tensor(H[a:a + chunk]))
-            top[a:a + chunk] = logits.argmax(-1).numpy()
+            top[a:a + chunk] = logits.argmax(-1).cpu().numpy()
             if ref is not None:
-                r = torch.as_tensor(ref[a:a + chunk])
-                rank[a:a + chunk] = (logits > logits.gather(1, r[:, None])).sum(-1).numpy()
+                r = torch.as_tensor(ref[a:a + chunk]).to(logits.device)
+                rank[a:a + chunk] = (logits > logits.gather(1, r[:, None])).sum(-1).cpu().numpy()
     return top, rank
 
 
@@ -112,7 +112,7 @@ def compute(exp, seed: int = 0) -> dict:
     R = mid_states(exp, "validation")
     X = exp.X_val
     L, n = ffn.n_layers, X.shape[1]
-    E = vocab.unembedding(exp.adapter).double().numpy()
+    E = vocab.unembedding(exp.adapter).double().cpu().numpy()
     rng = np.random.default_rng(seed)
     out = {k: np.zeros((L, n), np.int64) for k in ("w", "top1", "rank_w")}
     out.update(t10=np.zeros((L, n)), r10=np.zeros((L, n)), dom=np.zeros((L, n, TOP), np.int32),

@@ -23,7 +23,7 @@ def _transform(adapter, vectors, reading: str):
 
     if reading not in READINGS:
         raise ValueError(f"unknown reading {reading!r}; choose one of {', '.join(READINGS)}")
-    v = torch.as_tensor(np.asarray(vectors, dtype=np.float32))
+    v = torch.as_tensor(np.asarray(vectors, dtype=np.float32)).to(adapter.device)
     if reading == "raw":
         return v
     norm = adapter.final_norm
@@ -54,8 +54,8 @@ def top_tokens(adapter, vectors, k: int = 30, reading: str = "raw", chunk: int =
         for a in range(0, n, chunk):
             logits = _transform(adapter, vectors[a:a + chunk], reading) @ E.T
             t = (-logits if bottom else logits).topk(k, -1)
-            ids[a:a + chunk] = t.indices.numpy()
-            vals[a:a + chunk] = (-t.values if bottom else t.values).numpy()
+            ids[a:a + chunk] = t.indices.cpu().numpy()
+            vals[a:a + chunk] = (-t.values if bottom else t.values).cpu().numpy()
     return ids, vals
 
 

@@ -66,7 +66,7 @@ def evaluate_many(exp, lenses, layers=None, ks=KS, n_val: int | None = None) -> 
             p_f = logp_f.exp()
             topk_f = logp_f.topk(kmax, -1).indices
             t_f = topk_f[:, :1]
-            final_topk[sl] = topk_f.numpy()
+            final_topk[sl] = topk_f.cpu().numpy()
             sum_pf += p_f.sum(0, dtype=torch.float64)
             for res, sq, lens in zip(out, sum_q, lenses):
                 for i, layer in enumerate(layers):
@@ -74,19 +74,19 @@ def evaluate_many(exp, lenses, layers=None, ks=KS, n_val: int | None = None) -> 
                                              -1)
                     top2 = logq.topk(2, -1)
                     t_T = top2.indices[:, :1]
-                    res["top1"][i, sl] = t_T[:, 0].numpy()
-                    res["gap"][i, sl] = (top2.values[:, 0].double().exp() - top2.values[:, 1].double().exp()).numpy()
+                    res["top1"][i, sl] = t_T[:, 0].cpu().numpy()
+                    res["gap"][i, sl] = (top2.values[:, 0].double().exp() - top2.values[:, 1].double().exp()).cpu().numpy()
                     for k in ks:
-                        res["precision"][k][i, sl] = (t_T == topk_f[:, :k]).any(-1).numpy()
-                    res["s_jtc"][i, sl] = -logp_f.gather(1, t_T)[:, 0].double().numpy()
-                    res["s_n"][i, sl] = -logq.gather(1, t_f)[:, 0].double().numpy()
-                    res["kl"][i, sl] = (p_f * (logp_f - logq)).sum(-1, dtype=torch.float64).numpy()
+                        res["precision"][k][i, sl] = (t_T == topk_f[:, :k]).any(-1).cpu().numpy()
+                    res["s_jtc"][i, sl] = -logp_f.gather(1, t_T)[:, 0].double().cpu().numpy()
+                    res["s_n"][i, sl] = -logq.gather(1, t_f)[:, 0].double().cpu().numpy()
+                    res["kl"][i, sl] = (p_f * (logp_f - logq)).sum(-1, dtype=torch.float64).cpu().numpy()
                     sq[i] += logq.exp().sum(0, dtype=torch.float64)
     mean_pf = sum_pf / n
     for res, sq, lens in zip(out, sum_q, lenses):
         mean_q = sq / n
         res["bias_kl"] = (mean_pf[None] * (mean_pf.clamp_min(1e-300).log()[None] - mean_q.clamp_min(1e-300).log())
-                          ).sum(-1).numpy()
+                          ).sum(-1).cpu().numpy()
         res["r2"] = np.array([linear.r2_score(X[L], lens.transform(X[layer], layer)) for layer in layers])
         res.update(final_topk=final_topk, layers=np.array(layers), label=lens.label, name=lens.name,
                    params=lens.params(), n_layers=L)

@@ -60,30 +60,30 @@ def train(X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: di
     import torch
     from tqdm.auto import tqdm
 
+    from .. import device as devices
     from ..progress import show_progress
 
+    dev = devices.current()  # initial values and sample orders are drawn on the CPU: the same on every device
     rec = {**RECIPE, **(recipe or {})}
     pairs = [(int(a), int(b)) for a, b in pairs]
     P, n, d = len(pairs), X.shape[1], X.shape[2]
-    src = torch.as_tensor(np.asarray(X, dtype=np.float32))
+    src = torch.as_tensor(np.asarray(X, dtype=np.float32)).to(dev)
     sources = sorted({a for a, _ in pairs})
     targets = sorted({b for _, b in pairs})
-    S_layers, T_layers = torch.tensor(sources), torch.tensor(targets)
-    pi = torch.tensor([sources.index(a) for a, _ in pairs])  # pair -> its source's row
-    pj = torch.tensor([targets.index(b) for _, b in pairs])  # pair -> its target's row
+    S_layers, T_layers = torch.tensor(sources, device=dev), torch.tensor(targets, device=dev)
+    pi = torch.tensor([sources.index(a) for a, _ in pairs], device=dev)  # pair -> its source's row
+    pj = torch.tensor([targets.index(b) for _, b in pairs], device=dev)  # pair -> its target's row
     nS, nT = len(sources), len(targets)
-    s_idx = torch.tensor([a for a, _ in pairs])
-    t_idx = torch.tensor([b for _, b in pairs])
     fit_i, stop_i = split_indices(n, seed, rec["early_stop_share"])
-    fit_t, stop_t = torch.as_tensor(fit_i), torch.as_tensor(stop_i)
-    A, B = _init(pairs, d, rank, seed)
+    fit_t, stop_t = torch.as_tensor(fit_i), torch.as_tensor(stop_i).to(dev)
+    A, B = (t.to(dev) for t in _init(pairs, d, rank, seed))
     A.requires_grad_(True)
     B.requires_grad_(True)
     params = [A, B]
     eps = rec["eps"]
     if norm:
-        gamma = torch.ones(P, d, requires_grad=True)
-        beta = torch.zeros(P, d, requires_grad=True)
+        gamma = torch.ones(P, d, device=dev, requires_grad=True)
+        beta = torch.zeros(P, d, device=dev, requires_grad=True)
         params += [gamma, beta]
         fitX = src[S_layers][:, fit_t].double()  # [nS, n_fit, d]
         # exact statistics of the vectors trained on, for evaluation (per source layer, shared by its pairs)
@@ -105,12 +105,12 @@ def train(X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: di
             A_eff = gamma.to(dtype)[:, :, None] * A_  # BN(x) A = x_hat diag(gamma) A + beta A
         else:
             A_eff = A_
-        A_full = torch.zeros(nS, nT, d, rank, dtype=dtype).index_put((pi, pj), A_eff)
+        A_full = torch.zeros(nS, nT, d, rank, dtype=dtype, device=dev).index_put((pi, pj), A_eff)
         Z = torch.bmm(x, A_full.permute(0, 2, 1, 3).reshape(nS, d, nT * rank)).view(nS, -1, nT, rank)
         z = Z[pi, :, pj]  # [P, b, r]
         if norm:
             z = z + (beta.to(dtype)[:, None, :] @ A_)  # [P, 1, r]
-        Bt_full = torch.zeros(nT, nS, d, rank, dtype=dtype).index_put((pj, pi), B_.transpose(1, 2))
+        Bt_full = torch.zeros(nT, nS, d, rank, dtype=dtype, device=dev).index_put((pj, pi), B_.transpose(1, 2))
         Wy = torch.bmm(y, Bt_full.permute(0, 2, 1, 3).reshape(nT, d, nS * rank)).view(nT, -1, nS, rank)
         w = Wy[pj, :, pi]  # [P, b, r] = y B^T
         G = torch.bmm(B_, B_.transpose(1, 2))  # [P, r, r]
@@ -120,7 +120,7 @@ def train(X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: di
 
     def mse(idx, chunk=4096):
         """Per-pair mean squared error (summed over d, averaged over samples) in evaluation form, in float64."""
-        total = torch.zeros(P, dtype=torch.float64)
+        total = torch.zeros(P, dtype=torch.float64, device=dev)
         with torch.no_grad():
             for a in range(0, len(idx), chunk):
                 part = idx[a:a + chunk]
@@ -129,14 +129,14 @@ def train(X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: di
 
     best = mse(stop_t)
     best_state = [p.detach().clone() for p in params]
-    best_epoch = torch.zeros(P, dtype=torch.long)
-    waited = torch.zeros(P, dtype=torch.long)
+    best_epoch = torch.zeros(P, dtype=torch.long, device=dev)
+    waited = torch.zeros(P, dtype=torch.long, device=dev)
     order_gen = torch.Generator().manual_seed(seed + 1)
     epochs = 0
     bar = tqdm(range(rec["max_epochs"]), desc=f"{'N-NJTC' if norm else 'NJTC'} r={rank}, {P} pairs",
                disable=not (show_progress() if progress is None else progress))
     for epoch in bar:
-        perm = fit_t[torch.randperm(len(fit_t), generator=order_gen)]
+        perm = fit_t[torch.randperm(len(fit_t), generator=order_gen)].to(dev)
         for a in range(0, len(perm), rec["batch"]):
             part = perm[a:a + rec["batch"]]
             if norm and len(part) < 2:  # BatchNorm cannot normalise a batch of one
@@ -165,12 +165,12 @@ def train(X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: di
     with torch.no_grad():
         for p, s in zip(params, best_state):
             p.copy_(s)
-        out = {"A": A.detach().numpy().copy(), "B": B.detach().numpy().copy(), "best_epoch": best_epoch.numpy(),
-               "epochs": np.array(epochs), "stop_loss": best.numpy()}
+        host = lambda t: t.detach().cpu().numpy().copy()  # noqa: E731
+        out = {"A": host(A), "B": host(B), "best_epoch": host(best_epoch), "epochs": np.array(epochs),
+               "stop_loss": host(best)}
         if norm:
-            out.update(gamma=gamma.detach().numpy().copy(), beta=beta.detach().numpy().copy(), mean=mean.numpy(),
-                       var=var.numpy())
-        out["train_loss"] = mse(torch.arange(n)).numpy()
+            out.update(gamma=host(gamma), beta=host(beta), mean=host(mean), var=host(var))
+        out["train_loss"] = host(mse(torch.arange(n, device=dev)))
     return out
 
 

@@ -62,21 +62,23 @@ def _train(X, readout, variant, init_maps, seed, rec, steps, progress) -> dict:
     import torch
     from tqdm.auto import tqdm
 
+    from .. import device as devices
     from ..progress import show_progress
 
+    dev = devices.current()
     L, n, d = X.shape[0] - 1, X.shape[1], X.shape[2]
-    H = torch.as_tensor(np.asarray(X[:L], dtype=np.float32))
-    logp_f = final_logprobs(readout, np.asarray(X[L], dtype=np.float32))
-    W = torch.zeros(L, d, d)
+    H = torch.as_tensor(np.asarray(X[:L], dtype=np.float32)).to(dev)
+    logp_f = final_logprobs(readout, np.asarray(X[L], dtype=np.float32)).to(dev)
+    W = torch.zeros(L, d, d, device=dev)
     if variant == "tuned<-mat":
         if init_maps is None:
             raise ValueError("tuned<-mat needs mat's maps (init_maps) to start from")
-        W = torch.as_tensor(np.asarray(init_maps, dtype=np.float32)) - torch.eye(d)
+        W = (torch.as_tensor(np.asarray(init_maps, dtype=np.float32)) - torch.eye(d)).to(dev)
     W.requires_grad_(True)
     params = [W]
     b = None
     if variant != "tuned-lin":
-        b = torch.zeros(L, d, requires_grad=True)
+        b = torch.zeros(L, d, device=dev, requires_grad=True)
         params.append(b)
     opt = torch.optim.SGD(params, lr=rec["lr"], momentum=rec["momentum"], nesterov=True,
                           weight_decay=rec["weight_decay"])
@@ -88,7 +90,7 @@ def _train(X, readout, variant, init_maps, seed, rec, steps, progress) -> dict:
                                                                                   else progress)):
         if pos + rec["batch"] > n:
             order, pos = torch.randperm(n, generator=gen), 0
-        idx = order[pos:pos + rec["batch"]]
+        idx = order[pos:pos + rec["batch"]].to(dev)  # the order is drawn on the CPU, the same on every device
         pos += rec["batch"]
         h = H[:, idx]
         t = h + torch.bmm(h, W) + (b[:, None] if b is not None else 0)
@@ -101,7 +103,7 @@ def _train(X, readout, variant, init_maps, seed, rec, steps, progress) -> dict:
         torch.nn.utils.clip_grad_norm_(params, rec["clip"])
         opt.step()
         sched.step()
-        window.append(kl.detach().numpy())
+        window.append(kl.detach().cpu().numpy())
         if len(window) == rec["log_every"]:
             log.append(np.mean(window, 0))
             window = []
@@ -112,6 +114,6 @@ def _train(X, readout, variant, init_maps, seed, rec, steps, progress) -> dict:
     k = max(1, int(round(0.1 * len(total))))
     ref = total[-k - 1] if len(total) > k else total[0]
     improvement = float((ref - total[-1]) / ref) if ref > 0 else 0.0
-    M = (torch.eye(d)[None] + W.detach()).double().numpy()
-    return {"M": M, "c": None if b is None else b.detach().double().numpy(), "log": log,
+    M = (torch.eye(d)[None] + W.detach().cpu()).double().numpy()
+    return {"M": M, "c": None if b is None else b.detach().cpu().double().numpy(), "log": log,
             "improvement": np.array(improvement)}

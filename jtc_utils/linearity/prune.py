@@ -87,17 +87,17 @@ def pruned(ad: Adapter, substitutes: dict):
             saved[b] = mods[b - 1]
             d = ad.d
             M, c = (np.eye(d), np.zeros(d)) if mc is None else mc
-            mods[b - 1] = Substitute(M, c, trainable=mc is not None)
+            mods[b - 1] = Substitute(M, c, trainable=mc is not None).to(ad.device)
         yield {b: mods[b - 1] for b in substitutes}
     finally:
         for b, block in saved.items():
             mods[b - 1] = block
 
 
-def _batches(seqs, batch_size: int, pad: int):
-    """``(start, input ids, attention mask)`` for consecutive batches of ``seqs``, in their order."""
+def _batches(seqs, batch_size: int, pad: int, dev=None):
+    """``(start, input ids, attention mask)`` for consecutive batches of ``seqs``, in their order, on ``dev``."""
     for i in range(0, len(seqs), batch_size):
-        yield (i, *padded(seqs[i:i + batch_size], pad))
+        yield (i, *(t.to(dev) for t in padded(seqs[i:i + batch_size], pad)))
 
 
 def evaluate(ad: Adapter, seqs: list[list[int]], fact_mask: list[np.ndarray] | None = None,
@@ -110,7 +110,7 @@ def evaluate(ad: Adapter, seqs: list[list[int]], fact_mask: list[np.ndarray] | N
 
     nll, correct, count, f_correct, f_count = 0.0, 0, 0, 0, 0
     with torch.inference_mode():
-        for i, inp, att in _batches(seqs, batch_size, pad_id(ad)):
+        for i, inp, att in _batches(seqs, batch_size, pad_id(ad), ad.device):
             logits = ad.model(input_ids=inp, attention_mask=att).logits[:, :-1].double()
             tgt = inp[:, 1:]
             keep = att[:, 1:].bool()
@@ -122,7 +122,7 @@ def evaluate(ad: Adapter, seqs: list[list[int]], fact_mask: list[np.ndarray] | N
             count += int(keep.sum())
             if fact_mask is not None:
                 for r in range(len(inp)):
-                    m = torch.as_tensor(fact_mask[i + r][1:])
+                    m = torch.as_tensor(fact_mask[i + r][1:]).to(hit.device)
                     f_correct += int(hit[r, :len(m)][m].sum())
                     f_count += int(m.sum())
     out = {"loss": nll / count, "perplexity": math.exp(nll / count), "accuracy": correct / count, "tokens": count}
@@ -141,10 +141,10 @@ def block_io(ad: Adapter, seqs: list[list[int]], batch_size: int = 32) -> np.nda
 
     chunks = []
     with torch.inference_mode():
-        for _, inp, att in _batches(seqs, batch_size, pad_id(ad)):
+        for _, inp, att in _batches(seqs, batch_size, pad_id(ad), ad.device):
             outs = _block_outputs(ad, inp, att, with_input=True)
             keep = att.bool()
-            chunks.append(torch.stack([o[keep] for o in outs]).float().numpy())
+            chunks.append(torch.stack([o[keep] for o in outs]).float().cpu().numpy())
     return np.concatenate(chunks, axis=1)
 
 
@@ -182,7 +182,7 @@ def distil(ad: Adapter, fits: dict, seqs: list[list[int]], steps: int = DISTIL_S
     from ..hidden import pad_id
 
     first = min(fits)
-    batches = list(_batches(seqs, batch_size, pad_id(ad)))
+    batches = list(_batches(seqs, batch_size, pad_id(ad), ad.device))
     teacher = []
     with torch.no_grad():
         for _, inp, att in batches:  # the full model's block outputs h^first..h^L, once
@@ -202,6 +202,6 @@ def distil(ad: Adapter, fits: dict, seqs: list[list[int]], steps: int = DISTIL_S
             opt.step()
             opt.zero_grad(set_to_none=True)
             curve.append(loss.item())
-        trained = {b: (m.M.detach().double().numpy().copy(), m.c.detach().double().numpy().copy())
+        trained = {b: (m.M.detach().double().cpu().numpy().copy(), m.c.detach().double().cpu().numpy().copy())
                    for b, m in subs.items()}
     return trained, curve

@@ -72,7 +72,7 @@ def extract(ad: Adapter, seqs: list[list[int]], batch_size: int = 32) -> dict:
     with torch.inference_mode():
         for idx in batches_by_length([len(x) for x in seqs], batch_size):
             inp, att = padded([seqs[i] for i in idx], pad_id(ad))
-            S = ad.forward_states(inp, att).float().numpy()  # [L+1, B, T, d]
+            S = ad.forward_states(inp, att).float().cpu().numpy()  # [L+1, B, T, d]
             for r, i in enumerate(idx):
                 m = len(seqs[i])
                 X[:, starts[i]:starts[i] + m] = S[:, r, :m]

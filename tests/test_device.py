@@ -1,0 +1,53 @@
+"""The device setting: auto, cpu and cuda resolve or fail with a clear message; the heavy work honours it."""
+
+import numpy as np
+import pytest
+import torch
+
+from jtc_utils import device, linear
+
+HAS_CUDA = torch.cuda.is_available()
+
+
+def test_auto_picks_the_gpu_only_when_there_is_one():
+    assert device.resolve("auto").type == ("cuda" if HAS_CUDA else "cpu")
+    assert device.resolve("CPU") == torch.device("cpu")
+
+
+@pytest.mark.skipif(HAS_CUDA, reason="this machine has a GPU")
+def test_cuda_without_a_gpu_is_refused_with_the_fix():
+    with pytest.raises(ValueError, match="no CUDA GPU.*device='cpu'"):
+        device.use("cuda")
+
+
+@pytest.mark.parametrize("bad", ["tpu", "gpu0", "", 3, "cuda:99" if HAS_CUDA else "mps"])
+def test_unknown_devices_are_refused(bad):
+    with pytest.raises(ValueError, match="device"):
+        device.resolve(bad)
+
+
+def test_use_using_and_the_environment(monkeypatch):
+    monkeypatch.setattr(device, "_chosen", None)
+    monkeypatch.setenv(device.ENV, "cpu")
+    assert device.current() == torch.device("cpu")
+    monkeypatch.setenv(device.ENV, "tpu")
+    with pytest.raises(ValueError, match="unknown device 'tpu'"):
+        device.current()
+    with device.using("cpu") as dev:
+        assert dev.type == "cpu" and device.current() == dev
+    assert device._chosen is None  # restored
+
+
+def test_the_fits_run_on_the_chosen_device(monkeypatch):
+    """The factorization's tensors live on the device asked for (the CPU here; the GPU too when there is one)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 4))
+    devs = ["cpu"] + (["cuda"] if HAS_CUDA else [])
+    results = []
+    for name in devs:
+        f = linear.factor(X, dev=name)
+        assert f.R.device.type == name and f.R.dtype == torch.float64
+        results.append(linear.layer_pair_r2(np.stack([X, X ** 2, X ** 3]).astype(np.float32),
+                                            np.stack([X, X ** 2, X ** 3]).astype(np.float32), dev=name)["r2_mat"])
+    for r in results[1:]:  # a GPU gives the CPU's numbers
+        np.testing.assert_allclose(r, results[0], rtol=0, atol=1e-9)
