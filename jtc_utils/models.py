@@ -2,9 +2,11 @@
 the hidden states ``h^0 .. h^L`` at chosen positions, and the readout ``R(h)`` that turns a final-layer vector into
 next-token (GPT-style) or masked-token (BERT-style) logits.
 
-* GPT-style (``GPT2LMHeadModel``): ``h^L`` is the *raw* output of the last block, before ``ln_f`` (Hugging Face's
-  ``hidden_states[L]`` is already after ``ln_f``, so we capture the input of ``ln_f`` with a hook);
-  ``R(h) = wte · ln_f(h)``.
+* GPT-style decoders (``GPT2LMHeadModel``; the LLaMA family: ``LlamaForCausalLM``, ``MistralForCausalLM``;
+  ``Phi3ForCausalLM``; ``OPTForCausalLM``): ``h^L`` is the *raw* output of the last block, before the final norm
+  (Hugging Face's ``hidden_states[L]`` is already after it, so we capture the last block's output with a hook);
+  ``R(h) = W_out · final_norm(h)`` (GPT-2's ``ln_f``, LLaMA's, Mistral's and Phi-3's RMSNorm, OPT's
+  ``final_layer_norm`` and, in OPT-350m, ``project_out``; OPT-350m has no final norm).
 * BERT-style (``BertForMaskedLM``): the token at the chosen position is replaced by ``[MASK]``;
   ``h^l = hidden_states[l]``; ``R(h)`` is the MLM head ``cls``.
 
@@ -21,6 +23,11 @@ from functools import cached_property
 
 
 HF_MODELS = ("gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base-uncased", "bert-large-uncased")
+# the decoders of the related papers, by hub id: N-NJTC (GPT2-XL, Phi3-Mini, Llama2-7B) and "Your Transformer is
+# Secretly Linear" (OPT-125M/1.3B/2.7B, Llama2-7B, and the Mistral architecture of its pretraining runs)
+RELATED_MODELS = {"N-NJTC": ("gpt2-xl", "microsoft/Phi-3-mini-4k-instruct", "meta-llama/Llama-2-7b-hf"),
+                  "Secretly Linear": ("facebook/opt-125m", "facebook/opt-1.3b", "facebook/opt-2.7b",
+                                      "meta-llama/Llama-2-7b-hf", "mistralai/Mistral-7B-v0.1")}
 
 
 class ModelUnavailableError(RuntimeError):
@@ -33,8 +40,17 @@ def zoo_names() -> list[str]:
     return list(ZOO)
 
 
-CAUSAL_FAMILIES = ("gpt2", "llama")  # decoders: next-token prediction, the prefix up to the position
-FAMILIES = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM", "bert": "BertForMaskedLM (or BertModel)"}
+# decoders: next-token prediction, the prefix up to the position
+CAUSAL_FAMILIES = ("gpt2", "llama", "mistral", "phi3", "opt")
+FAMILIES = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
+            "phi3": "Phi3ForCausalLM", "opt": "OPTForCausalLM", "bert": "BertForMaskedLM (or BertModel)"}
+
+
+def unsupported_family(model_type: str, what: str) -> str:
+    return (f"{what} is a {model_type!r} model, which this book has no adapter for; supported families: "
+            + ", ".join(f"{f} ({c})" for f, c in FAMILIES.items())
+            + ". Use one of those, or add an adapter for the family in jtc_utils/models.py (its body, blocks, final "
+              "norm and output head).")
 
 
 class NoReadoutError(RuntimeError):
@@ -45,8 +61,7 @@ def family_of(model) -> str:
     t = model.config.model_type
     if t in FAMILIES:
         return t
-    raise ValueError(f"unsupported model type {t!r}; supported families: "
-                     + ", ".join(f"{f} ({c})" for f, c in FAMILIES.items()))
+    raise ValueError(unsupported_family(t, "this model"))
 
 
 def _check_zoo_dir(name: str):
@@ -225,6 +240,8 @@ def load(name: str, dtype=None):
         fix = (f"delete its copy in the Hugging Face cache (`hf cache rm model/{name}`) and let it download "
                f"again.")
     cfg = loader(AutoConfig)
+    if cfg.model_type not in FAMILIES:
+        raise ModelUnavailableError(unsupported_family(cfg.model_type, repr(name)))
     if cfg.model_type in CAUSAL_FAMILIES:
         cls = AutoModelForCausalLM
     elif name in real_models.REAL_MODELS and not real_models.spec(name).has_head:
@@ -276,14 +293,32 @@ class Adapter:
 
     @property
     def _body(self):
-        """The transformer without its head (``transformer``, ``model`` or ``bert``; a headless model itself)."""
-        attr = {"gpt2": "transformer", "llama": "model", "bert": "bert"}[self.family]
-        return getattr(self.model, attr, self.model)
+        """The transformer without its head (``transformer``, ``model``, OPT's ``model.decoder`` or ``bert``; a
+        headless model itself)."""
+        attr = {"gpt2": "transformer", "bert": "bert"}.get(self.family, "model")
+        body = getattr(self.model, attr, self.model)
+        return body.decoder if self.family == "opt" else body
+
+    @property
+    def blocks(self):
+        """The decoder's list of blocks (GPT-2's ``h``, the others' ``layers``)."""
+        return self._body.h if self.family == "gpt2" else self._body.layers
 
     @property
     def final_norm(self):
-        """The decoder's last normalisation before the output head (``ln_f``; LLaMA's final RMSNorm)."""
-        return self._body.ln_f if self.family == "gpt2" else self._body.norm
+        """The decoder's last normalisation before the output head (GPT-2's ``ln_f``; LLaMA's, Mistral's and Phi-3's
+        final RMSNorm; OPT's ``final_layer_norm``, None in OPT-350m, which normalises after each block)."""
+        if self.family == "gpt2":
+            return self._body.ln_f
+        return self._body.final_layer_norm if self.family == "opt" else self._body.norm
+
+    def head_input(self, h):
+        """What the output head reads for raw final states h: the final norm (where there is one), then OPT's
+        ``project_out`` (where the embeddings are narrower than the blocks, as in OPT-350m)."""
+        norm = self.final_norm
+        h = h if norm is None else norm(h)
+        proj = getattr(self._body, "project_out", None) if self.family == "opt" else None
+        return h if proj is None else proj(h)
 
     @property
     def device(self):
@@ -312,7 +347,9 @@ class Adapter:
         if self.has_head:
             h = h.to(self.device)
         if self.causal:
-            return self.final_norm(h) @ self.model.lm_head.weight.T
+            head = self.model.lm_head
+            logits = self.head_input(h) @ head.weight.T
+            return logits if head.bias is None else logits + head.bias
         if not self.has_head:
             raise NoReadoutError(
                 f"{self.name} is an encoder without a masked-language-model head (it was trained for sentence "
@@ -322,14 +359,17 @@ class Adapter:
 
     def forward_states(self, input_ids, attention_mask):
         """All hidden states ``[L+1, batch, T, d]``; for decoders ``h^L`` is the raw output of the last block,
-        before the final norm (Hugging Face's last hidden state is already normed), captured with a hook."""
+        before the final norm (Hugging Face's last hidden state is already normed), captured with a hook. Runs on
+        :attr:`device`; the states stay there."""
         import torch
 
+        dev = self.device
+        input_ids, attention_mask = input_ids.to(dev), attention_mask.to(dev)
         body = self._body
         if self.causal:
             captured = {}
-            handle = self.final_norm.register_forward_pre_hook(
-                lambda mod, args: captured.__setitem__("h", args[0]))
+            handle = self.blocks[-1].register_forward_hook(
+                lambda mod, args, out: captured.__setitem__("h", out[0] if isinstance(out, tuple) else out))
             try:
                 out = body(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
             finally:

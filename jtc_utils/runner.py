@@ -253,9 +253,11 @@ def _mark_failed_copy(failed: Path, index: int | None, message: str) -> None:
         atomic_write_text(failed, nbformat.writes(nb) + "\n")
 
 
-def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT) -> float:
+def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT, device: str | None = None) -> float:
     """Execute notebooks/<name>.py into book/<name>.ipynb and its book/data files, as one transaction; returns the
-    seconds it took. Raises :class:`NotebookFailed` (naming the notebook and the cell) on any failure."""
+    seconds it took. ``device`` (auto, cpu, cuda) is where the heavy work runs, passed as the notebook parameter
+    and to the kernel's environment (``JTC_DEVICE``); None keeps the notebooks' default (auto). Raises
+    :class:`NotebookFailed` (naming the notebook and the cell) on any failure."""
     import jupytext
     import nbformat
     import papermill as pm
@@ -271,14 +273,20 @@ def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT) -> fl
     failed.parent.mkdir(parents=True, exist_ok=True)
     failed.unlink(missing_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".staging-{name}-", dir=BOOK_DIR))  # same file system as book/data
-    saved_env = {k: os.environ.get(k) for k in ("JTC_PROGRESS", "JTC_DATA_OUT", "PYTHONWARNINGS")}
+    saved_env = {k: os.environ.get(k) for k in ("JTC_PROGRESS", "JTC_DATA_OUT", "PYTHONWARNINGS", "JTC_DEVICE")}
+    params = {"profile": profile}
+    if device is not None:
+        from . import device as devices
+
+        devices.resolve(device)  # an absent GPU fails here, before any kernel starts
+        os.environ["JTC_DEVICE"] = params["device"] = device
     os.environ["JTC_PROGRESS"] = "0"  # the kernel inherits these: no progress bars in saved outputs,
     os.environ["JTC_DATA_OUT"] = str(staging)  # and figure data goes to the staging folder
     os.environ.setdefault("PYTHONWARNINGS", "ignore")
     t0 = time.time()
     try:
         try:
-            out = pm.execute_notebook(nb, str(failed), parameters={"profile": profile}, kernel_name="python3",
+            out = pm.execute_notebook(nb, str(failed), parameters=params, kernel_name="python3",
                                       cwd=str(NOTEBOOKS_DIR), progress_bar=False, execution_timeout=timeout,
                                       request_save_on_cell_execute=True)
         except pm.PapermillExecutionError as e:
@@ -393,6 +401,8 @@ def main(argv=None):
     ap.add_argument("--html-dir", type=Path, default=None,
                     help="folder to build the HTML in (default: book/); use it for a read-only checkout")
     ap.add_argument("--timeout", type=int, default=CELL_TIMEOUT, help="seconds per cell")
+    ap.add_argument("--device", default=None,
+                    help="where the heavy work runs: auto (a GPU when there is one; the default), cpu, cuda, cuda:N")
     ap.add_argument("--force", action="store_true",
                     help="re-execute every notebook even if its stored page is up to date")
     args = ap.parse_args(argv)
@@ -400,6 +410,13 @@ def main(argv=None):
         ap.error(f"--timeout must be a positive number of seconds, got {args.timeout}")
     if args.build_only and (args.only or args.force):
         ap.error("--build-only renders the stored pages and executes nothing: drop --only/--force")
+    if args.device is not None:
+        from . import device as devices
+
+        try:
+            devices.resolve(args.device)
+        except ValueError as e:
+            ap.error(str(e))
     names = check_names(args.only) if args.only else notebook_names()
     if not args.build_only:
         if not _writable(BOOK_DIR):
@@ -416,7 +433,7 @@ def main(argv=None):
                 continue
             print(f"executing {name} (profile {args.profile}) ...", flush=True)
             try:
-                dt = execute(name, args.profile, args.timeout)
+                dt = execute(name, args.profile, args.timeout, args.device)
             except NotebookFailed as e:
                 raise SystemExit(f"ERROR: {e}") from None
             print(f"  {name}: {dt:.0f} s", flush=True)

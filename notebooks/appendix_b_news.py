@@ -25,6 +25,7 @@
 
 # %% tags=["parameters", "hide-cell"]
 profile = "tiny"
+device = "auto"  # where the heavy work runs: "auto" (a GPU when there is one), "cpu" or "cuda"
 seed = 0
 n_train = None
 n_val = None
@@ -32,7 +33,10 @@ real_n_train = None  # the real model's training sentences (None: 9,000)
 real_n_val = None  # the real model's validation sentences (None: 3,000)
 
 # %% tags=["hide-cell"]
+from jtc_utils import device as devices
 from jtc_utils import book
+
+devices.use(device)
 
 chapter = book.Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val)
 figure, results = chapter.figure, chapter.results

@@ -25,6 +25,7 @@
 
 # %% tags=["parameters", "hide-cell"]
 profile = "tiny"
+device = "auto"  # where the heavy work runs: "auto" (a GPU when there is one), "cpu" or "cuda"
 seed = 0
 n_train = None
 n_val = None
@@ -32,7 +33,10 @@ n_val = None
 # %% tags=["hide-cell"]
 import pandas as pd
 
+from jtc_utils import device as devices
 from jtc_utils import book, claims
+
+devices.use(device)
 
 chapter = book.Chapter(profile, n_train, n_val, seed)
 figure, results = chapter.figure, chapter.results

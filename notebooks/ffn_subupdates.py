@@ -42,6 +42,7 @@
 
 # %% tags=["parameters", "hide-cell"]
 profile = "tiny"
+device = "auto"  # where the heavy work runs: "auto" (a GPU when there is one), "cpu" or "cuda"
 seed = 0
 
 # %% tags=["hide-cell"]
@@ -49,8 +50,11 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import display
 
+from jtc_utils import device as devices
 from jtc_utils import book
 from jtc_utils.ffn import FFN, claims, decompose, figures, plots
+
+devices.use(device)
 
 results = {}
 

@@ -51,6 +51,7 @@
 
 # %% tags=["parameters", "hide-cell"]
 profile = "tiny"
+device = "auto"  # where the heavy work runs: "auto" (a GPU when there is one), "cpu" or "cuda"
 seed = 0
 n_train = None
 n_val = None
@@ -63,8 +64,11 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
+from jtc_utils import device as devices
 from jtc_utils import book
 from jtc_utils.lenses import LENSES, claims, figures, lowrank, plots
+
+devices.use(device)
 
 real_n_train, real_n_val = book.real_sizes(real_n_train, real_n_val)
 results = {}

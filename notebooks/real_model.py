@@ -35,6 +35,7 @@
 
 # %% tags=["parameters", "hide-cell"]
 profile = "tiny"  # the chapters' profile; this page describes the real profile whatever it is
+device = "auto"  # where the heavy work runs: "auto" (a GPU when there is one), "cpu" or "cuda"
 seed = 0
 real_n_train = None  # None: the full 9,000 training sentences per domain
 real_n_val = None  # None: the full 3,000 validation sentences
@@ -43,7 +44,10 @@ real_n_val = None  # None: the full 3,000 validation sentences
 import pandas as pd
 from IPython.display import display
 
+from jtc_utils import device as devices
 from jtc_utils import book, models, real_models, real_text
+
+devices.use(device)
 
 chapter = book.Chapter(profile, seed=seed, real_n_train=real_n_train, real_n_val=real_n_val)
 

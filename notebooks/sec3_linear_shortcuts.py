@@ -39,6 +39,7 @@
 
 # %% tags=["parameters", "hide-cell"]
 profile = "tiny"  # "tiny" (embedded, offline) or "paper" (the paper's models and data)
+device = "auto"  # where the heavy work runs: "auto" (a GPU when there is one), "cpu" or "cuda"
 seed = 0  # seeds the sentence positions
 n_train = None  # training sentences per domain (None: the paper's 9,000)
 n_val = None  # validation sentences (None: the paper's 3,000 / 1,000)
@@ -49,7 +50,10 @@ real_n_val = None  # the real model's validation sentences (None: 3,000)
 import pandas as pd
 from myst_nb import glue
 
+from jtc_utils import device as devices
 from jtc_utils import book, linear, profiles
+
+devices.use(device)
 
 P = profiles.get(profile)
 glue("profile", profile, display=False)

@@ -42,6 +42,7 @@
 
 # %% tags=["parameters", "hide-cell"]
 profile = "tiny"  # "tiny" (embedded, offline) or "paper" (the paper's models and data)
+device = "auto"  # where the heavy work runs: "auto" (a GPU when there is one), "cpu" or "cuda"
 seed = 0  # seeds the sentence positions and the bootstrap
 n_train = None  # training sentences (None: the paper's 9,000)
 n_val = None  # validation sentences (None: the paper's 3,000 / 1,000)
@@ -53,7 +54,10 @@ import pandas as pd
 from IPython.display import display
 from myst_nb import glue
 
+from jtc_utils import device as devices
 from jtc_utils import book, figures, predictions, top_tokens
+
+devices.use(device)
 
 glue("profile", profile, display=False)
 chapter = book.Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val)

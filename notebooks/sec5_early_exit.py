@@ -42,6 +42,7 @@
 
 # %% tags=["parameters", "hide-cell"]
 profile = "tiny"  # "tiny" (embedded, offline) or "paper" (the paper's models and data)
+device = "auto"  # where the heavy work runs: "auto" (a GPU when there is one), "cpu" or "cuda"
 seed = 0
 n_train = None
 n_val = None
@@ -52,7 +53,10 @@ real_n_val = None  # the real model's validation sentences (None: 3,000)
 import pandas as pd
 from myst_nb import glue
 
+from jtc_utils import device as devices
 from jtc_utils import book, claims, early_exit
+
+devices.use(device)
 
 glue("profile", profile, display=False)
 chapter = book.Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val)

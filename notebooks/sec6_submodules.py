@@ -47,6 +47,7 @@
 
 # %% tags=["parameters", "hide-cell"]
 profile = "tiny"
+device = "auto"  # where the heavy work runs: "auto" (a GPU when there is one), "cpu" or "cuda"
 seed = 0
 n_train = None
 n_val = None
@@ -57,7 +58,10 @@ real_n_val = None  # the real model's validation sentences (None: 3,000; section
 import pandas as pd
 from myst_nb import glue
 
+from jtc_utils import device as devices
 from jtc_utils import book, submodules
+
+devices.use(device)
 
 glue("profile", profile, display=False)
 ORDER = ("mat_attn", "mat_ln1_ln2", "mat_ffn", "mat")  # the paper's order: green, orange, magenta, blue

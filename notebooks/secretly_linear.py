@@ -48,6 +48,7 @@
 
 # %% tags=["parameters", "hide-cell"]
 profile = "tiny"
+device = "auto"  # where the heavy work runs: "auto" (a GPU when there is one), "cpu" or "cuda"
 seed = 0
 
 # %% tags=["hide-cell"]
@@ -56,8 +57,11 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
+from jtc_utils import device as devices
 from jtc_utils import book
 from jtc_utils.linearity import artifacts, claims, figures, plots
+
+devices.use(device)
 
 results = {}
 

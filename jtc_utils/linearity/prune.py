@@ -48,9 +48,8 @@ def _module():
 
 
 def layers(ad: Adapter):
-    """The decoder's ModuleList of blocks (GPT-2 ``transformer.h``, LLaMA ``model.layers``)."""
-    body = ad.model.transformer if ad.family == "gpt2" else ad.model.model
-    return body.h if ad.family == "gpt2" else body.layers
+    """The decoder's ModuleList of blocks (GPT-2 ``transformer.h``, the others' ``layers``)."""
+    return ad.blocks
 
 
 def check_k(k: int, n_layers: int) -> int:
