@@ -149,13 +149,14 @@ def _sse(D):
 
 
 def layer_pair_r2(X_train: np.ndarray, X_val: np.ndarray, rcond: float = RCOND, train_r2: bool = False,
-                  dev=None) -> dict:
+                  dev=None, sources=None) -> dict:
     """r² of ``mat`` and ``id`` for every layer pair l < l' (validation set), and the maps to the last layer.
 
     ``X_train``, ``X_val``: [L+1, n, d] hidden states. Returns a dict with ``r2_mat`` and ``r2_id``, [L+1, L+1]
     (rows = source l, columns = target l'; diagonal 1, lower triangle NaN), and ``maps`` [L, d, d] where
     ``maps[l]`` is ``W`` for l -> L. With ``train_r2`` also ``r2_mat_train`` / ``r2_id_train``, the same scores on
-    the training set (same fits; one more product per pair, the in-sample prediction).
+    the training set (same fits; one more product per pair, the in-sample prediction). ``sources`` restricts the
+    work to those source layers (rows; the others stay NaN and their maps zero).
 
     Per source layer: one factorization, then per target the projection ``Lᵀ Y`` (2·n_train·d² flops) and the
     validation prediction ``(X_val R) (Lᵀ Y)`` (2·n_val·d² flops). Memory stays bounded: one source's
@@ -179,7 +180,9 @@ def layer_pair_r2(X_train: np.ndarray, X_val: np.ndarray, rcond: float = RCOND, 
     maps = np.zeros((n_layers - 1, d, d))
     buf_va = torch.empty((X_val.shape[1], d), dtype=torch.float64, device=dev)
     buf_tr = torch.empty((n, d), dtype=torch.float64, device=dev) if train_r2 else None
-    for src in range(n_layers - 1):
+    for src in range(n_layers - 1) if sources is None else sorted(set(sources)):
+        if not 0 <= src < n_layers - 1:
+            raise ValueError(f"source layer {src} is out of range: sources lie in 0..{n_layers - 2}")
         f = Factor(tr[src], rcond, dev, stacklevel=2)
         Xs_val, Xs = va[src], tr[src]
         Z = Xs_val @ f.R  # validation predictions of every target are Z @ (Lᵀ Y)

@@ -2,6 +2,8 @@
 
 import shutil
 
+import pytest
+
 from jtc_utils import runner
 
 
@@ -79,3 +81,25 @@ def test_editing_a_module_stales_exactly_the_pages_that_import_it(tmp_path, monk
     assert runner.inputs_fingerprint("page", "tiny") == before
     (pkg / "sub" / "c.py").write_text("x = 2\n")  # imported three steps away, inside a function body
     assert runner.inputs_fingerprint("page", "tiny") != before
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="this machine has a GPU")
+def test_asking_the_runner_for_an_absent_gpu_fails_before_any_notebook_runs(capsys):
+    with pytest.raises(SystemExit):
+        runner.main(["--device", "cuda", "--only", "sec3_linear_shortcuts", "--no-build"])
+    err = capsys.readouterr().err
+    assert "no CUDA GPU" in err and "device='cpu'" in err
+
+
+def test_every_computing_notebook_takes_the_device_parameter():
+    """The notebooks that run models or fits take ``device`` as a parameter and hand it to jtc_utils.device."""
+    import jupytext
+
+    for name in runner.notebook_names():
+        nb = jupytext.read(runner.NOTEBOOKS_DIR / f"{name}.py")
+        source = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+        if name in ("embedded_world", "claims_verdicts"):  # tables and verdicts only, no model runs
+            continue
+        params = next(c.source for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+        assert 'device = "auto"' in params, name
+        assert "devices.use(device)" in source, name

@@ -52,7 +52,11 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m jtc_utils.lenses.train", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--models", nargs="+", default=[*TUNED_MODELS, REAL_MODEL], choices=[*TUNED_MODELS, REAL_MODEL])
+    ap.add_argument("--device", default="auto", help="auto (a GPU when there is one), cpu, cuda or cuda:N")
     args = ap.parse_args(argv)
+    from .. import device as devices
+
+    devices.use(args.device)
     registry.STORE_ARTIFACTS = True
     exps = {}
     t0 = time.perf_counter()

@@ -86,8 +86,10 @@ class Classifier:
     def __init__(self, lm, n_classes: int = 2):
         import torch
 
+        from .. import device as devices
+
         self.lm = lm
-        self.head = torch.nn.Linear(lm.config.n_embd, n_classes)
+        self.head = torch.nn.Linear(lm.config.n_embd, n_classes).to(devices.of(lm))  # drawn on the CPU
 
     def parameters(self):
         return [*self.lm.transformer.parameters(), *self.head.parameters()]
@@ -95,9 +97,13 @@ class Classifier:
     def __call__(self, inp, att):
         import torch
 
+        from .. import device as devices
+
+        dev = devices.of(self.lm)
+        inp, att = inp.to(dev), att.to(dev)
         h = self.lm.transformer(input_ids=inp, attention_mask=att).last_hidden_state  # through ln_f
         last = att.sum(1) - 1
-        return self.head(h[torch.arange(len(inp)), last])
+        return self.head(h[torch.arange(len(inp), device=dev), last])
 
 
 def _batch(tok, texts):
@@ -113,7 +119,7 @@ def accuracy(clf: Classifier, tok, texts, labels, batch: int = 128) -> float:
     with torch.inference_mode():
         for i in range(0, len(texts), batch):
             inp, att = _batch(tok, texts[i:i + batch])
-            correct += int((clf(inp, att).argmax(-1).numpy() == labels[i:i + batch]).sum())
+            correct += int((clf(inp, att).argmax(-1).cpu().numpy() == labels[i:i + batch]).sum())
     return correct / len(texts)
 
 
@@ -145,8 +151,9 @@ def finetune(task: str, seed: int, steps: int, batch: int, lr: float, n_val: int
     losses = []
     for step in tqdm(range(steps), desc=f"fine-tune {task} seed {seed}", disable=not progress):
         inp, att = _batch(tok, texts[step * batch:(step + 1) * batch])
-        y = torch.as_tensor(labels[step * batch:(step + 1) * batch])
-        loss = torch.nn.functional.cross_entropy(clf(inp, att), y)
+        logits = clf(inp, att)
+        y = torch.as_tensor(labels[step * batch:(step + 1) * batch]).to(logits.device)
+        loss = torch.nn.functional.cross_entropy(logits, y)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(clf.parameters(), 1.0)
         opt.step()

@@ -97,6 +97,7 @@ def pretrain(lam: float | None, seed: int, texts: list[str] | None = None, steps
     from tqdm.auto import tqdm
     from transformers import GPT2LMHeadModel
 
+    from .. import device as devices
     from .. import zoo
 
     if lam is not None:
@@ -104,7 +105,8 @@ def pretrain(lam: float | None, seed: int, texts: list[str] | None = None, steps
     spec = zoo.ZOO[BASE]
     torch.manual_seed(seed)
     tok = _tokenizer()
-    model = GPT2LMHeadModel(zoo.make_config(spec, tok))
+    model = GPT2LMHeadModel(zoo.make_config(spec, tok))  # initialised on the CPU, seeded
+    dev = devices.of(devices.on(model))
     texts = texts if texts is not None else zoo._training_texts(0)
     ids = zoo._encode(spec, tok, texts)
     batches = zoo._batches([len(x) for x in ids], spec.batch, seed)
@@ -123,7 +125,7 @@ def pretrain(lam: float | None, seed: int, texts: list[str] | None = None, steps
     step = 0
     if ckpt is not None and ckpt.exists():
         try:  # plain tensors and numbers only: a checkpoint cannot run pickled code
-            state = torch.load(ckpt, weights_only=True)
+            state = torch.load(ckpt, weights_only=True, map_location="cpu")
         except Exception as e:  # noqa: BLE001 - unpickling errors, a damaged file
             raise RuntimeError(f"the checkpoint {ckpt} cannot be loaded safely ({type(e).__name__}); delete it "
                                f"(`rm {ckpt}`) and the run restarts from step 0") from None
@@ -139,14 +141,14 @@ def pretrain(lam: float | None, seed: int, texts: list[str] | None = None, steps
             rec, step = state["rec"], state["rec"]["step"]
             snaps = {int(k): v for k, v in state["snaps"].items()}
     if 0 in snapshots and step == 0:
-        snaps[0] = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        snaps[0] = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
     special = set(tok.all_special_ids)
     model.train()
     t0 = time.time() - rec["elapsed"]
     bar = tqdm(total=steps, initial=step, desc=f"{run_name(lam or 0.0, seed)}", disable=not progress)
     while step < steps:
-        inp, att, labels = zoo._collate(spec, [ids[j] for j in batches[step]], 0, seed * 1_000_003 + step, 0,
-                                        len(tok), special)
+        inp, att, labels = (t.to(dev) for t in zoo._collate(spec, [ids[j] for j in batches[step]], 0,
+                                                             seed * 1_000_003 + step, 0, len(tok), special))
         if lam is None:
             loss = model(input_ids=inp, attention_mask=att, labels=labels).loss
             total, pen = loss, None
@@ -167,7 +169,7 @@ def pretrain(lam: float | None, seed: int, texts: list[str] | None = None, steps
             rec["penalty_curve"].append(round(pen.item(), 4))
         bar.update(1)
         if step in snapshots:
-            snaps[step] = {k: v.detach().clone() for k, v in model.state_dict().items()}
+            snaps[step] = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
         if ckpt is not None and (step % ckpt_every == 0 or step == stop_after) and step < steps:
             rec["step"], rec["elapsed"] = step, time.time() - t0
             work.mkdir(parents=True, exist_ok=True)
@@ -333,9 +335,13 @@ def main(argv=None):
     ap.add_argument("what", nargs="*", choices=["pretrain", "finetune", "distil"],
                     default=["pretrain", "finetune", "distil"])
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--device", default="auto", help="auto (a GPU when there is one), cpu, cuda or cuda:N")
     args = ap.parse_args(argv)
+    from .. import device as devices
+
     if args.threads:
         torch.set_num_threads(args.threads)
+    devices.use(args.device)
     card = load_card()
     t0 = time.time()
     if "pretrain" in args.what:
