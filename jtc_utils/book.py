@@ -159,8 +159,7 @@ def figure_grid(figs, profile: str = "tiny", n_train=None, n_val=None, seed: int
     for ax in axes.flat[len(figs):]:
         ax.set_visible(False)
     for ax, fig in zip(axes.flat, figs):
-        data, params = figures.compute(fig, profile, n_train=n_train, n_val=n_val, seed=seed)
-        figdata.save(fig, data, params)
+        data, params = computed(fig, profile, n_train, n_val, seed)
         draw(fig, data, params, ax=ax)
         ax.set_title(f"{paper_ref(fig)}: {title(data, params)}", fontsize=11)
         if (legend := ax.get_legend()) is not None:  # inside its panel, not beside it
@@ -172,13 +171,19 @@ def figure_grid(figs, profile: str = "tiny", n_train=None, n_val=None, seed: int
     return out
 
 
-def figure(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0, show: bool = True, **kw):
-    """Compute paper figure ``fig``, save its numbers, draw it (unless ``show=False``) and return the numbers."""
+def computed(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
+    """``(data, params)`` of paper figure ``fig``, computed and saved to ``book/data/<fig>.json``."""
     data, params = figures.compute(fig, profile, n_train=n_train, n_val=n_val, seed=seed)
     figdata.save(fig, data, params)
+    return data, params
+
+
+def figure(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0, plot: bool = True, **kw):
+    """Compute paper figure ``fig``, save its numbers, draw it (unless ``plot=False``) and return the numbers."""
+    data, params = computed(fig, profile, n_train, n_val, seed)
     if "skipped" in data:
         print(f"{fig} skipped: {data['skipped']}")
-    elif show and figures.FIGURES[fig][0] not in TABLES:
+    elif plot and figures.FIGURES[fig][0] not in TABLES:
         draw(fig, data, params, **kw)
         captioned(fig, data, params)
     return FigureNumbers(fig, {**data, "params": params})

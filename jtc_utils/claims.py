@@ -18,12 +18,6 @@ from . import figdata, linear
 # the zoo has half the paper's depth; "layer 44 of 48" is compared at the same relative depth
 
 
-def _arr(x) -> np.ndarray:
-    if isinstance(x, np.ndarray):
-        return x.astype(float)
-    return figdata.as_array(list(x))
-
-
 def default_get(fig: str) -> dict:
     return figdata.load(fig)["data"]
 
@@ -79,7 +73,7 @@ def _scaled(layer: int, paper_L: int, L: int) -> int:
 
 def _p1_diff(d) -> np.ndarray:
     c = d["curves"]
-    return _arr(c["mat"]["p@1"]) - _arr(c["id"]["p@1"])
+    return figdata.as_array(c["mat"]["p@1"]) - figdata.as_array(c["id"]["p@1"])
 
 
 # Two verdicts per claim (issue 14). The *shape* verdict judges what a claim says about orderings and shapes (which
@@ -113,7 +107,7 @@ def _rec(cid, claim, paper, ours, holds, rule, magnitude: dict | None = None, qu
 
 def c1a(get):
     figs = _available(get, ("fig2", "fig3", "fig12", "fig13", "fig22", "fig23", "fig24", "fig25"))
-    shares = {f: linear.r2_summary(_arr(d["r2_mat"]), _arr(d["r2_id"]))["share_mat_above_id"]
+    shares = {f: linear.r2_summary(figdata.as_array(d["r2_mat"]), figdata.as_array(d["r2_id"]))["share_mat_above_id"]
               for f, d in figs.items()}
     return _rec("C1a", "mat r² > id r² across the network", "Figs 2, 3, 12, 13, 22-25",
                 "share of pairs with mat > id: " + ", ".join(f"{f} {v:.2f}" for f, v in shares.items()),
@@ -125,7 +119,7 @@ def c1a(get):
 def c1b(get):
     shares = {}
     for f, d in _available(get, ("fig3", "fig13", "fig25")).items():
-        r2 = _arr(d["r2_id"])
+        r2 = figdata.as_array(d["r2_id"])
         shares[f] = float(np.mean(r2[np.triu_indices(r2.shape[0], k=1)] < TOLERANCE))
     return _rec("C1b", "id fails (r² near or below 0) for most pairs of BERT", "Figs 3, 13, 25",
                 f"share of pairs with id r² < {TOLERANCE}: " + ", ".join(f"{f} {v:.2f}" for f, v in shares.items()),
@@ -155,7 +149,7 @@ def c3(get):
     L = d["n_layers"]
     n = _scaled(10, 48, L)
     ranges = {1: (0.28, 0.45), 5: (0.52, 0.74), 10: (0.62, 0.82)}
-    means = {k: float(_arr(d["curves"]["mat"][f"p@{k}"])[:n].mean()) for k in ranges}
+    means = {k: float(figdata.as_array(d["curves"]["mat"][f"p@{k}"])[:n].mean()) for k in ranges}
     ok = all(lo - TOLERANCE <= means[k] <= hi + TOLERANCE for k, (lo, hi) in ranges.items())
     return _rec("C3", "mat's early-layer precision: P@10 0.62-0.82, P@5 0.52-0.74, P@1 0.28-0.45", "Fig 4",
                 "no shape part: the claim gives magnitudes", None, "-",
@@ -171,8 +165,8 @@ def c4(get):
     d = get("fig5")
     m, i = d["curves"]["mat"], d["curves"]["id"]
     L = d["n_layers"]
-    below = _arr(m["surprisal"])[:L] < _arr(i["surprisal"])[:L]
-    apart = _arr(m["surprisal_hi"])[:L] < _arr(i["surprisal_lo"])[:L]
+    below = figdata.as_array(m["surprisal"])[:L] < figdata.as_array(i["surprisal"])[:L]
+    apart = figdata.as_array(m["surprisal_hi"])[:L] < figdata.as_array(i["surprisal_lo"])[:L]
     return _rec("C4", "mat's surprisal is substantially below id's across all layers", "Fig 5",
                 f"mat below id at {below.sum()}/{L} layers l < L (95% bootstrap bands apart at {apart.sum()}/{L})",
                 below.all(), "surprisal(mat) < surprisal(id) at every l < L",
@@ -186,8 +180,8 @@ def c5(get):
     L = d["n_layers"]
     n = _scaled(10, 24, L)
     ks = (1, 5, 10)
-    mat = np.stack([_arr(d["curves"]["mat"][f"p@{k}"])[:n] for k in ks])
-    idv = np.stack([_arr(d["curves"]["id"][f"p@{k}"])[:n] for k in ks])
+    mat = np.stack([figdata.as_array(d["curves"]["mat"][f"p@{k}"])[:n] for k in ks])
+    idv = np.stack([figdata.as_array(d["curves"]["id"][f"p@{k}"])[:n] for k in ks])
     return _rec("C5", "BERT: in the first ten layers mat's precision is 0.2-0.6 and id's close to 0 (all k)",
                 "Fig 6", f"mat > id at every k and l < {n}: {bool((mat > idv).all())}", (mat > idv).all(),
                 f"P@k(mat) > P@k(id) for k = 1, 5, 10 at every l < {n} (the first 10 of 24, depth-scaled)",
@@ -204,7 +198,7 @@ def c6(get):
     L = d["n_layers"]
     diff = _p1_diff(d)[:L]
     start = _scaled(3, 24, L)
-    mat1 = _arr(d["curves"]["mat"]["p@1"])[start:L]
+    mat1 = figdata.as_array(d["curves"]["mat"]["p@1"])[start:L]
     share = float((diff > 0.17).mean())
     return _rec("C6", "BERT: mat improves id's Precision@1 by more than 0.17 at most layers; > 0.25 from layer 3",
                 "Fig 6", f"mat > id at {(diff > 0).mean():.0%} of l < L", (diff > 0).mean() > MOST,
@@ -226,7 +220,7 @@ def c7(get):
         diff = _p1_diff(d)[:L]
         ahead[f] = float((diff > 0).mean())
         shares[f] = float(((diff >= lo) & (diff <= hi)).mean())
-        early[f] = float(_arr(d["curves"]["mat"]["p@1"])[:max(1, L // 4)].max())
+        early[f] = float(figdata.as_array(d["curves"]["mat"]["p@1"])[:max(1, L // 4)].max())
     return _rec("C7", "across models, mat beats id by 15-40% at most layers, and is correct > 30% of the time from "
                 "very early layers", "introduction; Figs 4, 6, 26-29",
                 "share of layers with mat > id: " + ", ".join(f"{f} {v:.0%}" for f, v in ahead.items()),
@@ -279,7 +273,7 @@ def c9(get):
 def _interp_early(d, m):
     from .early_exit import curve_points
 
-    x, y = curve_points(_arr(d["early"][m]["x"]), _arr(d["early"][m]["y"]))
+    x, y = curve_points(figdata.as_array(d["early"][m]["x"]), figdata.as_array(d["early"][m]["y"]))
     L = d["n_layers"]
     grid = np.arange(1, L)
     grid = grid[(grid >= x.min()) & (grid <= x.max())]
@@ -294,7 +288,7 @@ def c10(get):
         for m in ("mat", "id"):
             grid, y = _interp_early(d, m)
             curves[m] = dict(zip(grid.tolist(), y))
-            above_fixed.append(float((y > _arr(d["fixed"][m])[grid]).mean()))
+            above_fixed.append(float((y > figdata.as_array(d["fixed"][m])[grid]).mean()))
         common = sorted(set(curves["mat"]) & set(curves["id"]))
         mat_above = float(np.mean([curves["mat"][g] > curves["id"][g] for g in common]))
         ok &= min(above_fixed) > MOST and mat_above > MOST
@@ -322,7 +316,7 @@ def c11(get):
 
 
 def _parts_p1(d):
-    return {m: _arr(c["p@1"]) for m, c in d["curves"].items()}
+    return {m: figdata.as_array(c["p@1"]) for m, c in d["curves"].items()}
 
 
 def c12a(get):
@@ -418,7 +412,7 @@ def c15(get):
             a, b = get(news), next(iter(_available(get, mains).values()))
         except NotComputed:
             continue
-        diffs[fam] = float(np.abs(_arr(a["curves"]["mat"]["p@1"]) - _arr(b["curves"]["mat"]["p@1"])).mean())
+        diffs[fam] = float(np.abs(figdata.as_array(a["curves"]["mat"]["p@1"]) - figdata.as_array(b["curves"]["mat"]["p@1"])).mean())
         orders[fam] = bool((_p1_diff(a)[:a["n_layers"]] > 0).mean() > MOST)
     if not diffs:
         raise NotComputed("no news figure on this profile")
@@ -594,17 +588,36 @@ def _colour(v):
 CHAPTER_COLUMNS = ("claim", "ours", "rule", "verdict", "paper's numbers", "our numbers", "magnitude verdict")
 
 
+def style(table, uuid: str, widths: bool = True):
+    """A claims table (a DataFrame of strings, HTML allowed) styled for the page: coloured verdict columns, wrapped
+    text and, with ``widths``, bounded column widths. ``uuid`` fixes the table's HTML id (pandas draws a random
+    one), so that a re-executed page is identical."""
+    verdict_cols = [c for c in ("verdict", "magnitude verdict") if c in table.columns]
+    cells = [{"selector": "td, th", "props": "text-align: left; vertical-align: top; white-space: normal; "
+                                             "padding: 0.25em 0.5em; font-size: 0.85em"}]
+    if widths:
+        cells.append({"selector": "td", "props": "min-width: 6em; max-width: 28em"})
+    return (table.style.set_uuid(uuid).map(_colour, subset=verdict_cols)
+            .set_table_attributes('class="jtc-claims"').set_table_styles(cells, overwrite=False))
+
+
 def styled(records: list[dict], uuid: str, columns=CHAPTER_COLUMNS, link: str | None = "anchor"):
     """:func:`frame` of ``records`` as an HTML table with coloured verdicts, wrapped text and a scroll box of its
-    own where it is wider than the page. ``uuid`` fixes the table's HTML id (pandas draws a random one), so that a
-    re-executed page is identical."""
-    table = frame(records, link)[list(columns)]
-    verdict_cols = [c for c in ("verdict", "magnitude verdict") if c in columns]
-    return (table.style.set_uuid(uuid).map(_colour, subset=verdict_cols)
-            .set_table_attributes('class="jtc-claims"')
-            .set_table_styles([{"selector": "td, th", "props": "text-align: left; vertical-align: top; "
-                                "white-space: normal; padding: 0.25em 0.5em; font-size: 0.85em"},
-                               {"selector": "td", "props": "min-width: 6em; max-width: 28em"}], overwrite=False))
+    own where it is wider than the page (see :func:`style`)."""
+    return style(frame(records, link)[list(columns)], uuid)
+
+
+def page_table(records: list[dict], uuid: str):
+    """The claims page's table: the paper's sentence, the shape verdict, our numbers with the rule, and the
+    magnitude (the paper's numbers, ours, its verdict), one column each, so that it fits the text column; claim
+    ids link to the chapter tables."""
+    t = frame(records, link="page")
+    t["shape: ours, and the rule"] = t["ours"] + "<br><i>rule: " + t["rule"] + "</i>"
+    t["magnitude: the paper's numbers, ours, verdict"] = (
+        "paper: " + t["paper's numbers"] + "<br>ours: " + t["our numbers"] + "<br><b>" + t["magnitude verdict"]
+        + "</b>")
+    cols = ["quote", "verdict", "shape: ours, and the rule", "magnitude: the paper's numbers, ours, verdict"]
+    return style(t[cols], uuid, widths=False)
 
 
 def verdict_table(ids=None, get=default_get, profile: str = "tiny", uuid: str | None = None, link="anchor"):

@@ -61,16 +61,12 @@ def _close(answer, expected, tol: float, what: str) -> str | None:
     return None
 
 
-def _arr(x) -> np.ndarray:
-    return figdata.as_array(x) if isinstance(x, list) else np.asarray(x, dtype=float)
-
-
 def _p1(d, m) -> np.ndarray:
-    return _arr(d["curves"][m]["p@1"])
+    return figdata.as_array(d["curves"][m]["p@1"])
 
 
 def _pairs(r2) -> tuple:
-    r2 = _arr(r2)
+    r2 = figdata.as_array(r2)
     return np.triu_indices(r2.shape[0], k=1), r2
 
 
@@ -78,12 +74,12 @@ def _pairs(r2) -> tuple:
 
 @exercise("ex-sec3-one-pair", "fig23")
 def _(answer, d):
-    return _close(answer, _arr(d["fig23"]["r2_mat"])[2, 4], 1e-6, "r² of the pair 2 → 4")
+    return _close(answer, figdata.as_array(d["fig23"]["r2_mat"])[2, 4], 1e-6, "r² of the pair 2 → 4")
 
 
 @exercise("ex-sec3-intercept", "fig23")
 def _(answer, d):
-    base = _arr(d["fig23"]["r2_mat"])[2, 4]
+    base = figdata.as_array(d["fig23"]["r2_mat"])[2, 4]
     a = float(answer)
     if a == base:
         return "that is the r² without an intercept: append the constant 1 and refit"
@@ -93,7 +89,7 @@ def _(answer, d):
 @exercise("ex-sec3-gap", "fig23")
 def _(answer, d):
     iu, m = _pairs(d["fig23"]["r2_mat"])
-    gap = (m - _arr(d["fig23"]["r2_id"]))[iu]
+    gap = (m - figdata.as_array(d["fig23"]["r2_id"]))[iu]
     k = int(np.argmax(gap))
     best = (int(iu[0][k]), int(iu[1][k]))
     return None if tuple(int(v) for v in answer) == best else "not the pair with the largest gap (l < l' only)"
@@ -173,7 +169,7 @@ def _(answer, d):
 
 @exercise("ex-appb-r2", "fig12", "fig23")
 def _(answer, d):
-    mean = {dom: _arr(d[f]["r2_mat"])[_pairs(d[f]["r2_mat"])[0]].mean()
+    mean = {dom: figdata.as_array(d[f]["r2_mat"])[_pairs(d[f]["r2_mat"])[0]].mean()
             for dom, f in (("news", "fig12"), ("encyclopedia", "fig23"))}
     return None if answer == max(mean, key=mean.get) else "compare the mean r²(mat) over the pairs l < l'"
 
@@ -199,7 +195,7 @@ def _(answer, d):
 
 @exercise("ex-appd-r2", "fig22", "fig23", "fig24", "fig2")
 def _(answer, d):
-    means = {f: _arr(d[f]["r2_mat"])[_pairs(d[f]["r2_mat"])[0]].mean() for f in ("fig22", "fig23", "fig24", "fig2")}
+    means = {f: figdata.as_array(d[f]["r2_mat"])[_pairs(d[f]["r2_mat"])[0]].mean() for f in ("fig22", "fig23", "fig24", "fig2")}
     return None if answer == max(means, key=means.get) else "not the figure with the highest mean r²(mat)"
 
 
@@ -224,7 +220,7 @@ def _(answer, d):
 
     figs = claims._available(claims.default_get, ("fig2", "fig3", "fig12", "fig13", "fig22", "fig23", "fig24",
                                                   "fig25"))
-    share = min(linear.r2_summary(_arr(v["r2_mat"]), _arr(v["r2_id"]))["share_mat_above_id"] for v in figs.values())
+    share = min(linear.r2_summary(figdata.as_array(v["r2_mat"]), figdata.as_array(v["r2_id"]))["share_mat_above_id"] for v in figs.values())
     return _close(answer, share, 1e-9, "the smallest share over the figures")
 
 
@@ -258,7 +254,7 @@ def _(answer, d):
 
 @exercise("ex-world-check", "check")
 def _(answer, d):
-    mat, idv = _arr(d["check"]["mat"])[:-1], _arr(d["check"]["id"])[:-1]
+    mat, idv = figdata.as_array(d["check"]["mat"])[:-1], figdata.as_array(d["check"]["id"])[:-1]
     return None if int(answer) == int((mat > idv).sum()) else "count the layers l < L where mat is above id"
 
 
@@ -272,7 +268,7 @@ def _(answer, d):
 def _(answer, d):
     f = d["real_norms"]
     mid = f["n_layers"] // 2
-    return _close(answer, _arr(f["ratio_first"])[mid], 1e-9, "the ratio at the middle layer")
+    return _close(answer, figdata.as_array(f["ratio_first"])[mid], 1e-9, "the ratio at the middle layer")
 
 
 @exercise("ex-real-gold", "real_textfit")

@@ -55,6 +55,10 @@ def load(figure: str) -> dict:
 
 
 def as_array(values) -> np.ndarray:
-    """A JSON list (with nulls for NaN) back to a float array."""
+    """A JSON list (with nulls for NaN) back to a float array; an array (or any sequence of numbers) as floats."""
+    if isinstance(values, np.ndarray):
+        return values.astype(float)
+    values = list(values)
     return np.array([[np.nan if v is None else v for v in row] for row in values], dtype=float) \
-        if values and isinstance(values[0], list) else np.array([np.nan if v is None else v for v in values])
+        if values and isinstance(values[0], list) else np.array([np.nan if v is None else v for v in values],
+                                                                dtype=float)

@@ -76,7 +76,7 @@ figure("fig21")
 # `mat` still beats `id` at (nearly) every layer on news, and whether early exit still saves more with `mat`.
 
 # %% tags=["nbval-check-output"]
-figure("fig27", show=False)  # the encyclopedia counterpart of Fig. 14 (drawn in appendix D)
+figure("fig27", plot=False)  # the encyclopedia counterpart of Fig. 14 (drawn in appendix D)
 chapter.verdicts(["C15"])
 
 # %% [markdown]
@@ -100,7 +100,7 @@ print(f"mean r2 of mat / id: every position {first['mean_r2_mat_all']:.3f} / {fi
       f"without position 0 {first['mean_r2_mat_without_first']:.3f} / {first['mean_r2_id_without_first']:.3f}")
 
 # %%
-figure("real_fig4", show=False)  # SmolLM2 on Wikipedia, drawn in section 4
+figure("real_fig4", plot=False)  # SmolLM2 on Wikipedia, drawn in section 4
 chapter.real_verdicts(["C15"])
 
 

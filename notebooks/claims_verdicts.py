@@ -82,18 +82,8 @@ display(Markdown(claims.RULES_NOTE))
 
 # %% tags=["nbval-check-output"]
 def table(title, uuid):
-    """One group's claims: the paper's sentence, the shape verdict with our numbers and its rule, and the
-    magnitude (the paper's numbers, ours, its verdict) in one column each, so that the table fits the page."""
-    records, _, _ = groups[title]
-    t = claims.frame(records, link="page")
-    t["shape: ours, and the rule"] = t["ours"] + "<br><i>rule: " + t["rule"] + "</i>"
-    t["magnitude: the paper's numbers, ours, verdict"] = (
-        "paper: " + t["paper's numbers"] + "<br>ours: " + t["our numbers"] + "<br><b>" + t["magnitude verdict"] + "</b>")
-    cols = ["quote", "verdict", "shape: ours, and the rule", "magnitude: the paper's numbers, ours, verdict"]
-    return (t[cols].style.set_uuid(uuid).map(claims._colour, subset=["verdict"])
-            .set_table_attributes('class="jtc-claims"')
-            .set_table_styles([{"selector": "td, th", "props": "text-align: left; vertical-align: top; "
-                                "white-space: normal; padding: 0.25em 0.5em; font-size: 0.85em"}]))
+    """One group's claims in the page's four columns (see jtc_utils.claims.page_table)."""
+    return claims.page_table(groups[title][0], uuid)
 
 
 table("Jump to Conclusions, on the stand-in", "claims-jtc")

@@ -148,7 +148,7 @@ for m in ("mat", "id"):
 
 # %% tags=["nbval-check-output"]
 for fig_id in ("fig20", "fig21"):
-    figure(fig_id, show=False)
+    figure(fig_id, plot=False)
 chapter.verdicts(["C10"])
 
 # %% [markdown]

@@ -27,6 +27,15 @@ def _put_in_hub_cache(cache_dir, repo_id, family, config):
     (cache_dir / f"models--{repo_id}" / "refs" / "main").write_text("0" * 40)
 
 
+def _offline(monkeypatch, cache):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
+    import huggingface_hub.constants as c
+
+    monkeypatch.setattr(c, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setattr(c, "HF_HUB_OFFLINE", True)
+
+
 @pytest.fixture(scope="module")
 def hub_cache(tmp_path_factory):
     cache = tmp_path_factory.mktemp("hf") / "hub"
@@ -36,12 +45,7 @@ def hub_cache(tmp_path_factory):
 
 
 def test_paper_models_load_by_id_from_the_offline_cache(hub_cache, monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HUB_CACHE", str(hub_cache))
-    import huggingface_hub.constants as c
-
-    monkeypatch.setattr(c, "HF_HUB_CACHE", str(hub_cache))
-    monkeypatch.setattr(c, "HF_HUB_OFFLINE", True)
+    _offline(monkeypatch, hub_cache)
     for ident, family, L, d in (("gpt2", "gpt2", 12, 768), ("bert-base-uncased", "bert", 12, 768)):
         ad = models.adapter(ident)
         assert (ad.family, ad.n_layers, ad.d) == (family, L, d)
@@ -54,12 +58,7 @@ def test_paper_models_load_by_id_from_the_offline_cache(hub_cache, monkeypatch):
 
 
 def test_missing_paper_model_fails_fast_with_a_clear_message(tmp_path, monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
-    import huggingface_hub.constants as c
-
-    monkeypatch.setattr(c, "HF_HUB_CACHE", str(tmp_path))
-    monkeypatch.setattr(c, "HF_HUB_OFFLINE", True)
+    _offline(monkeypatch, tmp_path)
     t = time.time()
     with pytest.raises(models.ModelUnavailableError) as e:
         models.load("gpt2-xl")
@@ -88,15 +87,6 @@ def family_cache(tmp_path_factory):
     (cache / "models--EleutherAI--pythia-70m" / "refs").mkdir()
     (cache / "models--EleutherAI--pythia-70m" / "refs" / "main").write_text("0" * 40)
     return cache
-
-
-def _offline(monkeypatch, cache):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HUB_CACHE", str(cache))
-    import huggingface_hub.constants as c
-
-    monkeypatch.setattr(c, "HF_HUB_CACHE", str(cache))
-    monkeypatch.setattr(c, "HF_HUB_OFFLINE", True)
 
 
 def test_the_related_papers_hub_ids_are_the_ones_tested():
