@@ -83,6 +83,7 @@ class Factor:
         """``W`` [d, k] (a float64 tensor on the device) for targets ``Y`` [n, k]."""
         return self.R @ self.project(Y)
 
+
 def factor(X, rcond: float = RCOND, dev=None) -> Factor:
     """Factorize ``X`` once for any number of least-squares targets (see :class:`Factor`)."""
     return Factor(X, rcond, dev, stacklevel=3)
@@ -108,7 +109,7 @@ def _r2(sse, sst) -> float:
     import torch
 
     r2 = torch.ones_like(sse)
-    ok = sst > CONSTANT_RTOL * sst.median()
+    ok = sst > CONSTANT_RTOL * sst.quantile(0.5)  # numpy's median (torch's median takes the lower middle value)
     r2[ok] = 1 - sse[ok] / sst[ok]
     r2[~ok & (sse != 0)] = 0.0
     return float(r2.mean())
