@@ -58,6 +58,45 @@ def pad_id(ad: Adapter) -> int:
     return ad.tokenizer.pad_token_id or 0
 
 
+def out_of_memory(e: BaseException) -> bool:
+    """Whether ``e`` says that an allocation failed (on a GPU, or on the CPU)."""
+    import torch
+
+    return isinstance(e, (torch.OutOfMemoryError, MemoryError)) or (
+        isinstance(e, RuntimeError) and ("out of memory" in str(e) or "can't allocate memory" in str(e)))
+
+
+def _states_at(ad: Adapter, inp, att, pos) -> np.ndarray:
+    """``[L+1, B, d]`` states of one batch at the positions; a batch that does not fit in memory is split in halves
+    (with a warning), down to one sentence, which fails with the memory it needed."""
+    import warnings
+
+    import torch
+
+    try:
+        states = ad.forward_states(inp, att)  # [L+1, B, T, d]
+        return states[:, torch.arange(len(inp), device=states.device), pos.to(states.device)].float().cpu().numpy()
+    except (RuntimeError, MemoryError) as e:
+        if not out_of_memory(e):
+            raise
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        B, T = inp.shape
+        if B == 1:
+            need = (ad.n_layers + 1) * T * ad.d * 4
+            raise MemoryError(
+                f"one sentence of {T} tokens does not fit in the free memory of {ad.device} for {ad.name}: its hidden "
+                f"states alone take {need / 2**20:.0f} MB ({ad.n_layers + 1} layers x {T} tokens x {ad.d} x 4 "
+                f"bytes), besides the model and its activations. Free memory on that device, run on another one "
+                f"(device='cpu' uses the host's memory), or use shorter sentences.") from None
+        half = B // 2
+        warnings.warn(f"a batch of {B} sentences of up to {T} tokens did not fit in the memory of {ad.device}; "
+                      f"going on with batches of {half} (pass a smaller batch_size to avoid the retry)",
+                      ResourceWarning, stacklevel=2)
+        return np.concatenate([_states_at(ad, inp[:half], att[:half], pos[:half]),
+                               _states_at(ad, inp[half:], att[half:], pos[half:])], axis=1)
+
+
 def _extract(ad: Adapter, s: Samples, batch_size: int, progress: bool) -> np.ndarray:
     import torch
     from tqdm.auto import tqdm
@@ -67,8 +106,7 @@ def _extract(ad: Adapter, s: Samples, batch_size: int, progress: bool) -> np.nda
     with torch.inference_mode():
         for idx, inp, att, pos in tqdm(padded_batches(ad.family, s, batch_size, pad_id(ad)), total=n_batches,
                                        desc=f"hidden states {ad.name}", disable=not progress, leave=False):
-            states = ad.forward_states(inp, att)  # [L+1, B, T, d]
-            out[:, idx] = states[:, torch.arange(len(idx)), pos.to(states.device)].float().cpu().numpy()
+            out[:, idx] = _states_at(ad, inp, att, pos)
     return out
 
 

@@ -51,3 +51,44 @@ def test_the_fits_run_on_the_chosen_device(monkeypatch):
                                             np.stack([X, X ** 2, X ** 3]).astype(np.float32), dev=name)["r2_mat"])
     for r in results[1:]:  # a GPU gives the CPU's numbers
         np.testing.assert_allclose(r, results[0], rtol=0, atol=1e-9)
+
+
+def test_a_batch_that_does_not_fit_in_memory_is_split_and_gives_the_same_states(monkeypatch):
+    """Out of memory for batches of more than two sentences: the extraction goes on with smaller batches (warning
+    once per split) and returns exactly the states of an unconstrained run; when one sentence does not fit, a
+    MemoryError names the memory it needs and the fix."""
+    from jtc_utils import hidden, models
+    from jtc_utils.samples import make_samples
+
+    ad = models.adapter("tiny-gpt2")
+    s = make_samples(ad.tokenizer, "gpt2", "encyclopedia", "validation", n=7)
+    want = hidden._extract(ad, s, batch_size=8, progress=False)
+    real = ad.forward_states
+
+    def tight(inp, att, limit):
+        if len(inp) > limit:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB")
+        return real(inp, att)
+
+    monkeypatch.setattr(ad, "forward_states", lambda inp, att: tight(inp, att, 2))
+    with pytest.warns(ResourceWarning, match="did not fit in the memory"):
+        got = hidden._extract(ad, s, batch_size=8, progress=False)
+    np.testing.assert_array_equal(got, want)
+    monkeypatch.setattr(ad, "forward_states", lambda inp, att: tight(inp, att, 0))
+    with pytest.warns(ResourceWarning), pytest.raises(MemoryError, match=r"does not fit.*MB.*device='cpu'"):
+        hidden._extract(ad, s, batch_size=8, progress=False)
+
+
+def test_other_runtime_errors_are_not_taken_for_memory(monkeypatch):
+    from jtc_utils import hidden, models
+    from jtc_utils.samples import make_samples
+
+    ad = models.adapter("tiny-gpt2")
+    s = make_samples(ad.tokenizer, "gpt2", "encyclopedia", "validation", n=3)
+
+    def broken(inp, att):
+        raise RuntimeError("shape mismatch")
+
+    monkeypatch.setattr(ad, "forward_states", broken)
+    with pytest.raises(RuntimeError, match="shape mismatch"):
+        hidden._extract(ad, s, batch_size=8, progress=False)
