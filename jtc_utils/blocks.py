@@ -32,8 +32,9 @@ import torch
 import torch.nn.functional as F
 
 PART_NAMES = ("ln_1", "attn", "ln_2", "ffn")
-# bump when the runners' arithmetic changes: cached sub-module fits recorded with an older runner are then refitted
-# (a change of rounding only, such as a fused kernel for the same function, does not count)
+# bump a runner's ``version`` whenever its arithmetic changes, even by rounding only: cached sub-module fits and FFN
+# states recorded with an older runner are then recomputed (a classifier trained on them turns float noise into
+# different accuracies, as GPT-2's fused GELU showed)
 RUNNER_VERSION = 2
 TANH_GELUS = ("gelu_new", "gelu_fast", "gelu_pytorch_tanh")  # three names of one function
 SUPPORTED_FAMILIES = ("gpt2", "llama", "bert")
@@ -71,6 +72,7 @@ class Blocks:
 
     PARTS: dict[str, tuple[int, int]] = {}
     family = ""
+    version = RUNNER_VERSION  # what cached results of this runner are keyed on
 
     def __init__(self, model):
         cfg = model.config
@@ -147,6 +149,7 @@ class GPT2Blocks(PreNormBlocks):
     """The blocks of a ``GPT2LMHeadModel`` (or ``GPT2Model``) as plain tensor functions."""
 
     family = "gpt2"
+    version = 3  # 3: the fused tanh GELU and the fused causal attention kernel
 
     def __init__(self, model):
         super().__init__(model)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import cache, linear, predictions
-from .blocks import PART_NAMES, RUNNER_VERSION, Blocks, runner_for
+from .blocks import PART_NAMES, Blocks, runner_for
 from .hidden import model_identity, pad_id, padded_batches, samples_identity
 
 MAPPINGS = ("mat_attn", "mat_ln1_ln2", "mat_ffn")  # the paper's plotting order, then mat
@@ -77,7 +77,7 @@ def fit(exp) -> dict:
         return maps
 
     key = {"what": "submodule_fits", "model": model_identity(exp.adapter), "train": samples_identity(exp.train),
-           "rcond": linear.RCOND, "runner": RUNNER_VERSION}
+           "rcond": linear.RCOND, "runner": run.version}
     return check_maps(cache.cached("submodule_fits", key, compute), run)
 
 

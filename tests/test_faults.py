@@ -208,7 +208,7 @@ def test_chapter_names_are_all_checked_before_anything_runs(monkeypatch, capsys)
             runner.main(["--only", *bad, "--no-build"])
     assert ran == []
     runner.main(["--only", "notebooks/sec3_linear_shortcuts.py", "--no-build"])  # a path inside is fine
-    assert ran == [("sec3_linear_shortcuts", "tiny", runner.CELL_TIMEOUT)]
+    assert ran == [("sec3_linear_shortcuts", "tiny", runner.CELL_TIMEOUT, None)]
 
 
 def test_contradictory_runner_flags_are_refused(capsys):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import cache, validate
-from ..blocks import RUNNER_VERSION, runner_for
+from ..blocks import runner_for
 from ..hidden import model_identity, pad_id, padded_batches, samples_identity
 
 BATCH = 64
@@ -148,7 +148,7 @@ def mid_states(exp, split: str = "validation") -> np.ndarray:
         raise ValueError(f"unknown split {split!r}; choose 'train' or 'validation'")
     s = exp.train if split == "train" else exp.val
     key = {"what": "mid", "model": model_identity(exp.adapter), "samples": samples_identity(s),
-           "runner": RUNNER_VERSION, "batch": BATCH}
+           "runner": runner_for(exp.adapter.model).version, "batch": BATCH}
     return cache.cached("ffn_mid", key, lambda: {"R": record_mid(exp.adapter, s, show_progress())})["R"]
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import cache
+from ..blocks import runner_for
 from ..hidden import model_identity, samples_identity
 from . import clusters, subupdates
 from .decompose import FFN, mid_states
@@ -59,7 +60,7 @@ def split_summary(exp, split: str) -> dict:
         return {"dom": dom, "top1": top1, "sat": subupdates.saturation(top1)}
 
     key = {"what": "ffn-split-summary", "version": VERSION, "model": model_identity(exp.adapter),
-           "samples": samples_identity(s)}
+           "samples": samples_identity(s), "runner": runner_for(exp.adapter.model).version}
     return cache.cached("ffn_split", key, compute)
 
 
