@@ -1,7 +1,7 @@
 """The real profile's cost on this machine: hidden-state extraction against the matrix-multiply floor, the time of
 each chapter's real-model figures from a cold cache, and the peak resident memory.
 
-    python benchmarks/bench_real.py                 # full sizes (9,000 + 3,000 sentences per domain): ~15 min
+    python benchmarks/bench_real.py                 # full sizes (9,000 + 3,000 sentences per domain): ~25 min
     python benchmarks/bench_real.py --n-train 1200 --n-val 300
 
 The floor: SmolLM2-135M's projections cost 2 x (2 d^2 + 2 d d_kv + 3 d d_ff) flops per token and layer (q, o; k, v
@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import subprocess
 import sys
 import tempfile
 import time
@@ -41,12 +42,28 @@ CHAPTERS = {  # the real model's figures of each chapter, in book order
 }
 
 
+def chapter_child(args) -> int:
+    """Compute one chapter's real-model figures with the parent's cache; print seconds and peak memory (GB)."""
+    from jtc_utils import figures
+
+    t = time.perf_counter()
+    for fig in CHAPTERS[args.chapter]:
+        figures.compute(fig, "tiny", n_train=args.n_train, n_val=args.n_val)
+    print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20)
+    return 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n-train", type=int, default=None)
     ap.add_argument("--n-val", type=int, default=None)
     ap.add_argument("--extract", type=int, default=1000, help="sentences for the extraction rate")
+    ap.add_argument("--batches", default=None,
+                    help="comma-separated batch sizes: measure the extraction rate at each and stop")
+    ap.add_argument("--chapter", choices=CHAPTERS, help=argparse.SUPPRESS)  # one chapter, in a child process
     args = ap.parse_args(argv)
+    if args.chapter:
+        return chapter_child(args)
     os.environ["JTC_CACHE"] = tempfile.mkdtemp(prefix="jtc-bench-real-")  # a cold cache (set before importing)
     os.environ.setdefault("JTC_PROGRESS", "0")
     import torch
@@ -63,24 +80,31 @@ def main(argv=None):
     rate = matmul_rate(d, f)
     s = make_samples(ad.tokenizer, ad.family, "wiki", "train", n=args.extract, profile="real")
     tokens = int(sum(p + 1 for p in s.positions))
-    t = time.perf_counter()
-    hidden._extract(ad, s, 64, False)
-    dt = time.perf_counter() - t
     floor = rate / flops
     print(f"threads {torch.get_num_threads()}; float32 matmul {rate / 1e9:.0f} GFLOP/s; {flops / 1e9:.3f} GFLOP per "
           f"token -> floor {floor:.0f} tokens/s")
-    print(f"extraction: {tokens} tokens (prefixes of {len(s)} sentences) in {dt:.1f} s = {tokens / dt:.0f} tokens/s, "
-          f"{tokens / dt / floor:.2f} of the floor")
-    total = 0.0
-    for chapter, figs in CHAPTERS.items():
+    sizes = [int(b) for b in args.batches.split(",")] if args.batches else [hidden.default_batch(ad)]
+    for b in sizes:
         t = time.perf_counter()
-        for fig in figs:
-            figures.compute(fig, "tiny", n_train=args.n_train, n_val=args.n_val)
+        hidden._extract(ad, s, b, False)
         dt = time.perf_counter() - t
-        total += dt
-        print(f"{chapter}: {dt:.0f} s ({', '.join(figs)})", flush=True)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
-    print(f"all real-model figures: {total / 60:.1f} min; peak resident memory {peak:.2f} GB")
+        print(f"extraction, batch {b}: {tokens} tokens (prefixes of {len(s)} sentences) in {dt:.1f} s = "
+              f"{tokens / dt:.0f} tokens/s, {tokens / dt / floor:.2f} of the floor", flush=True)
+    if args.batches:
+        return 0
+    # each chapter in its own process, as the book runs each page in its own kernel, sharing this cold cache: the
+    # time of a chapter is what it adds after the chapters before it, its memory the peak of that one process
+    total, peak = 0.0, 0.0
+    for chapter, figs in CHAPTERS.items():
+        cmd = [sys.executable, __file__, "--chapter", chapter]
+        for flag, v in (("--n-train", args.n_train), ("--n-val", args.n_val)):
+            if v is not None:
+                cmd += [flag, str(v)]
+        line = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
+        dt, rss = (float(x) for x in line.split())
+        total, peak = total + dt, max(peak, rss)
+        print(f"{chapter}: {dt:.0f} s, peak resident memory {rss:.2f} GB ({', '.join(figs)})", flush=True)
+    print(f"all real-model figures: {total / 60:.1f} min; largest peak resident memory of a chapter {peak:.2f} GB")
     return 0
 
 

@@ -110,10 +110,22 @@ def _extract(ad: Adapter, s: Samples, batch_size: int, progress: bool) -> np.nda
     return out
 
 
-def hidden_states(ad: Adapter, s: Samples, batch_size: int = 64, progress: bool | None = None) -> np.ndarray:
-    """``X[l, i] = h^l`` at sample i's position, float32 array of shape [L+1, n, d]."""
+# sentences per forward pass: the stand-ins (width <= 96) are fastest in large batches; the real model (width 576)
+# in batches of 32, where its activations still fit in the cache (measured by ``benchmarks/bench_real.py --batches``)
+WIDE = 256
+
+
+def default_batch(ad: Adapter) -> int:
+    """The batch size :func:`hidden_states` uses when none is given: 32 for a model of width >= ``WIDE``, else 64."""
+    return 32 if ad.d >= WIDE else 64
+
+
+def hidden_states(ad: Adapter, s: Samples, batch_size: int | None = None, progress: bool | None = None) -> np.ndarray:
+    """``X[l, i] = h^l`` at sample i's position, float32 array of shape [L+1, n, d]; ``batch_size`` defaults to
+    :func:`default_batch`."""
     from .progress import show_progress
 
+    batch_size = default_batch(ad) if batch_size is None else batch_size
     key = {"what": "hidden", "model": model_identity(ad), "samples": samples_identity(s), "batch": batch_size}
     show = show_progress() if progress is None else progress
     return cache.cached("hidden", key, lambda: {"X": _extract(ad, s, batch_size, show)})["X"]

@@ -64,9 +64,10 @@ class Factor:
         if n < d:
             warn_underdetermined(n, d, stacklevel=stacklevel + 1)
         if n >= d and d:
-            lam, V = torch.linalg.eigh(X.T @ X)
+            G = X.T @ X
+            lam, V = torch.linalg.eigh(G)
             if lam[0] >= GRAM_MIN_RATIO ** 2 * lam[-1] > 0:
-                self.route, self.rank, self.LT = "gram", d, X.T
+                self.route, self.rank, self.LT, self.G = "gram", d, X.T, G
                 self.R = (V / lam) @ V.T
                 return
         U, S, Vh = torch.linalg.svd(X, full_matrices=False)
@@ -82,6 +83,17 @@ class Factor:
     def solve(self, Y):
         """``W`` [d, k] (a float64 tensor on the device) for targets ``Y`` [n, k]."""
         return self.R @ self.project(Y)
+
+    def train_sse(self, W, B, Y, yy=None):
+        """Per-coordinate in-sample SSE ``||X W - Y||²`` of a solution ``W`` with ``B = LT @ Y``. On the Gram route
+        it comes from ``G = XᵀX`` without predicting the n training rows: ``diag(Wᵀ G W) - 2 diag(Wᵀ B) + ||Y||²``
+        (``yy``: the last term, if already computed), 2·d³ flops instead of 2·n·d²; the identity holds for any
+        ``W``, so the fit's own rounding enters only at second order. Else the prediction ``U (Uᵀ Y)`` itself."""
+        Y = _t(Y, self.device)
+        if self.route == "gram":
+            yy = Y.square().sum(0) if yy is None else yy
+            return ((self.G @ W).mul_(W).sum(0) - 2 * (W * B).sum(0) + yy).clamp_(min=0)
+        return (self.LT.T @ B - Y).square_().sum(0)
 
 
 def factor(X, rcond: float = RCOND, dev=None) -> Factor:
@@ -156,7 +168,8 @@ def layer_pair_r2(X_train: np.ndarray, X_val: np.ndarray, rcond: float = RCOND, 
     ``X_train``, ``X_val``: [L+1, n, d] hidden states. Returns a dict with ``r2_mat`` and ``r2_id``, [L+1, L+1]
     (rows = source l, columns = target l'; diagonal 1, lower triangle NaN), and ``maps`` [L, d, d] where
     ``maps[l]`` is ``W`` for l -> L. With ``train_r2`` also ``r2_mat_train`` / ``r2_id_train``, the same scores on
-    the training set (same fits; one more product per pair, the in-sample prediction). ``sources`` restricts the
+    the training set (same fits; on the Gram route from ``XᵀX`` at 2·d³ flops per pair, see
+    :meth:`Factor.train_sse`). ``sources`` restricts the
     work to those source layers (rows; the others stay NaN and their maps zero).
 
     Per source layer: one factorization, then per target the projection ``Lᵀ Y`` (2·n_train·d² flops) and the
@@ -178,6 +191,7 @@ def layer_pair_r2(X_train: np.ndarray, X_val: np.ndarray, rcond: float = RCOND, 
     sst = {"": [_sst(va[t]) for t in range(n_layers)]}
     if train_r2:
         sst["_train"] = [_sst(tr[t]) for t in range(n_layers)]
+        yy = [tr[t].square().sum(0) for t in range(n_layers)]
     maps = np.zeros((n_layers - 1, d, d))
     buf_va = torch.empty((X_val.shape[1], d), dtype=torch.float64, device=dev)
     buf_tr = torch.empty((n, d), dtype=torch.float64, device=dev) if train_r2 else None
@@ -196,7 +210,7 @@ def layer_pair_r2(X_train: np.ndarray, X_val: np.ndarray, rcond: float = RCOND, 
             if train_r2 or t == n_layers - 1:
                 W = f.R @ B
             if train_r2:
-                sse["r2_mat_train"] = _sse(torch.matmul(f.LT.T, W if f.route == "gram" else B, out=buf_tr).sub_(Y))
+                sse["r2_mat_train"] = f.train_sse(W, B, Y, yy[t])
                 sse["r2_id_train"] = _sse(torch.sub(Y, Xs, out=buf_tr))
             for key, v in sse.items():
                 out[key][src, t] = _r2(v, sst["_train" if key.endswith("_train") else ""][t])

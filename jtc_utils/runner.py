@@ -67,6 +67,19 @@ def check_names(names) -> list[str]:
     return out
 
 
+def slowest_cells(nb, n: int = 3) -> str:
+    """A line naming the ``n`` slowest cells of an executed notebook (index, seconds, first source line) and the
+    largest resident memory a kernel has reached so far in this process's children (where to look when a page is
+    slow or large)."""
+    import resource
+
+    timed = [(c.metadata.get("papermill", {}).get("duration") or 0.0, i, c.source.strip().splitlines()[0][:60])
+             for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip()]
+    cells = "; ".join(f"[{i}] {d:.0f} s `{first}`" for d, i, first in sorted(timed, reverse=True)[:n])
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20  # kilobytes on Linux
+    return f"    slowest cells: {cells}; kernels' peak memory so far {peak:.2f} GB"
+
+
 def clean(nb) -> None:
     """Strip what changes on every run (timings, execution stamps), give every cell an id derived from its source
     (so that re-executing an unchanged chapter changes nothing in git) and hide the injected-parameters cell."""
@@ -305,6 +318,7 @@ def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT, devic
             raise NotebookFailed(f"notebook {name} failed {where} ({reason}); {copy}; the committed page and "
                                  f"data are unchanged") from None
         data = {f.name: file_fingerprint(f) for f in sorted(staging.glob("*.json"))}
+        print(slowest_cells(out), flush=True)
         clean(out)
         out.metadata["jtc"] = {"inputs": inputs_fingerprint(name, profile), "profile": profile, "data": data}
         text = nbformat.writes(out) + "\n"

@@ -113,3 +113,18 @@ def test_unsupported_family_is_refused():
 
     with pytest.raises(ValueError, match="supported families: gpt2.*bert"):
         models.family_of(Fake())
+
+
+def test_the_default_batch_is_smaller_for_a_wide_model_and_keys_the_cache(gpt, monkeypatch):
+    from jtc_utils import cache
+
+    assert hidden.default_batch(gpt) == 64  # width 32 < hidden.WIDE
+    monkeypatch.setattr(hidden, "WIDE", gpt.d)  # as if the model were wide
+    assert hidden.default_batch(gpt) == 32
+    s = make_samples(gpt.tokenizer, gpt.family, "news", "validation", n=40)
+    seen = []
+    real = cache.cached
+    monkeypatch.setattr(cache, "cached", lambda kind, key, fn: seen.append(key["batch"]) or real(kind, key, fn))
+    np.testing.assert_allclose(hidden.hidden_states(gpt, s), hidden.hidden_states(gpt, s, batch_size=64),
+                               rtol=1e-4, atol=1e-5)
+    assert seen == [32, 64]

@@ -103,3 +103,18 @@ def test_every_computing_notebook_takes_the_device_parameter():
         params = next(c.source for c in nb.cells if "parameters" in c.metadata.get("tags", []))
         assert 'device = "auto"' in params, name
         assert "devices.use(device)" in source, name
+
+
+def test_the_report_names_the_slowest_cells_in_order():
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    for src, dt in (("a = 1", 0.5), ("import torch\nb = 2", 12.0), ("# %% notes", None), ("c = 3", 3.0)):
+        cell = nbformat.v4.new_code_cell(src)
+        if dt is not None:
+            cell.metadata["papermill"] = {"duration": dt}
+        nb.cells.append(cell)
+    nb.cells.append(nbformat.v4.new_markdown_cell("text"))
+    line = runner.slowest_cells(nb, n=2)
+    assert line.index("[1] 12 s `import torch`") < line.index("[3] 3 s `c = 3`")
+    assert "a = 1" not in line and "peak memory" in line
