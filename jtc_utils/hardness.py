@@ -63,12 +63,15 @@ def report(corpus=corpus_v1, profile: str = "tiny", seed: int = 0) -> dict:
                                   PRESENT),
            "present_year": PRESENT, "models": {}}
     p = profiles.get(profile)
+    bigrams = {}  # per tokenizer: the GPT-style stand-ins share one
     for model in p.gpt:
-        bigram = None
         for which in ("main", "second"):
             exp = figures.experiment(model, p.domain(which), profile, None, None, seed)
-            bigram = bigram or bigram_table(exp.adapter.tokenizer, train)
-            out["models"].setdefault(model, {})[exp.domain] = model_measures(exp, bigram)
+            tok = exp.adapter.tokenizer
+            key = (tok.name_or_path, len(tok))
+            if key not in bigrams:
+                bigrams[key] = bigram_table(tok, train)
+            out["models"].setdefault(model, {})[exp.domain] = model_measures(exp, bigrams[key])
     return out
 
 

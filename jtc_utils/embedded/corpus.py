@@ -30,7 +30,8 @@ from functools import lru_cache
 from itertools import accumulate
 
 from .. import validate
-from ..corpus import DOMAINS, LABELS, POOL_SIZES, TRAINING_SENTENCES, Sentence, _Builder, take_split
+from ..corpus import (DOMAINS, LABELS, POOL_SIZES, TRAINING_SENTENCES, Sentence, _article, _Builder, _check_domain,
+                      _fmt, take_split)
 from ..world import MONTHS, OCCUPATIONS, ORG_KINDS, WEEKDAYS, World
 from .world import PRESENT, build_world, plural
 
@@ -105,14 +106,6 @@ def _cum(items) -> list[float]:
 
 _CUM = {id(x): _cum(x) for x in (_TOPICS, _PROJECTS, _BUILD_VERBS, _ADJ, _VEHICLES, _ACCIDENTS, _WORKS,
                                    _QUOTE_VERBS, _QUOTE_NOUNS, _REPORT_VERBS, _EVENTS, _ROLES, _UNITS)}
-
-
-def _article(word: str) -> str:
-    return "an" if word[0].lower() in "aeiou" else "a"
-
-
-def _fmt(n: int) -> str:
-    return f"{n:,}"
 
 
 class _Gen:
@@ -536,12 +529,6 @@ def world(seed: int = 0) -> World:
     return build_world(seed)
 
 
-def _check(domain, seed):
-    if domain not in DOMAINS:
-        raise ValueError(f"unknown domain {domain!r}; choose one of {', '.join(DOMAINS)}")
-    validate.seed(seed)
-
-
 @lru_cache(maxsize=8)
 def _pool_all(domain: str, seed: int) -> tuple[Sentence, ...]:
     rng = random.Random(f"pool-v2/{domain}/{seed}")
@@ -559,7 +546,8 @@ def _pool_all(domain: str, seed: int) -> tuple[Sentence, ...]:
 def pool(domain: str, split: str, n: int | None = None, seed: int = 0) -> list[Sentence]:
     """Held-out experiment sentences (``split`` = ``train`` for fitting maps or ``validation``) at the paper's sizes;
     ``n`` takes the first n. No pool sentence opens with the same five words as any training sentence."""
-    _check(domain, seed)
+    _check_domain(domain)
+    validate.seed(seed)
     return take_split(_pool_all(domain, seed), POOL_SIZES[domain], domain, split, n)
 
 
