@@ -11,8 +11,9 @@ positions of each domain (the paper's protocol, :class:`~jtc_utils.experiment.Ex
   token at the position (the most frequent next token, counted over the tokenized training sentences).
 
 The first world's report was computed once at its last commit and is stored with that commit
-(``python -m jtc_utils.hardness --save jtc_utils/embedded/hardness_v1.json``), since that world leaves the tree
-when the zoo moves to corpus v2.
+(``python -m jtc_utils.hardness --save jtc_utils/embedded/hardness_v1.json --world ...``), since that world left the
+tree when the zoo moved to the second; :func:`report` computes the current world's and :func:`table` sets the two
+side by side (the embedded-world chapter).
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from collections import Counter, defaultdict
 
 import numpy as np
 
-from . import corpus as corpus_v1
 from . import figures, predictions, profiles
+from .embedded import corpus as world_corpus
 from .embedded import leaks
 from .embedded.world import PRESENT
 
@@ -56,7 +57,7 @@ def model_measures(exp, bigram: dict) -> dict:
             "bigram": float(np.mean(guess == top1))}
 
 
-def report(corpus=corpus_v1, profile: str = "tiny", seed: int = 0) -> dict:
+def report(corpus=world_corpus, profile: str = "tiny", seed: int = 0) -> dict:
     """The whole report for the corpus module ``corpus`` and the profile's GPT-style stand-ins."""
     train = corpus.training_sentences(seed=seed)
     out = {"corpus": leaks.report({d: corpus.pool(d, "validation", seed=seed) for d in corpus.DOMAINS}, train,
@@ -75,15 +76,55 @@ def report(corpus=corpus_v1, profile: str = "tiny", seed: int = 0) -> dict:
     return out
 
 
+V1_FILE = Path(__file__).resolve().parent / "embedded" / "hardness_v1.json"
+CORPUS_ROWS = (("prefix_leak", "pool sentences that are a prefix of a training sentence"),
+               ("skeleton_share", "pool sentences whose template skeleton is in the training text"),
+               ("ngram4_share", "pool word 4-grams that are in the training text"),
+               ("repeated_clause", "sentences that say the same six words twice"),
+               ("late_past", "past-tense events dated after the present year"))
+MODEL_ROWS = (("confident", f"final predictions with probability above {CONFIDENT}"),
+              ("mat_layer0", "mat from layer 0 gives the final top-1"),
+              ("bigram", "a bigram model of the training text gives the final top-1"))
+
+
+def stored_v1() -> dict:
+    """The first world's report and the commit it was computed at."""
+    return json.loads(V1_FILE.read_text())
+
+
+def table(v1: dict, v2: dict):
+    """The two reports side by side: one row per measure and domain (the training-text duplicates once), the model
+    measures as the range over the GPT-style stand-ins; shares in percent."""
+    import pandas as pd
+
+    def pct(x):
+        return f"{100 * x:.1f}%"
+
+    def span(r, key, dom):
+        vals = [m[dom][key] for m in r["models"].values()]
+        return pct(min(vals)) if min(vals) == max(vals) else f"{pct(min(vals))}-{pct(max(vals))}"
+
+    rows = []
+    for dom in ("encyclopedia", "news"):
+        rows += [(what, dom, pct(v1["corpus"][dom][key]), pct(v2["corpus"][dom][key])) for key, what in CORPUS_ROWS]
+    rows.append(("training sentences that repeat an earlier one", "both", pct(v1["corpus"]["training_duplicates"]),
+                 pct(v2["corpus"]["training_duplicates"])))
+    for dom in ("encyclopedia", "news"):
+        rows += [(what, dom, span(v1, key, dom), span(v2, key, dom)) for key, what in MODEL_ROWS]
+    return pd.DataFrame(rows, columns=["share of", "domain", "first world", "second world"])
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--save", help="write the report as JSON here, with the commit it was computed at")
+    ap.add_argument("--world", default="v2 (jtc_utils.embedded, zoo trained on it)",
+                    help="what the stored report says it was computed on")
     args = ap.parse_args(argv)
     r = report()
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
     dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", "jtc_utils", "zoo"], capture_output=True,
                                 text=True).stdout.strip())
-    doc = {"world": "v1 (jtc_utils.corpus, zoo trained on it)", "commit": commit, "uncommitted_changes": dirty,
+    doc = {"world": args.world, "commit": commit, "uncommitted_changes": dirty,
            "report": r}
     text = json.dumps(doc, indent=1, sort_keys=True)
     if args.save:
