@@ -53,6 +53,7 @@ def install(out: Path) -> None:
     zoo.GPT_TOKENIZER_DIR = out / "tokenizer-gpt"
     zoo.BERT_TOKENIZER_DIR = out / "tokenizer-bert"
     lin_artifacts.OUT_DIR = lin_train.OUT_DIR = out / "secretly-linear"
+    lin_artifacts.CARD = lin_train.CARD = out / "secretly-linear" / "card.json"
     zoo.corpus = corpus_v2
     first_evaluate, first_card = zoo.evaluate, zoo.card_markdown
 
