@@ -11,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 git apply --index dev/world-v2-switch.patch
+git rm -q jtc_utils/embedded/train.py  # the transitional trainer of zoo-v2/
 for d in tiny-gpt2 tiny-gpt2-medium tiny-gpt2-large tiny-gpt2-xl tiny-bert-base tiny-bert-large tokenizer-gpt \
          tokenizer-bert lenses/tiny-gpt2 lenses/tiny-gpt2-medium lenses/tiny-gpt2-large lenses/tiny-gpt2-xl \
          lenses/tiny-bert-base lenses/tiny-bert-large secretly-linear; do
