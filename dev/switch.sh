@@ -25,7 +25,7 @@ from jtc_utils import zoo
 for name in zoo.ZOO:  # the cards as the zoo's own code writes them (with the bigram baseline)
     (zoo.ZOO_DIR / name / "README.md").write_text(zoo.card_markdown(zoo.load_card(name)))
 PY
-$PY -m jtc_utils.linearity.train finetune --threads 2
 $PY -m jtc_utils.zoo checksums
+$PY -m jtc_utils.linearity.train finetune --threads "${THREADS:-2}"  # rewrites the checksums too
 git add -A zoo jtc_utils tests notebooks
 echo "switched: now run make book, revise the prose, make test on a fresh clone"
