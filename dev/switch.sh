@@ -4,8 +4,7 @@
 #      tuned lens, the quiet GGUF conversion, the new sections and tests);
 #   2. zoo-v2/ replaces the first world's models, tokenizers, lenses and linearity runs in zoo/ (the real model's
 #      lenses in zoo/lenses/smollm2-135m do not depend on the world and stay);
-#   3. the fine-tuning records of the linearity chapter (they need the moved lexicon), the cards' README files and
-#      the checksums.
+#   3. the checksums and the fine-tuning records of the linearity chapter (they need the moved lexicon).
 # Then: `make book` (every page re-executes), revise the prose, `make test` on a fresh clone, commit, delete dev/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,11 +19,8 @@ for d in tiny-gpt2 tiny-gpt2-medium tiny-gpt2-large tiny-gpt2-xl tiny-bert-base 
 done
 git rm -q zoo-v2/SHA256SUMS
 rm -rf zoo-v2
-$PY - <<'PY'
-from jtc_utils import zoo
-for name in zoo.ZOO:  # the cards as the zoo's own code writes them (with the bigram baseline)
-    (zoo.ZOO_DIR / name / "README.md").write_text(zoo.card_markdown(zoo.load_card(name)))
-PY
+# the models' files stay byte for byte as trained (their README files included): a model's identity is the digest
+# of all its files, and the trained lenses and cached states are keyed on it
 $PY -m jtc_utils.zoo checksums
 $PY -m jtc_utils.linearity.train finetune --threads "${THREADS:-2}"  # rewrites the checksums too
 git add -A zoo jtc_utils tests notebooks
