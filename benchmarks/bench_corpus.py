@@ -3,7 +3,7 @@ two cores)."""
 
 import time
 
-from jtc_utils import corpus
+from jtc_utils.embedded import corpus
 
 t = time.perf_counter()
 sents = corpus.training_sentences()

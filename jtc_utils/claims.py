@@ -46,7 +46,7 @@ def profile_getter(prefix: str = "real_", results: dict | None = None, absent: d
         name = prefix + fig
         if name in results:
             return results[name]
-        if fig in absent or not (figdata.DATA_DIR / f"{name}.json").exists():
+        if fig in absent or not figdata.exists(name):
             raise NotComputed(absent.get(fig, f"{name} has not been computed (run its chapter)"))
         return default_get(name)
 

@@ -42,7 +42,7 @@ def check(label: str, answer: Any, data: dict | None = None) -> bool:
     numbers = dict(data or {})
     for f in figs:
         if f not in numbers:
-            if not (figdata.DATA_DIR / f"{f}.json").exists():
+            if not figdata.exists(f):
                 raise ValueError(f"exercise {label!r} needs the numbers of {f!r}: pass data={{{f!r}: ...}} with "
                                  "what the page computed")
             numbers[f] = figdata.load(f)["data"]
@@ -246,7 +246,7 @@ def _(answer, d):
 
 @exercise("ex-world-length")
 def _(answer, d):
-    from . import corpus
+    from .embedded import corpus
 
     n = np.mean([sum(lab != "punct" for _, lab in s.words()) for s in corpus.pool("news", "validation", n=1000)])
     return _close(answer, n, 1e-9, "the mean number of words")

@@ -43,15 +43,38 @@ def output_dir() -> Path:
     return Path(os.environ.get("JTC_DATA_OUT", DATA_DIR))
 
 
+# figure -> the file this process last wrote for it; a chapter executed by the runner writes into a staging folder
+# that becomes book/data only when every cell has passed, so its own later cells must read from there
+_SAVED: dict[str, Path] = {}
+
+
 def save(figure: str, data: dict, params: dict) -> dict:
     """Write ``book/data/<figure>.json``: ``{"figure", "params", "environment", "data"}``; NaN becomes null."""
     record = {"figure": figure, "params": _plain(params), "environment": environment(), "data": _plain(data)}
-    atomic_write_text(output_dir() / f"{figure}.json", json.dumps(record, indent=1) + "\n")
+    out = output_dir() / f"{figure}.json"
+    atomic_write_text(out, json.dumps(record, indent=1) + "\n")
+    _SAVED[figure] = out
     return record
 
 
+def path(figure: str) -> Path:
+    """The file holding ``figure``'s numbers as this process sees them: the one it saved itself into the current
+    :func:`output_dir` (a chapter's own figures, before the runner moves them into ``book/data``), else
+    ``book/data``'s. Without the first, a chapter's exercise checks and verdicts would read the numbers of its
+    previous execution."""
+    mine = _SAVED.get(figure)
+    if mine is not None and mine.parent == output_dir() and mine.exists():
+        return mine
+    return DATA_DIR / f"{figure}.json"
+
+
+def exists(figure: str) -> bool:
+    return path(figure).exists()
+
+
 def load(figure: str) -> dict:
-    return json.loads((DATA_DIR / f"{figure}.json").read_text())
+    """The record of ``figure`` (see :func:`path` for which file)."""
+    return json.loads(path(figure).read_text())
 
 
 def as_array(values) -> np.ndarray:

@@ -19,6 +19,7 @@ checked against the SHA-256 of the pinned version before use.
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,14 +87,18 @@ def convert_gguf(gguf: Path, out: Path, progress: bool | None = None) -> None:
 
     from .progress import show_progress
 
-    if not (show_progress() if progress is None else progress):
+    quiet = not (show_progress() if progress is None else progress)
+    if quiet:
         import transformers
 
         transformers.utils.logging.disable_progress_bar()
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    # the GGUF reader draws its own tqdm bar, which the library's progress switch does not reach: silence it too,
+    # so that a page executed on a cold cache stores the same outputs as one on a warm cache
+    with _gguf_bar_disabled(quiet):
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
     tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
     sd = {k: v.contiguous() for k, v in model.state_dict().items()
           if not (k == "lm_head.weight" and model.config.tie_word_embeddings)}
@@ -106,3 +111,21 @@ def convert_gguf(gguf: Path, out: Path, progress: bool | None = None) -> None:
     tok.save_pretrained(tmp)
     (tmp / "SOURCE.json").write_text(json.dumps({"gguf": str(gguf), "sha256": file_fingerprint(gguf)}))
     replace_dir(tmp, out)
+
+
+@contextmanager
+def _gguf_bar_disabled(quiet: bool):
+    """Within the block, transformers' GGUF dequantization loop draws no progress bar when ``quiet``."""
+    if not quiet:
+        yield
+        return
+    from functools import partial
+
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+
+    bar = gguf_utils.tqdm
+    gguf_utils.tqdm = partial(bar, disable=True)
+    try:
+        yield
+    finally:
+        gguf_utils.tqdm = bar

@@ -202,7 +202,7 @@ def _build(domain: str, seed: int) -> dict:
 
 def sentences(domain: str, split: str, n: int | None = None, seed: int = 0) -> list[str]:
     """The ``split`` sentences of real ``domain`` (``wiki`` or ``bbc``), first ``n`` (default all)."""
-    from . import corpus
+    from .embedded import corpus
 
     data = _build(domain, seed)
     return corpus.take_split(data["train"] + data["validation"], SIZES, domain, split, n)

@@ -172,18 +172,72 @@ def _input_files(name: str) -> list[Path]:
     return [source, ROOT / "requirements.txt", *package, *zoo]
 
 
+def code_fingerprint(source: Path) -> str:
+    """What of a chapter's source its outputs depend on: its code cells (source and cell metadata, such as the
+    tags) in order. The markdown cells are the prose around them: editing prose changes no output, so it does not
+    make a page stale; the runner copies the new prose into the stored page instead (:func:`refresh_prose`)."""
+    import json
+
+    import jupytext
+
+    h = hashlib.sha256()
+    for cell in jupytext.read(source).cells:
+        if cell.cell_type == "code":
+            h.update(json.dumps([cell.source, cell.metadata], sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
 def inputs_fingerprint(name: str, profile: str) -> str:
-    """What a chapter's outputs depend on: its source, the ``jtc_utils`` modules it can run (its import closure,
-    :func:`package_closure`), the pinned requirements, every file of the zoo (weights, configs, tokenizers; the
-    trained lenses only for pages that import the lens package) and the profile. A stored page with the same fingerprint is up to date
-    (provided its data files are the ones it recorded, see :func:`up_to_date`)."""
+    """What a chapter's outputs depend on: its code (:func:`code_fingerprint`), the ``jtc_utils`` modules it can
+    run (its import closure, :func:`package_closure`), the pinned requirements, every file of the zoo (weights,
+    configs, tokenizers; the trained lenses only for pages that import the lens package) and the profile. A stored
+    page with the same fingerprint is up to date (provided its data files are the ones it recorded, see
+    :func:`up_to_date`)."""
     from .cache import file_fingerprint
 
+    source = NOTEBOOKS_DIR / f"{name}.py"
     h = hashlib.sha256(f"{name}/{profile}".encode())
     for f in _input_files(name):
         h.update(str(f.relative_to(ROOT) if f.is_relative_to(ROOT) else f.name).encode())
-        h.update(file_fingerprint(f).encode())
+        h.update((code_fingerprint(f) if f == source else file_fingerprint(f)).encode())
     return h.hexdigest()
+
+
+def refresh_prose(name: str) -> bool:
+    """Bring an up-to-date page's prose in line with its source: the source's markdown cells, in their places,
+    around the page's stored code cells and outputs (the injected-parameters cell kept after the parameters cell).
+    Returns whether the page was rewritten; a page whose code cells differ from the source's is left alone (it is
+    stale, and executing it writes the new prose anyway)."""
+    import jupytext
+    import nbformat
+
+    page_file = BOOK_DIR / f"{name}.ipynb"
+    page = nbformat.read(page_file, as_version=4)
+    source = jupytext.read(NOTEBOOKS_DIR / f"{name}.py")
+    injected = [c for c in page.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    stored = iter(c for c in page.cells if c.cell_type == "code" and c not in injected)
+    cells = []
+    for cell in source.cells:
+        if cell.cell_type != "code":
+            make = nbformat.v4.new_markdown_cell if cell.cell_type == "markdown" else nbformat.v4.new_raw_cell
+            cells.append(make(cell.source, metadata=dict(cell.metadata)))
+            continue
+        kept = next(stored, None)
+        if kept is None or kept.source != cell.source:
+            return False
+        cells.append(kept)
+        if "parameters" in cell.metadata.get("tags", []):
+            cells.extend(injected)
+    if next(stored, None) is not None:
+        return False
+    old = [(c.cell_type, c.source) for c in page.cells]
+    if old == [(c.cell_type, c.source) for c in cells]:
+        return False
+    page.cells = cells
+    clean(page)
+    nbformat.validate(page)
+    atomic_write_text(page_file, nbformat.writes(page) + "\n")
+    return True
 
 
 def data_dir() -> Path:
@@ -443,7 +497,8 @@ def main(argv=None):
             # (which may read the numbers it writes, like the claims page) re-run too
             stale = stale or not up_to_date(name, args.profile)
             if not stale:
-                print(f"{name}: up to date (inputs and data unchanged; --force re-executes)", flush=True)
+                prose = " (its prose refreshed from the source)" if refresh_prose(name) else ""
+                print(f"{name}: up to date (inputs and data unchanged; --force re-executes){prose}", flush=True)
                 continue
             print(f"executing {name} (profile {args.profile}) ...", flush=True)
             try:

@@ -1,6 +1,6 @@
 """Where experiment sentences come from, per profile.
 
-* ``tiny`` (default, offline): the generated corpus, domains ``encyclopedia`` and ``news`` (:mod:`jtc_utils.corpus`).
+* ``tiny`` (default, offline): the generated corpus, domains ``encyclopedia`` and ``news`` (:mod:`jtc_utils.embedded.corpus`).
 * ``real`` (offline): real English text from packages, domains ``wiki`` (Wikipedia lead sections) and ``bbc``
   (BBC News 2004-05) (:mod:`jtc_utils.real_text`).
 * ``paper``: the paper's data, domains ``wikipedia`` (random paragraph-final sentences of the Hugging Face
@@ -17,7 +17,7 @@ import tarfile
 import urllib.request
 from dataclasses import dataclass
 
-from . import corpus
+from .embedded import corpus
 from .paths import CACHE_DIR, atomic_write_text
 
 PROFILE_DOMAINS = {"tiny": ("encyclopedia", "news"), "real": ("wiki", "bbc"), "paper": ("wikipedia", "leipzig")}

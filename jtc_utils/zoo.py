@@ -19,11 +19,11 @@ import math
 import os
 import random
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from . import corpus
+from .embedded import corpus
 from .paths import ZOO_DIR, atomic_write_text, file_fingerprint, replace_dir
 
 GPT_TOKENIZER_DIR = ZOO_DIR / "tokenizer-gpt"
@@ -263,8 +263,9 @@ def train_model(spec: Spec, seed: int = 0, texts: list[str] | None = None, progr
 
 
 def evaluate(model, tok, spec: Spec, train_texts: list[str], seed: int, n: int = 1000) -> dict:
-    """Held-out loss of the model and of a unigram baseline (fitted on the training text) on validation
-    sentences of both domains; for BERT-style models also masked-token accuracy (15% masking, seeded)."""
+    """Held-out loss of the model and of two baselines fitted on the training text, a unigram and a bigram model
+    (:func:`bigram_loss`), on validation sentences of both domains; for BERT-style models also masked-token
+    accuracy (15% masking, seeded)."""
     import torch
 
     from . import device as devices
@@ -291,12 +292,46 @@ def evaluate(model, tok, spec: Spec, train_texts: list[str], seed: int, n: int =
             correct += int((lp.argmax(-1) == tgt).sum())
             count += int(keep.sum())
     out = {"sentences": len(val), "predicted_tokens": count, "loss": round(nll / count, 4),
-           "perplexity": round(math.exp(nll / count), 2), "unigram_loss": round(uni / count, 4)}
+           "perplexity": round(math.exp(nll / count), 2), "unigram_loss": round(uni / count, 4),
+           "bigram_loss": round(bigram_loss(spec, tok, train_texts[:40000], val), 4)}
     if spec.family == "bert":
         out["masked_token_accuracy"] = round(correct / count, 4)
     else:
         out["next_token_accuracy"] = round(correct / count, 4)
     return out
+
+
+def bigram_loss(spec: Spec, tok, train_texts: list[str], val_texts: list[str]) -> float:
+    """Held-out loss (nats per predicted token) of a bigram model of the training text, at the tokens and with the
+    left context that :func:`evaluate` uses (the same batches and masks). The bigram conditions on the input token
+    just left of the predicted one, as the model sees it (for masked models this may be ``[MASK]``); it is
+    Witten-Bell interpolated with the add-one unigram of :func:`evaluate`, so it needs no tuned constant:
+    p(b | a) = (c(a, b) + T(a) p(b)) / (c(a) + T(a)), T(a) the number of distinct tokens seen after a, and p(b)
+    alone where a was never seen."""
+    train_ids = _encode(spec, tok, train_texts)
+    uni = Counter(t for x in train_ids for t in x)
+    total = sum(uni.values()) + len(tok)
+    follow: dict[int, Counter] = defaultdict(Counter)
+    for x in train_ids:
+        for a, b in zip(x, x[1:]):
+            follow[a][b] += 1
+    ctx = {a: (sum(c.values()), len(c)) for a, c in follow.items()}
+    special = set(tok.all_special_ids)
+    pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+    ids = _encode(spec, tok, val_texts)
+    nll, count = 0.0, 0
+    for i in range(0, len(ids), 64):
+        inp, _, labels = _collate(spec, ids[i:i + 64], pad_id, 10_000 + i, tok.mask_token_id or 0, len(tok), special,
+                                  mask_prob=0.15)
+        # the token at j+1 follows the input token at j (for masked models position 0 is [CLS], never predicted)
+        left, target = inp[:, :-1], labels[:, 1:]
+        for a, b in zip(left[target != -100].tolist(), target[target != -100].tolist()):
+            p_uni = (uni[b] + 1) / total
+            n, types = ctx.get(a, (0, 0))
+            p = (follow[a][b] + types * p_uni) / (n + types) if n else p_uni
+            nll -= math.log(p)
+            count += 1
+    return nll / count
 
 
 def _plot_curve(curve, name, path):
@@ -326,7 +361,7 @@ def card_markdown(card: dict) -> str:
         f"# {card['name']}",
         "",
         f"A {card['config']['n_layer']}-layer {card['family'].upper()}-architecture model trained from scratch "
-        f"on the generated corpus of this book; it stands in for `{card['stands_for']}`.",
+        f"on the generated corpus of this book (`jtc_utils.embedded`); it stands in for `{card['stands_for']}`.",
         "",
         "| | |", "|---|---|",
         f"| layers / width / heads | {card['config']['n_layer']} / {card['config']['d_model']} / "
@@ -337,6 +372,7 @@ def card_markdown(card: dict) -> str:
         f"| training time | {card['train_time_s'] / 60:.1f} min on {card['torch_threads']} CPU threads |",
         f"| held-out loss | {h['loss']:.3f} nats (perplexity {h['perplexity']:.1f}) |",
         f"| unigram baseline | {h['unigram_loss']:.3f} nats |",
+        f"| bigram baseline (Witten-Bell) | {h['bigram_loss']:.3f} nats |",
         f"| held-out {acc_key.replace('_', ' ')} | {h[acc_key]:.3f} |",
         "",
         "![loss curve](loss.png)",

@@ -232,12 +232,12 @@ print(pd.DataFrame(rows).to_string(index=False))
 
 # %% [markdown]
 # How to read it. In the GPT-style stand-in, function words, punctuation and agreement words are predicted
-# correctly from mid-depth on by both mappings, so there is little for `mat` to add; entity names and facts are
-# settled later, and this is where `mat`'s gain over `id` is concentrated. In the BERT-style stand-in `id` is poor
-# for every kind of token at mid-depth, so `mat` helps across the board, most for function words and punctuation,
-# which the model has in effect already decided but not yet written in the output basis. For facts and entities
-# `mat` stays low until late in both models: a linear map can re-express information the state carries, but it
-# cannot recall a fact the model has not retrieved yet.
+# correctly from mid-depth on by both mappings, so there is little for `mat` to add; numbers, entity names and
+# content words are settled later, and this is where `mat`'s gain over `id` is concentrated. In the BERT-style
+# stand-in `mat` gains about as much for every kind of token at mid-depth: `id` misses part of even the function
+# words and punctuation, which the model has in effect already decided but not yet written in the output basis.
+# For facts and entities `mat` stays lower than for function words in both models: a linear map can re-express
+# information the state carries, but it cannot recall a fact the model has not retrieved yet.
 
 # %% [markdown]
 # ## Reading a sentence layer by layer (interactive)
@@ -259,6 +259,26 @@ trajectories = [layer_view.trajectory(e, ids=ids) for e in view_exps for ids in 
 figdata.save("layer_view", layer_view.data(trajectories), {"profile": profile, "sentences_per_model": 4})
 HTML(layer_view.html(layer_view.figure(trajectories), "layer-view"))
 
+
+# %% [markdown]
+# ## Beyond the paper: predictions in the paper's statistical regime
+#
+# [Section 3](sec3_linear_shortcuts.ipynb) refits `mat` on fewer training vectors, down to below one per dimension,
+# to bring the stand-ins into the paper's regime (its table gives the paper's vectors per dimension for GPT-2 and
+# GPT-2 XL). The same fits, read out: Precision@1 of `mat` against the training vectors per dimension, with `id`
+# dashed.
+
+# %% tags=["nbval-check-output"]
+from jtc_utils import regime
+
+size_curves = [regime.sample_size_curve(chapter.experiment(f)) for f in ("fig26", "fig4")]
+regime.plot_curves(size_curves, "p1")
+book.show(["sample_size_gpt12", "sample_size_gpt48"], "beyond the paper: the paper's regime",
+          "Precision@1 of mat from three source layers against the training vectors per dimension it was fitted "
+          "on, with id (dashed) for reference; the dotted lines are the paper's ratios.",
+          "Two log-x line charts of Precision@1 against training vectors per dimension, one per model, three "
+          "source layers each, with the id reference as dashed lines")
+print(pd.DataFrame([r for c in size_curves for r in regime.summary(c)]).round(3).to_string(index=False))
 
 # %% [markdown]
 # ## Exercises

@@ -99,9 +99,10 @@ chapter.verdicts(["C8", "C9", "C10", "C11"])
 
 # %% [markdown]
 # On the stand-ins both orderings of the paper hold: `mat` lets samples leave earlier than `id` at the same
-# accuracy. The magnitudes differ, and the verdicts above say where. Our models are shallow and trained for
-# minutes: their last layers change the prediction less than GPT-2's do, so more layers can be skipped with either
-# mapping.
+# accuracy. The magnitudes differ, and the verdicts above say where: `id` saves about the paper's share of the
+# depth, `mat` far more. The stand-in's early states already carry much of the final prediction in a form a linear
+# map can read but the output head cannot ([the hardness table](embedded_world.ipynb): `mat` from the embeddings
+# alone gives the final top-1 at not far from half the positions), so with `mat` many samples can leave early.
 #
 # ### The real model
 #
@@ -158,7 +159,7 @@ chapter.verdicts(["C10"])
 # can fall below a concave fixed-exit curve without any sample doing worse. More importantly, on the GPT-style
 # stand-in the confidence of `id` is badly calibrated at mid-depth: its top-2 gap is often large for a wrong
 # guess, so the rule lets samples out too early, and the early-exit `id` curve lies *below* its fixed-exit curve
-# for most budgets. With `mat` the rule beats fixed exit once the curve has points (from about 5 layers on). The
+# for most budgets. With `mat` the rule beats fixed exit from about mid-depth on, in every figure. The
 # rule reads the paper's "early exit obtains better results than fixed layer exit" as an unqualified comparison:
 # the early-exit curve strictly above the fixed one at more than half of the integer layer budgets.
 

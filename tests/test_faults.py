@@ -103,6 +103,22 @@ def test_failure_after_a_figure_leaves_page_and_data_untouched(book):
     assert not (book["book"] / "_failed" / "ch.ipynb").exists()
 
 
+def test_a_chapter_reads_its_own_new_numbers_while_they_wait_in_staging(book):
+    """A chapter's exercise checks and verdicts read figures it has just saved: during its execution those are in
+    the staging folder, not book/data, and reading book/data would give the previous execution's numbers."""
+    book["write"]("""\
+        # %%
+        from jtc_utils import figdata
+        figdata.save("figA", {"value": 5.0}, {"profile": profile})
+        print("read back", figdata.load("figA")["data"]["value"], figdata.exists("figA"))
+        """)
+    runner.execute("ch", timeout=120)
+    page = json.loads((book["book"] / "ch.ipynb").read_text())
+    printed = "".join("".join(o.get("text", "")) for c in page["cells"] for o in c.get("outputs", []))
+    assert "read back 5.0 True" in printed
+    assert json.loads((book["book"] / "data" / "figA.json").read_text())["data"] == {"value": 5.0}
+
+
 def test_data_rewritten_outside_the_runner_makes_the_page_stale_and_is_detected(book):
     """An interactive run (or one with other parameters) writes book/data without the page: the runner no longer
     calls the page up to date, and the mismatch is named."""
@@ -381,7 +397,7 @@ def test_a_checkpoint_that_would_run_pickled_code_is_refused(tmp_path, monkeypat
     import torch
 
     torch.save({"spec": Evil()}, work / "ckpt.pt")
-    from jtc_utils import corpus
+    from jtc_utils.embedded import corpus
 
     texts = [s.text for s in corpus.training_sentences(n=50)]
     with pytest.raises(RuntimeError, match="cannot be loaded safely.*delete it"):

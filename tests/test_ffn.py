@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from jtc_utils import corpus, lexicon
+from jtc_utils.embedded import corpus, lexicon
 from jtc_utils.ffn import FFN, NotAdditiveError, clusters, concepts, exit_rule, steering, subupdates, vocab
 from jtc_utils.models import Adapter
 

@@ -6,7 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from jtc_utils import claims, corpus, figdata, figures
+from jtc_utils import claims, figdata, figures
+from jtc_utils.embedded import corpus
 from jtc_utils.paths import DATA_DIR, ROOT
 
 FIG_FILES = sorted(f for f in figures.FIGURES if (DATA_DIR / f"{f}.json").exists())
@@ -180,3 +181,47 @@ def test_verdict_tables_are_html_with_anchors_and_links():
     assert 'id="claim-c2"' in html and "HOLDS" in html and "&lt;" in html  # cell text escaped, ids raw
     linked = claims.styled(recs, "t", link="page").to_html()
     assert 'href="sec4_predictions.html#claim-c2"' in linked and 'href="sec6_submodules.html#claim-c12b"' in linked
+
+
+REGIME_FILES = sorted(p.stem for p in DATA_DIR.glob("regime_*.json"))
+
+
+@pytest.mark.parametrize("name", REGIME_FILES)
+def test_figures_in_the_papers_regime_are_reproduced(name):
+    """The claims page's figures at the paper's vectors per dimension, recomputed at the stored n_train."""
+    from jtc_utils import regime
+
+    stored = figdata.load(name)
+    fig, p = name[len(regime.REGIME_PREFIX):], stored["params"]
+    if p["profile"] != "tiny":
+        pytest.skip("only the tiny profile is recomputed in tests")
+    assert p["n_train"] == regime.paper_n_train(p["model"], figures.experiment(p["model"], p["domain"]).adapter.d)
+    data, _ = figures.compute(fig, "tiny", n_train=p["n_train"], seed=p["seed"])
+    _compare(figures.FIGURES[fig][0], data, stored["data"])
+
+
+def test_claims_in_the_papers_regime_match_their_stored_figures():
+    from jtc_utils import regime
+
+    stored = figdata.load("claims_regime")["data"]
+    get = claims.profile_getter(regime.REGIME_PREFIX, absent={})
+    assert stored == figdata._plain(claims.all_claims(get))
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in DATA_DIR.glob("sample_size_*.json")))
+def test_sample_size_curves_are_reproduced(name):
+    from jtc_utils import regime
+
+    stored = figdata.load(name)
+    p = stored["params"]
+    if p["profile"] != "tiny":
+        pytest.skip("only the tiny profile is recomputed in tests")
+    c = regime.sample_size_curve(figures.experiment(p["model"], p["domain"], seed=p["seed"]))
+    s = stored["data"]
+    assert c["n_train"] == s["n_train"]
+    for key in ("r2_mat", "r2_mat_train", "r2_id"):
+        np.testing.assert_allclose(c[key], figdata.as_array(s[key]), **R2_TOL, err_msg=key)
+    for key in ("p1_mat", "p1_id"):
+        np.testing.assert_allclose(c[key], figdata.as_array(s[key]), **SHARE_TOL, err_msg=key)
+    # least squares fits its own training vectors at least as well as it predicts new ones, on average
+    assert np.mean(s["r2_mat_train"]) >= np.mean(s["r2_mat"])

@@ -243,3 +243,37 @@ def test_id_and_mat_as_lenses_keep_the_numbers_of_sections_4_and_5():
         np.testing.assert_allclose(res["s_jtc"], ref["surprisal"][name], rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(res["gap"], ref["gap"][name], rtol=1e-5, atol=1e-6)
         np.testing.assert_array_equal(res["final_topk"], ref["final_topk"])
+
+
+def test_an_interrupted_tuned_lens_resumes_to_the_weights_of_an_uninterrupted_run(fake, tmp_path, monkeypatch):
+    """Training stopped part-way (here: the readout fails at one step) resumes from its last checkpoint in the work
+    folder and ends with exactly the weights, log and convergence record of a run that was never stopped; a pass of
+    the convergence check finished before the stop is read back, not retrained."""
+    recipe = {"steps": 40, "max_steps": 80, "converged_below": -1.0}  # never converged: passes of 40 and 80 steps
+    monkeypatch.setattr(tuned, "CHECKPOINT_EVERY", 15)
+    ref = tuned.train(fake.X_train, fake.adapter.readout, "tuned", seed=3, recipe=recipe)
+    assert int(ref["doublings"]) == 1 and "earlier_seconds" not in ref
+
+    calls = {"n": 0}
+
+    def failing(t):
+        calls["n"] += 1
+        if calls["n"] == 41 + 1 + 51:  # pass 1 (final distribution + 40 steps), then step 50 of pass 2 (saved at 45)
+            raise KeyboardInterrupt
+        return fake.adapter.readout(t)
+
+    with tuned.checkpoints(tmp_path), pytest.raises(KeyboardInterrupt):
+        tuned.train(fake.X_train, failing, "tuned", seed=3, recipe=recipe)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pass-40.pt", "pass-80.pt"]
+    counted = {"n": 0}
+
+    def counting(t):
+        counted["n"] += 1
+        return fake.adapter.readout(t)
+
+    with tuned.checkpoints(tmp_path):
+        out = tuned.train(fake.X_train, counting, "tuned", seed=3, recipe=recipe)
+    assert counted["n"] == 1 + 80 - 45  # the final distribution once, then steps 45..79 of the second pass only
+    for k in ("M", "c", "log", "improvement", "steps", "doublings"):
+        np.testing.assert_array_equal(out[k], ref[k], err_msg=k)
+    assert out["earlier_seconds"] > 0

@@ -210,7 +210,7 @@ def test_snapshots_are_log_spaced():
 
 
 def test_corruption_swaps_one_fact_word_for_a_word_of_its_class():
-    from jtc_utils import corpus, lexicon
+    from jtc_utils.embedded import corpus, lexicon
 
     sents = [s for s in corpus.pool("encyclopedia", "validation", 200) if any(l == "fact" for *_, l in s.spans)]
     r = random.Random(0)

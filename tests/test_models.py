@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from helpers import save_random_model
-from jtc_utils import corpus, hidden, models
+from jtc_utils import hidden, models
+from jtc_utils.embedded import corpus
 from jtc_utils.samples import make_samples
 
 

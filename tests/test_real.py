@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from helpers import save_random_model
-from jtc_utils import corpus, figdata, figures, models, real_models, real_text, sources
+from jtc_utils import figdata, figures, models, real_models, real_text, sources
+from jtc_utils.embedded import corpus
 from jtc_utils.experiment import Experiment
 from jtc_utils.samples import make_samples
 
@@ -217,3 +218,17 @@ def test_the_real_model_figures_are_reproduced_on_the_check_subset():
         assert params["profile"] == "real" and (params["n_train"], params["n_val"]) == (p["n_train"], p["n_val"])
         _compare(figures.FIGURES[fig][0], data, stored["data"][fig])
     assert np.isfinite(stored["data"]["real_fig2"]["r2_mat"][0][-1])
+
+
+def test_a_quiet_gguf_conversion_draws_no_progress_bar(capsys):
+    """The GGUF reader's own tqdm bar is off while converting quietly (a cold build must store what a warm one
+    does), and is restored afterwards."""
+    from transformers import modeling_gguf_pytorch_utils as gguf_utils
+
+    before = gguf_utils.tqdm
+    with real_models._gguf_bar_disabled(True):
+        list(gguf_utils.tqdm(range(50), desc="Converting and de-quantizing GGUF tensors..."))
+    assert "Converting" not in capsys.readouterr().err and gguf_utils.tqdm is before
+    with real_models._gguf_bar_disabled(False):
+        list(gguf_utils.tqdm(range(50), desc="Converting and de-quantizing GGUF tensors...", mininterval=0))
+    assert "Converting" in capsys.readouterr().err

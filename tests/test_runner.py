@@ -43,11 +43,13 @@ def test_cleaning_gives_stable_unique_cell_ids():
 
 
 def test_a_page_depends_on_the_modules_it_can_run_and_on_no_other(tmp_path, monkeypatch):
-    """The import closure: claims_verdicts imports claims, which imports linear; it never imports zoo training
-    or submodules, so editing those must not re-execute it, and editing anything in its closure must."""
-    closure = {f.name for f in runner.package_closure(runner.NOTEBOOKS_DIR / "claims_verdicts.py")}
-    assert {"claims.py", "linear.py", "figdata.py", "__init__.py"} <= closure
-    assert "submodules.py" not in closure and "runner.py" not in closure
+    """The import closure: claims_verdicts imports claims, which imports linear; it never imports the lens
+    training, the drawing code or the runner, so editing those must not re-execute it, and editing anything in its
+    closure must."""
+    closure = {f.relative_to(runner.ROOT).as_posix()
+               for f in runner.package_closure(runner.NOTEBOOKS_DIR / "claims_verdicts.py")}
+    assert {"jtc_utils/claims.py", "jtc_utils/linear.py", "jtc_utils/figdata.py", "jtc_utils/__init__.py"} <= closure
+    assert not {"jtc_utils/lenses/train.py", "jtc_utils/plotting.py", "jtc_utils/runner.py"} & closure
     # relative imports inside function bodies count: figures imports experiment, which lazily imports predictions
     deep = {f.name for f in runner.package_closure(runner.NOTEBOOKS_DIR / "sec4_predictions.py")}
     assert {"predictions.py", "submodules.py", "experiment.py", "hidden.py"} <= deep
@@ -118,3 +120,39 @@ def test_the_report_names_the_slowest_cells_in_order():
     line = runner.slowest_cells(nb, n=2)
     assert line.index("[1] 12 s `import torch`") < line.index("[3] 3 s `c = 3`")
     assert "a = 1" not in line and "peak memory" in line
+
+
+def test_a_prose_edit_refreshes_the_page_without_staling_it_and_a_code_edit_stales_it(tmp_path, monkeypatch):
+    """Markdown is prose: editing it keeps the page up to date (its code and outputs are what they were) and the
+    runner copies the new prose into the stored page; editing a code cell changes the fingerprint."""
+    import nbformat
+
+    name = "sec5_early_exit"
+    nb_dir, book_dir = tmp_path / "notebooks", tmp_path / "book"
+    nb_dir.mkdir()
+    book_dir.mkdir()
+    shutil.copy(runner.NOTEBOOKS_DIR / f"{name}.py", nb_dir)
+    shutil.copy(runner.BOOK_DIR / f"{name}.ipynb", book_dir)
+    monkeypatch.setattr(runner, "NOTEBOOKS_DIR", nb_dir)
+    monkeypatch.setattr(runner, "BOOK_DIR", book_dir)
+    src = nb_dir / f"{name}.py"
+    before_code, before_page = runner.code_fingerprint(src), nbformat.read(book_dir / f"{name}.ipynb", as_version=4)
+    assert not runner.refresh_prose(name)  # prose already current: nothing written
+
+    text = src.read_text()
+    first_prose = text.index("# %% [markdown]\n") + len("# %% [markdown]\n")
+    src.write_text(text[:first_prose] + "# A new opening sentence.\n#\n" + text[first_prose:]
+                   + "\n# %% [markdown]\n# A closing remark.\n")
+    assert runner.code_fingerprint(src) == before_code
+    assert runner.refresh_prose(name) and not runner.refresh_prose(name)
+    after = nbformat.read(book_dir / f"{name}.ipynb", as_version=4)
+    nbformat.validate(after)
+    assert any(c.source.startswith("A new opening sentence.") for c in after.cells)
+    assert after.cells[-1].source == "A closing remark."
+    code = [(c.source, c.outputs) for c in before_page.cells if c.cell_type == "code"]
+    assert [(c.source, c.outputs) for c in after.cells if c.cell_type == "code"] == code  # outputs untouched
+    assert after.metadata["jtc"] == before_page.metadata["jtc"]
+
+    src.write_text(src.read_text().replace("import ", "import  ", 1))  # a code edit
+    assert runner.code_fingerprint(src) != before_code
+    assert not runner.refresh_prose(name)  # a stale page is left to the executor

@@ -7,7 +7,8 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
-from jtc_utils import corpus, zoo
+from jtc_utils import zoo
+from jtc_utils.embedded import corpus
 from jtc_utils.paths import ZOO_DIR
 
 
@@ -33,7 +34,7 @@ def test_bert_tokenizer_is_uncased_wordpiece_with_special_tokens():
 
 
 @pytest.mark.parametrize("name", list(zoo.ZOO))
-def test_zoo_model_loads_and_beats_the_unigram_baseline_by_far(name):
+def test_zoo_model_loads_and_beats_the_unigram_and_bigram_baselines(name):
     spec = zoo.ZOO[name]
     path = ZOO_DIR / name
     tok = AutoTokenizer.from_pretrained(path)
@@ -45,6 +46,7 @@ def test_zoo_model_loads_and_beats_the_unigram_baseline_by_far(name):
     metrics = zoo.evaluate(model, tok, spec, texts, seed=0, n=150)
     # recomputed on a subset: close to the card's figure and far below the unigram baseline
     assert metrics["loss"] < 0.75 * metrics["unigram_loss"]
+    assert metrics["loss"] < metrics["bigram_loss"] and card["heldout"]["loss"] < card["heldout"]["bigram_loss"]
     assert abs(metrics["loss"] - card["heldout"]["loss"]) < 0.3
     curve = card["loss_curve"]
     k = max(1, len(curve) // 10)

@@ -1,8 +1,28 @@
-"""Corpus v2: the two domains of :mod:`jtc_utils.corpus` (same labels, same API: :func:`pool`,
-:func:`training_sentences`, :class:`~jtc_utils.corpus.Sentence`) written by a compositional grammar over the world
-of :mod:`jtc_utils.embedded.world`.
+"""The generated two-domain corpus: an *encyclopedia* domain (stands in for the paper's Wikipedia sentences)
+and a *news* domain (stands in for the Leipzig news sentences), both about one generated world
+(:mod:`jtc_utils.embedded.world`), written by a compositional grammar.
 
-What changed from the first corpus (issue 13):
+Public entry points: :func:`pool` (held-out experiment sentences, the paper's split sizes) and
+:func:`training_sentences` (the models' training text). Both are deterministic for a given seed; the two never
+share a sentence, nor an opening of five words.
+
+Every word carries a label saying what kind of prediction it is:
+
+=========  ==============================================================================================
+label      meaning
+=========  ==============================================================================================
+function   function words and fixed template words ("the", "was", "born", "said")
+content    open-class words chosen freely by the template (nouns, verbs, adjectives)
+entity     the first mention of an entity (a person, city, organisation); cannot be predicted
+fact       a word that can only be predicted by recalling a fact about an entity named earlier
+           in the sentence (a birthplace, a founder, a currency); stated the same way everywhere
+number     numbers and dates that are not facts (event dates, counts, percentages)
+agree      a word whose form is fixed by agreement with an earlier word (was/were, he/she, a/an)
+punct      punctuation
+=========  ==============================================================================================
+
+This is the second corpus (issue 13, "World v2"); the first stays reproducible from the repository's history.
+What changed from it:
 
 * **No leak into the pools.** A sentence belongs to the experiment pools or to the training text by a hash of its
   first five words (:func:`held_out`): a pool sentence shares no opening of five or more words with any training
@@ -16,27 +36,132 @@ What changed from the first corpus (issue 13):
 * **A Zipfian tail of rare words**: topics, projects and the like are drawn from long lists with weights 1/rank.
 * **Dates that respect the present** (:data:`~jtc_utils.embedded.world.PRESENT`): past-tense events up to it,
   plans after it (always introduced by "by").
-
-The labels are the first corpus's: ``entity`` for a first mention, ``fact`` for a word recalled from the world
-about an entity named earlier in the sentence, ``content`` for a word chosen freely (including facts stated
-before the entity they describe, which cannot be recalled yet), ``number``, ``agree``, ``function``, ``punct``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import random
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
 
 from .. import validate
-from ..corpus import (DOMAINS, LABELS, POOL_SIZES, TRAINING_SENTENCES, Sentence, _article, _Builder, _check_domain,
-                      _fmt, take_split)
-from ..world import MONTHS, OCCUPATIONS, ORG_KINDS, WEEKDAYS, World
-from .world import PRESENT, build_world, plural
 
-__all__ = ["DOMAINS", "LABELS", "POOL_SIZES", "TRAINING_SENTENCES", "Sentence", "pool", "training_sentences",
-           "held_out", "world", "PREFIX_WORDS", "HELD_OUT_SHARE"]
+from .world import MONTHS, OCCUPATIONS, ORG_KINDS, PRESENT, WEEKDAYS, World, build_world, plural
+
+LABELS = ("function", "content", "entity", "fact", "number", "agree", "punct")
+DOMAINS = ("encyclopedia", "news")
+# the paper's sizes: Wikipedia 9,000 train + 3,000 validation; Leipzig 9,000 train + 1,000 validation
+POOL_SIZES = {"encyclopedia": {"train": 9000, "validation": 3000},
+              "news": {"train": 9000, "validation": 1000}}
+TRAINING_SENTENCES = 130_000  # about 3 million words
+
+_NO_SPACE_BEFORE = {",", ".", ";", ":", ")", "%"}
+_NO_SPACE_AFTER = {"("}
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One generated sentence: its text and, for every word, its character span and label."""
+
+    text: str
+    domain: str
+    spans: tuple  # ((start, end, label), ...)
+
+    def words(self) -> list[tuple[str, str]]:
+        return [(self.text[a:b], lab) for a, b, lab in self.spans]
+
+    def label_at(self, start: int, end: int) -> str:
+        """Label of the word that a token with character offsets [start, end) belongs to.
+
+        Sub-word tokens take the label of their word; a token holding only whitespace (the trailing
+        newline of an encyclopedia sentence) is ``punct``.
+        """
+        for a, b, lab in self.spans:
+            if a < end and start < b:
+                return lab
+        return "punct"
+
+
+class _Builder:
+    def __init__(self):
+        self.parts: list[tuple[str, str]] = []
+
+    def add(self, text: str, label: str) -> "_Builder":
+        for w in text.split():
+            self.parts.append((w, label))
+        return self
+
+    def f(self, text):
+        return self.add(text, "function")
+
+    def c(self, text):
+        return self.add(text, "content")
+
+    def e(self, text):
+        return self.add(text, "entity")
+
+    def fact(self, text):
+        return self.add(text, "fact")
+
+    def n(self, text):
+        return self.add(str(text), "number")
+
+    def a(self, text):
+        return self.add(text, "agree")
+
+    def p(self, text):
+        return self.add(text, "punct")
+
+    def build(self, domain: str, newline: bool) -> Sentence:
+        text, spans = [], []
+        pos = 0
+        quote_open = False
+        for i, (w, lab) in enumerate(self.parts):
+            space = i > 0 and w not in _NO_SPACE_BEFORE and self.parts[i - 1][0] not in _NO_SPACE_AFTER
+            if w == '"':
+                if quote_open:
+                    space = False
+                quote_open = not quote_open
+            elif i > 0 and self.parts[i - 1][0] == '"' and quote_open:
+                space = False
+            if space:
+                text.append(" ")
+                pos += 1
+            text.append(w)
+            spans.append((pos, pos + len(w), lab))
+            pos += len(w)
+        s = "".join(text)
+        if newline:  # like the paper's Wikipedia sentences, which keep their trailing newline
+            s += "\n"
+        return Sentence(text=s, domain=domain, spans=tuple(spans))
+
+
+def _fmt(n: int) -> str:
+    return f"{n:,}"
+
+
+def _article(word: str) -> str:
+    return "an" if word[0].lower() in "aeiou" else "a"
+
+
+def _check_domain(domain):
+    if domain not in DOMAINS:
+        raise ValueError(f"unknown domain {domain!r}; choose one of {', '.join(DOMAINS)}")
+
+
+def take_split(pool, sizes: dict, domain: str, split: str, n: int | None) -> list:
+    """The ``split`` part of a pool laid out as [train | validation], first ``n`` items, with clear errors."""
+    if split not in sizes:
+        raise ValueError(f"unknown split {split!r}; choose 'train' or 'validation'")
+    if n is not None and not (0 < n <= sizes[split]):
+        raise ValueError(f"asked for {n} {domain}/{split} sentences but the split has {sizes[split]}; "
+                         f"pass n between 1 and {sizes[split]} (or n=None for all)")
+    start = 0 if split == "train" else sizes["train"]
+    part = pool[start:start + sizes[split]]
+    return list(part[:n] if n is not None else part)
+
 
 PREFIX_WORDS = 5  # pools and training text share no opening of this many words
 HELD_OUT_SHARE = 0.2  # share of openings reserved for the pools
@@ -93,6 +218,8 @@ _REPORT_VERBS = ["said", "announced", "confirmed", "told reporters", "stated", "
                  "admitted", "claimed", "revealed", "noted"]
 _EVENTS = ["a strike", "heavy rain", "a fire", "a power cut", "flooding", "a storm", "a protest", "snow",
            "a landslide", "a gas leak", "fog", "a bomb scare", "high winds", "a burst water main", "a heatwave"]
+_WHEN = ["before the end of the year", "as soon as possible", "within two years", "next spring", "by the summer",
+         "in the coming months", "this autumn", "without further delay", "step by step", "if the money comes"]
 _ROLES = ["director", "chairman", "treasurer", "spokesman", "chief executive", "head of research", "editor",
           "conductor", "coach", "president", "secretary", "archivist"]
 _UNITS = [("tonnes", "of grain"), ("kilometres", "of new track"), ("hectares", "of forest"), ("litres", "of fuel"),
@@ -409,9 +536,7 @@ class _Gen:
     def news_quote(self, b):
         p = self.person()
         quote = lambda: (b.f("We will").c(self.pick(_QUOTE_VERBS)).f("the").c(self.pick(_QUOTE_NOUNS))  # noqa
-                         .c(self.rng.choice(["before the end of the year", "as soon as possible", "within two years",
-                                             "next spring", "by the summer", "in the coming months", "this autumn",
-                                             "without further delay", "step by step", "if the money comes"])))
+                         .c(self.rng.choice(_WHEN)))
         if self.coin(0.6):
             b.p('"')
             quote()

@@ -1,6 +1,7 @@
 """What a model could copy from its training text into the held-out experiment pools, and the artefacts a reader
 would notice: the corpus half of the hardness report (issue 13). Every measure takes plain lists of
-:class:`~jtc_utils.corpus.Sentence`, so it applies to the first corpus and to corpus v2 alike.
+:class:`~jtc_utils.embedded.corpus.Sentence`, so it applies to any corpus with span labels (the first world's
+report was computed with the same functions).
 
 * :func:`prefix_leak`: share of pool sentences that are a verbatim prefix of a training sentence (or equal to one);
 * :func:`skeleton_share`: share of pool sentences whose template skeleton (function words, agreement words and

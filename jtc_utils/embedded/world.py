@@ -1,24 +1,160 @@
-"""The generated world of corpus v2: the entity kinds of :mod:`jtc_utils.world` with facts that hold together.
+"""The generated world behind the embedded corpus: countries, cities, rivers, people and organisations with facts
+that hold together.
 
-What changed from the first world, and why:
+Everything is drawn from one ``random.Random(seed)``, iterating only over lists (never over sets or dict views of
+strings, whose order depends on hash randomisation), so the same seed gives the same world on every machine and
+every Python 3 release. Names are pronounceable pseudo-words built from syllables, so that no real-world knowledge
+helps a model: what a model knows about ``Talven Morisk`` it learned from this corpus.
+
+This is the second world (issue 13, "World v2"); the first stays reproducible from the repository's history (its
+last commit is named in ``hardness_v1.json``). What changed, and why:
 
 * **Country adjectives** follow the patterns of real ones (Kelandia -> Kelandian, Morava -> Moravan, Tornland ->
   Tornish, Vashistan -> Vashistani, Korvath -> Korvathese); the stem always ends in a consonant, so no adjective
-  reads like "Kinreiian".
+  reads like the first world's "Kinreiian".
 * **Founders are born before their organisations**: an organisation is founded 25-60 years after its founder's
   birth, never before its city, and never after :data:`PRESENT`.
 * **A present year** (:data:`PRESENT`): nothing is told in the past tense after it; plans may name later years.
-
-Like the first world, everything comes from one ``random.Random(seed)`` iterating over lists only, so the same seed
-gives the same world everywhere.
 """
 
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass, field
 
 from .. import validate
-from ..world import MONTHS, OCCUPATIONS, ORG_KINDS, City, Country, NameMaker, Org, Person, World
+
+MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
+          "October", "November", "December"]
+WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+# (singular, plural) occupations
+OCCUPATIONS = [
+    ("engineer", "engineers"), ("painter", "painters"), ("architect", "architects"),
+    ("physician", "physicians"), ("composer", "composers"), ("novelist", "novelists"),
+    ("chemist", "chemists"), ("historian", "historians"), ("journalist", "journalists"),
+    ("lawyer", "lawyers"), ("farmer", "farmers"), ("sculptor", "sculptors"), ("botanist", "botanists"),
+    ("economist", "economists"), ("pilot", "pilots"), ("surgeon", "surgeons"), ("teacher", "teachers"),
+    ("astronomer", "astronomers"), ("photographer", "photographers"), ("diplomat", "diplomats"),
+    ("banker", "bankers"), ("poet", "poets"), ("geologist", "geologists"), ("linguist", "linguists"),
+    ("mathematician", "mathematicians"), ("philosopher", "philosophers"), ("violinist", "violinists"),
+    ("pianist", "pianists"), ("actor", "actors"), ("singer", "singers"), ("cyclist", "cyclists"),
+    ("footballer", "footballers"), ("rower", "rowers"), ("judge", "judges"), ("merchant", "merchants"),
+    ("carpenter", "carpenters"), ("nurse", "nurses"), ("librarian", "librarians"),
+    ("biologist", "biologists"), ("physicist", "physicists"),
+]
+
+# organisation kinds: (template, descriptive noun phrase, plural member noun)
+ORG_KINDS = [
+    ("University of {city}", "public university", "professors"),
+    ("{name} Institute", "research institute", "researchers"),
+    ("{name} Bank", "commercial bank", "employees"),
+    ("{city} Railway Company", "railway company", "employees"),
+    ("{city} Football Club", "football club", "players"),
+    ("{city} Symphony Orchestra", "orchestra", "musicians"),
+    ("{name} Gazette", "daily newspaper", "reporters"),
+    ("{name} Party", "political party", "members"),
+    ("{city} Museum of Art", "art museum", "curators"),
+    ("{name} Shipping Company", "shipping company", "employees"),
+    ("{name} Mining Company", "mining company", "workers"),
+    ("{city} Hospital", "hospital", "doctors"),
+]
+
+_ONSETS = ["b", "br", "d", "dr", "f", "g", "gr", "h", "k", "kr", "l", "m", "n", "p", "pr", "r", "s", "st",
+           "t", "tr", "th", "v", "z", "c", "j", "w", "sh", "ch", "q", "y"]
+_VOWELS = ["a", "e", "i", "o", "u", "ai", "ei", "ou", "ae", "ia", "y"]
+_CODAS = ["", "", "", "n", "r", "l", "s", "th", "m", "k", "nd", "rt", "x", "sk", "lv", "rn"]
+
+
+class NameMaker:
+    """Draws unique capitalised pseudo-words; a name is never reused across categories."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.used: set[str] = set()
+
+    def word(self, min_syl: int = 2, max_syl: int = 3, ending: str = "") -> str:
+        rng = self.rng
+        for _ in range(1000):
+            n = rng.randint(min_syl, max_syl)
+            parts = [rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS) for _ in range(n)]
+            w = ("".join(parts) + ending).capitalize()
+            if 4 <= len(w) <= 12 and w not in self.used:
+                self.used.add(w)
+                return w
+        raise RuntimeError("name space exhausted; lower the number of entities")
+
+
+@dataclass
+class Country:
+    name: str
+    adjective: str  # also the language name
+    currency: str  # plural form used after numbers ("4 million krels")
+    capital: "City | None" = None
+
+
+@dataclass
+class City:
+    name: str
+    country: Country
+    river: str
+    population: int
+    founded: int
+
+    @property
+    def kind(self) -> str:
+        return "city" if self.population >= 100_000 else "town"
+
+
+@dataclass
+class Person:
+    first: str
+    last: str
+    female: bool
+    birth_day: int
+    birth_month: str
+    birth_year: int
+    birth_city: City
+    occupation: int  # index into OCCUPATIONS
+    employer: "Org"
+    alive: bool
+
+    @property
+    def name(self) -> str:
+        return f"{self.first} {self.last}"
+
+    @property
+    def subj(self) -> str:
+        return "she" if self.female else "he"
+
+    @property
+    def poss(self) -> str:
+        return "her" if self.female else "his"
+
+
+@dataclass
+class Org:
+    name: str
+    kind: int  # index into ORG_KINDS
+    city: City
+    founded: int
+    staff: int
+    founder: "Person | None" = None
+    members: list = field(default_factory=list)
+
+
+@dataclass
+class World:
+    countries: list[Country]
+    cities: list[City]
+    rivers: list[str]
+    people: list[Person]
+    orgs: list[Org]
+    # popularity weights (Zipf-like) so that frequent entities can be learned and rare ones cannot
+    city_w: list[float]
+    person_w: list[float]
+    org_w: list[float]
+
 
 PRESENT = 2024  # the corpus's "now": past events are dated up to this year, plans after it
 # country name endings and the adjective each one takes (also the language's name)

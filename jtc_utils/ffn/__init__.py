@@ -9,7 +9,7 @@ Modules, in the order the chapter uses them:
 * :mod:`.decompose`: the exact decomposition (weights, coefficients, mid-block states cached per experiment);
 * :mod:`.vocab`: value projections to the vocabulary in bounded-memory chunks (raw and through ``ln_f``);
 * :mod:`.concepts`: concept coverage of value vectors against random vectors, whole updates and chance, with the
-  generator's word classes (:mod:`jtc_utils.lexicon`) in place of human annotation;
+  generator's word classes (:mod:`jtc_utils.embedded.lexicon`) in place of human annotation;
 * :mod:`.subupdates`: dominance, reference-token scores, saturation and the promotion/elimination events;
 * :mod:`.clusters`: clusters of value vectors and the extreme sub-updates they explain;
 * :mod:`.exit_rule`: the self-supervised early-exit rule on dominant sub-updates and its classifier baselines;

@@ -1,7 +1,7 @@
 """Concepts in value vectors, measured automatically (Geva et al. section 4, Table 2, Figures 2 and 4; spec 2.4).
 
 The paper's experts read the top-30 tokens of a value's projection and marked the tokens sharing a pattern. Here
-every token has one word class from the generator (:func:`jtc_utils.lexicon.token_classes`), and the **concept
+every token has one word class from the generator (:func:`jtc_utils.embedded.lexicon.token_classes`), and the **concept
 rule** is: in a top-30 list, a class holding at least 4 tokens is a concept; the list's *coverage* is the share of
 its 30 tokens inside concepts. ``mixed`` and unseen tokens are never a concept. Coverage is compared for value
 vectors, Gaussian random vectors with the values' per-coordinate statistics (10 per layer), 10 random whole FFN
@@ -15,7 +15,7 @@ from collections import Counter
 
 import numpy as np
 
-from ..lexicon import GROUPS, MIXED
+from ..embedded.lexicon import GROUPS, MIXED
 
 TOP = 30
 MIN_TOKENS = 4

@@ -17,7 +17,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import early_exit, lexicon, profiles
+from .. import early_exit, profiles
+from ..embedded import lexicon
 from . import clusters, concepts, decompose, exit_rule, matffn, steering, subupdates, vocab
 from .decompose import FFN, mid_states
 

@@ -19,7 +19,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .. import corpus
+from ..embedded import corpus
 from . import vocab
 from .decompose import FFN
 

@@ -73,13 +73,22 @@ def trained(exp, label: str, hp: dict, recipe: dict, compute) -> dict:
                              f"samples and recipe: retrain with `python -m jtc_utils.lenses.train --models "
                              f"{exp.model_name}`")
     if STORE_ARTIFACTS:
+        import shutil
+
+        from ..cache import key_hash
+
+        # the tuned lens keeps its training state in the zoo's work folder, so an interrupted run resumes there
+        work = artifacts.ZOO_DIR / "_work" / "lenses" / exp.model_name / f"{artifacts.path(exp.model_name, label).stem}-{key_hash(key)[:16]}"
         t = time.perf_counter()
-        out = {k: v for k, v in compute().items() if v is not None}
+        with tuned.checkpoints(work):
+            out = {k: v for k, v in compute().items() if v is not None}
+        earlier = float(out.pop("earlier_seconds", 0.0))
         card = {"model": exp.model_name, "lens": label, "hp": hp, "recipe": recipe,
-                "train_seconds": round(time.perf_counter() - t, 1), "n_train": int(exp.X_train.shape[1]),
+                "train_seconds": round(time.perf_counter() - t + earlier, 1), "n_train": int(exp.X_train.shape[1]),
                 **{k: np.asarray(out[k]).tolist() for k in ("steps", "doublings", "improvement", "epochs")
                    if k in out}}
         artifacts.store(exp.model_name, label, key, out, card)
+        shutil.rmtree(work, ignore_errors=True)
         return artifacts.lookup(exp.model_name, label, key)
     return cache.cached("lenses", key, lambda: {k: v for k, v in compute().items() if v is not None})
 

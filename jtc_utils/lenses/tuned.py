@@ -14,6 +14,9 @@ Variants (the grid that separates the objective from the form): ``tuned``; ``tun
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+from pathlib import Path
+
 import numpy as np
 
 from .base import DivergedError
@@ -21,6 +24,25 @@ from .base import DivergedError
 RECIPE = {"steps": 250, "batch": 512, "lr": 1.0 * (1 - 0.9), "momentum": 0.9, "weight_decay": 1e-3, "clip": 1.0,
           "max_steps": 2000, "log_every": 10, "converged_below": 0.01}
 VARIANTS = ("tuned", "tuned-lin", "tuned<-mat")
+CHECKPOINT_EVERY = 25  # steps between two saved training states when a checkpoint folder is set
+
+# set (through :func:`checkpoints`) by the lens training command: where a training run keeps its state, so that
+# an interrupted run resumes at its last saved step and a finished pass of the convergence check is not redone
+_checkpoint_dir = None
+
+
+@contextmanager
+def checkpoints(folder):
+    """Within the block, :func:`train` saves its state to ``folder`` (one folder per lens: a file per pass of the
+    convergence check, ``pass-<steps>.pt``) every :data:`CHECKPOINT_EVERY` steps and
+    resumes from what it finds there. Resuming gives the weights an uninterrupted run gives (same steps, batches
+    and optimiser state), up to the thread count's float rounding."""
+    global _checkpoint_dir
+    before, _checkpoint_dir = _checkpoint_dir, None if folder is None else Path(folder)
+    try:
+        yield
+    finally:
+        _checkpoint_dir = before
 
 
 def final_logprobs(readout, H_final, chunk: int = 2048):
@@ -48,23 +70,52 @@ def train(X: np.ndarray, readout, variant: str = "tuned", init_maps: np.ndarray 
 
         raise LensError(f"unknown tuned-lens variant {variant!r}; choose one of {', '.join(VARIANTS)}")
     rec = {**RECIPE, **(recipe or {})}
-    steps, doublings = rec["steps"], 0
+    steps, doublings, earlier = rec["steps"], 0, 0.0
     while True:
-        out = _train(X, readout, variant, init_maps, seed, rec, steps, progress)
+        ckpt = None if _checkpoint_dir is None else _checkpoint_dir / f"pass-{steps}.pt"
+        out = _train(X, readout, variant, init_maps, seed, rec, steps, progress, ckpt)
+        earlier += out.pop("earlier_seconds", 0.0)
         if out["improvement"] <= rec["converged_below"] or steps * 2 > rec["max_steps"]:
             break
         steps, doublings = steps * 2, doublings + 1
     out.update(steps=np.array(steps), doublings=np.array(doublings))
+    if earlier:
+        out["earlier_seconds"] = earlier  # training time spent by interrupted processes (the caller's card adds it)
     return out
 
 
-def _train(X, readout, variant, init_maps, seed, rec, steps, progress) -> dict:
+def _save(ckpt: Path, state: dict) -> None:
+    import io
+
+    import torch
+
+    from ..paths import atomic_write_bytes
+
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    atomic_write_bytes(ckpt, buf.getvalue())
+
+
+def _load(ckpt: Path | None) -> dict | None:
+    import torch
+
+    if ckpt is None or not ckpt.is_file():
+        return None
+    return torch.load(ckpt, weights_only=False)  # written by _save in this package's own work folder
+
+
+def _train(X, readout, variant, init_maps, seed, rec, steps, progress, ckpt: Path | None = None) -> dict:
+    import time
+
     import torch
     from tqdm.auto import tqdm
 
     from .. import device as devices
     from ..progress import show_progress
 
+    saved = _load(ckpt)
+    if saved is not None and saved.get("done") is not None:
+        return {**saved["done"], "earlier_seconds": saved["seconds"]}  # this pass finished in an earlier process
     dev = devices.current()
     L, n, d = X.shape[0] - 1, X.shape[1], X.shape[2]
     H = torch.as_tensor(np.asarray(X[:L], dtype=np.float32)).to(dev)
@@ -85,9 +136,29 @@ def _train(X, readout, variant, init_maps, seed, rec, steps, progress) -> dict:
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1 - s / steps))
     gen = torch.Generator().manual_seed(seed)
     order = torch.randperm(n, generator=gen)
-    pos, window, log = 0, [], []
-    for _ in tqdm(range(steps), desc=f"{variant} lens, {L} layers", disable=not (show_progress() if progress is None
-                                                                                  else progress)):
+    pos, window, log, start, earlier = 0, [], [], 0, 0.0
+    if saved is not None:  # resume: weights, optimiser, schedule, batch order and the KL log as they were saved
+        with torch.no_grad():
+            W.copy_(saved["W"].to(dev))
+            if b is not None:
+                b.copy_(saved["b"].to(dev))
+        opt.load_state_dict(saved["opt"])
+        sched.load_state_dict(saved["sched"])
+        gen.set_state(saved["gen"])
+        order, pos, window, log = saved["order"], saved["pos"], saved["window"], saved["log"]
+        start, earlier = saved["step"], saved["seconds"]
+    t0 = time.perf_counter()
+
+    def state(step):
+        return {"W": W.detach().cpu(), "b": None if b is None else b.detach().cpu(), "opt": opt.state_dict(),
+                "sched": sched.state_dict(), "gen": gen.get_state(), "order": order, "pos": pos,
+                "window": list(window), "log": list(log), "step": step,
+                "seconds": earlier + time.perf_counter() - t0, "done": None}
+
+    for step in tqdm(range(start, steps), desc=f"{variant} lens, {L} layers", initial=start, total=steps,
+                     disable=not (show_progress() if progress is None else progress)):
+        if ckpt is not None and step > start and step % CHECKPOINT_EVERY == 0:
+            _save(ckpt, state(step))
         if pos + rec["batch"] > n:
             order, pos = torch.randperm(n, generator=gen), 0
         idx = order[pos:pos + rec["batch"]].to(dev)  # the order is drawn on the CPU, the same on every device
@@ -115,5 +186,10 @@ def _train(X, readout, variant, init_maps, seed, rec, steps, progress) -> dict:
     ref = total[-k - 1] if len(total) > k else total[0]
     improvement = float((ref - total[-1]) / ref) if ref > 0 else 0.0
     M = (torch.eye(d)[None] + W.detach().cpu()).double().numpy()
-    return {"M": M, "c": None if b is None else b.detach().cpu().double().numpy(), "log": log,
-            "improvement": np.array(improvement)}
+    out = {"M": M, "c": None if b is None else b.detach().cpu().double().numpy(), "log": log,
+           "improvement": np.array(improvement)}
+    if ckpt is not None:  # the pass's result, so that a resumed run does not redo it
+        _save(ckpt, {"done": out, "seconds": earlier + time.perf_counter() - t0})
+    if earlier:
+        out["earlier_seconds"] = earlier
+    return out

@@ -192,7 +192,7 @@ def _fact_masks(tokenizer, sentences) -> list[np.ndarray]:
 @lru_cache(maxsize=4)
 def _eval_text(tokenizer, n: int):
     """The first ``n`` encyclopedia validation sentences as token ids, with their fact masks."""
-    from .. import corpus
+    from ..embedded import corpus
 
     sents = corpus.pool("encyclopedia", "validation", n)
     seqs = [tokenizer(s.text, add_special_tokens=False)["input_ids"] for s in sents]
@@ -222,7 +222,7 @@ def fig4() -> dict:
 
 @lru_cache(maxsize=1)
 def _token_classes() -> dict:
-    from .. import lexicon
+    from ..embedded import lexicon
 
     return lexicon.token_classes(artifacts.base()[1])
 
@@ -230,7 +230,7 @@ def _token_classes() -> dict:
 def _probe_data(ad, split: str):
     """States of the first PROBE_TOKENS tokens of the paper protocol's sentences (a prefix of the cached ones) and
     the class of each position's next word; positions whose next token has no single class are left out."""
-    from .. import lexicon
+    from ..embedded import lexicon
 
     seqs = states.sentence_ids(ad, split, PROBE_TOKENS)
     n = sum(len(x) for x in seqs)

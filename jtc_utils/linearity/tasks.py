@@ -18,7 +18,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import corpus, lexicon
+from ..embedded import corpus, lexicon
 
 SWAPPABLE = ("city", "country", "country adjective", "river", "occupation", "currency", "first name", "surname")
 

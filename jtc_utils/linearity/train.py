@@ -296,7 +296,8 @@ def run_distillation(card: dict, progress: bool = True) -> None:
     k in DISTIL_K, the least-squares replacements distilled layer-wise; the maps are stored in float32."""
     from safetensors.numpy import save
 
-    from .. import corpus, models
+    from .. import models
+    from ..embedded import corpus
     from ..paths import atomic_write_bytes
     from . import prune, states
     from .figures import DISTIL_K, DISTIL_SENTENCES, DISTIL_STRATEGIES, PRUNE_MODEL, block_scores
