@@ -243,3 +243,18 @@ def test_stored_variants_are_checked(tmp_path, monkeypatch):
     monkeypatch.setattr(artifacts, "OUT_DIR", copy)
     with pytest.raises(ValueError, match="checksum differs"):
         artifacts.checked_path(f)
+
+
+def test_a_stored_run_is_keyed_on_its_world_as_well_as_its_weights(monkeypatch):
+    """The step-0 snapshot is the seeded initialisation, the same bytes in every world; its cached scores must not
+    be reused when the world (the base model and its tokenizer, hence the text) changes."""
+    from jtc_utils import zoo
+
+    f = artifacts.committed_card()["snapshots"][0]["file"]
+    ad = artifacts.variant(f)
+    _, digest = artifacts.checked_path(f)
+    assert ad.identity == artifacts.variant_identity(digest) and digest in ad.identity
+    real_digest = zoo.manifest_digest
+    monkeypatch.setattr(zoo, "manifest_digest", lambda name: "another-world" if name == artifacts.BASE
+                        else real_digest(name))
+    assert artifacts.variant_identity(digest) != ad.identity

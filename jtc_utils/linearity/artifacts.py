@@ -71,8 +71,18 @@ def variant(file: str):
     model.tie_weights()
     model.eval()
     ad = models.Adapter(model=model, tokenizer=tok, name=f"{OUT_DIR.name}/{file}")
-    ad.__dict__["identity"] = f"sl-variant:{digest}"  # cached results are keyed on the stored weights
+    ad.__dict__["identity"] = variant_identity(digest)
     return ad
+
+
+def variant_identity(digest: str) -> str:
+    """What cached results of a stored run are keyed on: its weights and the zoo model it was trained from. The
+    weights alone are not enough: the step-0 snapshot is the seeded initialisation, byte for byte the same in every
+    world, while its tokenizer and the text it is scored on change with the world (a new world retrains the base
+    model, whose committed files include its tokenizer)."""
+    from .. import zoo
+
+    return f"sl-variant:{digest}:base={zoo.manifest_digest(BASE)}"
 
 
 def distil_file(strategy: str, k: int) -> str:
