@@ -47,7 +47,7 @@ bench: $(STAMP)  ## speed benchmarks (not part of the tests)
 	$(PY) benchmarks/bench_ffn.py
 	$(PY) benchmarks/bench_linearity.py
 
-zoo: $(STAMP)  ## retrain the model zoo (about an hour on two CPU cores; resumes if interrupted)
+zoo: $(STAMP)  ## retrain the model zoo (about half an hour on two CPU cores; resumes if interrupted)
 	$(PY) -m jtc_utils.zoo train
 
 zoo-extras: $(STAMP)  ## the linearity chapter's training runs (about 25 minutes on two CPU cores; resumes)
