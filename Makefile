@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: book test install real notebooks html bench clean-cache zoo zoo-extras student
+.PHONY: book test install real notebooks html bench noise clean-cache zoo zoo-extras student
 
 $(STAMP): requirements.txt requirements-html.txt requirements-real.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,11 @@ bench: $(STAMP)  ## speed benchmarks (not part of the tests)
 	$(PY) benchmarks/bench_lenses.py
 	$(PY) benchmarks/bench_ffn.py
 	$(PY) benchmarks/bench_linearity.py
+	$(PY) benchmarks/bench_corpus.py
+	$(PY) benchmarks/bench_paper_memory.py
+
+noise: $(STAMP)  ## measure how far every figure-data quantity moves under other arithmetic (tests/noise.json; ~1 h)
+	$(PY) benchmarks/noise.py run-all
 
 zoo: $(STAMP)  ## retrain the model zoo (about half an hour on two CPU cores; resumes if interrupted)
 	$(PY) -m jtc_utils.zoo train

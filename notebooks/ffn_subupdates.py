@@ -51,7 +51,7 @@ import pandas as pd
 from IPython.display import display
 
 from jtc_utils import device as devices
-from jtc_utils import book
+from jtc_utils import book, digits
 from jtc_utils.ffn import FFN, claims, decompose, figures, plots
 
 devices.use(device)
@@ -80,8 +80,8 @@ def verdicts(ids):
 # %% tags=["nbval-check-output"]
 exp = figures.experiment(profile, "gpt24", seed=seed)
 worst = max(max(g["vs_module"], g["vs_hidden"]) for g in decompose.check(exp))
-print(f"{FFN(exp.adapter)}: largest deviation over {len(exp.val)} samples and all blocks: {worst:.1e} (< 1e-5: "
-      f"{worst < 1e-5})")
+print(f"{FFN(exp.adapter)}: largest deviation over {len(exp.val)} samples and all blocks: "
+      f"{digits.bound(worst, 1e-5)}")
 
 # %% [markdown]
 # ## Concepts in value vectors (Table 2, Figures 2 and 4)
@@ -235,8 +235,13 @@ book.show(['geva_tab6'],
           "confidence rule with id and mat, and the saturation oracle.",
           'Scatter of accuracy against layers saved for several exit rules')
 
-# %% tags=["nbval-check-output"]
+# %%
+# Not compared by nbval: a classifier's accuracy moves by several samples of 3,000 when only the arithmetic changes
+# (its training labels and threshold are argmax decisions; see tests/noise.json). The figure-data regression compares
+# these numbers within their measured tolerance.
 display(pd.DataFrame(t6["rules"]).T[["accuracy", "saved", "share_saved"]].astype(float).round(3))
+
+# %% tags=["nbval-check-output"]
 verdicts(["F10"])
 
 # %% [markdown]
@@ -260,7 +265,7 @@ book.show(['ext_geva_matffn'],
           "Left: held-out r² of a linear predictor of each FFN coefficient, for the most often dominant ten and"
           " the others; right: their share of mat_ffn's squared error against the uniform share.",
           'Two line plots per layer: r² of coefficient predictors and share of squared error')
-print(f"A = (U+M)V + U+1 b_V holds to a relative {max(c['identity_gap']):.1e} at every layer")
+print(f"A = (U+M)V + U+1 b_V holds at every layer: relative gap {digits.bound(max(c['identity_gap']), 1e-5)}")
 
 # %% [markdown]
 # The most-often-dominant coefficients are the least linear, and the dominant ten carry far more than their share
@@ -289,8 +294,9 @@ book.show(['ext_geva_matffn'],
 
 # %% tags=["nbval-check-output"]
 rg = figure("real_geva")
-print("decomposition:", [f"block {g['block']}: {max(g['vs_module'], g['vs_hidden']) / g['scale']:.0e} relative"
-                         for g in rg["decomposition"]])
+print("decomposition, relative deviation:",
+      [f"block {g['block']}: {digits.bound(max(g['vs_module'], g['vs_hidden']) / g['scale'], 1e-5)}"
+       for g in rg["decomposition"]])
 display(pd.DataFrame({f"{ev} ({k})": rg["events"][ev][k] for ev in ("saturation", "elimination")
                       for k in ("dominant", "random")}).T.round(4))
 display(pd.DataFrame(rg["exit"]["rules"]).T[["accuracy", "saved", "share_saved"]].astype(float).round(3))

@@ -58,7 +58,7 @@ import pandas as pd
 from IPython.display import display
 
 from jtc_utils import device as devices
-from jtc_utils import book
+from jtc_utils import book, digits
 from jtc_utils.linearity import artifacts, claims, figures, plots
 
 devices.use(device)
@@ -143,7 +143,7 @@ book.show(['ext_sl_r2family'],
           'Line plot comparing linearity scores and r² per layer')
 
 # %% tags=["nbval-check-output"]
-print(f"largest gap between LS_nores computed directly and through the identity: {fam['identity_max_gap']:.1e}")
+print(f"largest gap between LS_nores computed directly and through the identity: {digits.bound(fam['identity_max_gap'], 1e-8)}")
 
 # %% [markdown]
 # ## Why the scores are so high: small updates (Figure 3)
@@ -185,7 +185,7 @@ book.show(['sl_fig2'],
           'Line plot of the mean linearity score against training step')
 
 # %% tags=["nbval-check-output"]
-print(f"largest |LS_res(snapshot 630, float16) - LS_res(zoo/tiny-gpt2)|: {f2['fp16_vs_zoo_max_gap']:.1e}")
+print(f"largest |LS_res(snapshot 630, float16) - LS_res(zoo/tiny-gpt2)|: {digits.bound(f2['fp16_vs_zoo_max_gap'], 1e-4)}")
 verdicts(["S5"])
 
 # %% [markdown]
@@ -329,9 +329,10 @@ pd.DataFrame({**{k: real["paper"][k] for k in ("res_in", "nores_in", "res_ho", "
 
 # %% tags=["nbval-check-output"]
 rp = pd.DataFrame(real["pruning"]["rows"])
-print(f"unpruned perplexity {real['pruning']['base']['perplexity']:.2f}; most linear blocks: "
+print(f"unpruned perplexity {digits.sig(real['pruning']['base']['perplexity'])}; most linear blocks: "
       f"{real['pruning']['order'][:4]}")
-rp.pivot_table(index=["strategy", "mode"], columns="k", values="perplexity").round(2)
+# perplexities to three significant digits: a broken model's 10^5 moves in its sixth digit with the arithmetic
+rp.pivot_table(index=["strategy", "mode"], columns="k", values="perplexity").map(digits.sig)
 
 # %% [markdown]
 # Replacing blocks by least-squares maps costs less than removing them, as on the stand-in. With a single random draw

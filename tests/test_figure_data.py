@@ -1,5 +1,5 @@
-"""Figure-data regression: every book/data/<fig>.json written by a notebook is recomputed here through
-jtc_utils and compared with tolerances suited to float noise; and the paper's invariants are checked on it."""
+"""The JTC paper's invariants on the stored figure data, and its claims judged from them (the recomputation of
+every figure is tests/test_figure_regression.py)."""
 
 import json
 
@@ -7,79 +7,16 @@ import numpy as np
 import pytest
 
 from jtc_utils import claims, figdata, figures
-from jtc_utils.embedded import corpus
 from jtc_utils.paths import DATA_DIR, ROOT
 
 FIG_FILES = sorted(f for f in figures.FIGURES if (DATA_DIR / f"{f}.json").exists())
 R2_FILES = [f for f in FIG_FILES if figures.FIGURES[f][0] == "r2"]
-# r² computed in float64 from float32 forward passes: per-op differences of ~1e-6 grow through the layers
-R2_TOL = dict(rtol=1e-4, atol=2e-4)
-# means of 0/1 agreements over 1,000-3,000 samples: a near-tie argmax flipped by float noise moves them by 1/n
-SHARE_TOL = dict(rtol=0, atol=2e-3)
-# surprisal is -log p_final of the mapping's top-1 token: one near-tie top-1 flip moves the mean by up to the
-# log-ratio of the two tokens' final probabilities over n (about 20 nats / 3,000 samples, 0.007)
-SURPRISAL_TOL = dict(rtol=1e-4, atol=1e-2)
 
 
 def test_every_figure_of_the_registry_has_its_data():
     missing = set(figures.FIGURES) - set(FIG_FILES)
     # the section-6 figures come with their own chapter
     assert not {f for f in missing if not figures.FIGURES[f][0].startswith("parts")}, missing
-
-
-def _compare(kind, data, stored):
-    if kind == "r2":
-        for key in ("r2_mat", "r2_id"):
-            np.testing.assert_allclose(data[key], figdata.as_array(stored[key]), **R2_TOL, err_msg=key)
-    elif kind in ("pk", "surp", "parts_pk", "parts_surp"):
-        for m, c in data["curves"].items():
-            for key, v in c.items():
-                tol = SHARE_TOL if key.startswith("p@") else SURPRISAL_TOL
-                np.testing.assert_allclose(v, stored["curves"][m][key], **tol, err_msg=f"{m} {key}")
-    elif kind == "ee":
-        for m in data["early"]:
-            np.testing.assert_allclose(data["early"][m]["x"], stored["early"][m]["x"], rtol=0, atol=5e-3)
-            np.testing.assert_allclose(data["early"][m]["y"], stored["early"][m]["y"], **SHARE_TOL)
-            np.testing.assert_allclose(data["fixed"][m], stored["fixed"][m], **SHARE_TOL)
-            assert abs(data["saved"][m]["saved"] - stored["saved"][m]["saved"]) < 0.05
-    elif kind == "table1":
-        assert figdata._plain(data["rows"]) == stored["rows"]
-    elif kind == "plausibility":
-        for m in ("mat", "id"):
-            assert abs(data["token_rate"][m] - stored["token_rate"][m]) < 5e-3
-    elif kind == "labels":
-        for lab, d in data["by_label"].items():
-            assert d["n"] == stored["by_label"][lab]["n"]
-            for m in ("mat", "id"):
-                np.testing.assert_allclose(d[m], stored["by_label"][lab][m], rtol=0, atol=2e-2, err_msg=lab)
-    elif kind == "textfit":
-        assert abs(data["gold_p1"] - stored["gold_p1"]) <= SHARE_TOL["atol"]
-        assert data["n_gold"] == stored["n_gold"] and data["ppl_tokens"] == stored["ppl_tokens"]
-        np.testing.assert_allclose(data["perplexity"], stored["perplexity"], rtol=1e-4)
-    elif kind == "norms":
-        np.testing.assert_allclose(data["norms"], figdata.as_array(stored["norms"]), rtol=1e-4)
-    elif kind == "r2_first":
-        for key in ("mean_r2_mat_all", "mean_r2_id_all", "mean_r2_mat_without_first", "mean_r2_id_without_first"):
-            np.testing.assert_allclose(data[key], stored[key], **R2_TOL, err_msg=key)
-    elif kind == "toplists":
-        assert figdata._plain(data["rows"]) == stored["rows"]
-    else:
-        raise AssertionError(f"no comparison for kind {kind}")
-
-
-@pytest.mark.parametrize("fig", FIG_FILES)
-def test_figure_data_is_reproduced(fig):
-    stored = figdata.load(fig)
-    p = stored["params"]
-    if p["profile"] != "tiny":
-        pytest.skip("only the tiny profile is recomputed in tests")
-    sizes = corpus.POOL_SIZES[p["domain"]]
-    # the notebooks pass None for the paper's full sizes; pass the same so that the shared cache is hit
-    n_train = None if p["n_train"] == sizes["train"] else p["n_train"]
-    n_val = None if p["n_val"] == sizes["validation"] else p["n_val"]
-    data, params = figures.compute(fig, "tiny", n_train=n_train, n_val=n_val, seed=p["seed"])
-    assert params["model"] == p["model"] and params["domain"] == p["domain"]
-    _compare(figures.FIGURES[fig][0], data, stored["data"])
 
 
 @pytest.mark.parametrize("fig", R2_FILES)
@@ -183,23 +120,6 @@ def test_verdict_tables_are_html_with_anchors_and_links():
     assert 'href="sec4_predictions.html#claim-c2"' in linked and 'href="sec6_submodules.html#claim-c12b"' in linked
 
 
-REGIME_FILES = sorted(p.stem for p in DATA_DIR.glob("regime_*.json"))
-
-
-@pytest.mark.parametrize("name", REGIME_FILES)
-def test_figures_in_the_papers_regime_are_reproduced(name):
-    """The claims page's figures at the paper's vectors per dimension, recomputed at the stored n_train."""
-    from jtc_utils import regime
-
-    stored = figdata.load(name)
-    fig, p = name[len(regime.REGIME_PREFIX):], stored["params"]
-    if p["profile"] != "tiny":
-        pytest.skip("only the tiny profile is recomputed in tests")
-    assert p["n_train"] == regime.paper_n_train(p["model"], figures.experiment(p["model"], p["domain"]).adapter.d)
-    data, _ = figures.compute(fig, "tiny", n_train=p["n_train"], seed=p["seed"])
-    _compare(figures.FIGURES[fig][0], data, stored["data"])
-
-
 def test_claims_in_the_papers_regime_match_their_stored_figures():
     from jtc_utils import regime
 
@@ -208,20 +128,11 @@ def test_claims_in_the_papers_regime_match_their_stored_figures():
     assert stored == figdata._plain(claims.all_claims(get))
 
 
-@pytest.mark.parametrize("name", sorted(p.stem for p in DATA_DIR.glob("sample_size_*.json")))
-def test_sample_size_curves_are_reproduced(name):
-    from jtc_utils import regime
 
-    stored = figdata.load(name)
-    p = stored["params"]
-    if p["profile"] != "tiny":
-        pytest.skip("only the tiny profile is recomputed in tests")
-    c = regime.sample_size_curve(figures.experiment(p["model"], p["domain"], seed=p["seed"]))
-    s = stored["data"]
-    assert c["n_train"] == s["n_train"]
-    for key in ("r2_mat", "r2_mat_train", "r2_id"):
-        np.testing.assert_allclose(c[key], figdata.as_array(s[key]), **R2_TOL, err_msg=key)
-    for key in ("p1_mat", "p1_id"):
-        np.testing.assert_allclose(c[key], figdata.as_array(s[key]), **SHARE_TOL, err_msg=key)
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in DATA_DIR.glob("sample_size_*.json")))
+def test_sample_size_invariants_hold_on_the_stored_numbers(name):
+    s = figdata.load(name)["data"]
+    assert s["n_train"] == sorted(s["n_train"]) and s["n_train"][-1] == s["n_full"]
     # least squares fits its own training vectors at least as well as it predicts new ones, on average
     assert np.mean(s["r2_mat_train"]) >= np.mean(s["r2_mat"])

@@ -1,0 +1,253 @@
+"""The figure-data regression in one place: which stored figures of ``book/data`` are recomputed, how, and how far a
+recomputation may stray from the stored numbers.
+
+**What is recomputed.** Every figure of the tiny profile whose numbers come from a computation (:func:`targets`): the
+JTC chapters' figures, the claims page's figures in the paper's regime and its sample-size curves, and the lens, FFN
+and linearity chapters' figures. The real model's figures are not recomputed in the tests (their chapter checks them
+at a subset), nor are the claims files (they are judged from the figures, and tested so).
+
+**How far it may stray.** A recomputation differs from the stored numbers only through arithmetic: the order of
+summations (thread count), the kernels (``ATEN_CPU_CAPABILITY``, MKL's and OpenBLAS's code paths). How much each
+quantity moves under such changes was measured once with ``benchmarks/noise.py`` and committed in
+``tests/noise.json`` (see :data:`NOISE_FILE`): for every figure and every *quantity* (a path through the figure's
+nested data with list positions folded, ``curves/mat/p@1``), the largest error of a recomputation under any setting
+against the stored numbers. The error of a value is ``|a - b| / max(1, |b|)`` (:func:`spread`): absolute for values
+up to 1, relative to the magnitude above, so that an ill-conditioned r² of -163 is compared to its own magnitude and
+a well-conditioned one to 1. The tolerance of a quantity is then (:func:`tolerance`)
+
+    ``max(MARGIN · spread, FLOOR_REL, floor of its kind)``
+
+* ``MARGIN`` = 10: a reader's machine may differ more than the settings we could try (another vendor's CPU, wider
+  vectors); ten times the largest difference seen is the margin, and it is never looser than that without a reason.
+* ``FLOOR_REL`` = 1e-6, eight float32 epsilons: a quantity that came out bit-identical under every setting still
+  goes through float32 forward passes; this is the least any other machine can be expected to differ by, not a
+  measured spread.
+* the floor of a *discrete* quantity (a share of n samples, a mean exit layer, an accuracy; :data:`DISCRETE`): two
+  decisions of the n flipped. A share moves in steps: where no setting of ours flipped a near-tie decision, a
+  reader's may still flip one or two, and that is noise, not a regression.
+
+Strings, flags and ``None`` must match exactly; so must a quantity measured as exactly reproducible *and* known to be
+exact (integers: counts, ids, layer numbers), which gets tolerance 0.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+from .paths import ROOT
+
+NOISE_FILE = ROOT / "tests" / "noise.json"
+MARGIN = 10.0
+FLOOR_REL = 1e-6
+# quantities that are shares of samples or means of discrete decisions: (figure pattern, quantity pattern, what n
+# is). Their floor is two decisions flipped.
+DISCRETE = (
+    (r".*", r"(^|/)p@\d+$", "validation samples"),
+    (r".*", r"(^|/)p1_(mat|id|rrr|arrr)$", "validation samples"),
+    (r"^(regime_)?fig(8|9|21)$|^(regime_)?fig(9)$", r"^(early/[^/]+/(x|y)|fixed/[^/]+|saved/.*)$", "validation samples"),
+    (r"^geva_tab6$", r"accuracy|saved", "validation samples"),
+    (r"^lens_table$", r"exit/.*", "validation samples"),
+    (r"^(regime_)?plausibility$", r"token_rate/.*", "validation samples"),
+    (r"^(regime_)?labels_.*$", r"by_label/.*", "validation samples of one label"),
+    (r"^(regime_)?textfit$", r"gold_p1", "validation samples"),
+    (r"^ext_geva_steer$", r".*", "validation samples"),
+    (r"^geva_tab2$", r".*", "value vectors"),
+)
+
+
+def _stored(name: str) -> dict:
+    from . import figdata
+
+    return figdata.load(name)
+
+
+def targets() -> list[str]:
+    """Every stored figure that :func:`recompute` recomputes (the tiny profile's)."""
+    from .ffn import figures as ffn_figures
+    from .figures import FIGURES
+    from .lenses import figures as lens_figures
+    from .linearity import figures as sl_figures
+    from .paths import DATA_DIR
+
+    names = [f for f in FIGURES if (DATA_DIR / f"{f}.json").exists()]
+    names += sorted(p.stem for p in DATA_DIR.glob("regime_fig*.json"))
+    names += sorted(p.stem for p in DATA_DIR.glob("regime_[a-eg-z]*.json"))
+    names += sorted(p.stem for p in DATA_DIR.glob("sample_size_*.json"))
+    names += [f for f in lens_figures.LENS_FIGURES if not f.startswith("real_")]
+    names += [f for f in ffn_figures.FFN_FIGURES if not f.startswith("real_")]
+    names += [f for f in sl_figures.SL_FIGURES if not f.startswith("real_")]
+    return [n for n in dict.fromkeys(names) if (DATA_DIR / f"{n}.json").exists()
+            and _stored(n)["params"].get("profile") == "tiny"]
+
+
+def recompute(name: str) -> dict:
+    """The data of stored figure ``name`` recomputed with the stored parameters, as plain JSON values."""
+    from . import figdata, figures, regime
+    from .embedded import corpus
+
+    stored = _stored(name)
+    p = stored["params"]
+    if name.startswith(regime.REGIME_PREFIX):
+        data, _ = figures.compute(name[len(regime.REGIME_PREFIX):], "tiny", n_train=p["n_train"], seed=p["seed"])
+    elif name.startswith("sample_size_"):
+        data = regime.sample_size_curve(figures.experiment(p["model"], p["domain"], seed=p["seed"]))
+    elif name in figures.FIGURES:
+        sizes = corpus.POOL_SIZES[p["domain"]]
+        # the notebooks pass None for the paper's full sizes; pass the same so that the shared cache is hit
+        n_train = None if p["n_train"] == sizes["train"] else p["n_train"]
+        n_val = None if p["n_val"] == sizes["validation"] else p["n_val"]
+        data, params = figures.compute(name, "tiny", n_train=n_train, n_val=n_val, seed=p["seed"])
+        assert params["model"] == p["model"] and params["domain"] == p["domain"], name
+    else:
+        from .ffn import figures as ffn_figures
+        from .lenses import figures as lens_figures
+        from .linearity import figures as sl_figures
+
+        for reg in (lens_figures, ffn_figures):
+            if name in getattr(reg, "LENS_FIGURES", getattr(reg, "FFN_FIGURES", {})):
+                data, _ = reg.compute(name, "tiny", seed=p["seed"])
+                break
+        else:
+            data, _ = sl_figures.compute(name, "tiny", seed=p["seed"])
+    return figdata._plain(data)
+
+
+# ---- quantities: a figure's nested data as named arrays ----------------------------------------------------------
+
+def quantities(data, prefix: str = "") -> dict:
+    """``{quantity: values}`` of nested figure data: dict keys joined by ``/``; a list of numbers (or of lists of
+    numbers) is one quantity; a list of dicts or strings is walked with its positions folded (``rows[]/mat``), so
+    that all its elements form one quantity. Values are a flat list of numbers (None for NaN) or of exact items
+    (strings, flags)."""
+    out: dict = {}
+
+    def add(key, v):
+        out.setdefault(key, []).append(v)
+
+    def walk(x, key):
+        if isinstance(x, dict):
+            for k, v in x.items():
+                walk(v, f"{key}/{k}" if key else str(k))
+        elif isinstance(x, list) and x and all(isinstance(v, (dict, str, list)) and not _numeric(v) for v in x):
+            for v in x:
+                walk(v, f"{key}[]")
+        elif isinstance(x, list):
+            for v in _flatten(x):
+                add(key, v)
+        else:
+            add(key, x)
+
+    walk(data, prefix)
+    return out
+
+
+def _numeric(x) -> bool:
+    if isinstance(x, list):
+        return all(_numeric(v) for v in x)
+    return x is None or (isinstance(x, (int, float)) and not isinstance(x, bool))
+
+
+def _flatten(x):
+    for v in x:
+        if isinstance(v, list):
+            yield from _flatten(v)
+        else:
+            yield v
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def spread(a: list, b: list) -> dict:
+    """How far quantity values ``a`` (recomputed) are from ``b`` (stored): ``{"err": largest error, "scale":
+    largest magnitude of b, "n": count, "exact": whether every value is an integer or not a number}``. The error of a
+    number is ``|a - b| / max(1, |b|)``: absolute for values up to 1 (shares, r², probabilities), relative to the
+    magnitude above (perplexities, layers, an r² of -163 where fewer vectors than dimensions were fitted, whose
+    digits past the fourth are set by the arithmetic). Values that are not numbers must be equal; a mismatch, a
+    missing value or NaN against a number is an infinite error."""
+    if len(a) != len(b):
+        return {"err": math.inf, "scale": 0.0, "n": len(b), "exact": False}
+    worst, scale, exact = 0.0, 0.0, True
+    for x, y in zip(a, b):
+        if _is_number(x) and _is_number(y):
+            exact &= isinstance(x, int) and isinstance(y, int)
+            scale = max(scale, abs(float(y)))
+            worst = max(worst, abs(float(x) - float(y)) / max(1.0, abs(float(y))))
+        elif x != y:
+            worst = math.inf
+    return {"err": worst, "scale": scale, "n": len(b), "exact": exact}
+
+
+# ---- tolerances ---------------------------------------------------------------------------------------------------
+
+def noise() -> dict:
+    """The committed measurement (``tests/noise.json``): settings, and per figure and quantity the largest spread."""
+    if not NOISE_FILE.exists():
+        raise FileNotFoundError(f"{NOISE_FILE} is missing: measure it with `python benchmarks/noise.py`")
+    return json.loads(NOISE_FILE.read_text())
+
+
+def share_denominator(values, limit: int = 100_000) -> int | None:
+    """The n of values that are all shares k/n of one n (the smallest such n up to ``limit``), or None."""
+    from fractions import Fraction
+
+    nums = [float(v) for v in values if _is_number(v)]
+    if not nums:
+        return None
+    dens = [Fraction(v).limit_denominator(limit).denominator for v in nums]
+    n = max(dens)
+    return n if all(abs(v * n - round(v * n)) < 1e-6 for v in nums) else None
+
+
+def discrete_n(name: str, quantity: str, stored_params: dict, values=()) -> int | None:
+    """n of a share (the number of decisions it averages), or None for a continuous quantity: the validation
+    samples of the stored parameters, else the common denominator of the stored values."""
+    for fig_pat, q_pat, _ in DISCRETE:
+        if re.search(fig_pat, name) and re.search(q_pat, quantity):
+            return int(stored_params.get("n_val") or 0) or share_denominator(values)
+    return None
+
+
+def tolerance(name: str, quantity: str, measured: dict, stored_params: dict, values=()) -> tuple[float, str]:
+    """``(tolerance, why)`` of a quantity's error (see :func:`spread`) from its measured spread: the largest of ten
+    times the spread, the float32 floor and, for a share, two decisions flipped (see the module docstring)."""
+    sp, scale = measured["err"], measured["scale"]
+    if measured.get("exact") and sp == 0:
+        return 0.0, "exact: integers, reproduced exactly under every setting"
+    parts = {"10 x measured spread": MARGIN * sp, "float32 floor": FLOOR_REL}
+    n = discrete_n(name, quantity, stored_params, values)
+    if n:
+        # a mean of n decisions moves by 1/n of a decision's range per flip: 1 for a share, up to L for a layer
+        layer_valued = re.search(r"(^|/)(x|saved|saved_correct|exit_hist)(/|$)", quantity) and scale > 1
+        parts["two decisions of n flipped"] = 2.0 / n * (scale if layer_valued else 1.0)
+    why = max(parts, key=parts.get)
+    return parts[why], why
+
+
+def compare(name: str, recomputed: dict, stored: dict, measured: dict | None = None) -> list[str]:
+    """The quantities of ``recomputed`` that stray from ``stored`` beyond their tolerance (empty when it matches).
+    ``measured``: the figure's entry of the noise file (default: the committed one). A quantity the noise file does
+    not know is a failure: measure it (``python benchmarks/noise.py``)."""
+    from . import figdata
+
+    if measured is None:
+        measured = noise()["figures"].get(name)
+        if measured is None:
+            return [f"{name}: not in {NOISE_FILE.name}; measure it with `python benchmarks/noise.py`"]
+    params = figdata.load(name)["params"]
+    mine, theirs = quantities(recomputed), quantities(stored)
+    bad = [f"{name}: quantities {sorted(set(mine) ^ set(theirs))} are in one of the two only"] \
+        if set(mine) != set(theirs) else []
+    for q, values in theirs.items():
+        if q not in measured:
+            bad.append(f"{name} {q}: not in {NOISE_FILE.name}; measure it with `python benchmarks/noise.py`")
+            continue
+        got = spread(mine.get(q, []), values)
+        tol, why = tolerance(name, q, measured[q], params, values)
+        if not got["err"] <= tol:
+            bad.append(f"{name} {q}: error {got['err']:.3g} > tolerance {tol:.3g} ({why}; measured spread "
+                       f"{measured[q]['err']:.3g})")
+    return bad
