@@ -21,7 +21,7 @@ the settings is written to ``tests/noise.json`` with each setting's own.
     python benchmarks/noise.py run threads1-aten-default     # one setting (resumes: finished figures are kept)
     python benchmarks/noise.py run-all                       # every setting, one after the other
     python benchmarks/noise.py compare                       # tests/noise.json from the finished settings
-    python benchmarks/noise.py table                         # the noise table: quantity kind, spread, tolerance
+    python benchmarks/noise.py table [--summary]             # spread and tolerance per quantity (or per kind)
 
 Two single-thread settings may run side by side on two cores; never beside a two-thread job.
 """
@@ -51,10 +51,11 @@ SETTINGS = {
 # The largest differences that a fresh clone on another two-core x86 machine (same Python, same pinned packages)
 # showed against the stored numbers (issue 31). That machine's full recomputation is not at hand, so only these are
 # folded in, as a setting "reported", each as the error of regression.spread (relative to the magnitude above 1).
+# (Its exit-rule classifiers' 0.004 is left out: they were L-BFGS runs stopped at a loose tolerance, since replaced by
+# Newton steps to the optimum, which the settings here reproduce exactly.)
 REPORTED = {
-    "geva_tab6": {r"^rules/classifier .*/accuracy$": 0.004},
-    "fig21": {r"^early/[^/]+/x$": 0.011},
-    "sample_size_gpt48": {r"^r2_mat$": 0.39 / 163},
+    "fig21": {r"^early/[^/]+/x( \(\|value\| > 1\))?$": 0.011},
+    "sample_size_gpt48": {r"^r2_mat \(\|value\| > 1\)$": 0.39 / 163},
     "sl_fig5": {r"/accuracy$": 4.3e-4},
 }
 
@@ -101,13 +102,14 @@ def compare() -> dict:
             if name not in got:
                 continue
             mine = regression.quantities(got[name]["data"])
-            for q, values in stored.items():
-                sp = regression.spread(mine.get(q, []), values)
-                best = per.setdefault(q, {"err": 0.0, "scale": sp["scale"], "n": sp["n"], "exact": sp["exact"],
-                                          "by_setting": {}})
-                best["err"] = max(best["err"], sp["err"])
-                best["exact"] &= sp["exact"]
-                best["by_setting"][s] = sp["err"]
+            for quantity, values in stored.items():
+                for q, a, b in regression.buckets(quantity, mine.get(quantity, []), values):
+                    sp = regression.spread(a, b, counts=regression.is_count(q))
+                    best = per.setdefault(q, {"err": 0.0, "scale": sp["scale"], "n": sp["n"], "exact": sp["exact"],
+                                              "by_setting": {}})
+                    best["err"] = max(best["err"], sp["err"])
+                    best["exact"] &= sp["exact"]
+                    best["by_setting"][s] = sp["err"]
         for pattern, err in REPORTED.get(name, {}).items():
             for q, best in per.items():
                 if re.search(pattern, q):
@@ -123,19 +125,33 @@ def compare() -> dict:
     return out
 
 
-def table() -> None:
-    """Per figure and quantity: the measured spread and the tolerance it gives."""
+def table(summary: bool = False) -> None:
+    """Per figure and quantity: the measured spread and the tolerance it gives (``summary``: per kind of quantity,
+    the last part of its name, over every figure: how many, the largest spread, the tolerances' range)."""
+    import collections
+
     from jtc_utils import figdata, regression
 
     nz = regression.noise()
+    kinds = collections.defaultdict(list)
     for name, per in nz["figures"].items():
         params = figdata.load(name)["params"]
-        stored = regression.quantities(figdata.load(name)["data"])
+        stored = regression.bucketed(figdata.load(name)["data"])
         for q, m in per.items():
-            if m["err"] == 0 and m["exact"]:
+            if m["err"] == 0 and m["exact"] and not regression.is_count(q):
                 continue
             tol, why = regression.tolerance(name, q, m, params, stored[q])
-            print(f"{name:24s} {q:44s} spread {m['err']:.2e} scale {m['scale']:.2e} tol {tol:.2e} ({why})")
+            kinds[q.split("/")[-1]].append((m["err"], tol, why, name))
+            if not summary:
+                print(f"{name:24s} {q:44s} spread {m['err']:.2e} scale {m['scale']:.2e} tol {tol:.2e} ({why})")
+    if summary:
+        print("| quantity | n | largest spread (where) | tolerance: smallest-largest | set by |")
+        print("|---|---|---|---|---|")
+        for k, rows in sorted(kinds.items(), key=lambda kv: -max(r[0] for r in kv[1])):
+            worst = max(rows, key=lambda r: r[0])
+            whys = collections.Counter(r[2] for r in rows).most_common(2)
+            print(f"| {k} | {len(rows)} | {worst[0]:.1e} ({worst[3]}) | {min(r[1] for r in rows):.1e}-"
+                  f"{max(r[1] for r in rows):.1e} | " + ", ".join(f"{w} ({c})" for w, c in whys) + " |")
 
 
 def main(argv) -> None:
@@ -152,7 +168,7 @@ def main(argv) -> None:
     elif cmd == "compare":
         compare()
     elif cmd == "table":
-        table()
+        table(summary="--summary" in argv)
     else:
         raise SystemExit(__doc__)
 

@@ -26,8 +26,9 @@ a well-conditioned one to 1. The tolerance of a quantity is then (:func:`toleran
   decisions of the n flipped. A share moves in steps: where no setting of ours flipped a near-tie decision, a
   reader's may still flip one or two, and that is noise, not a regression.
 
-Strings, flags and ``None`` must match exactly; so must a quantity measured as exactly reproducible *and* known to be
-exact (integers: counts, ids, layer numbers), which gets tolerance 0.
+A count of decisions (a histogram of exit layers, a number of events; :data:`COUNTS`) is compared in counts, within
+the larger of ten times its spread and two decisions flipped. Strings, flags and ``None`` must match exactly; so
+must any other integer reproduced exactly under every setting (layer numbers, sizes, ids), which gets tolerance 0.
 """
 
 from __future__ import annotations
@@ -41,20 +42,36 @@ from .paths import ROOT
 NOISE_FILE = ROOT / "tests" / "noise.json"
 MARGIN = 10.0
 FLOOR_REL = 1e-6
-# quantities that are shares of samples or means of discrete decisions: (figure pattern, quantity pattern, what n
-# is). Their floor is two decisions flipped.
+# quantities that are means of n discrete decisions: (figure pattern, quantity pattern, where n comes from: the
+# validation samples of the stored parameters or the stored values' common denominator, what one flipped decision
+# can move a sample's value by: 1 for a share, the largest value for a layer, NATS for a surprisal). Their floor is
+# two decisions flipped.
+NATS = 20.0  # a flipped top-1 (the mapping's, or the model's for s_n) moves a surprisal by a log-ratio of two tokens
 DISCRETE = (
-    (r".*", r"(^|/)p@\d+$", "validation samples"),
-    (r".*", r"(^|/)p1_(mat|id|rrr|arrr)$", "validation samples"),
-    (r"^(regime_)?fig(8|9|21)$|^(regime_)?fig(9)$", r"^(early/[^/]+/(x|y)|fixed/[^/]+|saved/.*)$", "validation samples"),
-    (r"^geva_tab6$", r"accuracy|saved", "validation samples"),
-    (r"^lens_table$", r"exit/.*", "validation samples"),
-    (r"^(regime_)?plausibility$", r"token_rate/.*", "validation samples"),
-    (r"^(regime_)?labels_.*$", r"by_label/.*", "validation samples of one label"),
-    (r"^(regime_)?textfit$", r"gold_p1", "validation samples"),
-    (r"^ext_geva_steer$", r".*", "validation samples"),
-    (r"^geva_tab2$", r".*", "value vectors"),
+    (r".*", r"(^|/)p@\d+$", "n_val", 1.0),
+    (r".*", r"(^|/)p1_(mat|id|rrr|arrr)$", "n_val", 1.0),
+    (r".*", r"(^|/)(surprisal|surprisal_lo|surprisal_hi|s_jtc|s_n)$", "n_val", NATS),
+    (r"^(regime_)?fig(8|9|20|21)$", r"^(early/[^/]+/y|fixed/[^/]+|saved/[^/]+/share)$", "n_val", 1.0),
+    (r"^(regime_)?fig(8|9|20|21)$", r"^(early/[^/]+/x|saved/[^/]+/(x|saved))$", "n_val", "scale"),
+    (r"^geva_tab6$", r"/(accuracy|share_saved)$|^curves/[^/]+/y$", "n_val", 1.0),
+    (r"^geva_tab6$", r"/(saved|saved_correct)$|^curves/[^/]+/x$", "n_val", "scale"),
+    (r"^lens_table$", r"/exit/(.*/)?(y|share)$", "n_val", 1.0),
+    (r"^lens_table$", r"/exit/(.*/)?(x|saved)$", "n_val", "scale"),
+    (r"^(regime_)?plausibility$", r"token_rate/.*|per_layer/.*", "infer", 1.0),
+    (r"^(regime_)?labels_.*$", r"by_label/.*", "infer", 1.0),
+    (r"^(regime_)?textfit$", r"gold_p1", "n_val", 1.0),
+    (r"^ext_geva_steer$", r"/(positive|negative|neutral|other)$", "infer", 1.0),
+    (r"^geva_tab2$", r"/(values|gaussian|updates|values_no_big|gaussian_no_big)$", "infer", 1.0),
+    (r"^geva_fig2$|^ext_geva_matffn$", r"^(values|updates|groups/.*|through_mat/coverage_.*)$", "infer", 1.0),
+    (r"^sl_fig[457]$", r"accuracy$", "infer", 1.0),
 )
+# quantities that count decisions (a histogram of exit or saturation layers, a number of events): compared in
+# counts, not relative to their size, with a floor of two decisions flipped
+COUNTS = r"(^|/)(exit_hist|sat_hist|hist|events|occurrences)$"
+
+
+def is_count(quantity: str) -> bool:
+    return re.search(COUNTS, quantity.removesuffix(LARGE)) is not None
 
 
 def _stored(name: str) -> dict:
@@ -161,13 +178,35 @@ def _is_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def spread(a: list, b: list) -> dict:
+LARGE = " (|value| > 1)"
+
+
+def buckets(quantity: str, a: list, b: list) -> list[tuple[str, list, list]]:
+    """A quantity's values split by the magnitude of the stored ones: ``(quantity, a, b)`` for values up to 1 and
+    ``(quantity + LARGE, a, b)`` for the others, each left out where it is empty. The two are measured and
+    tolerated apart: an ill-conditioned r² of -163 (a fit on fewer vectors than dimensions) moves in its fourth
+    digit, and must not loosen the tolerance of the well-conditioned r² of 0.5 beside it."""
+    if len(a) != len(b) or is_count(quantity):
+        return [(quantity, a, b)]
+    small = [(x, y) for x, y in zip(a, b) if not (_is_number(y) and abs(y) > 1)]
+    large = [(x, y) for x, y in zip(a, b) if _is_number(y) and abs(y) > 1]
+    out = [(name, [x for x, _ in pairs], [y for _, y in pairs])
+           for name, pairs in ((quantity, small), (quantity + LARGE, large)) if pairs]
+    return out or [(quantity, a, b)]
+
+
+def bucketed(data) -> dict:
+    """``{quantity or bucket: values}`` of figure data: :func:`quantities` split by :func:`buckets`."""
+    return {q: b for quantity, values in quantities(data).items() for q, _, b in buckets(quantity, values, values)}
+
+
+def spread(a: list, b: list, counts: bool = False) -> dict:
     """How far quantity values ``a`` (recomputed) are from ``b`` (stored): ``{"err": largest error, "scale":
     largest magnitude of b, "n": count, "exact": whether every value is an integer or not a number}``. The error of a
     number is ``|a - b| / max(1, |b|)``: absolute for values up to 1 (shares, r², probabilities), relative to the
-    magnitude above (perplexities, layers, an r² of -163 where fewer vectors than dimensions were fitted, whose
-    digits past the fourth are set by the arithmetic). Values that are not numbers must be equal; a mismatch, a
-    missing value or NaN against a number is an infinite error."""
+    magnitude above (perplexities, layers, an r² of -163 where fewer vectors than dimensions were fitted; see
+    :func:`buckets`); for ``counts`` (:func:`is_count`), ``|a - b|`` in counts. Values that are not numbers must be
+    equal; a mismatch, a missing value or NaN against a number is an infinite error."""
     if len(a) != len(b):
         return {"err": math.inf, "scale": 0.0, "n": len(b), "exact": False}
     worst, scale, exact = 0.0, 0.0, True
@@ -175,7 +214,7 @@ def spread(a: list, b: list) -> dict:
         if _is_number(x) and _is_number(y):
             exact &= isinstance(x, int) and isinstance(y, int)
             scale = max(scale, abs(float(y)))
-            worst = max(worst, abs(float(x) - float(y)) / max(1.0, abs(float(y))))
+            worst = max(worst, abs(float(x) - float(y)) / (1.0 if counts else max(1.0, abs(float(y)))))
         elif x != y:
             worst = math.inf
     return {"err": worst, "scale": scale, "n": len(b), "exact": exact}
@@ -199,15 +238,30 @@ def share_denominator(values, limit: int = 100_000) -> int | None:
         return None
     dens = [Fraction(v).limit_denominator(limit).denominator for v in nums]
     n = max(dens)
-    return n if all(abs(v * n - round(v * n)) < 1e-6 for v in nums) else None
+    return n if all(abs(v * n - round(v * n)) < 1e-9 for v in nums) else None
 
 
-def discrete_n(name: str, quantity: str, stored_params: dict, values=()) -> int | None:
-    """n of a share (the number of decisions it averages), or None for a continuous quantity: the validation
-    samples of the stored parameters, else the common denominator of the stored values."""
-    for fig_pat, q_pat, _ in DISCRETE:
-        if re.search(fig_pat, name) and re.search(q_pat, quantity):
-            return int(stored_params.get("n_val") or 0) or share_denominator(values)
+def _pool_size(domain) -> int | None:
+    """The validation samples of a domain at the full sizes (what a figure stored with ``n_val`` None used)."""
+    from .embedded import corpus
+
+    return corpus.POOL_SIZES.get(domain, {}).get("validation")
+
+
+def discrete_n(name: str, quantity: str, stored_params: dict, values=()) -> tuple[int, object] | None:
+    """``(n, what one decision moves)`` of a mean of n discrete decisions (see :data:`DISCRETE`), or None for a
+    continuous quantity. n: the validation samples of the stored parameters (the domain's full validation pool where
+    they say None), or, where the decisions are something else (tokens, continuations, value vectors), the common
+    denominator of the stored values (at least 10)."""
+    base = quantity.removesuffix(LARGE)
+    for fig_pat, q_pat, source, step in DISCRETE:
+        if re.search(fig_pat, name) and re.search(q_pat, base):
+            if source == "n_val":
+                n = stored_params.get("n_val") or _pool_size(stored_params.get("domain"))
+                if n:
+                    return int(n), step
+            n = share_denominator(values)
+            return (n, step) if n and n >= 10 else None
     return None
 
 
@@ -215,14 +269,17 @@ def tolerance(name: str, quantity: str, measured: dict, stored_params: dict, val
     """``(tolerance, why)`` of a quantity's error (see :func:`spread`) from its measured spread: the largest of ten
     times the spread, the float32 floor and, for a share, two decisions flipped (see the module docstring)."""
     sp, scale = measured["err"], measured["scale"]
+    if is_count(quantity):
+        return max(MARGIN * sp, 2.0), ("10 x measured spread" if MARGIN * sp > 2 else "two decisions flipped")
     if measured.get("exact") and sp == 0:
         return 0.0, "exact: integers, reproduced exactly under every setting"
     parts = {"10 x measured spread": MARGIN * sp, "float32 floor": FLOOR_REL}
-    n = discrete_n(name, quantity, stored_params, values)
-    if n:
-        # a mean of n decisions moves by 1/n of a decision's range per flip: 1 for a share, up to L for a layer
-        layer_valued = re.search(r"(^|/)(x|saved|saved_correct|exit_hist)(/|$)", quantity) and scale > 1
-        parts["two decisions of n flipped"] = 2.0 / n * (scale if layer_valued else 1.0)
+    found = discrete_n(name, quantity, stored_params, values)
+    if found:
+        # a mean of n decisions moves by 1/n of what one decision moves per flip (in the units of spread: at most
+        # that, since a value above 1 divides its error by its magnitude)
+        n, step = found
+        parts["two decisions of n flipped"] = 2.0 / n * (max(scale, 1.0) if step == "scale" else step)
     why = max(parts, key=parts.get)
     return parts[why], why
 
@@ -241,13 +298,14 @@ def compare(name: str, recomputed: dict, stored: dict, measured: dict | None = N
     mine, theirs = quantities(recomputed), quantities(stored)
     bad = [f"{name}: quantities {sorted(set(mine) ^ set(theirs))} are in one of the two only"] \
         if set(mine) != set(theirs) else []
-    for q, values in theirs.items():
-        if q not in measured:
-            bad.append(f"{name} {q}: not in {NOISE_FILE.name}; measure it with `python benchmarks/noise.py`")
-            continue
-        got = spread(mine.get(q, []), values)
-        tol, why = tolerance(name, q, measured[q], params, values)
-        if not got["err"] <= tol:
-            bad.append(f"{name} {q}: error {got['err']:.3g} > tolerance {tol:.3g} ({why}; measured spread "
-                       f"{measured[q]['err']:.3g})")
+    for quantity, values in theirs.items():
+        for q, a, b in buckets(quantity, mine.get(quantity, []), values):
+            if q not in measured:
+                bad.append(f"{name} {q}: not in {NOISE_FILE.name}; measure it with `python benchmarks/noise.py`")
+                continue
+            got = spread(a, b, counts=is_count(q))
+            tol, why = tolerance(name, q, measured[q], params, b)
+            if not got["err"] <= tol:
+                bad.append(f"{name} {q}: error {got['err']:.3g} > tolerance {tol:.3g} ({why}; measured spread "
+                           f"{measured[q]['err']:.3g})")
     return bad

@@ -94,7 +94,7 @@ summary = pd.DataFrame({m: {"family": v["family"], "L": v["n_layers"], "tokens":
                             "median held-out LS_res": np.median(v["paper"]["res_ho"]),
                             "null": np.median(v["paper"]["res_null"])}
                         for m, v in {**f1, real["model"]: {**real, "family": "llama"}}.items()}).T
-summary.round(3)
+digits.frame(summary, 3)
 
 # %%
 plots.profiles(f1, real=real)
@@ -123,7 +123,7 @@ verdicts(["S1", "S2", "S3"])
 # their profiles barely move (the largest change of LS_res per model):
 
 # %% tags=["nbval-check-output"]
-print({m: round(float(np.max(np.abs(np.subtract(v["paper"]["res_in"], v["paper_nopos0"]["res_in"])))), 4)
+print({m: round(float(np.max(np.abs(np.subtract(v["paper"]["res_in"], v["paper_nopos0"]["res_in"])))), 3)
        for m, v in f1.items()})
 
 # %% [markdown]
@@ -220,11 +220,12 @@ verdicts(["S6"])
 
 # %% tags=["nbval-check-output"]
 f4 = figure("sl_fig4")
-display(pd.DataFrame({n: {"λ": r["lambda"], "seed": r["seed"], "mean LS_res": np.mean(r["all"]["res_in"]),
-                          "mean LS_nores": np.mean(r["all"]["nores_in"]),
-                          "median ‖Δh‖/‖h‖": np.median(r["all"]["update_norm"]),
-                          "perplexity": r["lm"]["perplexity"], "fact accuracy": r["lm"]["fact_accuracy"],
-                          "training time (s)": r["train_time_s"]} for n, r in f4["runs"].items()}).T)
+runs = pd.DataFrame({n: {"λ": r["lambda"], "seed": r["seed"], "mean LS_res": np.mean(r["all"]["res_in"]),
+                         "mean LS_nores": np.mean(r["all"]["nores_in"]),
+                         "median ‖Δh‖/‖h‖": np.median(r["all"]["update_norm"]),
+                         "perplexity": r["lm"]["perplexity"], "fact accuracy": r["lm"]["fact_accuracy"],
+                         "training time (s)": r["train_time_s"]} for n, r in f4["runs"].items()}).T
+display(digits.frame(runs, 3))
 
 # %%
 f5 = figure("sl_fig5")

@@ -16,8 +16,7 @@ def test_every_recomputed_figure_and_quantity_has_a_measured_spread():
     missing = [n for n in TARGETS if n not in nz["figures"]]
     assert not missing, f"measure them with `python benchmarks/noise.py`: {missing}"
     for name in TARGETS:
-        quantities = regression.quantities(figdata.load(name)["data"])
-        assert set(quantities) == set(nz["figures"][name]), name
+        assert set(regression.bucketed(figdata.load(name)["data"])) == set(nz["figures"][name]), name
 
 
 @pytest.mark.parametrize("name", TARGETS)
@@ -30,17 +29,18 @@ def test_no_tolerance_is_looser_than_ten_times_its_spread_without_a_reason():
     nz = regression.noise()
     for name in TARGETS:
         params = figdata.load(name)["params"]
-        stored = regression.quantities(figdata.load(name)["data"])
+        stored = regression.bucketed(figdata.load(name)["data"])
         for q, m in nz["figures"][name].items():
             tol, why = regression.tolerance(name, q, m, params, stored[q])
             if tol > regression.MARGIN * m["err"]:
-                assert why in ("float32 floor", "two decisions of n flipped"), (name, q, why)
+                assert why in ("float32 floor", "two decisions of n flipped", "two decisions flipped"), (name, q, why)
 
 
-def _perturbed(name, quantity, err):
-    """``name``'s stored data with every value of ``quantity`` moved by ``err`` (in the units of
-    regression.spread: absolute up to 1, relative above)."""
+def _perturbed(name, bucket, err):
+    """``name``'s stored data with every value of ``bucket`` (a quantity, or its values above 1 in magnitude) moved
+    by ``err`` (in the units of regression.spread: absolute up to 1, relative above)."""
     data = json.loads(json.dumps(figdata.load(name)["data"]))
+    quantity, large = bucket.removesuffix(regression.LARGE), bucket.endswith(regression.LARGE)
 
     def move(x, path):
         if isinstance(x, dict):
@@ -50,37 +50,48 @@ def _perturbed(name, quantity, err):
             return [move(v, f"{path}[]") for v in x]
         if isinstance(x, list):
             return [move(v, path) for v in x]
-        if path == quantity and isinstance(x, float):
+        if path == quantity and isinstance(x, float) and (abs(x) > 1) == large:
             return x + err * max(1.0, abs(x))
         return x
 
     return move(data, "")
 
 
-# the four figure-data differences that another machine showed (issue 31), each against the tolerance that failed
-# on it then: the old tolerance rejects the difference, the measured one accepts it, and a difference far beyond the
+# three of the four figure-data differences that another machine showed (issue 31; the fourth, the exit-rule
+# classifiers', is made stable instead: see test_the_exit_rule_classifiers_ignore_float_noise), each against the
+# tolerance that failed on it then: the old tolerance rejects the difference, the measured one accepts it, and a difference far beyond the
 # measured spread is still a regression
 REPORTED = [
-    ("geva_tab6", "rules/classifier (r)/accuracy", 0.004, lambda e, v: e <= 2e-3),  # atol 2e-3
-    ("fig21", "early/mat/x", 0.011, lambda e, v: e <= 5e-3),  # atol 5e-3
-    ("sample_size_gpt48", "r2_mat", 0.39 / 163, lambda e, v: e * abs(v) <= 1e-4 * abs(v) + 2e-4),  # rtol 1e-4
+    ("fig21", "early/mat/x" + regression.LARGE, 0.011, lambda e, v: e <= 5e-3),  # atol 5e-3
+    ("sample_size_gpt48", "r2_mat" + regression.LARGE, 0.39 / 163,
+     lambda e, v: e * abs(v) <= 1e-4 * abs(v) + 2e-4),  # rtol 1e-4, atol 2e-4
     ("sl_fig5", "cos-0-seed-0/accuracy", 4.3e-4, lambda e, v: e <= 1e-4 * abs(v) + 1e-6),  # rtol 1e-4
 ]
 
 
-@pytest.mark.parametrize("name,quantity,err,old_accepts", REPORTED, ids=[r[0] for r in REPORTED])
-def test_the_differences_another_machine_showed_are_noise_and_a_regression_is_not(name, quantity, err,
-                                                                                  old_accepts):
+@pytest.mark.parametrize("name,bucket,err,old_accepts", REPORTED, ids=[r[0] for r in REPORTED])
+def test_the_differences_another_machine_showed_are_noise_and_a_regression_is_not(name, bucket, err, old_accepts):
     stored = figdata.load(name)["data"]
-    values = [v for v in regression.quantities(stored)[quantity] if isinstance(v, float)]
+    values = [v for v in regression.bucketed(stored)[bucket] if isinstance(v, float)]
     worst = max(values, key=abs) if name == "sample_size_gpt48" else values[0]
     assert not old_accepts(err, worst), "the old tolerance accepted it: the case is not the reported one"
     measured = regression.noise()["figures"][name]
-    assert regression.compare(name, _perturbed(name, quantity, err), stored, measured) == []
-    tol, _ = regression.tolerance(name, quantity, measured[quantity], figdata.load(name)["params"],
-                                  regression.quantities(stored)[quantity])
-    far = _perturbed(name, quantity, 3 * tol)
+    assert regression.compare(name, _perturbed(name, bucket, err), stored, measured) == []
+    tol, _ = regression.tolerance(name, bucket, measured[bucket], figdata.load(name)["params"], values)
+    far = _perturbed(name, bucket, 3 * tol)
     assert regression.compare(name, far, stored, measured), "a change of three tolerances went unnoticed"
+
+
+def test_the_well_conditioned_r2_keeps_its_own_tolerance():
+    # the ill-conditioned r² of the sample-size curve (fewer vectors than dimensions) must not loosen the others
+    measured = regression.noise()["figures"]["sample_size_gpt48"]
+    params = figdata.load("sample_size_gpt48")["params"]
+    small, _ = regression.tolerance("sample_size_gpt48", "r2_mat", measured["r2_mat"], params)
+    large, _ = regression.tolerance("sample_size_gpt48", "r2_mat" + regression.LARGE,
+                                    measured["r2_mat" + regression.LARGE], params)
+    assert small < large / 10
+    assert regression.compare("sample_size_gpt48", _perturbed("sample_size_gpt48", "r2_mat", 3 * small),
+                              figdata.load("sample_size_gpt48")["data"], measured)
 
 
 def test_an_ill_conditioned_r2_is_compared_to_its_own_magnitude():
@@ -100,3 +111,33 @@ def test_a_share_may_flip_two_decisions_and_no_more():
     assert regression.share_denominator([0.123456789]) is None
     tol, _ = regression.tolerance("fig4", "r2_mat", m, {"n_val": 3000})
     assert tol == regression.FLOOR_REL  # not a share: no step floor
+
+
+def test_the_exit_rule_classifiers_ignore_float_noise(monkeypatch):
+    """geva_tab6's classifiers moved by 0.004 on another machine and by 0.03 under another BLAS kernel while they
+    stopped L-BFGS at its default tolerance; solved to the optimum, states perturbed by float32 noise give the same
+    accuracy and layers saved."""
+    import numpy as np
+
+    from jtc_utils.ffn import exit_rule, figures
+
+    exp = figures.experiment("tiny", "gpt24", seed=0)
+    base = exit_rule.classifier_exit(exp, "o")
+    rng = np.random.default_rng(0)
+    features = exit_rule._features
+
+    def noisy(exp, split, what):
+        for F in features(exp, split, what):
+            yield (F * (1 + 1e-6 * rng.standard_normal(F.shape))).astype(F.dtype)
+
+    monkeypatch.setattr(exit_rule, "_features", noisy)
+    again = exit_rule.classifier_exit(exp, "o")
+    assert again["accuracy"] == base["accuracy"] and again["saved"] == base["saved"]
+
+
+def test_a_count_of_decisions_may_move_by_two():
+    m = {"err": 0.0, "scale": 1594, "n": 1, "exact": True}
+    assert regression.tolerance("geva_tab4", "events/saturation/events", m, {}) == (2.0, "two decisions flipped")
+    assert regression.spread([1596], [1594], counts=True)["err"] == 2
+    # a structural integer (a layer count) reproduced exactly must stay exact
+    assert regression.tolerance("fig4", "n_layers", {"err": 0.0, "scale": 12, "n": 1, "exact": True}, {})[0] == 0
