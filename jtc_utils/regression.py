@@ -122,12 +122,9 @@ def recompute(name: str) -> dict:
         from .lenses import figures as lens_figures
         from .linearity import figures as sl_figures
 
-        for reg in (lens_figures, ffn_figures):
-            if name in getattr(reg, "LENS_FIGURES", getattr(reg, "FFN_FIGURES", {})):
-                data, _ = reg.compute(name, "tiny", seed=p["seed"])
-                break
-        else:
-            data, _ = sl_figures.compute(name, "tiny", seed=p["seed"])
+        reg = lens_figures if name in lens_figures.LENS_FIGURES else \
+            ffn_figures if name in ffn_figures.FFN_FIGURES else sl_figures
+        data, _ = reg.compute(name, "tiny", seed=p["seed"])
     return figdata._plain(data)
 
 
