@@ -21,6 +21,8 @@ from numbers import Real
 
 import numpy as np
 
+from . import verdicts
+
 TAU = 4.0
 MINIMAL_LAYER = 1
 BERT_POS = 3  # the authors' code uses this constant position for every BERT sample
@@ -136,7 +138,8 @@ def fixed_exit(precision_at_1: np.ndarray) -> np.ndarray:
 
 def early_exit_curves(exp, bert_pos="code", lambdas=None) -> dict:
     """Figures 8/9/20/21 for one experiment: the early-exit curve of ``mat`` and ``id`` over the paper's λ (or
-    ``lambdas``), the fixed-exit curves, and the layers saved at 95% Precision@1."""
+    ``lambdas``), the fixed-exit curves, and the layers saved at 95% Precision@1; ``boot`` holds all three under
+    the claims' resamples of the validation samples."""
     r = exp.predictions
     L = exp.n_layers
     pos = positions_for_threshold(exp.val.positions, exp.adapter.family, bert_pos)
@@ -145,9 +148,18 @@ def early_exit_curves(exp, bert_pos="code", lambdas=None) -> dict:
     final_top1 = r["final_topk"][:, 0]
     out = {"n_layers": L, "N": N, "bert_pos": bert_pos if exp.adapter.family == "bert" else "actual",
            "early": {}, "fixed": {}, "saved": {}}
+    w = verdicts.weights(len(final_top1))
+    boot = {"early": {}, "fixed": {}, "saved": {}}
     for m in r["top1"]:
         s = sweep(r["gap"][m], r["top1"][m], final_top1, dec, paper_lambdas(m) if lambdas is None else lambdas)
         out["early"][m] = {"lambdas": s["lambdas"], "x": s["x"], "y": s["y"]}
         out["fixed"][m] = fixed_exit(r["precision"][m][1])
         out["saved"][m] = layers_saved(s["x"], s["y"], L)
+        # the same under the claims' resamples of the validation samples (see jtc_utils.verdicts)
+        bx, by = verdicts.resampled_mean(s["exit"], w), verdicts.resampled_mean(s["correct"], w)
+        boot["early"][m] = {"x": bx, "y": by}
+        boot["fixed"][m] = verdicts.resampled_mean(r["precision"][m][1], w)
+        saved = [layers_saved(x, y, L) for x, y in zip(bx, by)]
+        boot["saved"][m] = {k: np.array([v[k] for v in saved]) for k in ("x", "saved", "share")}
+    out["boot"] = boot
     return out

@@ -108,7 +108,7 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
     if kind in ("pk", "surp"):
         c = predictions.curves(exp.predictions, seed=seed)
         keys = ("p@1", "p@5", "p@10") if kind == "pk" else ("surprisal", "surprisal_lo", "surprisal_hi")
-        return {**head, "curves": {m: {k: c[m][k] for k in keys} for m in c}}, params
+        return {**head, "curves": {m: _pick(c[m], keys) for m in c}}, params
     if kind in ("parts_pk", "parts_surp"):
         if profile == "real":
             sub = REAL_PARTS
@@ -122,9 +122,9 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
         c = predictions.curves(r, seed=seed)
         if kind == "parts_pk":
             k = PARTS_K[fig]
-            return {**head, "ks": [k], "curves": {m: {f"p@{k}": c[m][f"p@{k}"]} for m in c}}, params
+            return {**head, "ks": [k], "curves": {m: _pick(c[m], (f"p@{k}",)) for m in c}}, params
         keys = ("surprisal", "surprisal_lo", "surprisal_hi")
-        return {**head, "curves": {m: {key: c[m][key] for key in keys} for m in c}}, params
+        return {**head, "curves": {m: _pick(c[m], keys) for m in c}}, params
     if kind == "ee":
         return {**head, **early_exit.early_exit_curves(exp)}, params
     if kind == "table1":
@@ -142,6 +142,13 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
     if kind == "labels":
         return {**head, **(needs_labels(exp, kind) or {"by_label": predictions.by_label(exp)})}, params
     raise NotImplementedError(kind)
+
+
+def _pick(curve: dict, keys) -> dict:
+    """The curves ``keys`` of one mapping, with their resamples (``boot``) where they have them."""
+    out = {k: curve[k] for k in keys}
+    boot = {k: curve["boot"][k] for k in keys if k in curve.get("boot", {})}
+    return {**out, "boot": boot} if boot else out
 
 
 def table1_samples(exp, per_label=("number", "function")) -> list[int]:

@@ -155,12 +155,18 @@ def bootstrap_band(values: np.ndarray, seed: int = 0, n_resamples: int = 1000, l
 
 def curves(r: dict, ks=KS, seed: int = 0, mappings=None) -> dict:
     """Per-layer means from :func:`per_sample` results: ``{m: {"p@1", "p@5", "p@10", "surprisal", "surprisal_lo",
-    "surprisal_hi"}}`` (the curves of Figs 4-7 and their bootstrap band)."""
+    "surprisal_hi", "boot"}}`` (the curves of Figs 4-7, their bootstrap band, and ``boot``: the means of Precision@k
+    and Surprisal under the claims' resamples of the validation set, see :mod:`jtc_utils.verdicts`)."""
+    from . import verdicts
+
     out = {}
     for m in mappings or r["top1"]:
         mean, lo, hi = bootstrap_band(r["surprisal"][m], seed=seed)
         out[m] = {**{f"p@{k}": r["precision"][m][k].mean(1) for k in ks}, "surprisal": mean, "surprisal_lo": lo,
                   "surprisal_hi": hi}
+        w = verdicts.weights(r["surprisal"][m].shape[1])
+        out[m]["boot"] = {**{f"p@{k}": verdicts.resampled_mean(r["precision"][m][k], w) for k in ks},
+                          "surprisal": verdicts.resampled_mean(r["surprisal"][m], w)}
     return out
 
 

@@ -281,6 +281,20 @@ def tolerance(name: str, quantity: str, measured: dict, stored_params: dict, val
     return parts[why], why
 
 
+def unboot(quantity: str) -> str:
+    """The quantity a resampled one (``.../boot/...``, see :mod:`jtc_utils.verdicts`) resamples."""
+    return "/".join(part for part in quantity.split("/") if part != "boot")
+
+
+def boot_factor(name: str, quantity: str, stored_params: dict, values=()) -> float:
+    """How much more a resampled mean can move than the mean it resamples: a decision that flips moves a resample
+    by its draw count over n, so a resample's tolerance is its mean's times the most draws of one sample."""
+    from . import verdicts
+
+    found = discrete_n(name, quantity, stored_params, values)
+    return float(verdicts.weights(found[0]).max()) if found else 10.0
+
+
 def compare(name: str, recomputed: dict, stored: dict, measured: dict | None = None) -> list[str]:
     """The quantities of ``recomputed`` that stray from ``stored`` beyond their tolerance (empty when it matches).
     ``measured``: the figure's entry of the noise file (default: the committed one). A quantity the noise file does
@@ -297,11 +311,14 @@ def compare(name: str, recomputed: dict, stored: dict, measured: dict | None = N
         if set(mine) != set(theirs) else []
     for quantity, values in theirs.items():
         for q, a, b in buckets(quantity, mine.get(quantity, []), values):
-            if q not in measured:
+            base = unboot(q)
+            if base not in measured:
                 bad.append(f"{name} {q}: not in {NOISE_FILE.name}; measure it with `python benchmarks/noise.py`")
                 continue
             got = spread(a, b, counts=is_count(q))
-            tol, why = tolerance(name, q, measured[q], params, b)
+            tol, why = tolerance(name, base, measured[base], params, b)
+            if base != q:
+                tol, why = tol * boot_factor(name, base, params, b), why + ", times the most draws of one sample"
             if not got["err"] <= tol:
                 bad.append(f"{name} {q}: error {got['err']:.3g} > tolerance {tol:.3g} ({why}; measured spread "
                            f"{measured[q]['err']:.3g})")

@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from . import predictions, sources, validate
+from . import predictions, sources, validate, verdicts
 
 MASK = "[MASK]"
 
@@ -162,4 +162,7 @@ def plausibility(exp, n_sentences: int = 50, k: int = 5) -> dict:
             "per_layer": {m: counts[m].mean(1) / k for m in counts},
             "token_rate": {m: float(counts[m].mean() / k) for m in counts},
             "id_better_share": float((counts["id"] > counts["mat"]).mean()),
-            "mat_better_share": float((counts["mat"] > counts["id"]).mean())}
+            "mat_better_share": float((counts["mat"] > counts["id"]).mean()),
+            # the rates under the claims' resamples of the sentences (see jtc_utils.verdicts)
+            "boot": {"token_rate": {m: verdicts.resampled_mean(counts[m].mean(0) / k) for m in counts},
+                     "id_better_share": verdicts.resampled_mean((counts["id"] > counts["mat"]).mean(0))}}

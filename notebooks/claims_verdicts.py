@@ -25,9 +25,24 @@
 #   ours are shown next to the paper's on every profile, but judged only on the `paper` profile. On the stand-in the
 #   magnitude verdict reads "not judged: the paper's models".
 #
+# A shape verdict is one of three. Each rule gives a **margin**, positive on the claim's side and zero on its
+# threshold, and the margin is recomputed on 200 resamples of the validation set (and of the training seeds where a
+# chapter has several): the claim **holds** where at least 95% of the resamples are on its side, **fails** where at
+# least 95% are on the other, and is **undecided** otherwise, with the margin and its 95% interval beside it. Figures
+# that are not means over validation samples ($r^2$ heatmaps, concept coverage, linearity scores) have no resamples
+# yet; their verdict is the point estimate's, marked "no interval", and is not counted either way.
+#
+# Each rule reads the sentence through one **lexicon** of the papers' vague words ("every", "most", "close to
+# zero", "substantially", "sharp", ...), shown below: one reading per word, written from the words before any result
+# was looked at, the same for every claim of every paper. Claims that test the same statistic on the same data are
+# one **finding**, and the headline counts findings; checks that cannot fail on data (arithmetic, self-consistency)
+# are shown, not counted.
+#
 # Each verdict comes from one function (`jtc_utils.claims` for the JTC paper, the `claims` module of each chapter's
-# subpackage for the others), with its rule in the table. The numbers are read from `book/data/`, which the
-# chapters write; every table is saved there too. The claim's id links to the chapter section that shows it.
+# subpackage for the others), with its rule in the table; the lexicon and the resampling are in
+# `jtc_utils.verdicts`. The numbers are read from `book/data/`, which the chapters write; every table is saved there
+# too. The claim's id links to the chapter section that shows it, and a verdict that fails or is undecided links to
+# its reason at the end of the page.
 
 # %% tags=["parameters", "hide-cell"]
 profile = "tiny"
@@ -61,24 +76,37 @@ for records, prof, name in groups.values():
 
 # %% [markdown]
 # ## Summary
+#
+# Findings per group of claims, on the profile each group is read on. "Without an interval" counts findings whose
+# figures have no resamples yet: their point verdict is in the tables, not in the counts of holds and fails.
 
 # %% tags=["nbval-check-output"]
-summary = pd.DataFrame({"claims": [len(r) for r, _, _ in groups.values()],
-                        "verdicts": [claims.summary(r, p) for r, p, _ in groups.values()]}, index=list(groups))
-display(summary.style.set_uuid("claims-summary").set_table_attributes('class="jtc-claims"')
+titles = {**lens_claims.FINDINGS, **ffn_claims.FINDINGS, **sl_claims.FINDINGS}
+counts = pd.DataFrame({title: claims.count_findings(r, titles) for title, (r, _, _) in groups.items()}).T
+display(counts.style.set_uuid("claims-summary").set_table_attributes('class="jtc-claims"')
         .set_table_styles([{"selector": "td, th", "props": "text-align: left; white-space: normal"}]))
-shape = [r["holds"] for recs, _, _ in groups.values() for r in recs]
-print(f"In all: {shape.count(True)} of {shape.count(True) + shape.count(False)} shape verdicts hold; "
-      f"magnitudes are judged only on the paper profile.")
+for title, (recs, prof, _) in groups.items():
+    print(f"{title}: {claims.summary(recs, prof, titles)}")
 
 # %% [markdown]
-# **The rules.** Every rule reads the paper's words and is the same for every profile: the JTC claims' rules are in
-# `jtc_utils.claims`, those of the other papers in each subpackage's `claims`. The JTC rules were rewritten to the
-# defaults below when this page split shape from magnitude; the defaults, not our numbers, decided each rule. The
-# defaults:
+# ## The lexicon
+#
+# How every rule reads the papers' words, and how a verdict is decided:
 
 # %%
 display(Markdown(claims.RULES_NOTE))
+claims.lexicon_table()
+
+# %% [markdown]
+# ## Findings
+#
+# The claims that test one statistic on the same data, grouped; a finding's verdict is its claims' when they agree,
+# "mixed" when they do not.
+
+# %% tags=["nbval-check-output"]
+rows = [{"group": title, "finding": f["title"], "claims": ", ".join(f["claims"]), "verdict": f["verdict"]}
+        for title, (recs, _, _) in groups.items() for f in claims.findings(recs, titles) if len(f["claims"]) > 1]
+display(claims.style(pd.DataFrame(rows).set_index("group"), "claims-findings", widths=False))
 
 # %% [markdown]
 # ## Jump to Conclusions, on the stand-in
@@ -149,56 +177,22 @@ table("FFN sub-updates in the vocabulary space", "claims-ffn")
 table("Your Transformer is Secretly Linear", "claims-linearity")
 
 # %% [markdown]
-# ## Why a shape does not hold
+# ## Why a shape fails or is undecided
 #
-# One reason per claim whose shape verdict fails on some profile, with a link to the chapter that shows it. The
-# cell checks that every failing claim has a reason here, so a verdict that changes cannot go unexplained.
+# The reason of every claim whose shape verdict fails or is undecided on some profile, read from the claim's record
+# (a field of the claim, written in its module beside the rule), with a link to the chapter that shows it. A claim
+# that fails without a reason stops this cell, so a verdict that changes cannot go unexplained.
 
 # %% tags=["hide-input"]
-WHY = {
-    "C1b": "On the paper's BERT, reading a state as is gives almost nothing between most layers. So it does on the "
-           "12-layer BERT-style stand-ins; on the 6-layer one `id` keeps a moderate r² between neighbouring layers, "
-           "and the share of pairs near or below 0 falls just short of most.",
-    "C10": "The `id` confidence of the GPT-style stand-in is miscalibrated, so its early-exit curve is not above "
-           "its fixed-exit curve at most layer counts (section 5 draws both).",
-    "C12a": "On SmolLM2 the feed-forward and norm replacements stay far below `mat`: its RMSNorms and gated FFNs are "
-            "far from linear on states whose lengths span two orders of magnitude.",
-    "C12b": "The one real reversal of a headline finding on the stand-in: replacing attention is the *most* harmful "
-            "replacement there, not the least. The real model restores the paper's order.",
-    "C12c": "On SmolLM2 the norm mapping stays near zero: replacing every later RMSNorm by a matrix destroys the "
-            "prediction (section 6).",
-    "N1": "At rank 4 the low-rank shortcuts sit below the logit lens at almost every layer of the stand-in: its "
-          "final states carry the next token in many more than four directions.",
-    "N6": "A rank-4 map keeps only a small part of the target's variance whatever the jump, so jumps to the last "
-          "layers are not better than one-layer jumps from early layers.",
-    "F1": "In a 48-wide model almost any direction picks out a cluster of the unembedding, which is organised by "
-          "word class, so random vectors reach nearly the same concept coverage as value vectors.",
-    "F3": "For the same reason as F1, Gaussian vectors cover as many concept tokens as value vectors at most layers "
-          "of the 48-wide stand-in.",
-    "F4": "The final norm's shift moves the overlap of raw and normed projections for values and random vectors "
-          "alike, so the gap the paper describes does not appear.",
-    "F8": "The clusters that hold half of the extreme sub-updates are few, but with a few thousand values in a narrow "
-          "model they hold a little more than the rule's 5% of the values: the extreme scores are concentrated, less "
-          "sharply than in GPT-2.",
-    "F9": "Toxicity cannot be measured offline (Perspective API). In the stand-in's concept steering the ten values "
-          "do not lower the negative share: its generator never separates positive from negative adjectives, so no "
-          "value holds one sign without the other.",
-    "F11": "The stand-in is easier to read early than GPT-2: its saturation layers peak at the second layer, with a "
-           "second peak at the last, so the distribution is not late-heavy.",
-    "S3": "The last blocks of a small model trained on a small world still do non-linear work, so the profile "
-          "without the residual does not climb back at the end; the real model has the U.",
-    "S7": "The regulariser shrinks the updates next to the stream, which pushes the score with the residual "
-          "towards 1: on the stand-in it raises linearity instead of lowering it.",
-    "S9": "With the regulariser the linear probes are worse at most layers of the stand-in.",
-}
-lines = {}
-for recs, _, _ in groups.values():
+why = {}
+for title, (recs, prof, _) in groups.items():
     for r in recs:
-        if r["holds"] is False:
-            assert r["id"] in WHY, f"claim {r['id']} fails without a reason on this page; add it to WHY"
-            link = f"{claims.page_of(r['id'])}.html#claim-{r['id'].lower()}"
-            lines[r["id"]] = f"* **[{r['id']}]({link})** {WHY[r['id']]}"
-display(Markdown("\n".join(lines.values()) or "Every judged shape holds."))
+        if r["verdict"] in ("fails", "undecided") and r.get("kind", "claim") == "claim":
+            assert r["reason"], f"claim {r['id']} {r['verdict']} on {title} without a reason; add it to REASONS"
+            why.setdefault(r["id"], []).append(f"*{title}, {claims.shape_verdict(r)}*: {r['reason']}")
+lines = [f"* <span id=\"why-{cid.lower()}\"></span>**[{cid}]({claims.page_of(cid)}.html#claim-{cid.lower()})** "
+         + " ".join(texts) for cid, texts in why.items()]
+display(Markdown("\n".join(lines) or "Every judged shape holds."))
 
 
 # %% [markdown]

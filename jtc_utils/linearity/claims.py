@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import digits
+from .. import digits, verdicts
 from ..claims import (  # noqa: F401  (the chapter calls these)
     _mag, _rec, default_get, frame, getter, registry, styled)
 
 PAPER_LAMBDA = 0.5
+PAPER_LS = 0.99  # "about 0.99 linear" (the abstract)
 
 
 def _gpt(d):
@@ -30,27 +31,31 @@ def s1(get):
             + f"; {real['model']} {np.median(real['paper']['res_in']):.3f}")
     return _rec("S1", "consecutive layers are about 0.99 linear", "≈ 0.99 for GPT, OPT, Llama, Mistral (Fig. 1)",
                 "no shape part: the claim gives a magnitude", None, "-",
-                _mag("≈ 0.99 for GPT, OPT, Llama, Mistral (Fig. 1)", ours, min(med.values()) >= 0.95,
-                     "median LS_res (in-sample, paper protocol) >= 0.95 for every GPT-style model"))
+                _mag("≈ 0.99 for GPT, OPT, Llama, Mistral (Fig. 1)", ours,
+                     min(med.values()) >= PAPER_LS - verdicts.value("about"),
+                     "median LS_res (in-sample, paper protocol) within 0.05 of 0.99 for every GPT-style model"),
+                words=("about",))
 
 
 def s2(get):
     d = _gpt(get("sl_fig1"))
     res = np.concatenate([v["paper"]["res_in"] for v in d.values()])
     nores = np.concatenate([v["paper"]["nores_in"] for v in d.values()])
-    share = float(np.mean(nores <= res - 0.1))
     gap = max(float(np.max(np.abs(np.subtract(v[p]["nores_in"], v[p]["nores_identity"]))))
               for v in d.values() for p in ("paper", "paper_nopos0", "sample") if "nores_identity" in v[p])
     return _rec("S2", "removing the residual lowers linearity markedly", "LS drops far below 0.99 without the "
-                "residual (Fig. 1)", f"LS_nores <= LS_res - 0.1 at {share:.0%} of {len(res)} pairs; the identity's "
-                f"gap is {digits.bound(gap, 1e-8)}", share >= 0.8 and gap <= 1e-8,
-                "LS_nores <= LS_res - 0.1 at >= 80% of the pairs; identity to 1e-8")
+                "residual (Fig. 1)", f"mean LS_res {res.mean():.3f}, mean LS_nores {nores.mean():.3f} over {len(res)} "
+                f"pairs; the identity's gap is {digits.bound(gap, 1e-8)}",
+                verdicts.substantially(res.mean(), nores.mean()),
+                "mean LS_nores below mean LS_res by at least a fifth of LS_res, over the pairs of every GPT-style model "
+                "(margin: the relative gap minus 0.2)", words=("substantially", "better"), unit="relative gap - 0.2")
 
 
 def _u_gap(nores, depth):
     nores, depth = np.asarray(nores), np.asarray(depth)
-    mid = (depth > 0.2) & (depth <= 0.8)
-    return float(nores[-1] - nores[mid].min())
+    q = verdicts.value("late")  # mid-depth: between the first and the last quarter
+    mid = (depth > q) & (depth <= 1 - q)
+    return float(verdicts.rel_gap(nores[-1], nores[mid].min()))
 
 
 def s3(get):
@@ -58,93 +63,102 @@ def s3(get):
     gaps = {m: _u_gap(v["paper"]["nores_in"], v["depth"]) for m, v in d.items()}
     real = get("real_sl")
     return _rec("S3", "without the residual the profile is U-shaped", "≈ 0.35-0.6 mid-depth, ≈ 0.9-1.0 at the end "
-                "(repository figure)", "last pair minus the mid-depth minimum: " + ", ".join(
+                "(repository figure)", "relative gap of the last pair over the mid-depth minimum: " + ", ".join(
                     f"{m} {g:+.2f}" for m, g in gaps.items()) + f"; {real['model']} "
-                f"{_u_gap(real['paper']['nores_in'], real['depth']):+.2f}", min(gaps.values()) > 0.2,
-                "min LS_nores over the middle 60% of depth < last pair - 0.2, every GPT-style model")
+                f"{_u_gap(real['paper']['nores_in'], real['depth']):+.2f}", min(gaps.values()) - verdicts.value(
+                    "substantially"), "the last pair's LS_nores above the minimum over mid-depth (between the first and "
+                "the last quarter) by at least a fifth of the larger, every GPT-style model (margin: the smallest relative gap minus 0.2)",
+                words=("substantially", "every", "late"), unit="relative gap - 0.2")
 
 
 def s4(get):
     d = get("sl_fig3")
     rows = {m: v for m, v in d.items() if m in _gpt(get("sl_fig1"))}
-    small = {m: float(np.mean(np.asarray(v["update_norm"]) < 0.5)) for m, v in rows.items()}
+    # "small next to the stream": the update is smaller than the state by at least a fifth (substantially)
+    small = {m: float(np.mean(np.asarray(v["update_norm"]) <= 1 - verdicts.value("substantially"))) for m, v in rows.items()}
     rho = {m: v["spearman_vs_nonlinearity"] for m, v in rows.items()}
-    ok = all(s > 0.5 for s in small.values()) and all(r > 0 for r in rho.values())
+    margin = min(min(v - verdicts.value("most") for v in small.values()), min(rho.values()))
     return _rec("S4", "block updates are small next to the stream", "the low norm of the updates explains the "
-                "linearity (Fig. 3)", "share of pairs with median ‖Δh‖/‖h‖ < 0.5: " + ", ".join(
+                "linearity (Fig. 3)", "share of pairs with median ‖Δh‖/‖h‖ <= 0.8: " + ", ".join(
                     f"{m} {s:.0%}" for m, s in small.items()) + "; Spearman(‖Δh‖/‖h‖, 1 − LS_res): "
-                + ", ".join(f"{r:+.2f}" for r in rho.values()), ok,
-                "median ‖Δh‖/‖h‖ < 0.5 at most pairs and Spearman > 0, every GPT-style model")
-
-
-def _trajectory(get):
-    d = get("sl_fig2")
-    after = [s for s in d["snapshots"] if s["step"] >= 0.05 * d["steps"]]
-    return d, after
+                + ", ".join(f"{r:+.2f}" for r in rho.values()), margin,
+                "median ‖Δh‖/‖h‖ <= 0.8 (smaller than the stream by at least a fifth) at most pairs and Spearman > 0, "
+                "every GPT-style model (margin: the smallest, in share - 0.5 or rho)",
+                words=("substantially", "most", "every", "better"), unit="share - 0.5 or rho")
 
 
 def s5(get):
     from scipy.stats import spearmanr
 
-    d, after = _trajectory(get)
-    steps = [s["step"] for s in after]
-    mean = [float(np.mean(s["all"]["res_in"])) for s in after]
+    d = get("sl_fig2")
+    snaps = d["snapshots"]
+    steps = [s["step"] for s in snaps]
+    mean = [float(np.mean(s["all"]["res_in"])) for s in snaps]
     rho = float(spearmanr(steps, mean).statistic)
     return _rec("S5", "linearity falls during pretraining", "mean LS of public checkpoints decreases with training "
-                "(Fig. 2)", f"Spearman(step, mean LS_res) = {rho:+.2f} over {len(after)} snapshots after 5% of "
-                f"training (mean LS_res {mean[0]:.3f} at step {steps[0]} -> {mean[-1]:.3f} at step {steps[-1]})",
-                rho < 0, "Spearman(step, mean LS_res) < 0 after the first 5% of steps")
+                "(Fig. 2)", f"Spearman(step, mean LS_res) = {rho:+.2f} over {len(snaps)} snapshots (mean LS_res "
+                f"{mean[0]:.3f} at step {steps[0]} -> {mean[-1]:.3f} at step {steps[-1]})", -rho,
+                "Spearman(step, mean LS_res) < 0 over every snapshot (margin: minus rho)", words=("better",),
+                unit="-rho")
 
 
 def s6(get):
     d = get("sl_tab1")
     deltas = {t: v["delta"] for t, v in d["tasks"].items()}
-    ok = all(x > 0 for v in deltas.values() for x in v)
     return _rec("S6", "fine-tuning raises linearity without residual, always", "Δ > 0 for every task and model "
                 "(Table 1: gpt2 .085/.048/.004/.092)", "; ".join(
                     f"{t}: {np.mean(v):+.3f} ± {np.std(v, ddof=1):.3f} ({', '.join(f'{x:+.3f}' for x in v)})"
-                    for t, v in deltas.items()), ok, "Δ mean LS_nores > 0 for every task and seed")
+                    for t, v in deltas.items()), min(min(v) for v in deltas.values()),
+                "Δ mean LS_nores > 0 for every task and seed (margin: the smallest Δ)", words=("every", "better"),
+                unit="LS")
 
 
 def _runs(get, lam):
-    return {r["seed"]: r for r in get("sl_fig4")["runs"].values() if abs(r["lambda"] - lam) < 1e-12}
+    return {r["seed"]: r for r in get("sl_fig4")["runs"].values() if np.isclose(r["lambda"], lam)}
 
 
 def s7(get):
     plain, reg = _runs(get, 0.0), _runs(get, PAPER_LAMBDA)
-    shares = {s: float(np.mean(np.asarray(reg[s]["all"]["res_in"]) < np.asarray(plain[s]["all"]["res_in"])))
-              for s in sorted(reg) if s in plain}
+    gaps = {s: np.asarray(plain[s]["all"]["res_in"]) - np.asarray(reg[s]["all"]["res_in"]) for s in sorted(reg)
+            if s in plain}
     return _rec("S7", "the cosine regulariser lowers linearity", "lower LS per layer with the regulariser "
                 "(Mistral-650M, Figs 4-5)", f"λ = {PAPER_LAMBDA}: share of layers with lower LS_res, per seed: "
-                + ", ".join(f"seed {s} {v:.0%}" for s, v in shares.items()),
-                bool(shares) and min(shares.values()) >= 0.8, "lower LS_res at >= 80% of layers, for every seed")
+                + ", ".join(f"seed {s} {np.mean(v > 0):.0%}" for s, v in gaps.items()),
+                min(float(v.min()) for v in gaps.values()) if gaps else None,
+                "lower LS_res at every layer, for every seed (margin: the smallest difference)",
+                words=("every", "better"), unit="LS")
 
 
 def _probe_mean(get, lam):
-    rows = [np.asarray(r["accuracy"]) for r in get("sl_fig5").values() if abs(r["lambda"] - lam) < 1e-12]
+    rows = [np.asarray(r["accuracy"]) for r in get("sl_fig5").values() if np.isclose(r["lambda"], lam)]
     return np.mean(rows, 0)
 
 
 def s8(get):
     plain, reg = _runs(get, 0.0), _runs(get, PAPER_LAMBDA)
     m = lambda runs, k: float(np.mean([r["lm"][k] for r in runs.values()]))  # noqa: E731
-    better = {"perplexity": m(reg, "perplexity") < m(plain, "perplexity"),
-              "fact accuracy": m(reg, "fact_accuracy") > m(plain, "fact_accuracy"),
-              "probe accuracy": float(_probe_mean(get, PAPER_LAMBDA).mean()) > float(_probe_mean(get, 0.0).mean())}
+    gaps = {"perplexity": verdicts.rel_gap(m(plain, "perplexity"), m(reg, "perplexity")),
+            "fact accuracy": verdicts.rel_gap(m(reg, "fact_accuracy"), m(plain, "fact_accuracy")),
+            "probe accuracy": verdicts.rel_gap(float(_probe_mean(get, PAPER_LAMBDA).mean()),
+                                               float(_probe_mean(get, 0.0).mean()))}
     return _rec("S8", "the cosine regulariser helps the model", "SuperGLUE 43.33 -> 46.06 (650M), 41.10 -> 42.78 "
                 "(150M); GPT-4 grades 5.39 -> 6.08", f"λ = {PAPER_LAMBDA} vs plain, means of 3 seeds: perplexity "
                 f"{m(plain, 'perplexity'):.3f} -> {m(reg, 'perplexity'):.3f}, fact accuracy "
                 f"{m(plain, 'fact_accuracy'):.3f} -> {m(reg, 'fact_accuracy'):.3f}, probe accuracy (mean of layers) "
                 f"{_probe_mean(get, 0.0).mean():.3f} -> {_probe_mean(get, PAPER_LAMBDA).mean():.3f}",
-                sum(better.values()) >= 2, "better on >= 2 of {perplexity, fact accuracy, probe accuracy}, 3 seeds")
+                min(float(v) for v in gaps.values()), "better on every measure: perplexity, fact accuracy and probe "
+                "accuracy, means of 3 seeds (margin: the smallest relative gap)", words=("better", "every"),
+                unit="relative gap")
 
 
 def s9(get):
     plain, reg = _probe_mean(get, 0.0), _probe_mean(get, PAPER_LAMBDA)
-    share = float(np.mean(reg > plain))
+    gap = float(np.mean(reg - plain))
     return _rec("S9", "linear probes do better with the regulariser", "higher probe accuracy with the regulariser "
-                "(Fig. 5)", f"λ = {PAPER_LAMBDA}: probes (mean of 3 seeds) higher at {share:.0%} of the "
-                f"{len(plain)} layers", share > 0.5, "higher probe accuracy at most layers")
+                "(Fig. 5)", f"λ = {PAPER_LAMBDA}: probes (mean of 3 seeds) higher at {np.mean(reg > plain):.0%} of "
+                f"the {len(plain)} layers; mean difference {gap:+.3f}", gap,
+                "the mean over layers of probe accuracy with the regulariser minus without > 0", words=("better",),
+                unit="accuracy")
 
 
 def _ppl(rows, strategy, mode, k):
@@ -155,10 +169,10 @@ def _ppl(rows, strategy, mode, k):
 def s10(get):
     d = get("sl_fig7")
     rows, L = d["rows"], d["n_layers"]
-    ks = sorted({r["k"] for r in rows if r["mode"] == "replace + distil" and r["k"] <= L / 4})
-    order = all(_ppl(rows, "most linear", "replace + distil", k) < _ppl(rows, "most linear", "replace", k)
-                < _ppl(rows, "most linear", "remove", k) for k in ks)
-    first = _ppl(rows, "most linear", "remove", 1) < _ppl(rows, "random", "remove", 1)
+    ks = sorted({r["k"] for r in rows if r["mode"] == "replace + distil" and r["k"] <= verdicts.value("late") * L})
+    gaps = [verdicts.rel_gap(_ppl(rows, "most linear", a, k), _ppl(rows, "most linear", b, k))
+            for k in ks for b, a in (("replace + distil", "replace"), ("replace", "remove"))]
+    gaps.append(verdicts.rel_gap(_ppl(rows, "random", "remove", 1), _ppl(rows, "most linear", "remove", 1)))
     txt = "; ".join(f"k={k}: {_ppl(rows, 'most linear', 'replace + distil', k):.3f} / "
                     f"{_ppl(rows, 'most linear', 'replace', k):.3f} / {_ppl(rows, 'most linear', 'remove', k):.3f}"
                     for k in ks)
@@ -166,8 +180,9 @@ def s10(get):
                 "removal in perplexity damage (Figs 6-7)", f"perplexity distil / replace / remove, most linear first "
                 f"({d['model']}, base {d['base']['perplexity']:.3f}): {txt}; removing the most linear block: "
                 f"{_ppl(rows, 'most linear', 'remove', 1):.3f} vs a random one {_ppl(rows, 'random', 'remove', 1):.3f}",
-                order and first, "distil < replace < remove for every k <= L/4 (most linear first), and removing the "
-                "most linear block costs less than a random one")
+                min(float(g) for g in gaps), "distil < replace < remove in perplexity for every k up to a quarter of "
+                "the blocks (most linear first), and removing the most linear block costs less than a random one "
+                "(margin: the smallest relative gap)", words=("every", "better", "late"), unit="relative gap")
 
 
 def s11(get):
@@ -192,4 +207,16 @@ CLAIMS = {"S1": s1, "S2": s2, "S3": s3, "S4": s4, "S5": s5, "S6": s6, "S7": s7, 
           "S11": s11, "S12": s12}
 
 
-check, all_claims = registry(CLAIMS, "linearity")
+# findings that group several claims (see jtc_utils.claims.FINDINGS): none here, each claim is its own
+FINDINGS: dict = {}
+
+# why a claim fails or is undecided, where its margin does not say it (see jtc_utils.claims.REASONS)
+REASONS = {
+    "S3": "The last blocks of a small model trained on a small world still do non-linear work, so the profile "
+          "without the residual does not climb back at the end; the real model has the U.",
+    "S7": "The regulariser shrinks the updates next to the stream, which pushes the score with the residual towards "
+          "1: on the stand-in it raises linearity instead of lowering it.",
+    "S9": "With the regulariser the linear probes are worse at most layers of the stand-in.",
+}
+
+check, all_claims = registry(CLAIMS, "linearity", REASONS)
