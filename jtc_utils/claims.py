@@ -512,14 +512,25 @@ REASONS = {
     "C1b": "On the paper's BERT, reading a state as is gives almost nothing between most layers. So it does on the "
            "12-layer BERT-style stand-ins; on the 6-layer one `id` keeps a moderate r² between neighbouring layers, "
            "and the share of pairs near or below 0 falls short of most.",
+    "C4": {"tiny": "`mat`'s surprisal is below `id`'s at every layer of the stand-in, but in the second half of the "
+                   "layers both casts approach the model's own distribution and the gap shrinks below a fifth of "
+                   "`id`'s: lower, not substantially lower, there."},
+    "C5": {"tiny": "`id` is not close to zero in the first layers of the BERT-style stand-in: its vocabulary is "
+                   "small, so the raw state, read through the output head, already names a right top-k token often "
+                   "(the largest value is in the claim's row)."},
+    "C12c": {"tiny": "`mat_ln1_ln2` rises over the window, but no more than `mat`, attention and FFN replacements "
+                     "do over the same layers: a rise every curve shares is not a sharp ascent of this one.",
+             "real": "On SmolLM2 the norm mapping stays near zero: replacing every later RMSNorm by a matrix destroys "
+                     "the prediction (section 6)."},
+    "C13": {"tiny": "`mat`'s top-5 tokens fit the slot's word class more often than `id`'s, but by less than a fifth: "
+                    "the stand-in's unembedding is organised by word class, so even `id`'s top tokens are often of "
+                    "the right class."},
     "C10": {"tiny": "The `id` confidence of the GPT-style stand-in is miscalibrated, so its early-exit curve is not "
                     "above its fixed-exit curve on average (section 5 draws both)."},
     "C12a": {"real": "On SmolLM2 the feed-forward and norm replacements stay far below `mat`: its RMSNorms and gated "
                      "FFNs are far from linear on states whose lengths span two orders of magnitude."},
     "C12b": {"tiny": "Replacing attention is the *most* harmful replacement on the stand-in, not the least: the one "
                      "real reversal of a headline finding there. The real model restores the paper's order."},
-    "C12c": {"real": "On SmolLM2 the norm mapping stays near zero: replacing every later RMSNorm by a matrix destroys "
-                     "the prediction (section 6)."},
 }
 
 
@@ -719,8 +730,13 @@ _GREY = "color: #57606a; font-style: italic"
 
 
 def _num(v) -> str:
-    """A margin to two significant digits (what a resample's spread supports)."""
-    return "-" if v is None else f"{v:+.2g}"
+    """A margin to two significant digits (what a resample's spread supports); one below 1e-4 in size as its
+    bound, so that no noise-level number is printed."""
+    if v is None:
+        return "-"
+    if 0 < abs(v) < 1e-4:
+        return ("+" if v > 0 else "-") + "below 1e-04"
+    return f"{v:+.2g}"
 
 
 def shape_verdict(record: dict) -> str:

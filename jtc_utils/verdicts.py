@@ -214,8 +214,19 @@ def replicate(get, b: int, seed_keys=()):
             cache[fig] = _reseed(_substitute(copy.copy(d), b), b, seed_keys) if isinstance(d, dict) else d
         return cache[fig]
 
-    rget.used = False
+    rget.used, rget.b = False, b
     return rget
+
+
+def seed_draw(get, n: int) -> list[int]:
+    """Which of ``n`` training seeds (positions) a claim reads under ``get``: all of them, in order, on the data;
+    ``n`` drawn with replacement on replicate ``get.b`` (see :func:`replicate`), so that a claim whose figure keeps
+    one record per seed in its own layout resamples its seeds too."""
+    b = getattr(get, "b", None)
+    if b is None or n < 2:
+        return list(range(n))
+    get.used = True
+    return np.random.default_rng([SEED, b, n]).integers(0, n, n).tolist()
 
 
 def decide(margin: float, margins) -> dict:

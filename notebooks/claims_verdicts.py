@@ -50,6 +50,7 @@ profile = "tiny"
 # %% tags=["hide-cell"]
 import pandas as pd
 from IPython.display import Markdown, display
+from myst_nb import glue
 
 from jtc_utils import claims, figdata, regime
 from jtc_utils.ffn import claims as ffn_claims
@@ -87,6 +88,19 @@ display(counts.style.set_uuid("claims-summary").set_table_attributes('class="jtc
         .set_table_styles([{"selector": "td, th", "props": "text-align: left; white-space: normal"}]))
 for title, (recs, prof, _) in groups.items():
     print(f"{title}: {claims.summary(recs, prof, titles)}")
+
+# %% tags=["remove-cell"]
+# what the introduction pastes (book/intro.md): one sentence per group, from the counts above, and the findings that
+# fail or are undecided on the real model, by name
+for key, title in (("tiny", "Jump to Conclusions, on the stand-in"), ("real", "Jump to Conclusions, on the real model"),
+                   ("lenses", "Low-rank shortcuts and the tuned lens"), ("ffn", "FFN sub-updates in the vocabulary space"),
+                   ("linearity", "Your Transformer is Secretly Linear")):
+    glue(f"summary_{key}", claims.summary(groups[title][0], groups[title][1], titles), display=False)
+for key, title in (("tiny", "Jump to Conclusions, on the stand-in"), ("real", "Jump to Conclusions, on the real model")):
+    for verdict in ("fails", "undecided"):
+        names = [f"{', '.join(f['claims'])} ({f['title']})" for f in claims.findings(groups[title][0], titles)
+                 if f["verdict"] == verdict]
+        glue(f"{verdict}_{key}", "; ".join(names) or "none", display=False)
 
 # %% [markdown]
 # ## The lexicon

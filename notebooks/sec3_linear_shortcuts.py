@@ -192,7 +192,7 @@ print(r2_table(["real_fig2", "real_fig3"]).to_string())
 # %% [markdown]
 # How to read it: on the paper's models `mat` beats `id` "across the network", so the claim holds on the stand-in
 # if the column `mat > id` is 1.00 for every figure; and BERT-style rows should show `id` near or below 0 on most
-# pairs (the rule counts $r^2$ below the claims page's tolerance, 0.05). The verdicts, computed by `jtc_utils.claims`
+# pairs (the rule reads "near or below 0" as $r^2 \le 0.05$, the claims page's lexicon entry "close to zero"). The verdicts, computed by `jtc_utils.claims`
 # from these numbers with the rule in each row (the [claims page](claims_verdicts.ipynb) explains the two verdicts):
 
 # %% tags=["nbval-check-output"]
@@ -215,7 +215,7 @@ chapter.real_verdicts(["C1a", "C1b"])
 #   whether it still loses to `mat`. For the BERT-style models `id`'s mean $r^2$ is near or below 0, far under
 #   `mat`'s (the table above), and on the 12-layer models `id` is near or below 0 on most pairs, as in the paper.
 #   The 6-layer model falls just short of "most": its pairs of neighbouring layers keep a moderate `id` score.
-#   When the verdict above says "DOES NOT HOLD", this is why.
+#   When the verdict above says "fails", this is why.
 
 # %%
 train_check = {fig_id: bool((d["r2_mat_train"] >= d["r2_id_train"] - 1e-9)[~pd.isna(d["r2_mat_train"])].all())

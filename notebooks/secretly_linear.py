@@ -347,9 +347,8 @@ rp.pivot_table(index=["strategy", "mode"], columns="k", values="perplexity").map
 
 # %% tags=["nbval-check-output"]
 records = claims.all_claims(claims.getter(results))
-held = [r["id"] for r in records if r["holds"]]
-judged = [r for r in records if r["holds"] is not None]
-print(f"{len(held)} of {len(judged)} judged claims hold on the stand-in: {', '.join(held)}")
+print(claims.summary(records, "tiny"))
+print("holding at the point estimate (no interval yet):", ", ".join(r["id"] for r in records if r["holds"]))
 
 # %% [markdown]
 # ## Exercises

@@ -101,14 +101,21 @@ def test_two_verdicts_judge_shape_everywhere_and_magnitude_on_the_paper_profile_
     assert claims.magnitude_verdict(c3) == claims.NOT_JUDGED
 
 
-def test_summary_line_counts_the_verdicts():
-    recs = [{"id": "A", "ours": "x", "holds": True, "rule": "r", "magnitude": None},
-            {"id": "B", "ours": "x", "holds": False, "rule": "r", "magnitude": {"holds": None}},
-            {"id": "C", "ours": "not computed on this profile: why", "holds": None, "rule": "r", "magnitude": None}]
+def test_summary_line_counts_the_findings():
+    def rec(cid, verdict, stat, resampled=True, kind="claim", ours="x"):
+        return {"id": cid, "claim": cid, "ours": ours, "verdict": verdict, "resampled": resampled, "kind": kind,
+                "statistic": stat, "margin": 1.0 if verdict == "holds" else -1.0, "rule": "r", "magnitude": None}
+
+    recs = [rec("A", "holds", "s1"), rec("A2", "holds", "s1"), rec("B", "fails", "s2"),
+            rec("U", "undecided", "s3"), rec("P", "holds", "s4", resampled=False), rec("K", "holds", "k", kind="check"),
+            {**rec("C", None, "s5", ours="not computed on this profile: why"), "margin": None}]
     line = claims.summary(recs, "tiny")
-    assert "1 of 2 judged claims hold, 1 do not" in line and "1 cannot be computed" in line
+    assert "4 findings from 5 claim sentences: 1 hold, 1 fail, 1 undecided" in line
+    assert "1 without an interval" in line and "1 claims cannot be computed" in line and "Checks: 1 of 1 pass" in line
     assert "not judged on the tiny profile" in line
-    paper = [{**recs[1], "magnitude": {"holds": True}}]
+    mixed = claims.findings([rec("A", "holds", "s"), rec("B", "fails", "s")])
+    assert [f["verdict"] for f in mixed] == ["mixed"]
+    paper = [{**recs[2], "magnitude": {"holds": True}}]
     assert "Magnitude: 1 of 1 hold" in claims.summary(paper, "paper")
 
 

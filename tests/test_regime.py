@@ -64,8 +64,11 @@ def test_summary_reads_the_papers_ratio_and_the_full_set(small):
 
 
 def test_compare_sets_the_verdicts_of_both_regimes_side_by_side():
-    full = [{"id": "C1", "holds": True, "ours": "a", "rule": "r"}, {"id": "C2", "holds": False, "ours": "b", "rule": "r"}]
-    reg = [{"id": "C1", "holds": False, "ours": "c", "rule": "r"}, {"id": "C2", "holds": False, "ours": "d", "rule": "r"}]
+    def rec(cid, verdict, ours):
+        return {"id": cid, "verdict": verdict, "resampled": True, "kind": "claim", "ours": ours, "rule": "r"}
+
+    full = [rec("C1", "holds", "a"), rec("C2", "fails", "b")]
+    reg = [rec("C1", "fails", "c"), rec("C2", "fails", "d")]
     t = regime.compare(full, reg)
     assert list(t.index) == ["C1", "C2"]
     assert t.loc["C1", "at 9,000"] != t.loc["C1", "at the paper's ratio"]

@@ -93,21 +93,20 @@ def evaluate_many(exp, lenses, layers=None, ks=KS, n_val: int | None = None) -> 
     return out
 
 
-def curves(res: dict, boot: bool = False) -> dict:
-    """Per-layer means of :func:`evaluate`'s per-sample metrics (plain lists, for ``book/data``); with ``boot``, the
-    means of Precision@1, S_N and KL under the claims' resamples of the validation samples too."""
+def curves(res: dict, boot=()) -> dict:
+    """Per-layer means of :func:`evaluate`'s per-sample metrics (plain lists, for ``book/data``); ``boot``: the
+    metrics (of ``p@1``, ``s_n``, ``kl``) whose means under the claims' resamples of the validation samples are
+    kept too (see :mod:`jtc_utils.verdicts`)."""
     out = {"layers": res["layers"].tolist(), "params": int(res["params"]), "r2": res["r2"].tolist(),
            "bias_kl": res["bias_kl"].tolist()}
     for k, v in res["precision"].items():
         out[f"p@{k}"] = v.mean(1).tolist()
     for m in ("s_jtc", "s_n", "kl"):
         out[m] = res[m].mean(1).tolist()
-    if not boot:
-        return out
-    # the curves the claims judge, under the claims' resamples of the validation samples (jtc_utils.verdicts)
-    w = verdicts.weights(res["kl"].shape[1])
-    out["boot"] = {key: verdicts.resampled_mean(res["precision"][1] if key == "p@1" else res[key], w).tolist()
-                   for key in ("p@1", "s_n", "kl") if key != "p@1" or 1 in res["precision"]}
+    if boot:
+        w = verdicts.weights(res["kl"].shape[1])
+        out["boot"] = {key: verdicts.resampled_mean(res["precision"][1] if key == "p@1" else res[key], w).tolist()
+                       for key in boot}
     return out
 
 

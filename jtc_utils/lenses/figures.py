@@ -166,9 +166,12 @@ def _fitted(exp, names, seeds=(0,)) -> dict:
     return out
 
 
-def _curves(exp, fitted: dict, layers=None, boot: bool = False) -> dict:
-    """Per-layer curves of each fitted lens; ``boot``: with their resamples, for the figures the claims judge."""
-    return {k: evaluate.curves(r, boot) for k, r in zip(fitted, evaluated_many(exp, list(fitted.values()), layers))}
+def _curves(exp, fitted: dict, layers=None, boot: dict | None = None) -> dict:
+    """Per-layer curves of each fitted lens; ``boot``: {label prefix: metrics} whose resamples are kept, for the
+    curves the claims judge (see :func:`evaluate.curves`)."""
+    boot = boot or {}
+    keys = {k: next((v for p, v in boot.items() if k.split("_")[0] == p), ()) for k in fitted}
+    return {k: evaluate.curves(r, keys[k]) for k, r in zip(fitted, evaluated_many(exp, list(fitted.values()), layers))}
 
 
 def fig3(exp) -> dict:
@@ -176,7 +179,8 @@ def fig3(exp) -> dict:
     maps and NJTC/N-NJTC (every seed)."""
     rank = rank_for(exp.adapter.d)
     return {"rank": rank, "seeds": list(SEEDS),
-            "curves": _curves(exp, _fitted(exp, ("id", "mat", "rrr", "arrr", "njtc", "nnjtc"), SEEDS), boot=True)}
+            "curves": _curves(exp, _fitted(exp, ("id", "mat", "rrr", "arrr", "njtc", "nnjtc"), SEEDS),
+                              boot={"id": ("p@1", "s_n"), "mat": ("p@1",), "njtc": ("p@1",), "nnjtc": ("p@1", "s_n")})}
 
 
 def rank_sweep(exp, ranks=SWEEP_RANKS) -> dict:
@@ -213,7 +217,7 @@ def grid(exp) -> dict:
     """Objective against form on the stand-in of GPT2-XL: KL, r², Precision@1 and the bias of each lens of
     :data:`GRID`, with the tuned lenses' training record (steps, doublings, last-10% improvement)."""
     fitted = _fitted(exp, GRID)
-    curves = _curves(exp, fitted, boot=True)
+    curves = _curves(exp, fitted, boot={"id": ("p@1", "kl"), "tuned": ("p@1", "kl"), "mat+b": ("kl",)})
     cards = {}
     for name in GRID[3:]:
         rec = fitted[name].record
