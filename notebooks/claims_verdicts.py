@@ -120,7 +120,7 @@ claims.lexicon_table()
 # %% tags=["nbval-check-output"]
 rows = [{"group": title, "finding": f["title"], "claims": ", ".join(f["claims"]), "verdict": f["verdict"]}
         for title, (recs, _, _) in groups.items() for f in claims.findings(recs, titles) if len(f["claims"]) > 1]
-display(claims.style(pd.DataFrame(rows).set_index("group"), "claims-findings", widths=False))
+display(claims.style(pd.DataFrame(rows), "claims-findings", widths=False).hide(axis="index"))
 
 # %% [markdown]
 # ## Jump to Conclusions, on the stand-in
