@@ -1,0 +1,51 @@
+"""What the resampled verdicts (issue 32) cost: judging every claim of the four papers from the stored figures with
+the 200 resamples against the same claims at their point estimate only, side by side in one run; and the cost of
+resampling one figure's per-sample values (a Precision@k figure of the stand-in of GPT2-XL: 25 layers x 3,000
+samples x 3 values of k x 2 maps).
+
+    python benchmarks/bench_verdicts.py
+
+Budget (issue 32): the resampling adds at most 2 minutes to `make book FORCE=1` and 1 minute to `make test`.
+"""
+
+import time
+
+import numpy as np
+
+from jtc_utils import claims, verdicts
+from jtc_utils.ffn import claims as ffn_claims
+from jtc_utils.lenses import claims as lens_claims
+from jtc_utils.linearity import claims as sl_claims
+
+
+def judge_all():
+    return [m.all_claims() for m in (claims, lens_claims, ffn_claims, sl_claims)] + [
+        claims.all_claims(claims.profile_getter("real_"), "real")]
+
+
+def timed(f):
+    t = time.perf_counter()
+    f()
+    return time.perf_counter() - t
+
+
+def main():
+    judge_all()  # warm the file system cache
+    with_resamples = timed(judge_all)
+    original = claims.margins
+    claims.margins = lambda fn, get, seed_keys=(): None  # point estimates only
+    try:
+        point = timed(judge_all)
+    finally:
+        claims.margins = original
+    print(f"judging every claim (four papers, stand-in and real model): {point:.2f} s at the point estimate, "
+          f"{with_resamples:.2f} s with {verdicts.N_RESAMPLES} resamples: +{with_resamples - point:.2f} s")
+    rng = np.random.default_rng(0)
+    values = (rng.random((25, 3000)) < 0.5).astype(float)
+    w = verdicts.weights(3000)
+    t = timed(lambda: [verdicts.resampled_mean(values, w) for _ in range(6)])
+    print(f"resampling one Precision@k figure (6 curves of 25 layers x 3,000 samples): {t:.3f} s")
+
+
+if __name__ == "__main__":
+    main()
