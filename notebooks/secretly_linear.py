@@ -346,8 +346,10 @@ rp.pivot_table(index=["strategy", "mode"], columns="k", values="perplexity").map
 # The verdicts above, in one table; the claims page gathers them with those of the other chapters.
 
 # %% tags=["nbval-check-output"]
+from jtc_utils.claims import summary  # the findings count of the claims page
+
 records = claims.all_claims(claims.getter(results))
-print(claims.summary(records, "tiny"))
+print(summary(records, "tiny"))
 print("holding at the point estimate (no interval yet):", ", ".join(r["id"] for r in records if r["holds"]))
 
 # %% [markdown]

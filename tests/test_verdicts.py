@@ -17,6 +17,9 @@ MODULES = (claims, lens_claims, ffn_claims, sl_claims)
 TABLES = {m.__name__: m.CLAIMS for m in MODULES}
 
 
+DISPLAY = {"_num"}
+
+
 def _records(module):
     return module.all_claims()
 
@@ -53,7 +56,8 @@ def test_no_rule_compares_with_a_number_of_its_own(module):
     """A threshold of a shape rule comes from the lexicon (verdicts.value), never from a literal in the module; the
     paper's numbers are compared with only in the magnitude part."""
     tree = ast.parse(inspect.getsource(module))
-    funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    # the printing helpers of the tables are not rules: _num prints a margin below 1e-4 as its bound
+    funcs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name not in DISPLAY]
     bad = [(f.name, *b) for f in funcs for b in _literals_outside_mag(f)]
     assert not bad, f"literal thresholds outside the lexicon: {bad}"
 
