@@ -36,6 +36,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from functools import lru_cache
 
 from .paths import ROOT
 
@@ -292,13 +293,21 @@ def unboot(quantity: str, measured=None) -> str:
     return other if other in measured else base
 
 
-def boot_factor(name: str, quantity: str, stored_params: dict, values=()) -> float:
-    """How much more a resampled mean can move than the mean it resamples: a decision that flips moves a resample
-    by its draw count over n, so a resample's tolerance is its mean's times the most draws of one sample."""
+@lru_cache(maxsize=None)
+def most_draws(n: int) -> float:
+    """The most times one of ``n`` samples is drawn in any of the claims' resamples (:func:`jtc_utils.verdicts.weights`,
+    the same for every figure on ``n`` samples): a decision that flips moves a resample by its draw count over n."""
     from . import verdicts
 
+    return float(verdicts.weights(n).max())
+
+
+def boot_factor(name: str, quantity: str, stored_params: dict, values=()) -> float:
+    """How much more a resampled mean can move than the mean it resamples: its mean's tolerance times
+    :func:`most_draws` for a mean of n decisions, and ten times for a quantity that is not one (a continuous mean,
+    whose resample is a weighted mean of the same per-sample values)."""
     found = discrete_n(name, quantity, stored_params, values)
-    return float(verdicts.weights(found[0]).max()) if found else 10.0
+    return most_draws(found[0]) if found else 10.0
 
 
 def compare(name: str, recomputed: dict, stored: dict, measured: dict | None = None) -> list[str]:

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from helpers import save_random_model
-from jtc_utils import figdata, figures, models, real_models, real_text, sources, verdicts
+from jtc_utils import figdata, figures, models, real_models, real_text, regression, sources
 from jtc_utils.embedded import corpus
 from jtc_utils.experiment import Experiment
 from jtc_utils.samples import make_samples
@@ -218,7 +218,7 @@ def _compare_real(kind, data, stored, n):
         for key in ("r2_mat", "r2_id"):
             np.testing.assert_allclose(data[key], figdata.as_array(stored[key]), rtol=0, atol=2e-4, err_msg=key)
     elif kind in ("pk", "surp"):
-        draws = verdicts.weights(n).max()  # a flipped decision moves a resample by its draw count over n
+        draws = regression.most_draws(n)  # a flipped decision moves a resample by its draw count over n
         for m, c in data["curves"].items():
             for key, v in c.items():
                 if key == "boot":
