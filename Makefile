@@ -31,8 +31,10 @@ html: $(STAMP)  ## render the HTML from the stored notebooks
 
 # the real model's cells re-run on a subset in the tests (JTC_REAL_SUBSET: training, validation sentences); the
 # kernels run with warnings off, as the runner executes the pages (a library warning on stderr is not an output)
-test: $(STAMP)  ## unit tests, figure-data regression and nbval on the executed notebooks
-	PYTHONWARNINGS=ignore JTC_PROGRESS=0 JTC_REAL_SUBSET=1200,300 JTC_DATA_OUT=$(CURDIR)/.cache/test-data $(PY) -m pytest tests book/*.ipynb --nbval-lax --nbval-current-env \
+# the pages run first: the figure-data regression then compares the figures they wrote (JTC_DATA_OUT) instead of
+# computing each a second time
+test: $(STAMP)  ## nbval on the executed notebooks, unit tests and the figure-data regression
+	PYTHONWARNINGS=ignore JTC_PROGRESS=0 JTC_REAL_SUBSET=1200,300 JTC_DATA_OUT=$(CURDIR)/.cache/test-data $(PY) -m pytest book/*.ipynb tests --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg
 
 student: $(STAMP)  ## the student edition in student/: every page with its solutions removed, answer cells open

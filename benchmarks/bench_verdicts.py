@@ -1,7 +1,9 @@
 """What the resampled verdicts (issue 32) cost: judging every claim of the four papers from the stored figures with
 the 200 resamples against the same claims at their point estimate only, side by side in one run; and the cost of
 resampling one figure's per-sample values (a Precision@k figure of the stand-in of GPT2-XL: 25 layers x 3,000
-samples x 3 values of k x 2 maps).
+samples x 3 values of k x 2 maps); and the r² of every layer pair with and without its resamples, on states the
+size of the stand-in of GPT2-XL's (Fig. 2: 25 layers of width 96, 9,000 training and 3,000 validation samples;
+random, so that no cache is involved).
 
     python benchmarks/bench_verdicts.py
 
@@ -12,7 +14,7 @@ import time
 
 import numpy as np
 
-from jtc_utils import claims, verdicts
+from jtc_utils import claims, linear, verdicts
 from jtc_utils.ffn import claims as ffn_claims
 from jtc_utils.lenses import claims as lens_claims
 from jtc_utils.linearity import claims as sl_claims
@@ -45,6 +47,12 @@ def main():
     w = verdicts.weights(3000)
     t = timed(lambda: [verdicts.resampled_mean(values, w) for _ in range(6)])
     print(f"resampling one Precision@k figure (6 curves of 25 layers x 3,000 samples): {t:.3f} s")
+    X = rng.normal(size=(25, 12000, 96)).astype(np.float32)
+    Xt, Xv = X[:, :9000], X[:, 9000:]
+    plain = timed(lambda: linear.layer_pair_r2(Xt, Xv, train_r2=True))
+    boot = timed(lambda: linear.layer_pair_r2(Xt, Xv, train_r2=True, boot=verdicts.weights(3000)))
+    print(f"r² of every layer pair (25 layers, width 96, 9,000 / 3,000 samples): {plain:.1f} s, with "
+          f"{verdicts.N_RESAMPLES} resamples {boot:.1f} s: +{boot - plain:.1f} s (x{boot / plain:.2f})")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,8 @@ every profile. Where the stand-in has fewer layers than the paper's model, layer
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from . import figdata, verdicts
@@ -93,9 +95,13 @@ RULES_NOTE = ("Every rule reads the sentence through the lexicon below: one read
               f"{verdicts.N_RESAMPLES} resamples of the validation set (and of the training seeds, where a chapter "
               f"has several): **holds** where at least {verdicts.LEVEL:.0%} of them are on the claim's side, "
               f"**fails** where at least {verdicts.LEVEL:.0%} are on the other, **undecided** otherwise; a margin of "
-              "exactly zero is on neither side. A figure that is not a mean over validation samples (r², concept "
-              "coverage, linearity scores) has no resamples yet: its verdict is the point estimate's, marked "
-              "\"no interval\", and not counted as evidence either way.")
+              "exactly zero is on neither side. What is resampled is what the statistic averages over: validation "
+              "samples (precisions, surprisals, r², exit rules, sub-update scores), value vectors (concept coverage), "
+              "prompts (steering). A statistic that would need a refit per resample (the linearity scores, the "
+              "pruning runs) has no resamples: its verdict is the point estimate's, marked \"no interval\" with the "
+              "reason, and not counted as evidence either way.")
+# why a claim has no resamples, where its record does not say
+NO_INTERVAL = "none of the figures it reads keeps per-sample values to resample."
 NOT_JUDGED = "not judged: the paper's models"
 
 
@@ -104,14 +110,15 @@ def _mag(paper: str, ours: str, holds, rule: str) -> dict:
 
 
 def _rec(cid, claim, paper, ours, margin, rule, magnitude: dict | None = None, quote: str | None = None,
-         words=(), unit: str = "", statistic: str | None = None, kind: str = "claim"):
+         words=(), unit: str = "", statistic: str | None = None, kind: str = "claim", fixed: str | None = None):
     """A claim record. ``margin``: the rule's margin on these numbers (positive on the claim's side; a bool for a
     check that passes or not; None where the claim has no shape part, or its figures are not computed on the
     profile); ``words``: the lexicon entries the rule reads the sentence with; ``unit``: the margin's unit;
     ``statistic``: the name of the computed statistic (claims that share it form one finding); ``kind``: "claim", or
     "check" for one that cannot fail on data (arithmetic, self-consistency), which is not counted as evidence.
     ``magnitude`` (from :func:`_mag`, or None where the paper gives no number) holds the paper's numbers, ours, and
-    the magnitude verdict before :func:`check` masks it off the paper profile."""
+    the magnitude verdict before :func:`check` masks it off the paper profile. ``fixed``: why the statistic has no
+    resamples although a figure it reads has some (it is not judged on the resamples then; see :func:`evaluate`)."""
     unknown = [w for w in words if w not in verdicts.LEXICON]
     if unknown:
         raise ValueError(f"claim {cid}: {unknown} not in the lexicon (jtc_utils.verdicts.LEXICON)")
@@ -120,19 +127,20 @@ def _rec(cid, claim, paper, ours, margin, rule, magnitude: dict | None = None, q
     margin = None if margin is None else float(margin)
     return {"id": cid, "claim": claim, "quote": quote, "paper": paper, "ours": ours,
             "holds": None if margin is None else margin > 0, "rule": rule, "magnitude": magnitude,
-            "margin": margin, "unit": unit, "words": list(words), "statistic": statistic or cid, "kind": kind}
+            "margin": margin, "unit": unit, "words": list(words), "statistic": statistic or cid, "kind": kind,
+            "no_interval": fixed}
 
 
 def c1a(get):
     figs = _available(get, ("fig2", "fig3", "fig12", "fig13", "fig22", "fig23", "fig24", "fig25"))
-    gaps = {}
+    shares = {}
     for f, d in figs.items():
         m, i = figdata.as_array(d["r2_mat"]), figdata.as_array(d["r2_id"])
         iu = np.triu_indices(m.shape[0], k=1)
-        gaps[f] = m[iu] - i[iu]
+        shares[f] = float(np.mean(m[iu] > i[iu]))
     return _rec("C1a", "mat r² > id r² across the network", "Figs 2, 3, 12, 13, 22-25",
-                "share of pairs with mat > id: " + ", ".join(f"{f} {np.mean(g > 0):.2f}" for f, g in gaps.items()),
-                min(float(g.min()) for g in gaps.values()),
+                "share of pairs with mat > id: " + ", ".join(f"{f} {v:.2f}" for f, v in shares.items()),
+                min(float(d["pairs"]["min_gap"]) for d in figs.values()),
                 "r²(mat) - r²(id) > 0 at every pair l < l', in every figure (margin: the smallest difference)",
                 quote="In both models, mat consistently yields better approximations than id, as it obtains higher "
                       "r²-scores (in blue) across the network.", words=("every", "better"), unit="r²",
@@ -140,17 +148,19 @@ def c1a(get):
 
 
 def c1b(get):
-    shares = {}
-    for f, d in _available(get, ("fig3", "fig13", "fig25")).items():
+    shares, figs = {}, _available(get, ("fig3", "fig13", "fig25"))
+    for f, d in figs.items():
         r2 = figdata.as_array(d["r2_id"])
         shares[f] = float(np.mean(r2[np.triu_indices(r2.shape[0], k=1)] <= TOLERANCE))
     return _rec("C1b", "id fails (r² near or below 0) for most pairs of BERT", "Figs 3, 13, 25",
                 f"share of pairs with id r² <= {TOLERANCE}: " + ", ".join(f"{f} {v:.2f}" for f, v in shares.items()),
-                min(shares.values()) - MOST, f"id r² <= {TOLERANCE} (close to zero, or below) at more than half the "
-                "pairs, in every BERT figure (margin: the smallest share minus one half)",
-                quote="This gap between mat and id is especially evident in BERT, where id completely fails to map "
-                      "the representations between most layers", words=("most", "close to zero", "every"),
-                unit="share of pairs", statistic="r2_id_near_zero")
+                TOLERANCE - max(float(d["pairs"]["id_majority"]) for d in figs.values()),
+                f"id r² <= {TOLERANCE} (close to zero, or below) at more than half the pairs, in every BERT figure: "
+                f"the id r² that more than half the pairs are at or below is at most {TOLERANCE} (margin: {TOLERANCE} "
+                "minus the largest such r²)", quote="This gap between mat and id is especially evident in BERT, where id "
+                "completely fails to map the representations between most layers", words=("most", "close to zero",
+                                                                                          "every"),
+                unit="r²", statistic="r2_id_near_zero")
 
 
 def c2(get):
@@ -583,7 +593,10 @@ def reason(record: dict, profile: str, reasons: dict) -> str | None:
                     "tell.")
         else:
             text = "The statistic sits exactly on the rule's threshold."
-    return text if record["verdict"] in (verdicts.FAILS, verdicts.UNDECIDED) else None
+    text = text if record["verdict"] in (verdicts.FAILS, verdicts.UNDECIDED) else None
+    if record.get("no_interval") and record.get("verdict") is not None and not record.get("resampled"):
+        text = (text + " " if text else "") + f"No interval: {record['no_interval']}"
+    return text
 
 
 def evaluate(table: dict, cid: str, get=None, profile: str = "tiny", reasons: dict | None = None,
@@ -601,9 +614,12 @@ def evaluate(table: dict, cid: str, get=None, profile: str = "tiny", reasons: di
         mag = text["magnitude"] and {**text["magnitude"], "ours": "-", "holds": None, "note": "not computed"}
         rec = {**text, "ours": f"not computed on this profile: {e}", "margin": None, "magnitude": mag}
         return judged({**rec, **verdicts.decide(None, None), "holds": None, "reason": None}, profile)
-    ms = margins(fn, get, seed_keys) if rec["kind"] == "claim" and rec["margin"] is not None else None
+    judge = rec["kind"] == "claim" and rec["margin"] is not None
+    ms = margins(fn, get, seed_keys) if judge and not rec.get("no_interval") else None
     rec = {**rec, **verdicts.decide(rec["margin"], ms)}
     rec["holds"] = {verdicts.HOLDS: True, verdicts.FAILS: False}.get(rec["verdict"])
+    if judge and ms is None:
+        rec["no_interval"] = rec.get("no_interval") or NO_INTERVAL
     rec["reason"] = reason(rec, profile, reasons or {})
     return judged(rec, profile)
 
@@ -820,8 +836,6 @@ def page_of(cid: str) -> str:
 
 
 def _colour(v):
-    import re
-
     v = re.sub(r"<[^>]+>", "", v.split("<br>")[0]) if isinstance(v, str) else v
     if v in _COLOURS or v == "CHECK FAILS":
         return _COLOURS.get(v, _COLOURS["FAILS"])

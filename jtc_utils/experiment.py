@@ -10,7 +10,7 @@ from functools import cached_property
 
 import numpy as np
 
-from . import cache, linear, models, profiles, validate
+from . import cache, linear, models, profiles, validate, verdicts
 from .hidden import hidden_states, model_identity, samples_identity
 from .samples import Samples, make_samples
 
@@ -63,7 +63,8 @@ class Experiment:
 
     def _key(self, what: str) -> dict:
         return {"what": what, "model": model_identity(self.adapter), "train": samples_identity(self.train),
-                "val": samples_identity(self.val), "rcond": linear.RCOND, "r2_constant_rtol": linear.CONSTANT_RTOL}
+                "val": samples_identity(self.val), "rcond": linear.RCOND, "r2_constant_rtol": linear.CONSTANT_RTOL,
+                "boot": [verdicts.N_RESAMPLES, verdicts.SEED]}
 
     @cached_property
     def _fits(self) -> dict:
@@ -74,7 +75,8 @@ class Experiment:
         def compute():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", linear.UnderdeterminedFitWarning)
-                fits = linear.layer_pair_r2(self.X_train, self.X_val, train_r2=True)
+                fits = linear.layer_pair_r2(self.X_train, self.X_val, train_r2=True,
+                                            boot=verdicts.weights(len(self.val)))
             fits["maps"] = fits["maps"].astype(np.float32)
             return fits
 
@@ -106,9 +108,14 @@ class Experiment:
         """r² of ``mat`` and ``id`` for every layer pair (paper section 3; Figs 2, 3, 12, 13, 22-25).
 
         ``r2_mat`` / ``r2_id``: validation r², [L+1, L+1] with rows = source l, columns = target l', diagonal 1,
-        lower triangle NaN. The ``*_train`` versions are the same on the training set.
+        lower triangle NaN. The ``*_train`` versions are the same on the training set. ``pairs``: the statistics the
+        claims read (:func:`jtc_utils.linear.pair_statistics`), with their resamples in ``boot`` (the validation set
+        resampled, :func:`jtc_utils.verdicts.weights`; the fits are not refitted).
         """
         f = self._fits
+        boot = linear.pair_statistics(f["boot_r2_mat"], f["boot_r2_id"])
         return {"model": self.model_name, "domain": self.domain, "n_layers": self.n_layers, "d": self.adapter.d,
                 "n_train": len(self.train), "n_val": len(self.val), "r2_mat": f["r2_mat"], "r2_id": f["r2_id"],
-                "r2_mat_train": f["r2_mat_train"], "r2_id_train": f["r2_id_train"]}
+                "r2_mat_train": f["r2_mat_train"], "r2_id_train": f["r2_id_train"],
+                "pairs": {k: float(v) for k, v in linear.pair_statistics(f["r2_mat"], f["r2_id"]).items()},
+                "boot": {"pairs": {k: np.round(v, 6) for k, v in boot.items()}}}

@@ -127,6 +127,22 @@ def _r2(sse, sst) -> float:
     return float(r2.mean())
 
 
+def _r2_rows(sse, sst):
+    """:func:`_r2` of each row of [B, d] SSE and SST (one row per resample of the validation set): [B] tensor."""
+    import torch
+
+    ok = sst > CONSTANT_RTOL * sst.quantile(0.5, dim=1, keepdim=True)
+    ratio = sse / torch.where(ok, sst, torch.ones_like(sst))
+    return torch.where(ok, 1 - ratio, (sse == 0).to(sse.dtype)).mean(1)
+
+
+def _sst_rows(Y, Wb):
+    """Per-coordinate SST of [n, d] ``Y`` under each resample of [B, n] draw counts ``Wb``: [B, d] (centred on the
+    full sample's mean first, so that a large mean does not cancel in float64)."""
+    Yc = Y - Y.mean(0)
+    return Wb @ Yc.square() - (Wb @ Yc).square() / Wb.sum(1, keepdim=True)
+
+
 def _sst(Y):
     return (Y - Y.mean(0)).square_().sum(0)
 
@@ -162,7 +178,7 @@ def _sse(D):
 
 
 def layer_pair_r2(X_train: np.ndarray, X_val: np.ndarray, rcond: float = RCOND, train_r2: bool = False,
-                  dev=None, sources=None) -> dict:
+                  dev=None, sources=None, boot: np.ndarray | None = None) -> dict:
     """r² of ``mat`` and ``id`` for every layer pair l < l' (validation set), and the maps to the last layer.
 
     ``X_train``, ``X_val``: [L+1, n, d] hidden states. Returns a dict with ``r2_mat`` and ``r2_id``, [L+1, L+1]
@@ -170,7 +186,10 @@ def layer_pair_r2(X_train: np.ndarray, X_val: np.ndarray, rcond: float = RCOND, 
     ``maps[l]`` is ``W`` for l -> L. With ``train_r2`` also ``r2_mat_train`` / ``r2_id_train``, the same scores on
     the training set (same fits; on the Gram route from ``XᵀX`` at 2·d³ flops per pair, see
     :meth:`Factor.train_sse`). ``sources`` restricts the
-    work to those source layers (rows; the others stay NaN and their maps zero).
+    work to those source layers (rows; the others stay NaN and their maps zero). ``boot``: [B, n_val] draw counts of
+    resamples of the validation set (:func:`jtc_utils.verdicts.weights`); with it also ``boot_r2_mat`` and
+    ``boot_r2_id``, [B, L+1, L+1], the validation r² under each resample (the same fits; per pair 2·B·n_val·d flops
+    more).
 
     Per source layer: one factorization, then per target the projection ``Lᵀ Y`` (2·n_train·d² flops) and the
     validation prediction ``(X_val R) (Lᵀ Y)`` (2·n_val·d² flops). Memory stays bounded: one source's
@@ -195,6 +214,15 @@ def layer_pair_r2(X_train: np.ndarray, X_val: np.ndarray, rcond: float = RCOND, 
     maps = np.zeros((n_layers - 1, d, d))
     buf_va = torch.empty((X_val.shape[1], d), dtype=torch.float64, device=dev)
     buf_tr = torch.empty((n, d), dtype=torch.float64, device=dev) if train_r2 else None
+    if boot is not None:
+        boot = np.array(boot, dtype=np.float64)  # a copy: the shared resamples are read-only
+        if boot.ndim != 2 or boot.shape[1] != X_val.shape[1]:
+            raise ValueError(f"boot must be [resamples, n_val={X_val.shape[1]}] draw counts, got {boot.shape}")
+        Wb = _t(boot, dev)
+        sst_b = [_sst_rows(va[t], Wb) for t in range(n_layers)]
+        for m in ("r2_mat", "r2_id"):
+            out["boot_" + m] = np.full((len(boot), n_layers, n_layers), np.nan)
+            out["boot_" + m][:, np.arange(n_layers), np.arange(n_layers)] = 1.0
     for src in range(n_layers - 1) if sources is None else sorted(set(sources)):
         if not 0 <= src < n_layers - 1:
             raise ValueError(f"source layer {src} is out of range: sources lie in 0..{n_layers - 2}")
@@ -205,8 +233,13 @@ def layer_pair_r2(X_train: np.ndarray, X_val: np.ndarray, rcond: float = RCOND, 
             Y, Yv = tr[t], va[t]
             B = f.project(Y)
             # differences go to reused buffers: a fresh [n, d] array per pair costs more than the arithmetic
-            sse = {"r2_mat": _sse(torch.matmul(Z, B, out=buf_va).sub_(Yv)),
-                   "r2_id": _sse(torch.sub(Yv, Xs_val, out=buf_va))}
+            sse = {}
+            for key, D in (("r2_mat", lambda: torch.matmul(Z, B, out=buf_va).sub_(Yv)),
+                           ("r2_id", lambda: torch.sub(Yv, Xs_val, out=buf_va))):
+                D2 = D().square_()
+                sse[key] = D2.sum(0)
+                if boot is not None:
+                    out["boot_" + key][:, src, t] = devices.to_numpy(_r2_rows(Wb @ D2, sst_b[t]))
             if train_r2 or t == n_layers - 1:
                 W = f.R @ B
             if train_r2:
@@ -218,6 +251,16 @@ def layer_pair_r2(X_train: np.ndarray, X_val: np.ndarray, rcond: float = RCOND, 
                 maps[src] = devices.to_numpy(W)
     out["maps"] = maps
     return out
+
+
+def pair_statistics(r2_mat, r2_id) -> dict:
+    """The two statistics of a heatmap pair that the claims of section 3 read, over the pairs l < l' (leading axes,
+    such as resamples, are kept): ``min_gap``, the smallest r²(mat) - r²(id); ``id_majority``, the smallest value
+    that more than half of the pairs' r²(id) are at or below (the ``floor(n/2)``-th smallest of n)."""
+    m, i = np.asarray(r2_mat, dtype=float), np.asarray(r2_id, dtype=float)
+    iu = np.triu_indices(m.shape[-1], k=1)
+    gap, ids = (m - i)[..., iu[0], iu[1]], np.sort(i[..., iu[0], iu[1]], axis=-1)
+    return {"min_gap": gap.min(-1), "id_majority": ids[..., ids.shape[-1] // 2]}
 
 
 def r2_summary(r2_mat: np.ndarray, r2_id: np.ndarray) -> dict:

@@ -17,8 +17,8 @@ Two things every claim module of the book uses:
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -137,23 +137,39 @@ def share_margin(ok) -> float:
 
 # --- the bootstrap -----------------------------------------------------------------------------------------------
 
+@lru_cache(maxsize=32)
 def weights(n: int, n_resamples: int = N_RESAMPLES, seed: int = SEED) -> np.ndarray:
     """[n_resamples, n] counts: how often each of ``n`` samples is drawn in each resample (with replacement). The
-    same ``n`` and seed give the same resamples, so figures on the same samples are resampled together."""
+    same ``n`` and seed give the same resamples, so figures on the same samples are resampled together. Computed
+    once per arguments and shared: read-only."""
     if n < 1:
         raise ValueError(f"cannot resample {n} samples; the validation set is empty")
     rng = np.random.default_rng([seed, n])
     idx = rng.integers(0, n, size=(n_resamples, n))
-    return np.stack([np.bincount(row, minlength=n) for row in idx]).astype(float)
+    out = np.stack([np.bincount(row, minlength=n) for row in idx]).astype(float)
+    out.flags.writeable = False
+    return out
 
 
-def resampled_mean(values, w: np.ndarray | None = None) -> np.ndarray:
+def resampled_mean(values, w: np.ndarray | None = None, where=None) -> np.ndarray:
     """The mean over the last axis (samples) of ``values`` under each resample: [n_resamples, *values.shape[:-1]],
-    rounded to 6 decimals (what ``book/data`` keeps)."""
+    rounded to 6 decimals (what ``book/data`` keeps). ``where``: a mask over the samples, for a mean over some of
+    them (events); a resample that draws none of them gives NaN."""
     values = np.asarray(values, dtype=float)
     w = weights(values.shape[-1]) if w is None else w
-    out = np.tensordot(w, np.moveaxis(values, -1, 0), axes=(1, 0)) / w.sum(1).reshape((-1,) + (1,) * (values.ndim - 1))
+    if where is not None:
+        w = w * np.asarray(where, dtype=bool)
+        values = np.where(np.asarray(where, dtype=bool), values, 0.0)
+    total = w.sum(1).reshape((-1,) + (1,) * (values.ndim - 1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.tensordot(w, np.moveaxis(values, -1, 0), axes=(1, 0)) / total
     return np.round(out, 6)
+
+
+def resampled_counts(ints, minlength: int) -> np.ndarray:
+    """A histogram (``np.bincount``) of one integer per sample under each resample: [n_resamples, minlength]."""
+    ints = np.asarray(ints, dtype=int)
+    return weights(len(ints)) @ np.eye(minlength)[ints]
 
 
 def has_boot(data) -> bool:
@@ -161,6 +177,13 @@ def has_boot(data) -> bool:
     if isinstance(data, dict):
         return "boot" in data or any(has_boot(v) for v in data.values())
     return False
+
+
+def without_boot(data):
+    """``data`` with every ``boot`` removed (for figures no claim reads)."""
+    if not isinstance(data, dict):
+        return data
+    return {k: without_boot(v) for k, v in data.items() if k != "boot"}
 
 
 def _substitute(data, b: int):
@@ -211,7 +234,7 @@ def replicate(get, b: int, seed_keys=()):
             d = get(fig)
             used = isinstance(d, dict) and (has_boot(d) or len(d.get("seeds") or ()) > 1)
             rget.used |= bool(used)
-            cache[fig] = _reseed(_substitute(copy.copy(d), b), b, seed_keys) if isinstance(d, dict) else d
+            cache[fig] = _reseed(_substitute(d, b), b, seed_keys) if isinstance(d, dict) else d
         return cache[fig]
 
     rget.used, rget.b = False, b

@@ -28,9 +28,12 @@
 # A shape verdict is one of three. Each rule gives a **margin**, positive on the claim's side and zero on its
 # threshold, and the margin is recomputed on 200 resamples of the validation set (and of the training seeds where a
 # chapter has several): the claim **holds** where at least 95% of the resamples are on its side, **fails** where at
-# least 95% are on the other, and is **undecided** otherwise, with the margin and its 95% interval beside it. Figures
-# that are not means over validation samples ($r^2$ heatmaps, concept coverage, linearity scores) have no resamples
-# yet; their verdict is the point estimate's, marked "no interval", and is not counted either way.
+# least 95% are on the other, and is **undecided** otherwise, with the margin and its 95% interval beside it. What is
+# resampled is what the statistic is computed over: the validation samples for precisions, surprisals, $r^2$, exit
+# rules and sub-update scores, the value vectors for concept coverage, the prompts for steering. A statistic that
+# would need a refit per resample (the linearity scores, the pruning runs, the clusters of extreme scores) has no
+# resamples: its verdict is the point estimate's, marked "no interval" with the reason in its record, and is not
+# counted either way.
 #
 # Each rule reads the sentence through one **lexicon** of the papers' vague words ("every", "most", "close to
 # zero", "substantially", "sharp", ...), shown below: one reading per word, written from the words before any result
@@ -79,7 +82,8 @@ for records, prof, name in groups.values():
 # ## Summary
 #
 # Findings per group of claims, on the profile each group is read on. "Without an interval" counts findings whose
-# figures have no resamples yet: their point verdict is in the tables, not in the counts of holds and fails.
+# statistic has no resamples (each record says why): their point verdict is in the tables, not in the counts of holds
+# and fails.
 
 # %% tags=["nbval-check-output"]
 titles = {**lens_claims.FINDINGS, **ffn_claims.FINDINGS, **sl_claims.FINDINGS}

@@ -350,7 +350,8 @@ from jtc_utils.claims import summary  # the findings count of the claims page
 
 records = claims.all_claims(claims.getter(results))
 print(summary(records, "tiny"))
-print("holding at the point estimate (no interval yet):", ", ".join(r["id"] for r in records if r["holds"]))
+print("without an interval (the point estimate's verdict; each record says why):",
+      ", ".join(f"{r['id']} {r['verdict']}" for r in records if r["verdict"] and not r["resampled"]))
 
 # %% [markdown]
 # ## Exercises

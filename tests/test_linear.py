@@ -144,3 +144,38 @@ def test_pinv_and_fit_match_lapack_gelsd_min_norm():
         ref = lstsq(X, Y, cond=linear.RCOND, lapack_driver="gelsd")[0]
         np.testing.assert_allclose(X @ linear.fit(X, Y), X @ ref, rtol=1e-9, atol=1e-9)
         np.testing.assert_allclose(linear.pinv(X) @ Y, linear.fit(X, Y), rtol=1e-9, atol=1e-9)
+
+
+def test_resampled_r2_is_r2_of_the_resampled_validation_set():
+    """Each resample's r² (``boot``) equals sklearn's r² on the validation rows drawn by that resample, with the same
+    fits; a resample that draws every row once is the point r²."""
+    from jtc_utils import verdicts
+
+    rng = np.random.default_rng(3)
+    L, n, n_val, d = 3, 60, 25, 5
+    X = rng.normal(size=(L + 1, n + n_val, d)).cumsum(0) + 4.0  # a large mean, as hidden states have
+    X[..., 0] *= 1e-20  # a dead coordinate
+    W = verdicts.weights(n_val, n_resamples=4)
+    W = np.vstack([np.ones(n_val), W])
+    out = linear.layer_pair_r2(X[:, :n], X[:, n:], boot=W)
+    assert np.allclose(out["boot_r2_mat"][0], out["r2_mat"], atol=1e-10, equal_nan=True)
+    assert np.allclose(out["boot_r2_id"][0], out["r2_id"], atol=1e-10, equal_nan=True)
+    for b in range(1, len(W)):
+        rows = np.repeat(np.arange(n_val), W[b].astype(int))
+        for src, t in ((0, 1), (1, 3)):
+            A = linear.fit(X[src, :n], X[t, :n])
+            Xv, Yv = X[src, n:][rows], X[t, n:][rows]
+            assert out["boot_r2_mat"][b, src, t] == pytest.approx(linear.r2_score(Yv, Xv @ A), abs=1e-9)
+            assert out["boot_r2_id"][b, src, t] == pytest.approx(linear.r2_score(Yv, Xv), abs=1e-9)
+    with pytest.raises(ValueError, match="n_val"):
+        linear.layer_pair_r2(X[:, :n], X[:, n:], boot=W[:, 1:])
+
+
+def test_pair_statistics_read_the_upper_triangle():
+    m = np.array([[1, 0.9, 0.8], [np.nan, 1, 0.7], [np.nan, np.nan, 1]])
+    i = np.array([[1, 0.1, -2.0], [np.nan, 1, 0.6], [np.nan, np.nan, 1]])
+    s = linear.pair_statistics(m, i)
+    assert s["min_gap"] == pytest.approx(0.1)  # 0.7 - 0.6
+    assert s["id_majority"] == pytest.approx(0.1)  # two of three pairs (-2.0, 0.1) are at or below 0.1
+    both = linear.pair_statistics(np.stack([m, m]), np.stack([i, i - 1]))
+    assert both["min_gap"].tolist() == pytest.approx([0.1, 1.1])

@@ -111,10 +111,17 @@ def _move(d, path, fn):
     node[path[-1]] = fn(np.asarray(node[path[-1]], dtype=float)).tolist()
     if "boot" in node and path[-1] in node["boot"]:
         node["boot"][path[-1]] = fn(np.asarray(node["boot"][path[-1]], dtype=float)).tolist()
+    boot = d.get("boot", {})  # resamples kept at the top of the figure: boot/<path>
+    for k in path[:-1]:
+        boot = boot.get(k, {})
+    if path[-1] in boot:
+        boot[path[-1]] = fn(np.asarray(boot[path[-1]], dtype=float)).tolist()
     return d
 
 
 @pytest.mark.parametrize("cid, fig, path, up, down", [
+    ("C1a", "fig2", ("pairs", "min_gap"), lambda a: a * 0 + 0.5, lambda a: a * 0 - 0.5),
+    ("C1b", "fig25", ("pairs", "id_majority"), lambda a: a * 0 - 1.0, lambda a: a * 0 + 0.5),
     ("C2", "fig4", ("curves", "mat", "p@1"), lambda a: a + 1.0, lambda a: a - 1.0),
     ("C4", "fig5", ("curves", "mat", "surprisal"), lambda a: a * 0.01, lambda a: a * 100),
     ("C12b", "fig10", ("curves", "mat_attn", "p@1"), lambda a: a * 10, lambda a: a * 0),
@@ -166,3 +173,24 @@ def test_findings_count_claims_once_and_leave_checks_out():
     assert c["claims"] == len(evidence) and c["findings"] < len(evidence)
     assert c["checks"] == sum(r["kind"] == "check" for r in records)
     assert sum(c[v] for v in claims.FINDING_VERDICTS) + c["no interval"] >= c["findings"] - c["no interval"]
+
+
+def test_resampled_means_of_a_subset_and_histograms():
+    x = np.arange(10.0)
+    w = verdicts.weights(10)
+    some = x % 3 == 0
+    sub = verdicts.resampled_mean(x, where=some)
+    want = (w[:, some] @ x[some]) / w[:, some].sum(1)
+    assert np.allclose(sub, np.round(want, 6), equal_nan=True)
+    h = verdicts.resampled_counts([0, 2, 2, 1, 0, 0, 2, 1, 1, 2], 4)
+    assert h.shape == (verdicts.N_RESAMPLES, 4) and np.all(h.sum(1) == 10) and np.all(h[:, 3] == 0)
+    assert np.array_equal(h[:, 2], w[:, [1, 2, 6, 9]].sum(1))
+
+
+def test_a_statistic_without_resamples_says_why_and_is_not_counted():
+    """F8 reads a figure that has resamples (Table 4's events) but its own statistic (the clusters of the extreme
+    scores) has none: it is judged on the point estimate, says why, and is no evidence either way."""
+    rec = ffn_claims.check("F8")
+    assert not rec["resampled"] and rec["no_interval"] and "No interval" in rec["reason"]
+    assert claims.shape_verdict(rec).endswith("no interval")
+    assert ffn_claims.check("F6")["resampled"]  # the same figure's event scores are resampled

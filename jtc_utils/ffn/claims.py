@@ -111,7 +111,9 @@ def f8(get):
                 verdicts.value("close to zero") - x["values_share"],
                 "the clusters with >= 50% of the top-0.1% |score| occurrences hold at most 0.05 of the values "
                 "('a few': close to zero; margin: 0.05 minus their share)", words=("close to zero", "most"),
-                unit="share of values")
+                unit="share of values", fixed="the clusters that hold the extreme scores are chosen from the top "
+                "0.1% of every score of every sample; a resample would redo that selection over millions of scores, "
+                "which the figure does not keep.")
 
 
 def f9(get):

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import cache
+from .. import cache, verdicts
 from ..blocks import runner_for
 from ..hidden import model_identity, samples_identity
 from . import clusters, subupdates
@@ -150,7 +150,9 @@ def score_exit(exit_layer: np.ndarray, top1: np.ndarray) -> dict:
     saved = L - exit_layer
     return {"accuracy": float(correct.mean()), "saved": float(saved.mean()),
             "saved_correct": float(saved[correct].mean()) if correct.any() else 0.0,
-            "share_saved": float(saved.mean() / L), "exit_hist": np.bincount(exit_layer, minlength=L + 1).tolist()}
+            "share_saved": float(saved.mean() / L), "exit_hist": np.bincount(exit_layer, minlength=L + 1).tolist(),
+            # the validation samples resampled (verdicts.weights)
+            "boot": {"accuracy": verdicts.resampled_mean(correct), "share_saved": verdicts.resampled_mean(saved / L)}}
 
 
 def sub_update_rule(exp) -> dict:

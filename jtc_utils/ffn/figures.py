@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import early_exit, profiles
+from .. import early_exit, profiles, verdicts
 from ..embedded import lexicon
 from . import clusters, concepts, decompose, exit_rule, matffn, steering, subupdates, vocab
 from .decompose import FFN, mid_states
@@ -99,8 +99,12 @@ def tab2(profile, seed) -> dict:
     out = {}
     for model in profiles.get(profile).gpt:
         c = concept_study(model, profile, seed)
+        per = c["per_layer"]
         out[model] = {**c["summary"], "n_layers": c["n_layers"], "n_values": int(c["n_layers"] * c["d_ff"]),
-                      "big_classes": c["big_classes"]}
+                      "big_classes": c["big_classes"],
+                      # the vectors resampled (verdicts.weights): every value, Gaussian vector and whole update
+                      "boot": {k: verdicts.resampled_mean(np.concatenate(per[k])) for k in ("values", "gaussian",
+                                                                                            "updates")}}
     return {"models": out}
 
 
@@ -108,13 +112,17 @@ def fig2(model, profile, seed) -> dict:
     c = concept_study(model, profile, seed)
     per = c["per_layer"]
     return {"values": [float(v.mean()) for v in per["values"]], "gaussian": [float(v.mean()) for v in per["gaussian"]],
-            "updates": [float(v.mean()) for v in per["updates"]], "groups": c["groups"]}
+            "updates": [float(v.mean()) for v in per["updates"]], "groups": c["groups"],
+            # each layer's vectors resampled (verdicts.weights): [resamples, L]
+            "boot": {k: verdicts.resampled_mean(np.stack(per[k])) for k in ("values", "gaussian", "updates")}}
 
 
 def fig4(model, profile, seed) -> dict:
     per = concept_study(model, profile, seed)["per_layer"]
-    return {k: [float(v.mean()) for v in per[k]] for k in ("iou_values", "iou_random", "iou_values_nobias",
-                                                            "iou_random_nobias")}
+    keys = ("iou_values", "iou_random", "iou_values_nobias", "iou_random_nobias")
+    # each layer's vectors resampled (verdicts.weights): [resamples, L]
+    return {**{k: [float(v.mean()) for v in per[k]] for k in keys},
+            "boot": {k: verdicts.resampled_mean(np.stack(per[k])) for k in keys}}
 
 
 def value_table(model, profile, seed, top: int = VALUE_TABLE_TOP) -> dict:
@@ -129,13 +137,19 @@ def value_table(model, profile, seed, top: int = VALUE_TABLE_TOP) -> dict:
     return {"columns": ["layer", "neuron", f"top {top} tokens", "largest concept", "coverage"], "rows": rows}
 
 
-def exit_table(exp, sub: dict) -> dict:
-    """Every exit rule on the validation split: the sub-update rule, the classifiers, the saturation oracle and
-    section 5's confidence rule (id, mat) read at the sub-update rule's accuracy."""
+# the real model's classifier baseline: one feature, the FFN input r (on 576-wide states each classifier is a
+# Newton-step logistic regression per layer, cross-validated over every C: the three features cost minutes on two
+# cores, most of the chapter's real-model time; r is the narrowest)
+REAL_FEATURES = ("r",)
+
+
+def exit_table(exp, sub: dict, features=exit_rule.FEATURES) -> dict:
+    """Every exit rule on the validation split: the sub-update rule, the classifiers (on ``features``), the
+    saturation oracle and section 5's confidence rule (id, mat) read at the sub-update rule's accuracy."""
     rule = exit_rule.sub_update_rule(exp)
     L = exp.n_layers
     rows = {"sub-update rule": rule}
-    for f in exit_rule.FEATURES:
+    for f in features:
         rows[f"classifier ({f})"] = exit_rule.classifier_exit(exp, f)
     sat = sub["sat"]
     rows["saturation oracle"] = {"accuracy": 1.0, "saved": float((L - sat).mean()), "share_saved": float((L - sat).mean() / L)}
@@ -159,9 +173,12 @@ def real(profile_seed: int = 0) -> dict:
     tok = exp.adapter.tokenizer
     sample = [(j, i) for j in (0, ffn.n_layers // 2, ffn.n_layers - 1) for i in range(5)]
     ids, _ = vocab.top_tokens(exp.adapter, np.stack([ffn.values(j)[i] for j, i in sample]), VALUE_TABLE_TOP)
+    # no claim is judged on these, so they keep no resamples
     return {"decomposition": gaps, "t10": sub["t10"].mean(1), "r10": sub["r10"].mean(1), "d_ff": ffn.d_ff,
-            "events": subupdates.event_table(sub), "layer_scores": subupdates.layer_scores(sub),
-            "sat_hist": np.bincount(sub["sat"], minlength=ffn.n_layers + 1), "exit": exit_table(exp, sub),
+            "events": verdicts.without_boot(subupdates.event_table(sub)),
+            "layer_scores": verdicts.without_boot(subupdates.layer_scores(sub)),
+            "sat_hist": np.bincount(sub["sat"], minlength=ffn.n_layers + 1),
+            "exit": verdicts.without_boot(exit_table(exp, sub, REAL_FEATURES)),
             "values": [{"layer": j + 1, "neuron": i, "top": [tok.decode([t]) for t in row]}
                        for (j, i), row in zip(sample, ids)]}
 
@@ -194,16 +211,19 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
     if fig == "geva_fig6":
         d_ff = FFN(exp.adapter).d_ff
         return {"t10": sub["t10"].mean(1), "r10": sub["r10"].mean(1), "uniform": subupdates.TOP / d_ff,
-                "d_ff": d_ff}, params
+                "d_ff": d_ff, "boot": {k: verdicts.resampled_mean(sub[k]) for k in ("t10", "r10")}}, params
     if fig == "geva_tab4":
         ids, glob = clusters.cluster_model([FFN(exp.adapter).values(j) for j in range(L)], 10)
         return {"events": subupdates.event_table(sub), "abs_dominant": float(sub["abs_w"].mean()),
                 "abs_random": float(sub["abs_w_random"].mean()),
+                "boot": {k: verdicts.resampled_mean(sub[f"abs_w{s}"]).mean(1).round(6)
+                         for k, s in (("abs_dominant", ""), ("abs_random", "_random"))},
                 "extreme": {**clusters.extreme_share(sub["scores_w"], ids), "global_clusters": glob}}, params
     if fig == "geva_fig3":
         return {"layers": list(range(1, L + 1)), **subupdates.layer_scores(sub)}, params
     if fig == "geva_tab10":
-        return {"n_layers": L, "hist": np.bincount(sub["sat"], minlength=L + 1)[1:]}, params
+        return {"n_layers": L, "hist": np.bincount(sub["sat"], minlength=L + 1)[1:],
+                "boot": {"hist": verdicts.resampled_counts(sub["sat"], L + 1)[:, 1:]}}, params
     if fig == "geva_tab6":
         return exit_table(exp, sub), params
     if fig == "ext_geva_matffn":

@@ -38,6 +38,8 @@ def exit_rules(d: dict, model: str, ax=None):
     marks = {"sub-update rule": "*", "saturation oracle": "P", "classifier (r)": "s", "classifier (o)": "^",
              "classifier (r+o)": "D"}
     for name, mk in marks.items():
+        if name not in d["rules"]:  # the real model fits one classifier
+            continue
         r = d["rules"][name]
         ax.scatter([L - r["saved"]], [r["accuracy"]], marker=mk, s=90 if mk == "*" else 45, zorder=3, label=name)
     ax.set_xlabel("mean exit layer")

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import cache
+from .. import cache, verdicts
 from ..blocks import runner_for
 from ..hidden import model_identity, samples_identity
 from . import vocab
@@ -171,6 +171,13 @@ def event_table(a: dict) -> dict:
         out[name] = {"events": int(has.sum()), "of": int(n),
                      "dominant": dict(zip(("max", "mean", "min"), dom.mean(0).tolist())),
                      "random": dict(zip(("max", "mean", "min"), rnd.mean(0).tolist()))}
+        # the validation samples resampled (verdicts.weights): the mean over the events a resample draws
+        boot = {}
+        for part, stats in (("dominant", a[f"stats_{key}"]), ("random", a[f"stats_{key}_random"])):
+            per = stats[np.maximum(layers, 1) - 1, rows]  # [n, 3]: each sample's event layer (ignored without one)
+            b = verdicts.resampled_mean(per.T, where=has)
+            boot[part] = {s: b[:, i] for i, s in enumerate(("max", "mean", "min"))}
+        out[name]["boot"] = boot
     return out
 
 
@@ -178,5 +185,10 @@ def layer_scores(a: dict) -> dict:
     """Paper Figure 3: per layer, the mean over samples of the max / mean / min score of the dominant ten for the
     layer's top candidate w_l (and of ten random sub-updates)."""
     dom, rnd = a["stats_w"].mean(1), a["stats_w_random"].mean(1)
-    return {"max": dom[:, 0].tolist(), "mean": dom[:, 1].tolist(), "min": dom[:, 2].tolist(),
-            "random_max": rnd[:, 0].tolist(), "random_mean": rnd[:, 1].tolist(), "random_min": rnd[:, 2].tolist()}
+    out = {"max": dom[:, 0].tolist(), "mean": dom[:, 1].tolist(), "min": dom[:, 2].tolist(),
+           "random_max": rnd[:, 0].tolist(), "random_mean": rnd[:, 1].tolist(), "random_min": rnd[:, 2].tolist()}
+    # the validation samples resampled (verdicts.weights): [resamples, L] per statistic
+    bd, br = (verdicts.resampled_mean(np.moveaxis(a[k], 1, -1)) for k in ("stats_w", "stats_w_random"))
+    out["boot"] = {**{s: bd[:, :, i] for i, s in enumerate(("max", "mean", "min"))},
+                   **{f"random_{s}": br[:, :, i] for i, s in enumerate(("max", "mean", "min"))}}
+    return out

@@ -19,6 +19,10 @@ PAPER_LAMBDA = 0.5
 PAPER_LS = 0.99  # "about 0.99 linear" (the abstract)
 
 
+REFIT = ("a linearity score is an in-sample least-squares fit over the tokens; resampling the tokens means one refit "
+         "of every layer pair per resample, which the chapter does not run.")
+
+
 def _gpt(d):
     return {m: v for m, v in d.items() if v["family"] == "gpt2"}
 
@@ -48,7 +52,7 @@ def s2(get):
                 f"pairs; the identity's gap is {digits.bound(gap, 1e-8)}",
                 verdicts.substantially(res.mean(), nores.mean()),
                 "mean LS_nores below mean LS_res by at least a fifth of LS_res, over the pairs of every GPT-style model "
-                "(margin: the relative gap minus 0.2)", words=("substantially", "better"), unit="relative gap - 0.2")
+                "(margin: the relative gap minus 0.2)", words=("substantially", "better"), unit="relative gap - 0.2", fixed=REFIT)
 
 
 def _u_gap(nores, depth):
@@ -68,7 +72,7 @@ def s3(get):
                 f"{_u_gap(real['paper']['nores_in'], real['depth']):+.2f}", min(gaps.values()) - verdicts.value(
                     "substantially"), "the last pair's LS_nores above the minimum over mid-depth (between the first and "
                 "the last quarter) by at least a fifth of the larger, every GPT-style model (margin: the smallest relative gap minus 0.2)",
-                words=("substantially", "every", "late"), unit="relative gap - 0.2")
+                words=("substantially", "every", "late"), unit="relative gap - 0.2", fixed=REFIT)
 
 
 def s4(get):
@@ -84,7 +88,7 @@ def s4(get):
                 + ", ".join(f"{r:+.2f}" for r in rho.values()), margin,
                 "median ‖Δh‖/‖h‖ <= 0.8 (smaller than the stream by at least a fifth) at most pairs and Spearman > 0, "
                 "every GPT-style model (margin: the smallest, in share - 0.5 or rho)",
-                words=("substantially", "most", "every", "better"), unit="share - 0.5 or rho")
+                words=("substantially", "most", "every", "better"), unit="share - 0.5 or rho", fixed=REFIT)
 
 
 def s5(get):
@@ -99,7 +103,7 @@ def s5(get):
                 "(Fig. 2)", f"Spearman(step, mean LS_res) = {rho:+.2f} over {len(snaps)} snapshots (mean LS_res "
                 f"{mean[0]:.3f} at step {steps[0]} -> {mean[-1]:.3f} at step {steps[-1]})", -rho,
                 "Spearman(step, mean LS_res) < 0 over every snapshot (margin: minus rho)", words=("better",),
-                unit="-rho")
+                unit="-rho", fixed="each snapshot's mean score is an in-sample fit per layer pair (see S2); resampling its tokens means a refit per resample, which the chapter does not run.")
 
 
 def s6(get):
@@ -188,7 +192,9 @@ def s10(get):
                 f"{_ppl(rows, 'most linear', 'remove', 1):.3f} vs a random one {_ppl(rows, 'random', 'remove', 1):.3f}",
                 min(float(g) for g in gaps), "distil < replace < remove in perplexity for every k up to a quarter of "
                 "the blocks (most linear first), and removing the most linear block costs less than a random one "
-                "(margin: the smallest relative gap)", words=("every", "better", "late"), unit="relative gap")
+                "(margin: the smallest relative gap)", words=("every", "better", "late"), unit="relative gap",
+                fixed="the perplexities are means over held-out text of pruned and distilled models trained by `make "
+                "zoo-extras`; their per-sentence values are not kept, and the training itself is one run.")
 
 
 def s11(get):
