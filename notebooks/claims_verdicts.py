@@ -197,7 +197,8 @@ table("Your Transformer is Secretly Linear", "claims-linearity")
 # %% [markdown]
 # ## Why a shape fails or is undecided
 #
-# The reason of every claim whose shape verdict fails or is undecided on some profile, read from the claim's record
+# The reason of every claim whose shape verdict fails, is undecided or has no interval on some profile, read from the
+# claim's record
 # (a field of the claim, written in its module beside the rule), with a link to the chapter that shows it. A claim
 # that fails without a reason stops this cell, so a verdict that changes cannot go unexplained.
 
@@ -205,7 +206,9 @@ table("Your Transformer is Secretly Linear", "claims-linearity")
 why = {}
 for title, (recs, prof, _) in groups.items():
     for r in recs:
-        if r["verdict"] in ("fails", "undecided") and r.get("kind", "claim") == "claim":
+        if r.get("kind", "claim") != "claim" or r["verdict"] is None:
+            continue
+        if r["verdict"] in ("fails", "undecided") or not r["resampled"]:  # a point verdict says why it has no interval
             assert r["reason"], f"claim {r['id']} {r['verdict']} on {title} without a reason; add it to REASONS"
             why.setdefault(r["id"], []).append(f"*{title}, {claims.shape_verdict(r)}*: {r['reason']}")
 lines = [f"* <span id=\"why-{cid.lower()}\"></span>**[{cid}]({claims.page_of(cid)}.html#claim-{cid.lower()})** "
