@@ -364,11 +364,10 @@ def compare(name: str, recomputed: dict, stored: dict, measured: dict | None = N
                 bad.append(f"{name} {q}: not in {NOISE_FILE.name}; measure it with `python benchmarks/noise.py`")
                 continue
             got = spread(a, b, counts=is_count(q))
-            if len(names) == 1 and names[0] in (q, unboot(q, measured)):
-                base = names[0]
+            base = unboot(q, measured)
+            if names == [base]:
                 tol, why = tolerance(name, base, measured[base], params, b)
             else:  # derived: the sum of its sources' tolerances
-                base = unboot(q, measured)
                 tols = [tolerance(name, m, measured[m], params, b) for m in names]
                 tol, why = sum(t for t, _ in tols), "sum of its sources' tolerances (" + ", ".join(names) + ")"
             if base != q:
