@@ -3,6 +3,11 @@
 Batches are sorted by length and right-padded with an attention mask; GPT-style models see only the prefix up to
 the position (the causal mask makes this identical to running the whole sentence). Results are cached on disk,
 keyed on the exact weights, the samples and the batch size.
+
+One extraction per model, domain and split: samples that are the first n of samples already extracted (a test
+subset, a chapter that reads fewer sentences) are sliced out of that extraction, never run again. Each extraction
+records a digest of every sample (its ids and position) in an index, so that a prefix is recognised whatever the
+code that built it.
 """
 
 from __future__ import annotations
@@ -27,6 +32,13 @@ def samples_identity(s: Samples) -> str:
         h.update(np.asarray(ids, dtype=np.int64).tobytes())
         h.update(int(p).to_bytes(8, "little"))
     return h.hexdigest()
+
+
+def sample_digests(s: Samples) -> list[str]:
+    """One short digest per sample (its token ids and position): sample i of two sets is the same sample when the
+    digests agree."""
+    return [hashlib.sha256(np.asarray(ids, dtype=np.int64).tobytes() + int(p).to_bytes(8, "little")).hexdigest()[:16]
+            for ids, p in zip(s.input_ids, s.positions)]
 
 
 def batches_by_length(lengths, batch_size: int):
@@ -120,12 +132,62 @@ def default_batch(ad: Adapter) -> int:
     return 32 if ad.d >= WIDE else 64
 
 
+def _index_path(ad: Adapter, s: Samples, batch_size: int):
+    """The index of this model's extractions of one domain and split (at one batch size)."""
+    key = {"what": "hidden-index", "model": model_identity(ad), "family": s.family, "domain": s.domain,
+           "split": s.split, "seed": s.seed, "batch": batch_size}
+    return cache.CACHE_DIR / "hidden" / "index" / f"{cache.key_hash(key)}.json"
+
+
+def _read_index(path) -> list:
+    import json
+
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return []  # missing or damaged: no extraction to slice from
+
+
+def _slice_of_extraction(ad: Adapter, s: Samples, batch_size: int) -> np.ndarray | None:
+    """The states of ``s`` sliced out of a larger extraction of which ``s`` is the first n samples, or None."""
+    digests = sample_digests(s)
+    for entry in sorted(_read_index(_index_path(ad, s, batch_size)), key=lambda e: e["n"]):
+        if entry["n"] > len(s) and entry["digests"][:len(s)] == digests:
+            hit = cache.load(cache.CACHE_DIR / "hidden" / entry["file"])
+            if hit is not None:
+                return np.ascontiguousarray(hit["X"][:, :len(s)])
+    return None
+
+
+def _record_extraction(ad: Adapter, s: Samples, batch_size: int, path) -> None:
+    import json
+
+    from .paths import atomic_write_text
+
+    index = _index_path(ad, s, batch_size)
+    entries = [e for e in _read_index(index) if e["file"] != path.name]
+    entries.append({"file": path.name, "n": len(s), "digests": sample_digests(s)})
+    atomic_write_text(index, json.dumps(entries))
+
+
 def hidden_states(ad: Adapter, s: Samples, batch_size: int | None = None, progress: bool | None = None) -> np.ndarray:
     """``X[l, i] = h^l`` at sample i's position, float32 array of shape [L+1, n, d]; ``batch_size`` defaults to
-    :func:`default_batch`."""
+    :func:`default_batch`. Samples that begin a larger set already extracted are sliced out of it."""
     from .progress import show_progress
 
     batch_size = default_batch(ad) if batch_size is None else batch_size
     key = {"what": "hidden", "model": model_identity(ad), "samples": samples_identity(s), "batch": batch_size}
+    path = cache.path_for("hidden", key)
+    hit = cache.load(path)
+    if hit is not None:
+        if not any(e["file"] == path.name for e in _read_index(_index_path(ad, s, batch_size))):
+            _record_extraction(ad, s, batch_size, path)  # extracted before the index existed
+        return hit["X"]
+    X = _slice_of_extraction(ad, s, batch_size)
+    if X is not None:
+        return X
     show = show_progress() if progress is None else progress
-    return cache.cached("hidden", key, lambda: {"X": _extract(ad, s, batch_size, show)})["X"]
+    X = _extract(ad, s, batch_size, show)
+    cache.save(path, {"X": X})
+    _record_extraction(ad, s, batch_size, path)
+    return X

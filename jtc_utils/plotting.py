@@ -68,6 +68,12 @@ def precision_curves(curves: dict, mappings=("mat", "id"), ks=(1, 5, 10), title=
                      dashes=DASHES, sizes=dict(zip([k.replace("p@", "k=") for k in keys], (3.0, 1.8, 0.9)[:len(ks)])),
                      hue_order=mappings, style_order=mappings, errorbar=None, ax=ax)
         L = len(next(iter(curves.values()))[keys[0]]) - 1
+        for m in mappings:  # a curve measured at some layers only: a marker on each measured layer
+            for key in keys:
+                v = np.asarray(curves[m][key], dtype=float)
+                if not np.isfinite(v).all():
+                    ax.plot(np.flatnonzero(np.isfinite(v)), v[np.isfinite(v)], ls="", marker="o", ms=6,
+                            color=COLORS[m], zorder=3)
         _layer_ticks(ax, L)
         ax.set_ylabel("Precision@k" if len(ks) > 1 else f"Precision@{ks[0]}")
         # seaborn's legend carries its group names ("mapping", "k") as entries of their own: leave them out
@@ -86,9 +92,13 @@ def surprisal_curves(curves: dict, mappings=("mat", "id"), title=None, ax=None):
             _, ax = plt.subplots(figsize=(8, 5))
         for m in mappings:
             c = curves[m]
-            x = np.arange(len(c["surprisal"]))
-            ax.plot(x, c["surprisal"], color=COLORS[m], dashes=DASHES[m] or (None, None), lw=2, label=m)
-            ax.fill_between(x, c["surprisal_lo"], c["surprisal_hi"], color=COLORS[m], alpha=.2, lw=0)
+            y, lo, hi = (np.asarray(c[k], dtype=float) for k in ("surprisal", "surprisal_lo", "surprisal_hi"))
+            x = np.arange(len(y))
+            done = np.isfinite(y)  # a curve measured at some layers only (sub-module maps from every 5th layer) is
+            sparse = not done.all()  # drawn through the measured layers, with a marker on each
+            ax.plot(x[done], y[done], color=COLORS[m], dashes=DASHES[m] or (None, None), lw=2, label=m,
+                    marker="o" if sparse else None, ms=6)
+            ax.fill_between(x[done], lo[done], hi[done], color=COLORS[m], alpha=.2, lw=0)
         _layer_ticks(ax, len(x) - 1)
         ax.set_xlabel("layer")
         ax.set_ylabel("Surprisal")

@@ -44,7 +44,7 @@ seed = 0  # seeds the sentence positions
 n_train = None  # training sentences per domain (None: the paper's 9,000)
 n_val = None  # validation sentences (None: the paper's 3,000 / 1,000)
 real_n_train = None  # the real model's training sentences (None: 9,000)
-real_n_val = None  # the real model's validation sentences (None: 3,000)
+real_n_val = None  # the real model's validation sentences (None: 3,000 on Wikipedia, 1,000 on BBC News)
 
 # %% tags=["hide-input"]
 import pandas as pd

@@ -52,7 +52,7 @@ seed = 0
 n_train = None
 n_val = None
 real_n_train = None  # the real model's training sentences (None: 9,000; section 6 uses at most 3,000)
-real_n_val = None  # the real model's validation sentences (None: 3,000; section 6 uses the first 300)
+real_n_val = None  # the real model's validation sentences (None: all; section 6 uses the first 300)
 
 # %% tags=["hide-cell"]
 import pandas as pd

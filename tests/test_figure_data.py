@@ -146,3 +146,38 @@ def test_sample_size_invariants_hold_on_the_stored_numbers(name):
     assert s["n_train"] == sorted(s["n_train"]) and s["n_train"][-1] == s["n_full"]
     # least squares fits its own training vectors at least as well as it predicts new ones, on average
     assert np.mean(s["r2_mat_train"]) >= np.mean(s["r2_mat"])
+
+
+@pytest.mark.parametrize("fig", [f for f in FIG_FILES if figures.FIGURES[f][0] in ("parts_pk", "parts_surp")])
+def test_every_legend_entry_of_the_submodule_figures_is_drawn(fig):
+    """Section 6's sub-module maps are measured from some start layers only (every 5th on the real model): each
+    curve is drawn through its measured layers, so every mapping in the legend has a visible line (two or more
+    points joined) in its colour, and a sparse curve a marker on each measured layer."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgba
+
+    from jtc_utils import book, plotting
+
+    stored = figdata.load(fig)
+    out = book.draw(fig, stored["data"], stored["params"])
+    ax = out.axes[0]
+    drawn = [ln for ln in ax.lines if ln.get_visible() and ln.get_linestyle() not in ("", "None")
+             and np.isfinite(np.asarray(ln.get_ydata(), dtype=float)).sum() >= 2]
+    handles, names = ax.get_legend_handles_labels() if ax.get_legend() is None else (
+        ax.get_legend().legend_handles, [t.get_text() for t in ax.get_legend().get_texts()])
+    assert set(names) >= set(stored["data"]["curves"])
+    for h, name in zip(handles, names):
+        if name not in stored["data"]["curves"]:
+            continue  # the line widths' key (k=1, ...)
+        colour = to_rgba(h.get_color())
+        assert any(to_rgba(ln.get_color()) == colour for ln in drawn), f"{fig}: no visible line for {name!r}"
+    for m, c in stored["data"]["curves"].items():
+        v = np.asarray(next(iter(c.values())), dtype=float)
+        if not np.isfinite(v).all():  # sparse: a marker on each measured layer, in the mapping's colour
+            marked = {int(x) for ln in ax.lines if ln.get_marker() not in ("", "None", None)
+                      and to_rgba(ln.get_color()) == to_rgba(plotting.COLORS[m]) for x in ln.get_xdata()}
+            assert set(np.flatnonzero(np.isfinite(v)).tolist()) <= marked, f"{fig}: {m} lacks markers"
+    plt.close(out)

@@ -124,8 +124,34 @@ def test_the_default_batch_is_smaller_for_a_wide_model_and_keys_the_cache(gpt, m
     assert hidden.default_batch(gpt) == 32
     s = make_samples(gpt.tokenizer, gpt.family, "news", "validation", n=40)
     seen = []
-    real = cache.cached
-    monkeypatch.setattr(cache, "cached", lambda kind, key, fn: seen.append(key["batch"]) or real(kind, key, fn))
+    real = cache.path_for
+    monkeypatch.setattr(cache, "path_for", lambda kind, key: seen.append(key["batch"]) or real(kind, key))
     np.testing.assert_allclose(hidden.hidden_states(gpt, s), hidden.hidden_states(gpt, s, batch_size=64),
                                rtol=1e-4, atol=1e-5)
     assert seen == [32, 64]
+
+
+def test_a_subset_is_sliced_out_of_the_full_extraction_not_extracted_again(gpt, tmp_path, monkeypatch):
+    """One extraction per model, domain and split: the first n samples of an extracted set are read from it, and
+    equal a fresh extraction of those n samples (other batches, so within float noise)."""
+    from jtc_utils import cache
+
+    monkeypatch.setattr(cache, "CACHE_DIR", tmp_path)
+    full = make_samples(gpt.tokenizer, gpt.family, "news", "validation", n=60)
+    first = make_samples(gpt.tokenizer, gpt.family, "news", "validation", n=25)
+    other = make_samples(gpt.tokenizer, gpt.family, "news", "validation", n=25, seed=1)  # other positions
+    X = hidden.hidden_states(gpt, full)
+    runs = []
+    real = hidden._extract
+    monkeypatch.setattr(hidden, "_extract", lambda *a: runs.append(len(a[1])) or real(*a))
+    sliced = hidden.hidden_states(gpt, first)
+    assert runs == []  # sliced, not extracted
+    np.testing.assert_array_equal(sliced, X[:, :25])
+    np.testing.assert_allclose(sliced, real(gpt, first, hidden.default_batch(gpt), False), rtol=1e-4, atol=1e-5)
+    hidden.hidden_states(gpt, other)  # not a prefix: extracted
+    assert runs == [25]
+    # a damaged index is no index: extract again, and record anew
+    for f in (tmp_path / "hidden" / "index").glob("*.json"):
+        f.write_text("{not json")
+    hidden.hidden_states(gpt, make_samples(gpt.tokenizer, gpt.family, "news", "validation", n=10))
+    assert runs == [25, 10]
