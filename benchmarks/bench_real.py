@@ -3,6 +3,7 @@ each chapter's real-model figures from a cold cache, and the peak resident memor
 
     python benchmarks/bench_real.py                 # full sizes (9,000 + 3,000 sentences per domain): ~25 min
     python benchmarks/bench_real.py --n-train 1200 --n-val 300
+    python benchmarks/bench_real.py --profile 320     # where the extraction's time goes (torch.profiler)
 
 The floor: SmolLM2-135M's projections cost 2 x (2 d^2 + 2 d d_kv + 3 d d_ff) flops per token and layer (q, o; k, v
 with 3 of 9 heads' width; gate, up, down); attention scores and the element-wise work are left out, so the floor is
@@ -20,16 +21,51 @@ import tempfile
 import time
 
 
-def matmul_rate(d: int, f: int, repeat: int = 40) -> float:
+def matmul_rate(d: int, f: int, repeat: int = 40, rows: int = 2048) -> float:
     import torch
 
-    a, b = torch.randn(2048, d), torch.randn(d, f)
+    a, b = torch.randn(rows, d), torch.randn(d, f)
     for _ in range(3):
         a @ b
     t = time.perf_counter()
     for _ in range(repeat):
         a @ b
-    return repeat * 2 * 2048 * d * f / (time.perf_counter() - t)
+    return repeat * 2 * rows * d * f / (time.perf_counter() - t)
+
+
+def profile_extraction(ad, s, batch: int, floor_rate: float) -> None:
+    """Where the extraction's time goes: torch.profiler's table of operators, the share of matrix multiplies, and
+    the rate of each projection's matrix multiply at the rows a batch really has (batch x mean padded length)
+    against the floor's [2048, d] x [d, d_ff] rate. Together they say how close to the floor the extraction can
+    get: at most the matrix multiplies' share of the time times their rate relative to the floor's."""
+    import numpy as np
+    from torch.profiler import ProfilerActivity, profile
+
+    from jtc_utils import hidden
+
+    hidden._extract(ad, s, batch, False)  # warm
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        hidden._extract(ad, s, batch, False)
+    ops = prof.key_averages()
+    print(ops.table(sort_by="self_cpu_time_total", row_limit=12))
+    total = sum(e.self_cpu_time_total for e in ops)
+    mm = sum(e.self_cpu_time_total for e in ops if e.key in ("aten::mm", "aten::addmm", "aten::bmm"))
+    seqs = [int(p) + 1 for p in s.positions]
+    padded = [len(idx) * max(seqs[i] for i in idx) for idx in hidden.batches_by_length(seqs, batch)]
+    rows = int(np.mean(padded))
+    cfg = ad.model.config
+    d, f = cfg.hidden_size, cfg.intermediate_size
+    d_kv = cfg.num_key_value_heads * (d // cfg.num_attention_heads)
+    shapes = {"q, o": (d, d), "k, v": (d, d_kv), "gate, up": (d, f), "down": (f, d)}
+    weights = {"q, o": 2 * d * d, "k, v": 2 * d * d_kv, "gate, up": 2 * d * f, "down": f * d}
+    rates = {k: matmul_rate(*shape, rows=rows) for k, shape in shapes.items()}
+    mm_rate = sum(weights.values()) / sum(w / rates[k] for k, w in weights.items())  # flop-weighted harmonic mean
+    print(f"matrix multiplies: {mm / total:.1%} of the time; padding: {sum(padded) / sum(seqs):.3f} x the tokens")
+    print("projection rates at " + f"{rows} rows: " + ", ".join(f"{k} {r / 1e9:.0f}" for k, r in rates.items())
+          + f" GFLOP/s; together {mm_rate / 1e9:.0f} = {mm_rate / floor_rate:.2f} of the floor's rate")
+    print(f"bound from this profile: {mm / total:.2f} x {mm_rate / floor_rate:.2f} / {sum(padded) / sum(seqs):.3f} "
+          f"= {mm / total * mm_rate / floor_rate / (sum(padded) / sum(seqs)):.2f} of the floor if the rest took no time "
+          f"beyond the matrix multiplies' share")
 
 
 CHAPTERS = {  # the real model's figures of each chapter, in book order
@@ -60,6 +96,8 @@ def main(argv=None):
     ap.add_argument("--extract", type=int, default=1000, help="sentences for the extraction rate")
     ap.add_argument("--batches", default=None,
                     help="comma-separated batch sizes: measure the extraction rate at each and stop")
+    ap.add_argument("--profile", type=int, default=None, metavar="N",
+                    help="profile the extraction of N sentences (torch.profiler) and stop")
     ap.add_argument("--chapter", choices=CHAPTERS, help=argparse.SUPPRESS)  # one chapter, in a child process
     args = ap.parse_args(argv)
     if args.chapter:
@@ -78,6 +116,10 @@ def main(argv=None):
     d_kv = cfg.num_key_value_heads * (d // cfg.num_attention_heads)
     flops = L * 2 * (2 * d * d + 2 * d * d_kv + 3 * d * f)
     rate = matmul_rate(d, f)
+    if args.profile:
+        s = make_samples(ad.tokenizer, ad.family, "wiki", "train", n=args.profile, profile="real")
+        profile_extraction(ad, s, hidden.default_batch(ad), rate)
+        return 0
     s = make_samples(ad.tokenizer, ad.family, "wiki", "train", n=args.extract, profile="real")
     tokens = int(sum(p + 1 for p in s.positions))
     floor = rate / flops

@@ -148,9 +148,11 @@ def captioned(figs, data: dict, params: dict) -> None:
          title(data, params) if one else "one panel per model")
 
 
-def figure_grid(figs, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0, ncols: int = 2) -> dict:
+def figure_grid(figs, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0, ncols: int = 2,
+                stored: bool = False) -> dict:
     """Several paper figures of one kind (Precision@k, surprisal or early exit) computed, saved and drawn as small
-    multiples with one caption; returns their numbers by figure id."""
+    multiples with one caption; returns their numbers by figure id. ``stored=True`` draws the numbers another page
+    of this build computed and saved in ``book/data`` instead (a comparison across chapters computes nothing)."""
     import matplotlib.pyplot as plt
 
     out = {}
@@ -159,7 +161,11 @@ def figure_grid(figs, profile: str = "tiny", n_train=None, n_val=None, seed: int
     for ax in axes.flat[len(figs):]:
         ax.set_visible(False)
     for ax, fig in zip(axes.flat, figs):
-        data, params = computed(fig, profile, n_train, n_val, seed)
+        if stored:
+            rec = figdata.load(fig)
+            data, params = rec["data"], rec["params"]
+        else:
+            data, params = computed(fig, profile, n_train, n_val, seed)
         draw(fig, data, params, ax=ax)
         ax.set_title(f"{paper_ref(fig)}: {title(data, params)}", fontsize=11)
         if (legend := ax.get_legend()) is not None:  # inside its panel, not beside it
@@ -223,9 +229,10 @@ class Chapter:
                                    **{**self.draw, **kw})
         return self.results[fig]
 
-    def grid(self, figs, ncols: int = 2) -> None:
-        """Figures ``figs`` of one kind as small multiples (see :func:`figure_grid`), kept in ``results``."""
-        self.results.update(figure_grid(figs, self.profile, self.n_train, self.n_val, self.seed, ncols))
+    def grid(self, figs, ncols: int = 2, stored: bool = False) -> None:
+        """Figures ``figs`` of one kind as small multiples (see :func:`figure_grid`; ``stored``: drawn from the
+        numbers other pages saved), kept in ``results``."""
+        self.results.update(figure_grid(figs, self.profile, self.n_train, self.n_val, self.seed, ncols, stored))
 
     def verdicts(self, ids, alias: dict | None = None) -> None:
         """Show the verdicts of claims ``ids`` as a table (returns nothing, so that the cell shows only the table);
