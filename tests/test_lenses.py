@@ -243,6 +243,19 @@ def test_id_and_mat_as_lenses_keep_the_numbers_of_sections_4_and_5():
         np.testing.assert_allclose(res["s_jtc"], ref["surprisal"][name], rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(res["gap"], ref["gap"][name], rtol=1e-5, atol=1e-6)
         np.testing.assert_array_equal(res["final_topk"], ref["final_topk"])
+    # the cross-entropy against the text's next token: -ln q[gold], NaN exactly where the position is the last token
+    gold = [ids[p + 1] if p + 1 < len(ids) else None for ids, p in zip(exp.val.input_ids, exp.val.positions)]
+    has = np.array([g is not None for g in gold])
+    assert 0 < has.sum() < len(has)
+    np.testing.assert_array_equal(np.isfinite(res["ce_gold"]), np.broadcast_to(has, res["ce_gold"].shape))
+    L = exp.n_layers
+    with torch.no_grad():
+        logq = torch.log_softmax(exp.adapter.readout(torch.as_tensor(exp.X_val[L][has])).double(), -1)
+    want = -logq[torch.arange(int(has.sum())), torch.tensor([g for g in gold if g is not None])].numpy()
+    np.testing.assert_allclose(res["ce_gold"][L][has], want, rtol=1e-4, atol=1e-4)
+    c = evaluate.curves(res, boot=("ce_gold",))
+    np.testing.assert_allclose(c["ce_gold"], np.nanmean(res["ce_gold"], 1))
+    assert c["n_gold"] == has.sum() and np.isfinite(c["boot"]["ce_gold"]).all()
 
 
 def test_an_interrupted_tuned_lens_resumes_to_the_weights_of_an_uninterrupted_run(fake, tmp_path, monkeypatch):

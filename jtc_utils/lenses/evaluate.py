@@ -8,7 +8,10 @@ lens's distribution and ``t_T`` its top-1 (natural logs):
   labelled;
 * KL = KL(p_f ‖ q) (the tuned lens's loss); bias KL = KL(mean_s p_f ‖ mean_s q) (the tuned-lens paper's bias);
 * r² of ``T_l(h^l)`` against ``h^L`` (coordinate-averaged, as section 3), every lens living in hidden space;
-* the gap between q's two largest probabilities, the early-exit confidence of section 5.
+* the gap between q's two largest probabilities, the early-exit confidence of section 5;
+* CE = -ln q[gold], the cross-entropy against the text's own next token (the tuned-lens paper's measure), on
+  GPT-style models and for the samples whose position has a next token (NaN elsewhere; BERT-style samples do not
+  keep the token under the mask, so they have none).
 
 Vocabulary projections run on chunks of samples, so memory stays bounded for a 50k vocabulary; the final
 distribution is recomputed per chunk rather than stored, once for all the lenses evaluated together
@@ -28,10 +31,22 @@ def _chunk(V: int) -> int:
     return max(64, min(2048, int(2e8 // (8 * V * 3))))
 
 
+def gold_next(exp, n: int | None = None) -> np.ndarray:
+    """The text's next token after each validation sample's position (GPT-style models), -1 where there is none (the
+    sentence's last token, or a BERT-style model); the first ``n`` samples."""
+    s = getattr(exp, "val", None)  # (unit tests' stand-ins for an experiment have states only)
+    n = (len(s) if s is not None else exp.X_val.shape[1]) if n is None else n
+    if s is None or not getattr(exp.adapter, "causal", False):
+        return np.full(n, -1, dtype=np.int64)
+    return np.array([ids[p + 1] if p + 1 < len(ids) else -1 for ids, p in zip(s.input_ids[:n], s.positions[:n])],
+                    dtype=np.int64)
+
+
 def evaluate(exp, lens, layers=None, ks=KS, n_val: int | None = None) -> dict:
     """Per-sample metrics of a fitted ``lens`` on ``exp``'s validation vectors at ``layers`` (default 0..L).
 
-    Returns ``layers``, ``precision`` {k: [layers, n]}, ``s_jtc``, ``s_n``, ``kl``, ``gap``, ``top1`` ([layers, n]),
+    Returns ``layers``, ``precision`` {k: [layers, n]}, ``s_jtc``, ``s_n``, ``kl``, ``gap``, ``ce_gold``, ``top1``
+    ([layers, n]),
     ``final_topk`` [n, max k], ``r2`` and ``bias_kl`` [layers], and the lens's label and parameters per layer."""
     return evaluate_many(exp, [lens], layers, ks, n_val)[0]
 
@@ -53,8 +68,10 @@ def evaluate_many(exp, lenses, layers=None, ks=KS, n_val: int | None = None) -> 
     kmax = max(ks)
     shape = (len(layers), n)
     out = [{"precision": {k: np.zeros(shape, bool) for k in ks}, "s_jtc": np.zeros(shape), "s_n": np.zeros(shape),
-            "kl": np.zeros(shape), "gap": np.zeros(shape), "top1": np.zeros(shape, np.int64)} for _ in lenses]
+            "kl": np.zeros(shape), "gap": np.zeros(shape), "ce_gold": np.full(shape, np.nan),
+            "top1": np.zeros(shape, np.int64)} for _ in lenses]
     final_topk = np.zeros((n, kmax), np.int64)
+    gold = gold_next(exp, n)
     with torch.inference_mode():
         V = readout(torch.as_tensor(X[L][:1])).shape[-1]
         step = _chunk(V)
@@ -68,6 +85,9 @@ def evaluate_many(exp, lenses, layers=None, ks=KS, n_val: int | None = None) -> 
             t_f = topk_f[:, :1]
             final_topk[sl] = topk_f.cpu().numpy()
             sum_pf += p_f.sum(0, dtype=torch.float64)
+            g = gold[sl]
+            has = np.flatnonzero(g >= 0)
+            g_t = torch.as_tensor(g[has])[:, None]
             for res, sq, lens in zip(out, sum_q, lenses):
                 for i, layer in enumerate(layers):
                     logq = torch.log_softmax(readout(torch.as_tensor(lens.transform(X[layer][sl], layer))).float(),
@@ -81,6 +101,7 @@ def evaluate_many(exp, lenses, layers=None, ks=KS, n_val: int | None = None) -> 
                     res["s_jtc"][i, sl] = -logp_f.gather(1, t_T)[:, 0].double().cpu().numpy()
                     res["s_n"][i, sl] = -logq.gather(1, t_f)[:, 0].double().cpu().numpy()
                     res["kl"][i, sl] = (p_f * (logp_f - logq)).sum(-1, dtype=torch.float64).cpu().numpy()
+                    res["ce_gold"][i, a + has] = -logq[torch.as_tensor(has)].gather(1, g_t)[:, 0].double().cpu().numpy()
                     sq[i] += logq.exp().sum(0, dtype=torch.float64)
     mean_pf = sum_pf / n
     for res, sq, lens in zip(out, sum_q, lenses):
@@ -103,10 +124,19 @@ def curves(res: dict, boot=()) -> dict:
         out[f"p@{k}"] = v.mean(1).tolist()
     for m in ("s_jtc", "s_n", "kl"):
         out[m] = res[m].mean(1).tolist()
+    ce = res.get("ce_gold")
+    has_gold = None if ce is None else np.isfinite(ce[0])  # the same samples at every layer
+    if has_gold is not None and has_gold.any():  # the mean over the samples that have a next token
+        out["ce_gold"] = ce[:, has_gold].mean(1).tolist()
+        out["n_gold"] = int(has_gold.sum())
     if boot:
         w = verdicts.weights(res["kl"].shape[1])
-        out["boot"] = {key: verdicts.resampled_mean(res["precision"][1] if key == "p@1" else res[key], w).tolist()
-                       for key in boot}
+        out["boot"] = {}
+        for key in boot:
+            if key == "ce_gold":
+                out["boot"][key] = verdicts.resampled_mean(np.nan_to_num(ce), w, where=has_gold).tolist()
+            else:
+                out["boot"][key] = verdicts.resampled_mean(res["precision"][1] if key == "p@1" else res[key], w).tolist()
     return out
 
 

@@ -69,7 +69,7 @@ def _lens_digest(ln: Lens) -> str:
 def _eval_key(exp, ln: Lens, layers) -> dict:
     from ..hidden import model_identity, samples_identity
 
-    return {"what": "lens-eval", "version": 2, "model": model_identity(exp.adapter), "val": samples_identity(exp.val),
+    return {"what": "lens-eval", "version": 3, "model": model_identity(exp.adapter), "val": samples_identity(exp.val),
             "lens": _lens_digest(ln), "layers": None if layers is None else list(layers), "ks": list(evaluate.KS)}
 
 
@@ -217,7 +217,8 @@ def grid(exp) -> dict:
     """Objective against form on the stand-in of GPT2-XL: KL, r², Precision@1 and the bias of each lens of
     :data:`GRID`, with the tuned lenses' training record (steps, doublings, last-10% improvement)."""
     fitted = _fitted(exp, GRID)
-    curves = _curves(exp, fitted, boot={"id": ("p@1", "kl"), "tuned": ("p@1", "kl"), "mat+b": ("kl",)})
+    curves = _curves(exp, fitted, boot={"id": ("p@1", "kl", "ce_gold"), "tuned": ("p@1", "kl", "ce_gold"),
+                                        "mat+b": ("kl",)})
     cards = {}
     for name in GRID[3:]:
         rec = fitted[name].record

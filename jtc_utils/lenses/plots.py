@@ -54,7 +54,7 @@ def curves(c: dict, keys=("p@1",), labels=None, title: str | None = None, seeds_
     labels = labels or [k for k in c if "/seed" not in k]
     ylab = {"p@1": "Precision@1", "p@5": "Precision@5", "p@10": "Precision@10", "s_n": "surprisal S_N (nats)",
             "s_jtc": "surprisal S_JTC (nats)", "kl": "KL(final ‖ lens) (nats)", "r2": "r² to the last layer",
-            "bias_kl": "bias: KL(mean final ‖ mean lens)"}
+            "bias_kl": "bias: KL(mean final ‖ mean lens)", "ce_gold": "CE on the next token (nats)"}
     with sns.plotting_context("notebook", font_scale=1.0), sns.axes_style("darkgrid"):
         fig, axes = plt.subplots(1, len(keys), figsize=(5.2 * len(keys) + 2, 4), squeeze=False)
         for ax, key in zip(axes[0], keys):
