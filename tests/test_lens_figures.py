@@ -46,3 +46,11 @@ def test_every_trained_lens_the_book_uses_is_committed_for_the_current_zoo_and_c
     for model, what, run in train.jobs(train.TUNED_MODELS):
         run(exps.setdefault(model, Experiment(model)))
     assert artifacts.key_of("tiny-gpt2-xl", "tuned_s0")["recipe"] == {k: v for k, v in tuned.RECIPE.items()}
+
+
+def test_the_real_models_tuned_lens_is_trained_only_when_asked():
+    """The real model's tuned lens costs hours of CPU (a GPU job): `python -m jtc_utils.lenses.train` trains it
+    only with --real-tuned; its low-rank shortcuts are always in the job list."""
+    plain = [what for model, what, _ in train.jobs([train.REAL_MODEL])]
+    asked = [what for model, what, _ in train.jobs([train.REAL_MODEL], real_tuned=True)]
+    assert plain == ["njtc", "nnjtc"] and asked == ["njtc", "nnjtc", "tuned"]

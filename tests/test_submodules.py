@@ -109,7 +109,9 @@ def test_wavefront_equals_one_start_layer_at_a_time(exp, mapping):
     fast = submodules.cast(exp, mapping, maps)
     rep = submodules._replacements(maps, mapping, run.device)
     L = exp.n_layers
-    np.testing.assert_array_equal(fast[L], exp.X_val[L])  # starting at the last layer is the model itself
+    # starting at the last layer is the model itself (up to the float rounding of other batches: the experiment's
+    # states may be sliced out of an extraction of more sentences, see jtc_utils.hidden)
+    np.testing.assert_allclose(fast[L], exp.X_val[L], rtol=0, atol=1e-5)
     with torch.inference_mode():
         for idx, inp, mask, pos in submodules.sample_batches(exp, exp.val):
             S = exp.adapter.forward_states(inp, mask)
