@@ -4,14 +4,15 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: book test install real notebooks html bench noise clean-cache zoo zoo-extras student
+.PHONY: book test install real notebooks html bench noise clean-cache zoo zoo-extras student lab grade
 
-$(STAMP): requirements.txt requirements-html.txt requirements-real.txt pyproject.toml
+$(STAMP): requirements.txt requirements-html.txt requirements-real.txt requirements-lab.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.txt
 	$(PY) -m pip install -q --no-deps -r requirements-html.txt
 	$(PY) -m pip install -q --no-deps -r requirements-real.txt
+	$(PY) -m pip install -q --no-deps -r requirements-lab.txt
 	$(PY) -m pip install -q --no-deps -e .
 	touch $(STAMP)
 
@@ -37,8 +38,23 @@ test: $(STAMP)  ## nbval on the executed notebooks, unit tests and the figure-da
 	PYTHONWARNINGS=ignore JTC_PROGRESS=0 JTC_REAL_SUBSET=1200,300 JTC_DATA_OUT=$(CURDIR)/.cache/test-data $(PY) -m pytest book/*.ipynb tests --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg
 
-student: $(STAMP)  ## the student edition in student/: every page with its solutions removed, answer cells open
-	$(PY) -m jtc_utils.student --out student
+# the classroom: the student edition, JupyterLab on it, and grading a class (see the README's "Teaching")
+STUDENT_DIR ?= student
+LAB_DIR ?= $(STUDENT_DIR)
+GRADES ?= grades
+
+student: $(STAMP)  ## the student edition in STUDENT_DIR (student/), and the cache its pages share filled once
+	$(PY) -m jtc_utils.student --out $(STUDENT_DIR) --fill
+
+lab: $(STAMP)  ## JupyterLab, offline, on the student edition (LAB_DIR=notebooks: on the book's py:percent sources)
+	$(if $(filter $(LAB_DIR),$(STUDENT_DIR)),$(PY) -m jtc_utils.student --out $(STUDENT_DIR))
+	$(PY) -m jupyter lab --notebook-dir=$(LAB_DIR) --LabApp.news_url=None \
+		--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate --LabApp.extension_manager=readonly \
+		$(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
+
+grade: $(STAMP)  ## grade a class: SUBMISSIONS=folder (one folder per student) into GRADES (grades/)
+	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=folder [GRADES=grades] [GRADE_ARGS=...]"; exit 2; }
+	$(PY) -m jtc_utils.grade $(SUBMISSIONS) --out $(GRADES) $(GRADE_ARGS)
 
 bench: $(STAMP)  ## speed benchmarks (not part of the tests)
 	$(PY) benchmarks/bench_fit.py
@@ -51,6 +67,7 @@ bench: $(STAMP)  ## speed benchmarks (not part of the tests)
 	$(PY) benchmarks/bench_corpus.py
 	$(PY) benchmarks/bench_paper_memory.py
 	$(PY) benchmarks/bench_verdicts.py
+	$(PY) benchmarks/bench_student.py
 
 noise: $(STAMP)  ## measure how far every figure-data quantity moves under other arithmetic (tests/noise.json; ~1 h)
 	$(PY) benchmarks/noise.py run-all

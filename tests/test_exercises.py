@@ -4,9 +4,11 @@ book's own solution passes and a blank or wrong answer fails, and `make student`
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import re
 
 import jupytext
+import nbformat
 import pytest
 
 from jtc_utils import exercises, runner, student
@@ -77,8 +79,8 @@ def test_the_books_own_solutions_pass_their_checks(name):
 
 
 def test_the_student_edition_has_no_solutions_and_open_answers(tmp_path):
-    paths = student.build(tmp_path / "student")
-    assert [p.stem for p in paths] == sorted(runner.notebook_names())
+    paths, kept = student.build(tmp_path / "student")
+    assert [p.stem for p in paths] == runner.notebook_names() and kept == []
     for p in paths:
         nb = json.loads(p.read_text())
         source = _source(p.stem)
@@ -93,3 +95,64 @@ def test_the_student_edition_has_no_solutions_and_open_answers(tmp_path):
         # the check cells stay, and each follows its open answer cell
         assert len(CHECK_CALL.findall(text)) == sum(len(CHECK_CALL.findall(c.source)) for c in source.cells)
         assert all(f"Exercise `{label}`" in text for label in _labels(source))
+
+
+def test_the_student_edition_labels_each_answer_with_its_check_and_runs_the_real_model_small(tmp_path):
+    paths, _ = student.build(tmp_path / "student")
+    for p in paths:
+        nb = json.loads(p.read_text())
+        code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+        for i, c in enumerate(code):
+            if "check" in c["metadata"].get("tags", []):
+                label = CHECK_CALL.search("".join(c["source"])).group(1)
+                assert c["metadata"]["exercise"] == label and c["metadata"]["editable"] is False
+                assert code[i - 1]["metadata"].get("exercise") == label  # the answer cell right before it
+                assert "answer" in code[i - 1]["metadata"]["tags"]
+        params = "".join(next(c["source"] for c in code if "parameters" in c["metadata"].get("tags", [])))
+        if any("real_n_train = None" in c.source for c in _source(p.stem).cells):
+            assert f"real_n_train = {student.STUDENT_SIZES[0]}" in params, p.stem
+            assert f"real_n_val = {student.STUDENT_SIZES[1]}" in params, p.stem
+            assert "**Student edition.**" in "".join(nb["cells"][1]["source"]), p.stem  # says what full size costs
+
+
+def test_rebuilding_the_student_edition_keeps_a_students_work(tmp_path):
+    out = tmp_path / "student"
+    paths, _ = student.build(out)
+    page = paths[0]
+    nb = json.loads(page.read_text())
+    cell = next(c for c in nb["cells"] if "answer" in c["metadata"].get("tags", []))
+    cell["source"] = "answer = 42"
+    page.write_text(json.dumps(nb))
+    written, kept = student.build(out)
+    assert kept == [page] and page not in written and "answer = 42" in page.read_text()
+    written, kept = student.build(out, replace=True)
+    assert kept == [] and page in written and "answer = 42" not in page.read_text()
+
+
+def test_an_untouched_notebook_of_an_older_edition_is_replaced(tmp_path):
+    out = tmp_path / "student"
+    paths, _ = student.build(out)
+    page = paths[0]
+    nb = nbformat.read(page, as_version=4)
+    nb.cells[0].source = "# an older edition's cell"  # the edition changed, the student did not touch it
+    nb.metadata["jtc_student"]["edition"] = student._digest(nb)
+    nbformat.write(nb, page)
+    written, kept = student.build(out)
+    assert page in written and kept == [] and "an older edition" not in page.read_text()
+
+
+def test_the_fill_executes_each_page_once_and_again_when_its_inputs_change(tmp_path, monkeypatch):
+    import papermill
+
+    monkeypatch.setattr(student, "FILL_RECORD", "fill-test.json")
+    monkeypatch.setattr("jtc_utils.paths.CACHE_DIR", tmp_path)
+    ran = []
+    monkeypatch.setattr(papermill, "execute_notebook", lambda src, dst, **kw: ran.append(Path(src).stem))
+    first = student.fill(progress=False)
+    assert ran == runner.notebook_names() and set(first) == set(ran)
+    ran.clear()
+    assert student.fill(progress=False) == {} and ran == []
+    real = runner.inputs_fingerprint
+    monkeypatch.setattr(runner, "inputs_fingerprint", lambda name, p: real(name, p) + ("x" if name == "sec5_early_exit" else ""))
+    student.fill(progress=False)
+    assert ran == ["sec5_early_exit"]
