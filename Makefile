@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: book test install real notebooks html bench noise clean-cache zoo zoo-extras student lab grade
+.PHONY: browser book test install real notebooks html bench noise clean-cache zoo zoo-extras student lab grade
 
 $(STAMP): requirements.txt requirements-html.txt requirements-real.txt requirements-lab.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -34,7 +34,14 @@ html: $(STAMP)  ## render the HTML from the stored notebooks
 # kernels run with warnings off, as the runner executes the pages (a library warning on stderr is not an output)
 # the pages run first: the figure-data regression then compares the figures they wrote (JTC_DATA_OUT) instead of
 # computing each a second time
-test: $(STAMP)  ## nbval on the executed notebooks, unit tests and the figure-data regression
+# the browser test drives Debian's Chromium: installed here where it is missing and apt-get can (as root); elsewhere
+# the test is skipped with the command that installs it
+browser:
+	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] \
+		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) ; } \
+		|| echo "no Chromium (install it with: apt-get install chromium): the browser test will be skipped"
+
+test: $(STAMP) browser  ## nbval on the executed notebooks, unit tests and the figure-data regression
 	PYTHONWARNINGS=ignore JTC_PROGRESS=0 JTC_REAL_SUBSET=1200,300 JTC_DATA_OUT=$(CURDIR)/.cache/test-data $(PY) -m pytest book/*.ipynb tests --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg
 

@@ -120,7 +120,7 @@ from jtc_utils import exercises, figdata
 # ```{exercise-start}
 # :label: ex-appb-saved
 # ```
-# **Run and read.** How many layers does `mat` save at the 95% target on news (Figure 20)?
+# **Run and read.** How many layers does `mat` save at the 95% target on news (<a href="#figure-fig20">Figure 5</a>, paper Fig. 20)?
 # ```{exercise-end}
 # ```
 #
@@ -144,7 +144,8 @@ exercises.check("ex-appb-saved", answer)
 # :label: ex-appb-gap
 # ```
 # **Compute.** How far apart are the news and encyclopedia curves of `mat`'s Precision@1 on the same model? Give the
-# largest absolute difference over the layers between Figure 14 and its encyclopedia counterpart, Figure 27.
+# largest absolute difference over the layers between <a href="#figure-fig14">Figure 1</a> (paper Fig. 14) and its encyclopedia counterpart, paper Fig. 27 (drawn in
+# [appendix D](appendix_d_sizes.ipynb)).
 # ```{exercise-end}
 # ```
 #
@@ -172,7 +173,7 @@ get = lambda f: results[f] if f in results else figdata.load(f)["data"]  # noqa:
 # :label: ex-appb-r2
 # ```
 # **Compute.** Which domain is easier to map linearly? Compute the mean $r^2$ of `mat` over the pairs $\ell < \ell'$
-# of Figure 12 (news) and Figure 23 (encyclopedia), and give `answer = "news"` or `"encyclopedia"`.
+# of paper Figs 12 (news) and 23 (encyclopedia), both drawn in [section 3](sec3_linear_shortcuts.ipynb), and give `answer = "news"` or `"encyclopedia"`.
 # ```{exercise-end}
 # ```
 #

@@ -84,7 +84,7 @@ print(f"{FFN(exp.adapter)}: largest deviation over {len(exp.val)} samples and al
       f"{digits.bound(worst, 1e-5)}")
 
 # %% [markdown]
-# ## Concepts in value vectors (Table 2, Figures 2 and 4)
+# ## Concepts in value vectors (the paper's Table 2, Figures 2 and 4)
 #
 # The **concept rule** replaces the annotators: in a value's top-30 tokens, a word class holding at least four
 # tokens is a concept, and *coverage* is the share of the 30 tokens inside concepts. Coverage is compared with
@@ -141,7 +141,7 @@ small = table["tiny-gpt2"]
 display(small[small["coverage"] >= 0.5].sort_values("coverage", ascending=False).head(12))
 
 # %% [markdown]
-# ## Dominant sub-updates (Figure 6)
+# ## Dominant sub-updates (the paper's Figure 6)
 #
 # Per sample and layer, the ten sub-updates with the largest $|m_i|\,\lVert v_i\rVert$ and their share of the
 # total, against ten random sub-updates and the uniform share $10/d_\text{ff}$:
@@ -158,7 +158,7 @@ book.show(['geva_fig6'],
           "Line plot of the dominant ten's share per layer against random and uniform")
 
 # %% [markdown]
-# ## Promotion, not elimination (Table 4, Figure 3, section 5.2)
+# ## Promotion, not elimination (the paper's Table 4, Figure 3, section 5.2)
 #
 # A *saturation event* is the layer where the final token $t_f$ becomes and stays the top prediction (when the
 # FFN of that layer made it so); an *elimination event* is the layer where the candidate $w_\ell$ (the top token

@@ -285,7 +285,7 @@ from jtc_utils import exercises
 # ```{exercise-start}
 # :label: ex-sec3-gap
 # ```
-# **Run and read.** At which layer pair $\ell < \ell'$ of Figure 23 is the gain of `mat` over `id`, $r^2(\texttt{mat}) -
+# **Run and read.** At which layer pair $\ell < \ell'$ of <a href="#figure-fig23">Figure 4</a> (paper Fig. 23) is the gain of `mat` over `id`, $r^2(\texttt{mat}) -
 # r^2(\texttt{id})$, largest? Give `answer = (l, l2)`.
 # ```{exercise-end}
 # ```
@@ -314,7 +314,7 @@ exp = chapter.experiment("fig23")
 # ```{exercise-start}
 # :label: ex-sec3-one-pair
 # ```
-# **Compute.** Take the GPT-style model of Figure 23 and fit `mat` for the single pair $\ell=2 \to \ell'=4$ yourself
+# **Compute.** Take the GPT-style model of <a href="#figure-fig23">Figure 4</a> (paper Fig. 23) and fit `mat` for the single pair $\ell=2 \to \ell'=4$ yourself
 # with `jtc_utils.linear.fit` on the training hidden states (`exp.X_train`), then compute its validation $r^2$
 # with `jtc_utils.linear.r2_score` (`answer`). It should match the heatmap's cell.
 # ```{exercise-end}

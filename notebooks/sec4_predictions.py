@@ -80,7 +80,7 @@ figure("fig5")
 
 # %% [markdown]
 # The paper (Fig. 4): until layer 44 of 48, `mat`'s Precision@1 exceeds `id`'s by more than 0.2, and in the early
-# layers `mat` reaches P@10 of 0.62-0.82, P@5 of 0.52-0.74 and P@1 of 0.28-0.45. Surprisal (Fig. 5) is
+# layers `mat` reaches P@10 of 0.62-0.82, P@5 of 0.52-0.74 and P@1 of 0.28-0.45. Surprisal (paper Fig. 5) is
 # substantially lower with `mat` at every layer. The verdicts below are computed by `jtc_utils.claims` with the
 # rule printed next to each (layers are compared at the same relative depth: layer 44 of 48 is layer 22 of 24).
 # Each claim gets two verdicts: its shape (which curve lies above which), judged here, and its magnitude (the
@@ -243,7 +243,7 @@ print(pd.DataFrame(rows).to_string(index=False))
 # ## Reading a sentence layer by layer (interactive)
 #
 # Table 1 reads one position at a few layers. The view below reads every position at every layer, like the tuned
-# lens's prediction trajectories: for validation sentences of the stand-in of Figure 4 and of SmolLM2 on Wikipedia,
+# lens's prediction trajectories: for validation sentences of the stand-in of <a href="#figure-fig4">Figure 1</a> (paper Fig. 4) and of SmolLM2 on Wikipedia,
 # the top token and its probability under `id` (top) and `mat` (bottom). Pick a sentence in the menu and hover for
 # details. The column of a token shows the prediction of the token *after* it; the top row is the model's own
 # output. In a live notebook, `layer_view.figure([layer_view.trajectory(exp, "any sentence")]).show()` draws the
@@ -297,7 +297,7 @@ from jtc_utils import exercises
 # :label: ex-sec4-half
 # ```
 # **Run and read.** From which layer on does `mat` agree with the model's final top-1 token at least half of the time in
-# Figure 4? Give the first layer where its Precision@1 reaches 0.5.
+# <a href="#figure-fig4">Figure 1</a> (paper Fig. 4)? Give the first layer where its Precision@1 reaches 0.5.
 # ```{exercise-end}
 # ```
 #
@@ -325,7 +325,7 @@ mid = exp.n_layers // 2
 # ```{exercise-start}
 # :label: ex-sec4-precision
 # ```
-# **Compute.** Compute Precision@1 of `id` at the middle layer of the model of Figure 4 by hand: cast the validation
+# **Compute.** Compute Precision@1 of `id` at the middle layer of the model of <a href="#figure-fig4">Figure 1</a> (paper Fig. 4) by hand: cast the validation
 # states with `predictions.cast`, read them out with `predictions.readout_stats`, and compare the top-1 ids with
 # the final model's top-1 (`exp.predictions["final_topk"][:, 0]`). It should equal the figure's curve.
 # ```{exercise-end}

@@ -179,7 +179,7 @@ from jtc_utils import exercises
 # ```{exercise-start}
 # :label: ex-sec5-bert
 # ```
-# **Run and read.** How many layers does `mat` save at the 95% target on the BERT-style model of Figure 9?
+# **Run and read.** How many layers does `mat` save at the 95% target on the BERT-style model of <a href="#figure-fig9">Figure 2</a> (paper Fig. 9)?
 # ```{exercise-end}
 # ```
 #
@@ -205,7 +205,7 @@ exp = chapter.experiment("fig8")
 # ```{exercise-start}
 # :label: ex-sec5-one-lambda
 # ```
-# **Compute.** For the GPT-style model of Figure 8 and λ = 0.8 with `mat`, find the exit layer of every sample yourself
+# **Compute.** For the GPT-style model of <a href="#figure-fig8">Figure 1</a> (paper Fig. 8) and λ = 0.8 with `mat`, find the exit layer of every sample yourself
 # from the per-layer statistics `exp.predictions["gap"]["mat"]`, with the rule written above (use
 # `early_exit.decay` for the position term). `answer` is the mean exit layer; compare it with the figure's
 # point.
@@ -238,7 +238,7 @@ exercises.check("ex-sec5-one-lambda", answer)
 # :label: ex-sec5-target
 # ```
 # **Change the method.** 95% is one choice. How many more layers than `id` does `mat` save at a target of 90% Precision@1 on the
-# model of Figure 8 (`early_exit.layers_saved`)? Try 99% too.
+# model of <a href="#figure-fig8">Figure 1</a> (paper Fig. 8; `early_exit.layers_saved`)? Try 99% too.
 # ```{exercise-end}
 # ```
 #

@@ -241,7 +241,7 @@ from jtc_utils import exercises
 # ```{exercise-start}
 # :label: ex-sec6-best
 # ```
-# **Run and read.** Which of the four mappings of Figure 10 has the highest Precision@1 averaged over the start layers?
+# **Run and read.** Which of the four mappings of <a href="#figure-fig10">Figure 1</a> (paper Fig. 10) has the highest Precision@1 averaged over the start layers?
 # ```{exercise-end}
 # ```
 #

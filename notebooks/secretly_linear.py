@@ -146,7 +146,7 @@ book.show(['ext_sl_r2family'],
 print(f"largest gap between LS_nores computed directly and through the identity: {digits.bound(fam['identity_max_gap'], 1e-8)}")
 
 # %% [markdown]
-# ## Why the scores are so high: small updates (Figure 3)
+# ## Why the scores are so high: small updates (the paper's Figure 3)
 #
 # The identity says that a block whose update is small next to its input scores near 1 with the residual. The
 # median ratio $\lVert h^{\ell+1} - h^\ell\rVert / \lVert h^\ell\rVert$ per pair:
@@ -169,7 +169,7 @@ book.show(['sl_fig3'],
 verdicts(["S4"])
 
 # %% [markdown]
-# ## Linearity during pretraining (Figure 2)
+# ## Linearity during pretraining (the paper's Figure 2)
 #
 # The plain run of `tiny-gpt2`, retrained with its weights kept at log-spaced steps. It retraces the committed zoo
 # model step by step: the last snapshot, stored in half precision, scores like `zoo/tiny-gpt2` to the gap printed
@@ -210,7 +210,7 @@ verdicts(["S6"])
 # linearity change does not need the task to be learned well: it is a property of the weights after any fine-tuning.
 
 # %% [markdown]
-# ## Cosine-regularised pretraining (Figures 4-5, Tables 2-3 in spirit)
+# ## Cosine-regularised pretraining (the paper's Figures 4-5, Tables 2-3 in spirit)
 #
 # The regulariser adds $\lambda \sum_\ell (1 - \cos(h^\ell, h^{\ell-1}))$, averaged over tokens, to the language-model
 # loss. We use the same data, budget and seeds, at $\lambda$ = 0 (plain), 0.5 (the paper's) and 2.0. The paper
@@ -255,7 +255,7 @@ verdicts(["S7", "S8", "S9"])
 # linearity, and it helps the language model a little.
 
 # %% [markdown]
-# ## Pruning by linearity (Figures 6-8)
+# ## Pruning by linearity (the paper's Figures 6-8)
 #
 # On the deepest GPT-style stand-in, `tiny-gpt2-xl` (24 blocks), blocks are ranked once by their held-out
 # $\mathrm{LS}_\text{res}$. We take the $k$ most linear, the $k$ least linear or $k$ random ones (mean of three
@@ -296,7 +296,7 @@ verdicts(["S10"])
 # models on TinyStories, which the stand-in cannot copy.
 
 # %% [markdown]
-# ## The distribution of errors (Figure 9) and encoders (the abstract's claim)
+# ## The distribution of errors (the paper's Figure 9) and encoders (the abstract's claim)
 
 # %% tags=["nbval-check-output"]
 f9 = figure("sl_fig9")

@@ -21,3 +21,72 @@ def test_math_is_served_locally(html):
         assert not src.startswith(("http:", "https:", "//")), f"MathJax from the network: {src}"
         assert (root / "book" / src).resolve().is_file(), f"{src} is not in the built book"
     assert "cdn.jsdelivr.net/npm/mathjax" not in page
+
+
+def _pages(root):
+    return [root / "book" / "intro.html"] + [root / "book" / f"{n}.html" for n in runner.notebook_names()]
+
+
+def test_no_page_declares_a_script_twice(html):
+    """sphinx-thebe's configuration script was on every page twice: "Identifier 'THEBE_JS_URL' has already been
+    declared" (jtc_utils.sphinx_ext keeps one)."""
+    root, _ = html
+    for page in _pages(root):
+        text = page.read_text()
+        bodies = re.findall(r"<script(?![^>]*\bsrc=)[^>]*>(.*?)</script>", text, flags=re.S)
+        declared = [b.strip() for b in bodies if b.strip()]
+        assert len(declared) == len(set(declared)), f"{page.name}: an inline script appears twice"
+        srcs = re.findall(r'<script[^>]*\bsrc="([^"]+)"', text)
+        assert len(srcs) == len(set(srcs)), f"{page.name}: a script is loaded twice"
+        assert text.count("const THEBE_JS_URL") <= 1, page.name
+
+
+def test_mathjax_ships_only_what_the_pages_load(html):
+    from jtc_utils.sphinx_ext import MATHJAX_KEEP
+
+    root, _ = html
+    mj = root / "_static" / "mathjax"
+    assert (mj / "tex-chtml.js").is_file() and list((mj / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"))
+    assert not (mj / "tex-svg.js").exists() and not (mj / "tex-mml-chtml.js").exists()
+    for f in mj.rglob("*"):
+        if f.is_file():
+            assert any(f == mj / k or (mj / k) in f.parents for k in MATHJAX_KEEP), f
+
+
+def test_every_figure_can_be_enlarged(html):
+    root, _ = html
+    assert (root / "_static" / "jtc-enlarge.js").is_file()
+    for page in _pages(root):
+        text = page.read_text()
+        if 'class="jtc-figure' in text:
+            assert "_static/jtc-enlarge.js" in text, page.name
+
+
+PAPER_WORDS = re.compile(r"paper|Geva|Razzhigaev|N-NJTC|et al\.|tuned lens", re.I)
+
+
+def test_every_figure_reference_names_its_figure(html):
+    """A page numbers its own figures ("Figure 1 (paper Figure 4)"), so a bare "Figure 4" in the prose or an exercise
+    would send the reader to another plot: every "Figure N" / "Fig. N" either links to a figure of the same page whose
+    caption carries that number, or names the paper it counts in ("paper Fig. 4", "the paper's Figure 3")."""
+    from bs4 import BeautifulSoup
+
+    root, _ = html
+    for page in _pages(root):
+        soup = BeautifulSoup(page.read_text(), "html.parser")
+        numbers = {}
+        for fig in soup.select("figure.jtc-figure[id]"):
+            m = re.match(r"\s*Figure (\d+)", fig.figcaption.get_text() if fig.figcaption else "")
+            if m:
+                numbers[fig["id"]] = int(m.group(1))
+        for a in soup.select('a[href^="#figure-"]'):
+            target, text = a["href"][1:], a.get_text(" ", strip=True)
+            assert target in numbers, f"{page.name}: {text!r} links to {target!r}, not a figure of this page"
+            assert text == f"Figure {numbers[target]}", f"{page.name}: {text!r} links to Figure {numbers[target]}"
+            a.decompose()
+        for el in soup.select("figure, pre, script, style, div.cell_output, div.cell_input, nav, .bd-sidebar-primary"):
+            el.decompose()
+        text = " ".join(soup.get_text(" ").split())
+        for m in re.finditer(r"\b(?:Figures?|Fig\.) \d+", text):
+            before = text[max(0, m.start() - 30):m.start()]
+            assert PAPER_WORDS.search(before), f"{page.name}: ...{before}{m.group(0)}... is neither a link nor the paper's"
