@@ -135,7 +135,8 @@ def test_the_exit_rule_classifiers_ignore_float_noise(monkeypatch):
     from jtc_utils.ffn import exit_rule, figures
 
     exp = figures.experiment("tiny", "gpt24", seed=0)
-    base = exit_rule.classifier_exit(exp, "o")
+    te = exit_rule.split_summary(exp, "validation")
+    base = exit_rule._classifier_exit(exp, "o", 0)  # fitted here, not read from the cache
     rng = np.random.default_rng(0)
     features = exit_rule._features
 
@@ -144,8 +145,27 @@ def test_the_exit_rule_classifiers_ignore_float_noise(monkeypatch):
             yield (F * (1 + 1e-6 * rng.standard_normal(F.shape))).astype(F.dtype)
 
     monkeypatch.setattr(exit_rule, "_features", noisy)
-    again = exit_rule.classifier_exit(exp, "o")
-    assert again["accuracy"] == base["accuracy"] and again["saved"] == base["saved"]
+    again = exit_rule._classifier_exit(exp, "o", 0)
+    a, b = exit_rule.score_exit(base["exit_layer"], te["top1"]), exit_rule.score_exit(again["exit_layer"], te["top1"])
+    assert again is not base and a["accuracy"] == b["accuracy"] and a["saved"] == b["saved"]
+
+
+def test_the_exit_rule_classifiers_are_fitted_once(tmp_path, monkeypatch):
+    from jtc_utils import cache
+    from jtc_utils.ffn import exit_rule, figures
+
+    monkeypatch.setattr(cache, "CACHE_DIR", tmp_path)
+    exp = figures.experiment("tiny", "gpt24", seed=0)
+    fits = []
+    fit = exit_rule._classifier_exit
+    monkeypatch.setattr(exit_rule, "_classifier_exit", lambda *a: fits.append(a[1:]) or fit(*a))
+    first = exit_rule.classifier_exit(exp, "r")
+    again = exit_rule.classifier_exit(exp, "r")
+    assert fits == [("r", 0)]
+    assert {k: first[k] for k in ("accuracy", "saved", "exit_hist", "thresholds")} == \
+        {k: again[k] for k in ("accuracy", "saved", "exit_hist", "thresholds")}
+    exit_rule.classifier_exit(exp, "r", seed=1)
+    assert fits == [("r", 0), ("r", 1)]
 
 
 def test_a_count_of_decisions_may_move_by_two():

@@ -179,14 +179,28 @@ def _features(exp, split: str, what: str):
 
 
 def classifier_exit(exp, what: str, seed: int = 0) -> dict:
-    """The logistic-regression baseline on feature ``what`` (``r``, ``o`` or ``r+o``)."""
+    """The logistic-regression baseline on feature ``what`` (``r``, ``o`` or ``r+o``). The exit layers and thresholds
+    are cached on disk (one cross-validated fit per layer: minutes on the real model's 30 layers)."""
+    import sklearn
+
+    if what not in FEATURES:
+        raise ValueError(f"unknown feature {what!r}; choose one of {', '.join(FEATURES)}")
+    te = split_summary(exp, "validation")
+    key = {"what": "ffn-classifier-exit", "version": VERSION, "feature": what, "seed": seed,
+           "model": model_identity(exp.adapter), "train": samples_identity(exp.train),
+           "validation": samples_identity(exp.val), "runner": runner_for(exp.adapter.model).version,
+           "held_out": HELD_OUT, "folds": FOLDS, "cs": list(CS), "solver": SOLVER, "sklearn": sklearn.__version__}
+    c = cache.cached("ffn_classifier", key, lambda: _classifier_exit(exp, what, seed))
+    thresholds = [None if np.isnan(t) else float(t) for t in c["thresholds"]]
+    return {**score_exit(c["exit_layer"], te["top1"]), "thresholds": thresholds}
+
+
+def _classifier_exit(exp, what: str, seed: int) -> dict:
     from sklearn.linear_model import LogisticRegressionCV
     from sklearn.metrics import precision_recall_curve
     from sklearn.model_selection import StratifiedKFold
     from sklearn.preprocessing import StandardScaler
 
-    if what not in FEATURES:
-        raise ValueError(f"unknown feature {what!r}; choose one of {', '.join(FEATURES)}")
     tr, te = split_summary(exp, "train"), split_summary(exp, "validation")
     L = tr["top1"].shape[0]
     n_tr = len(tr["sat"])
@@ -199,7 +213,7 @@ def classifier_exit(exp, what: str, seed: int = 0) -> dict:
                                        start=1):
         y = tr["sat"] == layer
         if y[~held].sum() < FOLDS or y[held].sum() == 0:
-            thresholds.append(None)
+            thresholds.append(np.nan)  # no classifier at this layer
             continue
         scaler = StandardScaler().fit(Ftr[~held])
         model = LogisticRegressionCV(Cs=list(CS), cv=StratifiedKFold(FOLDS, shuffle=True, random_state=seed),
@@ -213,4 +227,4 @@ def classifier_exit(exp, what: str, seed: int = 0) -> dict:
         p = model.predict_proba(scaler.transform(Fte))[:, 1]
         go = (p > t) & (exit_layer == L)
         exit_layer[go] = layer
-    return {**score_exit(exit_layer, te["top1"]), "thresholds": thresholds}
+    return {"exit_layer": exit_layer, "thresholds": np.array(thresholds, dtype=float)}
