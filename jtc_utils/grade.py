@@ -14,7 +14,9 @@ book's own checks (``make grade SUBMISSIONS=folder``). Usage::
    plain JSON, and executes the notebook in its own process with a time limit for the whole notebook and a shorter
    one for each answer cell, in a working copy of the student's folder;
 3. judges each recorded answer with :func:`jtc_utils.exercises.check` **in the grader's process**, never trusting
-   anything the submission printed.
+   anything the submission printed, against the numbers a student's own run compares with: those the page passes
+   to the check, else the figures this run computed before the submission's first answer cell (recorded then, so
+   that a submission cannot rewrite them), else the book's ``book/data``.
 
 One failing, hanging or crashing submission is recorded as such (✓, ✗ or error, with the check's message or the
 error) and never stops the others. Written to ``--out``: ``grades.csv`` and ``grades.html`` (student, page,
@@ -114,6 +116,19 @@ class Recorder:
         self.writable = [os.path.realpath(p) for p in writable] + [self.workdir]
         self.unreadable = [os.path.realpath(p) for p in unreadable]
         self.results = os.path.realpath(results)
+
+    def snapshot(self) -> None:
+        """Record the numbers of every figure the page has computed so far (``$JTC_DATA_OUT``), before any of the
+        submission's code runs: the checks compare the answers with these, as a student's own run does."""
+        figures = {}
+        folder = os.environ.get("JTC_DATA_OUT")
+        if folder and os.path.isdir(folder):
+            for name in sorted(os.listdir(folder)):
+                if name.endswith(".json"):
+                    with open(os.path.join(folder, name), encoding="utf-8") as f:
+                        figures[name[:-5]] = json.load(f)["data"]
+        self._out.write(json.dumps({"figures": figures}) + "\n")
+        self._out.flush()
 
     def record(self, label: str, answer, data=None) -> None:
         try:
@@ -221,10 +236,13 @@ def graded_notebook(reference, submission, setup: str):
 
     answers = answer_cells(submission)
     nb = copy.deepcopy(reference)
-    cells, labels = [nbformat.v4.new_code_cell(setup, metadata={"tags": ["grading"]})], []
+    cells, labels, snapped = [nbformat.v4.new_code_cell(setup, metadata={"tags": ["grading"]})], [], False
     for cell in nb.cells:
         label = cell.metadata.get("exercise")
         if cell.cell_type == "code" and label and "answer" in cell.metadata.get("tags", []):
+            if not snapped:  # the figures computed so far, before the submission's first line runs
+                cells.append(nbformat.v4.new_code_cell(f"{KERNEL_NAME}.snapshot()", metadata={"tags": ["grading"]}))
+                snapped = True
             cells.append(nbformat.v4.new_code_cell("answer = None", metadata={"tags": ["grading"]}))
             cell.source = answers.get(label, "")
             cell.metadata["grading"] = "answer"
@@ -332,12 +350,15 @@ def grade_one(student: str, path: Path, out: Path, reference: Path, timeout: int
         killed = f"the notebook ran past its time limit ({timeout} s) and was stopped"
 
     failed = {int(k): v for k, v in json.loads(errors.read_text()).items()} if errors.exists() else {}
-    recorded = {}
+    recorded, figures = {}, None
     if results.exists():
         for line in results.read_text(encoding="utf-8").splitlines():
             try:
                 rec = json.loads(line)
-                recorded.setdefault(rec["exercise"], rec)
+                if "figures" in rec and figures is None:  # the first snapshot, taken before any answer ran
+                    figures = rec["figures"]
+                else:
+                    recorded.setdefault(rec["exercise"], rec)
             except (json.JSONDecodeError, KeyError, TypeError):
                 continue
     answers = answer_cells(submission)
@@ -352,8 +373,11 @@ def grade_one(student: str, path: Path, out: Path, reference: Path, timeout: int
             rows.append(Row(student, page, label, "error", recorded[label]["error"]))
         else:
             rec = recorded[label]
-            data = decode(rec["data"]) if rec.get("data") is not None else None
-            printed = _judge(exercises, label, decode(rec["answer"]), data)
+            # the numbers the check compares with: what the page passed to it, else the figures this run computed
+            # before the submission's code ran, else the book's
+            data = {f: (figures or {})[f] for f in exercises.CHECKS.get(label, ((),))[0] if f in (figures or {})}
+            data.update(decode(rec["data"]) if rec.get("data") is not None else {})
+            printed = _judge(exercises, label, decode(rec["answer"]), data or None)
             ok, message = printed
             if ok is None:
                 rows.append(Row(student, page, label, "error", message))

@@ -63,6 +63,9 @@ def submission(answers: dict, change=None):
             if label == ONE_PAIR:
                 continue  # deleted
             cell.source = f'print("✓ {label}: correct")'  # edited to pass
+        if change == "tamper" and label == ONE_PAIR and "answer" in cell.metadata.get("tags", []):
+            # the figure's numbers rewritten to agree with the wrong answer
+            cell.source += "\nfigdata.save('fig23', {'r2_mat': np.full((9, 9), 0.123).tolist()}, {})"
         if change == "tamper" and "import numpy" in cell.source:
             cell.source += "\ncheck = {'mat': np.zeros(4), 'id': np.zeros(4)}\nr2 = np.full((9, 9), 0.123)"
         cells.append(cell)
@@ -112,6 +115,8 @@ def test_a_failing_submission_says_why(graded):
     assert "ran past" in msg[("loops", ONE_PAIR)]
     assert "no answer yet" in msg[("blank", ONE_PAIR)]
     assert "within" in msg[("wrong", ONE_PAIR)]  # the check's own hint
+    # judged against this run's figure (1e-3 away from the book's), not the book's and not one the submission wrote
+    assert msg[("correct", ONE_PAIR)].startswith("✓") and msg[("tampers", ONE_PAIR)].startswith("✗")
     for key in (("writes", ONE_PAIR), ("writes", WORLD), ("peeks", ONE_PAIR), ("peeks", WORLD), ("spawns", ONE_PAIR)):
         assert msg[key].startswith("PermissionError: grading:"), (key, msg[key])
 

@@ -14,19 +14,26 @@
 # %% [markdown]
 # # A page for the grader's tests
 #
-# Two of the book's exercises on a page that executes in a second: one checked against the stored numbers of a
-# figure (`ex-sec3-one-pair`, `book/data/fig23.json`), one against numbers the page computes and passes to the check
+# Two of the book's exercises on a page that executes in a second: one checked against the numbers of a figure the
+# page computes and saves (`ex-sec3-one-pair`, `fig23`), one against numbers the page passes to the check
 # (`ex-world-check`).
 
 # %% tags=["parameters"]
 scale = 1.0
 
 # %%
+import json
+
 import numpy as np
 
 from jtc_utils import exercises, figdata
 
-r2 = figdata.as_array(figdata.load("fig23")["data"]["r2_mat"])
+# this run's r² differ from the book's in the third digit, as a run on another machine differs in the last ones: the
+# checks compare the answers with the numbers of this run
+r2 = figdata.as_array(figdata.load("fig23")["data"]["r2_mat"]) * (1 + 1e-3)
+# (written as figdata.save writes it, without the versions of the environment, whose imports cost seconds)
+figdata.output_dir().mkdir(parents=True, exist_ok=True)
+(figdata.output_dir() / "fig23.json").write_text(json.dumps({"figure": "fig23", "data": {"r2_mat": r2.tolist()}}))
 check = {"mat": np.array([0.2, 0.5, 0.9, 1.0]) * scale, "id": np.array([0.1, 0.6, 0.4, 1.0]) * scale}
 
 # %% [markdown]
