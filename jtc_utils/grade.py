@@ -113,6 +113,7 @@ class Recorder:
     def __init__(self, results: str, workdir: str, writable: list[str], unreadable: list[str]):
         self._out = open(results, "a", encoding="utf-8")  # noqa: SIM115 -- kept open for the kernel's life
         self.workdir = os.path.realpath(workdir)
+        self.project, self.cache = os.path.realpath(ROOT), os.path.realpath(CACHE_DIR)
         self.writable = [os.path.realpath(p) for p in writable] + [self.workdir]
         self.unreadable = [os.path.realpath(p) for p in unreadable]
         self.results = os.path.realpath(results)
@@ -144,8 +145,11 @@ class Recorder:
         return any(path == r or path.startswith(r + os.sep) for r in roots)
 
     def _may_change(self, path: str) -> bool:
-        return self._inside(path, [self.workdir]) or (
-            self._inside(path, self.writable) and not self._inside(path, self.unreadable))
+        if self._inside(path, [self.workdir]):
+            return True
+        if self._inside(path, [self.project]) and not self._inside(path, [self.cache]):
+            return False  # the book, the zoo, the sources: also where the project lies under a writable folder
+        return self._inside(path, self.writable) and not self._inside(path, self.unreadable)
 
     def _refuse(self, what: str, path: str):
         raise PermissionError(f"grading: {what} is not allowed while a submission is graded ({path})")

@@ -374,9 +374,7 @@ def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT, devic
         data = {f.name: file_fingerprint(f) for f in sorted(staging.glob("*.json"))}
         print(slowest_cells(out), flush=True)
         clean(out)
-        # seconds: how long the page took at the book's sizes (the student edition quotes it)
-        out.metadata["jtc"] = {"inputs": inputs_fingerprint(name, profile), "profile": profile, "data": data,
-                               "seconds": round(time.time() - t0)}
+        out.metadata["jtc"] = {"inputs": inputs_fingerprint(name, profile), "profile": profile, "data": data}
         text = nbformat.writes(out) + "\n"
         # commit: the data first, the page last; an interruption in between leaves a page whose recorded data
         # does not match, which up_to_date and the tests detect (the page is re-executed)

@@ -86,20 +86,15 @@ SETUP = ("# The student edition keeps the numbers its figures are computed from 
          "os.environ.setdefault(\"JTC_DATA_OUT\", os.path.abspath(\"data\"))")
 
 
-def subset_note(name: str) -> str | None:
+def subset_note(name: str) -> str:
     """The student edition's word on the real model's subset, for a page that runs the real model at the
-    parameters' sizes: what the subset is, and what the book's full size cost when the page was last built
-    (``metadata.jtc.seconds`` of the executed page, where the runner recorded it)."""
-    from .runner import page_record
-
+    parameters' sizes: what the subset is, and how to ask for the book's full size."""
     n_train, n_val = STUDENT_SIZES
-    seconds = (page_record(name) or {}).get("seconds")
-    cost = (f"this whole page took {seconds / 60:.0f} min at that size when the book was last built (on the "
-            "machine that built it)" if seconds else "that costs minutes more per page on two cores")
     return (f"**Student edition.** The real model's cells run on {n_train:,} training and {n_val:,} validation "
             "sentences here, so that the page executes in a minute or two. For the book's full size (9,000 and "
             "3,000 on Wikipedia, 1,000 on BBC News) set `real_n_train = None` and `real_n_val = None` in the "
-            f"parameters cell: {cost}.")
+            "parameters cell: on two cores that costs minutes more per page, most of it the real model's forward "
+            "passes over the extra sentences.")
 
 
 def _digest(nb) -> str:
