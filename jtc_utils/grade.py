@@ -114,6 +114,7 @@ class Recorder:
         self._out = open(results, "a", encoding="utf-8")  # noqa: SIM115 -- kept open for the kernel's life
         self.workdir = os.path.realpath(workdir)
         self.project, self.cache = os.path.realpath(ROOT), os.path.realpath(CACHE_DIR)
+        self.book = os.path.realpath(BOOK_DIR)
         self.writable = [os.path.realpath(p) for p in writable] + [self.workdir]
         self.unreadable = [os.path.realpath(p) for p in unreadable]
         self.results = os.path.realpath(results)
@@ -169,7 +170,7 @@ class Recorder:
                 self._refuse("writing outside the submission's folder", path)
             if self._inside(path, self.unreadable) and not self._inside(path, [self.workdir]):
                 self._refuse("reading the book's solutions, the grades or other submissions", path)
-            if path.endswith(".ipynb") and self._inside(path, [os.path.realpath(BOOK_DIR)]):
+            if path.endswith(".ipynb") and self._inside(path, [self.book]):
                 self._refuse("reading the book's executed pages", path)
         elif event in ("os.remove", "os.rmdir", "os.mkdir", "os.rename", "os.truncate", "os.chmod", "os.symlink",
                        "os.link", "shutil.rmtree", "os.utime", "os.chown"):
@@ -365,7 +366,7 @@ def grade_one(student: str, path: Path, out: Path, reference: Path, timeout: int
                     recorded.setdefault(rec["exercise"], rec)
             except (json.JSONDecodeError, KeyError, TypeError):
                 continue
-    answers = answer_cells(submission)
+    answers, figures = answer_cells(submission), figures or {}
     rows = []
     for label in labels:
         if label in answer_index and answer_index[label] in failed:
@@ -379,10 +380,9 @@ def grade_one(student: str, path: Path, out: Path, reference: Path, timeout: int
             rec = recorded[label]
             # the numbers the check compares with: what the page passed to it, else the figures this run computed
             # before the submission's code ran, else the book's
-            data = {f: (figures or {})[f] for f in exercises.CHECKS.get(label, ((),))[0] if f in (figures or {})}
+            data = {f: figures[f] for f in exercises.CHECKS.get(label, ((),))[0] if f in figures}
             data.update(decode(rec["data"]) if rec.get("data") is not None else {})
-            printed = _judge(exercises, label, decode(rec["answer"]), data or None)
-            ok, message = printed
+            ok, message = _judge(exercises, label, decode(rec["answer"]), data or None)
             if ok is None:
                 rows.append(Row(student, page, label, "error", message))
             else:
