@@ -31,14 +31,40 @@ def exercise(label: str, *figs: str):
     return register
 
 
-def check(label: str, answer: Any, data: dict | None = None) -> bool:
-    """Print whether ``answer`` solves exercise ``label`` (with a hint when not) and return it."""
+class Verdict:
+    """What :func:`check` returns: true when the answer solves the exercise. It has already printed its verdict, so
+    as the last line of a notebook cell it shows nothing more (no stray ``True``)."""
+
+    __slots__ = ("ok",)
+
+    def __init__(self, ok: bool):
+        self.ok = bool(ok)
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+    def __eq__(self, other) -> bool:
+        return self.ok == bool(other) if isinstance(other, (bool, Verdict)) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.ok)
+
+    def __repr__(self) -> str:
+        return f"Verdict({self.ok})"
+
+    def _ipython_display_(self) -> None:
+        pass  # printed by check() already
+
+
+def check(label: str, answer: Any, data: dict | None = None) -> Verdict:
+    """Print whether ``answer`` solves exercise ``label`` (with a hint when not); returns a :class:`Verdict`, true
+    when it does."""
     if label not in CHECKS:
         raise ValueError(f"no check for exercise {label!r}; exercises with checks: {', '.join(sorted(CHECKS))}")
     figs, fn = CHECKS[label]
     if answer is None or answer is Ellipsis:
         print(f"✗ {label}: no answer yet (set `answer` in the cell above)")
-        return False
+        return Verdict(False)
     numbers = dict(data or {})
     for f in figs:
         if f not in numbers:
@@ -51,7 +77,7 @@ def check(label: str, answer: Any, data: dict | None = None) -> bool:
     except (TypeError, ValueError, KeyError, IndexError) as e:
         problem = f"the answer does not have the expected form ({type(e).__name__}: {e})"
     print(f"✓ {label}: correct" if problem is None else f"✗ {label}: {problem}")
-    return problem is None
+    return Verdict(problem is None)
 
 
 def _close(answer, expected, tol: float, what: str) -> str | None:

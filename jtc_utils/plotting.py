@@ -4,6 +4,7 @@ from ``book/data``) and returns a matplotlib Figure; none of them computes anyth
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 import numpy as np
 import pandas as pd
 import seaborn as sns
@@ -76,9 +77,11 @@ def precision_curves(curves: dict, mappings=("mat", "id"), ks=(1, 5, 10), title=
                             color=COLORS[m], zorder=3)
         _layer_ticks(ax, L)
         ax.set_ylabel("Precision@k" if len(ks) > 1 else f"Precision@{ks[0]}")
-        # seaborn's legend carries its group names ("mapping", "k") as entries of their own: leave them out
+        # seaborn's legend carries its group names ("mapping", "k") as entries of their own: leave them out, and
+        # the line widths of k when there is one k only (the y label names it)
         handles, names = ax.get_legend_handles_labels()
-        kept = [(h, n) for h, n in zip(handles, names) if n not in ("mapping", "k")]
+        kept = [(h, n) for h, n in zip(handles, names)
+                if n not in ("mapping", "k") and not (len(ks) == 1 and n.startswith("k="))]
         ax.legend(*zip(*kept), loc="upper left", bbox_to_anchor=(1.01, 1))
         if title:
             ax.set_title(title)
@@ -150,6 +153,7 @@ def label_breakdown(by_label: dict, labels=None, title=None):
                 ax.plot(d[m], color=COLORS[m], dashes=DASHES[m] or (None, None), lw=2, label=m)
             ax.set_title(f"{lab} (n={d['n']})")
             ax.set_xlabel("layer")
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         for ax in axes[::ncols]:
             ax.set_ylabel("Precision@1")
         axes[-1].legend(loc="lower right")

@@ -7,6 +7,8 @@
 * **MathJax, only what the pages use.** sphinx-mathjax-offline copies MathJax's whole distribution (about 24 MB)
   into the site; the pages load ``tex-chtml.js``, which fetches its fonts and, on demand, TeX extensions and the
   menu's accessibility components. Everything else is removed after the build (:data:`MATHJAX_KEEP`).
+* :func:`page_transfer` measures what a page costs a reader on load (the tests hold it under
+  :data:`TRANSFER_LIMIT`).
 * Figures open at full size: ``_static/jtc-enlarge.js`` (Jupyter Book loads every script of ``_static/``) shows a
   figure's image alone, at its own size, over the page on a click; Escape or a click closes it.
 """
@@ -51,6 +53,31 @@ def prune_mathjax(root: Path) -> int:
         if not any(folder.iterdir()):
             folder.rmdir()
     return removed
+
+
+TRANSFER_LIMIT = 3_000_000  # bytes a page may cost a reader on load, compressed (issue 35)
+
+
+def page_transfer(page: Path) -> dict:
+    """What loading a built page transfers, gzip-compressed as a web server sends it: the page itself and every
+    local script, stylesheet and image it references (``{path: bytes}``; data: URIs are inside the page). Scripts
+    a page fetches later (MathJax's fonts, the layer view's plotly once a reader scrolls to it) are not counted."""
+    import gzip
+    import re
+
+    page = Path(page)
+    text = page.read_bytes()
+    refs = set(re.findall(rb'<(?:script|img)[^>]*\bsrc="([^"]+)"', text))
+    refs |= set(re.findall(rb'<link[^>]*rel="stylesheet"[^>]*href="([^"]+)"', text))
+    out = {page.name: len(gzip.compress(text, 6))}
+    for ref in refs:
+        ref = ref.decode().split("?")[0].split("#")[0]
+        if ref.startswith(("data:", "http:", "https:", "//")):
+            continue
+        f = (page.parent / ref).resolve()
+        if f.is_file():
+            out[ref] = len(gzip.compress(f.read_bytes(), 6))
+    return out
 
 
 def _build_finished(app, exc) -> None:

@@ -76,9 +76,12 @@ def fit(exp) -> dict:
                                   ).astype(np.float32)
         return maps
 
-    key = {"what": "submodule_fits", "model": model_identity(exp.adapter), "train": samples_identity(exp.train),
-           "rcond": linear.RCOND, "runner": run.version}
-    return check_maps(cache.cached("submodule_fits", key, compute), run)
+    return check_maps(cache.cached("submodule_fits", _fits_key(exp, run), compute), run)
+
+
+def _fits_key(exp, run: Blocks) -> dict:
+    return {"what": "submodule_fits", "model": model_identity(exp.adapter), "train": samples_identity(exp.train),
+            "rcond": linear.RCOND, "runner": run.version}
 
 
 def check_maps(maps: dict, run: Blocks) -> dict:
@@ -184,12 +187,40 @@ def cast(exp, mapping: str, maps: dict | None = None) -> np.ndarray:
 
 def per_sample(exp, ks=predictions.KS, start_layers=None) -> dict:
     """Precision@k and Surprisal of ``mat_attn``, ``mat_ln1_ln2``, ``mat_ffn`` (and ``mat`` for comparison) from
-    every layer (or from ``start_layers``; the others are NaN), per validation sample, exactly as in section 4."""
+    every layer (or from ``start_layers``; the others are NaN), per validation sample, exactly as in section 4.
+    Cached on disk (every start layer costs a run of the blocks above it and a vocabulary readout), keyed on the
+    sub-module fits' key, the validation samples, the k values and the start layers."""
     run = runner(exp)
+    ks = predictions.check_ks(exp.adapter, ks)
+    starts = _starts(run.n_layers, start_layers)
+    key = {**_fits_key(exp, run), "what": "submodule_predictions", "val": samples_identity(exp.val),
+           "ks": list(ks), "starts": starts}
+    flat = cache.cached("submodule_predictions", key, lambda: _flatten(_per_sample(exp, run, ks, starts)))
+    out = {"top1": {}, "precision": {}, "surprisal": {}}
+    for m in MAPPINGS:
+        out["top1"][m], out["surprisal"][m] = flat[f"top1/{m}"], flat[f"surprisal/{m}"]
+        out["precision"][m] = {k: flat[f"precision/{m}/{k}"] for k in ks}
+    base = exp.predictions
+    for what in out:
+        out[what]["mat"] = base[what]["mat"]
+    return out
+
+
+def _flatten(r: dict) -> dict:
+    flat = {}
+    for m in MAPPINGS:
+        flat[f"top1/{m}"], flat[f"surprisal/{m}"] = r["top1"][m], r["surprisal"][m]
+        for k, v in r["precision"][m].items():
+            flat[f"precision/{m}/{k}"] = v
+    return flat
+
+
+def _per_sample(exp, run: Blocks, ks, starts: list[int]) -> dict:
     maps = fit(exp)
     final = predictions.final_stats(exp, ks)
     L = run.n_layers
-    done = _starts(L, start_layers) + [L]
+    start_layers = None if starts == list(range(L)) else starts
+    done = starts + [L]
     out = {"top1": {}, "precision": {}, "surprisal": {}}
     for m in MAPPINGS:
         V = (cast_single(run, maps, exp.X_val, start_layers) if m == "mat_attn"
@@ -203,7 +234,4 @@ def per_sample(exp, ks=predictions.KS, start_layers=None) -> dict:
             ev["precision"][k][skipped] = np.nan
         ev["surprisal"][skipped] = np.nan
         out["top1"][m], out["precision"][m], out["surprisal"][m] = top1, ev["precision"], ev["surprisal"]
-    base = exp.predictions
-    for key in out:
-        out[key]["mat"] = base[key]["mat"]
     return out

@@ -187,7 +187,7 @@ for domain, f in (("news", "fig12"), ("encyclopedia", "fig23")):
     r2 = np.asarray(get(f)["r2_mat"], dtype=float)
     mean[domain] = r2[np.triu_indices(len(r2), k=1)].mean()
 answer = max(mean, key=mean.get)
-print({d: round(v, 3) for d, v in mean.items()})
+print({d: float(round(v, 3)) for d, v in mean.items()})
 
 # %% [markdown]
 # ```{solution-end}

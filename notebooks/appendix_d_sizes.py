@@ -184,7 +184,7 @@ for f in ("fig22", "fig23", "fig24", "fig2"):
     r2 = np.asarray(get(f)["r2_mat"], dtype=float)
     means[f] = r2[np.triu_indices(len(r2), k=1)].mean()
 answer = max(means, key=means.get)
-print({f: round(v, 3) for f, v in means.items()})
+print({f: float(round(v, 3)) for f, v in means.items()})
 
 # %% [markdown]
 # ```{solution-end}

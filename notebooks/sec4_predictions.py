@@ -244,8 +244,8 @@ print(pd.DataFrame(rows).to_string(index=False))
 #
 # Table 1 reads one position at a few layers. The view below reads every position at every layer, like the tuned
 # lens's prediction trajectories: for validation sentences of the stand-in of <a href="#figure-fig4">Figure 1</a> (paper Fig. 4) and of SmolLM2 on Wikipedia,
-# the top token and its probability under `id` (top) and `mat` (bottom). Pick a sentence in the menu and hover for
-# details. The column of a token shows the prediction of the token *after* it; the top row is the model's own
+# the top token and its probability under `id` (top), `mat` (middle) and the tuned lens (bottom; see
+# [every lens on one bench](lenses.ipynb)). Pick a sentence in the menu and hover for details. The column of a token shows the prediction of the token *after* it; the top row is the model's own
 # output. In a live notebook, `layer_view.figure([layer_view.trajectory(exp, "any sentence")]).show()` draws the
 # same view for a sentence of your own. The numbers are saved to `book/data/layer_view.json`.
 
@@ -255,9 +255,11 @@ from IPython.display import HTML
 from jtc_utils import figdata, layer_view
 
 view_exps = [chapter.experiment("fig4"), chapter.experiment("real_fig4")]
-trajectories = [layer_view.trajectory(e, ids=ids) for e in view_exps for ids in layer_view.sentences(e, 4)]
+view_lenses = ("id", "mat", "tuned")
+trajectories = [layer_view.trajectory(e, ids=ids, mappings=view_lenses) for e in view_exps
+                for ids in layer_view.sentences(e, 4)]
 figdata.save("layer_view", layer_view.data(trajectories), {"profile": profile, "sentences_per_model": 4})
-HTML(layer_view.html(layer_view.figure(trajectories), "layer-view"))
+HTML(layer_view.html(layer_view.figure(trajectories, view_lenses), "layer-view"))
 
 
 # %% [markdown]

@@ -253,7 +253,7 @@ from jtc_utils import exercises
 L = results["fig10"]["n_layers"]
 means = {m: np.nanmean(np.asarray(c["p@1"], dtype=float)[:L]) for m, c in results["fig10"]["curves"].items()}
 answer = max(means, key=means.get)
-print({m: round(v, 3) for m, v in means.items()})
+print({m: float(round(v, 3)) for m, v in means.items()})
 
 # %% [markdown]
 # ```{solution-end}

@@ -171,3 +171,95 @@ def test_a_figure_opens_at_full_size_and_closes(html, browser, device):
     assert tab.locator("div.jtc-enlarged").count() == 0
     assert not errors
     ctx.close()
+
+
+# per visible heatmap of the layer view: its number of columns, the bottom axis's tick labels, and the x range
+_LAYER_VIEW_STATE = """() => {
+  const gd = document.getElementById('layer-view');
+  const shown = gd.data.filter(t => t.visible === true || t.visible === undefined);
+  const axes = Object.keys(gd._fullLayout).filter(k => /^xaxis\\d*$/.test(k));
+  const bottom = axes.sort().slice(-1)[0];
+  const labels = Array.from(gd.querySelectorAll('.' + bottom.replace('axis', '') + 'tick text'))
+      .map(t => t.textContent);
+  return {columns: shown.map(t => t.z[0].length), labels: labels, range: gd._fullLayout[bottom].range,
+          buttons: gd._fullLayout.updatemenus[0].buttons.length,
+          menu: gd.querySelector('.updatemenu-container').getBoundingClientRect().width,
+          plot: gd.getBoundingClientRect().width};
+}"""
+
+
+@pytest.mark.parametrize("device", list(WIDTHS))
+def test_the_layer_view_relabels_its_axis_for_every_sentence(html, browser, device):
+    """Choosing each sentence of the interactive layer view in turn (through its menu, as a reader does) shows
+    that sentence's heatmaps with one labelled column per token and nothing outside the axis; the menu fits the
+    plot's width."""
+    root, _ = html
+    ctx = browser.new_context(viewport={"width": WIDTHS[device], "height": 900})
+    tab = ctx.new_page()
+    errors = []
+    tab.on("pageerror", lambda e: errors.append(str(e)))
+    tab.goto((root / "book" / "sec4_predictions.html").as_uri())
+    tab.wait_for_load_state("load")
+    assert not tab.evaluate("() => !!window.Plotly"), "plotly is loaded with the page, not when the view is reached"
+    tab.locator("#layer-view").scroll_into_view_if_needed()
+    tab.wait_for_function("() => document.getElementById('layer-view') && "
+                          "document.getElementById('layer-view')._fullLayout")
+    n = tab.evaluate(_LAYER_VIEW_STATE)["buttons"]
+    assert n >= 2
+    for i in range(n):
+        tab.locator("#layer-view .updatemenu-header-group").click()
+        tab.locator("#layer-view .updatemenu-dropdown-button").nth(i).click()
+        tab.wait_for_timeout(100)
+        s = tab.evaluate(_LAYER_VIEW_STATE)
+        T = s["columns"][0]
+        assert set(s["columns"]) == {T}, (i, s)
+        assert len(s["labels"]) == T and all(lab.startswith(f"{k}:") for k, lab in enumerate(s["labels"])), (i, s)
+        assert abs(s["range"][0] + 0.5) < 1e-9 and abs(s["range"][1] - (T - 0.5)) < 1e-9, (i, s)
+        assert s["menu"] <= s["plot"], (i, s)
+    assert not errors
+    ctx.close()
+
+
+FIRST_SCREEN = {"desktop": 900, "phone": 844}  # viewport heights: a laptop's, a phone's
+
+
+@pytest.mark.parametrize("device", list(WIDTHS))
+def test_the_introductions_first_screen_says_what_was_found(html, browser, device):
+    """Without scrolling, a reader sees what the paper claims and this reproduction's verdicts on the real model and
+    on the stand-ins (the claims page's own sentences, glued in)."""
+    root, _ = html
+    ctx = browser.new_context(viewport={"width": WIDTHS[device], "height": FIRST_SCREEN[device]})
+    tab = ctx.new_page()
+    tab.goto((root / "book" / "intro.html").as_uri())
+    tab.wait_for_load_state("load")
+    found = tab.evaluate("""() => {
+      const items = Array.from(document.querySelectorAll('main li'));
+      const paras = Array.from(document.querySelectorAll('main p'));
+      const at = el => el ? [el.getBoundingClientRect().bottom, el.textContent] : null;
+      return [at(items.find(li => li.textContent.trim().startsWith('on a real model'))),
+              at(items.find(li => li.textContent.trim().startsWith('on the stand-ins'))),
+              at(paras.find(p => p.textContent.trim().startsWith('The claim')))];
+    }""")
+    ctx.close()
+    assert all(found), f"the introduction has no 'The claim' paragraph or no verdict item for each profile: {found}"
+    for bottom, text in found:
+        assert bottom <= FIRST_SCREEN[device], f"below the first screen ({bottom:.0f} px): {text[:80]!r}"
+    assert "hold" in found[0][1] and "hold" in found[1][1], found  # the verdict sentences, not a placeholder
+
+
+def test_a_claims_table_wider_than_a_phone_says_it_scrolls(html, browser):
+    """At phone width every claims table that is wider than its box scrolls inside it, with shadows at the edges
+    and a line above it that says so."""
+    root, _ = html
+    ctx = browser.new_context(viewport={"width": WIDTHS["phone"], "height": 844})
+    tab = ctx.new_page()
+    tab.goto((root / "book" / "claims_verdicts.html").as_uri())
+    tab.wait_for_load_state("load")
+    boxes = tab.evaluate("""() => Array.from(document.querySelectorAll('div.jtc-scroll')).map(d => ({
+        wide: d.scrollWidth > d.clientWidth + 1, overflow: getComputedStyle(d).overflowX,
+        cue: getComputedStyle(d, '::before').content, shadow: getComputedStyle(d).backgroundImage}))""")
+    ctx.close()
+    wide = [b for b in boxes if b["wide"]]
+    assert wide, "no claims table is wider than a phone: the test has nothing to check"
+    for b in wide:
+        assert b["overflow"] == "auto" and "scroll" in b["cue"] and "radial-gradient" in b["shadow"], b

@@ -181,3 +181,44 @@ def test_every_legend_entry_of_the_submodule_figures_is_drawn(fig):
                       and to_rgba(ln.get_color()) == to_rgba(plotting.COLORS[m]) for x in ln.get_xdata()}
             assert set(np.flatnonzero(np.isfinite(v)).tolist()) <= marked, f"{fig}: {m} lacks markers"
     plt.close(out)
+
+
+def test_a_single_k_plot_has_no_line_width_key_in_its_legend():
+    """With one k the line widths mean nothing: the legend names the mappings only (the y label names k)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from jtc_utils import plotting
+
+    curves = {m: {"p@1": [0.1, 0.5, 1.0], "p@5": [0.3, 0.7, 1.0]} for m in ("mat", "id")}
+    one = plotting.precision_curves(curves, ks=(1,))
+    two = plotting.precision_curves(curves, ks=(1, 5))
+    names = [[t.get_text() for t in f.axes[0].get_legend().get_texts()] for f in (one, two)]
+    plt.close("all")
+    assert names[0] == ["mat", "id"] and one.axes[0].get_ylabel() == "Precision@1"
+    assert {"k=1", "k=5"} <= set(names[1])
+
+
+@pytest.mark.parametrize("fig", [f for f in FIG_FILES if figures.FIGURES[f][0] in
+                                 ("labels", "norms", "parts_pk", "parts_surp", "pk", "r2_first", "surp")])
+def test_a_layer_axis_has_whole_numbered_ticks(fig):
+    """Layers are counted: an axis of layers shows no tick such as 2.5."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from jtc_utils import book
+
+    stored = figdata.load(fig)
+    out = book.draw(fig, stored["data"], stored["params"])
+    out = out if hasattr(out, "axes") else out.figure
+    for ax in out.axes:
+        label = ax.get_xlabel()
+        if label.startswith(("layer", "source layer", "pair")) and "processed" not in label:
+            lo, hi = ax.get_xlim()
+            ticks = [t for t in ax.get_xticks() if lo - 1e-9 <= t <= hi + 1e-9]
+            assert all(float(t).is_integer() for t in ticks), (fig, label, ticks)
+    plt.close("all")

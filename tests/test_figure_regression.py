@@ -7,6 +7,7 @@ stay with its own test file."""
 import json
 import time
 
+import numpy as np
 import pytest
 
 from jtc_utils import figdata, regression
@@ -188,3 +189,26 @@ def test_the_pages_figures_are_used_only_when_written_in_this_session_with_the_s
     f.write_text(json.dumps({**stored, "params": {**stored["params"], "seed": 7}, "data": {"marker": 1}}))
     assert regression.executed("fig22", 0) is None  # other parameters
     assert regression.executed("fig23", 0) is None  # not written
+
+
+def test_the_submodule_predictions_are_computed_once(tmp_path, monkeypatch):
+    """Section 6's per-sample predictions (a run of the blocks above every start layer, then a readout) are cached
+    on disk like section 4's: a second execution of the page (the student edition after `make student`) reads them."""
+    from jtc_utils import cache, figures, submodules
+
+    exp = figures.experiment("tiny-gpt2", "encyclopedia")
+    exp.predictions  # noqa: B018 (section 4's predictions, from the book's cache, before the cache moves)
+    monkeypatch.setattr(cache, "CACHE_DIR", tmp_path)
+    runs = []
+    compute = submodules._per_sample
+    monkeypatch.setattr(submodules, "_per_sample", lambda *a: runs.append(a[3]) or compute(*a))
+    first = submodules.per_sample(exp, start_layers=[0, 3])
+    again = submodules.per_sample(exp, start_layers=[3, 0, 3])
+    assert runs == [[0, 3]]
+    for m in (*submodules.MAPPINGS, "mat"):
+        np.testing.assert_array_equal(first["top1"][m], again["top1"][m])
+        np.testing.assert_array_equal(first["precision"][m][1], again["precision"][m][1])
+    p1 = first["precision"]["mat_attn"][1]  # [L+1, n]: layers not started from are NaN
+    assert np.isnan(p1[1]).all() and not np.isnan(p1[3]).any()
+    submodules.per_sample(exp, start_layers=[1])
+    assert runs == [[0, 3], [1]]

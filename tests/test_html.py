@@ -90,3 +90,15 @@ def test_every_figure_reference_names_its_figure(html):
         for m in re.finditer(r"\b(?:Figures?|Fig\.) \d+", text):
             before = text[max(0, m.start() - 30):m.start()]
             assert PAPER_WORDS.search(before), f"{page.name}: ...{before}{m.group(0)}... is neither a link nor the paper's"
+
+
+def test_no_page_costs_more_than_its_limit_to_load(html):
+    """The heaviest page (section 4: its figures and the layer view) stays under 3 MB of compressed transfer on
+    load; plotly (1.5 MB compressed) is fetched only when a reader scrolls to the view."""
+    from jtc_utils.sphinx_ext import TRANSFER_LIMIT, page_transfer
+
+    root, _ = html
+    sizes = {p.name: page_transfer(p) for p in _pages(root)}
+    heavy = {name: sum(s.values()) for name, s in sizes.items() if sum(s.values()) > TRANSFER_LIMIT}
+    assert not heavy, heavy
+    assert not any("plotly" in ref for s in sizes.values() for ref in s), "plotly is loaded with a page"

@@ -6,6 +6,8 @@ import pytest
 
 from jtc_utils import figdata, figures, layer_view
 
+VIEW = ("id", "mat", "tuned")  # what the book's view shows (section 4)
+
 
 @pytest.fixture(scope="module")
 def exp():
@@ -17,9 +19,9 @@ def test_stored_trajectories_match_a_recomputation(exp):
     stored = [t for t in figdata.load("layer_view")["data"]["trajectories"] if t["model"] == exp.model_name]
     assert len(stored) == 4
     for ids, t in zip(layer_view.sentences(exp, 2), stored):
-        again = layer_view.trajectory(exp, ids=ids)
+        again = layer_view.trajectory(exp, ids=ids, mappings=VIEW)
         assert again["tokens"] == t["tokens"]
-        for m in layer_view.MAPPINGS:
+        for m in VIEW:
             np.testing.assert_allclose(again[m]["p"], t[m]["p"], atol=1e-5)
             # a near-tie may swap the top token; anything else is a regression
             diff = [(a, b) for ra, rb in zip(again[m]["token"], t[m]["token"]) for a, b in zip(ra, rb) if a != b]
@@ -27,25 +29,31 @@ def test_stored_trajectories_match_a_recomputation(exp):
 
 
 def test_every_mapping_ends_in_the_models_own_output(exp):
-    t = layer_view.trajectory(exp, "the river flows through the")
+    t = layer_view.trajectory(exp, "the river flows through the", mappings=VIEW)
     L = exp.n_layers
     assert len(t["id"]["p"]) == L + 1 and len(t["id"]["p"][0]) == len(t["tokens"])
-    assert t["id"]["token"][L] == t["mat"]["token"][L]
-    np.testing.assert_allclose(t["id"]["p"][L], t["mat"]["p"][L])
-    assert all(0 < p <= 1 for row in t["mat"]["p"] for p in row)
+    for m in ("mat", "tuned"):
+        assert t["id"]["token"][L] == t[m]["token"][L]
+        np.testing.assert_allclose(t["id"]["p"][L], t[m]["p"][L])
+        assert all(0 < p <= 1 for row in t[m]["p"] for p in row)
+    # below the last layer the three read differently
+    assert t["tuned"]["p"][0] != t["id"]["p"][0] and t["tuned"]["p"][0] != t["mat"]["p"][0]
 
 
 def test_bad_input_is_refused_with_the_reason(exp):
     with pytest.raises(ValueError, match="non-empty"):
         layer_view.trajectory(exp, "  ")
     with pytest.raises(ValueError, match="unknown mappings"):
-        layer_view.trajectory(exp, "the river", mappings=("id", "tuned"))
+        layer_view.trajectory(exp, "the river", mappings=("id", "rrr"))
     bert = figures.experiment("tiny-bert-base", "encyclopedia")
     with pytest.raises(ValueError, match="not a decoder"):
         layer_view.trajectory(bert, "the river flows")
 
 
-def test_the_page_loads_plotly_from_the_book_not_a_cdn(exp):
+def test_the_page_loads_plotly_from_the_book_when_the_view_is_reached(exp):
     t = layer_view.trajectory(exp, "the river flows")
-    html = layer_view.html(layer_view.figure([t, t]), "view")
-    assert 'src="../plotly.min.js"' in html and "cdn.plot.ly" not in html and 'id="view"' in html
+    fig = layer_view.figure([t, t])
+    assert len(fig.data) == 4  # two sentences x the two default mappings
+    html = layer_view.html(fig, "view")
+    assert 's.src = "../plotly.min.js"' in html and "cdn.plot.ly" not in html and 'id="view"' in html
+    assert '<script src="../plotly.min.js">' not in html and "IntersectionObserver" in html  # not with the page

@@ -2,8 +2,11 @@
 jtc_utils.lenses and compared with tolerances suited to float noise; invariants are checked on the stored numbers;
 the committed trained lenses must match the zoo and the corpus they claim to be trained on."""
 
+import pytest
+
 from jtc_utils import figdata
 from jtc_utils.lenses import artifacts, claims, figures, registry, train, tuned
+from jtc_utils.lenses.base import StaleLensError
 from jtc_utils.paths import DATA_DIR
 
 TINY = [f for f in figures.LENS_FIGURES if not f.startswith("real_") and (DATA_DIR / f"{f}.json").exists()]
@@ -54,3 +57,59 @@ def test_the_real_models_tuned_lens_is_trained_only_when_asked():
     plain = [what for model, what, _ in train.jobs([train.REAL_MODEL])]
     asked = [what for model, what, _ in train.jobs([train.REAL_MODEL], real_tuned=True)]
     assert plain == ["njtc", "nnjtc"] and asked == ["njtc", "nnjtc", "tuned"]
+
+
+def test_the_real_models_tuned_lens_is_found_under_the_key_its_page_computes(monkeypatch):
+    """The real model's tuned lens (a GPU job, committed in zoo/lenses) is found, never trained, for the lens
+    chapter's experiment: at the full size under its own key, and on the tests' subset (the first n train sentences)
+    as the lens trained on the whole split, which its record says."""
+    from jtc_utils import book
+
+    monkeypatch.setattr(registry, "REQUIRE_ARTIFACTS", True)
+    hp = {"seed": 0}
+    full = figures.experiment("real", "gpt48")
+    stored = artifacts.key_of(train.REAL_MODEL, "tuned_s0")
+    assert stored is not None and stored == registry._key(full, "tuned", hp, tuned.RECIPE)
+    assert registry.whole_split_key(full, "tuned", hp, tuned.RECIPE) is None  # it reads the whole split
+    n_train, n_val = book.real_sizes(1200, 300) if not book.real_sizes()[0] else book.real_sizes()
+    sub = figures.experiment("real", "gpt48", n_train, n_val)
+    assert registry._key(sub, "tuned", hp, tuned.RECIPE) != stored
+    assert registry.whole_split_key(sub, "tuned", hp, tuned.RECIPE) == stored
+    ln = figures.lens(sub, "tuned")
+    assert ln.record["n_train"] == len(full.train) > len(sub.train)
+    assert ln.M.shape == (full.n_layers, full.adapter.d, full.adapter.d)
+    # other train samples (another seed draws other positions) find no lens: an error, not a CPU training run
+    other = figures.experiment("real", "gpt48", n_train, n_val, seed=1)
+    assert registry.whole_split_key(other, "tuned", hp, tuned.RECIPE) != stored
+    with pytest.raises(StaleLensError, match="retrain"):
+        figures.lens(other, "tuned")
+
+
+def _captions(page: str) -> dict:
+    """figure data id -> the caption text of the stored page's figure that links it."""
+    import html as html_lib
+    import re
+
+    import nbformat
+
+    from jtc_utils.paths import BOOK_DIR
+
+    out = {}
+    for c in nbformat.read(BOOK_DIR / f"{page}.ipynb", as_version=4).cells:
+        for o in c.get("outputs", []):
+            h = o.get("data", {}).get("text/html", "")
+            for cap in re.findall(r"<figcaption.*?</figcaption>", "".join(h), re.S):
+                for fig in re.findall(r"data/([\w-]+)\.json", cap):
+                    out[fig] = html_lib.unescape(re.sub(r"<[^>]+>", "", cap))
+    return out
+
+
+def test_the_lens_captions_say_what_the_figures_show():
+    """A caption says what is drawn: the models of the tuned-lens comparison are the figure's own (BERT-style ones
+    among them), and the r² heatmaps' caption reads their colour map the way it runs."""
+    from jtc_utils.lenses import plots
+
+    caps = _captions("lenses")
+    models = figdata.load("tl_cmp")["data"]["models"]
+    assert all(m in caps["tl_cmp"] for m in models) and "GPT-style" not in caps["tl_cmp"]
+    assert plots.R2_COLOURS in caps["nnjtc_fig2"] and "brighter" not in caps["nnjtc_fig2"]

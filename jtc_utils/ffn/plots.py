@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 import numpy as np
 
 
@@ -12,6 +13,7 @@ def per_layer(series: dict, title: str, ylabel: str, ax=None, styles=None):
     for name, ys in series.items():
         ax.plot(np.arange(1, len(ys) + 1), ys, marker="o", ms=3, label=name, **(styles or {}).get(name, {}))
     ax.set_xlabel("layer")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(fontsize=8)

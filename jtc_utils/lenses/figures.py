@@ -30,7 +30,8 @@ SEEDS = (0, 1, 2)
 SWEEP_RANKS = (1, 2, 4, 8, 16, 32)
 GRID = ("id", "mat", "mat+b", "tuned", "tuned-lin", "tuned<-mat")
 TABLE_LENSES = ("id", "mat", "mat+b", "rrr", "arrr", "njtc", "nnjtc", "tuned", "tuned-lin", "tuned<-mat")
-REAL_LENSES = ("id", "mat", "mat+b", "rrr", "arrr", "njtc", "nnjtc")  # no tuned lens: see the chapter
+# the real model's tuned lens is trained on a GPU by ``python -m jtc_utils.lenses.train --real-tuned`` and committed
+REAL_LENSES = ("id", "mat", "mat+b", "rrr", "arrr", "njtc", "nnjtc", "tuned")
 LENS_FIGURES = {"nnjtc_fig2": "gpt48", "nnjtc_fig3": "gpt48", "ext_nnjtc_rank": "gpt48", "tl_grid": "gpt48",
                 "tl_cmp": None, "lens_table": "gpt48", "real_lens_table": "gpt48"}
 
@@ -254,6 +255,10 @@ def table(exp, names, with_exit: bool) -> dict:
                "params_share": ln.params() / exp.adapter.d ** 2, **evaluate.curves(res)}
         if with_exit:
             row["exit"] = evaluate.exit_curves(exp, res)
+        if ln.spec.family == "tuned lens":  # how it was trained: steps, the convergence check, on how many vectors
+            row["training"] = {k: kind(np.asarray(ln.record[k]).reshape(-1)[0]) for k, kind in
+                               (("steps", int), ("doublings", int), ("improvement", float), ("n_train", int))
+                               if k in ln.record}
         rows[ln.label] = row
     return {"n_layers": L, "d": exp.adapter.d, "rank": rank_for(exp.adapter.d),
             "quarters": [L // 4, L // 2, 3 * L // 4], "lenses": rows}

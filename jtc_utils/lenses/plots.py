@@ -5,6 +5,7 @@ id red."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 import numpy as np
 import seaborn as sns
 
@@ -27,6 +28,10 @@ def _name(label: str) -> str:
     return NAMES.get(base, base) + (f" r={rank}" if rank else "")
 
 
+R2_CMAP = "seismic_r"  # on [0, 1]
+R2_COLOURS = "dark blue is r² = 1 (the best), white 0.5, dark red 0 or below"  # what R2_CMAP shows, for captions
+
+
 def heatmaps4(d: dict, title: str | None = None):
     """N-NJTC Figure 2: r² of every pair for id, JTC, NJTC and N-NJTC, one shared colour bar."""
     panels = [("id", "id"), ("mat", "JTC (mat)"), ("njtc", f"NJTC r={d['rank']}"), ("nnjtc", f"N-NJTC r={d['rank']}")]
@@ -36,7 +41,7 @@ def heatmaps4(d: dict, title: str | None = None):
         fig, axes = plt.subplots(1, 4, figsize=(16, 4.4))
         cbar_ax = fig.add_axes([.92, .15, .012, .7])
         for k, (ax, (key, name)) in enumerate(zip(axes, panels)):
-            sns.heatmap(as_array(d[f"r2_{key}"]), ax=ax, cmap="seismic_r", vmin=0, vmax=1, cbar=k == 0,
+            sns.heatmap(as_array(d[f"r2_{key}"]), ax=ax, cmap=R2_CMAP, vmin=0, vmax=1, cbar=k == 0,
                         cbar_ax=cbar_ax, xticklabels=step, yticklabels=step, square=True)
             ax.set_title(name)
             ax.set_xlabel("target ℓ'")
@@ -69,6 +74,7 @@ def curves(c: dict, keys=("p@1",), labels=None, title: str | None = None, seeds_
                 if seeds_band and len(ys) > 1:
                     ax.fill_between(x, np.min(ys, 0), np.max(ys, 0), color=COLORS.get(base), alpha=0.25, lw=0)
             ax.set_xlabel("layer ℓ (jump to the last layer)")
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.set_ylabel(ylab.get(key, key))
             if key == "kl" or key.startswith("s_"):
                 ax.set_yscale("symlog", linthresh=0.1)

@@ -37,7 +37,8 @@ def _key(exp, label: str, hp: dict, recipe: dict) -> dict | None:
     from ..hidden import model_identity, samples_identity
 
     return {"what": "lens", "lens": label, "hp": hp, "recipe": recipe, "model": model_identity(ad),
-            "train": samples_identity(exp.train), "n_layers": exp.X_train.shape[0] - 1}
+            "train": samples_identity(exp.train),
+            "n_layers": getattr(exp, "n_layers", None) or exp.X_train.shape[0] - 1}  # (no extraction for the key)
 
 
 # set by ``python -m jtc_utils.lenses.train``: trained lenses are written to ``zoo/lenses`` instead of the cache
@@ -52,8 +53,30 @@ def file_label(label: str, hp: dict) -> str:
     return label if label.endswith(suffix) else label + suffix
 
 
-def trained(exp, label: str, hp: dict, recipe: dict, compute) -> dict:
-    """``compute()`` for a trained lens, from the committed artifacts or the cache when trained before."""
+def whole_split_key(exp, label: str, hp: dict, recipe: dict) -> dict | None:
+    """The key of ``label`` trained on the whole train split of which ``exp``'s train samples are the first n (the
+    tests' and the student edition's subset of the real model), or None when ``exp`` reads the whole split or
+    its samples are not such a prefix."""
+    from ..hidden import sample_digests, samples_identity
+    from ..samples import make_samples
+
+    key = _key(exp, label, hp, recipe)
+    if key is None or getattr(exp, "n_train", None) is None:
+        return None
+    ad = exp.adapter
+    whole = make_samples(ad.tokenizer, ad.family, exp.domain, "train", n=None, profile=exp.profile.name,
+                         seed=exp.seed)
+    n = len(exp.train)
+    if len(whole) <= n or sample_digests(whole)[:n] != sample_digests(exp.train):
+        return None
+    return {**key, "train": samples_identity(whole)}
+
+
+def trained(exp, label: str, hp: dict, recipe: dict, compute, whole_split: bool = False) -> dict:
+    """``compute()`` for a trained lens, from the committed artifacts or the cache when trained before.
+
+    ``whole_split``: a lens too costly to train in the build (the real model's tuned lens: a GPU job) is, on a
+    subset of the train split, the committed one trained on the whole split; its card says on how many."""
     import time
 
     from .. import cache
@@ -62,10 +85,16 @@ def trained(exp, label: str, hp: dict, recipe: dict, compute) -> dict:
     key = _key(exp, label, hp, recipe)
     if key is None:
         return {k: v for k, v in compute().items() if v is not None}
+    label_hp = label
     label = file_label(label, hp)
     hit = artifacts.lookup(exp.model_name, label, key)
     if hit is not None:
         return hit
+    if whole_split:
+        whole = whole_split_key(exp, label_hp, hp, recipe)
+        hit = None if whole is None else artifacts.lookup(exp.model_name, label, whole)
+        if hit is not None:
+            return hit
     if REQUIRE_ARTIFACTS:
         from .base import StaleLensError
 
@@ -133,8 +162,11 @@ def _fit_tuned(variant: str):
         if variant == "tuned<-mat":
             init = closed_form.fit_mat(exp)[0]
         r = trained(exp, variant, {"seed": seed}, tuned.RECIPE,
-                    lambda: tuned.train(exp.X_train, readout_of(exp), variant, init, seed))
+                    lambda: tuned.train(exp.X_train, readout_of(exp), variant, init, seed), whole_split=True)
         rec = {k: r[k] for k in ("steps", "doublings", "improvement", "log") if k in r}
+        rec["n_train"] = int(r.get("card", {}).get("n_train", exp.X_train.shape[1]))  # the whole split's, if so
+        if "trained_on" in r.get("card", {}):
+            rec["trained_on"] = r["card"]["trained_on"]
         return np.asarray(r["M"], dtype=np.float64), (np.asarray(r["c"], np.float64) if "c" in r else None), rec
     return fit
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 import numpy as np
 
 STYLE = {"res_in": ("-", "with residual (in-sample)"), "nores_in": ("--", "without residual (in-sample)"),
@@ -52,6 +53,7 @@ def regularised(fig4: dict, key: str = "res_in", ax=None, title: str = ""):
         ax.plot(x, rows.mean(0), marker="o", color=f"C{i}", label="plain" if lam == 0 else f"cosine, λ = {lam:g}")
         ax.fill_between(x, rows.min(0), rows.max(0), color=f"C{i}", alpha=0.2)
     ax.set(xlabel="pair l -> l+1 (upper layer)", ylabel="linearity score", title=title)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(fontsize=8)
     return ax
 
@@ -67,6 +69,7 @@ def probes(fig5: dict, ax=None):
     ax.axhline(np.mean([r["majority"] for r in fig5.values()]), color="grey", lw=0.8, ls=":",
                label="majority class")
     ax.set(xlabel="layer l (probe on h^l)", ylabel="probe accuracy (next word's class)", title="linear probes")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(fontsize=8)
     return ax
 

@@ -1,0 +1,68 @@
+"""The claims page as a reader meets it (stored page, and in a browser at phone width): each reason one click from
+its verdict, the profile named on every table, the stand-in and the real model side by side per claim, a coloured
+summary without code above it, and a visible cue where a table scrolls sideways."""
+
+import re
+
+import nbformat
+import pytest
+
+from jtc_utils import claims_page, figdata
+from jtc_utils.paths import BOOK_DIR
+
+
+@pytest.fixture(scope="module")
+def page():
+    nb = nbformat.read(BOOK_DIR / "claims_verdicts.ipynb", as_version=4)
+    tables = {}
+    for c in nb.cells:
+        for o in c.get("outputs", []):
+            h = "".join(o.get("data", {}).get("text/html", ""))
+            for uuid, body in re.findall(r'<table id="T_([\w-]+)"(.*?)</table>', h, re.S):
+                tables[uuid] = (body, c)
+    return tables
+
+
+GROUP_TABLES = ("claims-jtc", "claims-jtc-regime", "claims-lenses", "claims-ffn", "claims-linearity")
+
+
+def _cells(body):
+    return re.findall(r"<td[^>]*>(.*?)</td>", body, re.S)
+
+
+def test_every_failing_or_undecided_verdict_carries_its_reason(page):
+    for uuid in GROUP_TABLES:
+        body, _ = page[uuid]
+        for cell in _cells(body):
+            if re.search(r"jtc-v-(fails|undecided)", cell):
+                assert '<details class="jtc-why"><summary>why</summary>' in cell, (uuid, cell[:200])
+
+
+def test_every_table_names_the_profile_it_reads(page):
+    for uuid in GROUP_TABLES:
+        body, _ = page[uuid]
+        caption = re.search(r"<caption>(.*?)</caption>", body, re.S)
+        assert caption and "profile" in caption.group(1), uuid
+        assert 'class="index_name' not in body, f"{uuid}: a stray index-name header row"
+
+
+def test_the_stand_in_and_the_real_model_sit_side_by_side(page):
+    body, _ = page["claims-jtc"]
+    heads = re.findall(r"<th[^>]*col_heading[^>]*>(.*?)</th>", body, re.S)
+    assert any(h.startswith("on the stand-in") for h in heads) and any(h.startswith("on the real model") for h in heads)
+    rows = re.findall(r"<tr>(.*?)</tr>", body, re.S)[1:]
+    assert len(rows) == len(figdata.load("claims")["data"]) == len(figdata.load("claims_real")["data"])
+
+
+def test_the_summary_is_coloured_and_shows_no_code(page):
+    body, cell = page["claims-summary"]
+    assert "jtc-v-holds" in body and "jtc-v-fails" in body
+    assert "hide-input" in cell.metadata.get("tags", [])
+
+
+def test_a_verdict_cell_folds_its_reason_and_escapes_it():
+    rec = {"id": "C1", "verdict": "fails", "resampled": True, "kind": "claim", "ours": "a < b", "margin": -0.1,
+           "lo": -0.2, "hi": -0.05, "unit": "", "reason": "the stand-in is <small>", "rule": "a > b"}
+    cell = claims_page.verdict_cell(rec)
+    assert "jtc-v-fails" in cell and "&lt;small&gt;" in cell and "<details" in cell
+    assert "<details" not in claims_page.verdict_cell({**rec, "verdict": "holds", "reason": ""})
