@@ -81,8 +81,36 @@ def test_the_real_models_tuned_lens_is_found_under_the_key_its_page_computes(mon
     # other train samples (another seed draws other positions) find no lens: an error, not a CPU training run
     other = figures.experiment("real", "gpt48", n_train, n_val, seed=1)
     assert registry.whole_split_key(other, "tuned", hp, tuned.RECIPE) != stored
-    with pytest.raises(StaleLensError, match="retrain"):
+    with pytest.raises(StaleLensError, match="jtc_utils.lenses.train"):
         figures.lens(other, "tuned")
+    monkeypatch.setattr(registry, "REQUIRE_ARTIFACTS", False)  # the book's own setting: still refused, not trained
+    with pytest.raises(StaleLensError, match="not trained in the build"):
+        figures.lens(other, "tuned")
+
+
+def test_the_real_models_lens_key_does_not_depend_on_where_the_checkout_is(tmp_path, monkeypatch):
+    """The converted real model records the absolute path of its package file (SOURCE.json, config.json's
+    _name_or_path); the key of a committed lens must not, or every other checkout misses the lens and retrains it."""
+    import json
+    import shutil
+
+    from jtc_utils import models, real_models
+
+    ad = models.adapter(train.REAL_MODEL)
+    here = registry.lens_model_identity(ad)
+    folder = real_models.folder(train.REAL_MODEL)
+    moved = tmp_path / folder.name
+    moved.mkdir()
+    for f in folder.iterdir():
+        (moved / f.name).symlink_to(f) if f.name == "model.safetensors" else shutil.copy(f, moved / f.name)
+    (moved / "SOURCE.json").write_text(json.dumps({"gguf": "/elsewhere/x.gguf", "sha256": real_models.spec(
+        train.REAL_MODEL).sha256}))
+    cfg = json.loads((moved / "config.json").read_text())
+    (moved / "config.json").write_text(json.dumps({**cfg, "_name_or_path": "/elsewhere"}, indent=1))
+    monkeypatch.setattr(real_models, "folder", lambda name, progress=None: moved)
+    assert registry.lens_model_identity(ad) == here
+    (moved / "config.json").write_text(json.dumps({**cfg, "vocab_size": cfg["vocab_size"] + 1}))
+    assert registry.lens_model_identity(ad) != here  # what defines the model still counts
 
 
 def _captions(page: str) -> dict:

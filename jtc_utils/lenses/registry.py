@@ -29,14 +29,46 @@ class LensSpec:
     description: str = ""
 
 
+# files of a real model's converted folder that record where the package file was, not what the model is
+_LOCATION_FILES = ("SOURCE.json",)
+_LOCATION_FIELDS = ("_name_or_path",)  # of config.json
+
+
+def lens_model_identity(ad) -> str:
+    """The model's identity in a trained lens's key: :func:`jtc_utils.hidden.model_identity`, except for a real
+    model. Its converted folder records the absolute path of the package file it was made from (``SOURCE.json``,
+    ``config.json``'s ``_name_or_path``), so its identity differs between two checkouts of the same commit and a
+    committed lens would be missed (and retrained) in every other checkout. For a real model the key holds the
+    package file's pinned checksum and the folder's content without those paths."""
+    import hashlib
+    import json
+
+    from .. import real_models
+    from ..hidden import model_identity
+    from ..paths import file_fingerprint
+
+    if ad.name not in real_models.REAL_MODELS:
+        return model_identity(ad)
+    folder = real_models.folder(ad.name)
+    h = hashlib.sha256()
+    for f in sorted(p for p in folder.iterdir() if p.is_file() and p.name not in _LOCATION_FILES):
+        if f.name == "config.json":
+            cfg = {k: v for k, v in json.loads(f.read_text()).items() if k not in _LOCATION_FIELDS}
+            digest = hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()
+        else:
+            digest = file_fingerprint(f)
+        h.update(f"{f.name}\0{digest}\n".encode())
+    return f"real:{real_models.spec(ad.name).sha256}:content:{h.hexdigest()}"
+
+
 def _key(exp, label: str, hp: dict, recipe: dict) -> dict | None:
     """What a trained lens depends on, or None for hidden states that come without a model (tests)."""
     ad = getattr(exp, "adapter", None)
     if ad is None or not hasattr(exp, "train"):
         return None
-    from ..hidden import model_identity, samples_identity
+    from ..hidden import samples_identity
 
-    return {"what": "lens", "lens": label, "hp": hp, "recipe": recipe, "model": model_identity(ad),
+    return {"what": "lens", "lens": label, "hp": hp, "recipe": recipe, "model": lens_model_identity(ad),
             "train": samples_identity(exp.train),
             "n_layers": getattr(exp, "n_layers", None) or exp.X_train.shape[0] - 1}  # (no extraction for the key)
 
@@ -95,6 +127,13 @@ def trained(exp, label: str, hp: dict, recipe: dict, compute, whole_split: bool 
         hit = None if whole is None else artifacts.lookup(exp.model_name, label, whole)
         if hit is not None:
             return hit
+        if not STORE_ARTIFACTS and not exp.model_name.startswith("tiny-"):
+            from .base import StaleLensError
+
+            raise StaleLensError(
+                f"no trained lens {label!r} for {exp.model_name} in zoo/lenses under the current weights, samples and "
+                f"recipe, and it is not trained in the build (hours of CPU): train it on a GPU with `python -m "
+                f"jtc_utils.lenses.train --models {exp.model_name} --real-tuned --device cuda`")
     if REQUIRE_ARTIFACTS:
         from .base import StaleLensError
 
