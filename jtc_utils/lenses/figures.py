@@ -255,7 +255,7 @@ def table(exp, names, with_exit: bool) -> dict:
                "params_share": ln.params() / exp.adapter.d ** 2, **evaluate.curves(res)}
         if with_exit:
             row["exit"] = evaluate.exit_curves(exp, res)
-        if ln.spec.family == "tuned lens":  # how it was trained: steps, the convergence check, on how many vectors
+        if ln.spec.family == "tuned lens" and not with_exit:  # the real table: how its GPU-trained lens was trained
             row["training"] = {k: kind(np.asarray(ln.record[k]).reshape(-1)[0]) for k, kind in
                                (("steps", int), ("doublings", int), ("improvement", float), ("n_train", int))
                                if k in ln.record}
