@@ -108,32 +108,120 @@ def paper_ref(fig: str) -> str:
     return "beyond the paper"
 
 
+PANEL_MIN_PX = 300  # a panel of a grid is never drawn narrower than this (a phone shows each panel at full width)
+
+
+def panels(fig) -> tuple[list[tuple[bytes, float, str]], str]:
+    """A figure cut into its panels, so that the page can wrap a grid to fewer columns on a narrow screen:
+    ``([(png, width in inches, panel title), ...], suptitle)``. A panel is one axes of the figure's grid, with the
+    axes that are not on the grid (a colour bar) joined to the panel beside them; the suptitle is returned as text
+    (the page shows it above the panels). A figure of one column, or one with a figure-level legend or text, comes
+    back whole (one image, empty suptitle)."""
+    import io
+
+    from matplotlib.transforms import Bbox
+
+    def png(bbox=None) -> bytes:
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=100, bbox_inches=bbox or "tight", metadata={"Software": None})
+        return buf.getvalue()
+
+    grid = _grid(fig)
+    extra = [ax for ax in fig.axes if ax.get_visible() and ax not in grid]
+    suptitle = fig.get_suptitle()
+    whole = [(png(), fig.get_figwidth(), "")], ""
+    if (len(grid) < 2 or max(_top(ax).get_gridspec().ncols for ax in grid) < 2 or fig.legends
+            or any(t.get_visible() and t.get_text() not in ("", suptitle) for t in fig.texts)):
+        return whole
+    if suptitle:
+        fig.suptitle("")
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    inches = fig.dpi_scale_trans.inverted()
+    boxes = [ax.get_tightbbox(renderer) for ax in grid]
+    for ax in extra:  # a colour bar joins the panel whose grid cell it shares, else the nearest panel on its left
+        box = ax.get_tightbbox(renderer)
+        same = [i for i, g in enumerate(grid) if ax.get_subplotspec() is not None and _top(g) == _top(ax)]
+        left = [i for i in range(len(grid)) if boxes[i].x0 <= box.x0] or list(range(len(grid)))
+        near = same[0] if same else min(left, key=lambda i: (max(0, box.x0 - boxes[i].x1),
+                                                             abs(boxes[i].y0 + boxes[i].y1 - box.y0 - box.y1)))
+        boxes[near] = Bbox.union([boxes[near], box])
+    out = []
+    W, H = fig.get_figwidth(), fig.get_figheight()
+    boxes = [b.transformed(inches) for b in boxes]
+    for ax, box in zip(grid, boxes):
+        x0, y0, x1, y1 = box.padded(0.04).extents
+        for other in boxes:  # never into a neighbour: stop halfway between the two panels' boxes
+            if other is box:
+                continue
+            if other.y0 < box.y1 and box.y0 < other.y1:  # same row
+                if other.x0 < box.x0:
+                    x0 = max(x0, (other.x1 + box.x0) / 2)
+                else:
+                    x1 = min(x1, (other.x0 + box.x1) / 2)
+            elif other.x0 < box.x1 and box.x0 < other.x1:  # same column
+                if other.y0 < box.y0:
+                    y0 = max(y0, (other.y1 + box.y0) / 2)
+                else:
+                    y1 = min(y1, (other.y0 + box.y1) / 2)
+        b = Bbox.from_extents(max(x0, 0), max(y0, 0), min(x1, W), min(y1, H))
+        out.append((png(b), b.width, ax.get_title() or ax.get_title("left")))
+    return out, suptitle
+
+
 def show(figs, ref: str, see: str, alt: str, what: str = "") -> None:
-    """Show the current matplotlib figure as a numbered figure: an image with ``alt`` text, and a caption naming
+    """Show the current matplotlib figure as a numbered figure: an image with ``alt`` text (one per panel of a grid,
+    see :func:`panels`: they sit side by side where the column is wide enough for :data:`PANEL_MIN_PX` each and wrap
+    to fewer columns where it is not), and a caption naming
     the paper figure it reproduces (``ref``), what it shows (``what``), what to see in it (``see``) and links to the
     numbers behind it (``book/data/<fig>.json`` for each id of ``figs``, shipped with the HTML; none when ``figs`` is
     empty, for figures whose numbers live elsewhere). Chapters whose
     figures are drawn by their own ``plots`` call this in place of ``plt.show()``."""
     import base64
     import html
-    import io
 
     import matplotlib.pyplot as plt
     from IPython.display import HTML, display
 
     figs = [figs] if isinstance(figs, str) else list(figs)
-    buf = io.BytesIO()
-    plt.gcf().savefig(buf, format="png", dpi=100, bbox_inches="tight", metadata={"Software": None})
-    plt.close(plt.gcf())
+    fig = plt.gcf()
+    parts, suptitle = panels(fig)
+    plt.close(fig)
     _NUMBERED["n"] += 1
     links = ", ".join(f'<a href="data/{f}.json" download>{f}.json</a>' for f in figs)
     links = f" Numbers behind the figure: {links}." if figs else ""
-    img = base64.b64encode(buf.getvalue()).decode()
     what = f"{html.escape(what)}. " if what else ""
     anchor = f' id="figure-{figs[0]}"' if figs else ""
-    display(HTML(f'<figure class="jtc-figure"{anchor}><img src="data:image/png;base64,{img}" '
-                 f'alt="{html.escape(alt, quote=True)}"><figcaption><b>Figure {_NUMBERED["n"]}</b> '
+    if len(parts) == 1:
+        body = (f'<img src="data:image/png;base64,{base64.b64encode(parts[0][0]).decode()}" '
+                f'alt="{html.escape(alt, quote=True)}">')
+    else:
+        total = sum(w for _, w, _ in parts[:_row_length(fig)])
+        imgs = []
+        for i, (data, width, name) in enumerate(parts, 1):
+            label = f"{alt}; panel {i} of {len(parts)}" + (f": {name}" if name else "")
+            imgs.append(f'<img src="data:image/png;base64,{base64.b64encode(data).decode()}" '
+                        f'style="width: {100 * width / total:.2f}%; min-width: min(100%, {PANEL_MIN_PX}px)" '
+                        f'alt="{html.escape(label, quote=True)}">')
+        head = f'<div class="jtc-suptitle">{html.escape(suptitle)}</div>' if suptitle else ""
+        body = f'{head}<div class="jtc-panels">{"".join(imgs)}</div>'
+    display(HTML(f'<figure class="jtc-figure"{anchor}>{body}<figcaption><b>Figure {_NUMBERED["n"]}</b> '
                  f'({html.escape(ref)}): {what}{html.escape(see)}{links}</figcaption></figure>'))
+
+
+def _top(ax):
+    return ax.get_subplotspec().get_topmost_subplotspec()
+
+
+def _grid(fig) -> list:
+    """The visible axes on the figure's grid, colour bars left out (matplotlib labels those ``<colorbar>``)."""
+    return [ax for ax in fig.axes
+            if ax.get_visible() and ax.get_subplotspec() is not None and ax.get_label() != "<colorbar>"]
+
+
+def _row_length(fig) -> int:
+    """How many panels the first row of a figure's grid holds."""
+    return max(1, sum(1 for ax in _grid(fig) if _top(ax).rowspan.start == 0))
 
 
 def captioned(figs, data: dict, params: dict) -> None:

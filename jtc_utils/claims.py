@@ -851,12 +851,14 @@ def style(table, uuid: str, widths: bool = True):
     """A claims table (a DataFrame of strings, HTML allowed) styled for the page: coloured verdict columns, wrapped
     text and, with ``widths``, bounded column widths. ``uuid`` fixes the table's HTML id (pandas draws a random
     one), so that a re-executed page is identical."""
+    if table.index.name is not None:  # the named index (claim ids) becomes the first column: one header row
+        table = table.reset_index()
     verdict_cols = [c for c in ("verdict", "magnitude verdict") if c in table.columns]
     cells = [{"selector": "td, th", "props": "text-align: left; vertical-align: top; white-space: normal; "
                                              "padding: 0.25em 0.5em; font-size: 0.85em"}]
     if widths:
         cells.append({"selector": "td", "props": "min-width: 6em; max-width: 28em"})
-    return (table.style.set_uuid(uuid).map(_colour, subset=verdict_cols)
+    return (table.style.set_uuid(uuid).map(_colour, subset=verdict_cols).hide(axis="index")
             .set_table_attributes('class="jtc-claims"').set_table_styles(cells, overwrite=False))
 
 
@@ -864,22 +866,6 @@ def styled(records: list[dict], uuid: str, columns=CHAPTER_COLUMNS, link: str | 
     """:func:`frame` of ``records`` as an HTML table with coloured verdicts, wrapped text and a scroll box of its
     own where it is wider than the page (see :func:`style`)."""
     return style(frame(records, link)[list(columns)], uuid)
-
-
-def page_table(records: list[dict], uuid: str):
-    """The claims page's table: the paper's sentence, the shape verdict with its margin and interval, our numbers
-    with the rule and its reading, and the magnitude (the paper's numbers, ours, its verdict), one column each, so
-    that it fits the text column; claim ids link to the chapter tables."""
-    t = frame(records, link="page")
-    t["verdict, margin [95% interval]"] = t["verdict"] + "<br>" + t["margin"]
-    t["shape: ours, and the rule"] = (t["ours"] + "<br><i>rule: " + t["rule"] + "</i><br>reading: "
-                                      + t["reading"])
-    t["magnitude: the paper's numbers, ours, verdict"] = (
-        "paper: " + t["paper's numbers"] + "<br>ours: " + t["our numbers"] + "<br><b>" + t["magnitude verdict"]
-        + "</b>")
-    cols = ["quote", "verdict, margin [95% interval]", "shape: ours, and the rule",
-            "magnitude: the paper's numbers, ours, verdict"]
-    return style(t[cols], uuid, widths=False).map(_colour, subset=["verdict, margin [95% interval]"])
 
 
 def lexicon_table():

@@ -60,8 +60,7 @@ def _table(rows: list[dict], uuid: str, caption: str) -> str:
     import pandas as pd
 
     t = pd.DataFrame(rows)
-    styler = (claims.style(t, uuid, widths=False).hide(axis="index")
-              .set_caption(html.escape(caption)))
+    styler = claims.style(t, uuid, widths=False).set_caption(html.escape(caption))
     return f'<div class="{SCROLL}">{styler.to_html()}</div>'
 
 

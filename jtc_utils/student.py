@@ -56,7 +56,7 @@ def strip(nb):
                 cell.metadata["exercise"] = found.group(1)
         elif cell.cell_type == "code" and CHECK_CALL.search(cell.source):
             cell.metadata["exercise"] = CHECK_CALL.search(cell.source).group(1)
-            cell.metadata["tags"] = tags + ["check"]
+            cell.metadata["tags"] = [t for t in tags if t != "remove-output"] + ["check"]  # shown where run
             cell.metadata["editable"] = cell.metadata["deletable"] = False  # Jupyter's lock
         elif "parameters" in tags:
             n_train, n_val = STUDENT_SIZES

@@ -136,7 +136,7 @@ print(f"{answer:.2f} of {results['fig20']['n_layers']} layers")
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-appb-saved", answer)
 
 # %% [markdown]
@@ -162,8 +162,12 @@ print(f"largest difference {answer:.3f} at layer {np.abs(news - main).argmax()}"
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-appb-gap", answer)
+
+# %% [markdown]
+# The next exercises read a figure's numbers with `get(fig_id)`: from this page's results, or from `book/data` for
+# the figures another page drew.
 
 # %%
 get = lambda f: results[f] if f in results else figdata.load(f)["data"]  # noqa: E731
@@ -193,5 +197,5 @@ print({d: float(round(v, 3)) for d, v in mean.items()})
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-appb-r2", answer)

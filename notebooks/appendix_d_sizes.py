@@ -130,8 +130,12 @@ print(f"layer {answer} of {results['fig29']['n_layers']}")
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-appd-bert", answer)
+
+# %% [markdown]
+# The next exercises read a figure's numbers with `get(fig_id)`: from this page's results, or from `book/data` for
+# the figures another page drew.
 
 # %%
 get = lambda f: results[f] if f in results else figdata.load(f)["data"]  # noqa: E731
@@ -162,7 +166,7 @@ print({f: round(v, 3) for f, v in answer.items()})
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-appd-gain", answer)
 
 # %% [markdown]
@@ -190,5 +194,5 @@ print({f: float(round(v, 3)) for f, v in means.items()})
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-appd-r2", answer)

@@ -123,7 +123,7 @@ claims.lexicon_table()
 # %% tags=["nbval-check-output"]
 rows = [{"group": title, "finding": f["title"], "claims": ", ".join(f["claims"]), "verdict": f["verdict"]}
         for title, (recs, _, _) in groups.items() for f in claims.findings(recs, titles) if len(f["claims"]) > 1]
-display(claims.style(pd.DataFrame(rows), "claims-findings", widths=False).hide(axis="index"))
+display(claims.style(pd.DataFrame(rows), "claims-findings", widths=False))
 
 # %% [markdown]
 # ## Jump to Conclusions, on the stand-in and on a real model
@@ -248,7 +248,7 @@ print(sorted(answer))
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-claims-real", answer)
 
 # %% [markdown]
@@ -280,7 +280,7 @@ print(f"smallest share {answer:.3f}: the looser rule {'agrees' if answer >= 0.95
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-claims-almost", answer)
 
 # %% [markdown]
@@ -307,5 +307,5 @@ print(f"{answer} of {sum(r['magnitude'] is not None for r in raw)} magnitude rul
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-claims-magnitudes", answer)

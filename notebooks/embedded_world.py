@@ -220,7 +220,7 @@ print(answer)
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-world-best", answer)
 
 # %% [markdown]
@@ -245,7 +245,7 @@ print(f"{answer:.2f} words")
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-world-length", answer)
 
 # %% [markdown]
@@ -269,5 +269,5 @@ print(f"{answer} of {len(check) - 1} layers")
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-world-check", answer, data={"check": {"mat": list(check["mat"]), "id": list(check["id"])}})

@@ -345,7 +345,7 @@ print(f"layer {answer} of {t10['n_layers']}")
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ffn-ex-saturation", answer)
 
 # %% [markdown]
@@ -370,7 +370,7 @@ print(f"values {cov['values']:.1%} - Gaussian {cov['gaussian']:.1%} = {answer:+.
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ffn-ex-coverage", answer)
 
 # %% [markdown]

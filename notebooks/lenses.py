@@ -393,8 +393,12 @@ print(f"{answer}: {per_k[answer]:.4f} Precision@1 per thousand parameters at lay
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-lenses-read", answer)
+
+# %% [markdown]
+# The next exercise starts from the stand-in's training states: layer 12 (`X`) and the last layer (`Y`), in
+# float64 as the closed form is computed.
 
 # %%
 from jtc_utils import linear
@@ -429,7 +433,7 @@ print(f"by hand {answer[0]:.6g}, RankFamily {answer[1]:.6g}")
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-lenses-rrr", answer)
 
 # %% [markdown]

@@ -185,7 +185,7 @@ print({d: round(v, 2) for d, v in ppl.items()})
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-real-ppl", answer, data={f: fit[f] for f in ("real_textfit", "real_textfit_bbc")})
 
 # %% [markdown]
@@ -209,7 +209,7 @@ print(f"SmolLM2 on Wikipedia: {answer:.3f}")
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-real-gold", answer, data={"real_textfit": fit["real_textfit"]})
 
 # %% [markdown]
@@ -235,5 +235,5 @@ print(f"{answer:.0f}x at layer {norms['n_layers'] // 2}")
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-real-first", answer)

@@ -304,18 +304,16 @@ print(f"largest gain at {answer[0]} -> {answer[1]}: {gap[answer]:.3f}")
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-sec3-gap", answer)
-
-# %%
-exp = chapter.experiment("fig23")
 
 # %% [markdown]
 # ```{exercise-start}
 # :label: ex-sec3-one-pair
 # ```
 # **Compute.** Take the GPT-style model of <a href="#figure-fig23">Figure 4</a> (paper Fig. 23) and fit `mat` for the single pair $\ell=2 \to \ell'=4$ yourself
-# with `jtc_utils.linear.fit` on the training hidden states (`exp.X_train`), then compute its validation $r^2$
+# with `jtc_utils.linear.fit` on the training hidden states (`exp = chapter.experiment("fig23")`, then
+# `exp.X_train`), then compute its validation $r^2$
 # with `jtc_utils.linear.r2_score` (`answer`). It should match the heatmap's cell.
 # ```{exercise-end}
 # ```
@@ -325,6 +323,7 @@ exp = chapter.experiment("fig23")
 # ```
 
 # %% tags=["solution"]
+exp = chapter.experiment("fig23")
 W = linear.fit(exp.X_train[2], exp.X_train[4])
 answer = linear.r2_score(exp.X_val[4], exp.X_val[2] @ W)
 print(f"by hand {answer:.6f}, heatmap cell {results['fig23']['r2_mat'][2, 4]:.6f}")
@@ -333,7 +332,7 @@ print(f"by hand {answer:.6f}, heatmap cell {results['fig23']['r2_mat'][2, 4]:.6f
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-sec3-one-pair", answer)
 
 # %% [markdown]
@@ -360,5 +359,5 @@ print(f"without intercept {results['fig23']['r2_mat'][2, 4]:.4f}, with intercept
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-sec3-intercept", answer)

@@ -316,8 +316,12 @@ print(f"layer {answer} of {results['fig4']['n_layers']}")
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-sec4-half", answer)
+
+# %% [markdown]
+# The next exercises work on the model of <a href="#figure-fig4">Figure 1</a>: its experiment (`exp`, the hidden
+# states and the final predictions) and its middle layer (`mid`).
 
 # %%
 exp = chapter.experiment("fig4")
@@ -346,7 +350,7 @@ print(f"by hand {answer:.4f}, curve {results['fig4']['curves']['id']['p@1'][mid]
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-sec4-precision", answer)
 
 # %% [markdown]

@@ -195,8 +195,12 @@ print(f"{answer:.2f} of {results['fig9']['n_layers']} layers")
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-sec5-bert", answer)
+
+# %% [markdown]
+# The next exercises work on the experiment behind <a href="#figure-fig8">Figure 1</a> (`exp`: its per-layer
+# statistics and the final predictions).
 
 # %%
 exp = chapter.experiment("fig8")
@@ -230,7 +234,7 @@ print(f"by hand {answer:.4f}, figure {results['fig8']['early']['mat']['x'][np.ar
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-sec5-one-lambda", answer)
 
 # %% [markdown]
@@ -258,5 +262,5 @@ answer = saved[0.90]["mat"] - saved[0.90]["id"]
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-sec5-target", answer)

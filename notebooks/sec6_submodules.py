@@ -259,7 +259,7 @@ print({m: float(round(v, 3)) for m, v in means.items()})
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-sec6-best", answer)
 
 # %% [markdown]
@@ -286,7 +286,7 @@ print(f"{answer:.0%} of {done.sum()} start layers")
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-sec6-real", answer, data={"real_fig10": results["real_fig10"]})
 
 # %% [markdown]
@@ -317,5 +317,5 @@ print(f"largest difference: {answer:.1e}")
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("ex-sec6-single", answer)

@@ -395,7 +395,7 @@ print({n: (round(v, 4), round(48 / (n - 1), 4)) for n, v in answer.items()})
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("sl-ex-null", answer)
 
 # %% [markdown]
@@ -428,7 +428,7 @@ print(f"by hand {answer[0]:.10f}, score.pair {answer[1]:.10f}")
 # ```{solution-end}
 # ```
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "remove-output"]
 exercises.check("sl-ex-identity", answer)
 
 # %% [markdown]

@@ -56,3 +56,45 @@ def test_the_built_pages_link_numbers_that_exist(html):
     # plotly is fetched by the layer view's loader, from the book's root, when the reader scrolls to it
     assert (root / "plotly.min.js").is_file() and 's.src = "../plotly.min.js"' in page
     assert not re.search(r'<script[^>]*src="[^"]*plotly', page)  # not loaded with the page
+
+
+def _imgs(html):
+    return re.findall(r"<img [^>]*>", html)
+
+
+def test_a_grid_is_shown_as_panels_that_can_wrap(shown):
+    """A multi-panel figure reaches the page as one image per panel in a wrapping row (issue 35: a 1x4 grid shrunk
+    to a third of its size on a phone); the widths of the first row add up to the column, each panel has its own
+    alt text, a colour bar stays with its panel and the suptitle becomes a line of text above them."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    from jtc_utils import plotting
+
+    _, axes = plt.subplots(1, 3, figsize=(12, 3))
+    for i, ax in enumerate(axes):
+        ax.plot([0, i + 1])
+        ax.set_title(f"model {i}")
+    book.show("x", "paper Figure 1", "see", "Lines")
+    html = shown[-1].data
+    imgs = _imgs(html)
+    assert '<div class="jtc-panels">' in html and len(imgs) == 3
+    widths = [float(w) for w in re.findall(r"width: ([\d.]+)%", html)]
+    assert len(widths) == 3 and abs(sum(widths) - 100) < 0.5
+    assert all(f"panel {i} of 3: model {i - 1}" in img for i, img in enumerate(imgs, 1))
+    assert f"min-width: min(100%, {book.PANEL_MIN_PX}px)" in imgs[0]
+
+    plotting.r2_heatmaps(np.random.rand(5, 5), np.random.rand(5, 5), title="two maps")
+    book.show("y", "paper Figure 2", "see", "Heatmaps")
+    html = shown[-1].data
+    assert len(_imgs(html)) == 2 and '<div class="jtc-suptitle">two maps</div>' in html
+    parts, _ = book.panels(plotting.r2_heatmaps(np.random.rand(5, 5), np.random.rand(5, 5)))
+    assert parts[1][1] > parts[0][1]  # the shared colour bar went with the right panel
+    plt.close("all")
+
+    plt.subplots(figsize=(6, 3))
+    book.show("z", "paper Figure 3", "see", "One line")
+    assert len(_imgs(shown[-1].data)) == 1 and "jtc-panels" not in shown[-1].data
+    _, axes = plt.subplots(2, 1)
+    book.show("w", "paper Figure 4", "see", "A column")  # one column: nothing to wrap, one image
+    assert len(_imgs(shown[-1].data)) == 1

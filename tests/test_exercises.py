@@ -180,3 +180,23 @@ def test_no_stored_page_prints_numpy_reprs():
                 if re.search(r"np\.(float|int)\d+\(", text):
                     raw.append(f"{name} cell {i}: {text[:80]}")
     assert not raw, raw
+
+
+@pytest.mark.parametrize("name", runner.notebook_names())
+def test_between_two_exercises_only_their_checks(name):
+    """After an exercise's solution and before the next exercise, with no prose between them, the only code is the
+    check of the exercise before (section 3 had a stray ``exp = ...`` there); check cells are tagged so that the
+    rendered page shows their code, not the book's own verdict."""
+    cells = _source(name).cells
+    for i, cell in enumerate(cells):
+        if cell.cell_type != "markdown" or "{solution-end}" not in cell.source:
+            continue
+        j = i + 1
+        while j < len(cells) and cells[j].cell_type == "code":
+            j += 1
+        if j < len(cells) and "{exercise-start}" in cells[j].source:
+            for c in cells[i + 1:j]:
+                assert CHECK_CALL.search(c.source), f"{name}: a code cell between two exercises: {c.source[:80]!r}"
+    for c in cells:
+        if c.cell_type == "code" and CHECK_CALL.search(c.source):
+            assert "remove-output" in c.metadata.get("tags", []), f"{name}: {c.source[:60]!r}"

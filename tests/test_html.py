@@ -102,3 +102,22 @@ def test_no_page_costs_more_than_its_limit_to_load(html):
     heavy = {name: sum(s.values()) for name, s in sizes.items() if sum(s.values()) > TRANSFER_LIMIT}
     assert not heavy, heavy
     assert not any("plotly" in ref for s in sizes.values() for ref in s), "plotly is loaded with a page"
+
+
+def test_no_page_shows_a_check_verdict_before_the_reader_tries(html):
+    """An exercise's check cell ran on the book's own solution; printing "✓ correct" under an exercise the reader
+    has not tried gives the answer away (issue 35). The page shows the check's code, not its verdict (the stored
+    notebook keeps the output, which nbval compares)."""
+    root, _ = html
+    for page in _pages(root):
+        text = page.read_text()
+        assert not re.search(r"[✓✗] ex-[\w-]+:", text), page.name
+
+
+def test_a_claims_table_has_one_header_row(html):
+    """The claims tables carried the index's name ("id") as a second header row of its own."""
+    root, _ = html
+    for page in _pages(root):
+        for head in re.findall(r'<table[^>]*class="jtc-claims"[^>]*>.*?<thead>(.*?)</thead>', page.read_text(),
+                               flags=re.S):
+            assert head.count("<tr") == 1, page.name
