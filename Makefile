@@ -75,6 +75,7 @@ bench: $(STAMP)  ## speed benchmarks (not part of the tests)
 	$(PY) benchmarks/bench_paper_memory.py
 	$(PY) benchmarks/bench_verdicts.py
 	$(PY) benchmarks/bench_student.py
+	$(PY) benchmarks/bench_real_lenses.py
 
 noise: $(STAMP)  ## measure how far every figure-data quantity moves under other arithmetic (tests/noise.json; ~1 h)
 	$(PY) benchmarks/noise.py run-all

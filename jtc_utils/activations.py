@@ -57,7 +57,7 @@ def r2_without_first(exp) -> dict:
     def compute():
         return linear.layer_pair_r2(exp.X_train[:, keep_tr], exp.X_val[:, keep_val])
 
-    key = {**exp._key("layer_pair_fits"), "what": "layer_pair_fits_without_first"}
+    key = {**exp.key("layer_pair_fits"), "what": "layer_pair_fits_without_first"}
     r = cache.cached("fits", key, lambda: {k: v for k, v in compute().items() if k != "maps"})
     L = exp.n_layers
     upper = np.triu_indices(L + 1, 1)

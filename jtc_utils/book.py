@@ -4,7 +4,10 @@ so that every notebook draws its figures the same way."""
 
 from __future__ import annotations
 
-from . import figdata, figures, plotting
+from . import claims, figdata, figure_registry, figures, plotting
+from .ffn import claims as _ffn_claims, figures as _ffn_figures  # noqa: F401  (register their figures and claims)
+from .lenses import claims as _lens_claims, figures as _lens_figures  # noqa: F401
+from .linearity import claims as _sl_claims, figures as _sl_figures  # noqa: F401
 
 
 def title(data: dict, params: dict) -> str:
@@ -101,8 +104,8 @@ _NUMBERED = {"n": 0}  # the figures of the page so far (each page runs in a fres
 
 def paper_ref(fig: str) -> str:
     """Which figure of the paper a figure id reproduces, in words."""
-    if fig.startswith(figures.REAL_PREFIX):
-        return paper_ref(fig[len(figures.REAL_PREFIX):]) + ", on the real model"
+    if fig.startswith(figure_registry.REAL_PREFIX):
+        return paper_ref(fig[len(figure_registry.REAL_PREFIX):]) + ", on the real model"
     if fig.startswith("fig"):
         return f"paper Figure {fig[3:]}"
     return "beyond the paper"
@@ -295,10 +298,11 @@ def real_model_line() -> str:
 
 
 class Chapter:
-    """What one chapter computes, under the chapter's parameters: ``figure`` computes, saves and draws a paper
-    figure and keeps its numbers in ``results``; ``verdicts`` judges claims from them (and from ``book/data`` for
-    figures of other chapters); ``experiment`` gives the shared :class:`~jtc_utils.experiment.Experiment` behind a
-    figure, for exercises."""
+    """What one chapter computes, under the chapter's parameters, for any paper of the book: ``figure`` computes and
+    saves a figure by its id (through :mod:`jtc_utils.figure_registry`; the JTC paper's figures are also drawn the
+    paper's way, the other papers' chapters draw with their own ``plots``) and keeps its numbers in ``results``;
+    ``verdicts`` judges claims of any paper from them (and from ``book/data`` for figures of other chapters);
+    ``experiment`` gives the shared :class:`~jtc_utils.experiment.Experiment` behind a JTC figure, for exercises."""
 
     def __init__(self, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0, real_n_train=None,
                  real_n_val=None, **draw):
@@ -308,13 +312,16 @@ class Chapter:
 
     def sizes(self, fig: str) -> tuple:
         """(n_train, n_val) of a figure: the real model's for ``real_*`` figures, the chapter's otherwise."""
-        real = figures.profile_of(fig, self.profile) == "real"
+        real = figure_registry.profile_of(fig, self.profile) == "real"
         return (self.real_n_train, self.real_n_val) if real else (self.n_train, self.n_val)
 
     def figure(self, fig: str, **kw) -> dict:
         n_train, n_val = self.sizes(fig)
-        self.results[fig] = figure(fig, self.profile, n_train=n_train, n_val=n_val, seed=self.seed,
-                                   **{**self.draw, **kw})
+        if figure_registry.entry(fig).paper == "jtc":
+            self.results[fig] = figure(fig, self.profile, n_train=n_train, n_val=n_val, seed=self.seed,
+                                       **{**self.draw, **kw})
+        else:
+            self.results[fig] = figure_registry.figure(fig, self.profile, n_train, n_val, self.seed)
         return self.results[fig]
 
     def grid(self, figs, ncols: int = 2, stored: bool = False) -> None:
@@ -323,26 +330,24 @@ class Chapter:
         self.results.update(figure_grid(figs, self.profile, self.n_train, self.n_val, self.seed, ncols, stored))
 
     def verdicts(self, ids, alias: dict | None = None) -> None:
-        """Show the verdicts of claims ``ids`` as a table (returns nothing, so that the cell shows only the table);
-        ``alias`` judges them on other figures' numbers (see :func:`jtc_utils.claims.getter`)."""
+        """Show the verdicts of claims ``ids`` (of any paper) as a table (returns nothing, so that the cell shows
+        only the table); ``alias`` judges them on other figures' numbers (see :func:`jtc_utils.claims.getter`)."""
         from IPython.display import display
 
-        from . import claims
-
+        get = claims.memo(claims.getter(self.results, alias))
         uuid = "verdicts-" + "-".join(ids) + ("-" + "-".join(alias.values()) if alias else "")
-        display(claims.verdict_table(ids, claims.getter(self.results, alias), self.profile, uuid,
-                                     link=None if alias else "anchor"))
+        display(claims.styled([claims.check_any(c, get, self.profile) for c in ids], uuid,
+                              link=None if alias else "anchor"))
 
     def real_verdicts(self, ids) -> None:
         """Show the verdicts of claims ``ids`` judged with the same rules on the real model's figures
         (``real_<fig>``); a claim whose figures the real profile lacks gets no verdict and says why."""
         from IPython.display import display
 
-        from . import claims
-
         display(claims.verdict_table(ids, claims.profile_getter("real_", self.results), "real",
                                      "verdicts-real-" + "-".join(ids), link=None))
 
     def experiment(self, fig: str):
         _, model, domain = figures.setting(fig, self.profile)
-        return figures.experiment(model, domain, figures.profile_of(fig, self.profile), *self.sizes(fig), self.seed)
+        return figures.experiment(model, domain, figure_registry.profile_of(fig, self.profile), *self.sizes(fig),
+                                  self.seed)

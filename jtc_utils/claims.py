@@ -57,7 +57,7 @@ def profile_getter(prefix: str = "real_", results: dict | None = None, absent: d
     return get
 
 
-def _available(get, figs) -> dict:
+def available(get, figs) -> dict:
     """The numbers of those ``figs`` that exist on the profile (all of them on tiny and paper); NotComputed if
     none does. A rule "in every figure" is applied to every figure the profile has."""
     out, why = {}, None
@@ -105,18 +105,18 @@ NO_INTERVAL = "none of the figures it reads keeps per-sample values to resample.
 NOT_JUDGED = "not judged: the paper's models"
 
 
-def _mag(paper: str, ours: str, holds, rule: str) -> dict:
+def magnitude_part(paper: str, ours: str, holds, rule: str) -> dict:
     return {"paper": paper, "ours": ours, "holds": None if holds is None else bool(holds), "rule": rule}
 
 
-def _rec(cid, claim, paper, ours, margin, rule, magnitude: dict | None = None, quote: str | None = None,
+def claim_record(cid, claim, paper, ours, margin, rule, magnitude: dict | None = None, quote: str | None = None,
          words=(), unit: str = "", statistic: str | None = None, kind: str = "claim", fixed: str | None = None):
     """A claim record. ``margin``: the rule's margin on these numbers (positive on the claim's side; a bool for a
     check that passes or not; None where the claim has no shape part, or its figures are not computed on the
     profile); ``words``: the lexicon entries the rule reads the sentence with; ``unit``: the margin's unit;
     ``statistic``: the name of the computed statistic (claims that share it form one finding); ``kind``: "claim", or
     "check" for one that cannot fail on data (arithmetic, self-consistency), which is not counted as evidence.
-    ``magnitude`` (from :func:`_mag`, or None where the paper gives no number) holds the paper's numbers, ours, and
+    ``magnitude`` (from :func:`magnitude_part`, or None where the paper gives no number) holds the paper's numbers, ours, and
     the magnitude verdict before :func:`check` masks it off the paper profile. ``fixed``: why the statistic has no
     resamples although a figure it reads has some (it is not judged on the resamples then; see :func:`evaluate`)."""
     unknown = [w for w in words if w not in verdicts.LEXICON]
@@ -132,13 +132,13 @@ def _rec(cid, claim, paper, ours, margin, rule, magnitude: dict | None = None, q
 
 
 def c1a(get):
-    figs = _available(get, ("fig2", "fig3", "fig12", "fig13", "fig22", "fig23", "fig24", "fig25"))
+    figs = available(get, ("fig2", "fig3", "fig12", "fig13", "fig22", "fig23", "fig24", "fig25"))
     shares = {}
     for f, d in figs.items():
         m, i = figdata.as_array(d["r2_mat"]), figdata.as_array(d["r2_id"])
         iu = np.triu_indices(m.shape[0], k=1)
         shares[f] = float(np.mean(m[iu] > i[iu]))
-    return _rec("C1a", "mat r² > id r² across the network", "Figs 2, 3, 12, 13, 22-25",
+    return claim_record("C1a", "mat r² > id r² across the network", "Figs 2, 3, 12, 13, 22-25",
                 "share of pairs with mat > id: " + ", ".join(f"{f} {v:.2f}" for f, v in shares.items()),
                 min(float(d["pairs"]["min_gap"]) for d in figs.values()),
                 "r²(mat) - r²(id) > 0 at every pair l < l', in every figure (margin: the smallest difference)",
@@ -148,11 +148,11 @@ def c1a(get):
 
 
 def c1b(get):
-    shares, figs = {}, _available(get, ("fig3", "fig13", "fig25"))
+    shares, figs = {}, available(get, ("fig3", "fig13", "fig25"))
     for f, d in figs.items():
         r2 = figdata.as_array(d["r2_id"])
         shares[f] = float(np.mean(r2[np.triu_indices(r2.shape[0], k=1)] <= TOLERANCE))
-    return _rec("C1b", "id fails (r² near or below 0) for most pairs of BERT", "Figs 3, 13, 25",
+    return claim_record("C1b", "id fails (r² near or below 0) for most pairs of BERT", "Figs 3, 13, 25",
                 f"share of pairs with id r² <= {TOLERANCE}: " + ", ".join(f"{f} {v:.2f}" for f, v in shares.items()),
                 TOLERANCE - max(float(d["pairs"]["id_majority"]) for d in figs.values()),
                 f"id r² <= {TOLERANCE} (close to zero, or below) at more than half the pairs, in every BERT figure: "
@@ -168,10 +168,10 @@ def c2(get):
     L = d["n_layers"]
     upto = _scaled(44, 48, L)
     diff = _p1_diff(d)
-    return _rec("C2", "mat's Precision@1 is above id's at every layer, by more than 0.2 till layer 44 of 48",
+    return claim_record("C2", "mat's Precision@1 is above id's at every layer, by more than 0.2 till layer 44 of 48",
                 "Fig 4", f"mat > id at {(diff[:L] > 0).sum()}/{L} layers l < L; smallest gain {diff[:L].min():+.2f}",
                 diff[:L].min(), "P@1(mat) - P@1(id) > 0 at every l < L (margin: the smallest difference)",
-                _mag("P@1(mat) - P@1(id) > 0.2 at every l < 44 of 48",
+                magnitude_part("P@1(mat) - P@1(id) > 0.2 at every l < 44 of 48",
                      f"min over l < {upto} of {L}: {diff[:upto].min():.2f} (mean {diff[:upto].mean():.2f})",
                      diff[:upto].min() > 0.2, f"difference > 0.2 at every l < {upto} (depth-scaled)"),
                 quote="Across all layers, mat outperforms id in terms of both scores, often by a large margin (e.g. "
@@ -187,9 +187,9 @@ def c3(get):
     means = {k: float(figdata.as_array(d["curves"]["mat"][f"p@{k}"])[:n].mean()) for k in ranges}
     widen = verdicts.value("range")
     ok = all(lo - widen <= means[k] <= hi + widen for k, (lo, hi) in ranges.items())
-    return _rec("C3", "mat's early-layer precision: P@10 0.62-0.82, P@5 0.52-0.74, P@1 0.28-0.45", "Fig 4",
+    return claim_record("C3", "mat's early-layer precision: P@10 0.62-0.82, P@5 0.52-0.74, P@1 0.28-0.45", "Fig 4",
                 "no shape part: the claim gives magnitudes", None, "-",
-                _mag("P@10 0.62-0.82, P@5 0.52-0.74, P@1 0.28-0.45 in the early layers",
+                magnitude_part("P@10 0.62-0.82, P@5 0.52-0.74, P@1 0.28-0.45 in the early layers",
                      f"mean over l < {n}: " + ", ".join(f"P@{k} {v:.2f}" for k, v in means.items()), ok,
                      f"each mean over the first 10 of 48 layers (depth-scaled) within the range ± {widen}"),
                 quote="the relatively high Precision@k scores of mat in early layers (0.62-0.82 for k=10, 0.52-0.74 "
@@ -203,7 +203,7 @@ def c4(get):
     L = d["n_layers"]
     sm, si = figdata.as_array(m["surprisal"])[:L], figdata.as_array(i["surprisal"])[:L]
     gap = verdicts.substantially(si, sm)
-    return _rec("C4", "mat's surprisal is substantially below id's across all layers", "Fig 5",
+    return claim_record("C4", "mat's surprisal is substantially below id's across all layers", "Fig 5",
                 f"mat below id at {(sm < si).sum()}/{L} layers l < L; by at least a fifth of id's at "
                 f"{(gap >= 0).sum()}/{L}", gap.min(),
                 "surprisal(id) - surprisal(mat) >= 0.2 surprisal(id) at every l < L (margin: the smallest relative "
@@ -222,12 +222,12 @@ def c5(get):
     mat = np.stack([figdata.as_array(d["curves"]["mat"][f"p@{k}"])[:n] for k in ks])
     idv = np.stack([figdata.as_array(d["curves"]["id"][f"p@{k}"])[:n] for k in ks])
     widen = verdicts.value("range")
-    return _rec("C5", "BERT: in the first ten layers mat's precision is 0.2-0.6 and id's close to 0 (all k)",
+    return claim_record("C5", "BERT: in the first ten layers mat's precision is 0.2-0.6 and id's close to 0 (all k)",
                 "Fig 6", f"l < {n}: id at most {idv.max():.2f}, mat {mat.min():.2f}-{mat.max():.2f}",
                 TOLERANCE - idv.max(),
                 f"P@k(id) <= {TOLERANCE} (close to zero) for k = 1, 5, 10 at every l < {n} (the first 10 of 24, "
                 "depth-scaled; margin: the tolerance minus the largest)",
-                _mag("mat 0.2-0.6, id close to 0, first ten layers, all k",
+                magnitude_part("mat 0.2-0.6, id close to 0, first ten layers, all k",
                      f"l < {n}: mat {mat.min():.2f}-{mat.max():.2f}, id at most {idv.max():.2f}",
                      mat.min() >= 0.2 - widen and mat.max() <= 0.6 + widen and idv.max() <= TOLERANCE,
                      f"every mat value within 0.2-0.6 ± {widen}, every id value <= {TOLERANCE}"),
@@ -242,10 +242,10 @@ def c6(get):
     diff = _p1_diff(d)[:L]
     start = _scaled(3, 24, L)
     mat1 = figdata.as_array(d["curves"]["mat"]["p@1"])[start:L]
-    return _rec("C6", "BERT: mat improves id's Precision@1 by more than 0.17 at most layers; > 0.25 from layer 3",
+    return claim_record("C6", "BERT: mat improves id's Precision@1 by more than 0.17 at most layers; > 0.25 from layer 3",
                 "Fig 6", f"mat > id at {(diff > 0).mean():.0%} of l < L", verdicts.share_margin(diff > 0),
                 "P@1(mat) > P@1(id) at more than half the layers l < L (margin: the share minus one half)",
-                _mag("gain > 0.17 at most layers; P@1(mat) > 0.25 from l = 3 of 24",
+                magnitude_part("gain > 0.17 at most layers; P@1(mat) > 0.25 from l = 3 of 24",
                      f"gain > 0.17 at {(diff > 0.17).mean():.0%} of l < L; min P@1(mat) from l = {start}: "
                      f"{mat1.min():.2f}", (diff > 0.17).mean() > MOST and mat1.min() > 0.25, f"gain > 0.17 at more than half the layers and P@1(mat) "
                      f"> 0.25 at every l >= {start} (depth-scaled)"),
@@ -259,18 +259,18 @@ def c7(get):
     ahead, shares, early = {}, {}, {}
     widen = verdicts.value("range")
     lo, hi = 0.15 - widen, 0.40 + widen
-    for f, d in _available(get, ("fig4", "fig6", "fig26", "fig27", "fig28", "fig29")).items():
+    for f, d in available(get, ("fig4", "fig6", "fig26", "fig27", "fig28", "fig29")).items():
         L = d["n_layers"]
         diff = _p1_diff(d)[:L]
         ahead[f] = float((diff > 0).mean())
         shares[f] = float(((diff >= lo) & (diff <= hi)).mean())
         early[f] = float(figdata.as_array(d["curves"]["mat"]["p@1"])[:max(1, L // 4)].max())
-    return _rec("C7", "across models, mat beats id by 15-40% at most layers, and is correct > 30% of the time from "
+    return claim_record("C7", "across models, mat beats id by 15-40% at most layers, and is correct > 30% of the time from "
                 "very early layers", "introduction; Figs 4, 6, 26-29",
                 "share of layers with mat > id: " + ", ".join(f"{f} {v:.0%}" for f, v in ahead.items()),
                 min(ahead.values()) - MOST, "P@1(mat) > P@1(id) at more than half the layers, in every model "
                 "(margin: the smallest share minus one half)",
-                _mag("gain 15-40% at most layers; > 30% correct from very early layers",
+                magnitude_part("gain 15-40% at most layers; > 30% correct from very early layers",
                      f"share of layers with gain in {lo:.2f}-{hi:.2f}: "
                      + ", ".join(f"{f} {v:.0%}" for f, v in shares.items())
                      + "; best P@1(mat) in the first quarter: " + ", ".join(f"{f} {v:.2f}" for f, v in early.items()),
@@ -301,10 +301,10 @@ def _ee_claim(cid, fig, get):
     sm, si = s["mat"]["share"], s["id"]["share"]
     model = "GPT-2" if fig == "fig8" else "BERT"
     about = verdicts.value("about")
-    return _rec(cid, f"{model}: at 95% Precision@1, early exit with mat saves more layers than with id",
+    return claim_record(cid, f"{model}: at 95% Precision@1, early exit with mat saves more layers than with id",
                 f"{fig.replace('fig', 'Fig ')}", f"mat {s['mat']['saved']:.2f} vs id {s['id']['saved']:.2f} of {L}",
                 sm - si, "share of layers saved by mat - by id > 0",
-                _mag(f"mat {paper_mat} ({pm:.1%}) vs id {paper_id} ({pi:.1%}) of 24", f"mat {sm:.1%} vs id {si:.1%}",
+                magnitude_part(f"mat {paper_mat} ({pm:.1%}) vs id {paper_id} ({pi:.1%}) of 24", f"mat {sm:.1%} vs id {si:.1%}",
                      abs(sm - pm) <= about and abs(si - pi) <= about,
                      f"each share of layers saved within {about} of the paper's"),
                 quote=_EE_QUOTE, words=("better", "about"), unit="share of layers", statistic="saved_gain")
@@ -330,13 +330,13 @@ def _interp_early(d, m):
 
 def c10(get):
     parts, gaps = [], []
-    for f, d in _available(get, ("fig8", "fig9", "fig20", "fig21")).items():
+    for f, d in available(get, ("fig8", "fig9", "fig20", "fig21")).items():
         for m in ("mat", "id"):
             grid, y = _interp_early(d, m)
             gap = float(np.mean(y - figdata.as_array(d["fixed"][m])[grid])) if len(grid) else np.nan
             gaps.append(gap)
             parts.append(f"{f} {m} {gap:+.3f}")
-    return _rec("C10", "early exit beats fixed exit, in both models and for both mappings", "Figs 8, 9, 20, 21",
+    return claim_record("C10", "early exit beats fixed exit, in both models and for both mappings", "Figs 8, 9, 20, 21",
                 "mean P@1 of early minus fixed exit over the layer counts both cover: " + ", ".join(parts),
                 min(gaps), "the mean over the integer layer counts both curves cover of P@1(early) - P@1(fixed) > 0, "
                 "for every model and mapping (margin: the smallest)",
@@ -351,10 +351,10 @@ def c11(get):
     dg = g["mat"]["share"] - g["id"]["share"]
     db = b["mat"]["share"] - b["id"]["share"]
     about = verdicts.value("about")
-    return _rec("C11", "mat saves layers on top of id's early exit, in GPT-2 and in BERT", "abstract",
+    return claim_record("C11", "mat saves layers on top of id's early exit, in GPT-2 and in BERT", "abstract",
                 f"GPT-style {dg:+.1%}, BERT-style {db:+.1%}", min(dg, db),
                 "share of layers saved by mat - by id > 0 in both models (margin: the smaller)",
-                _mag("+7.9% (GPT-2), +5.4% (BERT)", f"{dg:+.1%}, {db:+.1%}",
+                magnitude_part("+7.9% (GPT-2), +5.4% (BERT)", f"{dg:+.1%}, {db:+.1%}",
                      abs(dg - 0.079) <= about and abs(db - 0.054) <= about,
                      f"each within {about} of the paper's"),
                 quote="when aiming, for example, at retention of 95% accuracy, our approach saves additional 7.9% "
@@ -375,7 +375,7 @@ def c12a(get):
     done[:start] = False
     done[L:] = False
     gaps = {m: float((p[m][done] - p["mat"][done]).min()) for m in ("mat_attn", "mat_ln1_ln2", "mat_ffn")}
-    return _rec("C12a", "from layer ~7 of 24 on, every sub-module map does better than mat (P@1)", "Fig 10",
+    return claim_record("C12a", "from layer ~7 of 24 on, every sub-module map does better than mat (P@1)", "Fig 10",
                 f"from l = {start} of {L}, smallest P@1 gain over mat: "
                 + ", ".join(f"{m} {v:+.3f}" for m, v in gaps.items()), min(gaps.values()),
                 f"P@1(sub-module map) - P@1(mat) > 0 for each map at every l in {start}..{L - 1} (margin: the "
@@ -391,7 +391,7 @@ def c12b(get):
     done = np.isfinite(p["mat_attn"][:L])
     means = {m: float(p[m][:L][done].mean()) for m in ("mat_attn", "mat_ln1_ln2", "mat_ffn")}
     gaps = {m: float(verdicts.substantially(means["mat_attn"], means[m])) for m in ("mat_ln1_ln2", "mat_ffn")}
-    return _rec("C12b", "replacing attention is much less harmful than replacing the FFN or the layer norms",
+    return claim_record("C12b", "replacing attention is much less harmful than replacing the FFN or the layer norms",
                 "Figs 10, 11, 34, 35",
                 "mean P@1 over the computed layers: " + ", ".join(f"{m} {v:.3f}" for m, v in means.items()),
                 min(gaps.values()), "mean P@1(mat_attn) above the mean P@1 of mat_ffn and of mat_ln1_ln2 by at least "
@@ -413,7 +413,7 @@ def c12c(get):
     margin = min(float(verdicts.substantially(ln, r)) for m, r in rise.items() if m != "mat_ln1_ln2")
     if ln <= 0:  # not an ascent at all
         margin = min(margin, ln)
-    return _rec("C12c", "mat_ln1_ln2 rises sharply between layers 5 and 8 of 24", "Fig 10",
+    return claim_record("C12c", "mat_ln1_ln2 rises sharply between layers 5 and 8 of 24", "Fig 10",
                 f"rise of P@1 from l = {a} to {b}: " + ", ".join(f"{m} {v:+.3f}" for m, v in rise.items()), margin,
                 "the rise of mat_ln1_ln2 over those layers (depth-scaled) is positive and above each other curve's "
                 "rise by at least a fifth of the larger (margin: the smallest relative gap minus 0.2)",
@@ -430,15 +430,15 @@ def c13(get):
     d = get("plausibility")
     claim = "mat's top-5 tokens are plausible substantially more often than id's"
     if "skipped" in d:
-        return _rec("C13", claim, "human annotation, 1,250 instances", "not measured: " + d["skipped"], None,
+        return claim_record("C13", claim, "human annotation, 1,250 instances", "not measured: " + d["skipped"], None,
                     "needs word labels", quote=_C13_QUOTE, words=("substantially",))
     tm, ti = d["token_rate"]["mat"], d["token_rate"]["id"]
     about = verdicts.value("about")
-    return _rec("C13", claim, "human annotation, 1,250 instances",
+    return claim_record("C13", claim, "human annotation, 1,250 instances",
                 f"automatic (word class of the slot): mat {tm:.1%} vs id {ti:.1%}", verdicts.substantially(tm, ti),
                 "plausibility rate of mat above id's by at least a fifth of mat's (margin: the relative gap minus "
                 "0.2)",
-                _mag("85.36% vs 52.8%; id better in < 4.3%",
+                magnitude_part("85.36% vs 52.8%; id better in < 4.3%",
                      f"mat {tm:.1%} vs id {ti:.1%}; id better in {d['id_better_share']:.1%} of {d['n_instances']}",
                      abs(tm - 0.8536) <= about and abs(ti - 0.528) <= about and d["id_better_share"] < 0.043,
                      f"each rate within {about} of the paper's and id better in < 4.3%"),
@@ -451,13 +451,13 @@ def c14(get):
     magnitude = None
     if "matches_paper" in d:  # the paper profile: the id and final columns must be the paper's, token for token
         same = all(all(v.values()) for v in d["matches_paper"].values())
-        magnitude = _mag("Table 1's tokens (BERT-large)", f"identical to the paper's columns: {same}", same,
+        magnitude = magnitude_part("Table 1's tokens (BERT-large)", f"identical to the paper's columns: {same}", same,
                          "every id and final column equals the paper's")
     final_ok, id_ok = bool(d.get("final_matches_model", False)), bool(d.get("id_deterministic", False))
-    return _rec("C14", "Table 1's id and final columns are deterministic (the model's own output)", "Table 1",
+    return claim_record("C14", "Table 1's id and final columns are deterministic (the model's own output)", "Table 1",
                 f"final column equals the model's own top-5: {final_ok}; id columns recomputed identically: {id_ok}",
                 final_ok and id_ok, "both checks true (a missing check is false)",
-                magnitude or _mag("Table 1's tokens (BERT-large)", "needs bert-large-uncased (paper profile)", None,
+                magnitude or magnitude_part("Table 1's tokens (BERT-large)", "needs bert-large-uncased (paper profile)", None,
                                   "every id and final column equals the paper's"),
                 quote="Table 1: Examples of top-5 predictions at layers 4, 12 and 24, under the mappings mat and id ... "
                       "Note that at layer 24 the predictions of mat and id are the same (by definition).",
@@ -470,7 +470,7 @@ def c15(get):
     diffs = {}
     for fam, (news, mains) in pairs.items():
         try:
-            a, b = get(news), next(iter(_available(get, mains).values()))
+            a, b = get(news), next(iter(available(get, mains).values()))
         except NotComputed:
             continue
         for m in ("mat", "id"):
@@ -486,7 +486,7 @@ def c15(get):
         for m in ("mat", "id"):
             diffs[f"{news} {m} saved"] = abs(a["saved"][m]["share"] - b["saved"][m]["share"])
     sim = verdicts.value("similar")
-    return _rec("C15", "results on news (Leipzig) are similar to Wikipedia", "Figs 12-21 vs 2-9",
+    return claim_record("C15", "results on news (Leipzig) are similar to Wikipedia", "Figs 12-21 vs 2-9",
                 "news minus main domain: " + ", ".join(f"{k} {v:.3f}" for k, v in diffs.items()),
                 sim - max(diffs.values()),
                 f"mean |P@1 news - P@1 main| of mat and id, and |share saved news - main| at 95%, each <= {sim} "
@@ -553,7 +553,7 @@ def judged(record: dict, profile: str) -> dict:
     return {**record, "magnitude": {**mag, "holds": None, "note": NOT_JUDGED}}
 
 
-def _memo(get):
+def memo(get):
     cache = {}
 
     def memo(fig):
@@ -605,12 +605,12 @@ def evaluate(table: dict, cid: str, get=None, profile: str = "tiny", reasons: di
     resamples (:func:`jtc_utils.verdicts.decide`: ``verdict``, ``margin``, ``lo``, ``hi``, ``share``,
     ``resampled``), its ``reason`` where it fails or is undecided, and the magnitude as read on ``profile`` (see
     :func:`judged`). A claim whose figures the profile does not have gets no verdict and says why."""
-    get = _memo(get or default_get)
+    get = memo(get or default_get)
     fn = table[cid]
     try:
         rec = fn(get)
     except NotComputed as e:
-        text = fn(_memo(default_get))  # the claim's wording and rule, from the stand-in's numbers
+        text = fn(memo(default_get))  # the claim's wording and rule, from the stand-in's numbers
         mag = text["magnitude"] and {**text["magnitude"], "ours": "-", "holds": None, "note": "not computed"}
         rec = {**text, "ours": f"not computed on this profile: {e}", "margin": None, "magnitude": mag}
         return judged({**rec, **verdicts.decide(None, None), "holds": None, "reason": None}, profile)
@@ -622,6 +622,9 @@ def evaluate(table: dict, cid: str, get=None, profile: str = "tiny", reasons: di
         rec["no_interval"] = rec.get("no_interval") or NO_INTERVAL
     rec["reason"] = reason(rec, profile, reasons or {})
     return judged(rec, profile)
+
+
+CHECKS: dict = {}  # claim id -> the check of the paper package that registered it (:func:`registry`)
 
 
 def check(cid: str, get=default_get, profile: str = "tiny") -> dict:
@@ -642,14 +645,26 @@ def registry(table: dict, name: str, reasons: dict | None = None, seed_keys=()):
             raise ValueError(f"unknown {name} claim {cid!r}; known: {', '.join(table)}")
         rec = evaluate(table, cid, get, profile, reasons, seed_keys)
         if rec["magnitude"] is None:
-            rec = {**rec, "magnitude": judged({"magnitude": _mag(rec["paper"], "-", None, "-")}, profile)["magnitude"]}
+            rec = {**rec, "magnitude": judged({"magnitude": magnitude_part(rec["paper"], "-", None, "-")}, profile)["magnitude"]}
         return rec
 
     def all_claims(get=default_get, profile: str = "tiny") -> list[dict]:
-        get = _memo(get)
+        get = memo(get)
         return [check(c, get, profile) for c in table]
 
+    for cid in table:
+        if cid in CHECKS:
+            raise ValueError(f"claim {cid!r} is registered twice")
+        CHECKS[cid] = check
     return check, all_claims
+
+
+def check_any(cid: str, get=default_get, profile: str = "tiny") -> dict:
+    """The record of claim ``cid`` of any paper, by the package that registered it (:func:`registry`)."""
+    if cid not in CHECKS:
+        raise ValueError(f"unknown claim {cid!r}; registered: {', '.join(CHECKS)} (import jtc_utils.book to "
+                         "register every paper's claims)")
+    return CHECKS[cid](cid, get, profile)
 
 
 def getter(results: dict, alias: dict | None = None):
@@ -667,7 +682,7 @@ def getter(results: dict, alias: dict | None = None):
 
 def all_claims(get=default_get, profile: str = "tiny") -> list[dict]:
     """Every claim, judged from the stored numbers (a missing figure file is an error: run its chapter first)."""
-    get = _memo(get)
+    get = memo(get)
     return [check(cid, get, profile) for cid in CLAIMS]
 
 
@@ -879,6 +894,9 @@ def lexicon_table():
 
 def verdict_table(ids=None, get=default_get, profile: str = "tiny", uuid: str | None = None, link="anchor"):
     """The claims ``ids`` (default: all) as a styled HTML table (see :func:`styled`), ready to ``display``."""
-    get = _memo(get)
+    get = memo(get)
     records = [check(c, get, profile) for c in (ids or CLAIMS)]
     return styled(records, uuid or "verdicts-" + "-".join(ids or ["all"]), link=link)
+
+
+CHECKS.update({cid: check for cid in CLAIMS})

@@ -244,7 +244,7 @@ def _(answer, d):
 def _(answer, d):
     from . import claims, linear
 
-    figs = claims._available(claims.default_get, ("fig2", "fig3", "fig12", "fig13", "fig22", "fig23", "fig24",
+    figs = claims.available(claims.default_get, ("fig2", "fig3", "fig12", "fig13", "fig22", "fig23", "fig24",
                                                   "fig25"))
     share = min(linear.r2_summary(figdata.as_array(v["r2_mat"]), figdata.as_array(v["r2_id"]))["share_mat_above_id"] for v in figs.values())
     return _close(answer, share, 1e-9, "the smallest share over the figures")

@@ -61,7 +61,7 @@ class Experiment:
     def X_val(self) -> np.ndarray:
         return hidden_states(self.adapter, self.val)
 
-    def _key(self, what: str) -> dict:
+    def key(self, what: str) -> dict:
         return {"what": what, "model": model_identity(self.adapter), "train": samples_identity(self.train),
                 "val": samples_identity(self.val), "rcond": linear.RCOND, "r2_constant_rtol": linear.CONSTANT_RTOL,
                 "boot": [verdicts.N_RESAMPLES, verdicts.SEED]}
@@ -80,7 +80,7 @@ class Experiment:
             fits["maps"] = fits["maps"].astype(np.float32)
             return fits
 
-        return cache.cached("fits", self._key("layer_pair_fits"), compute)
+        return cache.cached("fits", self.key("layer_pair_fits"), compute)
 
     @property
     def maps(self) -> np.ndarray:

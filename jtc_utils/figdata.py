@@ -24,13 +24,13 @@ def environment() -> dict:
             "machine": platform.machine()}
 
 
-def _plain(x):
+def plain(x):
     if isinstance(x, dict):
-        return {k: _plain(v) for k, v in x.items()}
+        return {k: plain(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_plain(v) for v in x]
+        return [plain(v) for v in x]
     if isinstance(x, np.ndarray):
-        return _plain(x.tolist())
+        return plain(x.tolist())
     if isinstance(x, (np.floating, float)):
         return None if not np.isfinite(x) else float(x)
     if isinstance(x, np.integer):
@@ -61,7 +61,7 @@ def _compact(text: str) -> str:
 
 def save(figure: str, data: dict, params: dict) -> dict:
     """Write ``book/data/<figure>.json``: ``{"figure", "params", "environment", "data"}``; NaN becomes null."""
-    record = {"figure": figure, "params": _plain(params), "environment": environment(), "data": _plain(data)}
+    record = {"figure": figure, "params": plain(params), "environment": environment(), "data": plain(data)}
     out = output_dir() / f"{figure}.json"
     atomic_write_text(out, _compact(json.dumps(record, indent=1)) + "\n")
     _SAVED[figure] = out

@@ -9,7 +9,7 @@ from functools import lru_cache
 
 import pandas as pd
 
-from . import activations, early_exit, predictions, profiles, submodules, top_tokens
+from . import activations, early_exit, figure_registry, predictions, profiles, submodules, top_tokens
 from .experiment import Experiment
 
 # paper figure -> (kind, model role, domain); spec section 8
@@ -50,7 +50,7 @@ FIGURES = {
 # the real model (profile "real", offline): the same figure kinds on SmolLM2-135M in every GPT role and on the
 # headless encoder all-MiniLM-L6-v2 in the BERT roles of section 3 (it makes no token predictions); Wikipedia leads
 # as the main domain and BBC News as the second
-REAL_PREFIX = "real_"
+REAL_PREFIX = figure_registry.REAL_PREFIX
 REAL_OF = ("fig2", "fig3", "fig4", "fig5", "fig8", "fig10", "fig11", "fig12", "fig13", "fig14", "fig15", "fig20")
 FIGURES.update({REAL_PREFIX + f: FIGURES[f] for f in REAL_OF})
 FIGURES.update({
@@ -75,11 +75,6 @@ REAL_PARTS = {"start_every": 5, "n_val": 300, "n_train": 3000}
 PARTS_K = {"fig10": 1, "fig18": 1, "fig34": 5, "fig35": 10, "ext_bert_fig10": 1, "real_fig10": 1}
 
 
-def profile_of(fig: str, profile: str) -> str:
-    """The profile a figure is computed on: ``real`` for the real model's figures, else the chapter's."""
-    return "real" if fig.startswith(REAL_PREFIX) else profile
-
-
 @lru_cache(maxsize=16)
 def experiment(model: str, domain: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0):
     """One shared :class:`Experiment` per setting, so that figures on the same model reuse its hidden states."""
@@ -91,14 +86,14 @@ def setting(fig: str, profile: str = "tiny") -> tuple[str, str, str]:
     if fig not in FIGURES:
         raise ValueError(f"unknown figure {fig!r}; known: {', '.join(FIGURES)}")
     kind, role, dom = FIGURES[fig]
-    p = profiles.get(profile_of(fig, profile))
+    p = profiles.get(figure_registry.profile_of(fig, profile))
     return kind, p.role(role), p.domain(dom)
 
 
 def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
     """The numbers behind paper figure ``fig`` and the parameters that produced them."""
     kind, model, domain = setting(fig, profile)
-    profile = profile_of(fig, profile)
+    profile = figure_registry.profile_of(fig, profile)
     exp = experiment(model, domain, profile, n_train, n_val, seed)
     params = {"profile": profile, "model": model, "paper_model": profiles.PAPER_NAME.get(model, model),
               "domain": domain, "seed": seed, "n_train": len(exp.train), "n_val": len(exp.val)}
@@ -236,3 +231,6 @@ def table1_frame(data: dict):
 
     df = pd.DataFrame(data["rows"], columns=["sentence", "rank", *data["columns"]])
     return df.set_index(["sentence", "rank"])
+
+
+figure_registry.register("jtc", FIGURES, compute)

@@ -54,7 +54,7 @@ def trajectory(exp, sentence: str | None = None, ids=None, mappings=MAPPINGS) ->
         for layer in range(exp.n_layers + 1):
             H = lenses[m].transform(states[layer], layer) if m in lenses else predictions.cast(exp, m, layer,
                                                                                                states[layer])
-            logits = predictions._logits(ad, H)
+            logits = predictions.readout_logits(ad, H)
             p = torch.softmax(logits.double(), -1)
             best = p.max(-1)
             tok.append(top_tokens.token_strings(ad, best.indices.tolist()))

@@ -21,7 +21,7 @@ KS = (1, 5, 10)
 CHUNK = 4096  # rows per vocabulary projection
 
 
-def _logits(ad, H):
+def readout_logits(ad, H):
     import torch
 
     with torch.inference_mode():
@@ -45,7 +45,7 @@ def readout_stats(ad, H, k: int = 1):
 
     ids, gaps = [], []
     for a in range(0, len(H), CHUNK):
-        logits = _logits(ad, H[a:a + CHUNK])
+        logits = readout_logits(ad, H[a:a + CHUNK])
         top = logits.topk(max(k, 2), -1)
         # probabilities of the two largest logits, normalised with a float32 log-sum-exp (no [n, V] softmax copy)
         p12 = torch.exp(top.values[:, :2].double() - torch.logsumexp(logits, -1).double()[:, None])
@@ -73,7 +73,7 @@ def final_stats(exp, ks=KS) -> dict:
     import torch
 
     ks = check_ks(exp.adapter, ks)
-    logits = _logits(exp.adapter, exp.X_val[exp.n_layers])
+    logits = readout_logits(exp.adapter, exp.X_val[exp.n_layers])
     return {"topk": logits.topk(max(ks), -1).indices.cpu().numpy(), "logits": logits,
             "lse": torch.logsumexp(logits.double(), -1)}
 
@@ -99,7 +99,7 @@ def per_sample(exp, ks=KS, mappings=MAPPINGS) -> dict:
     from . import cache
 
     ks = check_ks(exp.adapter, ks)
-    key = {**exp._key("layer_pair_fits"), "what": "predictions", "ks": list(ks), "mappings": list(mappings)}
+    key = {**exp.key("layer_pair_fits"), "what": "predictions", "ks": list(ks), "mappings": list(mappings)}
     flat = cache.cached("predictions", key, lambda: _flatten(_per_sample(exp, ks, mappings)))
     out = {"final_topk": flat["final_topk"], "top1": {}, "gap": {}, "precision": {}, "surprisal": {}}
     for m in mappings:

@@ -55,7 +55,7 @@ def sample_size_curve(exp, ratios=RATIOS) -> dict:
     fits key and the sizes."""
     L, d = exp.n_layers, exp.adapter.d
     sizes = _sizes(d, len(exp.train), ratios, [paper_ratio(exp.model_name)])
-    key = {**exp._key("layer_pair_fits"), "what": "sample_size", "sizes": sizes}
+    key = {**exp.key("layer_pair_fits"), "what": "sample_size", "sizes": sizes}
     arrays = cache.cached("sample_size", key, lambda: _curve(exp, sizes))
     return {"model": exp.model_name, "paper_model": profiles.PAPER_NAME.get(exp.model_name, exp.model_name),
             "domain": exp.domain, "d": d, "n_layers": L, "n_full": len(exp.train),

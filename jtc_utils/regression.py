@@ -38,7 +38,9 @@ import math
 import re
 from functools import lru_cache
 
-from .paths import ROOT
+from . import book, figdata, figure_registry, figures, regime, verdicts  # noqa: F401  (book registers every paper's figures)
+from .embedded import corpus
+from .paths import DATA_DIR, ROOT
 
 NOISE_FILE = ROOT / "tests" / "noise.json"
 MARGIN = 10.0
@@ -76,26 +78,17 @@ def is_count(quantity: str) -> bool:
 
 
 def _stored(name: str) -> dict:
-    from . import figdata
-
     return figdata.load(name)
 
 
 def targets() -> list[str]:
     """Every stored figure that :func:`recompute` recomputes (the tiny profile's)."""
-    from .ffn import figures as ffn_figures
-    from .figures import FIGURES
-    from .lenses import figures as lens_figures
-    from .linearity import figures as sl_figures
-    from .paths import DATA_DIR
-
-    names = [f for f in FIGURES if (DATA_DIR / f"{f}.json").exists()]
+    names = [f for f in figures.FIGURES if (DATA_DIR / f"{f}.json").exists()]
     names += sorted(p.stem for p in DATA_DIR.glob("regime_fig*.json"))
     names += sorted(p.stem for p in DATA_DIR.glob("regime_[a-eg-z]*.json"))
     names += sorted(p.stem for p in DATA_DIR.glob("sample_size_*.json"))
-    names += [f for f in lens_figures.LENS_FIGURES if not f.startswith("real_")]
-    names += [f for f in ffn_figures.FFN_FIGURES if not f.startswith("real_")]
-    names += [f for f in sl_figures.SL_FIGURES if not f.startswith("real_")]
+    names += [f for f, r in figure_registry.FIGURES.items()
+              if r.paper != "jtc" and not f.startswith(figure_registry.REAL_PREFIX)]
     return [n for n in dict.fromkeys(names) if (DATA_DIR / f"{n}.json").exists()
             and _stored(n)["params"].get("profile") == "tiny"]
 
@@ -105,8 +98,6 @@ def executed(name: str, since: float) -> dict | None:
     :func:`jtc_utils.figdata.output_dir`) after time ``since``, with the stored parameters; None where it did not.
     `make test` executes the pages first, so that the regression compares what they computed instead of computing
     every figure a second time."""
-    from . import figdata
-
     out = figdata.output_dir()
     f = out / f"{name}.json"
     if out.resolve() == figdata.DATA_DIR.resolve() or not f.exists() or f.stat().st_mtime < since:
@@ -117,9 +108,6 @@ def executed(name: str, since: float) -> dict | None:
 
 def recompute(name: str) -> dict:
     """The data of stored figure ``name`` recomputed with the stored parameters, as plain JSON values."""
-    from . import figdata, figures, regime
-    from .embedded import corpus
-
     stored = _stored(name)
     p = stored["params"]
     if name.startswith(regime.REGIME_PREFIX):
@@ -134,14 +122,8 @@ def recompute(name: str) -> dict:
         data, params = figures.compute(name, "tiny", n_train=n_train, n_val=n_val, seed=p["seed"])
         assert params["model"] == p["model"] and params["domain"] == p["domain"], name
     else:
-        from .ffn import figures as ffn_figures
-        from .lenses import figures as lens_figures
-        from .linearity import figures as sl_figures
-
-        reg = lens_figures if name in lens_figures.LENS_FIGURES else \
-            ffn_figures if name in ffn_figures.FFN_FIGURES else sl_figures
-        data, _ = reg.compute(name, "tiny", seed=p["seed"])
-    return figdata._plain(data)
+        data, _ = figure_registry.compute(name, "tiny", seed=p["seed"])
+    return figdata.plain(data)
 
 
 # ---- quantities: a figure's nested data as named arrays ----------------------------------------------------------
@@ -256,8 +238,6 @@ def share_denominator(values, limit: int = 100_000) -> int | None:
 
 def _pool_size(domain) -> int | None:
     """The validation samples of a domain at the full sizes (what a figure stored with ``n_val`` None used)."""
-    from .embedded import corpus
-
     return corpus.POOL_SIZES.get(domain, {}).get("validation")
 
 
@@ -330,8 +310,6 @@ def measured_names(quantity: str, measured: dict) -> list[str]:
 def most_draws(n: int) -> float:
     """The most times one of ``n`` samples is drawn in any of the claims' resamples (:func:`jtc_utils.verdicts.weights`,
     the same for every figure on ``n`` samples): a decision that flips moves a resample by its draw count over n."""
-    from . import verdicts
-
     return float(verdicts.weights(n).max())
 
 
@@ -347,8 +325,6 @@ def compare(name: str, recomputed: dict, stored: dict, measured: dict | None = N
     """The quantities of ``recomputed`` that stray from ``stored`` beyond their tolerance (empty when it matches).
     ``measured``: the figure's entry of the noise file (default: the committed one). A quantity the noise file does
     not know is a failure: measure it (``python benchmarks/noise.py``)."""
-    from . import figdata
-
     if measured is None:
         measured = noise()["figures"].get(name)
         if measured is None:

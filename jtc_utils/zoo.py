@@ -56,7 +56,7 @@ ZOO = {s.name: s for s in [  # in training order: the small ones first
 ]}
 
 
-def _training_texts(seed: int) -> list[str]:
+def training_texts(seed: int) -> list[str]:
     return [s.text for s in corpus.training_sentences(seed=seed)]
 
 
@@ -68,7 +68,7 @@ def train_tokenizers(seed: int = 0, texts: list[str] | None = None) -> None:
     from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
     from transformers import BertTokenizer, GPT2Tokenizer
 
-    texts = texts if texts is not None else _training_texts(seed)
+    texts = texts if texts is not None else training_texts(seed)
 
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -120,13 +120,13 @@ def make_config(spec: Spec, tokenizer):
                       attention_probs_dropout_prob=0.0, pad_token_id=tokenizer.pad_token_id)
 
 
-def _encode(spec: Spec, tokenizer, texts: list[str]) -> list[list[int]]:
+def encode_texts(spec: Spec, tokenizer, texts: list[str]) -> list[list[int]]:
     if spec.family == "gpt2":
         return tokenizer(texts, add_special_tokens=False)["input_ids"]
     return tokenizer(texts)["input_ids"]  # [CLS] ... [SEP]
 
 
-def _batches(lengths: list[int], batch: int, seed: int) -> list[list[int]]:
+def token_batches(lengths: list[int], batch: int, seed: int) -> list[list[int]]:
     """Length-bucketed batches in a seeded order: shuffle, sort within chunks of 50 batches, shuffle batches."""
     rng = random.Random(seed)
     idx = list(range(len(lengths)))
@@ -140,7 +140,7 @@ def _batches(lengths: list[int], batch: int, seed: int) -> list[list[int]]:
     return out
 
 
-def _collate(spec: Spec, ids: list[list[int]], pad_id: int, step_seed: int, mask_id: int, vocab: int,
+def collate(spec: Spec, ids: list[list[int]], pad_id: int, step_seed: int, mask_id: int, vocab: int,
              special: set[int], mask_prob: float | None = None):
     import torch
 
@@ -183,9 +183,9 @@ def train_model(spec: Spec, seed: int = 0, texts: list[str] | None = None, progr
     cfg = make_config(spec, tok)
     model = (GPT2LMHeadModel if spec.family == "gpt2" else BertForMaskedLM)(cfg)  # initialised on the CPU, seeded
     dev = devices.of(devices.on(model))
-    texts = texts if texts is not None else _training_texts(seed)
-    ids = _encode(spec, tok, texts)
-    batches = _batches([len(x) for x in ids], spec.batch, seed)
+    texts = texts if texts is not None else training_texts(seed)
+    ids = encode_texts(spec, tok, texts)
+    batches = token_batches([len(x) for x in ids], spec.batch, seed)
     tokens_per_batch = sum(len(x) for x in ids) / len(ids) * spec.batch
     steps = min(len(batches), math.ceil(spec.tokens / tokens_per_batch))
     opt = torch.optim.AdamW(model.parameters(), lr=spec.lr, betas=(0.9, 0.98), weight_decay=0.01)
@@ -215,7 +215,7 @@ def train_model(spec: Spec, seed: int = 0, texts: list[str] | None = None, progr
     t0 = time.time() - elapsed
     while step < steps:
         batch = [ids[j] for j in batches[step]]
-        inp, att, labels = (t.to(dev) for t in _collate(spec, batch, pad_id, seed * 1_000_003 + step,
+        inp, att, labels = (t.to(dev) for t in collate(spec, batch, pad_id, seed * 1_000_003 + step,
                                                          tok.mask_token_id or 0, len(tok), special))
         loss = model(input_ids=inp, attention_mask=att, labels=labels).loss
         loss.backward()
@@ -271,15 +271,15 @@ def evaluate(model, tok, spec: Spec, train_texts: list[str], seed: int, n: int =
     from . import device as devices
 
     val = [s.text for d in corpus.DOMAINS for s in corpus.pool(d, "validation", n=n, seed=seed)]
-    ids = _encode(spec, tok, val)
-    counts = Counter(t for x in _encode(spec, tok, train_texts[:40000]) for t in x)
+    ids = encode_texts(spec, tok, val)
+    counts = Counter(t for x in encode_texts(spec, tok, train_texts[:40000]) for t in x)
     total = sum(counts.values()) + len(tok)
     special = set(tok.all_special_ids)
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
     nll, uni, correct, count = 0.0, 0.0, 0, 0
     with torch.no_grad():
         for i in range(0, len(ids), 64):
-            inp, att, labels = (t.to(devices.of(model)) for t in _collate(
+            inp, att, labels = (t.to(devices.of(model)) for t in collate(
                 spec, ids[i:i + 64], pad_id, 10_000 + i, tok.mask_token_id or 0, len(tok), special, mask_prob=0.15))
             logits = model(input_ids=inp, attention_mask=att).logits
             if spec.family == "gpt2":
@@ -308,7 +308,7 @@ def bigram_loss(spec: Spec, tok, train_texts: list[str], val_texts: list[str]) -
     Witten-Bell interpolated with the add-one unigram of :func:`evaluate`, so it needs no tuned constant:
     p(b | a) = (c(a, b) + T(a) p(b)) / (c(a) + T(a)), T(a) the number of distinct tokens seen after a, and p(b)
     alone where a was never seen."""
-    train_ids = _encode(spec, tok, train_texts)
+    train_ids = encode_texts(spec, tok, train_texts)
     uni = Counter(t for x in train_ids for t in x)
     total = sum(uni.values()) + len(tok)
     follow: dict[int, Counter] = defaultdict(Counter)
@@ -318,10 +318,10 @@ def bigram_loss(spec: Spec, tok, train_texts: list[str], val_texts: list[str]) -
     ctx = {a: (sum(c.values()), len(c)) for a, c in follow.items()}
     special = set(tok.all_special_ids)
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
-    ids = _encode(spec, tok, val_texts)
+    ids = encode_texts(spec, tok, val_texts)
     nll, count = 0.0, 0
     for i in range(0, len(ids), 64):
-        inp, _, labels = _collate(spec, ids[i:i + 64], pad_id, 10_000 + i, tok.mask_token_id or 0, len(tok), special,
+        inp, _, labels = collate(spec, ids[i:i + 64], pad_id, 10_000 + i, tok.mask_token_id or 0, len(tok), special,
                                   mask_prob=0.15)
         # the token at j+1 follows the input token at j (for masked models position 0 is [CLS], never predicted)
         left, target = inp[:, :-1], labels[:, 1:]
@@ -477,7 +477,7 @@ def main(argv=None):
     if args.threads:
         torch.set_num_threads(args.threads)
     devices.use(args.device)
-    texts = _training_texts(args.seed)
+    texts = training_texts(args.seed)
     if not (GPT_TOKENIZER_DIR.exists() and BERT_TOKENIZER_DIR.exists()):
         print("training tokenizers ...", flush=True)
         train_tokenizers(args.seed, texts)

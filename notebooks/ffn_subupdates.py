@@ -52,22 +52,12 @@ from IPython.display import display
 
 from jtc_utils import device as devices
 from jtc_utils import book, digits
-from jtc_utils.ffn import FFN, claims, decompose, figures, plots
+from jtc_utils.ffn import FFN, decompose, figures, plots
 
 devices.use(device)
 
-results = {}
-
-
-def figure(fig):
-    results[fig] = figures.figure(fig, profile, seed=seed)
-    return results[fig]
-
-
-def verdicts(ids):
-    get = claims.getter(results)
-    display(claims.styled([claims.check(c, get) for c in ids], "verdicts-" + "-".join(ids)))
-
+chapter = book.Chapter(profile, seed=seed)
+figure, results = chapter.figure, chapter.results
 
 # %% [markdown]
 # ## The decomposition is exact
@@ -119,7 +109,7 @@ book.show(['geva_fig4'],
           'Line plot of IoU per layer for value and random vectors')
 
 # %% tags=["nbval-check-output"]
-verdicts(["F1", "F2", "F3", "F4"])
+chapter.verdicts(["F1", "F2", "F3", "F4"])
 
 # %% [markdown]
 # Value vectors do cover many concept tokens, far above the chance of 30 uniform tokens, and far above whole FFN
@@ -183,7 +173,7 @@ t10 = figure("geva_tab10")
 print("saturation layer distribution (Table 10):", dict(zip(range(1, t10["n_layers"] + 1), t10["hist"])))
 
 # %% tags=["nbval-check-output"]
-verdicts(["F5", "F6", "F7", "F8", "F11"])
+chapter.verdicts(["F5", "F6", "F7", "F8", "F11"])
 
 # %% [markdown]
 # The dominant ten carry several times their share at every layer and push the final token up far more than they
@@ -205,7 +195,7 @@ st = figure("ext_geva_steer")
 display(pd.DataFrame({k: {"negative (greedy)": v["greedy"]["negative"], "positive (greedy)": v["greedy"]["positive"],
                           "negative (sampled)": v["sampled"]["negative"], "perplexity": v["perplexity"]}
                       for k, v in st["conditions"].items()}).T.round(3))
-verdicts(["F9"])
+chapter.verdicts(["F9"])
 
 # %% [markdown]
 # Switched on, the ten values do not lower the negative share. Greedy decoding picks a positive adjective in every
@@ -238,7 +228,7 @@ book.show(['geva_tab6'],
 
 # %% tags=["nbval-check-output"]
 display(pd.DataFrame(t6["rules"]).T[["accuracy", "saved", "share_saved"]].astype(float).round(3))
-verdicts(["F10"])
+chapter.verdicts(["F10"])
 
 # %% [markdown]
 # ## What `mat_ffn` does to sub-updates
@@ -385,7 +375,7 @@ exercises.check("ffn-ex-coverage", answer)
 # :class: dropdown
 # Replace the slot-by-slot comparison by a count of shared clusters, for example
 # `ov[i, j] = len(set(a[i]) & set(b[j]))` (vectorised: sort each row and count matches with
-# `np.isin`), then recompute Table 6 with `figures.figure("geva_tab6", profile)` while the patch is in place.
+# `np.isin`), then recompute Table 6 with `chapter.figure("geva_tab6")` while the patch is in place.
 # An unordered overlap matches more pairs of samples, so the rule tends to exit earlier at a small cost in
 # accuracy; the size of the trade is what the exercise asks you to measure.
 # ````

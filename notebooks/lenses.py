@@ -67,25 +67,12 @@ from IPython.display import display
 
 from jtc_utils import device as devices
 from jtc_utils import book
-from jtc_utils.lenses import LENSES, claims, figures, lowrank, plots
+from jtc_utils.lenses import LENSES, figures, lowrank, plots
 
 devices.use(device)
 
-real_n_train, real_n_val = book.real_sizes(real_n_train, real_n_val)
-results = {}
-
-
-def figure(fig):
-    real = fig.startswith("real_")
-    results[fig] = figures.figure(fig, "real" if real else profile, real_n_train if real else n_train,
-                                  real_n_val if real else n_val, seed)
-    return results[fig]
-
-
-def verdicts(ids):
-    get = claims.getter(results)
-    display(claims.styled([claims.check(c, get) for c in ids], "verdicts-" + "-".join(ids)))
-
+chapter = book.Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val)
+figure, results = chapter.figure, chapter.results
 
 # %% [markdown]
 # ## The lenses
@@ -128,7 +115,7 @@ book.show(['nnjtc_fig2'],
           'Four heatmaps of r² over layer pairs: id, mat, NJTC and N-NJTC at rank 4')
 
 # %% tags=["nbval-check-output"]
-verdicts(["N6", "N7", "N8"])
+chapter.verdicts(["N6", "N7", "N8"])
 
 # %% [markdown]
 # The `id` and `mat` panels fall along each row as the jump lengthens, as in the paper (N6a). The low-rank panels
@@ -157,7 +144,7 @@ book.show(['nnjtc_fig3'],
           'Line plots of Precision@1 and surprisal per layer for six lenses')
 
 # %% tags=["nbval-check-output"]
-verdicts(["N1", "N2", "N3", "N4", "N5"])
+chapter.verdicts(["N1", "N2", "N3", "N4", "N5"])
 
 # %%
 c3, k3 = f3["curves"], f3["rank"]
@@ -224,7 +211,7 @@ book.show(['tl_grid'],
 
 # %% tags=["nbval-check-output"]
 display(pd.DataFrame(fg["training"]).T)
-verdicts(["T1", "T2", "T3", "H1"])
+chapter.verdicts(["T1", "T2", "T3", "H1"])
 
 # %%
 c = fg["curves"]
@@ -281,7 +268,7 @@ print("layers (of L) where KL(tuned) < KL(id): " + ", ".join(f"{m} {v}/{len(fc['
 
 # %% tags=["nbval-check-output"]
 display(figures.quarter_table(lt, ("p@1", "kl", "ce_gold")).set_index("lens"))
-verdicts(["N0"])
+chapter.verdicts(["N0"])
 
 # %% [markdown]
 # ### Early exit with every lens, and the oracle

@@ -59,24 +59,12 @@ from IPython.display import display
 
 from jtc_utils import device as devices
 from jtc_utils import book, digits
-from jtc_utils.linearity import artifacts, claims, figures, plots
+from jtc_utils.linearity import claims, plots
 
 devices.use(device)
 
-results = {}
-
-
-def figure(fig):
-    """Compute a figure's numbers (saved to book/data) and keep them, without their parameters, for the verdicts."""
-    data = figures.figure(fig, profile, seed=seed)
-    results[fig] = {k: v for k, v in data.items() if k != "params"}
-    return results[fig]
-
-
-def verdicts(ids):
-    get = claims.getter(results)
-    display(claims.styled([claims.check(c, get) for c in ids], "verdicts-" + "-".join(ids)))
-
+chapter = book.Chapter(profile, seed=seed)
+figure, results = chapter.figure, chapter.results
 
 # %% [markdown]
 # ## Linearity of consecutive layers (the paper's Figure 1)
@@ -113,7 +101,7 @@ book.show(['sl_fig1', 'real_sl'],
 # before the numbers):
 
 # %% tags=["nbval-check-output"]
-verdicts(["S1", "S2", "S3"])
+chapter.verdicts(["S1", "S2", "S3"])
 
 # %% [markdown]
 # The U of the paper's Figure 1 needs the last pair to climb back to about 0.9-1.0. On the stand-ins it does not
@@ -166,7 +154,7 @@ book.show(['sl_fig3'],
           'Line plot of relative update norms against depth for several models')
 
 # %% tags=["nbval-check-output"]
-verdicts(["S4"])
+chapter.verdicts(["S4"])
 
 # %% [markdown]
 # ## Linearity during pretraining (the paper's Figure 2)
@@ -186,7 +174,7 @@ book.show(['sl_fig2'],
 
 # %% tags=["nbval-check-output"]
 print(f"largest |LS_res(snapshot 630, float16) - LS_res(zoo/tiny-gpt2)|: {digits.bound(f2['fp16_vs_zoo_max_gap'], 1e-4)}")
-verdicts(["S5"])
+chapter.verdicts(["S5"])
 
 # %% [markdown]
 # ## Fine-tuning (Table 1)
@@ -203,7 +191,7 @@ display(pd.DataFrame({task: {"mean Δ LS_nores": v["mean"], "std": v["std"],
                              "validation accuracy": ", ".join(f"{a:.2f}" for a in v["accuracy"])}
                       for task, v in t1["tasks"].items()}).T)
 display(pd.DataFrame(t1["paper"], index=t1["paper_tasks"]).T.rename_axis("paper, Table 1"))
-verdicts(["S6"])
+chapter.verdicts(["S6"])
 
 # %% [markdown]
 # Fact verification is hard for a six-layer model; the accuracies above say how far it got in 300 steps. The
@@ -241,7 +229,7 @@ book.show(['sl_fig4', 'sl_fig5'],
           'Three line plots per layer: two linearity scores and probe accuracy, plain and regularised runs')
 
 # %% tags=["nbval-check-output"]
-verdicts(["S7", "S8", "S9"])
+chapter.verdicts(["S7", "S8", "S9"])
 
 # %% [markdown]
 # **What does not hold, and why.** On the stand-in the regulariser *raises* the score with the residual instead of
@@ -284,7 +272,7 @@ display(rows[rows.k.isin([1, 2, 4, 6])].groupby(["strategy", "mode", "k"])[["per
         .mean().unstack("k").round(3))
 
 # %% tags=["nbval-check-output"]
-verdicts(["S10"])
+chapter.verdicts(["S10"])
 
 # %% [markdown]
 # Removing the most linear blocks costs far less than removing random or the least linear ones, and replacing them
@@ -303,7 +291,7 @@ f9 = figure("sl_fig9")
 display(pd.DataFrame({m: {"largest excess kurtosis": max(v["err_kurtosis"]),
                           "largest max/median error": max(v["err_max_over_median"])} for m, v in f9.items()}).T
         .round(1))
-verdicts(["S11", "S12"])
+chapter.verdicts(["S11", "S12"])
 
 # %% [markdown]
 # The BERT-style stand-ins are scored on the same protocol: every token, no `[MASK]`. The paper says the property

@@ -60,7 +60,7 @@ def test_prediction_invariants_hold_on_the_stored_numbers(fig):
 
 def test_claims_page_matches_the_stored_numbers():
     stored = figdata.load("claims")["data"]
-    assert stored == figdata._plain(claims.all_claims())
+    assert stored == figdata.plain(claims.all_claims())
     assert {r["id"] for r in stored} >= set(claims.CLAIMS)
     for r in stored:
         assert set(r) == {"id", "claim", "quote", "paper", "ours", "holds", "rule", "magnitude", "margin", "unit",
@@ -135,7 +135,7 @@ def test_claims_in_the_papers_regime_match_their_stored_figures():
 
     stored = figdata.load("claims_regime")["data"]
     get = claims.profile_getter(regime.REGIME_PREFIX, absent={})
-    assert stored == figdata._plain(claims.all_claims(get))
+    assert stored == figdata.plain(claims.all_claims(get))
 
 
 

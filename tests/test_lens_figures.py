@@ -35,7 +35,7 @@ def test_invariants_hold_on_the_stored_numbers():
 
 def test_lens_claims_on_the_claims_page_match_the_stored_numbers():
     stored = figdata.load("claims_lenses")["data"]
-    assert stored == figdata._plain(claims.all_claims())
+    assert stored == figdata.plain(claims.all_claims())
 
 
 def test_every_trained_lens_the_book_uses_is_committed_for_the_current_zoo_and_corpus(monkeypatch):
@@ -69,11 +69,11 @@ def test_the_real_models_tuned_lens_is_found_under_the_key_its_page_computes(mon
     hp = {"seed": 0}
     full = figures.experiment("real", "gpt48")
     stored = artifacts.key_of(train.REAL_MODEL, "tuned_s0")
-    assert stored is not None and stored == registry._key(full, "tuned", hp, tuned.RECIPE)
+    assert stored is not None and stored == registry.lens_key(full, "tuned", hp, tuned.RECIPE)
     assert registry.whole_split_key(full, "tuned", hp, tuned.RECIPE) is None  # it reads the whole split
     n_train, n_val = book.real_sizes(1200, 300) if not book.real_sizes()[0] else book.real_sizes()
     sub = figures.experiment("real", "gpt48", n_train, n_val)
-    assert registry._key(sub, "tuned", hp, tuned.RECIPE) != stored
+    assert registry.lens_key(sub, "tuned", hp, tuned.RECIPE) != stored
     assert registry.whole_split_key(sub, "tuned", hp, tuned.RECIPE) == stored
     ln = figures.lens(sub, "tuned")
     assert ln.record["n_train"] == len(full.train) > len(sub.train)

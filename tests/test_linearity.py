@@ -171,7 +171,7 @@ def test_pruning_counts_and_strategies_are_checked():
 def test_the_regulariser_at_zero_equals_training_without_it():
     from jtc_utils import zoo
 
-    texts = zoo._training_texts(0)[:700]
+    texts = zoo.training_texts(0)[:700]
     plain, rp, snaps = train.pretrain(None, 0, texts, steps=3, progress=False, snapshots=train.snapshot_steps)
     assert sorted(snaps) == train.snapshot_steps(3)  # the snapshot steps derived from the run's own step count
     zero, rz, _ = train.pretrain(0.0, 0, texts, steps=3, progress=False)
@@ -185,7 +185,7 @@ def test_the_regulariser_at_zero_equals_training_without_it():
 def test_an_interrupted_run_resumes_to_the_same_weights(tmp_path):
     from jtc_utils import zoo
 
-    texts = zoo._training_texts(0)[:700]
+    texts = zoo.training_texts(0)[:700]
     whole, rec, snaps = train.pretrain(0.5, 1, texts, steps=4, snapshots=(0, 2, 4), progress=False)
     assert train.pretrain(0.5, 1, texts, steps=4, snapshots=(0, 2, 4), progress=False, work=tmp_path,
                           stop_after=3) is None

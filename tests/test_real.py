@@ -127,7 +127,7 @@ def test_data_cards_count_what_the_profile_serves(domain):
 @needs_real
 def test_the_committed_data_cards_are_what_the_build_produces():
     stored = figdata.load("real_data_cards")["data"]
-    assert stored == figdata._plain({d: real_text.data_card(d) for d in real_text.SOURCES})
+    assert stored == figdata.plain({d: real_text.data_card(d) for d in real_text.SOURCES})
 
 
 @needs_real

@@ -33,11 +33,11 @@ def test_every_rule_reads_its_words_through_the_lexicon(module):
 
 
 def _literals_outside_mag(tree):
-    """Numbers other than 0 and 1 compared with in a claim function, outside the magnitude part (_mag)."""
+    """Numbers other than 0 and 1 compared with in a claim function, outside the magnitude part (magnitude_part)."""
     bad = []
 
     def visit(node, in_mag=False):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "_mag":
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "magnitude_part":
             in_mag = True
         if isinstance(node, ast.Compare) and not in_mag:
             for sub in ast.walk(node):

@@ -187,9 +187,9 @@ _TOPIC_NOUNS = ["ecology", "trade", "planning", "poverty", "music", "erosion", "
                 "carving", "energy", "prices", "management", "architecture", "songs", "festivals", "maps",
                 "weaving", "pottery", "farming", "schools", "theatre", "medicine", "customs", "tools", "weather",
                 "manuscripts", "roads", "markets", "shipbuilding", "fisheries", "households", "guilds", "courts"]
-_TOPICS = [f"{m} {n}" for n in _TOPIC_NOUNS for m in _TOPIC_MODS]
-random.Random("topics").shuffle(_TOPICS)  # the rank (and so the weight) of a topic is arbitrary
-_PROJECTS = ["bridge", "hospital", "school", "railway line", "power station", "harbour", "library", "stadium",
+TOPICS = [f"{m} {n}" for n in _TOPIC_NOUNS for m in _TOPIC_MODS]
+random.Random("topics").shuffle(TOPICS)  # the rank (and so the weight) of a topic is arbitrary
+PROJECTS = ["bridge", "hospital", "school", "railway line", "power station", "harbour", "library", "stadium",
              "factory", "airport", "water plant", "museum", "market hall", "tunnel", "highway", "dam", "theatre",
              "prison", "university campus", "ferry terminal", "wind farm", "shopping centre", "sports hall",
              "concert hall", "fire station", "police station", "housing estate", "canal", "lighthouse", "reservoir",
@@ -197,32 +197,32 @@ _PROJECTS = ["bridge", "hospital", "school", "railway line", "power station", "h
              "observatory", "sewage works", "grain silo", "flood barrier", "footbridge", "aqueduct", "cathedral",
              "botanical garden", "zoo", "ice rink", "velodrome", "marina", "quarry", "brewery", "paper mill",
              "steelworks", "shipyard", "orphanage", "retirement home", "nursery", "archive", "printing works"]
-_BUILD_VERBS = ["built", "opened", "closed", "expanded", "repaired", "sold", "bought", "funded", "inspected",
+BUILD_VERBS = ["built", "opened", "closed", "expanded", "repaired", "sold", "bought", "funded", "inspected",
                 "rebuilt", "renovated", "replaced", "moved", "extended", "modernised", "demolished", "restored",
                 "enlarged", "privatised", "reopened", "redesigned", "insured", "surveyed", "leased"]
-_ADJ = ["strong", "weak", "disappointing", "record", "mixed", "better than expected", "worse than expected",
+ADJ = ["strong", "weak", "disappointing", "record", "mixed", "better than expected", "worse than expected",
         "solid", "modest", "surprising", "steady", "poor", "excellent", "uneven", "robust", "flat", "sluggish",
         "healthy", "lacklustre", "buoyant", "volatile", "resilient", "dismal", "encouraging", "patchy"]
-_VEHICLES = ["bus", "lorry", "train", "van", "tram", "car", "ferry", "truck", "minibus", "coach", "tractor",
+VEHICLES = ["bus", "lorry", "train", "van", "tram", "car", "ferry", "truck", "minibus", "coach", "tractor",
              "fuel tanker", "school bus", "taxi", "motorcycle", "delivery van", "cement mixer", "horse cart"]
-_ACCIDENTS = ["crashed", "overturned", "caught fire", "left the road", "collided with a wall", "hit a bridge",
+ACCIDENTS = ["crashed", "overturned", "caught fire", "left the road", "collided with a wall", "hit a bridge",
               "derailed", "skidded on ice", "rolled down an embankment", "struck a lamp post", "lost its brakes",
               "ran into a ditch", "jack-knifed", "came off the rails"]
-_WORKS = ["book", "study", "report", "essay", "survey", "thesis", "lecture", "article", "paper", "history",
+WORKS = ["book", "study", "report", "essay", "survey", "thesis", "lecture", "article", "paper", "history",
           "monograph", "atlas", "dictionary", "memoir", "catalogue", "biography", "handbook", "treatise"]
-_QUOTE_VERBS = ["finish", "improve", "protect", "open", "complete", "support", "review", "defend", "change",
+QUOTE_VERBS = ["finish", "improve", "protect", "open", "complete", "support", "review", "defend", "change",
                 "rescue", "simplify", "expand", "fund", "rebuild", "examine", "speed up", "reconsider"]
-_QUOTE_NOUNS = ["project", "plan", "service", "agreement", "programme", "station", "network", "budget",
+QUOTE_NOUNS = ["project", "plan", "service", "agreement", "programme", "station", "network", "budget",
                 "contract", "proposal", "schedule", "reform", "scheme", "timetable", "strategy", "inquiry"]
-_REPORT_VERBS = ["said", "announced", "confirmed", "told reporters", "stated", "warned", "explained", "insisted",
+REPORT_VERBS = ["said", "announced", "confirmed", "told reporters", "stated", "warned", "explained", "insisted",
                  "admitted", "claimed", "revealed", "noted"]
-_EVENTS = ["a strike", "heavy rain", "a fire", "a power cut", "flooding", "a storm", "a protest", "snow",
+EVENTS = ["a strike", "heavy rain", "a fire", "a power cut", "flooding", "a storm", "a protest", "snow",
            "a landslide", "a gas leak", "fog", "a bomb scare", "high winds", "a burst water main", "a heatwave"]
-_WHEN = ["before the end of the year", "as soon as possible", "within two years", "next spring", "by the summer",
+WHEN = ["before the end of the year", "as soon as possible", "within two years", "next spring", "by the summer",
          "in the coming months", "this autumn", "without further delay", "step by step", "if the money comes"]
-_ROLES = ["director", "chairman", "treasurer", "spokesman", "chief executive", "head of research", "editor",
+ROLES = ["director", "chairman", "treasurer", "spokesman", "chief executive", "head of research", "editor",
           "conductor", "coach", "president", "secretary", "archivist"]
-_UNITS = [("tonnes", "of grain"), ("kilometres", "of new track"), ("hectares", "of forest"), ("litres", "of fuel"),
+UNITS = [("tonnes", "of grain"), ("kilometres", "of new track"), ("hectares", "of forest"), ("litres", "of fuel"),
           ("tonnes", "of steel"), ("kilometres", "of road"), ("homes", ""), ("jobs", ""), ("beds", ""),
           ("seats", ""), ("classrooms", ""), ("tonnes", "of coal"), ("kilometres", "of pipeline")]
 
@@ -231,8 +231,8 @@ def _cum(items) -> list[float]:
     return list(accumulate(1.0 / (i + 1) for i in range(len(items))))
 
 
-_CUM = {id(x): _cum(x) for x in (_TOPICS, _PROJECTS, _BUILD_VERBS, _ADJ, _VEHICLES, _ACCIDENTS, _WORKS,
-                                   _QUOTE_VERBS, _QUOTE_NOUNS, _REPORT_VERBS, _EVENTS, _ROLES, _UNITS)}
+_CUM = {id(x): _cum(x) for x in (TOPICS, PROJECTS, BUILD_VERBS, ADJ, VEHICLES, ACCIDENTS, WORKS,
+                                   QUOTE_VERBS, QUOTE_NOUNS, REPORT_VERBS, EVENTS, ROLES, UNITS)}
 
 
 class _Gen:
@@ -305,8 +305,8 @@ class _Gen:
             b.f("speaks" if p.alive else "spoke").fact(p.birth_city.country.adjective).f("at home")
 
     def p_work(self, b, p):
-        w = self.pick(_WORKS)
-        b.f("is best known for").a(_article(w)).c(w).f("on").c(self.pick(_TOPICS))
+        w = self.pick(WORKS)
+        b.f("is best known for").a(_article(w)).c(w).f("on").c(self.pick(TOPICS))
 
     def join_year(self, p) -> int:
         """When p moved to join their employer: at 18-35, not before the employer existed, not after the present."""
@@ -398,7 +398,7 @@ class _Gen:
             return self.enc_bio(b)
         b.e(p.name).f("and").e(q.name).p(",").f("who").a("were").f("born in").fact(str(p.birth_year))
         b.f("and").fact(str(q.birth_year)).f("respectively").p(",").f("both").c(self.rng.choice(
-            ["wrote about", "lectured on", "worked on", "published on"])).c(self.pick(_TOPICS))
+            ["wrote about", "lectured on", "worked on", "published on"])).c(self.pick(TOPICS))
         b.f("and").c(self.rng.choice(["met", "corresponded", "quarrelled", "collaborated"])).f("in")
         b.n(str(self.past_year(max(p.birth_year, q.birth_year) + 20, max(p.birth_year, q.birth_year) + 40)))
 
@@ -503,7 +503,7 @@ class _Gen:
     # ---- news --------------------------------------------------------------------------------------------
     def n_plan(self, b):
         """What would happen to a project, with a date in the future (after 'by') or a month."""
-        b.f("the").c(self.pick(_PROJECTS)).f("in").e(self.city().name).f("would be").c(self.pick(_BUILD_VERBS))
+        b.f("the").c(self.pick(PROJECTS)).f("in").e(self.city().name).f("would be").c(self.pick(BUILD_VERBS))
         if self.coin():
             b.f("by").n(str(self.rng.randint(PRESENT + 1, PRESENT + 8)))
         else:
@@ -514,19 +514,19 @@ class _Gen:
         r = self.rng.random()
         if r < 0.5:
             b.e(p.name).p(",").f("the").fact(self.occ(p)).f("at the").fact(p.employer.name).p(",")
-            b.c(self.pick(_REPORT_VERBS)).f("on").n(self.rng.choice(WEEKDAYS)).f("that")
+            b.c(self.pick(REPORT_VERBS)).f("on").n(self.rng.choice(WEEKDAYS)).f("that")
             self.n_plan(b)
         elif r < 0.75:
             b.f("On").n(self.rng.choice(WEEKDAYS)).p(",").e(p.name).f("of the").fact(p.employer.name)
-            b.c(self.pick(_REPORT_VERBS)).f("that")
+            b.c(self.pick(REPORT_VERBS)).f("that")
             self.n_plan(b)
         else:
-            b.f("The").c(self.pick(_PROJECTS)).f("in").e(self.city().name).f("will be").c(self.pick(_BUILD_VERBS))
+            b.f("The").c(self.pick(PROJECTS)).f("in").e(self.city().name).f("will be").c(self.pick(BUILD_VERBS))
             b.f("by").n(str(self.rng.randint(PRESENT + 1, PRESENT + 8))).p(",").f("according to").e(p.name)
             b.p(",").f("who").fact("works" if p.alive else "worked").f("for the").fact(p.employer.name)
         if self.coin(0.4):
             b.p(",").f("and").a(p.subj).f("added that").n(str(self.rng.randint(2, 900)))
-            unit, what = self.pick(_UNITS)
+            unit, what = self.pick(UNITS)
             b.c(unit)
             if what:
                 b.c(what)
@@ -535,8 +535,8 @@ class _Gen:
 
     def news_quote(self, b):
         p = self.person()
-        quote = lambda: (b.f("We will").c(self.pick(_QUOTE_VERBS)).f("the").c(self.pick(_QUOTE_NOUNS))  # noqa
-                         .c(self.rng.choice(_WHEN)))
+        quote = lambda: (b.f("We will").c(self.pick(QUOTE_VERBS)).f("the").c(self.pick(QUOTE_NOUNS))  # noqa
+                         .c(self.rng.choice(WHEN)))
         if self.coin(0.6):
             b.p('"')
             quote()
@@ -557,9 +557,9 @@ class _Gen:
         if self.coin():
             b.f("Shares in the").e(o.name).c(self.rng.choice(["rose", "fell"])).n(move).f("percent to")
             b.n(str(self.rng.randint(2, 400))).fact(cur).f("on").n(self.rng.choice(WEEKDAYS))
-            b.p(",").f("after the").fact(ORG_KINDS[o.kind][1]).f("reported").c(self.pick(_ADJ)).f("results")
+            b.p(",").f("after the").fact(ORG_KINDS[o.kind][1]).f("reported").c(self.pick(ADJ)).f("results")
         else:
-            b.f("After").c(self.pick(_ADJ)).f("results on").n(self.rng.choice(WEEKDAYS)).p(",").f("shares in the")
+            b.f("After").c(self.pick(ADJ)).f("results on").n(self.rng.choice(WEEKDAYS)).p(",").f("shares in the")
             b.e(o.name).p(",").f("which is based in").fact(o.city.name).p(",").c(self.rng.choice(["rose", "fell"]))
             b.n(move).f("percent to").n(str(self.rng.randint(2, 400))).fact(cur)
 
@@ -576,19 +576,19 @@ class _Gen:
             hurt()
             b.f("on").n(self.rng.choice(WEEKDAYS)).f("in").e(c.name).p(",").f("on the").fact(c.river)
             b.f("River").p(",").f("when a")
-        b.c(self.pick(_VEHICLES)).c(self.pick(_ACCIDENTS))
+        b.c(self.pick(VEHICLES)).c(self.pick(ACCIDENTS))
         if self.coin(0.4):
-            b.f("near the").c(self.pick(_PROJECTS))
+            b.f("near the").c(self.pick(PROJECTS))
 
     def news_gov(self, b):
         c = self.rng.choice(self.w.countries)
-        b.f("The").e(c.adjective).f("government").c(self.pick(_REPORT_VERBS)).f("on")
+        b.f("The").e(c.adjective).f("government").c(self.pick(REPORT_VERBS)).f("on")
         b.n(f"{self.rng.randint(1, 28)} {self.rng.choice(MONTHS)}").f("that it would spend")
         b.n(str(self.rng.randint(2, 950))).n("million").fact(plural(c.currency)).f("on a new")
-        b.c(self.pick(_PROJECTS)).f("in").f(self.rng.choice(["the capital", "its capital"])).p(",")
+        b.c(self.pick(PROJECTS)).f("in").f(self.rng.choice(["the capital", "its capital"])).p(",")
         b.fact(c.capital.name)
         if self.coin(0.4):
-            unit, what = self.pick(_UNITS)
+            unit, what = self.pick(UNITS)
             b.p(",").f("and").n(_fmt(self.rng.randint(2, 90) * 100)).c(unit)
             if what:
                 b.c(what)
@@ -599,34 +599,34 @@ class _Gen:
         p, q = self.person(), self.person()
         if p is q:
             return self.news_said(b)
-        b.f("After").c(self.pick(_EVENTS)).f("closed the").c(self.pick(_PROJECTS)).f("in").e(c.name)
+        b.f("After").c(self.pick(EVENTS)).f("closed the").c(self.pick(PROJECTS)).f("in").e(c.name)
         b.f("on").n(self.rng.choice(WEEKDAYS)).p(",").e(p.name).f("of the").fact(p.employer.name).f("and")
-        b.e(q.name).f("of the").fact(q.employer.name).a("were").f("asked to").c(self.pick(_QUOTE_VERBS))
-        b.f("the").c(self.pick(_QUOTE_NOUNS))
+        b.e(q.name).f("of the").fact(q.employer.name).a("were").f("asked to").c(self.pick(QUOTE_VERBS))
+        b.f("the").c(self.pick(QUOTE_NOUNS))
 
     def news_appoint(self, b):
         p = self.person()
         o = p.employer
         b.f("The").e(o.name).f("has appointed").e(p.name).p(",").a(_article(self.occ(p))).fact(self.occ(p))
-        b.f("from").fact(p.birth_city.name).p(",").f("as its new").c(self.pick(_ROLES))
+        b.f("from").fact(p.birth_city.name).p(",").f("as its new").c(self.pick(ROLES))
         if self.coin(0.5):
             b.p(";").a(p.subj).f("will start in").n(self.rng.choice(MONTHS))
         self.person_pieces(b, p, self.extra(0, 3), skip=("p_job", "p_employer", "p_birth"))
 
     def news_weather(self, b):
         c = self.city()
-        ev = self.pick(_EVENTS)
-        b.c(ev[0].upper() + ev[1:]).f("closed the").c(self.pick(_PROJECTS)).f("in").e(c.name).p(",")
+        ev = self.pick(EVENTS)
+        b.c(ev[0].upper() + ev[1:]).f("closed the").c(self.pick(PROJECTS)).f("in").e(c.name).p(",")
         b.a(_article(c.kind)).fact(c.kind).f("on the").fact(c.river).f("River").p(",").f("on")
         b.n(self.rng.choice(WEEKDAYS)).p(",").f("and officials in").fact(c.country.name)
-        b.c(self.pick(_REPORT_VERBS)).f("it would reopen by").n(self.rng.choice(WEEKDAYS))
+        b.c(self.pick(REPORT_VERBS)).f("it would reopen by").n(self.rng.choice(WEEKDAYS))
 
     def news_interview(self, b):
         p = self.person()
         g = self.rng.choice(self.papers)
         b.f("In an interview with the").e(g.name).p(",").e(p.name).f("said that").a(p.poss).f("work at the")
         b.fact(p.employer.name).f("had").c(self.rng.choice(["changed", "slowed", "grown", "suffered", "improved"]))
-        b.f("since the").c(self.pick(_PROJECTS)).f("opened in")
+        b.f("since the").c(self.pick(PROJECTS)).f("opened in")
         b.fact(p.employer.city.name)
         self.person_pieces(b, p, self.extra(0, 2), skip=("p_job", "p_employer", "p_moved"))
 

@@ -33,11 +33,11 @@ _TEMPLATE = (
     ("month", MONTHS), ("weekday", WEEKDAYS),
     ("occupation", [s for s, _ in OCCUPATIONS]), ("occupations (plural)", [p for _, p in OCCUPATIONS]),
     ("organisation kind", [k[1] for k in ORG_KINDS]), ("organisation members", [k[2] for k in ORG_KINDS]),
-    ("project", corpus._PROJECTS), ("build verb", corpus._BUILD_VERBS), ("report adjective", corpus._ADJ),
-    ("vehicle", corpus._VEHICLES), ("accident", corpus._ACCIDENTS), ("topic", corpus._TOPICS),
-    ("work", corpus._WORKS), ("quote verb", corpus._QUOTE_VERBS), ("quote noun", corpus._QUOTE_NOUNS),
-    ("unit", [u for u, _ in corpus._UNITS] + [w for _, w in corpus._UNITS if w]), ("report verb", corpus._REPORT_VERBS),
-    ("event", corpus._EVENTS), ("time phrase", corpus._WHEN), ("role", corpus._ROLES),
+    ("project", corpus.PROJECTS), ("build verb", corpus.BUILD_VERBS), ("report adjective", corpus.ADJ),
+    ("vehicle", corpus.VEHICLES), ("accident", corpus.ACCIDENTS), ("topic", corpus.TOPICS),
+    ("work", corpus.WORKS), ("quote verb", corpus.QUOTE_VERBS), ("quote noun", corpus.QUOTE_NOUNS),
+    ("unit", [u for u, _ in corpus.UNITS] + [w for _, w in corpus.UNITS if w]), ("report verb", corpus.REPORT_VERBS),
+    ("event", corpus.EVENTS), ("time phrase", corpus.WHEN), ("role", corpus.ROLES),
 )
 _NAMES = ("first name", "surname", "city", "country", "country adjective", "river", "currency", "organisation name")
 GROUPS = {
@@ -52,7 +52,7 @@ _PUNCT = re.compile(r"^[^\w\s]+$")
 
 
 @lru_cache(maxsize=4)
-def _lists(seed: int = 0) -> tuple[dict, dict]:
+def word_lists(seed: int = 0) -> tuple[dict, dict]:
     """(name word -> class, template word -> class) of the world of ``seed``."""
     w = corpus.world(seed)
     names = {}
@@ -80,7 +80,7 @@ def word_class(word: str, label: str, seed: int = 0) -> str:
         return "number"
     if label == "punct" or _PUNCT.match(word):
         return "punct"
-    names, template = _lists(seed)
+    names, template = word_lists(seed)
     if label in ("entity", "fact") and word in names:
         return names[word]
     if label in ("content", "fact", "number") and word in template:

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import verdicts
 from ..claims import (  # noqa: F401  (the chapters call these)
-    _mag, _rec, default_get, frame, getter, registry, styled)
+    magnitude_part, claim_record, default_get, frame, getter, registry, styled)
 
 GPT12 = "tiny-gpt2"
 
@@ -22,7 +22,7 @@ def _tab2(get):
 
 def f1(get):
     t = _tab2(get)
-    return _rec("F1", "value vectors cover more concept tokens than random vectors",
+    return claim_record("F1", "value vectors cover more concept tokens than random vectors",
                 "36.7% vs 16% of top tokens in patterns (GPT-2), 55.1% vs 22.7% (WikiLM)",
                 f"coverage values {t['values']:.1%}, Gaussian {t['gaussian']:.1%}, chance {t['chance']:.1%}; "
                 f"permutation p = {t['p_values_vs_gaussian']:.3f}", t["values"] - t["gaussian"],
@@ -32,7 +32,7 @@ def f1(get):
 
 def f2(get):
     t = _tab2(get)
-    return _rec("F2", "sub-updates are more interpretable than whole FFN updates",
+    return claim_record("F2", "sub-updates are more interpretable than whole FFN updates",
                 "36.7% vs 11.8% (GPT-2), 55.1% vs 19.7% (WikiLM), stopword patterns excluded (Table 2)",
                 f"coverage values {t['values']:.1%}, whole updates {t['updates']:.1%} (function/punct concepts excluded)",
                 t["values"] - t["updates"], "coverage(values) - coverage(updates, function/punct excluded) > 0",
@@ -42,7 +42,7 @@ def f2(get):
 def f3(get):
     d = get("geva_fig2")
     gap = np.asarray(d["values"]) - np.asarray(d["gaussian"])
-    return _rec("F3", "concepts appear at every layer", "20-65% (GPT-2), 40-70% (WikiLM) of top tokens per layer",
+    return claim_record("F3", "concepts appear at every layer", "20-65% (GPT-2), 40-70% (WikiLM) of top tokens per layer",
                 f"values above Gaussian at {int((gap > 0).sum())} of {len(gap)} layers", gap.min(),
                 "coverage(values) > coverage(Gaussian) at every layer (margin: the smallest difference)",
                 words=("every", "better"), unit="share of top tokens")
@@ -52,7 +52,7 @@ def f4(get):
     d = get("geva_fig4")
     iv, ir = float(np.mean(d["iou_values"])), float(np.mean(d["iou_random"]))
     margin = min(verdicts.value("close to zero") - (1 - iv), iv - ir)
-    return _rec("F4", "the final layer norm barely changes value projections, unlike random vectors' (Fig. 4)",
+    return claim_record("F4", "the final layer norm barely changes value projections, unlike random vectors' (Fig. 4)",
                 "IoU of top-30 raw vs through ln_f high for values, low for random (numbers lost)",
                 f"mean IoU values {iv:.2f}, random {ir:.2f} (without ln_f's shift: "
                 f"{np.mean(d['iou_values_nobias']):.2f} / {np.mean(d['iou_random_nobias']):.2f})", margin,
@@ -64,7 +64,7 @@ def f5(get):
     d = get("geva_fig6")
     t10, r10 = np.asarray(d["t10"]), np.asarray(d["r10"])
     margin = min(float(verdicts.substantially(t10, d["uniform"]).min()), float(verdicts.substantially(t10, r10).min()))
-    return _rec("F5", "the ten dominant sub-updates carry far more than their share",
+    return claim_record("F5", "the ten dominant sub-updates carry far more than their share",
                 "0.24% of the values carry ~5% of the total, > 10% in some layers (A.3)",
                 f"top-10 share {t10.min():.1%}-{t10.max():.1%} per layer vs uniform {d['uniform']:.1%} and random ten "
                 f"{r10.mean():.1%}", margin, "T10 above 10/d_ff and above the random ten's share by at least a fifth "
@@ -80,7 +80,7 @@ def f6(get):
              "promotes: (max - |min|) saturation above elimination":
                  verdicts.substantially(s["max"] - abs(s["min"]), e["max"] - abs(e["min"])),
              "dominant: mean |score| above random": verdicts.substantially(d["abs_dominant"], d["abs_random"])}
-    return _rec("F6", "dominant sub-updates promote the final token rather than eliminate rivals (Table 4)",
+    return claim_record("F6", "dominant sub-updates promote the final token rather than eliminate rivals (Table 4)",
                 "saturation events: strong positive scores for the final token; elimination events: weak (numbers lost)",
                 f"max score {s['max']:.3f} (saturation) vs {e['max']:.3f} (elimination); mean elimination {e['mean']:.3f}; "
                 f"dominant |score| {d['abs_dominant']:.4f} vs random {d['abs_random']:.4f}; "
@@ -95,7 +95,7 @@ def f7(get):
     L = len(mean)
     late = L - max(1, int(round(verdicts.value("late") * L)))
     margin = min(float(mean[:late].min()), float(verdicts.substantially(-mn[late:].min(), -mn[:late].min())))
-    return _rec("F7", "candidate scores stay non-negative until the last layers, where strongly negative minima appear",
+    return claim_record("F7", "candidate scores stay non-negative until the last layers, where strongly negative minima appear",
                 "Fig. 3", f"smallest mean score before the last quarter (layers 1-{late}) {mean[:late].min():+.3f}; "
                 f"most negative min {mn[late:].min():.2f} in the last quarter vs {mn[:late].min():.2f} before",
                 margin, "mean score >= 0 at every layer before the last quarter, and the last quarter's most negative "
@@ -105,7 +105,7 @@ def f7(get):
 
 def f8(get):
     x = get("geva_tab4")["extreme"]
-    return _rec("F8", "a few clusters explain the extreme sub-updates", "1.7% of the values (GPT-2), 1.1% (WikiLM)",
+    return claim_record("F8", "a few clusters explain the extreme sub-updates", "1.7% of the values (GPT-2), 1.1% (WikiLM)",
                 f"{x['clusters']} of {x['of_clusters']} clusters hold {x['occurrence_share']:.0%} of the top-0.1% "
                 f"|score| occurrences; they hold {x['values_share']:.1%} of the values",
                 verdicts.value("close to zero") - x["values_share"],
@@ -120,7 +120,7 @@ def f9(get):
     d = get("ext_geva_steer")["conditions"]
     neg = {k: v["greedy"]["negative"] for k, v in d.items()}
     steered, unmod, rand = neg["steered (10 values)"], neg["unmodified"], neg["random 10 values"]
-    return _rec("F9", "ten value vectors suppress toxicity (47%, perplexity 21.7 -> 25.3; Table 5)",
+    return claim_record("F9", "ten value vectors suppress toxicity (47%, perplexity 21.7 -> 25.3; Table 5)",
                 "toxicity 58.5% -> 30.8%, self-debiasing 37%, word filter 20% (Perspective API)",
                 f"not reproducible (Perspective API); stand-in concept steering: negative first adjective "
                 f"{unmod:.0%} unmodified, {steered:.0%} steered, {rand:.0%} random ten; perplexity "
@@ -135,7 +135,7 @@ def f10(get):
     rule = d["sub-update rule"]
     best = max(v["accuracy"] for k, v in d.items() if k.startswith("classifier"))
     margin = min(rule["share_saved"], rule["accuracy"] - best + verdicts.value("similar"))
-    return _rec("F10", "the sub-update rule exits early with high accuracy",
+    return claim_record("F10", "the sub-update rule exits early with high accuracy",
                 "94.1 ± 1.4% accuracy, 3.2 ± 0.3 layers (20%) saved; classifiers 92.9-94.4% (Table 6)",
                 f"accuracy {rule['accuracy']:.1%}, {rule['saved']:.2f} layers ({rule['share_saved']:.0%}) saved; best "
                 f"classifier {best:.1%}; JTC rule (mat) at equal accuracy saves "
@@ -150,7 +150,7 @@ def f11(get):
     L = len(h)
     q = max(1, int(round(verdicts.value("late") * L)))
     late, early = h[-q:].sum() / h.sum(), h[:q].sum() / h.sum()
-    return _rec("F11", "saturation is late-heavy", "34.15% of predictions saturate at the last layer of GPT-2 medium "
+    return claim_record("F11", "saturation is late-heavy", "34.15% of predictions saturate at the last layer of GPT-2 medium "
                 "(Table 10)", f"modal saturation layer {int(np.argmax(h)) + 1} of {L}; last quarter {late:.0%} vs "
                 f"first quarter {early:.0%}", late - early,
                 "share of predictions saturating in the last quarter of the layers > in the first quarter (margin: "

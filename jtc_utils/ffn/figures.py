@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import early_exit, profiles, verdicts
+from .. import early_exit, figure_registry, profiles, verdicts
 from ..embedded import lexicon
 from . import clusters, concepts, decompose, exit_rule, matffn, steering, subupdates, vocab
 from .decompose import FFN, mid_states
@@ -232,10 +232,4 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
     return steering.experiment(exp.adapter, seed=seed), params
 
 
-def figure(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> dict:
-    """Compute an FFN-chapter figure, save its numbers to ``book/data/<fig>.json`` and return them as saved."""
-    from .. import figdata
-
-    data, params = compute(fig, profile, n_train, n_val, seed)
-    record = figdata.save(fig, data, params)
-    return {**record["data"], "params": record["params"]}
+figure_registry.register("ffn", FFN_FIGURES, compute)

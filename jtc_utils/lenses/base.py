@@ -30,6 +30,9 @@ class StaleLensError(LookupError):
     """A trained lens on disk was trained on other weights, samples or hyper-parameters than asked for."""
 
 
+SPECS: dict = {}  # lens name -> its LensSpec (how it is fitted, its parameters); :mod:`.registry` registers each
+
+
 @dataclass
 class Lens:
     """A lens by name and hyper-parameters; :meth:`fit` fills in its maps (see :func:`jtc_utils.lenses.get`)."""
@@ -44,9 +47,9 @@ class Lens:
 
     @property
     def spec(self):
-        from .registry import LENSES
-
-        return LENSES[self.name]
+        if self.name not in SPECS:
+            raise LensError(f"no lens named {self.name!r}; lenses: {', '.join(SPECS)}")
+        return SPECS[self.name]
 
     @property
     def label(self) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..claims import (  # noqa: F401  (the chapters call these)
-    _mag, _rec, default_get, frame, getter, registry, styled)
+    magnitude_part, claim_record, default_get, frame, getter, registry, styled)
 from .. import verdicts
 from . import lowrank
 
@@ -35,7 +35,7 @@ def n0(get):
     share = lowrank.params(PAPER_D, PAPER_RANK, True) / PAPER_D ** 2
     t = get("lens_table")
     row = t["lenses"][f"nnjtc_{t['rank']}"]
-    return _rec("N0", "N-NJTC needs > 97% fewer parameters than JTC's d×d map",
+    return claim_record("N0", "N-NJTC needs > 97% fewer parameters than JTC's d×d map",
                 "(2·16·1600 + 4·1600)/1600² = 2.25% of JTC's parameters for GPT2-XL",
                 f"our count for GPT2-XL: {share:.2%}; on the stand-in (d = {t['d']}, r = {t['rank']}): "
                 f"{row['params_share']:.1%}", share < PAPER_SHARE,
@@ -51,7 +51,7 @@ def n1(get):
     nn_s, id_s = _seed_mean(d, "nnjtc", "s_n"), _c(d, "id", "s_n")
     ok = (nn_p > id_p) & (nn_s < id_s)
     margin = min(float((nn_p - id_p)[half].min()), float((id_s - nn_s)[half].min()))
-    return _rec("N1", "N-NJTC beats the logit lens (id) over at least the first half of the layers",
+    return claim_record("N1", "N-NJTC beats the logit lens (id) over at least the first half of the layers",
                 "higher precision and lower surprisal than id up to at least half of the depth (Fig. 3)",
                 f"P@1 above and S_N below id at {int(ok[half].sum())} of {int(half.sum())} layers l <= L/2",
                 margin, "every l <= L/2: P@1(N-NJTC) > P@1(id) and S_N(N-NJTC) < S_N(id) (margin: the smallest "
@@ -62,7 +62,7 @@ def n2(get):
     d = get("nnjtc_fig3")
     mat = _c(d, "mat")[:-1]
     worst = min(float((mat - _seed_mean(d, n)[:-1]).min()) for n in ("njtc", "nnjtc"))
-    return _rec("N2", "NJTC and N-NJTC stay below JTC (mat) everywhere",
+    return claim_record("N2", "NJTC and N-NJTC stay below JTC (mat) everywhere",
                 "JTC above both at every layer (Fig. 3)",
                 f"smallest margin P@1(mat) - P@1(low rank) over l < L: {worst:+.3f}", worst,
                 "every l < L: P@1(mat) > P@1(NJTC) and > P@1(N-NJTC) (margin: the smallest difference)",
@@ -75,7 +75,7 @@ def n3(get):
     L = len(id_p)
     late = L - max(1, int(round(verdicts.value("late") * L)))
     gap = id_p[late:] - nn[late:]
-    return _rec("N3", "the logit lens beats N-NJTC in the last layers",
+    return claim_record("N3", "the logit lens beats N-NJTC in the last layers",
                 "id overtakes N-NJTC towards the end of the network (Fig. 3)",
                 f"P@1(id) - P@1(N-NJTC) over the last quarter (l = {late}..{L - 1}): smallest {gap.min():+.3f}",
                 gap.min(), "P@1(id) > P@1(N-NJTC) at every layer of the last quarter, l < L (margin: the smallest "
@@ -85,7 +85,7 @@ def n3(get):
 def n4(get):
     d = get("nnjtc_fig3")
     jump = {n: float(np.abs(np.diff(_seed_mean(d, n)[:-1])).max()) for n in ("nnjtc", "njtc")}
-    return _rec("N4", "N-NJTC's curve is steadier than NJTC's", "N-NJTC stable across layers, unlike NJTC (Fig. 3)",
+    return claim_record("N4", "N-NJTC's curve is steadier than NJTC's", "N-NJTC stable across layers, unlike NJTC (Fig. 3)",
                 f"largest change of P@1 between adjacent layers: N-NJTC {jump['nnjtc']:.3f}, NJTC {jump['njtc']:.3f}",
                 jump["njtc"] - jump["nnjtc"], "max |P@1(l+1) - P@1(l)| over l + 1 < L smaller for N-NJTC than for "
                 "NJTC (margin: the difference)", words=("better",), unit="P@1")
@@ -97,7 +97,7 @@ def n5(get):
     curves.update({n: _c(d, n)[:-1] for n in ("id", "mat")})
     drop = {n: float((-np.diff(v)).max()) for n, v in curves.items()}
     margin = min(float(verdicts.substantially(drop["njtc"], v)) for n, v in drop.items() if n != "njtc")
-    return _rec("N5", "NJTC can collapse (GPT2-XL)", "NJTC's precision falls sharply at some layers of GPT2-XL",
+    return claim_record("N5", "NJTC can collapse (GPT2-XL)", "NJTC's precision falls sharply at some layers of GPT2-XL",
                 "largest drop of P@1 between adjacent layers l + 1 < L: " + ", ".join(
                     f"{n} {v:.3f}" for n, v in drop.items()), margin,
                 "NJTC's largest adjacent drop above every other curve's by at least a fifth of the larger (margin: "
@@ -124,7 +124,7 @@ def n6(get):
         late[m] = float(np.mean(np.asarray(d[f"r2_to_last_{m}"], dtype=float)))
         early[m] = float(np.mean([r2[a, a + 1] for a in range(L) if a <= L * verdicts.value("half")]))
     margin = min(min(v - verdicts.value("most") for v in fall.values()), min(late[m] - early[m] for m in late))
-    return _rec("N6", "id and JTC r² fall with the length of the jump; NJTC/N-NJTC reach the last layers better "
+    return claim_record("N6", "id and JTC r² fall with the length of the jump; NJTC/N-NJTC reach the last layers better "
                 "than the next one from early layers", "Fig. 2 heatmaps",
                 f"(a) r² falls along a row at {fall['id']:.0%} (id) and {fall['mat']:.0%} (mat) of the steps; (b) mean "
                 f"r² to the last layer {late['njtc']:.2f} / {late['nnjtc']:.2f} vs l -> l+1 in the first half "
@@ -137,7 +137,7 @@ def n6(get):
 def n7(get):
     d = get("nnjtc_fig2")
     m = {n: float(np.mean(np.asarray(d[f"r2_to_last_{n}"], dtype=float))) for n in ("njtc", "nnjtc")}
-    return _rec("N7", "N-NJTC reaches the last layers better than NJTC", "Fig. 2: N-NJTC's last columns "
+    return claim_record("N7", "N-NJTC reaches the last layers better than NJTC", "Fig. 2: N-NJTC's last columns "
                 "brighter than NJTC's", f"mean r² to the last layer: N-NJTC {m['nnjtc']:.4f}, NJTC {m['njtc']:.4f}",
                 m["nnjtc"] - m["njtc"], "mean_l r²(l -> L) of N-NJTC > NJTC's (mean over seeds; margin: the "
                 "difference)", words=("better",), unit="r²")
@@ -146,7 +146,7 @@ def n7(get):
 def n8(get):
     d = get("nnjtc_fig2")
     lo = {n: d[f"loss_ratio_min_{n}"] for n in ("njtc", "nnjtc")}
-    return _rec("N8", "(book) gradient descent cannot beat the closed form on its own training loss",
+    return claim_record("N8", "(book) gradient descent cannot beat the closed form on its own training loss",
                 "none (a consequence of the closed form: reduced-rank regression is the global optimum)",
                 f"smallest train-loss ratio GD / closed form over {d['pairs']} pairs × {len(d['seeds'])} seeds: NJTC "
                 f"{lo['njtc']:.4f}, N-NJTC {lo['nnjtc']:.4f}", min(lo.values()) - (1 - OPTIMUM_RTOL),
@@ -162,7 +162,7 @@ def _grid(get):
 def t1(get):
     d, L = _grid(get)
     gap = (_c(d, "id", "kl") - _c(d, "tuned", "kl"))[:L]
-    return _rec("T1", "the tuned lens is closer to the final distribution than the logit lens",
+    return claim_record("T1", "the tuned lens is closer to the final distribution than the logit lens",
                 "lower KL(final ‖ lens) than the logit lens at every layer (tuned-lens paper)",
                 f"KL(tuned) < KL(id) at {int((gap > 0).sum())} of {L} layers", gap.min(),
                 "every l < L: KL(tuned) < KL(id) (margin: the smallest difference)", words=("every", "better"),
@@ -173,7 +173,7 @@ def t2(get):
     d, L = _grid(get)
     gap = (_c(d, "tuned") - _c(d, "id"))[:L]
     ce = (_c(d, "id", "ce_gold") - _c(d, "tuned", "ce_gold"))[:L]
-    return _rec("T2", "the tuned lens predicts better than the logit lens",
+    return claim_record("T2", "the tuned lens predicts better than the logit lens",
                 "more predictive than the logit lens: higher agreement with the model and lower cross-entropy on the "
                 "text's next token (tuned-lens paper)",
                 f"mean over l < L of P@1(tuned) - P@1(id): {gap.mean():+.3f}; of CE(id) - CE(tuned) against the gold "
@@ -187,7 +187,7 @@ def t3(get):
     d, L = _grid(get)
     tuned, ident = _c(d, "tuned", "bias_kl")[:L], _c(d, "id", "bias_kl")[:L]
     removed = float(np.mean(1 - tuned / ident))
-    return _rec("T3", "the logit lens is biased; the tuned lens removes most of that bias",
+    return claim_record("T3", "the logit lens is biased; the tuned lens removes most of that bias",
                 "the logit lens's average distribution is far from the model's; the tuned lens removes most of that "
                 "bias", f"share of id's bias KL that the tuned lens removes, mean over l < L: {removed:.0%}",
                 removed - verdicts.value("most"), "mean over l < L of 1 - biasKL(tuned) / biasKL(id) > 0.5 (margin: "
@@ -198,7 +198,7 @@ def h1(get):
     d, L = _grid(get)
     kl = float(np.mean((_c(d, "mat+b", "kl") - _c(d, "tuned", "kl"))[:L]))
     r2 = float(np.mean((_c(d, "mat+b", "r2") - _c(d, "tuned", "r2"))[:L]))
-    return _rec("H1", "(book) the objective decides: each lens wins the metric it was trained on",
+    return claim_record("H1", "(book) the objective decides: each lens wins the metric it was trained on",
                 "none (a book hypothesis: mat+b minimises squared error, the tuned lens KL, in the same affine form)",
                 f"mean over l < L of KL(mat+b) - KL(tuned) {kl:+.3f} nats, r²(mat+b) - r²(tuned) {r2:+.3f}",
                 min(kl, r2), "both means > 0 (Precision@1 reported, not judged; margin: the smaller, in nats or r²)",

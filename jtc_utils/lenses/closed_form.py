@@ -15,9 +15,10 @@ import weakref
 import numpy as np
 
 from .. import linear
+from .base import LensError
 
 
-def _with_ones(X: np.ndarray) -> np.ndarray:
+def with_ones(X: np.ndarray) -> np.ndarray:
     X = np.asarray(X, dtype=np.float64)
     return np.concatenate([X, np.ones((len(X), 1))], axis=1)
 
@@ -27,7 +28,7 @@ class RankFamily:
 
     def __init__(self, X: np.ndarray, Y: np.ndarray, affine: bool = False, M_ols: np.ndarray | None = None):
         self.affine = affine
-        X = _with_ones(X) if affine else np.asarray(X, dtype=np.float64)
+        X = with_ones(X) if affine else np.asarray(X, dtype=np.float64)
         Y = np.asarray(Y, dtype=np.float64)
         self.M_ols = linear.fit(X, Y) if M_ols is None else np.asarray(M_ols, dtype=np.float64)
         Y_hat = X @ self.M_ols
@@ -53,7 +54,6 @@ class RankFamily:
 
 def check_rank(rank, d: int | None = None) -> int:
     from .. import validate
-    from .base import LensError
 
     try:
         rank = validate.integer(rank, "rank", minimum=1, example="rank=4")

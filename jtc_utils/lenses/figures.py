@@ -21,7 +21,7 @@ import hashlib
 
 import numpy as np
 
-from .. import cache, linear, profiles
+from .. import cache, figure_registry, linear, profiles
 from . import closed_form, evaluate, registry
 from .base import Lens
 
@@ -122,7 +122,7 @@ def _pair_optimum(exp, pairs, rank: int, affine: bool) -> np.ndarray:
     out, pinvs = np.zeros(len(pairs)), {}
     for p, (a, b) in enumerate(pairs):
         if a not in pinvs:
-            pinvs[a] = linear.pinv(closed_form._with_ones(X[a]) if affine else X[a])
+            pinvs[a] = linear.pinv(closed_form.with_ones(X[a]) if affine else X[a])
         fam = closed_form.RankFamily(X[a], X[b], affine=affine, M_ols=pinvs[a] @ X[b].astype(np.float64))
         out[p] = fam.train_sse(rank)
     return out
@@ -292,14 +292,6 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
     return data, params
 
 
-def figure(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> dict:
-    """Compute a lens-chapter figure, save its numbers to ``book/data/<fig>.json`` and return them as saved (plain
-    JSON values, NaN as None), with ``params``: the same a reader gets from ``figdata.load(fig)``."""
-    from .. import figdata
-
-    data, params = compute(fig, profile, n_train, n_val, seed)
-    record = figdata.save(fig, data, params)
-    return {**record["data"], "params": record["params"]}
 
 
 def quarter_table(t: dict, metrics=("p@1",)) -> "pd.DataFrame":
@@ -317,3 +309,6 @@ def quarter_table(t: dict, metrics=("p@1",)) -> "pd.DataFrame":
                 r[f"{m} ℓ={q}"] = round(float(row[m][layers.index(q)]), 3)
         rows.append(r)
     return pd.DataFrame(rows)
+
+
+figure_registry.register("lenses", LENS_FIGURES, compute)

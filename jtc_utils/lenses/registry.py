@@ -15,7 +15,7 @@ from typing import Callable
 import numpy as np
 
 from . import closed_form, lowrank, tuned
-from .base import Lens, LensError
+from .base import SPECS, Lens, LensError, StaleLensError
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def lens_model_identity(ad) -> str:
     return f"real:{real_models.spec(ad.name).sha256}:content:{h.hexdigest()}"
 
 
-def _key(exp, label: str, hp: dict, recipe: dict) -> dict | None:
+def lens_key(exp, label: str, hp: dict, recipe: dict) -> dict | None:
     """What a trained lens depends on, or None for hidden states that come without a model (tests)."""
     ad = getattr(exp, "adapter", None)
     if ad is None or not hasattr(exp, "train"):
@@ -92,7 +92,7 @@ def whole_split_key(exp, label: str, hp: dict, recipe: dict) -> dict | None:
     from ..hidden import sample_digests, samples_identity
     from ..samples import make_samples
 
-    key = _key(exp, label, hp, recipe)
+    key = lens_key(exp, label, hp, recipe)
     if key is None or getattr(exp, "n_train", None) is None:
         return None
     ad = exp.adapter
@@ -114,7 +114,7 @@ def trained(exp, label: str, hp: dict, recipe: dict, compute, whole_split: bool 
     from .. import cache
     from . import artifacts
 
-    key = _key(exp, label, hp, recipe)
+    key = lens_key(exp, label, hp, recipe)
     if key is None:
         return {k: v for k, v in compute().items() if v is not None}
     label_hp = label
@@ -128,15 +128,11 @@ def trained(exp, label: str, hp: dict, recipe: dict, compute, whole_split: bool 
         if hit is not None:
             return hit
         if not STORE_ARTIFACTS and not exp.model_name.startswith("tiny-"):
-            from .base import StaleLensError
-
             raise StaleLensError(
                 f"no trained lens {label!r} for {exp.model_name} in zoo/lenses under the current weights, samples and "
                 f"recipe, and it is not trained in the build (hours of CPU): train it on a GPU with `python -m "
                 f"jtc_utils.lenses.train --models {exp.model_name} --real-tuned --device cuda`")
     if REQUIRE_ARTIFACTS:
-        from .base import StaleLensError
-
         raise StaleLensError(f"no trained lens {label!r} for {exp.model_name} in zoo/lenses under the current weights, "
                              f"samples and recipe: retrain with `python -m jtc_utils.lenses.train --models "
                              f"{exp.model_name}`")
@@ -232,6 +228,7 @@ LENSES = {s.name: s for s in (
     LensSpec("tuned<-mat", "tuned lens", "KL", _fit_tuned("tuned<-mat"), lambda d, r: d * d + d,
              description="the tuned lens started from mat"),
 )}
+SPECS.update(LENSES)
 
 
 def get(name: str, **hp) -> Lens:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import DivergedError
+from .base import DivergedError, LensError
 
 RECIPE = {"steps": 250, "batch": 512, "lr": 1.0 * (1 - 0.9), "momentum": 0.9, "weight_decay": 1e-3, "clip": 1.0,
           "max_steps": 2000, "log_every": 10, "converged_below": 0.01}
@@ -66,8 +66,6 @@ def train(X: np.ndarray, readout, variant: str = "tuned", init_maps: np.ndarray 
     ``steps``, ``doublings``, ``log`` (mean train KL per layer over each window of ``log_every`` steps, [windows, L])
     and ``improvement`` (relative drop of the train KL over the last 10% of the steps)."""
     if variant not in VARIANTS:
-        from .base import LensError
-
         raise LensError(f"unknown tuned-lens variant {variant!r}; choose one of {', '.join(VARIANTS)}")
     rec = {**RECIPE, **(recipe or {})}
     steps, doublings, earlier = rec["steps"], 0, 0.0
@@ -84,6 +82,19 @@ def train(X: np.ndarray, readout, variant: str = "tuned", init_maps: np.ndarray 
     return out
 
 
+def _tensors(obj):
+    """numpy arrays as torch tensors, recursively, so that a checkpoint loads with ``weights_only=True``."""
+    import torch
+
+    if isinstance(obj, np.ndarray):
+        return torch.from_numpy(np.ascontiguousarray(obj))
+    if isinstance(obj, dict):
+        return {k: _tensors(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_tensors(v) for v in obj]
+    return obj
+
+
 def _save(ckpt: Path, state: dict) -> None:
     import io
 
@@ -92,16 +103,24 @@ def _save(ckpt: Path, state: dict) -> None:
     from ..paths import atomic_write_bytes
 
     buf = io.BytesIO()
-    torch.save(state, buf)
+    torch.save(_tensors(state), buf)
     atomic_write_bytes(ckpt, buf.getvalue())
 
 
 def _load(ckpt: Path | None) -> dict | None:
+    """A checkpoint of :func:`_train` (tensors only: loaded with ``weights_only=True``), its numpy parts restored: the
+    KL log and its window, and a finished pass's result."""
     import torch
 
     if ckpt is None or not ckpt.is_file():
         return None
-    return torch.load(ckpt, weights_only=False)  # written by _save in this package's own work folder
+    state = torch.load(ckpt, weights_only=True, map_location="cpu")
+    if state.get("done") is not None:
+        state["done"] = {k: v.numpy() if isinstance(v, torch.Tensor) else v for k, v in state["done"].items()}
+    for key in ("window", "log"):
+        if key in state:
+            state[key] = [v.numpy() for v in state[key]]
+    return state
 
 
 def _train(X, readout, variant, init_maps, seed, rec, steps, progress, ckpt: Path | None = None) -> dict:

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import digits, verdicts
 from ..claims import (  # noqa: F401  (the chapter calls these)
-    _mag, _rec, default_get, frame, getter, registry, styled)
+    magnitude_part, claim_record, default_get, frame, getter, registry, styled)
 
 PAPER_LAMBDA = 0.5
 PAPER_LS = 0.99  # "about 0.99 linear" (the abstract)
@@ -33,9 +33,9 @@ def s1(get):
     real = get("real_sl")
     ours = ("median in-sample LS with residual: " + ", ".join(f"{m} {v:.3f}" for m, v in med.items())
             + f"; {real['model']} {np.median(real['paper']['res_in']):.3f}")
-    return _rec("S1", "consecutive layers are about 0.99 linear", "≈ 0.99 for GPT, OPT, Llama, Mistral (Fig. 1)",
+    return claim_record("S1", "consecutive layers are about 0.99 linear", "≈ 0.99 for GPT, OPT, Llama, Mistral (Fig. 1)",
                 "no shape part: the claim gives a magnitude", None, "-",
-                _mag("≈ 0.99 for GPT, OPT, Llama, Mistral (Fig. 1)", ours,
+                magnitude_part("≈ 0.99 for GPT, OPT, Llama, Mistral (Fig. 1)", ours,
                      min(med.values()) >= PAPER_LS - verdicts.value("about"),
                      "median LS_res (in-sample, paper protocol) within 0.05 of 0.99 for every GPT-style model"),
                 words=("about",))
@@ -47,7 +47,7 @@ def s2(get):
     nores = np.concatenate([v["paper"]["nores_in"] for v in d.values()])
     gap = max(float(np.max(np.abs(np.subtract(v[p]["nores_in"], v[p]["nores_identity"]))))
               for v in d.values() for p in ("paper", "paper_nopos0", "sample") if "nores_identity" in v[p])
-    return _rec("S2", "removing the residual lowers linearity markedly", "LS drops far below 0.99 without the "
+    return claim_record("S2", "removing the residual lowers linearity markedly", "LS drops far below 0.99 without the "
                 "residual (Fig. 1)", f"mean LS_res {res.mean():.3f}, mean LS_nores {nores.mean():.3f} over {len(res)} "
                 f"pairs; the identity's gap is {digits.bound(gap, 1e-8)}",
                 verdicts.substantially(res.mean(), nores.mean()),
@@ -66,7 +66,7 @@ def s3(get):
     d = _gpt(get("sl_fig1"))
     gaps = {m: _u_gap(v["paper"]["nores_in"], v["depth"]) for m, v in d.items()}
     real = get("real_sl")
-    return _rec("S3", "without the residual the profile is U-shaped", "≈ 0.35-0.6 mid-depth, ≈ 0.9-1.0 at the end "
+    return claim_record("S3", "without the residual the profile is U-shaped", "≈ 0.35-0.6 mid-depth, ≈ 0.9-1.0 at the end "
                 "(repository figure)", "relative gap of the last pair over the mid-depth minimum: " + ", ".join(
                     f"{m} {g:+.2f}" for m, g in gaps.items()) + f"; {real['model']} "
                 f"{_u_gap(real['paper']['nores_in'], real['depth']):+.2f}", min(gaps.values()) - verdicts.value(
@@ -82,7 +82,7 @@ def s4(get):
     small = {m: float(np.mean(np.asarray(v["update_norm"]) <= 1 - verdicts.value("substantially"))) for m, v in rows.items()}
     rho = {m: v["spearman_vs_nonlinearity"] for m, v in rows.items()}
     margin = min(min(v - verdicts.value("most") for v in small.values()), min(rho.values()))
-    return _rec("S4", "block updates are small next to the stream", "the low norm of the updates explains the "
+    return claim_record("S4", "block updates are small next to the stream", "the low norm of the updates explains the "
                 "linearity (Fig. 3)", "share of pairs with median ‖Δh‖/‖h‖ <= 0.8: " + ", ".join(
                     f"{m} {s:.0%}" for m, s in small.items()) + "; Spearman(‖Δh‖/‖h‖, 1 − LS_res): "
                 + ", ".join(f"{r:+.2f}" for r in rho.values()), margin,
@@ -99,7 +99,7 @@ def s5(get):
     steps = [s["step"] for s in snaps]
     mean = [float(np.mean(s["all"]["res_in"])) for s in snaps]
     rho = float(spearmanr(steps, mean).statistic)
-    return _rec("S5", "linearity falls during pretraining", "mean LS of public checkpoints decreases with training "
+    return claim_record("S5", "linearity falls during pretraining", "mean LS of public checkpoints decreases with training "
                 "(Fig. 2)", f"Spearman(step, mean LS_res) = {rho:+.2f} over {len(snaps)} snapshots (mean LS_res "
                 f"{mean[0]:.3f} at step {steps[0]} -> {mean[-1]:.3f} at step {steps[-1]})", -rho,
                 "Spearman(step, mean LS_res) < 0 over every snapshot (margin: minus rho)", words=("better",),
@@ -111,7 +111,7 @@ def s6(get):
     deltas = {t: v["delta"] for t, v in d["tasks"].items()}
     idx = verdicts.seed_draw(get, min(len(v) for v in deltas.values()))
     drawn = {t: [v[i] for i in idx] for t, v in deltas.items()}
-    return _rec("S6", "fine-tuning raises linearity without residual, always", "Δ > 0 for every task and model "
+    return claim_record("S6", "fine-tuning raises linearity without residual, always", "Δ > 0 for every task and model "
                 "(Table 1: gpt2 .085/.048/.004/.092)", "; ".join(
                     f"{t}: {np.mean(v):+.3f} ± {np.std(v, ddof=1):.3f} ({', '.join(f'{x:+.3f}' for x in v)})"
                     for t, v in deltas.items()), min(min(v) for v in drawn.values()),
@@ -130,7 +130,7 @@ def s7(get):
     plain, reg = _runs(get, 0.0), _runs(get, PAPER_LAMBDA)
     gaps = {s: np.asarray(plain[s]["all"]["res_in"]) - np.asarray(reg[s]["all"]["res_in"]) for s in sorted(reg)
             if s in plain}
-    return _rec("S7", "the cosine regulariser lowers linearity", "lower LS per layer with the regulariser "
+    return claim_record("S7", "the cosine regulariser lowers linearity", "lower LS per layer with the regulariser "
                 "(Mistral-650M, Figs 4-5)", f"λ = {PAPER_LAMBDA}: share of layers with lower LS_res, per seed: "
                 + ", ".join(f"seed {s} {np.mean(v > 0):.0%}" for s, v in gaps.items()),
                 min(float(v.min()) for v in gaps.values()) if gaps else None,
@@ -151,7 +151,7 @@ def s8(get):
             "fact accuracy": verdicts.rel_gap(m(reg, "fact_accuracy"), m(plain, "fact_accuracy")),
             "probe accuracy": verdicts.rel_gap(float(_probe_mean(get, PAPER_LAMBDA).mean()),
                                                float(_probe_mean(get, 0.0).mean()))}
-    return _rec("S8", "the cosine regulariser helps the model", "SuperGLUE 43.33 -> 46.06 (650M), 41.10 -> 42.78 "
+    return claim_record("S8", "the cosine regulariser helps the model", "SuperGLUE 43.33 -> 46.06 (650M), 41.10 -> 42.78 "
                 "(150M); GPT-4 grades 5.39 -> 6.08", f"λ = {PAPER_LAMBDA} vs plain, means of 3 seeds: perplexity "
                 f"{m(plain, 'perplexity'):.3f} -> {m(reg, 'perplexity'):.3f}, fact accuracy "
                 f"{m(plain, 'fact_accuracy'):.3f} -> {m(reg, 'fact_accuracy'):.3f}, probe accuracy (mean of layers) "
@@ -164,7 +164,7 @@ def s8(get):
 def s9(get):
     plain, reg = _probe_mean(get, 0.0), _probe_mean(get, PAPER_LAMBDA)
     gap = float(np.mean(reg - plain))
-    return _rec("S9", "linear probes do better with the regulariser", "higher probe accuracy with the regulariser "
+    return claim_record("S9", "linear probes do better with the regulariser", "higher probe accuracy with the regulariser "
                 "(Fig. 5)", f"λ = {PAPER_LAMBDA}: probes (mean of 3 seeds) higher at {np.mean(reg > plain):.0%} of "
                 f"the {len(plain)} layers; mean difference {gap:+.3f}", gap,
                 "the mean over layers of probe accuracy with the regulariser minus without > 0", words=("better",),
@@ -186,7 +186,7 @@ def s10(get):
     txt = "; ".join(f"k={k}: {_ppl(rows, 'most linear', 'replace + distil', k):.3f} / "
                     f"{_ppl(rows, 'most linear', 'replace', k):.3f} / {_ppl(rows, 'most linear', 'remove', k):.3f}"
                     for k in ks)
-    return _rec("S10", "the most linear blocks can be replaced, better still distilled", "linear + distil < linear < "
+    return claim_record("S10", "the most linear blocks can be replaced, better still distilled", "linear + distil < linear < "
                 "removal in perplexity damage (Figs 6-7)", f"perplexity distil / replace / remove, most linear first "
                 f"({d['model']}, base {d['base']['perplexity']:.3f}): {txt}; removing the most linear block: "
                 f"{_ppl(rows, 'most linear', 'remove', 1):.3f} vs a random one {_ppl(rows, 'random', 'remove', 1):.3f}",
@@ -201,7 +201,7 @@ def s11(get):
     d = get("sl_fig1")
     gpt = {v["n_layers"]: float(np.median(v["paper"]["res_in"])) for v in d.values() if v["family"] == "gpt2"}
     bert = {m: (v["n_layers"], float(np.median(v["paper"]["res_in"]))) for m, v in d.items() if v["family"] == "bert"}
-    return _rec("S11", "the near-linearity is exclusive to decoders", "stated in the abstract; no data shown",
+    return claim_record("S11", "the near-linearity is exclusive to decoders", "stated in the abstract; no data shown",
                 "; ".join(f"{m} (L={L}) median LS_res {s:.3f} vs GPT-style of equal depth {gpt.get(L, float('nan')):.3f}"
                           for m, (L, s) in bert.items()), None,
                 "reported without a verdict (spec: the paper shows no data)")
@@ -209,7 +209,7 @@ def s11(get):
 
 def s12(get):
     d = {m: v for m, v in get("sl_fig9").items() if m in _gpt(get("sl_fig1"))}
-    return _rec("S12", "some layers have long-tailed errors", "per-token errors of the normalised fit are "
+    return claim_record("S12", "some layers have long-tailed errors", "per-token errors of the normalised fit are "
                 "long-tailed in some layers (Fig. 9)", "largest excess kurtosis per model: " + ", ".join(
                     f"{m} {max(v['err_kurtosis']):.0f} (max/median {max(v['err_max_over_median']):.0f})"
                     for m, v in d.items()), None, "reported without a verdict (the paper gives no threshold)")

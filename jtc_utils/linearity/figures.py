@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import cache, models, profiles
+from .. import cache, figure_registry, models, profiles
 from . import artifacts, prune, score, states
 from .artifacts import variant
 
@@ -384,10 +384,8 @@ def compute(fig: str, profile: str = "tiny", seed: int = 0) -> tuple[dict, dict]
     return {"sl_fig1": fig1, "sl_fig3": fig3, "sl_fig9": fig9}[fig](profile), {**params, "model": "every zoo model"}
 
 
-def figure(fig: str, profile: str = "tiny", seed: int = 0) -> dict:
-    """Compute a linearity-chapter figure, save its numbers to ``book/data/<fig>.json`` and return them as saved."""
-    from .. import figdata
+def _compute(fig, profile, n_train, n_val, seed):  # the chapter has no sample sizes of its own
+    return compute(fig, profile, seed)
 
-    data, params = compute(fig, profile, seed)
-    record = figdata.save(fig, data, params)
-    return {**record["data"], "params": record["params"]}
+
+figure_registry.register("linearity", SL_FIGURES, _compute, params_in_result=False)

@@ -26,7 +26,7 @@ SWAPPABLE = ("city", "country", "country adjective", "river", "occupation", "cur
 @lru_cache(maxsize=2)
 def _class_words(seed: int = 0) -> dict:
     """{class: sorted words} for the swappable classes of the world of ``seed``."""
-    names, template = lexicon._lists(seed)
+    names, template = lexicon.word_lists(seed)
     out = defaultdict(set)
     for word, cls in [*names.items(), *template.items()]:
         if cls in SWAPPABLE:

@@ -107,9 +107,9 @@ def pretrain(lam: float | None, seed: int, texts: list[str] | None = None, steps
     tok = _tokenizer()
     model = GPT2LMHeadModel(zoo.make_config(spec, tok))  # initialised on the CPU, seeded
     dev = devices.of(devices.on(model))
-    texts = texts if texts is not None else zoo._training_texts(0)
-    ids = zoo._encode(spec, tok, texts)
-    batches = zoo._batches([len(x) for x in ids], spec.batch, seed)
+    texts = texts if texts is not None else zoo.training_texts(0)
+    ids = zoo.encode_texts(spec, tok, texts)
+    batches = zoo.token_batches([len(x) for x in ids], spec.batch, seed)
     if steps is None:
         steps = min(len(batches), math.ceil(spec.tokens / (sum(len(x) for x in ids) / len(ids) * spec.batch)))
     if callable(snapshots):
@@ -147,7 +147,7 @@ def pretrain(lam: float | None, seed: int, texts: list[str] | None = None, steps
     t0 = time.time() - rec["elapsed"]
     bar = tqdm(total=steps, initial=step, desc=f"{run_name(lam or 0.0, seed)}", disable=not progress)
     while step < steps:
-        inp, att, labels = (t.to(dev) for t in zoo._collate(spec, [ids[j] for j in batches[step]], 0,
+        inp, att, labels = (t.to(dev) for t in zoo.collate(spec, [ids[j] for j in batches[step]], 0,
                                                              seed * 1_000_003 + step, 0, len(tok), special))
         if lam is None:
             loss = model(input_ids=inp, attention_mask=att, labels=labels).loss
@@ -235,7 +235,7 @@ def card_markdown(card: dict) -> str:
 def run_pretraining(card: dict, progress: bool = True) -> None:
     from .. import zoo
 
-    texts = zoo._training_texts(0)
+    texts = zoo.training_texts(0)
     spec = zoo.ZOO[BASE]
     for lam in LAMBDAS:
         for seed in SEEDS:

@@ -4,7 +4,7 @@ and the layers saved at 95% by section 5's confidence rule (with the oracle's), 
 evaluator (``jtc_utils.lenses.evaluate``). Every layer costs a readout over the 49,152-token vocabulary per lens,
 about 6 minutes on two cores, which is why the book's lens table reads three depths only.
 
-    .venv/bin/python benchmarks/real_lenses.py
+    .venv/bin/python benchmarks/bench_real_lenses.py
 """
 
 from __future__ import annotations

@@ -1,0 +1,241 @@
+"""The numbers behind every figure and table of the FFN sub-update chapter, one entry per figure id (related-systems
+spec 6): ``geva_tab2`` (concept coverage, every zoo GPT model), ``geva_fig2`` (coverage per layer and group),
+``geva_fig4`` (top-30 overlap raw vs through the final norm), ``geva_fig6`` (top-10 share per layer), ``geva_tab4``
+(promotion vs elimination, with section 5.2's clusters), ``geva_fig3`` (per-layer candidate scores),
+``geva_tab10`` (saturation layers), ``geva_tab6`` (every early-exit rule on one test set), ``ext_geva_matffn``
+(mat_ffn and sub-updates through mat), ``ext_geva_steer`` (concept steering), ``geva_values`` (the browsable value
+table) and ``real_geva`` (the analyses that need no word classes, on the real model).
+
+Models: the stand-in of GPT-2 (``gpt12``) for the concept analyses, as the paper's annotation study used GPT-2; the
+stand-in of GPT-2 medium (``gpt24``) for the sample-level analyses, as the paper's Table 4 and this book's
+section 5 do.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from .. import early_exit, profiles, verdicts
+from ..embedded import lexicon
+from . import clusters, concepts, decompose, exit_rule, matffn, steering, subupdates, vocab
+from .decompose import FFN, mid_states
+
+FFN_FIGURES = {"geva_tab2": None, "geva_fig2": "gpt12", "geva_fig4": "gpt12", "geva_fig6": "gpt24",
+               "geva_tab4": "gpt24", "geva_fig3": "gpt24", "geva_tab10": "gpt24", "geva_tab6": "gpt24",
+               "ext_geva_matffn": "gpt24", "ext_geva_steer": "gpt24", "geva_values": None, "real_geva": "gpt24"}
+N_RANDOM = 10  # random vectors and whole updates per layer (spec 2.2 item 12)
+REAL_SIZES = (1200, 300)  # the real model: train and validation sentences (each costs a 30-layer forward pass)
+VALUE_TABLE_TOP = 10
+
+
+def experiment(profile: str, role: str, n_train=None, n_val=None, seed: int = 0):
+    from ..figures import experiment as shared
+
+    p = profiles.get(profile)
+    return shared(p.role(role), p.main_domain, profile, n_train, n_val, seed)
+
+
+def _model_experiment(model: str, profile: str, seed: int):
+    from ..figures import experiment as shared
+
+    return shared(model, profiles.get(profile).main_domain, profile, None, None, seed)
+
+
+@lru_cache(maxsize=8)
+def token_classes(model: str, profile: str = "tiny", seed: int = 0) -> dict:
+    return lexicon.token_classes(_model_experiment(model, profile, seed).adapter.tokenizer)
+
+
+@lru_cache(maxsize=8)
+def concept_study(model: str, profile: str = "tiny", seed: int = 0) -> dict:
+    """Top-30 lists and coverage of values, Gaussian vectors and whole updates, per layer, for one zoo model."""
+    exp = _model_experiment(model, profile, seed)
+    ffn, tc, ad = FFN(exp.adapter), token_classes(model, profile, seed), exp.adapter
+    rng = np.random.default_rng(seed)
+    R = mid_states(exp, "validation")
+    V_size = ad.vocab_size
+    per = {k: [] for k in ("values", "gaussian", "updates", "iou_values", "iou_random", "iou_values_nobias",
+                           "iou_random_nobias")}
+    groups = {"values": [], "gaussian": []}
+    value_ids, gauss_lists, dead = [], [], []
+    for j in range(ffn.n_layers):
+        V = ffn.values(j)
+        G = vocab.gaussian_like(V, N_RANDOM, rng)
+        m = ffn.coefficients(j, R[j])
+        O = ffn.output(j, m[rng.choice(R.shape[1], N_RANDOM, replace=False)])
+        ids = {name: vocab.top_tokens(ad, X, concepts.TOP)[0] for name, X in (("values", V), ("gaussian", G),
+                                                                              ("updates", O))}
+        gauss_lists.append(ids["gaussian"])
+        dead.append(float((np.abs(m).max(0) < 1e-3).mean()))
+        value_ids.append(ids["values"])
+        per["values"].append(concepts.coverage(ids["values"], tc))
+        per["gaussian"].append(concepts.coverage(ids["gaussian"], tc))
+        per["updates"].append(concepts.coverage(ids["updates"], tc, exclude=concepts.STOPWORD_CLASSES))
+        for name, X in (("values", V), ("random", G)):
+            raw = ids["values"] if name == "values" else ids["gaussian"]
+            per[f"iou_{name}"].append(vocab.iou(raw, vocab.top_tokens(ad, X, concepts.TOP, "ln")[0]))
+            per[f"iou_{name}_nobias"].append(vocab.iou(raw, vocab.top_tokens(ad, X, concepts.TOP, "ln_nobias")[0]))
+        groups["values"].append(concepts.by_group(ids["values"], tc))
+        groups["gaussian"].append(concepts.by_group(ids["gaussian"], tc))
+    big = concepts.big_classes(tc, V_size)
+    allv, allg = np.concatenate(per["values"]), np.concatenate(per["gaussian"])
+    flat_ids = np.concatenate(value_ids)
+    gauss_ids = np.concatenate(gauss_lists)
+    return {"model": model, "n_layers": ffn.n_layers, "d_ff": ffn.d_ff, "per_layer": per, "groups": groups,
+            "big_classes": big, "value_ids": flat_ids, "value_coverage": allv,
+            "summary": {"values": float(allv.mean()), "gaussian": float(allg.mean()),
+                        "updates": float(np.concatenate(per["updates"]).mean()),
+                        "chance": concepts.chance(tc, V_size, seed=seed),
+                        "values_no_big": float(concepts.coverage(flat_ids, tc, exclude=big).mean()),
+                        "chance_no_big": concepts.chance(tc, V_size, seed=seed, exclude=big),
+                        "p_values_vs_gaussian": concepts.permutation_p(allv, allg, seed=seed),
+                        "gaussian_no_big": float(concepts.coverage(gauss_ids, tc, exclude=big).mean()),
+                        "dead_share": float(np.mean(dead))}}
+
+
+def tab2(profile, seed) -> dict:
+    out = {}
+    for model in profiles.get(profile).gpt:
+        c = concept_study(model, profile, seed)
+        per = c["per_layer"]
+        out[model] = {**c["summary"], "n_layers": c["n_layers"], "n_values": int(c["n_layers"] * c["d_ff"]),
+                      "big_classes": c["big_classes"],
+                      # the vectors resampled (verdicts.weights): every value, Gaussian vector and whole update
+                      "boot": {k: verdicts.resampled_mean(np.concatenate(per[k])) for k in ("values", "gaussian",
+                                                                                            "updates")}}
+    return {"models": out}
+
+
+def fig2(model, profile, seed) -> dict:
+    c = concept_study(model, profile, seed)
+    per = c["per_layer"]
+    return {"values": [float(v.mean()) for v in per["values"]], "gaussian": [float(v.mean()) for v in per["gaussian"]],
+            "updates": [float(v.mean()) for v in per["updates"]], "groups": c["groups"],
+            # each layer's vectors resampled (verdicts.weights): [resamples, L]
+            "boot": {k: verdicts.resampled_mean(np.stack(per[k])) for k in ("values", "gaussian", "updates")}}
+
+
+def fig4(model, profile, seed) -> dict:
+    per = concept_study(model, profile, seed)["per_layer"]
+    keys = ("iou_values", "iou_random", "iou_values_nobias", "iou_random_nobias")
+    # each layer's vectors resampled (verdicts.weights): [resamples, L]
+    return {**{k: [float(v.mean()) for v in per[k]] for k in keys},
+            "boot": {k: verdicts.resampled_mean(np.stack(per[k])) for k in keys}}
+
+
+def value_table(model, profile, seed, top: int = VALUE_TABLE_TOP) -> dict:
+    """Every value vector of ``model``: layer, neuron, its top tokens, its largest concept and coverage."""
+    c = concept_study(model, profile, seed)
+    tc, tok = token_classes(model, profile, seed), _model_experiment(model, profile, seed).adapter.tokenizer
+    rows = []
+    for n, (ids, cov) in enumerate(zip(c["value_ids"], c["value_coverage"])):
+        concept = concepts.concept_of(ids, tc)[1]
+        rows.append([n // c["d_ff"] + 1, n % c["d_ff"], " | ".join(tok.decode([t]).strip() or repr(tok.decode([t]))
+                                                                  for t in ids[:top]), concept or "", round(float(cov), 3)])
+    return {"columns": ["layer", "neuron", f"top {top} tokens", "largest concept", "coverage"], "rows": rows}
+
+
+# the real model's classifier baseline: one feature, the FFN input r (on 576-wide states each classifier is a
+# Newton-step logistic regression per layer, cross-validated over every C: the three features cost minutes on two
+# cores, most of the chapter's real-model time; r is the narrowest)
+REAL_FEATURES = ("r",)
+
+
+def exit_table(exp, sub: dict, features=exit_rule.FEATURES) -> dict:
+    """Every exit rule on the validation split: the sub-update rule, the classifiers (on ``features``), the
+    saturation oracle and section 5's confidence rule (id, mat) read at the sub-update rule's accuracy."""
+    rule = exit_rule.sub_update_rule(exp)
+    L = exp.n_layers
+    rows = {"sub-update rule": rule}
+    for f in features:
+        rows[f"classifier ({f})"] = exit_rule.classifier_exit(exp, f)
+    sat = sub["sat"]
+    rows["saturation oracle"] = {"accuracy": 1.0, "saved": float((L - sat).mean()), "share_saved": float((L - sat).mean() / L)}
+    ee = early_exit.early_exit_curves(exp)
+    for m in ("id", "mat"):
+        at = early_exit.layers_saved(ee["early"][m]["x"], ee["early"][m]["y"], L, target=rule["accuracy"])
+        rows[f"JTC rule ({m}) at equal accuracy"] = {"accuracy": rule["accuracy"], "saved": at["saved"],
+                                                     "share_saved": at["share"]}
+        rows[f"JTC rule ({m}) at 95%"] = {"accuracy": 0.95, "saved": ee["saved"][m]["saved"],
+                                          "share_saved": ee["saved"][m]["share"]}
+    return {"n_layers": L, "rules": {k: {kk: vv for kk, vv in v.items() if kk != "thresholds"} for k, v in rows.items()},
+            "curves": {m: {"x": ee["early"][m]["x"], "y": ee["early"][m]["y"]} for m in ("id", "mat")}}
+
+
+def real(profile_seed: int = 0) -> dict:
+    """The analyses that need no word classes, on the real model (first REAL_SIZES sentences)."""
+    exp = experiment("real", "gpt24", *REAL_SIZES, profile_seed)
+    ffn = FFN(exp.adapter)
+    gaps = decompose.check(exp, (0, ffn.n_layers // 2, ffn.n_layers - 1))
+    sub = subupdates.analyse(exp, profile_seed)
+    tok = exp.adapter.tokenizer
+    sample = [(j, i) for j in (0, ffn.n_layers // 2, ffn.n_layers - 1) for i in range(5)]
+    ids, _ = vocab.top_tokens(exp.adapter, np.stack([ffn.values(j)[i] for j, i in sample]), VALUE_TABLE_TOP)
+    # no claim is judged on these, so they keep no resamples
+    return {"decomposition": gaps, "t10": sub["t10"].mean(1), "r10": sub["r10"].mean(1), "d_ff": ffn.d_ff,
+            "events": verdicts.without_boot(subupdates.event_table(sub)),
+            "layer_scores": verdicts.without_boot(subupdates.layer_scores(sub)),
+            "sat_hist": np.bincount(sub["sat"], minlength=ffn.n_layers + 1),
+            "exit": verdicts.without_boot(exit_table(exp, sub, REAL_FEATURES)),
+            "values": [{"layer": j + 1, "neuron": i, "top": [tok.decode([t]) for t in row]}
+                       for (j, i), row in zip(sample, ids)]}
+
+
+def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
+    """``(data, params)`` of an FFN-chapter figure."""
+    if fig not in FFN_FIGURES:
+        raise ValueError(f"unknown FFN figure {fig!r}; known: {', '.join(FFN_FIGURES)}")
+    p = profiles.get(profile)
+    params = {"profile": profile, "domain": p.main_domain, "seed": seed}
+    if fig == "geva_tab2":
+        return tab2(profile, seed), {**params, "model": "every GPT-style zoo model"}
+    if fig == "geva_values":
+        return {m: value_table(m, profile, seed) for m in p.gpt[:2]}, {**params, "model": ", ".join(p.gpt[:2])}
+    if fig == "real_geva":
+        exp = experiment("real", "gpt24", *REAL_SIZES, seed)
+        return real(seed), {"profile": "real", "model": exp.model_name, "paper_model": exp.model_name,
+                            "domain": exp.domain, "seed": seed, "n_train": len(exp.train), "n_val": len(exp.val)}
+    role = FFN_FIGURES[fig]
+    model = p.role(role)
+    params.update(model=model, paper_model=profiles.PAPER_NAME.get(model, model))
+    if fig == "geva_fig2":
+        return fig2(model, profile, seed), params
+    if fig == "geva_fig4":
+        return fig4(model, profile, seed), params
+    exp = experiment(profile, role, n_train, n_val, seed)
+    params.update(n_train=len(exp.train), n_val=len(exp.val))
+    sub = subupdates.analyse(exp, seed)
+    L = exp.n_layers
+    if fig == "geva_fig6":
+        d_ff = FFN(exp.adapter).d_ff
+        return {"t10": sub["t10"].mean(1), "r10": sub["r10"].mean(1), "uniform": subupdates.TOP / d_ff,
+                "d_ff": d_ff, "boot": {k: verdicts.resampled_mean(sub[k]) for k in ("t10", "r10")}}, params
+    if fig == "geva_tab4":
+        ids, glob = clusters.cluster_model([FFN(exp.adapter).values(j) for j in range(L)], 10)
+        return {"events": subupdates.event_table(sub), "abs_dominant": float(sub["abs_w"].mean()),
+                "abs_random": float(sub["abs_w_random"].mean()),
+                "boot": {k: verdicts.resampled_mean(sub[f"abs_w{s}"]).mean(1).round(6)
+                         for k, s in (("abs_dominant", ""), ("abs_random", "_random"))},
+                "extreme": {**clusters.extreme_share(sub["scores_w"], ids), "global_clusters": glob}}, params
+    if fig == "geva_fig3":
+        return {"layers": list(range(1, L + 1)), **subupdates.layer_scores(sub)}, params
+    if fig == "geva_tab10":
+        return {"n_layers": L, "hist": np.bincount(sub["sat"], minlength=L + 1)[1:],
+                "boot": {"hist": verdicts.resampled_counts(sub["sat"], L + 1)[:, 1:]}}, params
+    if fig == "geva_tab6":
+        return exit_table(exp, sub), params
+    if fig == "ext_geva_matffn":
+        return {"coefficients": matffn.coefficient_fit(exp),
+                "through_mat": matffn.through_mat(exp, token_classes(model, profile, seed))}, params
+    return steering.experiment(exp.adapter, seed=seed), params
+
+
+def figure(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> dict:
+    """Compute an FFN-chapter figure, save its numbers to ``book/data/<fig>.json`` and return them as saved."""
+    from .. import figdata
+
+    data, params = compute(fig, profile, n_train, n_val, seed)
+    record = figdata.save(fig, data, params)
+    return {**record["data"], "params": record["params"]}

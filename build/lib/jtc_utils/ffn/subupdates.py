@@ -1,0 +1,194 @@
+"""Sub-updates sample by sample (Geva et al. section 5, appendices A.3 and A.5; spec 2.1 G3-G8).
+
+For sample s and block l (1-based), with coefficients ``m`` and values ``v_i``:
+
+* score of sub-update i for token w: ``score_i(w) = m_i (v_i . e_w)`` (additive: summed over i with ``b_V . e_w``
+  it is ``o . e_w``);
+* dominance ``c_i = |m_i| ||v_i||``; the *dominant ten* are the top ten by c_i; ``T10`` their share of sum c;
+* the top candidate ``w_l = argmax R(r^l)`` before the block's FFN (R: final norm and unembedding);
+* the saturation layer ``sat = min{l in 1..L : argmax R(h^l') = t_f for every l' >= l}``;
+* a *saturation event* at l* = sat when l* < L and w_{l*} != t_f (this FFN made t_f the top token), reference t_f;
+* an *elimination event* at the layer where the candidate w_l, not top-1 after the block, fell furthest in rank
+  (earliest on ties), reference w_l.
+
+:func:`analyse` computes all of it for an experiment's validation samples in one pass per layer, with the scores of
+10 random sub-updates as the baseline; :func:`saturation_loop` and :func:`events_loop` are the plain per-sample
+loops the tests compare with.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import cache, verdicts
+from ..blocks import runner_for
+from ..hidden import model_identity, samples_identity
+from . import vocab
+from .decompose import FFN, mid_states
+
+TOP = 10
+VERSION = 1
+
+
+def dominant(m: np.ndarray, norms: np.ndarray, k: int = TOP) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of coefficients ``m`` [n, d_ff]: the indices of the ``k`` largest ``|m| ||v||`` in descending order
+    [n, k], and their share of the row's total [n]."""
+    c = np.abs(m) * norms[None]
+    part = np.argpartition(-c, k - 1, axis=1)[:, :k]
+    order = np.argsort(-np.take_along_axis(c, part, 1), axis=1, kind="stable")
+    idx = np.take_along_axis(part, order, 1)
+    share = np.take_along_axis(c, idx, 1).sum(1) / c.sum(1)
+    return idx, share
+
+
+def saturation(top1: np.ndarray) -> np.ndarray:
+    """``top1`` [L, n]: argmax R(h^l) for l = 1..L (row L-1 is the final prediction). Returns sat in 1..L."""
+    agree = top1 == top1[-1][None]
+    stays = np.flip(np.logical_and.accumulate(np.flip(agree, 0), 0), 0)
+    return stays.argmax(0) + 1
+
+
+def saturation_loop(top1: np.ndarray) -> np.ndarray:
+    L, n = top1.shape
+    out = np.zeros(n, dtype=np.int64)
+    for s in range(n):
+        sat = L
+        for layer in range(L, 0, -1):
+            if top1[layer - 1, s] != top1[-1, s]:
+                break
+            sat = layer
+        out[s] = sat
+    return out
+
+
+def events(w: np.ndarray, top1: np.ndarray, rank_w: np.ndarray, sat: np.ndarray) -> dict:
+    """Saturation and elimination events: per sample the event layer (1-based) or 0 for none."""
+    L, n = top1.shape
+    final = top1[-1]
+    rows = np.arange(n)
+    sat_layer = np.where((sat < L) & (w[np.minimum(sat, L) - 1, rows] != final), sat, 0)
+    masked = np.where(w != top1, rank_w, -1)  # only layers where w_l is not top-1 after the block
+    elim = masked.argmax(0) + 1  # argmax takes the earliest of ties
+    elim = np.where(masked.max(0) >= 0, elim, 0)
+    return {"saturation": sat_layer, "elimination": elim}
+
+
+def events_loop(w, top1, rank_w, sat) -> dict:
+    L, n = top1.shape
+    s_ev, e_ev = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    for s in range(n):
+        ls = sat[s]
+        if ls < L and w[ls - 1, s] != top1[-1, s]:
+            s_ev[s] = ls
+        best = -1
+        for layer in range(1, L + 1):
+            if w[layer - 1, s] != top1[layer - 1, s] and rank_w[layer - 1, s] > best:
+                best, e_ev[s] = rank_w[layer - 1, s], layer
+    return {"saturation": s_ev, "elimination": e_ev}
+
+
+def readouts(adapter, H: np.ndarray, ref: np.ndarray | None = None, chunk: int = 1024):
+    """Top-1 of R(H) [n], and the rank of token ``ref`` [n] in it (0 = top)."""
+    import torch
+
+    top, rank = np.zeros(len(H), np.int64), np.zeros(len(H), np.int64)
+    with torch.inference_mode():
+        for a in range(0, len(H), chunk):
+            logits = adapter.readout(torch.as_tensor(H[a:a + chunk]))
+            top[a:a + chunk] = logits.argmax(-1).cpu().numpy()
+            if ref is not None:
+                r = torch.as_tensor(ref[a:a + chunk]).to(logits.device)
+                rank[a:a + chunk] = (logits > logits.gather(1, r[:, None])).sum(-1).cpu().numpy()
+    return top, rank
+
+
+def _stats(scores: np.ndarray) -> np.ndarray:
+    """[n, k] scores -> [n, 3]: max, mean, min."""
+    return np.stack([scores.max(1), scores.mean(1), scores.min(1)], 1)
+
+
+def compute(exp, seed: int = 0) -> dict:
+    """Everything of this module for ``exp``'s validation samples (see :func:`analyse`)."""
+    ffn = FFN(exp.adapter)
+    R = mid_states(exp, "validation")
+    X = exp.X_val
+    L, n = ffn.n_layers, X.shape[1]
+    E = vocab.unembedding(exp.adapter).double().cpu().numpy()
+    rng = np.random.default_rng(seed)
+    out = {k: np.zeros((L, n), np.int64) for k in ("w", "top1", "rank_w")}
+    out.update(t10=np.zeros((L, n)), r10=np.zeros((L, n)), dom=np.zeros((L, n, TOP), np.int32),
+               stats_w=np.zeros((L, n, 3)), stats_w_random=np.zeros((L, n, 3)), stats_f=np.zeros((L, n, 3)),
+               stats_f_random=np.zeros((L, n, 3)), abs_w=np.zeros((L, n)), abs_w_random=np.zeros((L, n)),
+               scores_w=np.zeros((L, n, ffn.d_ff), np.float32))
+    for j in range(L):
+        out["w"][j] = readouts(exp.adapter, R[j])[0]
+        out["top1"][j], out["rank_w"][j] = readouts(exp.adapter, X[j + 1], out["w"][j])
+    final = out["top1"][-1]
+    for j in range(L):
+        Vj = ffn.values(j)
+        m = ffn.coefficients(j, R[j])
+        norms = np.linalg.norm(Vj, axis=1)
+        idx, share = dominant(m, norms)
+        rand = np.stack([rng.choice(ffn.d_ff, TOP, replace=False) for _ in range(n)])
+        out["dom"][j], out["t10"][j] = idx, share
+        c = np.abs(m) * norms[None]
+        out["r10"][j] = np.take_along_axis(c, rand, 1).sum(1) / c.sum(1)
+        for ref, key in ((out["w"][j], "w"), (final, "f")):
+            sc = m * (E[ref] @ Vj.T)  # [n, d_ff]: score_i(ref) of every sub-update
+            dom_sc, rnd_sc = np.take_along_axis(sc, idx, 1), np.take_along_axis(sc, rand, 1)
+            out[f"stats_{key}"][j], out[f"stats_{key}_random"][j] = _stats(dom_sc), _stats(rnd_sc)
+            if key == "w":
+                out["scores_w"][j] = sc
+                out["abs_w"][j], out["abs_w_random"][j] = np.abs(dom_sc).mean(1), np.abs(rnd_sc).mean(1)
+    out["sat"] = saturation(out["top1"])
+    ev = events(out["w"], out["top1"], out["rank_w"], out["sat"])
+    out["event_saturation"], out["event_elimination"] = ev["saturation"], ev["elimination"]
+    return out
+
+
+def analyse(exp, seed: int = 0) -> dict:
+    """Per validation sample and layer of ``exp`` (arrays [L, n, ...], row j = block j + 1): top candidate ``w``,
+    top-1 after the block ``top1`` and the rank of w in it ``rank_w``, dominant ten ``dom`` and their share
+    ``t10`` (random ten: ``r10``), max/mean/min score of the dominant ten for w (``stats_w``) and for the final
+    token (``stats_f``) with the random ten's (``*_random``), every sub-update's score for w (``scores_w``), the
+    saturation layer ``sat`` [n] and the event layers (0 = none). Cached on disk."""
+    key = {"what": "ffn-subupdates", "version": VERSION, "model": model_identity(exp.adapter),
+           "val": samples_identity(exp.val), "seed": seed, "runner": runner_for(exp.adapter.model).version}
+    return cache.cached("ffn_sub", key, lambda: compute(exp, seed))
+
+
+def event_table(a: dict) -> dict:
+    """Paper Table 4: for saturation events (reference t_f) and elimination events (reference w_l), the mean over
+    events of the max / mean / min score of the dominant ten and of ten random sub-updates; event counts."""
+    n = a["sat"].shape[0]
+    rows = np.arange(n)
+    out = {}
+    for name, layers, key in (("saturation", a["event_saturation"], "f"), ("elimination", a["event_elimination"], "w")):
+        has = layers > 0
+        j = layers[has] - 1
+        dom = a[f"stats_{key}"][j, rows[has]]
+        rnd = a[f"stats_{key}_random"][j, rows[has]]
+        out[name] = {"events": int(has.sum()), "of": int(n),
+                     "dominant": dict(zip(("max", "mean", "min"), dom.mean(0).tolist())),
+                     "random": dict(zip(("max", "mean", "min"), rnd.mean(0).tolist()))}
+        # the validation samples resampled (verdicts.weights): the mean over the events a resample draws
+        boot = {}
+        for part, stats in (("dominant", a[f"stats_{key}"]), ("random", a[f"stats_{key}_random"])):
+            per = stats[np.maximum(layers, 1) - 1, rows]  # [n, 3]: each sample's event layer (ignored without one)
+            b = verdicts.resampled_mean(per.T, where=has)
+            boot[part] = {s: b[:, i] for i, s in enumerate(("max", "mean", "min"))}
+        out[name]["boot"] = boot
+    return out
+
+
+def layer_scores(a: dict) -> dict:
+    """Paper Figure 3: per layer, the mean over samples of the max / mean / min score of the dominant ten for the
+    layer's top candidate w_l (and of ten random sub-updates)."""
+    dom, rnd = a["stats_w"].mean(1), a["stats_w_random"].mean(1)
+    out = {"max": dom[:, 0].tolist(), "mean": dom[:, 1].tolist(), "min": dom[:, 2].tolist(),
+           "random_max": rnd[:, 0].tolist(), "random_mean": rnd[:, 1].tolist(), "random_min": rnd[:, 2].tolist()}
+    # the validation samples resampled (verdicts.weights): [resamples, L] per statistic
+    bd, br = (verdicts.resampled_mean(np.moveaxis(a[k], 1, -1)) for k in ("stats_w", "stats_w_random"))
+    out["boot"] = {**{s: bd[:, :, i] for i, s in enumerate(("max", "mean", "min"))},
+                   **{f"random_{s}": br[:, :, i] for i, s in enumerate(("max", "mean", "min"))}}
+    return out

@@ -1,0 +1,63 @@
+"""Trained lenses committed with the zoo (``zoo/lenses/<model>/<lens>.safetensors``): training the tuned lens and
+the all-pairs low-rank shortcuts of the larger stand-ins takes minutes on two cores, so ``python -m
+jtc_utils.lenses.train`` trains them once and the book loads them. Each file carries the key it was trained under
+(model weights, train samples, hyper-parameters, recipe) in its metadata; a file whose key differs from the one asked
+for is not used, so a retrained model or a new corpus never meets an old lens.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..cache import key_hash
+from ..paths import ZOO_DIR, atomic_open
+
+FOLDER = "lenses"
+
+
+def path(model: str, label: str) -> Path:
+    safe = label.replace("<-", "_from_").replace("+", "_plus_")
+    return ZOO_DIR / FOLDER / model / f"{safe}.safetensors"
+
+
+def lookup(model: str, label: str, key: dict) -> dict | None:
+    """The stored arrays of ``label`` for ``model`` if a file exists and was trained under ``key``, else None."""
+    from safetensors import safe_open
+
+    f = path(model, label)
+    if not f.is_file():
+        return None
+    with safe_open(str(f), framework="numpy") as s:
+        meta = s.metadata() or {}
+        if meta.get("key") != key_hash(key):
+            return None
+        out = {k: s.get_tensor(k) for k in s.keys()}
+    out["card"] = json.loads(meta.get("card", "{}"))
+    return out
+
+
+def key_of(model: str, label: str) -> dict | None:
+    """The key a stored lens was trained under (None if there is no file)."""
+    from safetensors import safe_open
+
+    f = path(model, label)
+    if not f.is_file():
+        return None
+    with safe_open(str(f), framework="numpy") as s:
+        return json.loads((s.metadata() or {}).get("key_json", "null"))
+
+
+def store(model: str, label: str, key: dict, arrays: dict, card: dict) -> Path:
+    """Write the arrays (float32) with their key and card, atomically."""
+    from safetensors.numpy import save
+
+    f = path(model, label)
+    tensors = {k: np.ascontiguousarray(np.asarray(v, dtype=np.float32)) for k, v in arrays.items() if v is not None}
+    meta = {"key": key_hash(key), "key_json": json.dumps(key, sort_keys=True, default=str),
+            "card": json.dumps(card, sort_keys=True, default=str)}
+    with atomic_open(f) as out:
+        out.write(save(tensors, metadata=meta))
+    return f

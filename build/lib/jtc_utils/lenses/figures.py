@@ -1,0 +1,319 @@
+"""The numbers behind every figure and table of the lens chapter, one function per figure id (related-systems spec 6):
+
+* ``nnjtc_fig2``: N-NJTC's Figure 2, r² of every layer pair for id / JTC (``mat``) / NJTC / N-NJTC (stand-in of
+  GPT2-XL, rank 4, gradient descent for all pairs, three seeds), with the closed-form optimum's training loss per
+  pair (claim N8);
+* ``nnjtc_fig3``: N-NJTC's Figure 3, Precision@1 and surprisal (N-NJTC's swapped ``S_N`` and JTC's ``S_JTC``)
+  jumping to the last layer, every seed;
+* ``ext_nnjtc_rank``: the closed-form rank sweep (r² and Precision@1 against rank and parameters);
+* ``tl_grid``: objective against form (id, mat, mat+b, tuned, tuned without bias, tuned started from mat);
+* ``tl_cmp``: the tuned lens against id and mat on every zoo model;
+* ``lens_table`` / ``real_lens_table``: every lens × layer × metric with parameter counts, for the stand-in of
+  GPT2-XL and for the real model, and (stand-in) each lens's early-exit curve with its oracle frontier.
+
+Evaluations are cached on disk, keyed on the model, the samples and the lens's own numbers, so the regression
+tests and the re-executed chapter share them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from .. import cache, linear, profiles
+from . import closed_form, evaluate, registry
+from .base import Lens
+
+RANK = 4  # the zoo's rank (spec 3.2 item 3); the paper profile uses floor(d/100)
+SEEDS = (0, 1, 2)
+SWEEP_RANKS = (1, 2, 4, 8, 16, 32)
+GRID = ("id", "mat", "mat+b", "tuned", "tuned-lin", "tuned<-mat")
+TABLE_LENSES = ("id", "mat", "mat+b", "rrr", "arrr", "njtc", "nnjtc", "tuned", "tuned-lin", "tuned<-mat")
+# the real model's tuned lens is trained on a GPU by ``python -m jtc_utils.lenses.train --real-tuned`` and committed
+REAL_LENSES = ("id", "mat", "mat+b", "rrr", "arrr", "njtc", "nnjtc", "tuned")
+LENS_FIGURES = {"nnjtc_fig2": "gpt48", "nnjtc_fig3": "gpt48", "ext_nnjtc_rank": "gpt48", "tl_grid": "gpt48",
+                "tl_cmp": None, "lens_table": "gpt48", "real_lens_table": "gpt48"}
+
+
+def rank_for(d: int) -> int:
+    """The chapter's rank: the paper's floor(d/100) where that is at least 1 (paper and real profiles), else 4."""
+    return d // 100 if d >= 100 else RANK
+
+
+def experiment(profile: str, role: str = "gpt48", n_train=None, n_val=None, seed: int = 0):
+    from ..figures import experiment as shared
+
+    p = profiles.get(profile)
+    return shared(p.role(role), p.main_domain, profile, n_train, n_val, seed)
+
+
+def lens(exp, name: str, seed: int = 0) -> Lens:
+    """A fitted lens of the bench (rank from :func:`rank_for` for the low-rank ones)."""
+    spec = registry.LENSES[name]
+    hp = {}
+    if spec.rank:
+        hp["rank"] = rank_for(exp.adapter.d)
+    if spec.family in ("gradient descent", "tuned lens"):
+        hp["seed"] = seed
+    return registry.get(name, **hp).fit(exp)
+
+
+def _lens_digest(ln: Lens) -> str:
+    h = hashlib.sha256(ln.label.encode())
+    for a in (ln.M, ln.c):
+        if a is not None:
+            h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+    return h.hexdigest()
+
+
+def _eval_key(exp, ln: Lens, layers) -> dict:
+    from ..hidden import model_identity, samples_identity
+
+    return {"what": "lens-eval", "version": 3, "model": model_identity(exp.adapter), "val": samples_identity(exp.val),
+            "lens": _lens_digest(ln), "layers": None if layers is None else list(layers), "ks": list(evaluate.KS)}
+
+
+def _flat(r: dict) -> dict:
+    flat = {k: v for k, v in r.items() if k not in ("precision", "label", "name")}
+    flat.update({f"precision/{k}": v for k, v in r["precision"].items()})
+    return flat
+
+
+def _unflat(flat: dict, ln: Lens) -> dict:
+    out = {k: v for k, v in flat.items() if not k.startswith("precision/")}
+    out["precision"] = {int(k.split("/")[1]): v for k, v in flat.items() if k.startswith("precision/")}
+    out.update(label=ln.label, name=ln.name, params=int(out["params"]), n_layers=int(out["n_layers"]))
+    return out
+
+
+def evaluated_many(exp, lenses, layers=None) -> list[dict]:
+    """:func:`jtc_utils.lenses.evaluate.evaluate_many`, each lens's result cached on disk (keyed on the model, the
+    validation samples, the lens's own numbers and the layers); the lenses not in the cache are evaluated together."""
+    paths = [cache.path_for("lens_eval", _eval_key(exp, ln, layers)) for ln in lenses]
+    hits = [cache.load(p) for p in paths]
+    todo = [i for i, h in enumerate(hits) if h is None]
+    if todo:
+        for i, r in zip(todo, evaluate.evaluate_many(exp, [lenses[i] for i in todo], layers)):
+            hits[i] = {k: np.asarray(v) for k, v in _flat(r).items()}
+            cache.save(paths[i], hits[i])
+    return [_unflat(h, ln) for h, ln in zip(hits, lenses)]
+
+
+def evaluated(exp, ln: Lens, layers=None) -> dict:
+    """:func:`jtc_utils.lenses.evaluate.evaluate`, cached on disk."""
+    return evaluated_many(exp, [ln], layers)[0]
+
+
+def _pair_r2(exp, M, c, pairs) -> np.ndarray:
+    L = exp.n_layers
+    out = np.full((L + 1, L + 1), np.nan)
+    np.fill_diagonal(out, 1.0)
+    X = exp.X_val
+    for p, (a, b) in enumerate(pairs):
+        pred = X[a].astype(np.float64) @ M[p] + (0 if c is None else c[p])
+        out[a, b] = linear.r2_score(X[b], pred)
+    return out
+
+
+def _pair_optimum(exp, pairs, rank: int, affine: bool) -> np.ndarray:
+    """Train SSE of the closed-form rank-r optimum of every pair (one factorisation per source layer)."""
+    X = exp.X_train
+    out, pinvs = np.zeros(len(pairs)), {}
+    for p, (a, b) in enumerate(pairs):
+        if a not in pinvs:
+            pinvs[a] = linear.pinv(closed_form._with_ones(X[a]) if affine else X[a])
+        fam = closed_form.RankFamily(X[a], X[b], affine=affine, M_ols=pinvs[a] @ X[b].astype(np.float64))
+        out[p] = fam.train_sse(rank)
+    return out
+
+
+def fig2(exp) -> dict:
+    """N-NJTC Figure 2 on ``exp``: r² heatmaps of id, JTC, NJTC and N-NJTC (seed 0), every seed's mean r² to the
+    last layer, and the training loss of gradient descent against the closed-form optimum of the same rank."""
+    rank = rank_for(exp.adapter.d)
+    fits = exp.layer_r2()
+    L = exp.n_layers
+    out = {"rank": rank, "r2_id": fits["r2_id"], "r2_mat": fits["r2_mat"], "seeds": list(SEEDS)}
+    n = exp.X_train.shape[1]
+    closed = {}
+    for norm, name in ((False, "njtc"), (True, "nnjtc")):
+        to_last, ratio = [], []
+        for seed in SEEDS:
+            r = registry.all_pairs(exp, rank, norm, seed)
+            pairs = [tuple(p) for p in r["pairs"]]
+            heat = _pair_r2(exp, r["M"], r["c"], pairs)
+            if seed == SEEDS[0]:
+                out[f"r2_{name}"] = heat
+            to_last.append(heat[:L, L])
+            if name not in closed:  # the closed-form optimum of each pair's loss (rank r; with intercept for N-NJTC)
+                closed[name] = _pair_optimum(exp, pairs, rank, norm) / n
+            ratio.append(np.asarray(r["train_loss"]) / closed[name])
+        out[f"r2_to_last_{name}"] = np.array(to_last)
+        out[f"loss_ratio_min_{name}"] = float(np.min(ratio))
+        out[f"loss_ratio_median_{name}"] = float(np.median(ratio))
+    out["pairs"] = int(len(closed["njtc"]))
+    return out
+
+
+def _fitted(exp, names, seeds=(0,)) -> dict:
+    """The fitted lenses ``names`` (the trained ones at every seed), by curve key (``label`` or ``label/seedN``)."""
+    out = {}
+    for name in names:
+        trained = registry.LENSES[name].family in ("gradient descent", "tuned lens")
+        for seed in (seeds if trained else (0,)):
+            ln = lens(exp, name, seed)
+            out[ln.label if seed == 0 else f"{ln.label}/seed{seed}"] = ln
+    return out
+
+
+def _curves(exp, fitted: dict, layers=None, boot: dict | None = None) -> dict:
+    """Per-layer curves of each fitted lens; ``boot``: {label prefix: metrics} whose resamples are kept, for the
+    curves the claims judge (see :func:`evaluate.curves`)."""
+    boot = boot or {}
+    keys = {k: next((v for p, v in boot.items() if k.split("_")[0] == p), ()) for k in fitted}
+    return {k: evaluate.curves(r, keys[k]) for k, r in zip(fitted, evaluated_many(exp, list(fitted.values()), layers))}
+
+
+def fig3(exp) -> dict:
+    """N-NJTC Figure 3: Precision@1 and surprisal jumping to the last layer for id, mat, the closed-form rank-r
+    maps and NJTC/N-NJTC (every seed)."""
+    rank = rank_for(exp.adapter.d)
+    return {"rank": rank, "seeds": list(SEEDS),
+            "curves": _curves(exp, _fitted(exp, ("id", "mat", "rrr", "arrr", "njtc", "nnjtc"), SEEDS),
+                              boot={"id": ("p@1", "s_n"), "mat": ("p@1",), "njtc": ("p@1",), "nnjtc": ("p@1", "s_n")})}
+
+
+def rank_sweep(exp, ranks=SWEEP_RANKS) -> dict:
+    """r² (every layer, to the last) and Precision@1 (at L/4, L/2, 3L/4) of the closed-form rank-r maps, with and
+    without intercept, for ``ranks`` and the full width; parameters 2dr. One eigendecomposition per layer."""
+    L, d = exp.n_layers, exp.adapter.d
+    ranks = sorted({r for r in ranks if r < d} | {d})
+    at = [L // 4, L // 2, 3 * L // 4]
+    out = {"ranks": ranks, "params": [2 * d * r for r in ranks], "d": d, "layers_p1": at}
+    for affine, name in ((False, "rrr"), (True, "arrr")):
+        r2 = np.zeros((len(ranks), L))
+        p1 = np.zeros((len(ranks), len(at)))
+        fams = closed_form.families(exp, affine)
+        sweep = []
+        for i, r in enumerate(ranks):
+            Ms, cs = zip(*(f.split(r) for f in fams))
+            ln = Lens(name, {"rank": r}, np.stack(Ms), None if cs[0] is None else np.stack(cs), L, d)
+            for layer in range(L):
+                r2[i, layer] = linear.r2_score(exp.X_val[L], ln.transform(exp.X_val[layer], layer))
+            sweep.append(ln)
+        for i, res in enumerate(evaluated_many(exp, sweep, at)):
+            p1[i] = res["precision"][1].mean(1)
+        out[f"r2_{name}"], out[f"p1_{name}"] = r2, p1
+    ident = evaluated(exp, lens(exp, "id"), at)["precision"][1].mean(1)
+    out["p1_id"] = ident
+    # r90: the smallest rank whose Precision@1 closes 90% of the id -> mat gap, where mat is above id
+    full = out["p1_rrr"][-1]
+    out["r90"] = [next((r for r, v in zip(ranks, out["p1_rrr"][:, j]) if v >= ident[j] + 0.9 * (full[j] - ident[j])),
+                       None) if full[j] > ident[j] else None for j in range(len(at))]
+    return out
+
+
+def grid(exp) -> dict:
+    """Objective against form on the stand-in of GPT2-XL: KL, r², Precision@1 and the bias of each lens of
+    :data:`GRID`, with the tuned lenses' training record (steps, doublings, last-10% improvement)."""
+    fitted = _fitted(exp, GRID)
+    curves = _curves(exp, fitted, boot={"id": ("p@1", "kl", "ce_gold"), "tuned": ("p@1", "kl", "ce_gold"),
+                                        "mat+b": ("kl",)})
+    cards = {}
+    for name in GRID[3:]:
+        rec = fitted[name].record
+        cards[name] = {k: float(np.asarray(rec[k]).reshape(-1)[0]) for k in ("steps", "doublings", "improvement")
+                       if k in rec}
+        cards[name]["train_kl_start"] = float(np.asarray(rec["log"])[0].sum()) if "log" in rec else None
+        cards[name]["train_kl_end"] = float(np.asarray(rec["log"])[-1].sum()) if "log" in rec else None
+    return {"curves": curves, "training": cards}
+
+
+def compare_tuned(profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> dict:
+    """The tuned lens against id and mat on every model of the profile: KL and Precision@1 per layer."""
+    p = profiles.get(profile)
+    from ..figures import experiment as shared
+
+    out = {}
+    for model in p.models:
+        exp = shared(model, p.main_domain, profile, n_train, n_val, seed)
+        out[model] = _curves(exp, _fitted(exp, ("id", "mat", "tuned")))
+    return {"models": out}
+
+
+def table(exp, names, with_exit: bool) -> dict:
+    """Every lens in ``names`` × layer × metric, with parameters per layer; at all layers with the early-exit curve
+    and the oracle frontier (``with_exit``), else at L/4, L/2 and 3L/4 only (the real model: each layer costs a
+    readout over a 49k vocabulary)."""
+    L = exp.n_layers
+    layers = None if with_exit else [L // 4, L // 2, 3 * L // 4]
+    rows = {}
+    fitted = [lens(exp, name) for name in names]
+    for ln, res in zip(fitted, evaluated_many(exp, fitted, layers)):
+        row = {"family": ln.spec.family, "objective": ln.spec.objective, "params": ln.params(),
+               "params_share": ln.params() / exp.adapter.d ** 2, **evaluate.curves(res)}
+        if with_exit:
+            row["exit"] = evaluate.exit_curves(exp, res)
+        if ln.spec.family == "tuned lens" and not with_exit:  # the real table: how its GPU-trained lens was trained
+            row["training"] = {k: kind(np.asarray(ln.record[k]).reshape(-1)[0]) for k, kind in
+                               (("steps", int), ("doublings", int), ("improvement", float), ("n_train", int))
+                               if k in ln.record}
+        rows[ln.label] = row
+    return {"n_layers": L, "d": exp.adapter.d, "rank": rank_for(exp.adapter.d),
+            "quarters": [L // 4, L // 2, 3 * L // 4], "lenses": rows}
+
+
+def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
+    """``(data, params)`` of a lens-chapter figure (see the module docstring)."""
+    if fig not in LENS_FIGURES:
+        raise ValueError(f"unknown lens figure {fig!r}; known: {', '.join(LENS_FIGURES)}")
+    if fig == "real_lens_table":
+        profile = "real"
+    if fig == "tl_cmp":
+        data = compare_tuned(profile, n_train, n_val, seed)
+        return data, {"profile": profile, "model": "every zoo model", "domain": profiles.get(profile).main_domain,
+                      "n_train": n_train, "n_val": n_val, "seed": seed}
+    exp = experiment(profile, LENS_FIGURES[fig], n_train, n_val, seed)
+    if fig == "nnjtc_fig2":
+        data = fig2(exp)
+    elif fig == "nnjtc_fig3":
+        data = fig3(exp)
+    elif fig == "ext_nnjtc_rank":
+        data = rank_sweep(exp)
+    elif fig == "tl_grid":
+        data = grid(exp)
+    elif fig == "lens_table":
+        data = table(exp, TABLE_LENSES, with_exit=True)
+    else:
+        data = table(exp, REAL_LENSES, with_exit=False)
+    params = {"profile": profile, "model": exp.model_name, "paper_model": profiles.PAPER_NAME.get(exp.model_name,
+              exp.model_name), "domain": exp.domain, "n_train": len(exp.train), "n_val": len(exp.val), "seed": seed}
+    return data, params
+
+
+def figure(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> dict:
+    """Compute a lens-chapter figure, save its numbers to ``book/data/<fig>.json`` and return them as saved (plain
+    JSON values, NaN as None), with ``params``: the same a reader gets from ``figdata.load(fig)``."""
+    from .. import figdata
+
+    data, params = compute(fig, profile, n_train, n_val, seed)
+    record = figdata.save(fig, data, params)
+    return {**record["data"], "params": record["params"]}
+
+
+def quarter_table(t: dict, metrics=("p@1",)) -> "pd.DataFrame":
+    """The all-lenses table at L/4, L/2 and 3L/4: one row per lens, its parameters per layer (and share of d²), and
+    each metric at the three layers."""
+    import pandas as pd
+
+    rows = []
+    for label, row in t["lenses"].items():
+        layers = list(row["layers"])
+        r = {"lens": label, "family": row["family"], "objective": row["objective"], "params": row["params"],
+             "share of d²": f"{row['params_share']:.1%}"}
+        for m in metrics:
+            for q in t["quarters"]:
+                r[f"{m} ℓ={q}"] = round(float(row[m][layers.index(q)]), 3)
+        rows.append(r)
+    return pd.DataFrame(rows)

@@ -1,0 +1,202 @@
+"""NJTC and N-NJTC (Seshadri 2024): rank-r shortcuts ``h A B`` and ``BN(h) A B`` trained by gradient descent on the
+mean squared error (related-systems spec 3.1, recipe 3.2).
+
+The paper gives no optimiser; the book's recipe: Adam (lr 1e-3), minibatch 256, shuffled, at most 300 epochs, early
+stopping on 10% of the train split (patience 20, the parameters of the best epoch kept), float32, ``torch.nn.Linear``
+default initialisation without bias, BatchNorm with eps 1e-5. After training the BatchNorm statistics are set to the
+exact mean and biased variance of the vectors it was trained on, and the lens is evaluated in that (affine) form;
+the early-stopping loss uses the same exact statistics.
+
+All layer pairs of a model train as **one batched model** (parameters [P, d, r] and [P, r, d], ``bmm``): Adam's update
+is elementwise, the pairs share no parameter and see the same minibatches, so each pair follows the trajectory it
+would follow alone (:func:`train_loop` trains them one by one, for the tests and the benchmark).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .base import DivergedError
+
+RECIPE = {"lr": 1e-3, "batch": 256, "max_epochs": 300, "patience": 20, "early_stop_share": 0.1, "eps": 1e-5}
+
+
+def _init(pairs, d: int, rank: int, seed: int):
+    """torch.nn.Linear's default initialisation (kaiming-uniform with a = sqrt(5): U(-1/sqrt(fan_in), ...)), drawn
+    for each pair from its own generator (seeded by the seed and the pair), so a pair starts the same in any batch."""
+    import torch
+
+    As, Bs = [], []
+    for src, tgt in pairs:
+        gen = torch.Generator().manual_seed(seed * 1_000_003 + src * 1_009 + tgt)
+        As.append((torch.rand(d, rank, generator=gen) * 2 - 1) / math.sqrt(d))
+        Bs.append((torch.rand(rank, d, generator=gen) * 2 - 1) / math.sqrt(rank))
+    return torch.stack(As), torch.stack(Bs)
+
+
+def split_indices(n: int, seed: int, share: float = RECIPE["early_stop_share"]):
+    """(fit, early-stop) sample indices: a seeded permutation, the last ``share`` held out."""
+    perm = np.random.default_rng(seed).permutation(n)
+    n_stop = max(1, int(round(share * n)))
+    return np.sort(perm[:-n_stop]), np.sort(perm[-n_stop:])
+
+
+def train(X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: dict | None = None,
+          progress: bool | None = None) -> dict:
+    """Train the lens of every pair (source l, target l') at once. ``X``: [L+1, n, d] train hidden states.
+
+    Returns ``A`` [P, d, r], ``B`` [P, r, d], and for ``norm`` the BatchNorm's ``gamma``, ``beta``, ``mean``,
+    ``var`` [P, d] (:func:`affine_form` turns them into ``M``, ``c``); per pair ``best_epoch``,
+    ``stop_loss`` (early-stopping MSE), ``train_loss`` (MSE on the whole train split, evaluation form) and the
+    number of epochs run.
+
+    The batch never materialises a [P, batch, d] tensor: pairs are grouped by source and by target layer, so one
+    ``bmm`` of each source layer's vectors with all its pairs' ``A`` (side by side) gives every ``z = x A``, one
+    ``bmm`` of each target's vectors with all its pairs' ``Bᵀ`` gives ``y Bᵀ``, and the loss is
+    ``||z B||² - 2 z·(y Bᵀ) + ||y||²`` with ``||z B||² = z (B Bᵀ) zᵀ`` (rank-r work per pair). The early-stopping and
+    final losses are computed directly, in float64."""
+    import torch
+    from tqdm.auto import tqdm
+
+    from .. import device as devices
+    from ..progress import show_progress
+
+    dev = devices.current()  # initial values and sample orders are drawn on the CPU: the same on every device
+    rec = {**RECIPE, **(recipe or {})}
+    pairs = [(int(a), int(b)) for a, b in pairs]
+    P, n, d = len(pairs), X.shape[1], X.shape[2]
+    src = torch.as_tensor(np.asarray(X, dtype=np.float32)).to(dev)
+    sources = sorted({a for a, _ in pairs})
+    targets = sorted({b for _, b in pairs})
+    S_layers, T_layers = torch.tensor(sources, device=dev), torch.tensor(targets, device=dev)
+    pi = torch.tensor([sources.index(a) for a, _ in pairs], device=dev)  # pair -> its source's row
+    pj = torch.tensor([targets.index(b) for _, b in pairs], device=dev)  # pair -> its target's row
+    nS, nT = len(sources), len(targets)
+    fit_i, stop_i = split_indices(n, seed, rec["early_stop_share"])
+    fit_t, stop_t = torch.as_tensor(fit_i), torch.as_tensor(stop_i).to(dev)
+    A, B = (t.to(dev) for t in _init(pairs, d, rank, seed))
+    A.requires_grad_(True)
+    B.requires_grad_(True)
+    params = [A, B]
+    eps = rec["eps"]
+    if norm:
+        gamma = torch.ones(P, d, device=dev, requires_grad=True)
+        beta = torch.zeros(P, d, device=dev, requires_grad=True)
+        params += [gamma, beta]
+        fitX = src[S_layers][:, fit_t].double()  # [nS, n_fit, d]
+        # exact statistics of the vectors trained on, for evaluation (per source layer, shared by its pairs)
+        s_mean, s_var = fitX.mean(1).float(), fitX.var(1, unbiased=False).float()
+        del fitX
+        mean, var = s_mean[pi], s_var[pi]
+    opt = torch.optim.Adam(params, lr=rec["lr"])
+
+    def grouped_loss(part, stats=None, dtype=torch.float32):
+        """Per-pair mean of ||BN(x) A B - y||² (or ||x A B - y||²) over the samples ``part``: BatchNorm with the
+        batch's statistics, or with ``stats`` (mean, var per source layer: evaluation form)."""
+        xs = src[:, part]
+        x, y = xs[S_layers].to(dtype), xs[T_layers].to(dtype)  # [nS, b, d], [nT, b, d]
+        A_, B_ = A.to(dtype), B.to(dtype)
+        if norm:
+            mu, v = (x.mean(1, keepdim=True), x.var(1, unbiased=False, keepdim=True)) if stats is None else \
+                (stats[0].to(dtype)[:, None], stats[1].to(dtype)[:, None])
+            x = (x - mu) / torch.sqrt(v + eps)
+            A_eff = gamma.to(dtype)[:, :, None] * A_  # BN(x) A = x_hat diag(gamma) A + beta A
+        else:
+            A_eff = A_
+        A_full = torch.zeros(nS, nT, d, rank, dtype=dtype, device=dev).index_put((pi, pj), A_eff)
+        Z = torch.bmm(x, A_full.permute(0, 2, 1, 3).reshape(nS, d, nT * rank)).view(nS, -1, nT, rank)
+        z = Z[pi, :, pj]  # [P, b, r]
+        if norm:
+            z = z + (beta.to(dtype)[:, None, :] @ A_)  # [P, 1, r]
+        Bt_full = torch.zeros(nT, nS, d, rank, dtype=dtype, device=dev).index_put((pj, pi), B_.transpose(1, 2))
+        Wy = torch.bmm(y, Bt_full.permute(0, 2, 1, 3).reshape(nT, d, nS * rank)).view(nT, -1, nS, rank)
+        w = Wy[pj, :, pi]  # [P, b, r] = y B^T
+        G = torch.bmm(B_, B_.transpose(1, 2))  # [P, r, r]
+        sq = (torch.bmm(z, G) * z).sum(-1)
+        ynorm = (y ** 2).sum(-1)[pj]  # [P, b]
+        return (sq - 2 * (z * w).sum(-1) + ynorm).mean(1)
+
+    def mse(idx, chunk=4096):
+        """Per-pair mean squared error (summed over d, averaged over samples) in evaluation form, in float64."""
+        total = torch.zeros(P, dtype=torch.float64, device=dev)
+        with torch.no_grad():
+            for a in range(0, len(idx), chunk):
+                part = idx[a:a + chunk]
+                total += grouped_loss(part, (s_mean, s_var) if norm else None, torch.float64) * len(part)
+        return total / len(idx)
+
+    best = mse(stop_t)
+    best_state = [p.detach().clone() for p in params]
+    best_epoch = torch.zeros(P, dtype=torch.long, device=dev)
+    waited = torch.zeros(P, dtype=torch.long, device=dev)
+    order_gen = torch.Generator().manual_seed(seed + 1)
+    epochs = 0
+    bar = tqdm(range(rec["max_epochs"]), desc=f"{'N-NJTC' if norm else 'NJTC'} r={rank}, {P} pairs",
+               disable=not (show_progress() if progress is None else progress))
+    for epoch in bar:
+        perm = fit_t[torch.randperm(len(fit_t), generator=order_gen)].to(dev)
+        for a in range(0, len(perm), rec["batch"]):
+            part = perm[a:a + rec["batch"]]
+            if norm and len(part) < 2:  # BatchNorm cannot normalise a batch of one
+                continue
+            loss = grouped_loss(part)
+            if not torch.isfinite(loss).all():
+                bad = [pairs[i] for i in torch.nonzero(~torch.isfinite(loss)).flatten().tolist()][:5]
+                raise DivergedError(f"{'N-NJTC' if norm else 'NJTC'} training diverged (non-finite loss) at epoch "
+                                    f"{epoch} for pairs {bad}: lower the learning rate (recipe lr={rec['lr']})")
+            opt.zero_grad()
+            loss.sum().backward()
+            opt.step()
+        epochs = epoch + 1
+        cur = mse(stop_t)
+        if not torch.isfinite(cur).all():
+            raise DivergedError(f"{'N-NJTC' if norm else 'NJTC'} training diverged (non-finite early-stopping "
+                                f"loss) at epoch {epoch}: lower the learning rate (recipe lr={rec['lr']})")
+        better = cur < best
+        best = torch.where(better, cur, best)
+        best_epoch = torch.where(better, torch.full_like(best_epoch, epochs), best_epoch)
+        waited = torch.where(better, torch.zeros_like(waited), waited + 1)
+        for p, s in zip(params, best_state):
+            s[better] = p.detach()[better]
+        if bool((waited >= rec["patience"]).all()):
+            break
+    with torch.no_grad():
+        for p, s in zip(params, best_state):
+            p.copy_(s)
+        host = lambda t: t.detach().cpu().numpy().copy()  # noqa: E731
+        out = {"A": host(A), "B": host(B), "best_epoch": host(best_epoch), "epochs": np.array(epochs),
+               "stop_loss": host(best)}
+        if norm:
+            out.update(gamma=host(gamma), beta=host(beta), mean=host(mean), var=host(var))
+        out["train_loss"] = host(mse(torch.arange(n, device=dev)))
+    return out
+
+
+def affine_form(r: dict, eps: float = RECIPE["eps"]) -> tuple[np.ndarray, np.ndarray | None]:
+    """The evaluation-mode lens of every pair as ``h M + c``: ``M`` [P, d, d] = diag(gamma/sqrt(var + eps)) A B and
+    ``c`` [P, d] = (beta - mean·gamma/sqrt(var + eps)) A B for N-NJTC; ``A B`` and None for NJTC (float64)."""
+    AB = np.asarray(r["A"], np.float64) @ np.asarray(r["B"], np.float64)
+    if "gamma" not in r:
+        return AB, None
+    scale = np.asarray(r["gamma"], np.float64) / np.sqrt(np.asarray(r["var"], np.float64) + eps)
+    shift = np.asarray(r["beta"], np.float64) - np.asarray(r["mean"], np.float64) * scale
+    return scale[:, :, None] * AB, np.einsum("pd,pde->pe", shift, AB)
+
+
+def train_loop(X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: dict | None = None) -> dict:
+    """The same as :func:`train`, one pair at a time (the reference for the tests and the benchmark)."""
+    parts = [train(X, [p], rank, norm, seed, recipe, progress=False) for p in pairs]
+    out = {}
+    for k, v in parts[0].items():
+        if k == "epochs":
+            out[k] = np.array(max(int(p["epochs"]) for p in parts))
+        else:
+            out[k] = np.concatenate([p[k] for p in parts])
+    return out
+
+
+def params(d: int, rank: int, norm: bool) -> int:
+    """NJTC 2dr; N-NJTC 2dr + 4d (BatchNorm's weight, bias, running mean and variance, as the paper counts)."""
+    return 2 * d * rank + (4 * d if norm else 0)

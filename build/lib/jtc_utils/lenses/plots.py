@@ -1,0 +1,137 @@
+"""Figures of the lens chapter, drawn from their numbers (computed by :mod:`.figures` or read from ``book/data``);
+nothing here computes. Same conventions as :mod:`jtc_utils.plotting`: seismic_r r² heatmaps on [0, 1], mat blue,
+id red."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
+import numpy as np
+import seaborn as sns
+
+from ..figdata import as_array
+
+COLORS = {"id": "#d62728", "mat": "#1f3cff", "mat+b": "#17becf", "rrr": "#8c564b", "arrr": "#bcbd22",
+          "njtc": "#ff7f0e", "nnjtc": "#2ca02c", "tuned": "#9467bd", "tuned-lin": "#e377c2", "tuned<-mat": "#7f7f7f"}
+NAMES = {"id": "id (logit lens)", "mat": "JTC (mat)", "njtc": "NJTC", "nnjtc": "N-NJTC", "rrr": "RRR (optimum)",
+         "arrr": "aRRR (optimum + intercept)", "mat+b": "mat + b", "tuned": "tuned lens",
+         "tuned-lin": "tuned, no bias", "tuned<-mat": "tuned, from mat"}
+
+
+def _base(label: str) -> str:
+    return label.split("/")[0].rsplit("_", 1)[0] if "_" in label.split("/")[0] else label.split("/")[0]
+
+
+def _name(label: str) -> str:
+    base = _base(label)
+    rank = label.split("/")[0][len(base) + 1:]
+    return NAMES.get(base, base) + (f" r={rank}" if rank else "")
+
+
+R2_CMAP = "seismic_r"  # on [0, 1]
+R2_COLOURS = "dark blue is r² = 1 (the best), white 0.5, dark red 0 or below"  # what R2_CMAP shows, for captions
+
+
+def heatmaps4(d: dict, title: str | None = None):
+    """N-NJTC Figure 2: r² of every pair for id, JTC, NJTC and N-NJTC, one shared colour bar."""
+    panels = [("id", "id"), ("mat", "JTC (mat)"), ("njtc", f"NJTC r={d['rank']}"), ("nnjtc", f"N-NJTC r={d['rank']}")]
+    L = len(d["r2_id"]) - 1
+    step = 4 if L >= 24 else 2
+    with sns.plotting_context("notebook", font_scale=1.1), sns.axes_style("white"):
+        fig, axes = plt.subplots(1, 4, figsize=(16, 4.4))
+        cbar_ax = fig.add_axes([.92, .15, .012, .7])
+        for k, (ax, (key, name)) in enumerate(zip(axes, panels)):
+            sns.heatmap(as_array(d[f"r2_{key}"]), ax=ax, cmap=R2_CMAP, vmin=0, vmax=1, cbar=k == 0,
+                        cbar_ax=cbar_ax, xticklabels=step, yticklabels=step, square=True)
+            ax.set_title(name)
+            ax.set_xlabel("target ℓ'")
+            ax.set_ylabel("source ℓ" if k == 0 else "")
+            ax.tick_params(axis="y", rotation=0)
+        if title:
+            fig.suptitle(title)
+        fig.subplots_adjust(right=0.9, wspace=0.25)
+    return fig
+
+
+def curves(c: dict, keys=("p@1",), labels=None, title: str | None = None, seeds_band: bool = True):
+    """One panel per metric in ``keys``, one line per lens (its colour from its family); the seeds of a trained
+    lens drawn as a band (min to max) around their mean."""
+    labels = labels or [k for k in c if "/seed" not in k]
+    ylab = {"p@1": "Precision@1", "p@5": "Precision@5", "p@10": "Precision@10", "s_n": "surprisal S_N (nats)",
+            "s_jtc": "surprisal S_JTC (nats)", "kl": "KL(final ‖ lens) (nats)", "r2": "r² to the last layer",
+            "bias_kl": "bias: KL(mean final ‖ mean lens)", "ce_gold": "CE on the next token (nats)"}
+    with sns.plotting_context("notebook", font_scale=1.0), sns.axes_style("darkgrid"):
+        fig, axes = plt.subplots(1, len(keys), figsize=(5.2 * len(keys) + 2, 4), squeeze=False)
+        for ax, key in zip(axes[0], keys):
+            for lab in labels:
+                ys = [np.asarray(c[lab][key], dtype=float)] + [np.asarray(c[s][key], dtype=float) for s in c
+                                                               if s.startswith(lab + "/seed")]
+                x = c[lab].get("layers", list(range(len(ys[0]))))
+                mean = np.mean(ys, 0)
+                base = _base(lab)
+                ax.plot(x, mean, color=COLORS.get(base, None), lw=2, label=_name(lab),
+                        ls="--" if base in ("id", "rrr", "arrr", "tuned-lin") else "-")
+                if seeds_band and len(ys) > 1:
+                    ax.fill_between(x, np.min(ys, 0), np.max(ys, 0), color=COLORS.get(base), alpha=0.25, lw=0)
+            ax.set_xlabel("layer ℓ (jump to the last layer)")
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.set_ylabel(ylab.get(key, key))
+            if key == "kl" or key.startswith("s_"):
+                ax.set_yscale("symlog", linthresh=0.1)
+        axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=9)
+        if title:
+            fig.suptitle(title)
+        fig.tight_layout()
+    return fig
+
+
+def rank_sweep(d: dict, title: str | None = None):
+    """Precision@1 (at three layers) and mean r² against the rank of the closed-form map, with id's and mat's."""
+    ranks = np.asarray(d["ranks"])
+    with sns.plotting_context("notebook", font_scale=1.0), sns.axes_style("darkgrid"):
+        fig, (a, b) = plt.subplots(1, 2, figsize=(12, 4))
+        for j, layer in enumerate(d["layers_p1"]):
+            col = plt.cm.viridis(j / max(1, len(d["layers_p1"]) - 1))
+            a.plot(ranks, as_array(d["p1_rrr"])[:, j], "o-", color=col, label=f"RRR, ℓ = {layer}")
+            a.plot(ranks, as_array(d["p1_arrr"])[:, j], "s:", color=col, label=f"aRRR, ℓ = {layer}")
+            a.axhline(d["p1_id"][j], color=col, ls="--", lw=1)
+        a.set_xscale("log", base=2)
+        a.set_xlabel("rank r (full width = mat)")
+        a.set_ylabel("Precision@1 (dashed: id)")
+        b.plot(ranks, as_array(d["r2_rrr"]).mean(1), "o-", color=COLORS["rrr"], label="RRR")
+        b.plot(ranks, as_array(d["r2_arrr"]).mean(1), "s:", color=COLORS["arrr"], label="aRRR")
+        b.set_xscale("log", base=2)
+        b.set_xlabel("rank r")
+        b.set_ylabel("mean r² over layers (to the last)")
+        sec = b.secondary_xaxis("top", functions=(lambda r: r * 2 * d["d"], lambda p: p / (2 * d["d"])))
+        sec.set_xlabel("parameters 2dr")
+        a.legend(fontsize=8, ncol=2)
+        b.legend(fontsize=9)
+        if title:
+            fig.suptitle(title)
+        fig.tight_layout()
+    return fig
+
+
+def exit_frontiers(t: dict, labels, title: str | None = None):
+    """Section 5's early-exit curve of each lens (λ sweep) and, dotted, its oracle frontier: every sample exits at
+    its saturation layer; the 0.95 line marks where layers saved are read."""
+    L = t["n_layers"]
+    with sns.plotting_context("notebook", font_scale=1.0), sns.axes_style("darkgrid"):
+        fig, ax = plt.subplots(figsize=(8.5, 4.5))
+        for lab in labels:
+            e = t["lenses"][lab]["exit"]
+            col = COLORS.get(_base(lab))
+            order = np.argsort(e["x"])
+            ax.plot(np.asarray(e["x"])[order], np.asarray(e["y"])[order], "-", color=col, lw=2,
+                    label=f"{_name(lab)}: confidence rule")
+            ax.plot(e["oracle"]["x"], e["oracle"]["y"], ":", color=col, lw=2, label=f"{_name(lab)}: oracle")
+        ax.axhline(0.95, color="black", lw=1, ls="--", label="Precision@1 = 0.95")
+        ax.set_xlim(0, L)
+        ax.set_xlabel("mean exit layer")
+        ax.set_ylabel("Precision@1 (agreement with the full model)")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=9)
+        if title:
+            ax.set_title(title)
+        fig.tight_layout()
+    return fig

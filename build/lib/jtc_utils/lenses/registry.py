@@ -1,0 +1,254 @@
+"""Every lens of the book by name: how it is fitted, what it optimises, how many parameters it has per layer.
+
+    get("id"), get("mat"), get("mat+b"), get("rrr", rank=4), get("arrr", rank=4), get("njtc", rank=4),
+    get("nnjtc", rank=4), get("tuned"), get("tuned-lin"), get("tuned<-mat")
+
+Trained lenses (NJTC, N-NJTC, tuned) are keyed on the model's weights, the train samples, the hyper-parameters and
+the recipe: found in the committed ``zoo/lenses`` (see :mod:`.artifacts`), else in the on-disk cache, else trained.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from . import closed_form, lowrank, tuned
+from .base import Lens, LensError
+
+
+@dataclass(frozen=True)
+class LensSpec:
+    name: str
+    family: str
+    objective: str  # what the fit minimises: "none", "MSE" (hidden space), "KL" (output space)
+    fit: Callable
+    params: Callable  # (d, rank) -> trained parameters per layer
+    rank: bool = False  # needs a rank
+    description: str = ""
+
+
+# files of a real model's converted folder that record where the package file was, not what the model is
+_LOCATION_FILES = ("SOURCE.json",)
+_LOCATION_FIELDS = ("_name_or_path",)  # of config.json
+
+
+def lens_model_identity(ad) -> str:
+    """The model's identity in a trained lens's key: :func:`jtc_utils.hidden.model_identity`, except for a real
+    model. Its converted folder records the absolute path of the package file it was made from (``SOURCE.json``,
+    ``config.json``'s ``_name_or_path``), so its identity differs between two checkouts of the same commit and a
+    committed lens would be missed (and retrained) in every other checkout. For a real model the key holds the
+    package file's pinned checksum and the folder's content without those paths."""
+    import hashlib
+    import json
+
+    from .. import real_models
+    from ..hidden import model_identity
+    from ..paths import file_fingerprint
+
+    if ad.name not in real_models.REAL_MODELS:
+        return model_identity(ad)
+    folder = real_models.folder(ad.name)
+    h = hashlib.sha256()
+    for f in sorted(p for p in folder.iterdir() if p.is_file() and p.name not in _LOCATION_FILES):
+        if f.name == "config.json":
+            cfg = {k: v for k, v in json.loads(f.read_text()).items() if k not in _LOCATION_FIELDS}
+            digest = hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()
+        else:
+            digest = file_fingerprint(f)
+        h.update(f"{f.name}\0{digest}\n".encode())
+    return f"real:{real_models.spec(ad.name).sha256}:content:{h.hexdigest()}"
+
+
+def _key(exp, label: str, hp: dict, recipe: dict) -> dict | None:
+    """What a trained lens depends on, or None for hidden states that come without a model (tests)."""
+    ad = getattr(exp, "adapter", None)
+    if ad is None or not hasattr(exp, "train"):
+        return None
+    from ..hidden import samples_identity
+
+    return {"what": "lens", "lens": label, "hp": hp, "recipe": recipe, "model": lens_model_identity(ad),
+            "train": samples_identity(exp.train),
+            "n_layers": getattr(exp, "n_layers", None) or exp.X_train.shape[0] - 1}  # (no extraction for the key)
+
+
+# set by ``python -m jtc_utils.lenses.train``: trained lenses are written to ``zoo/lenses`` instead of the cache
+STORE_ARTIFACTS = False
+# set by the tests: a trained lens missing from ``zoo/lenses`` (or stale there) is an error instead of a training run
+REQUIRE_ARTIFACTS = False
+
+
+def file_label(label: str, hp: dict) -> str:
+    """The name a trained lens is stored under: its label and its seed (``njtc_4_s1``, ``tuned_s0``)."""
+    suffix = f"_s{hp['seed']}" if "seed" in hp else ""
+    return label if label.endswith(suffix) else label + suffix
+
+
+def whole_split_key(exp, label: str, hp: dict, recipe: dict) -> dict | None:
+    """The key of ``label`` trained on the whole train split of which ``exp``'s train samples are the first n (the
+    tests' and the student edition's subset of the real model), or None when ``exp`` reads the whole split or
+    its samples are not such a prefix."""
+    from ..hidden import sample_digests, samples_identity
+    from ..samples import make_samples
+
+    key = _key(exp, label, hp, recipe)
+    if key is None or getattr(exp, "n_train", None) is None:
+        return None
+    ad = exp.adapter
+    whole = make_samples(ad.tokenizer, ad.family, exp.domain, "train", n=None, profile=exp.profile.name,
+                         seed=exp.seed)
+    n = len(exp.train)
+    if len(whole) <= n or sample_digests(whole)[:n] != sample_digests(exp.train):
+        return None
+    return {**key, "train": samples_identity(whole)}
+
+
+def trained(exp, label: str, hp: dict, recipe: dict, compute, whole_split: bool = False) -> dict:
+    """``compute()`` for a trained lens, from the committed artifacts or the cache when trained before.
+
+    ``whole_split``: a lens too costly to train in the build (the real model's tuned lens: a GPU job) is, on a
+    subset of the train split, the committed one trained on the whole split; its card says on how many."""
+    import time
+
+    from .. import cache
+    from . import artifacts
+
+    key = _key(exp, label, hp, recipe)
+    if key is None:
+        return {k: v for k, v in compute().items() if v is not None}
+    label_hp = label
+    label = file_label(label, hp)
+    hit = artifacts.lookup(exp.model_name, label, key)
+    if hit is not None:
+        return hit
+    if whole_split:
+        whole = whole_split_key(exp, label_hp, hp, recipe)
+        hit = None if whole is None else artifacts.lookup(exp.model_name, label, whole)
+        if hit is not None:
+            return hit
+        if not STORE_ARTIFACTS and not exp.model_name.startswith("tiny-"):
+            from .base import StaleLensError
+
+            raise StaleLensError(
+                f"no trained lens {label!r} for {exp.model_name} in zoo/lenses under the current weights, samples and "
+                f"recipe, and it is not trained in the build (hours of CPU): train it on a GPU with `python -m "
+                f"jtc_utils.lenses.train --models {exp.model_name} --real-tuned --device cuda`")
+    if REQUIRE_ARTIFACTS:
+        from .base import StaleLensError
+
+        raise StaleLensError(f"no trained lens {label!r} for {exp.model_name} in zoo/lenses under the current weights, "
+                             f"samples and recipe: retrain with `python -m jtc_utils.lenses.train --models "
+                             f"{exp.model_name}`")
+    if STORE_ARTIFACTS:
+        import shutil
+
+        from ..cache import key_hash
+
+        # the tuned lens keeps its training state in the zoo's work folder, so an interrupted run resumes there
+        work = artifacts.ZOO_DIR / "_work" / "lenses" / exp.model_name / f"{artifacts.path(exp.model_name, label).stem}-{key_hash(key)[:16]}"
+        t = time.perf_counter()
+        with tuned.checkpoints(work):
+            out = {k: v for k, v in compute().items() if v is not None}
+        earlier = float(out.pop("earlier_seconds", 0.0))
+        card = {"model": exp.model_name, "lens": label, "hp": hp, "recipe": recipe,
+                "train_seconds": round(time.perf_counter() - t + earlier, 1), "n_train": int(exp.X_train.shape[1]),
+                **{k: np.asarray(out[k]).tolist() for k in ("steps", "doublings", "improvement", "epochs")
+                   if k in out}}
+        artifacts.store(exp.model_name, label, key, out, card)
+        shutil.rmtree(work, ignore_errors=True)
+        return artifacts.lookup(exp.model_name, label, key)
+    return cache.cached("lenses", key, lambda: {k: v for k, v in compute().items() if v is not None})
+
+
+def all_pairs(exp, rank: int, norm: bool, seed: int = 0) -> dict:
+    """NJTC (or N-NJTC) trained for every layer pair l < l' as one batched model (N-NJTC's Figure 2): the
+    :func:`jtc_utils.lenses.lowrank.train` output, with ``pairs`` [P, 2] and the affine form ``M``, ``c``."""
+    rank = closed_form.check_rank(rank, exp.X_train.shape[2])
+    L = exp.X_train.shape[0] - 1
+    pairs = [(a, b) for a in range(L) for b in range(a + 1, L + 1)]
+    label = f"{'nnjtc' if norm else 'njtc'}_{rank}_pairs_s{seed}"
+    r = trained(exp, label, {"rank": rank, "seed": seed, "pairs": "all"}, lowrank.RECIPE,
+                lambda: lowrank.train(exp.X_train, pairs, rank, norm, seed))
+    M, c = lowrank.affine_form(r)
+    return {**r, "pairs": np.array(pairs), "M": M, "c": c}
+
+
+def _fit_lowrank(norm: bool):
+    def fit(exp, rank, seed=0):
+        rank = closed_form.check_rank(rank, exp.X_train.shape[2])
+        L = exp.X_train.shape[0] - 1
+        label = f"{'nnjtc' if norm else 'njtc'}_{rank}"
+        r = trained(exp, label, {"rank": rank, "seed": seed, "pairs": "to-last"}, lowrank.RECIPE,
+                    lambda: lowrank.train(exp.X_train, [(l, L) for l in range(L)], rank, norm, seed))
+        rec = {k: r[k] for k in ("best_epoch", "epochs", "stop_loss", "train_loss") if k in r}
+        M, c = lowrank.affine_form(r)
+        return M, c, rec
+    return fit
+
+
+def readout_of(exp):
+    """A differentiable torch readout ``R`` for the tuned lens (the model's own weights frozen)."""
+    ad = exp.adapter
+    for p in ad.model.parameters():
+        p.requires_grad_(False)
+    return ad.readout
+
+
+def _fit_tuned(variant: str):
+    def fit(exp, seed=0):
+        init = None
+        if variant == "tuned<-mat":
+            init = closed_form.fit_mat(exp)[0]
+        r = trained(exp, variant, {"seed": seed}, tuned.RECIPE,
+                    lambda: tuned.train(exp.X_train, readout_of(exp), variant, init, seed), whole_split=True)
+        rec = {k: r[k] for k in ("steps", "doublings", "improvement", "log") if k in r}
+        rec["n_train"] = int(r.get("card", {}).get("n_train", exp.X_train.shape[1]))  # the whole split's, if so
+        if "trained_on" in r.get("card", {}):
+            rec["trained_on"] = r["card"]["trained_on"]
+        return np.asarray(r["M"], dtype=np.float64), (np.asarray(r["c"], np.float64) if "c" in r else None), rec
+    return fit
+
+
+LENSES = {s.name: s for s in (
+    LensSpec("id", "identity", "none", closed_form.fit_identity, lambda d, r: 0,
+             description="the hidden state read as it is (the logit lens; the paper's id)"),
+    LensSpec("mat", "least squares", "MSE", closed_form.fit_mat, lambda d, r: d * d,
+             description="the paper's least-squares map, no intercept"),
+    LensSpec("mat+b", "least squares", "MSE", closed_form.fit_mat_affine, lambda d, r: d * d + d,
+             description="least squares with an intercept"),
+    LensSpec("rrr", "reduced rank", "MSE", closed_form.fit_rrr, lambda d, r: 2 * d * r, rank=True,
+             description="the best map of rank r (closed form): NJTC's global optimum"),
+    LensSpec("arrr", "reduced rank", "MSE", closed_form.fit_arrr, lambda d, r: 2 * d * r + d, rank=True,
+             description="the best rank-r map with an intercept: N-NJTC's function class, optimum"),
+    LensSpec("njtc", "gradient descent", "MSE", _fit_lowrank(False), lambda d, r: lowrank.params(d, r, False),
+             rank=True, description="NJTC: h A B by gradient descent"),
+    LensSpec("nnjtc", "gradient descent", "MSE", _fit_lowrank(True), lambda d, r: lowrank.params(d, r, True),
+             rank=True, description="N-NJTC: BatchNorm(h) A B by gradient descent"),
+    LensSpec("tuned", "tuned lens", "KL", _fit_tuned("tuned"), lambda d, r: d * d + d,
+             description="the tuned lens: h + h W + b trained on KL to the final distribution"),
+    LensSpec("tuned-lin", "tuned lens", "KL", _fit_tuned("tuned-lin"), lambda d, r: d * d,
+             description="the tuned lens without its bias"),
+    LensSpec("tuned<-mat", "tuned lens", "KL", _fit_tuned("tuned<-mat"), lambda d, r: d * d + d,
+             description="the tuned lens started from mat"),
+)}
+
+
+def get(name: str, **hp) -> Lens:
+    """An unfitted lens by name; ``rank=`` for the low-rank ones, ``seed=`` for the trained ones."""
+    if name not in LENSES:
+        raise LensError(f"no lens named {name!r}; the lenses are: {', '.join(LENSES)}")
+    spec = LENSES[name]
+    if spec.rank:
+        if "rank" not in hp:
+            raise LensError(f"lens {name!r} needs a rank, e.g. get({name!r}, rank=4)")
+        hp["rank"] = closed_form.check_rank(hp["rank"])
+    elif "rank" in hp:
+        raise LensError(f"lens {name!r} has no rank; the low-rank lenses are: "
+                        f"{', '.join(n for n, s in LENSES.items() if s.rank)}")
+    allowed = {"rank", "seed"} if spec.family in ("gradient descent", "tuned lens") else {"rank"}
+    extra = set(hp) - allowed
+    if extra:
+        raise LensError(f"lens {name!r} takes no {', '.join(sorted(extra))}; it takes: "
+                        f"{', '.join(sorted(allowed & ({'rank', 'seed'} if spec.rank else {'seed'}))) or 'nothing'}")
+    return Lens(name, dict(hp))

@@ -1,0 +1,236 @@
+"""The claims of "Your Transformer is Secretly Linear" (S1-S12), each judged by one function from the linearity
+chapter's numbers (related-systems spec 4.4; the rules are the spec's, written from the paper's words).
+
+Every function takes ``get`` (a figure id to its numbers; by default read from ``book/data``) and returns the record
+``{id, claim, quote, paper, ours, holds, rule, magnitude}`` of :mod:`jtc_utils.claims`. The paper's claims are about decoders, so the
+rules use the four GPT-style stand-ins; the real model's numbers are given beside them where it has them. S11 and
+S12 are descriptive in the paper (no data, no threshold) and are reported without a verdict.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import digits, verdicts
+from ..claims import (  # noqa: F401  (the chapter calls these)
+    _mag, _rec, default_get, frame, getter, registry, styled)
+
+PAPER_LAMBDA = 0.5
+PAPER_LS = 0.99  # "about 0.99 linear" (the abstract)
+
+
+REFIT = ("a linearity score is an in-sample least-squares fit over the tokens; resampling the tokens means one refit "
+         "of every layer pair per resample, which the chapter does not run.")
+
+
+def _gpt(d):
+    return {m: v for m, v in d.items() if v["family"] == "gpt2"}
+
+
+def s1(get):
+    d = _gpt(get("sl_fig1"))
+    med = {m: float(np.median(v["paper"]["res_in"])) for m, v in d.items()}
+    real = get("real_sl")
+    ours = ("median in-sample LS with residual: " + ", ".join(f"{m} {v:.3f}" for m, v in med.items())
+            + f"; {real['model']} {np.median(real['paper']['res_in']):.3f}")
+    return _rec("S1", "consecutive layers are about 0.99 linear", "≈ 0.99 for GPT, OPT, Llama, Mistral (Fig. 1)",
+                "no shape part: the claim gives a magnitude", None, "-",
+                _mag("≈ 0.99 for GPT, OPT, Llama, Mistral (Fig. 1)", ours,
+                     min(med.values()) >= PAPER_LS - verdicts.value("about"),
+                     "median LS_res (in-sample, paper protocol) within 0.05 of 0.99 for every GPT-style model"),
+                words=("about",))
+
+
+def s2(get):
+    d = _gpt(get("sl_fig1"))
+    res = np.concatenate([v["paper"]["res_in"] for v in d.values()])
+    nores = np.concatenate([v["paper"]["nores_in"] for v in d.values()])
+    gap = max(float(np.max(np.abs(np.subtract(v[p]["nores_in"], v[p]["nores_identity"]))))
+              for v in d.values() for p in ("paper", "paper_nopos0", "sample") if "nores_identity" in v[p])
+    return _rec("S2", "removing the residual lowers linearity markedly", "LS drops far below 0.99 without the "
+                "residual (Fig. 1)", f"mean LS_res {res.mean():.3f}, mean LS_nores {nores.mean():.3f} over {len(res)} "
+                f"pairs; the identity's gap is {digits.bound(gap, 1e-8)}",
+                verdicts.substantially(res.mean(), nores.mean()),
+                "mean LS_nores below mean LS_res by at least a fifth of LS_res, over the pairs of every GPT-style model "
+                "(margin: the relative gap minus 0.2)", words=("substantially", "better"), unit="relative gap - 0.2", fixed=REFIT)
+
+
+def _u_gap(nores, depth):
+    nores, depth = np.asarray(nores), np.asarray(depth)
+    q = verdicts.value("late")  # mid-depth: between the first and the last quarter
+    mid = (depth > q) & (depth <= 1 - q)
+    return float(verdicts.rel_gap(nores[-1], nores[mid].min()))
+
+
+def s3(get):
+    d = _gpt(get("sl_fig1"))
+    gaps = {m: _u_gap(v["paper"]["nores_in"], v["depth"]) for m, v in d.items()}
+    real = get("real_sl")
+    return _rec("S3", "without the residual the profile is U-shaped", "≈ 0.35-0.6 mid-depth, ≈ 0.9-1.0 at the end "
+                "(repository figure)", "relative gap of the last pair over the mid-depth minimum: " + ", ".join(
+                    f"{m} {g:+.2f}" for m, g in gaps.items()) + f"; {real['model']} "
+                f"{_u_gap(real['paper']['nores_in'], real['depth']):+.2f}", min(gaps.values()) - verdicts.value(
+                    "substantially"), "the last pair's LS_nores above the minimum over mid-depth (between the first and "
+                "the last quarter) by at least a fifth of the larger, every GPT-style model (margin: the smallest relative gap minus 0.2)",
+                words=("substantially", "every", "late"), unit="relative gap - 0.2", fixed=REFIT)
+
+
+def s4(get):
+    d = get("sl_fig3")
+    rows = {m: v for m, v in d.items() if m in _gpt(get("sl_fig1"))}
+    # "small next to the stream": the update is smaller than the state by at least a fifth (substantially)
+    small = {m: float(np.mean(np.asarray(v["update_norm"]) <= 1 - verdicts.value("substantially"))) for m, v in rows.items()}
+    rho = {m: v["spearman_vs_nonlinearity"] for m, v in rows.items()}
+    margin = min(min(v - verdicts.value("most") for v in small.values()), min(rho.values()))
+    return _rec("S4", "block updates are small next to the stream", "the low norm of the updates explains the "
+                "linearity (Fig. 3)", "share of pairs with median ‖Δh‖/‖h‖ <= 0.8: " + ", ".join(
+                    f"{m} {s:.0%}" for m, s in small.items()) + "; Spearman(‖Δh‖/‖h‖, 1 − LS_res): "
+                + ", ".join(f"{r:+.2f}" for r in rho.values()), margin,
+                "median ‖Δh‖/‖h‖ <= 0.8 (smaller than the stream by at least a fifth) at most pairs and Spearman > 0, "
+                "every GPT-style model (margin: the smallest, in share - 0.5 or rho)",
+                words=("substantially", "most", "every", "better"), unit="share - 0.5 or rho", fixed=REFIT)
+
+
+def s5(get):
+    from scipy.stats import spearmanr
+
+    d = get("sl_fig2")
+    snaps = d["snapshots"]
+    steps = [s["step"] for s in snaps]
+    mean = [float(np.mean(s["all"]["res_in"])) for s in snaps]
+    rho = float(spearmanr(steps, mean).statistic)
+    return _rec("S5", "linearity falls during pretraining", "mean LS of public checkpoints decreases with training "
+                "(Fig. 2)", f"Spearman(step, mean LS_res) = {rho:+.2f} over {len(snaps)} snapshots (mean LS_res "
+                f"{mean[0]:.3f} at step {steps[0]} -> {mean[-1]:.3f} at step {steps[-1]})", -rho,
+                "Spearman(step, mean LS_res) < 0 over every snapshot (margin: minus rho)", words=("better",),
+                unit="-rho", fixed="each snapshot's mean score is an in-sample fit per layer pair (see S2); resampling its tokens means a refit per resample, which the chapter does not run.")
+
+
+def s6(get):
+    d = get("sl_tab1")
+    deltas = {t: v["delta"] for t, v in d["tasks"].items()}
+    idx = verdicts.seed_draw(get, min(len(v) for v in deltas.values()))
+    drawn = {t: [v[i] for i in idx] for t, v in deltas.items()}
+    return _rec("S6", "fine-tuning raises linearity without residual, always", "Δ > 0 for every task and model "
+                "(Table 1: gpt2 .085/.048/.004/.092)", "; ".join(
+                    f"{t}: {np.mean(v):+.3f} ± {np.std(v, ddof=1):.3f} ({', '.join(f'{x:+.3f}' for x in v)})"
+                    for t, v in deltas.items()), min(min(v) for v in drawn.values()),
+                "Δ mean LS_nores > 0 for every task and seed (margin: the smallest Δ)", words=("every", "better"),
+                unit="LS")
+
+
+def _runs(get, lam):
+    """The pretraining runs at ``lam`` by seed, the seeds resampled on a replicate (see verdicts.seed_draw)."""
+    runs = {r["seed"]: r for r in get("sl_fig4")["runs"].values() if np.isclose(r["lambda"], lam)}
+    seeds = sorted(runs)
+    return {k: runs[seeds[i]] for k, i in enumerate(verdicts.seed_draw(get, len(seeds)))}
+
+
+def s7(get):
+    plain, reg = _runs(get, 0.0), _runs(get, PAPER_LAMBDA)
+    gaps = {s: np.asarray(plain[s]["all"]["res_in"]) - np.asarray(reg[s]["all"]["res_in"]) for s in sorted(reg)
+            if s in plain}
+    return _rec("S7", "the cosine regulariser lowers linearity", "lower LS per layer with the regulariser "
+                "(Mistral-650M, Figs 4-5)", f"λ = {PAPER_LAMBDA}: share of layers with lower LS_res, per seed: "
+                + ", ".join(f"seed {s} {np.mean(v > 0):.0%}" for s, v in gaps.items()),
+                min(float(v.min()) for v in gaps.values()) if gaps else None,
+                "lower LS_res at every layer, for every seed (margin: the smallest difference)",
+                words=("every", "better"), unit="LS")
+
+
+def _probe_mean(get, lam):
+    rows = [np.asarray(r["accuracy"]) for r in sorted(get("sl_fig5").values(), key=lambda r: r["seed"])
+            if np.isclose(r["lambda"], lam)]
+    return np.mean([rows[i] for i in verdicts.seed_draw(get, len(rows))], 0)
+
+
+def s8(get):
+    plain, reg = _runs(get, 0.0), _runs(get, PAPER_LAMBDA)
+    m = lambda runs, k: float(np.mean([r["lm"][k] for r in runs.values()]))  # noqa: E731
+    gaps = {"perplexity": verdicts.rel_gap(m(plain, "perplexity"), m(reg, "perplexity")),
+            "fact accuracy": verdicts.rel_gap(m(reg, "fact_accuracy"), m(plain, "fact_accuracy")),
+            "probe accuracy": verdicts.rel_gap(float(_probe_mean(get, PAPER_LAMBDA).mean()),
+                                               float(_probe_mean(get, 0.0).mean()))}
+    return _rec("S8", "the cosine regulariser helps the model", "SuperGLUE 43.33 -> 46.06 (650M), 41.10 -> 42.78 "
+                "(150M); GPT-4 grades 5.39 -> 6.08", f"λ = {PAPER_LAMBDA} vs plain, means of 3 seeds: perplexity "
+                f"{m(plain, 'perplexity'):.3f} -> {m(reg, 'perplexity'):.3f}, fact accuracy "
+                f"{m(plain, 'fact_accuracy'):.3f} -> {m(reg, 'fact_accuracy'):.3f}, probe accuracy (mean of layers) "
+                f"{_probe_mean(get, 0.0).mean():.3f} -> {_probe_mean(get, PAPER_LAMBDA).mean():.3f}",
+                min(float(v) for v in gaps.values()), "better on every measure: perplexity, fact accuracy and probe "
+                "accuracy, means of 3 seeds (margin: the smallest relative gap)", words=("better", "every"),
+                unit="relative gap")
+
+
+def s9(get):
+    plain, reg = _probe_mean(get, 0.0), _probe_mean(get, PAPER_LAMBDA)
+    gap = float(np.mean(reg - plain))
+    return _rec("S9", "linear probes do better with the regulariser", "higher probe accuracy with the regulariser "
+                "(Fig. 5)", f"λ = {PAPER_LAMBDA}: probes (mean of 3 seeds) higher at {np.mean(reg > plain):.0%} of "
+                f"the {len(plain)} layers; mean difference {gap:+.3f}", gap,
+                "the mean over layers of probe accuracy with the regulariser minus without > 0", words=("better",),
+                unit="accuracy")
+
+
+def _ppl(rows, strategy, mode, k):
+    v = [r["perplexity"] for r in rows if r["strategy"] == strategy and r["mode"] == mode and r["k"] == k]
+    return float(np.mean(v)) if v else float("nan")
+
+
+def s10(get):
+    d = get("sl_fig7")
+    rows, L = d["rows"], d["n_layers"]
+    ks = sorted({r["k"] for r in rows if r["mode"] == "replace + distil" and r["k"] <= verdicts.value("late") * L})
+    gaps = [verdicts.rel_gap(_ppl(rows, "most linear", a, k), _ppl(rows, "most linear", b, k))
+            for k in ks for b, a in (("replace + distil", "replace"), ("replace", "remove"))]
+    gaps.append(verdicts.rel_gap(_ppl(rows, "random", "remove", 1), _ppl(rows, "most linear", "remove", 1)))
+    txt = "; ".join(f"k={k}: {_ppl(rows, 'most linear', 'replace + distil', k):.3f} / "
+                    f"{_ppl(rows, 'most linear', 'replace', k):.3f} / {_ppl(rows, 'most linear', 'remove', k):.3f}"
+                    for k in ks)
+    return _rec("S10", "the most linear blocks can be replaced, better still distilled", "linear + distil < linear < "
+                "removal in perplexity damage (Figs 6-7)", f"perplexity distil / replace / remove, most linear first "
+                f"({d['model']}, base {d['base']['perplexity']:.3f}): {txt}; removing the most linear block: "
+                f"{_ppl(rows, 'most linear', 'remove', 1):.3f} vs a random one {_ppl(rows, 'random', 'remove', 1):.3f}",
+                min(float(g) for g in gaps), "distil < replace < remove in perplexity for every k up to a quarter of "
+                "the blocks (most linear first), and removing the most linear block costs less than a random one "
+                "(margin: the smallest relative gap)", words=("every", "better", "late"), unit="relative gap",
+                fixed="the perplexities are means over held-out text of pruned and distilled models trained by `make "
+                "zoo-extras`; their per-sentence values are not kept, and the training itself is one run.")
+
+
+def s11(get):
+    d = get("sl_fig1")
+    gpt = {v["n_layers"]: float(np.median(v["paper"]["res_in"])) for v in d.values() if v["family"] == "gpt2"}
+    bert = {m: (v["n_layers"], float(np.median(v["paper"]["res_in"]))) for m, v in d.items() if v["family"] == "bert"}
+    return _rec("S11", "the near-linearity is exclusive to decoders", "stated in the abstract; no data shown",
+                "; ".join(f"{m} (L={L}) median LS_res {s:.3f} vs GPT-style of equal depth {gpt.get(L, float('nan')):.3f}"
+                          for m, (L, s) in bert.items()), None,
+                "reported without a verdict (spec: the paper shows no data)")
+
+
+def s12(get):
+    d = {m: v for m, v in get("sl_fig9").items() if m in _gpt(get("sl_fig1"))}
+    return _rec("S12", "some layers have long-tailed errors", "per-token errors of the normalised fit are "
+                "long-tailed in some layers (Fig. 9)", "largest excess kurtosis per model: " + ", ".join(
+                    f"{m} {max(v['err_kurtosis']):.0f} (max/median {max(v['err_max_over_median']):.0f})"
+                    for m, v in d.items()), None, "reported without a verdict (the paper gives no threshold)")
+
+
+CLAIMS = {"S1": s1, "S2": s2, "S3": s3, "S4": s4, "S5": s5, "S6": s6, "S7": s7, "S8": s8, "S9": s9, "S10": s10,
+          "S11": s11, "S12": s12}
+
+
+# findings that group several claims (see jtc_utils.claims.FINDINGS): none here, each claim is its own
+FINDINGS: dict = {}
+
+# why a claim fails or is undecided, where its margin does not say it (see jtc_utils.claims.REASONS)
+REASONS = {
+    "S3": "The last blocks of a small model trained on a small world still do non-linear work, so the profile "
+          "without the residual does not climb back at the end; the real model has the U.",
+    "S7": "The regulariser shrinks the updates next to the stream, which pushes the score with the residual towards "
+          "1: on the stand-in it raises linearity instead of lowering it.",
+    "S8": "On the stand-in the regulariser lowers perplexity and raises fact accuracy, but the linear probes do worse "
+          "(S9), so it does not help on every measure.",
+    "S9": "With the regulariser the linear probes are worse at most layers of the stand-in.",
+}
+
+check, all_claims = registry(CLAIMS, "linearity", REASONS)

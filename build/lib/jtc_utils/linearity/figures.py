@@ -1,0 +1,393 @@
+"""The numbers behind every figure and table of the linearity chapter, one entry per figure id (related-systems
+spec 6): ``sl_fig1`` (linearity profiles of every zoo model, both protocols), ``sl_fig2`` (linearity during
+pretraining), ``sl_fig3`` (how small the blocks' updates are), ``sl_fig4`` (cosine-regularised pretraining: linearity,
+held-out loss, fact recall), ``sl_fig5`` (linear probes, with and without the regulariser), ``sl_tab1`` (fine-tuning),
+``sl_fig7`` (pruning the deepest GPT-style stand-in), ``sl_fig9`` (the distribution of the fit's errors),
+``ext_sl_r2family`` (the JTC r² of adjacent layers beside the linearity scores) and ``real_sl`` (scores and pruning on
+the real model).
+"""
+
+from __future__ import annotations
+
+import warnings
+from functools import lru_cache
+
+import numpy as np
+
+from .. import cache, models, profiles
+from . import artifacts, prune, score, states
+from .artifacts import variant
+
+SL_FIGURES = ("sl_fig1", "sl_fig2", "sl_fig3", "sl_fig4", "sl_fig5", "sl_tab1", "sl_fig7", "sl_fig9",
+              "ext_sl_r2family", "real_sl")
+VERSION = 2  # bump when a computation below changes, so cached results are recomputed
+REAL = "smollm2-135m"
+REAL_TOKENS = 6000  # tokens per split on the real model (each costs a 30-layer forward pass on two cores)
+REAL_SAMPLE_SIZES = (1200, 300)  # the book-sample protocol on the real model (the FFN chapter's subset)
+PRUNE_MODEL = "tiny-gpt2-xl"  # the deepest GPT-style stand-in (the role gpt48)
+PRUNE_K = (1, 2, 3, 4, 6, 8, 10, 12)  # k up to L/2
+PRUNE_SENTENCES = 100  # validation sentences that measure the pruning damage (about 4,000 predicted tokens)
+LM_EVAL_SENTENCES = 200  # validation sentences that measure the regularised models (about 8,000 predicted tokens)
+DISTIL_SENTENCES = 256  # training sentences the distillation sees (zoo extras)
+DISTIL_K = (1, 2, 4, 6)  # k for which replace + distil runs (k <= L/4 is what the claim is about)
+DISTIL_STRATEGIES = ("most linear", "random")  # (random: its first draw)
+RANDOM_DRAWS = 3
+REAL_K = (1, 2, 4)
+REAL_STRATEGIES = ("most linear", "random")  # (one draw; each evaluation is a 30-block pass over the text)
+REAL_PRUNE_TOKENS = 1500
+PROBE_TOKENS = 8000
+PROBE_MAX_ITER = 300  # lbfgs iterations
+
+
+def _key(what: str, **kw) -> dict:
+    return {"what": what, "version": VERSION, **kw}
+
+
+def _scores(ad, profile: str, n_tokens: int) -> dict:
+    """Paper-protocol scores of one model (with and without position 0), cached on its identity."""
+    def compute():
+        val = states.all_positions(ad, "validation", n_tokens, profile)
+        tr = states.all_positions(ad, "train", n_tokens, profile)
+        out = {}
+        for tag, kv, kt in (("all", None, None), ("nopos0", val["position"] > 0, tr["position"] > 0)):
+            recs = score.profile(val["X"], keep=kv)  # in-sample on validation tokens: the paper's reading
+            for k in recs[0]:
+                out[f"{tag}/{k}"] = np.array([r[k] for r in recs], dtype=float)
+            for k, v in score.heldout_profile(tr["X"], val["X"], kt, kv).items():
+                out[f"{tag}/{k}"] = v
+        out["n_tokens"] = np.array([len(val["position"]), len(tr["position"])])
+        return out
+
+    return cache.cached("sl_scores", _key("paper", model=ad.identity, profile=profile, n=n_tokens), compute)
+
+
+def _unpack(arrays: dict, tag: str) -> dict:
+    return {k.split("/", 1)[1]: v for k, v in arrays.items() if k.startswith(tag + "/")}
+
+
+def _sample_scores(exp) -> dict:
+    """The book-sample protocol: one position per sentence; in-sample on the training samples (the larger set: the
+    real model's 300 validation samples are fewer than its 576 dimensions), held-out from train to validation."""
+    def compute():
+        recs = score.profile(exp.X_train)
+        return {**{k: np.array([r[k] for r in recs], dtype=float)
+                   for k in ("res_in", "nores_in", "res_null", "nores_null")},
+                **score.heldout_profile(exp.X_train, exp.X_val)}
+
+    return cache.cached("sl_scores", _key("sample", model=exp.adapter.identity, n=[len(exp.train), len(exp.val)],
+                                          domain=exp.domain), compute)
+
+
+@lru_cache(maxsize=16)
+def study(model: str, profile: str = "tiny") -> dict:
+    """Every linearity score of one model: paper protocol (all positions; ``all`` and ``nopos0``) and book sample."""
+    from ..figures import experiment
+
+    p = profiles.get(profile)
+    sizes = REAL_SAMPLE_SIZES if profile == "real" else (None, None)
+    exp = experiment(model, p.main_domain, profile, *sizes, 0)
+    n_tok = REAL_TOKENS if profile == "real" else states.N_TOKENS
+    paper = _scores(exp.adapter, profile, n_tok)
+    L = exp.n_layers
+    return {"model": model, "family": exp.adapter.family, "n_layers": L, "d": exp.adapter.d,
+            "depth": ((np.arange(L) + 1) / L).tolist(), "n_tokens": paper["n_tokens"].tolist(),
+            "paper": _unpack(paper, "all"), "paper_nopos0": _unpack(paper, "nopos0"),
+            "sample": _sample_scores(exp), "n_sample": [len(exp.train), len(exp.val)],
+            "code_skips_pair": L - 1}
+
+
+def _lists(d: dict) -> dict:
+    return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in d.items()}
+
+
+def fig1(profile: str = "tiny") -> dict:
+    p = profiles.get(profile)
+    out = {}
+    for m in p.models:
+        s = study(m, profile)
+        out[m] = {"family": s["family"], "n_layers": s["n_layers"], "d": s["d"], "depth": s["depth"],
+                  "n_tokens": s["n_tokens"], "n_sample": s["n_sample"], "code_skips_pair": s["code_skips_pair"],
+                  **{f"{proto}": {k: v.tolist() for k, v in s[proto].items()
+                                  if k in ("res_in", "nores_in", "res_ho", "nores_ho", "res_null", "nores_null",
+                                           "nores_identity")}
+                     for proto in ("paper", "paper_nopos0", "sample")}}
+    return out
+
+
+def _spearman(a, b) -> float:
+    from scipy.stats import spearmanr
+
+    return float(spearmanr(a, b).statistic)
+
+
+def fig3(profile: str = "tiny") -> dict:
+    out = {}
+    for m in profiles.get(profile).models:
+        s = study(m, profile)
+        out[m] = {"depth": s["depth"], "update_norm": s["paper"]["update_norm"].tolist(),
+                  "update_norm_nopos0": s["paper_nopos0"]["update_norm"].tolist(),
+                  "spearman_vs_nonlinearity": _spearman(s["paper"]["update_norm"], 1 - s["paper"]["res_in"])}
+    return out
+
+
+def fig9(profile: str = "tiny") -> dict:
+    return {m: {"depth": study(m, profile)["depth"],
+                **{k: study(m, profile)["paper"][k].tolist() for k in ("err_kurtosis", "err_max_over_median")}}
+            for m in profiles.get(profile).models}
+
+
+def r2family(profile: str = "tiny") -> dict:
+    """JTC's r² of adjacent layers (mat and id, held-out, coordinate-averaged, uncentred fit) beside the linearity
+    scores of the same cache (the book sample of ``gpt24``), and the identity's largest numerical gap."""
+    from ..figures import experiment
+
+    p = profiles.get(profile)
+    model = p.role("gpt24")
+    exp = experiment(model, p.main_domain, profile, None, None, 0)
+    r2 = exp.layer_r2()
+    L = exp.n_layers
+    s = study(model, profile)
+    gap = max(float(np.max(np.abs(s[k]["nores_in"] - s[k]["nores_identity"]))) for k in ("paper", "paper_nopos0"))
+    return {"model": model, "layers": list(range(L)),
+            "r2_mat": [float(r2["r2_mat"][i, i + 1]) for i in range(L)],
+            "r2_id": [float(r2["r2_id"][i, i + 1]) for i in range(L)],
+            **{k: s["sample"][k].tolist() for k in ("res_in", "res_ho", "nores_in", "nores_ho", "res_null")},
+            "identity_max_gap": gap}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the trained variants (zoo/secretly-linear)
+def _mean_scores(ad, profile="tiny") -> dict:
+    s = _scores(ad, profile, states.N_TOKENS)
+    out = {}
+    for tag in ("all", "nopos0"):
+        u = _unpack(s, tag)
+        out[tag] = {k: u[k].tolist() for k in ("res_in", "nores_in", "res_ho", "nores_ho", "res_null", "update_norm")}
+    return out
+
+
+def fig2() -> dict:
+    card = artifacts.committed_card()
+    snaps = []
+    for sn in card["snapshots"]:
+        s = _mean_scores(variant(sn["file"]))
+        snaps.append({"step": sn["step"], "tokens": sn["tokens"], **s})
+    zoo_model = study("tiny-gpt2")
+    final = snaps[-1]["all"]
+    return {"steps": card["pretrain"]["cos-0-seed-0"]["steps"], "snapshots": snaps,
+            "fp16_vs_zoo_max_gap": float(np.max(np.abs(np.asarray(final["res_in"]) - zoo_model["paper"]["res_in"]))),
+            "fp16_vs_zoo_max_gap_nores": float(np.max(np.abs(np.asarray(final["nores_in"])
+                                                             - zoo_model["paper"]["nores_in"])))}
+
+
+def _fact_masks(tokenizer, sentences) -> list[np.ndarray]:
+    """Per sentence, True where the token is part of a ``fact`` word (so the position before predicts a fact)."""
+    out = []
+    for s in sentences:
+        enc = tokenizer(s.text, add_special_tokens=False, return_offsets_mapping=True)
+        out.append(np.array([s.label_at(a, b) == "fact" for a, b in enc["offset_mapping"]], dtype=bool))
+    return out
+
+
+@lru_cache(maxsize=4)
+def _eval_text(tokenizer, n: int):
+    """The first ``n`` encyclopedia validation sentences as token ids, with their fact masks."""
+    from ..embedded import corpus
+
+    sents = corpus.pool("encyclopedia", "validation", n)
+    seqs = [tokenizer(s.text, add_special_tokens=False)["input_ids"] for s in sents]
+    return seqs, _fact_masks(tokenizer, sents)
+
+
+def _lm_eval(ad, n: int = LM_EVAL_SENTENCES) -> dict:
+    seqs, masks = _eval_text(ad.tokenizer, n)
+
+    def compute():
+        r = prune.evaluate(ad, seqs, masks)
+        return {k: np.array(v, dtype=float) for k, v in r.items()}
+
+    return {k: float(v) for k, v in cache.cached("sl_eval", _key("lm", model=ad.identity, n=n), compute).items()}
+
+
+def fig4() -> dict:
+    """Plain vs cosine-regularised pretraining: per-layer linearity, and what the model is good for."""
+    card = artifacts.committed_card()
+    runs = {}
+    for name, rec in card["pretrain"].items():
+        ad = variant(rec["file"])
+        runs[name] = {"lambda": rec["lambda"] or 0.0, "seed": rec["seed"], "train_time_s": rec["train_time_s"],
+                      "heldout_loss": rec["heldout"]["loss"], **_mean_scores(ad), "lm": _lm_eval(ad)}
+    return {"runs": runs, "lambdas": sorted({r["lambda"] for r in runs.values()})}
+
+
+@lru_cache(maxsize=1)
+def _token_classes() -> dict:
+    from ..embedded import lexicon
+
+    return lexicon.token_classes(artifacts.base()[1])
+
+
+def _probe_data(ad, split: str):
+    """States of the first PROBE_TOKENS tokens of the paper protocol's sentences (a prefix of the cached ones) and
+    the class of each position's next word; positions whose next token has no single class are left out."""
+    from ..embedded import lexicon
+
+    seqs = states.sentence_ids(ad, split, PROBE_TOKENS)
+    n = sum(len(x) for x in seqs)
+    X = states.all_positions(ad, split)["X"][:, :n]
+    tc = _token_classes()
+    nxt = np.concatenate([np.r_[x[1:], -1] for x in seqs])  # the next token of every position (-1 after the last)
+    y = np.array([tc.get(int(t), lexicon.MIXED) if t >= 0 else lexicon.MIXED for t in nxt])
+    keep = y != lexicon.MIXED
+    return X[:, keep], y[keep]
+
+
+def probes(ad) -> dict:
+    """Linear probes of every layer h^0..h^L: the class of the next word (the generator's word classes), logistic
+    regression on standardised states, trained on train-split tokens and scored on validation tokens."""
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from threadpoolctl import threadpool_limits
+
+    def compute():
+        Xt, yt = _probe_data(ad, "train")
+        Xv, yv = _probe_data(ad, "validation")
+        known = np.isin(yv, np.unique(yt))
+        acc = []
+        for layer in range(Xt.shape[0]):
+            clf = make_pipeline(StandardScaler(), LogisticRegression(max_iter=PROBE_MAX_ITER))
+            # one BLAS thread: on these small problems more threads only wait on each other (4x slower on two cores)
+            with warnings.catch_warnings(), threadpool_limits(1):
+                warnings.simplefilter("ignore", ConvergenceWarning)  # a probe short of the optimum is still a probe
+                clf.fit(Xt[layer], yt)
+            acc.append(float(np.mean(clf.predict(Xv[layer][known]) == yv[known])))
+        majority = float(np.mean(yv == max(set(yt), key=list(yt).count)))
+        return {"accuracy": np.array(acc), "majority": np.array(majority)}
+
+    r = cache.cached("sl_probe", _key("probe", model=ad.identity, n=PROBE_TOKENS, max_iter=PROBE_MAX_ITER), compute)
+    return {"accuracy": r["accuracy"].tolist(), "majority": float(r["majority"])}
+
+
+def fig5() -> dict:
+    card = artifacts.committed_card()
+    return {name: {"lambda": rec["lambda"] or 0.0, "seed": rec["seed"], **probes(variant(rec["file"]))}
+            for name, rec in card["pretrain"].items()}
+
+
+PAPER_TAB1 = {"gpt2": [0.085, 0.048, 0.004, 0.092], "gpt2-large": [0.049, 0.023, 0.025, 0.085],
+              "gpt2-xl": [0.040, 0.037, 0.028, 0.038]}  # MultiRC, BoolQ, CB, reward modelling
+
+
+def tab1() -> dict:
+    card = artifacts.committed_card()
+    out = {}
+    for task in sorted({r["task"] for r in card["finetune"].values()}):
+        recs = [r for r in card["finetune"].values() if r["task"] == task]
+        d = np.array([r["delta_nores_mean"] for r in recs])
+        out[task] = {"seeds": [r["seed"] for r in recs], "delta": d.tolist(), "mean": float(d.mean()),
+                     "std": float(d.std(ddof=1)) if len(d) > 1 else 0.0,
+                     "accuracy": [r["val_accuracy"] for r in recs],
+                     "per_pair": np.mean([r["delta_nores"] for r in recs], 0).tolist(),
+                     "before": recs[0]["nores_before"], "train_time_s": [r["train_time_s"] for r in recs]}
+    return {"tasks": out, "paper": PAPER_TAB1, "paper_tasks": ["MultiRC", "BoolQ", "CB", "reward modelling"]}
+
+
+# ---------------------------------------------------------------------------------------------------------
+# pruning
+def block_scores(model: str, profile: str = "tiny") -> dict:
+    """{block l: held-out linearity score (with residual, paper protocol) of h^(l-1) -> h^l}: the pruning order."""
+    s = study(model, profile)
+    return {b: float(s["paper"]["res_ho"][b - 1]) for b in range(1, s["n_layers"] + 1)}
+
+
+def pruning_curves(ad, block_scores: dict, eval_seqs, eval_masks, train_states, ks, distilled: bool,
+                   draws: int, cache_key: dict, strategies=prune.STRATEGIES) -> dict:
+    """Damage (perplexity, accuracy, fact accuracy) against k for every strategy and mode; the unpruned model at k=0."""
+    def compute():
+        rows = []
+        base = prune.evaluate(ad, eval_seqs, eval_masks)
+        for strategy in strategies:
+            for draw in range(draws if strategy == "random" else 1):
+                for k in ks:
+                    blocks = prune.choose(block_scores, k, strategy, draw)
+                    fits = prune.replacements(train_states, blocks)
+                    variants = {"remove": {b: None for b in blocks}, "replace": fits}
+                    if distilled and k in DISTIL_K and strategy in DISTIL_STRATEGIES and draw == 0:
+                        variants["replace + distil"] = artifacts.distilled(strategy, k)
+                        assert sorted(variants["replace + distil"]) == blocks, "the stored maps are for other blocks"
+                    for mode, subs in variants.items():
+                        with prune.pruned(ad, subs):
+                            r = prune.evaluate(ad, eval_seqs, eval_masks)
+                        rows.append([prune.STRATEGIES.index(strategy), draw, k, prune.MODES.index(mode),
+                                     r["perplexity"], r["accuracy"], r.get("fact_accuracy", np.nan)])
+        return {"rows": np.array(rows, dtype=float),
+                "base": np.array([base["perplexity"], base["accuracy"], base.get("fact_accuracy", np.nan)])}
+
+    r = cache.cached("sl_prune", cache_key, compute)
+    cols = ("strategy", "draw", "k", "mode", "perplexity", "accuracy", "fact_accuracy")
+    rows = [dict(zip(cols, row)) for row in r["rows"].tolist()]
+    for row in rows:
+        row["strategy"] = prune.STRATEGIES[int(row["strategy"])]
+        row["mode"] = prune.MODES[int(row["mode"])]
+        row["k"], row["draw"] = int(row["k"]), int(row["draw"])
+    b = r["base"].tolist()
+    return {"base": {"perplexity": b[0], "accuracy": b[1], "fact_accuracy": b[2]}, "rows": rows,
+            "order": sorted(block_scores, key=lambda x: block_scores[x], reverse=True)}
+
+
+def fig7(profile: str = "tiny") -> dict:
+    ad = models.adapter(PRUNE_MODEL)
+    scores = block_scores(PRUNE_MODEL, profile)
+    eval_seqs, eval_masks = _eval_text(ad.tokenizer, PRUNE_SENTENCES)
+    train_states = states.all_positions(ad, "train", states.N_TOKENS, profile)["X"]
+    digests = sorted(r["sha256"] for r in artifacts.committed_card()["distil"].values())
+    out = pruning_curves(ad, scores, eval_seqs, eval_masks, train_states, list(PRUNE_K), True, RANDOM_DRAWS,
+                         _key("prune", model=ad.identity, ks=list(PRUNE_K), draws=RANDOM_DRAWS, n=PRUNE_SENTENCES,
+                              distilled=digests))
+    return {"model": PRUNE_MODEL, "n_layers": len(scores), "block_scores": [scores[b] for b in sorted(scores)],
+            **out}
+
+
+def real(seed: int = 0) -> dict:
+    """The real model: linearity scores (both protocols) and pruning by perplexity on its held-out text."""
+    s = study(REAL, "real")
+    ad = models.adapter(REAL)
+    scores = block_scores(REAL, "real")
+    val_seqs = states.sentence_ids(ad, "validation", REAL_PRUNE_TOKENS, "real")
+    train_states = states.all_positions(ad, "train", REAL_TOKENS, "real")["X"]
+    prune_out = pruning_curves(ad, scores, val_seqs, None, train_states, list(REAL_K), False, 1,
+                               _key("prune", model=ad.identity, ks=list(REAL_K), n=REAL_PRUNE_TOKENS,
+                                    strategies=REAL_STRATEGIES), REAL_STRATEGIES)
+    return {"model": REAL, "n_layers": s["n_layers"], "d": s["d"], "depth": s["depth"], "n_tokens": s["n_tokens"],
+            "n_sample": s["n_sample"], **{proto: _lists(s[proto]) for proto in ("paper", "paper_nopos0", "sample")},
+            "block_scores": [scores[b] for b in sorted(scores)], "pruning": prune_out}
+
+
+def compute(fig: str, profile: str = "tiny", seed: int = 0) -> tuple[dict, dict]:
+    """The numbers behind figure ``fig`` of the linearity chapter and the parameters that produced them."""
+    if fig not in SL_FIGURES:
+        raise ValueError(f"unknown linearity figure {fig!r}; known: {', '.join(SL_FIGURES)}")
+    p = profiles.get(profile)
+    params = {"profile": profile, "domain": p.main_domain, "seed": seed, "n_tokens": states.N_TOKENS}
+    if fig == "real_sl":
+        return real(seed), {"profile": "real", "model": REAL, "seed": seed, "n_tokens": REAL_TOKENS,
+                            "sample_sizes": list(REAL_SAMPLE_SIZES)}
+    if fig in ("sl_fig2", "sl_fig4", "sl_fig5", "sl_tab1"):
+        params["model"] = "tiny-gpt2 (zoo/secretly-linear)"
+        return {"sl_fig2": fig2, "sl_fig4": fig4, "sl_fig5": fig5, "sl_tab1": tab1}[fig](), params
+    if fig == "sl_fig7":
+        return fig7(profile), {**params, "model": PRUNE_MODEL}
+    if fig == "ext_sl_r2family":
+        return r2family(profile), {**params, "model": p.role("gpt24")}
+    return {"sl_fig1": fig1, "sl_fig3": fig3, "sl_fig9": fig9}[fig](profile), {**params, "model": "every zoo model"}
+
+
+def figure(fig: str, profile: str = "tiny", seed: int = 0) -> dict:
+    """Compute a linearity-chapter figure, save its numbers to ``book/data/<fig>.json`` and return them as saved."""
+    from .. import figdata
+
+    data, params = compute(fig, profile, seed)
+    record = figdata.save(fig, data, params)
+    return {**record["data"], "params": record["params"]}

@@ -1,0 +1,107 @@
+"""The linearity chapter's drawings (matplotlib), one function per kind of figure; each takes the figure's numbers as
+:mod:`.figures` returns them."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
+import numpy as np
+
+STYLE = {"res_in": ("-", "with residual (in-sample)"), "nores_in": ("--", "without residual (in-sample)"),
+         "res_ho": (":", "with residual (held-out)"), "res_null": ("-.", "null (rows shuffled)")}
+
+
+def profiles(fig1: dict, protocol: str = "paper", keys=("res_in", "nores_in"), real: dict | None = None):
+    """The paper's Fig. 1: linearity of consecutive layers against normalised depth, decoders and encoders apart."""
+    fams = [("gpt2", "GPT-style stand-ins"), ("bert", "BERT-style stand-ins")] + ([("real", "real model")]
+                                                                                    if real else [])
+    fig, axes = plt.subplots(1, len(fams), figsize=(4.2 * len(fams), 3.4), sharey=True)
+    for ax, (fam, title) in zip(axes, fams):
+        rows = {real["model"]: real} if fam == "real" else {m: v for m, v in fig1.items() if v["family"] == fam}
+        for i, (m, v) in enumerate(rows.items()):
+            for key in keys:
+                ax.plot(v["depth"], v[protocol][key], STYLE[key][0], color=f"C{i}", marker=".",
+                        label=m if key == keys[0] else None)
+        for key in keys:  # the line styles, once
+            ax.plot([], [], STYLE[key][0], color="black", label=STYLE[key][1])
+        ax.set(title=title, xlabel="depth of the pair's upper layer (l+1)/L", ylim=(0, 1.02))
+        ax.legend(fontsize=7, loc="lower left")
+    axes[0].set_ylabel("linearity score")
+    fig.tight_layout()
+    return fig
+
+
+def trajectory(fig2: dict, ax=None):
+    """The paper's Fig. 2: mean linearity against training tokens (log axis; step 0 drawn at the first tick)."""
+    ax = ax or plt.subplots(figsize=(5.5, 3.4))[1]
+    snaps = fig2["snapshots"]
+    x = [max(s["tokens"], snaps[1]["tokens"] / 2) for s in snaps]
+    for key, label in (("res_in", "with residual"), ("nores_in", "without residual")):
+        ax.plot(x, [np.mean(s["all"][key]) for s in snaps], marker="o", label=label)
+    ax.set(xscale="log", xlabel="training tokens (step 0 drawn at the left)", ylabel="mean linearity score",
+           title="tiny-gpt2 during pretraining")
+    ax.legend()
+    return ax
+
+
+def regularised(fig4: dict, key: str = "res_in", ax=None, title: str = ""):
+    """Per-layer linearity for each regulariser weight: mean of the seeds, with the seeds' range."""
+    ax = ax or plt.subplots(figsize=(5.5, 3.4))[1]
+    for i, lam in enumerate(fig4["lambdas"]):
+        rows = np.array([r["all"][key] for r in fig4["runs"].values() if r["lambda"] == lam])
+        x = np.arange(1, rows.shape[1] + 1)
+        ax.plot(x, rows.mean(0), marker="o", color=f"C{i}", label="plain" if lam == 0 else f"cosine, λ = {lam:g}")
+        ax.fill_between(x, rows.min(0), rows.max(0), color=f"C{i}", alpha=0.2)
+    ax.set(xlabel="pair l -> l+1 (upper layer)", ylabel="linearity score", title=title)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend(fontsize=8)
+    return ax
+
+
+def probes(fig5: dict, ax=None):
+    ax = ax or plt.subplots(figsize=(5.5, 3.4))[1]
+    lams = sorted({r["lambda"] for r in fig5.values()})
+    for i, lam in enumerate(lams):
+        rows = np.array([r["accuracy"] for r in fig5.values() if r["lambda"] == lam])
+        x = np.arange(rows.shape[1])
+        ax.plot(x, rows.mean(0), marker="o", color=f"C{i}", label="plain" if lam == 0 else f"cosine, λ = {lam:g}")
+        ax.fill_between(x, rows.min(0), rows.max(0), color=f"C{i}", alpha=0.2)
+    ax.axhline(np.mean([r["majority"] for r in fig5.values()]), color="grey", lw=0.8, ls=":",
+               label="majority class")
+    ax.set(xlabel="layer l (probe on h^l)", ylabel="probe accuracy (next word's class)", title="linear probes")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.legend(fontsize=8)
+    return ax
+
+
+def pruning(d: dict, metric: str = "perplexity", ax=None, title: str = ""):
+    """The paper's Figs 6-7: damage against the number of pruned blocks, per strategy and mode (random: mean of
+    draws)."""
+    ax = ax or plt.subplots(figsize=(6, 3.8))[1]
+    rows = d["rows"]
+    styles = {"remove": "-", "replace": "--", "replace + distil": ":"}
+    for i, strategy in enumerate(("most linear", "least linear", "random")):
+        for mode, ls in styles.items():
+            ks = sorted({r["k"] for r in rows if r["strategy"] == strategy and r["mode"] == mode})
+            if not ks:
+                continue
+            y = [np.mean([r[metric] for r in rows if r["strategy"] == strategy and r["mode"] == mode and r["k"] == k])
+                 for k in ks]
+            ax.plot([0] + ks, [d["base"][metric]] + y, ls, marker=".", color=f"C{i}", label=f"{strategy}, {mode}")
+    ax.set(xlabel="blocks pruned (k)", ylabel=metric.replace("_", " "), title=title)
+    if metric == "perplexity":
+        ax.set_yscale("log")
+    ax.legend(fontsize=7)
+    return ax
+
+
+def r2family(d: dict, ax=None):
+    ax = ax or plt.subplots(figsize=(6, 3.6))[1]
+    x = np.arange(1, len(d["r2_mat"]) + 1)
+    for key, label, ls in (("r2_mat", "JTC r², mat (held-out)", "-"), ("r2_id", "JTC r², id (held-out)", "-"),
+                           ("res_in", "LS with residual, in-sample", "--"), ("res_ho", "LS with residual, held-out", ":"),
+                           ("nores_in", "LS without residual, in-sample", "--"), ("res_null", "null", "-.")):
+        ax.plot(x, d[key], ls, marker=".", label=label)
+    ax.set(xlabel="pair l-1 -> l (block l)", ylabel="score", title=f"{d['model']}: one cache, five scores")
+    ax.legend(fontsize=7)
+    return ax

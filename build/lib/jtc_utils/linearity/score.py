@@ -1,0 +1,153 @@
+"""The linearity score of Razzhigaev et al. (2024, section 3.1) and what a reader needs to interpret it.
+
+For consecutive hidden states X = h^l and Y = h^(l+1) (rows = tokens), both centred and scaled to unit Frobenius
+norm, ``LS = 1 - min_A ||X~ A - Y~||_F^2``. Equivalently ``LS = ||P_X Y_c||^2 / ||Y_c||^2``: the in-sample,
+variance-weighted R² of an affine least-squares fit of Y on X (the scale of X does not matter). Without the
+residual, Y is replaced by the block's update ``Y - X``. The affine fits of Y and of Y - X on X share their
+residual, so (related-systems spec 4.1)::
+
+    LS_nores = 1 - (1 - LS_res) * ||Y_c||^2 / ||(Y - X)_c||^2
+
+which :func:`pair` checks numerically. Everything is float64; the pseudo-inverse drops singular values below
+JTC's relative cutoff (never ``1/S`` on all of them, the pitfall of the paper's code).
+
+Three readings of one fit: ``in`` (the paper's: fitted and scored on the same tokens), ``ho`` (fitted and centred on
+training tokens, scored on held-out ones: ``1 - SSE_val / SST_val``) and ``null`` (the in-sample score of the same fit
+after shuffling the rows of Y, about ``d / (n - 1)``: what any X reaches by chance with this n and d).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..linear import RCOND, UnderdeterminedFitWarning
+
+
+def _check(X, Y, what: str = "X and Y", fit: bool = True):
+    X = np.asarray(X, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    if X.ndim != 2 or Y.ndim != 2 or X.shape[0] != Y.shape[0]:
+        raise ValueError(f"{what} must be 2-D arrays with one row per token and the same number of rows; got "
+                         f"shapes {X.shape} and {Y.shape}")
+    n, d = X.shape
+    if n < 3:
+        raise ValueError(f"a linearity score needs at least 3 tokens, got {n}")
+    if fit and n - 1 <= d:
+        warnings.warn(f"linearity score on {n} tokens of dimension {d}: with n - 1 <= d any X fits any Y exactly "
+                      f"(the in-sample score is 1 whatever the model does); use more than {d + 1} tokens and compare "
+                      f"with the null baseline", UnderdeterminedFitWarning, stacklevel=3)
+    return X, Y
+
+
+def _solver(Xc: np.ndarray, rcond: float = RCOND):
+    """The eigendecomposition of the centred Gram matrix ``Xc^T Xc``, kept to the directions whose singular values
+    pass the cutoff: one per X, shared by every fit on it."""
+    w, V = np.linalg.eigh(Xc.T @ Xc)
+    keep = w > (rcond ** 2) * max(w.max(), 0.0)  # singular values of Xc below rcond * s_max are dropped
+    return V[:, keep], w[keep]
+
+
+def _coef(Xc: np.ndarray, Yc: np.ndarray, rcond: float = RCOND, solver=None) -> np.ndarray:
+    """Least-squares B (min-norm) with ``Xc B ~ Yc``, through the pseudo-inverse of the centred Gram matrix."""
+    Vk, wk = solver or _solver(Xc, rcond)
+    return Vk @ ((Vk.T @ (Xc.T @ Yc)) / wk[:, None])
+
+
+def _explained(Xc: np.ndarray, Yc: np.ndarray, solver) -> float:
+    """``||P_X Yc||^2``, the part of Yc's variance the fit explains, without forming the n x d residual."""
+    Vk, wk = solver
+    P = Vk.T @ (Xc.T @ Yc)
+    return float(((P ** 2) / wk[:, None]).sum())
+
+
+def fit_affine(X, Y, rcond: float = RCOND) -> tuple[np.ndarray, np.ndarray]:
+    """Least-squares affine map ``Y ~ X M + c`` (float64, JTC's cutoff): the fit every score here reads."""
+    X = np.asarray(X, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    mx, my = X.mean(0), Y.mean(0)
+    M = _coef(X - mx, Y - my, rcond)
+    return M, my - mx @ M
+
+
+def score(X, Y, rcond: float = RCOND) -> float:
+    """The paper's in-sample linearity score LS(X, Y) in [0, 1]."""
+    X, Y = _check(X, Y)
+    Xc, Yc = X - X.mean(0), Y - Y.mean(0)
+    sst = float((Yc ** 2).sum())
+    if sst == 0.0:
+        raise ValueError("Y is constant over the tokens, so there is nothing to explain: the score is undefined")
+    R = Yc - Xc @ _coef(Xc, Yc, rcond)
+    return float(np.clip(1.0 - (R ** 2).sum() / sst, 0.0, 1.0))
+
+
+def pair(X, Y, null_seed: int = 0, rcond: float = RCOND) -> dict:
+    """Every score of one layer pair X = h^l -> Y = h^(l+1) from one fit.
+
+    Returns ``res_in``, ``nores_in`` (the paper's scores), ``nores_identity`` (the same from ``res_in`` through the
+    identity), ``res_null``, ``nores_null`` (the held-out scores are :func:`heldout_profile`'s); ``update_norm``,
+    the median over tokens of ``||Y - X|| / ||X||`` (the paper's Fig. 3: how small the block's update is), and the
+    per-token squared errors of the normalised fit summarised as ``err_kurtosis`` and ``err_max_over_median``
+    (the paper's Fig. 9)."""
+    X, Y = _check(X, Y)
+    mx, my = X.mean(0), Y.mean(0)
+    Xc, Yc = X - mx, Y - my
+    Uc = Yc - Xc  # the update, centred
+    sst_y, sst_u = float((Yc ** 2).sum()), float((Uc ** 2).sum())
+    solver = _solver(Xc, rcond)
+    R = Yc - Xc @ _coef(Xc, Yc, rcond, solver)  # the residual of Y's fit; Y - X's (fitted on its own) is the same
+    sse = float((R ** 2).sum())
+    res_in = 1.0 - sse / sst_y
+    out = {"res_in": res_in,
+           "nores_in": 1.0 - float(((Uc - Xc @ _coef(Xc, Uc, rcond, solver)) ** 2).sum()) / sst_u,
+           "nores_identity": 1.0 - (1.0 - res_in) * sst_y / sst_u}
+    perm = np.random.default_rng(null_seed).permutation(len(Y))  # rows shuffled: centred still, unrelated to X
+    out["res_null"] = min(1.0, _explained(Xc, Yc[perm], solver) / sst_y)
+    out["nores_null"] = min(1.0, _explained(Xc, Uc[perm], solver) / sst_u)
+    out["update_norm"] = float(np.median(np.linalg.norm(Y - X, axis=1) / np.linalg.norm(X, axis=1)))
+    e = (R ** 2).sum(1) / sst_y  # per-token squared error of the normalised fit (they sum to 1 - LS)
+    z = (e - e.mean()) / (e.std() + 1e-300)
+    out["err_kurtosis"] = float((z ** 4).mean() - 3.0)
+    out["err_max_over_median"] = float(e.max() / max(np.median(e), 1e-300))
+    return out
+
+
+def profile(states, keep=None, null_seed: int = 0) -> list[dict]:
+    """:func:`pair` (in-sample) for every consecutive pair l -> l+1 of ``states`` [L+1, n, d]; ``keep``: a boolean
+    mask of the tokens to use (for example, all but position 0)."""
+    S = _check_states(states)
+    k = slice(None) if keep is None else np.asarray(keep, dtype=bool)
+    return [{"pair": i, **pair(S[i][k], S[i + 1][k], null_seed=null_seed)} for i in range(S.shape[0] - 1)]
+
+
+def heldout_profile(train, val, keep_train=None, keep_val=None) -> dict:
+    """``res_ho`` and ``nores_ho`` for every pair: fitted (and centred) on ``train`` states, scored on ``val``."""
+    T, V = _check_states(train), _check_states(val)
+    kt = slice(None) if keep_train is None else np.asarray(keep_train, dtype=bool)
+    kv = slice(None) if keep_val is None else np.asarray(keep_val, dtype=bool)
+    out = {"res_ho": [], "nores_ho": []}
+    for i in range(T.shape[0] - 1):
+        X, Y = _check(T[i][kt], T[i + 1][kt])
+        Xv, Yv = _check(V[i][kv], V[i + 1][kv], "validation X and Y", fit=False)
+        M, c = fit_affine(X, Y)
+        my, mu = Y.mean(0), (Y - X).mean(0)  # the centring is the training tokens'
+        sse = float(((Yv - Xv @ M - c) ** 2).sum())
+        out["res_ho"].append(1.0 - sse / float(((Yv - my) ** 2).sum()))
+        out["nores_ho"].append(1.0 - sse / float(((Yv - Xv - mu) ** 2).sum()))
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def _check_states(states) -> np.ndarray:
+    S = np.asarray(states)
+    if S.ndim != 3 or S.shape[0] < 2:
+        raise ValueError(f"states must have shape [layers + 1, tokens, d] with at least two layers; got {S.shape}")
+    return S
+
+
+def check_layer(layer: int, n_layers: int) -> int:
+    """A block index 1..L (block l maps h^(l-1) to h^l), with a clear error otherwise."""
+    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 1 <= int(layer) <= n_layers:
+        raise ValueError(f"block {layer!r} is out of range: this model has blocks 1..{n_layers} (block l maps h^(l-1) "
+                         f"to h^l)")
+    return int(layer)

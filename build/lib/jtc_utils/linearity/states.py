@@ -1,0 +1,90 @@
+"""Hidden states for the linearity scores, on two protocols (related-systems spec 4.2, item 2).
+
+* **Paper protocol**: every position of whole sentences, stacked (the paper stacks every token of 128 text chunks,
+  n of about 16,000). Here: the first sentences of the profile's main domain whose tokens add up to ``n_tokens``,
+  validation split for the scores and train split for the held-out fit; position 0 is flagged, because its states
+  have huge norms in GPT-2-style models and dominate a variance-weighted score.
+* **Book sample**: the one position per sentence of the JTC experiments (``Experiment.X_train`` / ``X_val``).
+
+Decoders give the raw ``h^L`` (before the final norm), as everywhere in the book.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import numpy as np
+
+from .. import cache, sources
+from ..hidden import batches_by_length, pad_id
+from ..models import CAUSAL_FAMILIES, Adapter
+
+N_TOKENS = 16_000  # the paper's n (128 chunks of 512 characters: about 15-20 thousand tokens)
+
+
+def sentence_ids(ad: Adapter, split: str, n_tokens: int = N_TOKENS, profile: str = "tiny",
+                 domain: str | None = None) -> list[list[int]]:
+    """Token ids of the first sentences of ``domain`` (the profile's main one) whose tokens reach ``n_tokens``, tokenised
+    as the book's samples are (decoders without special tokens, encoders with [CLS] ... [SEP])."""
+    from .. import profiles
+
+    if n_tokens < 2:
+        raise ValueError(f"n_tokens must be at least 2, got {n_tokens}")
+    prof = profiles.get(profile)
+    domain = domain or prof.main_domain
+    causal = ad.family in CAUSAL_FAMILIES
+    texts = [s.text for s in sources.sentences(profile, domain, split, seed=0)]
+    out, total = [], 0
+    for i in range(0, len(texts), 256):
+        enc = ad.tokenizer(texts[i:i + 256], add_special_tokens=not causal, truncation=True, max_length=512)
+        for ids in enc["input_ids"]:
+            out.append(list(ids))
+            total += len(ids)
+            if total >= n_tokens:
+                return out
+    raise ValueError(f"the {domain}/{split} sentences hold only {total} tokens, fewer than n_tokens={n_tokens}; "
+                     f"ask for fewer tokens")
+
+
+def padded(seqs: list[list[int]], pad: int):
+    """Token id lists as one right-padded batch: ``(input ids, attention mask)``, long tensors."""
+    import torch
+
+    T = max(len(x) for x in seqs)
+    inp = torch.full((len(seqs), T), pad, dtype=torch.long)
+    att = torch.zeros((len(seqs), T), dtype=torch.long)
+    for r, x in enumerate(seqs):
+        inp[r, :len(x)] = torch.tensor(x)
+        att[r, :len(x)] = 1
+    return inp, att
+
+
+def extract(ad: Adapter, seqs: list[list[int]], batch_size: int = 32) -> dict:
+    """``{"X": [L+1, n, d] float32, "position": [n]}``: every token's states of ``seqs`` (not cached)."""
+    import torch
+
+    d, L = ad.d, ad.n_layers
+    n = sum(len(x) for x in seqs)
+    X = np.zeros((L + 1, n, d), dtype=np.float32)
+    pos = np.zeros(n, dtype=np.int32)
+    starts = np.concatenate([[0], np.cumsum([len(x) for x in seqs])])
+    with torch.inference_mode():
+        for idx in batches_by_length([len(x) for x in seqs], batch_size):
+            inp, att = padded([seqs[i] for i in idx], pad_id(ad))
+            S = ad.forward_states(inp, att).float().cpu().numpy()  # [L+1, B, T, d]
+            for r, i in enumerate(idx):
+                m = len(seqs[i])
+                X[:, starts[i]:starts[i] + m] = S[:, r, :m]
+                pos[starts[i]:starts[i] + m] = np.arange(m)
+    return {"X": X, "position": pos}
+
+
+def all_positions(ad: Adapter, split: str = "validation", n_tokens: int = N_TOKENS, profile: str = "tiny",
+                  batch_size: int = 32, domain: str | None = None) -> dict:
+    """``{"X": [L+1, n, d] float32, "position": [n]}``: every token's states on the paper's protocol, cached on the
+    model's identity and the token ids."""
+    seqs = sentence_ids(ad, split, n_tokens, profile, domain)
+    digest = hashlib.sha256(json.dumps(seqs).encode()).hexdigest()
+    key = {"what": "sl_states", "model": ad.identity, "ids": digest, "batch": batch_size}
+    return cache.cached("sl_states", key, lambda: extract(ad, seqs, batch_size))
