@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import cache, linear
-from .hidden import model_identity, pad_id, padded_batches, samples_identity
+from .hidden import pad_id, padded_batches, samples_identity
 
 
 def norms_by_position(exp, n: int = 200, max_pos: int = 16) -> dict:
@@ -38,7 +38,7 @@ def norms_by_position(exp, n: int = 200, max_pos: int = 16) -> dict:
                 count[:norms.shape[1]] += m.sum(0).cpu().numpy()
         return {"norms": total / np.maximum(count, 1)[None], "count": count}
 
-    key = {"what": "norms_by_position", "model": model_identity(ad), "samples": samples_identity(s), "n": n,
+    key = {"what": "norms_by_position", "model": ad.identity, "samples": samples_identity(s), "n": n,
            "max_pos": max_pos}
     r = cache.cached("norms", key, compute)
     norms = r["norms"]

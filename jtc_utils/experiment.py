@@ -11,7 +11,7 @@ from functools import cached_property
 import numpy as np
 
 from . import cache, linear, models, profiles, validate, verdicts
-from .hidden import hidden_states, model_identity, samples_identity
+from .hidden import hidden_states, samples_identity
 from .samples import Samples, make_samples
 
 
@@ -62,7 +62,7 @@ class Experiment:
         return hidden_states(self.adapter, self.val)
 
     def key(self, what: str) -> dict:
-        return {"what": what, "model": model_identity(self.adapter), "train": samples_identity(self.train),
+        return {"what": what, "model": self.adapter.identity, "train": samples_identity(self.train),
                 "val": samples_identity(self.val), "rcond": linear.RCOND, "r2_constant_rtol": linear.CONSTANT_RTOL,
                 "boot": [verdicts.N_RESAMPLES, verdicts.SEED]}
 

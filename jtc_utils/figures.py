@@ -66,7 +66,7 @@ FIGURES.update({
 # these figures computed at REAL_CHECK_SIZES as book/data/real_check.json, the tests recompute them and compare;
 # `make test` re-executes the pages on the same subset (JTC_REAL_SUBSET), so the two share the cache
 REAL_CHECK = ("real_fig2", "real_fig4", "real_fig5", "real_fig8")
-REAL_CHECK_SIZES = (1200, 300)
+REAL_CHECK_SIZES = profiles.REAL_SUBSET
 # section 6 on the real model's 30 layers: the wavefront over all start layers costs ~15 forward passes per mapping,
 # so these figures start from every fifth layer, on the first validation sentences (stated on the page)
 REAL_PARTS = {"start_every": 5, "n_val": 300, "n_train": 3000}

@@ -21,11 +21,6 @@ from .models import Adapter
 from .samples import Samples
 
 
-def model_identity(ad: Adapter) -> str:
-    """A string that changes whenever the weights, the configuration or the tokenizer change."""
-    return ad.identity
-
-
 def samples_identity(s: Samples) -> str:
     h = hashlib.sha256()
     for ids, p in zip(s.input_ids, s.positions):
@@ -134,7 +129,7 @@ def default_batch(ad: Adapter) -> int:
 
 def _index_path(ad: Adapter, s: Samples, batch_size: int):
     """The index of this model's extractions of one domain and split (at one batch size)."""
-    key = {"what": "hidden-index", "model": model_identity(ad), "family": s.family, "domain": s.domain,
+    key = {"what": "hidden-index", "model": ad.identity, "family": s.family, "domain": s.domain,
            "split": s.split, "seed": s.seed, "batch": batch_size}
     return cache.CACHE_DIR / "hidden" / "index" / f"{cache.key_hash(key)}.json"
 
@@ -176,7 +171,7 @@ def hidden_states(ad: Adapter, s: Samples, batch_size: int | None = None, progre
     from .progress import show_progress
 
     batch_size = default_batch(ad) if batch_size is None else batch_size
-    key = {"what": "hidden", "model": model_identity(ad), "samples": samples_identity(s), "batch": batch_size}
+    key = {"what": "hidden", "model": ad.identity, "samples": samples_identity(s), "batch": batch_size}
     path = cache.path_for("hidden", key)
     hit = cache.load(path)
     if hit is not None:

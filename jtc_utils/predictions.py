@@ -199,7 +199,7 @@ def text_fit(exp, n: int = 500) -> dict:
     import torch
 
     from . import cache
-    from .hidden import model_identity, pad_id, padded_batches, samples_identity
+    from .hidden import pad_id, padded_batches, samples_identity
 
     ad, s = exp.adapter, exp.val
     if not ad.causal:
@@ -223,7 +223,7 @@ def text_fit(exp, n: int = 500) -> dict:
                 count += int(keep.sum())
         return {"nll": np.array(nll), "tokens": np.array(count)}
 
-    key = {"what": "text_fit", "model": model_identity(ad), "samples": samples_identity(s), "n": n}
+    key = {"what": "text_fit", "model": ad.identity, "samples": samples_identity(s), "n": n}
     r = cache.cached("textfit", key, compute)
     loss = float(r["nll"]) / int(r["tokens"])
     return {"gold_p1": float((top1[has_next] == gold[has_next]).mean()), "n_gold": int(has_next.sum()),

@@ -1,7 +1,9 @@
-"""The two profiles of the book: which model plays which of the paper's roles, and on which data.
+"""The three profiles of the book: which model plays which of the paper's roles, and on which data.
 
 ``tiny`` (the default) is the embedded world: generated corpus, small models trained from scratch, runs offline
-on a laptop. ``paper`` is the paper's exact models and data, for a user with internet and a GPU.
+on a laptop. ``real`` is one real pretrained model (SmolLM2-135M, and the encoder MiniLM) on real Wikipedia and BBC
+News sentences, offline, from registry packages. ``paper`` is the paper's exact models and data, for a user with
+internet and a GPU.
 """
 
 from __future__ import annotations
@@ -39,6 +41,11 @@ class Profile:
     def models(self) -> tuple:
         return self.gpt + self.bert
 
+
+# the real model's subset (training, validation sentences): what the chapters that cannot afford the whole real split
+# compute on (each sentence costs a 30-layer forward pass), the student edition's real-model size, and the sizes
+# `make test` re-executes the pages at (the Makefile's JTC_REAL_SUBSET)
+REAL_SUBSET = (1200, 300)
 
 PROFILES = {
     "tiny": Profile("tiny", gpt=("tiny-gpt2", "tiny-gpt2-medium", "tiny-gpt2-large", "tiny-gpt2-xl"),

@@ -20,11 +20,12 @@ import argparse
 import re
 from pathlib import Path
 
+from . import profiles
 from .paths import NOTEBOOKS_DIR, ROOT, atomic_write_text
 
 # the real model's training and validation sentences in the student edition: the tests' subset (the book's pages
 # run on 9,000 and 3,000; executing them at that size costs minutes per page on two cores)
-STUDENT_SIZES = (1200, 300)
+STUDENT_SIZES = profiles.REAL_SUBSET
 CHECK_CALL = re.compile(r"""exercises\.check\(\s*["']([^"']+)["']""")
 _REAL_PARAMS = (re.compile(r"^real_n_train = None\b.*$", re.M), re.compile(r"^real_n_val = None\b.*$", re.M))
 ANSWER = "# Your answer: write the code the exercise asks for, and leave the result in `answer`.\nanswer = None"

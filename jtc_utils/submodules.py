@@ -24,7 +24,7 @@ import numpy as np
 
 from . import cache, linear, predictions
 from .blocks import PART_NAMES, Blocks, runner_for
-from .hidden import model_identity, pad_id, padded_batches, samples_identity
+from .hidden import pad_id, padded_batches, samples_identity
 
 MAPPINGS = ("mat_attn", "mat_ln1_ln2", "mat_ffn")  # the paper's plotting order, then mat
 REPLACED = {"mat_attn": ("attn",), "mat_ffn": ("ffn",), "mat_ln1_ln2": ("ln_1", "ln_2")}
@@ -80,7 +80,7 @@ def fit(exp) -> dict:
 
 
 def _fits_key(exp, run: Blocks) -> dict:
-    return {"what": "submodule_fits", "model": model_identity(exp.adapter), "train": samples_identity(exp.train),
+    return {"what": "submodule_fits", "model": exp.adapter.identity, "train": samples_identity(exp.train),
             "rcond": linear.RCOND, "runner": run.version}
 
 

@@ -263,3 +263,39 @@ def test_a_claims_table_wider_than_a_phone_says_it_scrolls(html, browser):
     assert wide, "no claims table is wider than a phone: the test has nothing to check"
     for b in wide:
         assert b["overflow"] == "auto" and "scroll" in b["cue"] and "radial-gradient" in b["shadow"], b
+
+
+_PANELS = """() => Array.from(document.querySelectorAll('div.jtc-panels')).map(d => ({
+    box: d.getBoundingClientRect().width,
+    imgs: Array.from(d.querySelectorAll('img')).map(i => {
+      const r = i.getBoundingClientRect(); return {top: r.top, width: r.width, loaded: i.naturalWidth > 0}; })}))"""
+
+
+@pytest.mark.parametrize("device", list(WIDTHS))
+def test_a_grid_of_panels_wraps_to_the_width(html, browser, device):
+    """A multi-panel figure is one image per panel (jtc_utils.book.panels): at desktop width two panels of a grid
+    share a row, each at least PANEL_MIN_PX wide; on a phone every panel takes the column's whole width, one under
+    the other, instead of the whole grid shrunk to a third."""
+    from jtc_utils.book import PANEL_MIN_PX
+
+    root, _ = html
+    ctx = browser.new_context(viewport={"width": WIDTHS[device], "height": 900})
+    tab = ctx.new_page()
+    for page in ("appendix_d_sizes", "lenses"):
+        tab.goto((root / "book" / f"{page}.html").as_uri())
+        tab.wait_for_load_state("load")
+        grids = tab.evaluate(_PANELS)
+        assert grids, f"{page}: no figure is shown as panels"
+        for g in grids:
+            assert all(i["loaded"] for i in g["imgs"]), page
+            widths = [i["width"] for i in g["imgs"]]
+            if device == "phone":
+                assert all(w >= 0.98 * g["box"] for w in widths), (page, g)
+                tops = [i["top"] for i in g["imgs"]]
+                assert tops == sorted(tops) and len(set(round(t) for t in tops)) == len(tops), (page, g)
+            else:
+                assert all(w >= min(PANEL_MIN_PX, g["box"]) - 1 for w in widths), (page, g)
+        if device == "desktop" and page == "appendix_d_sizes":
+            first = grids[0]["imgs"]
+            assert len(first) >= 2 and abs(first[0]["top"] - first[1]["top"]) < 2, grids[0]
+    ctx.close()

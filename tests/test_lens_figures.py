@@ -4,7 +4,7 @@ the committed trained lenses must match the zoo and the corpus they claim to be 
 
 import pytest
 
-from jtc_utils import figdata
+from jtc_utils import figdata, profiles
 from jtc_utils.lenses import artifacts, claims, figures, registry, train, tuned
 from jtc_utils.lenses.base import StaleLensError
 from jtc_utils.paths import DATA_DIR
@@ -71,7 +71,7 @@ def test_the_real_models_tuned_lens_is_found_under_the_key_its_page_computes(mon
     stored = artifacts.key_of(train.REAL_MODEL, "tuned_s0")
     assert stored is not None and stored == registry.lens_key(full, "tuned", hp, tuned.RECIPE)
     assert registry.whole_split_key(full, "tuned", hp, tuned.RECIPE) is None  # it reads the whole split
-    n_train, n_val = book.real_sizes(1200, 300) if not book.real_sizes()[0] else book.real_sizes()
+    n_train, n_val = book.real_sizes(*profiles.REAL_SUBSET) if not book.real_sizes()[0] else book.real_sizes()
     sub = figures.experiment("real", "gpt48", n_train, n_val)
     assert registry.lens_key(sub, "tuned", hp, tuned.RECIPE) != stored
     assert registry.whole_split_key(sub, "tuned", hp, tuned.RECIPE) == stored

@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import cache, validate
 from ..blocks import runner_for
-from ..hidden import model_identity, pad_id, padded_batches, samples_identity
+from ..hidden import pad_id, padded_batches, samples_identity
 
 BATCH = 64
 
@@ -147,7 +147,7 @@ def mid_states(exp, split: str = "validation") -> np.ndarray:
     if split not in ("train", "validation"):
         raise ValueError(f"unknown split {split!r}; choose 'train' or 'validation'")
     s = exp.train if split == "train" else exp.val
-    key = {"what": "mid", "model": model_identity(exp.adapter), "samples": samples_identity(s),
+    key = {"what": "mid", "model": exp.adapter.identity, "samples": samples_identity(s),
            "runner": runner_for(exp.adapter.model).version, "batch": BATCH}
     return cache.cached("ffn_mid", key, lambda: {"R": record_mid(exp.adapter, s, show_progress())})["R"]
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import cache, verdicts
 from ..blocks import runner_for
-from ..hidden import model_identity, samples_identity
+from ..hidden import samples_identity
 from . import clusters, subupdates
 from .decompose import FFN, mid_states
 
@@ -64,7 +64,7 @@ def split_summary(exp, split: str) -> dict:
             top1[j] = subupdates.readouts(exp.adapter, X[j + 1])[0]
         return {"dom": dom, "top1": top1, "sat": subupdates.saturation(top1)}
 
-    key = {"what": "ffn-split-summary", "version": VERSION, "model": model_identity(exp.adapter),
+    key = {"what": "ffn-split-summary", "version": VERSION, "model": exp.adapter.identity,
            "samples": samples_identity(s), "runner": runner_for(exp.adapter.model).version}
     return cache.cached("ffn_split", key, compute)
 
@@ -77,7 +77,7 @@ def value_clusters(exp, per_value: int = PER_CLUSTER) -> tuple[np.ndarray, bool]
         ids, glob = clusters.cluster_model([ffn.values(j) for j in range(ffn.n_layers)], per_value)
         return {"ids": ids, "global": np.array(glob)}
 
-    key = {"what": "ffn-clusters", "model": model_identity(exp.adapter), "per_value": per_value}
+    key = {"what": "ffn-clusters", "model": exp.adapter.identity, "per_value": per_value}
     c = cache.cached("ffn_clusters", key, compute)
     return c["ids"], bool(c["global"])
 
@@ -187,7 +187,7 @@ def classifier_exit(exp, what: str, seed: int = 0) -> dict:
         raise ValueError(f"unknown feature {what!r}; choose one of {', '.join(FEATURES)}")
     te = split_summary(exp, "validation")
     key = {"what": "ffn-classifier-exit", "version": VERSION, "feature": what, "seed": seed,
-           "model": model_identity(exp.adapter), "train": samples_identity(exp.train),
+           "model": exp.adapter.identity, "train": samples_identity(exp.train),
            "validation": samples_identity(exp.val), "runner": runner_for(exp.adapter.model).version,
            "held_out": HELD_OUT, "folds": FOLDS, "cs": list(CS), "solver": SOLVER, "sklearn": sklearn.__version__}
     c = cache.cached("ffn_classifier", key, lambda: _classifier_exit(exp, what, seed))

@@ -26,7 +26,7 @@ FFN_FIGURES = {"geva_tab2": None, "geva_fig2": "gpt12", "geva_fig4": "gpt12", "g
                "geva_tab4": "gpt24", "geva_fig3": "gpt24", "geva_tab10": "gpt24", "geva_tab6": "gpt24",
                "ext_geva_matffn": "gpt24", "ext_geva_steer": "gpt24", "geva_values": None, "real_geva": "gpt24"}
 N_RANDOM = 10  # random vectors and whole updates per layer (spec 2.2 item 12)
-REAL_SIZES = (1200, 300)  # the real model: train and validation sentences (each costs a 30-layer forward pass)
+REAL_SIZES = profiles.REAL_SUBSET  # the real model: train and validation sentences
 VALUE_TABLE_TOP = 10
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from .. import cache, verdicts
 from ..blocks import runner_for
-from ..hidden import model_identity, samples_identity
+from ..hidden import samples_identity
 from . import vocab
 from .decompose import FFN, mid_states
 
@@ -152,7 +152,7 @@ def analyse(exp, seed: int = 0) -> dict:
     ``t10`` (random ten: ``r10``), max/mean/min score of the dominant ten for w (``stats_w``) and for the final
     token (``stats_f``) with the random ten's (``*_random``), every sub-update's score for w (``scores_w``), the
     saturation layer ``sat`` [n] and the event layers (0 = none). Cached on disk."""
-    key = {"what": "ffn-subupdates", "version": VERSION, "model": model_identity(exp.adapter),
+    key = {"what": "ffn-subupdates", "version": VERSION, "model": exp.adapter.identity,
            "val": samples_identity(exp.val), "seed": seed, "runner": runner_for(exp.adapter.model).version}
     return cache.cached("ffn_sub", key, lambda: compute(exp, seed))
 

@@ -68,9 +68,9 @@ def _lens_digest(ln: Lens) -> str:
 
 
 def _eval_key(exp, ln: Lens, layers) -> dict:
-    from ..hidden import model_identity, samples_identity
+    from ..hidden import samples_identity
 
-    return {"what": "lens-eval", "version": 3, "model": model_identity(exp.adapter), "val": samples_identity(exp.val),
+    return {"what": "lens-eval", "version": 3, "model": exp.adapter.identity, "val": samples_identity(exp.val),
             "lens": _lens_digest(ln), "layers": None if layers is None else list(layers), "ks": list(evaluate.KS)}
 
 

@@ -35,8 +35,8 @@ _LOCATION_FIELDS = ("_name_or_path",)  # of config.json
 
 
 def lens_model_identity(ad) -> str:
-    """The model's identity in a trained lens's key: :func:`jtc_utils.hidden.model_identity`, except for a real
-    model. Its converted folder records the absolute path of the package file it was made from (``SOURCE.json``,
+    """The model's identity in a trained lens's key: the adapter's ``identity``
+    (:func:`jtc_utils.models.model_identity`), except for a real model. Its converted folder records the absolute path of the package file it was made from (``SOURCE.json``,
     ``config.json``'s ``_name_or_path``), so its identity differs between two checkouts of the same commit and a
     committed lens would be missed (and retrained) in every other checkout. For a real model the key holds the
     package file's pinned checksum and the folder's content without those paths."""
@@ -44,11 +44,10 @@ def lens_model_identity(ad) -> str:
     import json
 
     from .. import real_models
-    from ..hidden import model_identity
     from ..paths import file_fingerprint
 
     if ad.name not in real_models.REAL_MODELS:
-        return model_identity(ad)
+        return ad.identity
     folder = real_models.folder(ad.name)
     h = hashlib.sha256()
     for f in sorted(p for p in folder.iterdir() if p.is_file() and p.name not in _LOCATION_FILES):

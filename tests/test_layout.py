@@ -1,0 +1,138 @@
+"""The package's layout, read from its source: no module reaches into another's private names, no import cycle (a
+function-level import included), one figure registry and one ``Chapter`` for every paper, every benchmark in
+``make bench``, and every subpackage in a built wheel."""
+
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from pathlib import Path
+
+import jupytext
+import pytest
+
+from jtc_utils import figure_registry, runner
+from jtc_utils.paths import NOTEBOOKS_DIR, ROOT
+
+PKG = ROOT / "jtc_utils"
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for p in PKG.rglob("*.py"):
+        name = ".".join(p.relative_to(ROOT).with_suffix("").parts)
+        out[name.removesuffix(".__init__")] = p
+    return out
+
+
+MODULES = _modules()
+
+
+def _imports(name: str, path: Path):
+    """``(imported module, names taken from it, node)`` for every import of a jtc_utils module in ``path``."""
+    pkg = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = pkg.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([node.module] if node.module else []))
+            if not base.startswith("jtc_utils"):
+                continue
+            for a in node.names:
+                full = f"{base}.{a.name}"
+                if full in MODULES:
+                    yield full, a.asname or a.name, [], node
+                else:
+                    yield base, a.asname or a.name, [a.name], node
+        elif isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("jtc_utils"):
+                    yield a.name, a.asname or a.name, [], node
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def test_no_module_reaches_into_another_modules_private_names():
+    found = []
+    for name, path in MODULES.items():
+        aliases = {}
+        for target, alias, taken, _ in _imports(name, path):
+            found += [f"{name}: from {target} import {t}" for t in taken if _private(t) and target != name]
+            if not taken:
+                aliases[alias] = target
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+                    and _private(node.attr) and aliases[node.value.id] != name):
+                found.append(f"{name}: {aliases[node.value.id]}.{node.attr}")
+    assert not found, found
+
+
+def test_no_import_cycle_even_through_function_level_imports():
+    graph = {name: {t for t, _, _, _ in _imports(name, path) if t in MODULES and t != name}
+             for name, path in MODULES.items()}
+    # a package's __init__ re-exporting its modules is not a cycle with them
+    graph = {n: {t for t in ts if not (n.startswith(t + ".") and MODULES[t].name == "__init__.py")}
+             for n, ts in graph.items()}
+    state, stack = {}, []
+
+    def visit(n):
+        state[n] = "open"
+        stack.append(n)
+        for t in sorted(graph[n]):
+            if state.get(t) == "open":
+                pytest.fail("import cycle: " + " -> ".join(stack[stack.index(t):] + [t]))
+            if t not in state:
+                visit(t)
+        stack.pop()
+        state[n] = "done"
+
+    for n in sorted(graph):
+        if n not in state:
+            visit(n)
+
+
+def test_one_figure_registry_serves_every_paper():
+    from jtc_utils import book  # noqa: F401  (registers every paper's figures)
+
+    papers = {r.paper for r in figure_registry.FIGURES.values()}
+    assert papers == {"jtc", "lenses", "ffn", "linearity"}
+    for pkg in ("lenses", "ffn", "linearity"):
+        tree = ast.parse((PKG / pkg / "figures.py").read_text())
+        defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        assert "figure" not in defined, f"jtc_utils.{pkg}.figures has its own figure(): use figure_registry.figure"
+    with pytest.raises(ValueError, match="unknown figure 'nofig'.*registered"):
+        figure_registry.compute("nofig")
+    with pytest.raises(ValueError, match="registered by"):
+        figure_registry.register("ffn", ["fig4"], lambda *a: None)
+
+
+@pytest.mark.parametrize("name", runner.notebook_names())
+def test_no_notebook_defines_a_helper_the_book_layer_has(name):
+    """Every chapter computes its figures and judges its claims through ``book.Chapter``."""
+    nb = jupytext.read(NOTEBOOKS_DIR / f"{name}.py")
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            defined = set(re.findall(r"^def (\w+)\(", cell.source, re.M))
+            assert not defined & {"figure", "verdicts", "real_verdicts", "experiment"}, (name, defined)
+
+
+def test_make_bench_runs_every_benchmark():
+    make = (ROOT / "Makefile").read_text()
+    target = re.search(r"^bench:.*?\n((?:\t.*\n)+)", make, re.M).group(1)
+    run = set(re.findall(r"benchmarks/(\w+\.py)", target))
+    benches = {p.name for p in (ROOT / "benchmarks").glob("*.py")} - {"noise.py"}  # noise.py: `make noise`
+    assert run == benches, f"not in `make bench`: {benches - run}; not a benchmark file: {run - benches}"
+
+
+def test_a_built_wheel_holds_every_subpackage():
+    """``pip install .`` (not editable) must ship the subpackages: the build's package search finds each of them."""
+    from setuptools import find_packages
+
+    conf = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    found = set(find_packages(str(ROOT), include=conf["include"]))
+    folders = {".".join(p.parent.relative_to(ROOT).parts) for p in PKG.rglob("__init__.py")}
+    assert found == folders
