@@ -2,6 +2,10 @@ import os
 
 os.environ.setdefault("JTC_PROGRESS", "0")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if "JTC_DATA_OUT" not in os.environ:  # a bare `pytest` must not rewrite the committed book/data (`make test` sets it)
+    import tempfile
+
+    os.environ["JTC_DATA_OUT"] = tempfile.mkdtemp(prefix="jtc-test-data-")
 
 import pytest  # noqa: E402
 
