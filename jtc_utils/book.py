@@ -5,9 +5,6 @@ so that every notebook draws its figures the same way."""
 from __future__ import annotations
 
 from . import claims, figdata, figure_registry, figures, plotting
-from .ffn import claims as _ffn_claims, figures as _ffn_figures  # noqa: F401  (register their figures and claims)
-from .lenses import claims as _lens_claims, figures as _lens_figures  # noqa: F401
-from .linearity import claims as _sl_claims, figures as _sl_figures  # noqa: F401
 
 
 def title(data: dict, params: dict) -> str:

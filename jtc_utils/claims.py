@@ -662,8 +662,8 @@ def registry(table: dict, name: str, reasons: dict | None = None, seed_keys=()):
 def check_any(cid: str, get=default_get, profile: str = "tiny") -> dict:
     """The record of claim ``cid`` of any paper, by the package that registered it (:func:`registry`)."""
     if cid not in CHECKS:
-        raise ValueError(f"unknown claim {cid!r}; registered: {', '.join(CHECKS)} (import jtc_utils.book to "
-                         "register every paper's claims)")
+        raise ValueError(f"unknown claim {cid!r}; registered: {', '.join(CHECKS)} (import the paper's "
+                         "figures or claims module, e.g. jtc_utils.lenses.claims, to register its claims)")
     return CHECKS[cid](cid, get, profile)
 
 

@@ -2,8 +2,9 @@
 saves and returns any of them by id through :func:`figure`.
 
 A paper package registers a ``compute(fig, profile, n_train, n_val, seed) -> (data, params)`` for its figure ids
-(:func:`register`, at import); :mod:`jtc_utils.book` imports the four packages, so that a chapter reaches every
-figure of the book by its id alone. A figure id belongs to exactly one paper."""
+(:func:`register`, when its ``figures`` module is imported, which also registers its claims with
+:mod:`jtc_utils.claims`); a chapter imports its paper's ``figures`` module and reaches each of its figures by id.
+A figure id belongs to exactly one paper."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def entry(fig: str) -> Registered:
     if fig not in FIGURES:
         papers = sorted({r.paper for r in FIGURES.values()})
         raise ValueError(f"unknown figure {fig!r}: no paper package registered it (registered: {', '.join(papers)}; "
-                         "import jtc_utils.book to register every paper's figures)")
+                         "import the paper's figures module, e.g. jtc_utils.lenses.figures, to register its figures)")
     return FIGURES[fig]
 
 

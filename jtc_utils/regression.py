@@ -38,7 +38,10 @@ import math
 import re
 from functools import lru_cache
 
-from . import book, figdata, figure_registry, figures, regime, verdicts  # noqa: F401  (book registers every paper's figures)
+from . import figdata, figure_registry, figures, regime, verdicts
+from .ffn import figures as ffn_figures  # noqa: F401  (each paper's figures register as they are imported)
+from .lenses import figures as lens_figures  # noqa: F401
+from .linearity import figures as sl_figures  # noqa: F401
 from .embedded import corpus
 from .paths import DATA_DIR, ROOT
 

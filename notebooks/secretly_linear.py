@@ -59,7 +59,7 @@ from IPython.display import display
 
 from jtc_utils import device as devices
 from jtc_utils import book, digits
-from jtc_utils.linearity import claims, plots
+from jtc_utils.linearity import claims, figures, plots  # noqa: F401  (figures: registers the chapter's figures)
 
 devices.use(device)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -74,6 +75,22 @@ _OVERFLOWING = """() => {
   }
   return bad.slice(0, 5);
 }"""
+
+@contextmanager
+def _opened(browser, page: Path, width: int, height: int = 900):
+    """``(tab, errors)``: ``page`` loaded in a fresh browser context of that viewport; ``errors`` collects the
+    page's uncaught errors. The context is closed on leaving."""
+    ctx = browser.new_context(viewport={"width": width, "height": height})
+    tab = ctx.new_page()
+    errors = []
+    tab.on("pageerror", lambda e: errors.append(str(e)))
+    tab.goto(page.as_uri())
+    tab.wait_for_load_state("load")
+    try:
+        yield tab, errors
+    finally:
+        ctx.close()
+
 
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\\(?:frac|ell|mathrm|mathbf|sum|hat|operatorname|top)\b")
 
@@ -154,23 +171,17 @@ def test_a_figure_opens_at_full_size_and_closes(html, browser, device):
     """A wide multi-panel figure is shrunk to the column (to a third of its size on a phone); a click shows it at
     its own size over the page, scrollable, and Escape closes it."""
     root, _ = html
-    ctx = browser.new_context(viewport={"width": WIDTHS[device], "height": 900})
-    tab = ctx.new_page()
-    errors = []
-    tab.on("pageerror", lambda e: errors.append(str(e)))
-    tab.goto((root / "book" / "lenses.html").as_uri())
-    tab.wait_for_load_state("load")
-    img = tab.locator("figure.jtc-figure img").first
-    shown, natural = img.evaluate("i => [i.getBoundingClientRect().width, i.naturalWidth]")
-    assert shown < natural, "the first figure is not shrunk: pick a wider one for this test"
-    img.click()
-    big = tab.locator("div.jtc-enlarged img")
-    assert big.count() == 1
-    assert abs(big.evaluate("i => i.getBoundingClientRect().width") - natural) <= 1
-    tab.keyboard.press("Escape")
-    assert tab.locator("div.jtc-enlarged").count() == 0
-    assert not errors
-    ctx.close()
+    with _opened(browser, root / "book" / "lenses.html", WIDTHS[device]) as (tab, errors):
+        img = tab.locator("figure.jtc-figure img").first
+        shown, natural = img.evaluate("i => [i.getBoundingClientRect().width, i.naturalWidth]")
+        assert shown < natural, "the first figure is not shrunk: pick a wider one for this test"
+        img.click()
+        big = tab.locator("div.jtc-enlarged img")
+        assert big.count() == 1
+        assert abs(big.evaluate("i => i.getBoundingClientRect().width") - natural) <= 1
+        tab.keyboard.press("Escape")
+        assert tab.locator("div.jtc-enlarged").count() == 0
+        assert not errors
 
 
 # per visible heatmap of the layer view: its number of columns, the bottom axis's tick labels, and the x range
@@ -194,12 +205,12 @@ def test_the_layer_view_relabels_its_axis_for_every_sentence(html, browser, devi
     that sentence's heatmaps with one labelled column per token and nothing outside the axis; the menu fits the
     plot's width."""
     root, _ = html
-    ctx = browser.new_context(viewport={"width": WIDTHS[device], "height": 900})
-    tab = ctx.new_page()
-    errors = []
-    tab.on("pageerror", lambda e: errors.append(str(e)))
-    tab.goto((root / "book" / "sec4_predictions.html").as_uri())
-    tab.wait_for_load_state("load")
+    with _opened(browser, root / "book" / "sec4_predictions.html", WIDTHS[device]) as (tab, errors):
+        _switch_every_sentence(tab)
+        assert not errors
+
+
+def _switch_every_sentence(tab):
     assert not tab.evaluate("() => !!window.Plotly"), "plotly is loaded with the page, not when the view is reached"
     tab.locator("#layer-view").scroll_into_view_if_needed()
     tab.wait_for_function("() => document.getElementById('layer-view') && "
@@ -216,8 +227,6 @@ def test_the_layer_view_relabels_its_axis_for_every_sentence(html, browser, devi
         assert len(s["labels"]) == T and all(lab.startswith(f"{k}:") for k, lab in enumerate(s["labels"])), (i, s)
         assert abs(s["range"][0] + 0.5) < 1e-9 and abs(s["range"][1] - (T - 0.5)) < 1e-9, (i, s)
         assert s["menu"] <= s["plot"], (i, s)
-    assert not errors
-    ctx.close()
 
 
 FIRST_SCREEN = {"desktop": 900, "phone": 844}  # viewport heights: a laptop's, a phone's
@@ -228,11 +237,8 @@ def test_the_introductions_first_screen_says_what_was_found(html, browser, devic
     """Without scrolling, a reader sees what the paper claims and this reproduction's verdicts on the real model and
     on the stand-ins (the claims page's own sentences, glued in)."""
     root, _ = html
-    ctx = browser.new_context(viewport={"width": WIDTHS[device], "height": FIRST_SCREEN[device]})
-    tab = ctx.new_page()
-    tab.goto((root / "book" / "intro.html").as_uri())
-    tab.wait_for_load_state("load")
-    found = tab.evaluate("""() => {
+    with _opened(browser, root / "book" / "intro.html", WIDTHS[device], FIRST_SCREEN[device]) as (tab, _):
+        found = tab.evaluate("""() => {
       const items = Array.from(document.querySelectorAll('main li'));
       const paras = Array.from(document.querySelectorAll('main p'));
       const at = el => el ? [el.getBoundingClientRect().bottom, el.textContent] : null;
@@ -240,7 +246,6 @@ def test_the_introductions_first_screen_says_what_was_found(html, browser, devic
               at(items.find(li => li.textContent.trim().startsWith('on the stand-ins'))),
               at(paras.find(p => p.textContent.trim().startsWith('The claim')))];
     }""")
-    ctx.close()
     assert all(found), f"the introduction has no 'The claim' paragraph or no verdict item for each profile: {found}"
     for bottom, text in found:
         assert bottom <= FIRST_SCREEN[device], f"below the first screen ({bottom:.0f} px): {text[:80]!r}"
@@ -251,14 +256,10 @@ def test_a_claims_table_wider_than_a_phone_says_it_scrolls(html, browser):
     """At phone width every claims table that is wider than its box scrolls inside it, with shadows at the edges
     and a line above it that says so."""
     root, _ = html
-    ctx = browser.new_context(viewport={"width": WIDTHS["phone"], "height": 844})
-    tab = ctx.new_page()
-    tab.goto((root / "book" / "claims_verdicts.html").as_uri())
-    tab.wait_for_load_state("load")
-    boxes = tab.evaluate("""() => Array.from(document.querySelectorAll('div.jtc-scroll')).map(d => ({
+    with _opened(browser, root / "book" / "claims_verdicts.html", WIDTHS["phone"], 844) as (tab, _):
+        boxes = tab.evaluate("""() => Array.from(document.querySelectorAll('div.jtc-scroll')).map(d => ({
         wide: d.scrollWidth > d.clientWidth + 1, overflow: getComputedStyle(d).overflowX,
         cue: getComputedStyle(d, '::before').content, shadow: getComputedStyle(d).backgroundImage}))""")
-    ctx.close()
     wide = [b for b in boxes if b["wide"]]
     assert wide, "no claims table is wider than a phone: the test has nothing to check"
     for b in wide:
@@ -279,12 +280,9 @@ def test_a_grid_of_panels_wraps_to_the_width(html, browser, device):
     from jtc_utils.book import PANEL_MIN_PX
 
     root, _ = html
-    ctx = browser.new_context(viewport={"width": WIDTHS[device], "height": 900})
-    tab = ctx.new_page()
     for page in ("appendix_d_sizes", "lenses"):
-        tab.goto((root / "book" / f"{page}.html").as_uri())
-        tab.wait_for_load_state("load")
-        grids = tab.evaluate(_PANELS)
+        with _opened(browser, root / "book" / f"{page}.html", WIDTHS[device]) as (tab, _):
+            grids = tab.evaluate(_PANELS)
         assert grids, f"{page}: no figure is shown as panels"
         for g in grids:
             assert all(i["loaded"] for i in g["imgs"]), page
@@ -298,4 +296,3 @@ def test_a_grid_of_panels_wraps_to_the_width(html, browser, device):
         if device == "desktop" and page == "appendix_d_sizes":
             first = grids[0]["imgs"]
             assert len(first) >= 2 and abs(first[0]["top"] - first[1]["top"]) < 2, grids[0]
-    ctx.close()

@@ -96,7 +96,10 @@ def test_no_import_cycle_even_through_function_level_imports():
 
 
 def test_one_figure_registry_serves_every_paper():
-    from jtc_utils import book  # noqa: F401  (registers every paper's figures)
+    from jtc_utils import figures as _jtc  # noqa: F401  (each paper's figures register as they are imported)
+    from jtc_utils.ffn import figures as _ffn  # noqa: F401
+    from jtc_utils.lenses import figures as _lenses  # noqa: F401
+    from jtc_utils.linearity import figures as _linearity  # noqa: F401
 
     papers = {r.paper for r in figure_registry.FIGURES.values()}
     assert papers == {"jtc", "lenses", "ffn", "linearity"}

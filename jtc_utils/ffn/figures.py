@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import early_exit, figure_registry, profiles, verdicts
 from ..embedded import lexicon
+from . import claims as _claims  # noqa: F401  (the chapter's claims register with its figures)
 from . import clusters, concepts, decompose, exit_rule, matffn, steering, subupdates, vocab
 from .decompose import FFN, mid_states
 

@@ -22,6 +22,7 @@ import hashlib
 import numpy as np
 
 from .. import cache, figure_registry, linear, profiles
+from . import claims as _claims  # noqa: F401  (the chapter's claims register with its figures)
 from . import closed_form, evaluate, registry
 from .base import Lens
 

@@ -15,6 +15,7 @@ from functools import lru_cache
 import numpy as np
 
 from .. import cache, figure_registry, models, profiles
+from . import claims as _claims  # noqa: F401  (the chapter's claims register with its figures)
 from . import artifacts, prune, score, states
 from .artifacts import variant
 
