@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import cache, linear
-from .hidden import pad_id, padded_batches, samples_identity
+from .batching import pad_id
+from .hidden import padded_batches, samples_identity
 
 
 def norms_by_position(exp, n: int = 200, max_pos: int = 16) -> dict:
@@ -30,7 +31,7 @@ def norms_by_position(exp, n: int = 200, max_pos: int = 16) -> dict:
         full = type(s)(family=s.family, domain=s.domain, split=s.split, texts=s.texts[:n], input_ids=s.input_ids[:n],
                        positions=np.array([len(x) - 1 for x in s.input_ids[:n]]), labels=s.labels[:n], seed=s.seed)
         with torch.inference_mode():
-            for idx, inp, att, _ in padded_batches(ad.family, full, 32, pad_id(ad)):
+            for idx, inp, att, _ in padded_batches(ad.family, full, 32, pad_id(ad.tokenizer)):
                 states = ad.forward_states(inp, att)[:, :, :max_pos]  # [L+1, B, T', d]
                 m = att[:, :max_pos].bool().to(states.device)
                 norms = states.norm(dim=-1).masked_fill(~m[None], 0).double().sum(1).cpu().numpy()  # [L+1, T']

@@ -108,7 +108,7 @@ def paper_ref(fig: str) -> str:
     return "beyond the paper"
 
 
-PANEL_MIN_PX = 300  # a panel of a grid is never drawn narrower than this (a phone shows each panel at full width)
+PANEL_MIN_PX = 260  # a grid's typical panel is never drawn narrower than this (a phone shows each at full width)
 
 
 def panels(fig) -> tuple[list[tuple[bytes, float, str]], str]:
@@ -171,7 +171,8 @@ def panels(fig) -> tuple[list[tuple[bytes, float, str]], str]:
 
 def show(figs, ref: str, see: str, alt: str, what: str = "") -> None:
     """Show the current matplotlib figure as a numbered figure: an image with ``alt`` text (one per panel of a grid,
-    see :func:`panels`: they sit side by side where the column is wide enough for :data:`PANEL_MIN_PX` each and wrap
+    see :func:`panels`: they sit side by side, at one scale, where the column is wide enough for each to be drawn at
+    least :data:`PANEL_MIN_PX` wide (a wider panel, such as one with a colour bar, proportionally wider), and wrap
     to fewer columns where it is not), and a caption naming
     the paper figure it reproduces (``ref``), what it shows (``what``), what to see in it (``see``) and links to the
     numbers behind it (``book/data/<fig>.json`` for each id of ``figs``, shipped with the HTML; none when ``figs`` is
@@ -196,13 +197,15 @@ def show(figs, ref: str, see: str, alt: str, what: str = "") -> None:
         body = (f'<img src="data:image/png;base64,{base64.b64encode(parts[0][0]).decode()}" '
                 f'alt="{html.escape(alt, quote=True)}">')
     else:
-        total = sum(w for _, w, _ in parts[:_row_length(fig)])
+        # a panel grows from its smallest width in proportion to its own width, so a row keeps one scale
+        typical = sorted(w for _, w, _ in parts)[len(parts) // 2]
         imgs = []
         for i, (data, width, name) in enumerate(parts, 1):
             label = f"{alt}; panel {i} of {len(parts)}" + (f": {name}" if name else "")
+            least = round(PANEL_MIN_PX * width / typical)
             imgs.append(f'<img src="data:image/png;base64,{base64.b64encode(data).decode()}" '
-                        f'style="width: {100 * width / total:.2f}%; min-width: min(100%, {PANEL_MIN_PX}px)" '
-                        f'alt="{html.escape(label, quote=True)}">')
+                        f'style="flex: {width:.3f} 1 {least}px; min-width: min(100%, {least}px); '
+                        f'max-width: {round(width * 100)}px" alt="{html.escape(label, quote=True)}">')
         head = f'<div class="jtc-suptitle">{html.escape(suptitle)}</div>' if suptitle else ""
         body = f'{head}<div class="jtc-panels">{"".join(imgs)}</div>'
     display(HTML(f'<figure class="jtc-figure"{anchor}>{body}<figcaption><b>Figure {_NUMBERED["n"]}</b> '
@@ -217,11 +220,6 @@ def _grid(fig) -> list:
     """The visible axes on the figure's grid, colour bars left out (matplotlib labels those ``<colorbar>``)."""
     return [ax for ax in fig.axes
             if ax.get_visible() and ax.get_subplotspec() is not None and ax.get_label() != "<colorbar>"]
-
-
-def _row_length(fig) -> int:
-    """How many panels the first row of a figure's grid holds."""
-    return max(1, sum(1 for ax in _grid(fig) if _top(ax).rowspan.start == 0))
 
 
 def captioned(figs, data: dict, params: dict) -> None:
@@ -331,10 +329,13 @@ class Chapter:
         only the table); ``alias`` judges them on other figures' numbers (see :func:`jtc_utils.claims.getter`)."""
         from IPython.display import display
 
-        get = claims.memo(claims.getter(self.results, alias))
         uuid = "verdicts-" + "-".join(ids) + ("-" + "-".join(alias.values()) if alias else "")
-        display(claims.styled([claims.check_any(c, get, self.profile) for c in ids], uuid,
-                              link=None if alias else "anchor"))
+        display(claims.styled(self.claim_records(ids, alias), uuid, link=None if alias else "anchor"))
+
+    def claim_records(self, ids, alias: dict | None = None) -> list[dict]:
+        """The records of claims ``ids`` (of any paper) judged on this chapter's numbers (see :meth:`verdicts`)."""
+        get = claims.memo(claims.getter(self.results, alias))
+        return [claims.check_any(c, get, self.profile) for c in ids]
 
     def real_verdicts(self, ids) -> None:
         """Show the verdicts of claims ``ids`` judged with the same rules on the real model's figures

@@ -17,6 +17,7 @@ import hashlib
 import numpy as np
 
 from . import cache
+from .batching import batches_by_length, pad_id, right_pad
 from .models import Adapter
 from .samples import Samples
 
@@ -36,12 +37,7 @@ def sample_digests(s: Samples) -> list[str]:
             for ids, p in zip(s.input_ids, s.positions)]
 
 
-def batches_by_length(lengths, batch_size: int):
-    order = np.argsort(np.asarray(lengths), kind="stable")
-    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
-
-
-def padded_batches(family: str, s: Samples, batch_size: int, pad_id: int = 0):
+def padded_batches(family: str, s: Samples, batch_size: int, pad: int = 0):
     """What the model reads for each sample, right-padded in length-sorted batches: ``(indices, input ids,
     attention mask, positions)`` as tensors. GPT-style models read the prefix ``ids[: position + 1]``, BERT-style
     ones the whole sentence (already holding ``[MASK]``)."""
@@ -51,18 +47,8 @@ def padded_batches(family: str, s: Samples, batch_size: int, pad_id: int = 0):
 
     seqs = [ids[:p + 1] if family in CAUSAL_FAMILIES else ids for ids, p in zip(s.input_ids, s.positions)]
     for idx in batches_by_length([len(x) for x in seqs], batch_size):
-        T = max(len(seqs[i]) for i in idx)
-        inp = torch.full((len(idx), T), pad_id, dtype=torch.long)
-        att = torch.zeros((len(idx), T), dtype=torch.long)
-        for r, i in enumerate(idx):
-            inp[r, :len(seqs[i])] = torch.tensor(seqs[i])
-            att[r, :len(seqs[i])] = 1
+        inp, att = right_pad([seqs[i] for i in idx], pad)
         yield idx, inp, att, torch.as_tensor(s.positions[idx])
-
-
-def pad_id(ad: Adapter) -> int:
-    """The id that pads a batch for this model: the tokenizer's pad token (GPT-2 has none: 0, never attended)."""
-    return ad.tokenizer.pad_token_id or 0
 
 
 def out_of_memory(e: BaseException) -> bool:
@@ -111,7 +97,7 @@ def _extract(ad: Adapter, s: Samples, batch_size: int, progress: bool) -> np.nda
     out = np.zeros((ad.n_layers + 1, len(s), ad.d), dtype=np.float32)
     n_batches = -(-len(s) // batch_size)
     with torch.inference_mode():
-        for idx, inp, att, pos in tqdm(padded_batches(ad.family, s, batch_size, pad_id(ad)), total=n_batches,
+        for idx, inp, att, pos in tqdm(padded_batches(ad.family, s, batch_size, pad_id(ad.tokenizer)), total=n_batches,
                                        desc=f"hidden states {ad.name}", disable=not progress, leave=False):
             out[:, idx] = _states_at(ad, inp, att, pos)
     return out

@@ -11,8 +11,6 @@ In a live notebook call ``.show()`` on the figure instead, for any typed sentenc
 
 from __future__ import annotations
 
-import numpy as np
-
 from . import predictions, top_tokens
 
 MAPPINGS = ("id", "mat")

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import validate
+from . import cache, validate, verdicts
+from .batching import pad_id
+from .hidden import padded_batches, samples_identity
 
 MAPPINGS = ("mat", "id")
 KS = (1, 5, 10)
@@ -96,8 +98,6 @@ def per_sample(exp, ks=KS, mappings=MAPPINGS) -> dict:
     ``gap[m]`` [L+1, n] (p_(1) - p_(2), the early-exit confidence), ``precision[m][k]`` and ``surprisal[m]``
     [L+1, n]; plus the final model's top-k ``final_topk`` [n, max k]. Cached on disk (the vocabulary projections
     of every layer are the expensive part), keyed on the fits' key, the k values and the mappings."""
-    from . import cache
-
     ks = check_ks(exp.adapter, ks)
     key = {**exp.key("layer_pair_fits"), "what": "predictions", "ks": list(ks), "mappings": list(mappings)}
     flat = cache.cached("predictions", key, lambda: _flatten(_per_sample(exp, ks, mappings)))
@@ -157,7 +157,6 @@ def curves(r: dict, ks=KS, seed: int = 0, mappings=None) -> dict:
     """Per-layer means from :func:`per_sample` results: ``{m: {"p@1", "p@5", "p@10", "surprisal", "surprisal_lo",
     "surprisal_hi", "boot"}}`` (the curves of Figs 4-7, their bootstrap band, and ``boot``: the means of Precision@k
     and Surprisal under the claims' resamples of the validation set, see :mod:`jtc_utils.verdicts`)."""
-    from . import verdicts
 
     out = {}
     for m in mappings or r["top1"]:
@@ -198,9 +197,6 @@ def text_fit(exp, n: int = 500) -> dict:
 
     import torch
 
-    from . import cache
-    from .hidden import pad_id, padded_batches, samples_identity
-
     ad, s = exp.adapter, exp.val
     if not ad.causal:
         raise ValueError(f"text_fit needs a decoder (next-token prediction); {ad.name} is a masked encoder")
@@ -214,7 +210,7 @@ def text_fit(exp, n: int = 500) -> dict:
                        positions=np.array([len(x) - 1 for x in s.input_ids[:n]]), labels=s.labels[:n], seed=s.seed)
         nll, count = 0.0, 0
         with torch.inference_mode():
-            for _, inp, att, _ in padded_batches(ad.family, full, 32, pad_id(ad)):
+            for _, inp, att, _ in padded_batches(ad.family, full, 32, pad_id(ad.tokenizer)):
                 inp, att = inp.to(ad.device), att.to(ad.device)
                 logits = ad.model(input_ids=inp, attention_mask=att).logits[:, :-1].double()
                 tgt, keep = inp[:, 1:], att[:, 1:].bool()

@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 # what tex-chtml.js loads or can load from the site (relative to _static/mathjax)

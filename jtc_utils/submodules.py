@@ -24,7 +24,8 @@ import numpy as np
 
 from . import cache, linear, predictions
 from .blocks import PART_NAMES, Blocks, runner_for
-from .hidden import pad_id, padded_batches, samples_identity
+from .batching import pad_id
+from .hidden import padded_batches, samples_identity
 
 MAPPINGS = ("mat_attn", "mat_ln1_ln2", "mat_ffn")  # the paper's plotting order, then mat
 REPLACED = {"mat_attn": ("attn",), "mat_ffn": ("ffn",), "mat_ln1_ln2": ("ln_1", "ln_2")}
@@ -40,7 +41,7 @@ def runner(exp) -> Blocks:
 
 def sample_batches(exp, s, batch_size: int = BATCH):
     """:func:`jtc_utils.hidden.padded_batches` for samples ``s`` of the experiment's model."""
-    return padded_batches(exp.adapter.family, s, batch_size, pad_id(exp.adapter))
+    return padded_batches(exp.adapter.family, s, batch_size, pad_id(exp.adapter.tokenizer))
 
 
 def record(run: Blocks, s, pad: int = 0) -> dict:
@@ -69,7 +70,7 @@ def fit(exp) -> dict:
     run = runner(exp)
 
     def compute():
-        vecs = record(run, exp.train, pad_id(exp.adapter))
+        vecs = record(run, exp.train, pad_id(exp.adapter.tokenizer))
         maps = {}
         for name, (src, dst) in run.PARTS.items():  # a sub-module's output regressed on its input
             maps[name] = np.stack([linear.fit(vecs[src][j], vecs[dst][j]) for j in range(run.n_layers)]

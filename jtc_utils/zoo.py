@@ -16,13 +16,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import random
 import time
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from . import training
 from .embedded import corpus
 from .paths import ZOO_DIR, atomic_write_text, file_fingerprint, replace_dir
 
@@ -173,7 +173,6 @@ def train_model(spec: Spec, seed: int = 0, texts: list[str] | None = None, progr
     ``stop_after`` stops (after writing a checkpoint) once that many steps are done in total, as an interruption
     would; the next call resumes from there and ends with the same weights as an uninterrupted run."""
     import torch
-    from tqdm.auto import tqdm
     from transformers import AutoTokenizer, BertForMaskedLM, GPT2LMHeadModel
 
     from . import device as devices
@@ -188,57 +187,40 @@ def train_model(spec: Spec, seed: int = 0, texts: list[str] | None = None, progr
     batches = token_batches([len(x) for x in ids], spec.batch, seed)
     tokens_per_batch = sum(len(x) for x in ids) / len(ids) * spec.batch
     steps = min(len(batches), math.ceil(spec.tokens / tokens_per_batch))
-    opt = torch.optim.AdamW(model.parameters(), lr=spec.lr, betas=(0.9, 0.98), weight_decay=0.01)
-    warm = max(1, steps // 20)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warm) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
+    opt, sched = training.adamw_warmup_cosine(model.parameters(), spec.lr, steps)
 
-    work = ZOO_DIR / "_work" / spec.name
-    ckpt = work / "ckpt.pt"
-    step, curve, seen, elapsed = 0, [], 0, 0.0
-    if ckpt.exists():
-        try:  # plain tensors and numbers only: a checkpoint cannot run pickled code
-            state = torch.load(ckpt, weights_only=True, map_location="cpu")
-        except Exception as e:  # noqa: BLE001 - unpickling errors, a damaged file
-            raise RuntimeError(f"the training checkpoint {ckpt} cannot be loaded safely ({type(e).__name__}: "
-                               f"{str(e).strip().splitlines()[0][:200]}). It is not one this code wrote, or it is "
-                               f"damaged: delete it (`rm {ckpt}`) and training restarts from step 0.") from None
-        if state["spec"] == asdict(spec) and state["seed"] == seed:
-            model.load_state_dict(state["model"])
-            opt.load_state_dict(state["opt"])
-            sched.load_state_dict(state["sched"])
-            step, curve, seen, elapsed = state["step"], state["curve"], state["seen"], state["elapsed"]
+    ckpt = ZOO_DIR / "_work" / spec.name / "ckpt.pt"
+    start, curve, seen, elapsed = 0, [], 0, 0.0
+    state = training.load_checkpoint(ckpt)
+    if state is not None and state["spec"] == asdict(spec) and state["seed"] == seed:
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        sched.load_state_dict(state["sched"])
+        start, curve, seen, elapsed = state["step"], state["curve"], state["seen"], state["elapsed"]
     special = set(tok.all_special_ids)
     pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
     model.train()
-    bar = tqdm(total=steps, initial=step, desc=spec.name, disable=not progress)
     t0 = time.time() - elapsed
-    while step < steps:
-        batch = [ids[j] for j in batches[step]]
-        inp, att, labels = (t.to(dev) for t in collate(spec, batch, pad_id, seed * 1_000_003 + step,
+
+    def step(i: int) -> None:
+        nonlocal seen
+        batch = [ids[j] for j in batches[i]]
+        inp, att, labels = (t.to(dev) for t in collate(spec, batch, pad_id, seed * 1_000_003 + i,
                                                          tok.mask_token_id or 0, len(tok), special))
         loss = model(input_ids=inp, attention_mask=att, labels=labels).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        opt.zero_grad(set_to_none=True)
-        step += 1
+        training.optimiser_step(loss, model.parameters(), opt, sched)
         seen += int(att.sum())
         curve.append(round(loss.item(), 4))
-        bar.update(1)
-        bar.set_postfix(loss=f"{curve[-1]:.3f}")
-        if step % ckpt_every == 0 or step == steps or step == stop_after:
-            work.mkdir(parents=True, exist_ok=True)
-            tmp = ckpt.with_suffix(".tmp")
-            torch.save({"spec": asdict(spec), "seed": seed, "model": model.state_dict(), "opt": opt.state_dict(),
-                        "sched": sched.state_dict(), "step": step, "curve": curve, "seen": seen,
-                        "elapsed": time.time() - t0}, tmp)
-            os.replace(tmp, ckpt)
-        if step == stop_after and step < steps:
-            bar.close()
-            return None
-    bar.close()
+
+    def checkpoint(done: int) -> None:
+        training.save_checkpoint(ckpt, {"spec": asdict(spec), "seed": seed, "model": model.state_dict(),
+                                        "opt": opt.state_dict(), "sched": sched.state_dict(), "step": done,
+                                        "curve": curve, "seen": seen, "elapsed": time.time() - t0})
+
+    if not training.loop(steps, start, step, desc=spec.name, progress=progress, checkpoint=checkpoint,
+                         every=ckpt_every, stop_after=stop_after, at_end=True,
+                         postfix=lambda: {"loss": f"{curve[-1]:.3f}"}):
+        return None
     train_time = time.time() - t0
     model.eval()
     out_dir = ZOO_DIR / spec.name

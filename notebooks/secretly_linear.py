@@ -336,7 +336,7 @@ rp.pivot_table(index=["strategy", "mode"], columns="k", values="perplexity").map
 # %% tags=["nbval-check-output"]
 from jtc_utils.claims import summary  # the findings count of the claims page
 
-records = claims.all_claims(claims.getter(results))
+records = chapter.claim_records(list(claims.CLAIMS))
 print(summary(records, "tiny"))
 print("without an interval (the point estimate's verdict; each record says why):",
       ", ".join(f"{r['id']} {r['verdict']}" for r in records if r["verdict"] and not r["resampled"]))

@@ -269,16 +269,16 @@ def test_a_claims_table_wider_than_a_phone_says_it_scrolls(html, browser):
 _PANELS = """() => Array.from(document.querySelectorAll('div.jtc-panels')).map(d => ({
     box: d.getBoundingClientRect().width,
     imgs: Array.from(d.querySelectorAll('img')).map(i => {
-      const r = i.getBoundingClientRect(); return {top: r.top, width: r.width, loaded: i.naturalWidth > 0}; })}))"""
+      const r = i.getBoundingClientRect();
+      return {top: r.top, width: r.width, natural: i.naturalWidth, least: parseFloat(i.style.flexBasis),
+              loaded: i.naturalWidth > 0}; })}))"""
 
 
 @pytest.mark.parametrize("device", list(WIDTHS))
 def test_a_grid_of_panels_wraps_to_the_width(html, browser, device):
     """A multi-panel figure is one image per panel (jtc_utils.book.panels): at desktop width two panels of a grid
-    share a row, each at least PANEL_MIN_PX wide; on a phone every panel takes the column's whole width, one under
-    the other, instead of the whole grid shrunk to a third."""
-    from jtc_utils.book import PANEL_MIN_PX
-
+    share a row, each at least its least width and the panels of a row at one scale; on a phone every panel takes
+    the column's whole width, one under the other, instead of the whole grid shrunk to a third."""
     root, _ = html
     for page in ("appendix_d_sizes", "lenses"):
         with _opened(browser, root / "book" / f"{page}.html", WIDTHS[device]) as (tab, _):
@@ -292,7 +292,11 @@ def test_a_grid_of_panels_wraps_to_the_width(html, browser, device):
                 tops = [i["top"] for i in g["imgs"]]
                 assert tops == sorted(tops) and len(set(round(t) for t in tops)) == len(tops), (page, g)
             else:
-                assert all(w >= min(PANEL_MIN_PX, g["box"]) - 1 for w in widths), (page, g)
+                assert all(i["width"] >= min(i["least"], g["box"]) - 1 for i in g["imgs"]), (page, g)
+                for a in g["imgs"]:  # panels of one row: one scale
+                    for b in g["imgs"]:
+                        if abs(a["top"] - b["top"]) < 2:
+                            assert abs(a["width"] / a["natural"] - b["width"] / b["natural"]) < 0.03, (page, g)
         if device == "desktop" and page == "appendix_d_sizes":
             first = grids[0]["imgs"]
             assert len(first) >= 2 and abs(first[0]["top"] - first[1]["top"]) < 2, grids[0]

@@ -79,10 +79,14 @@ def test_a_grid_is_shown_as_panels_that_can_wrap(shown):
     html = shown[-1].data
     imgs = _imgs(html)
     assert '<div class="jtc-panels">' in html and len(imgs) == 3
-    widths = [float(w) for w in re.findall(r"width: ([\d.]+)%", html)]
-    assert len(widths) == 3 and abs(sum(widths) - 100) < 0.5
+    flex = [re.search(r"flex: ([\d.]+) 1 (\d+)px; min-width: min\(100%, (\d+)px\); max-width: (\d+)px", img)
+            for img in imgs]
+    assert all(flex)
+    grow, least = [float(m.group(1)) for m in flex], [int(m.group(2)) for m in flex]
+    assert sorted(least)[1] == book.PANEL_MIN_PX  # the typical panel's least width
+    for g, n in zip(grow, least):  # one scale: least width and growth both in proportion to the panel's width
+        assert abs(n / book.PANEL_MIN_PX - g / sorted(grow)[1]) < 0.01
     assert all(f"panel {i} of 3: model {i - 1}" in img for i, img in enumerate(imgs, 1))
-    assert f"min-width: min(100%, {book.PANEL_MIN_PX}px)" in imgs[0]
 
     plotting.r2_heatmaps(np.random.rand(5, 5), np.random.rand(5, 5), title="two maps")
     book.show("y", "paper Figure 2", "see", "Heatmaps")

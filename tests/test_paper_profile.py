@@ -10,7 +10,7 @@ import torch
 from transformers import BertConfig, GPT2Config
 
 from helpers import save_random_model
-from jtc_utils import hidden, models
+from jtc_utils import batching, hidden, models
 from jtc_utils.samples import make_samples
 
 # the real configurations but for the vocabulary: the offline tokenizers available here are the zoo's (4,096 tokens),
@@ -102,7 +102,7 @@ def test_every_decoder_family_loads_offline_and_reproduces_its_own_logits(family
     ad = models.adapter(ident)
     assert ad.causal and ad.has_head and ad.family == FAMILY_IDS[ident].split("-")[0]
     s = make_samples(ad.tokenizer, ad.family, "news", "validation", n=4)
-    _, inp, att, _ = next(hidden.padded_batches(ad.family, s, 4, hidden.pad_id(ad)))
+    _, inp, att, _ = next(hidden.padded_batches(ad.family, s, 4, batching.pad_id(ad.tokenizer)))
     L = ad.n_layers
     with torch.inference_mode():
         states = ad.forward_states(inp, att)

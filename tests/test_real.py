@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from helpers import save_random_model
-from jtc_utils import figdata, figures, models, real_models, real_text, regression, sources
+from jtc_utils import batching, figdata, figures, models, real_models, real_text, regression, sources
 from jtc_utils.embedded import corpus
 from jtc_utils.experiment import Experiment
 from jtc_utils.samples import make_samples
@@ -168,7 +168,7 @@ def test_the_llama_runner_reproduces_smollm2():
 
     ad = models.adapter("smollm2-135m")
     s = make_samples(ad.tokenizer, ad.family, "wiki", "validation", n=8, profile="real")
-    _, inp, mask, _ = next(hidden.padded_batches(ad.family, s, 8, hidden.pad_id(ad)))
+    _, inp, mask, _ = next(hidden.padded_batches(ad.family, s, 8, batching.pad_id(ad.tokenizer)))
     with torch.inference_mode():
         ref = ad.forward_states(inp, mask)
         ours = blocks.runner_for(ad.model).states(inp, mask)

@@ -7,7 +7,7 @@ import torch
 from transformers import BertConfig, BertForMaskedLM, GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
 from helpers import save_random_model
-from jtc_utils import blocks, hidden, models, predictions, submodules
+from jtc_utils import batching, blocks, hidden, models, predictions, submodules
 from jtc_utils.experiment import Experiment
 from jtc_utils.samples import make_samples
 
@@ -34,7 +34,7 @@ def _max_diff(model, ids, mask=None):
 def test_runner_reproduces_a_zoo_model(name):
     ad = models.adapter(name)
     s = make_samples(ad.tokenizer, ad.family, "encyclopedia", "validation", n=24)
-    _, inp, mask, _ = next(hidden.padded_batches(ad.family, s, 24, hidden.pad_id(ad)))
+    _, inp, mask, _ = next(hidden.padded_batches(ad.family, s, 24, batching.pad_id(ad.tokenizer)))
     assert (mask == 0).any()  # right padding is part of what is checked
     assert _max_diff(ad.model, inp, mask) <= 1e-4
 
@@ -71,7 +71,7 @@ def test_runner_reproduces_a_model_with_the_real_bert_base_shape():
 
 def test_recorded_vectors_are_the_model_states(exp):
     run = submodules.runner(exp)
-    vecs = submodules.record(run, exp.train, hidden.pad_id(exp.adapter))
+    vecs = submodules.record(run, exp.train, batching.pad_id(exp.adapter.tokenizer))
     L = exp.n_layers
     for j in range(L):
         np.testing.assert_allclose(vecs[0][j], exp.X_train[j], atol=1e-5)  # block input = h^j
@@ -126,7 +126,7 @@ def test_bert_padding_does_not_leak_into_the_real_tokens():
     run = blocks.runner_for(ad.model)
     s = make_samples(ad.tokenizer, "bert", "encyclopedia", "validation", n=8)
     W = torch.randn(run.n_layers, run.d, run.d) * 0.1
-    _, inp, mask, _ = next(hidden.padded_batches("bert", s, 8, hidden.pad_id(ad)))
+    _, inp, mask, _ = next(hidden.padded_batches("bert", s, 8, batching.pad_id(ad.tokenizer)))
     short = int(mask.sum(1).argmin())
     n = int(mask[short].sum())
     assert n < inp.shape[1]

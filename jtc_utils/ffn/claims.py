@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import verdicts
-from ..claims import (  # noqa: F401  (the chapters call these)
-    magnitude_part, claim_record, default_get, frame, getter, registry, styled)
+from ..claims import claim_record, registry
 
 GPT12 = "tiny-gpt2"
 

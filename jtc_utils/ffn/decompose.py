@@ -22,7 +22,8 @@ import numpy as np
 
 from .. import cache, validate
 from ..blocks import runner_for
-from ..hidden import pad_id, padded_batches, samples_identity
+from ..batching import pad_id
+from ..hidden import padded_batches, samples_identity
 
 BATCH = 64
 
@@ -129,7 +130,7 @@ def record_mid(adapter, s, progress: bool = False) -> np.ndarray:
     L, n = run.n_layers, len(s)
     out = np.zeros((L, n, run.d), dtype=np.float32)
     with torch.inference_mode():
-        for idx, inp, mask, pos in tqdm(list(padded_batches(run.family, s, BATCH, pad_id(adapter))),
+        for idx, inp, mask, pos in tqdm(list(padded_batches(run.family, s, BATCH, pad_id(adapter.tokenizer))),
                                         desc=f"mid states {adapter.name}", disable=not progress, leave=False):
             inp, mask, pos = inp.to(run.device), mask.to(run.device), pos.to(run.device)
             h = run.embed(inp)

@@ -19,6 +19,11 @@ from __future__ import annotations
 import argparse
 import time
 
+from .. import device as devices
+from ..experiment import Experiment
+from . import get, registry
+from .registry import all_pairs
+
 GRID_MODEL = "tiny-gpt2-xl"
 RANK = 4  # the zoo's rank (related-systems spec 3.2 item 3: floor(d/100) = 0 on the zoo)
 SEEDS = (0, 1, 2)
@@ -28,8 +33,6 @@ REAL_MODEL = "smollm2-135m"
 
 
 def jobs(models=TUNED_MODELS, real_tuned: bool = False):
-    from . import get
-    from .registry import all_pairs
 
     for model in models:
         if model == REAL_MODEL:
@@ -50,8 +53,6 @@ def jobs(models=TUNED_MODELS, real_tuned: bool = False):
 
 
 def main(argv=None):
-    from ..experiment import Experiment
-    from . import registry
 
     ap = argparse.ArgumentParser(prog="python -m jtc_utils.lenses.train", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -60,7 +61,6 @@ def main(argv=None):
     ap.add_argument("--real-tuned", action="store_true",
                     help=f"also train {REAL_MODEL}'s tuned lens (about 650 TFLOP per 250 steps: use a GPU)")
     args = ap.parse_args(argv)
-    from .. import device as devices
 
     devices.use(args.device)
     registry.STORE_ARTIFACTS = True

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import training
 from .base import DivergedError, LensError
 
 RECIPE = {"steps": 250, "batch": 512, "lr": 1.0 * (1 - 0.9), "momentum": 0.9, "weight_decay": 1e-3, "clip": 1.0,
@@ -96,15 +97,7 @@ def _tensors(obj):
 
 
 def _save(ckpt: Path, state: dict) -> None:
-    import io
-
-    import torch
-
-    from ..paths import atomic_write_bytes
-
-    buf = io.BytesIO()
-    torch.save(_tensors(state), buf)
-    atomic_write_bytes(ckpt, buf.getvalue())
+    training.save_checkpoint(ckpt, _tensors(state))
 
 
 def _load(ckpt: Path | None) -> dict | None:
@@ -112,9 +105,9 @@ def _load(ckpt: Path | None) -> dict | None:
     KL log and its window, and a finished pass's result."""
     import torch
 
-    if ckpt is None or not ckpt.is_file():
+    state = training.load_checkpoint(ckpt)
+    if state is None:
         return None
-    state = torch.load(ckpt, weights_only=True, map_location="cpu")
     if state.get("done") is not None:
         state["done"] = {k: v.numpy() if isinstance(v, torch.Tensor) else v for k, v in state["done"].items()}
     for key in ("window", "log"):
@@ -127,7 +120,6 @@ def _train(X, readout, variant, init_maps, seed, rec, steps, progress, ckpt: Pat
     import time
 
     import torch
-    from tqdm.auto import tqdm
 
     from .. import device as devices
     from ..progress import show_progress
@@ -174,10 +166,8 @@ def _train(X, readout, variant, init_maps, seed, rec, steps, progress, ckpt: Pat
                 "window": list(window), "log": list(log), "step": step,
                 "seconds": earlier + time.perf_counter() - t0, "done": None}
 
-    for step in tqdm(range(start, steps), desc=f"{variant} lens, {L} layers", initial=start, total=steps,
-                     disable=not (show_progress() if progress is None else progress)):
-        if ckpt is not None and step > start and step % CHECKPOINT_EVERY == 0:
-            _save(ckpt, state(step))
+    def step(i: int) -> None:
+        nonlocal order, pos, window
         if pos + rec["batch"] > n:
             order, pos = torch.randperm(n, generator=gen), 0
         idx = order[pos:pos + rec["batch"]].to(dev)  # the order is drawn on the CPU, the same on every device
@@ -188,15 +178,15 @@ def _train(X, readout, variant, init_maps, seed, rec, steps, progress, ckpt: Pat
         if not torch.isfinite(kl).all():
             raise DivergedError(f"the {variant} lens diverged (non-finite KL) at step {len(log) * rec['log_every'] + len(window)}: "
                                 f"lower the learning rate (recipe lr={rec['lr']})")
-        opt.zero_grad()
-        kl.sum().backward()
-        torch.nn.utils.clip_grad_norm_(params, rec["clip"])
-        opt.step()
-        sched.step()
+        training.optimiser_step(kl.sum(), params, opt, sched, rec["clip"])
         window.append(kl.detach().cpu().numpy())
         if len(window) == rec["log_every"]:
             log.append(np.mean(window, 0))
             window = []
+
+    training.loop(steps, start, step, desc=f"{variant} lens, {L} layers",
+                  progress=show_progress() if progress is None else progress,
+                  checkpoint=None if ckpt is None else (lambda done: _save(ckpt, state(done))), every=CHECKPOINT_EVERY)
     if window:
         log.append(np.mean(window, 0))
     log = np.array(log)

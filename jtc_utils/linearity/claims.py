@@ -12,8 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import digits, verdicts
-from ..claims import (  # noqa: F401  (the chapter calls these)
-    magnitude_part, claim_record, default_get, frame, getter, registry, styled)
+from ..claims import magnitude_part, claim_record, registry
 
 PAPER_LAMBDA = 0.5
 PAPER_LS = 0.99  # "about 0.99 linear" (the abstract)

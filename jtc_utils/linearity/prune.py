@@ -19,9 +19,9 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from ..batching import pad_id, right_pad
 from ..models import Adapter
 from .score import check_layer, fit_affine
-from .states import padded
 
 STRATEGIES = ("most linear", "least linear", "random")
 MODES = ("remove", "replace", "replace + distil")
@@ -96,7 +96,7 @@ def pruned(ad: Adapter, substitutes: dict):
 def _batches(seqs, batch_size: int, pad: int, dev=None):
     """``(start, input ids, attention mask)`` for consecutive batches of ``seqs``, in their order, on ``dev``."""
     for i in range(0, len(seqs), batch_size):
-        yield (i, *(t.to(dev) for t in padded(seqs[i:i + batch_size], pad)))
+        yield (i, *(t.to(dev) for t in right_pad(seqs[i:i + batch_size], pad)))
 
 
 def evaluate(ad: Adapter, seqs: list[list[int]], fact_mask: list[np.ndarray] | None = None,
@@ -105,11 +105,10 @@ def evaluate(ad: Adapter, seqs: list[list[int]], fact_mask: list[np.ndarray] | N
     with ``fact_mask`` (per sequence, True where the *next* token is part of a fact word) also the accuracy there."""
     import torch
 
-    from ..hidden import pad_id
 
     nll, correct, count, f_correct, f_count = 0.0, 0, 0, 0, 0
     with torch.inference_mode():
-        for i, inp, att in _batches(seqs, batch_size, pad_id(ad), ad.device):
+        for i, inp, att in _batches(seqs, batch_size, pad_id(ad.tokenizer), ad.device):
             logits = ad.model(input_ids=inp, attention_mask=att).logits[:, :-1].double()
             tgt = inp[:, 1:]
             keep = att[:, 1:].bool()
@@ -136,11 +135,10 @@ def block_io(ad: Adapter, seqs: list[list[int]], batch_size: int = 32) -> np.nda
     also works inside :func:`pruned` (Hugging Face records hidden states by block class, which a substitute is not)."""
     import torch
 
-    from ..hidden import pad_id
 
     chunks = []
     with torch.inference_mode():
-        for _, inp, att in _batches(seqs, batch_size, pad_id(ad), ad.device):
+        for _, inp, att in _batches(seqs, batch_size, pad_id(ad.tokenizer), ad.device):
             outs = _block_outputs(ad, inp, att, with_input=True)
             keep = att.bool()
             chunks.append(torch.stack([o[keep] for o in outs]).float().cpu().numpy())
@@ -178,10 +176,9 @@ def distil(ad: Adapter, fits: dict, seqs: list[list[int]], steps: int = DISTIL_S
     and the loss curve."""
     import torch
 
-    from ..hidden import pad_id
 
     first = min(fits)
-    batches = list(_batches(seqs, batch_size, pad_id(ad), ad.device))
+    batches = list(_batches(seqs, batch_size, pad_id(ad.tokenizer), ad.device))
     teacher = []
     with torch.no_grad():
         for _, inp, att in batches:  # the full model's block outputs h^first..h^L, once

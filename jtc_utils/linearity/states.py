@@ -17,7 +17,7 @@ import json
 import numpy as np
 
 from .. import cache, sources
-from ..hidden import batches_by_length, pad_id
+from ..batching import batches_by_length, pad_id, right_pad
 from ..models import CAUSAL_FAMILIES, Adapter
 
 N_TOKENS = 16_000  # the paper's n (128 chunks of 512 characters: about 15-20 thousand tokens)
@@ -47,19 +47,6 @@ def sentence_ids(ad: Adapter, split: str, n_tokens: int = N_TOKENS, profile: str
                      f"ask for fewer tokens")
 
 
-def padded(seqs: list[list[int]], pad: int):
-    """Token id lists as one right-padded batch: ``(input ids, attention mask)``, long tensors."""
-    import torch
-
-    T = max(len(x) for x in seqs)
-    inp = torch.full((len(seqs), T), pad, dtype=torch.long)
-    att = torch.zeros((len(seqs), T), dtype=torch.long)
-    for r, x in enumerate(seqs):
-        inp[r, :len(x)] = torch.tensor(x)
-        att[r, :len(x)] = 1
-    return inp, att
-
-
 def extract(ad: Adapter, seqs: list[list[int]], batch_size: int = 32) -> dict:
     """``{"X": [L+1, n, d] float32, "position": [n]}``: every token's states of ``seqs`` (not cached)."""
     import torch
@@ -71,7 +58,7 @@ def extract(ad: Adapter, seqs: list[list[int]], batch_size: int = 32) -> dict:
     starts = np.concatenate([[0], np.cumsum([len(x) for x in seqs])])
     with torch.inference_mode():
         for idx in batches_by_length([len(x) for x in seqs], batch_size):
-            inp, att = padded([seqs[i] for i in idx], pad_id(ad))
+            inp, att = right_pad([seqs[i] for i in idx], pad_id(ad.tokenizer))
             S = ad.forward_states(inp, att).float().cpu().numpy()  # [L+1, B, T, d]
             for r, i in enumerate(idx):
                 m = len(seqs[i])

@@ -18,7 +18,11 @@ from functools import lru_cache
 
 import numpy as np
 
+from .. import device as devices
+from .. import models
+from ..batching import pad_id, right_pad
 from ..embedded import corpus, lexicon
+from . import score, states
 
 SWAPPABLE = ("city", "country", "country adjective", "river", "occupation", "currency", "first name", "surname")
 
@@ -86,7 +90,6 @@ class Classifier:
     def __init__(self, lm, n_classes: int = 2):
         import torch
 
-        from .. import device as devices
 
         self.lm = lm
         self.head = torch.nn.Linear(lm.config.n_embd, n_classes).to(devices.of(lm))  # drawn on the CPU
@@ -97,7 +100,6 @@ class Classifier:
     def __call__(self, inp, att):
         import torch
 
-        from .. import device as devices
 
         dev = devices.of(self.lm)
         inp, att = inp.to(dev), att.to(dev)
@@ -107,9 +109,8 @@ class Classifier:
 
 
 def _batch(tok, texts):
-    from .states import padded
 
-    return padded([tok(t, add_special_tokens=False)["input_ids"] for t in texts], 0)
+    return right_pad([tok(t, add_special_tokens=False)["input_ids"] for t in texts], pad_id(tok))
 
 
 def accuracy(clf: Classifier, tok, texts, labels, batch: int = 128) -> float:
@@ -132,8 +133,6 @@ def finetune(task: str, seed: int, steps: int, batch: int, lr: float, n_val: int
     import torch
     from tqdm.auto import tqdm
 
-    from .. import models
-    from . import score, states
 
     torch.manual_seed(seed)
     lm, tok = models.load("tiny-gpt2")

@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import shutil
 import time
 from dataclasses import asdict
@@ -33,9 +32,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..paths import ZOO_DIR, atomic_write_text, file_fingerprint
+from .. import device as devices
+from .. import models, training, zoo
+from ..embedded import corpus
+from ..paths import ZOO_DIR, atomic_write_bytes, atomic_write_text, file_fingerprint
+from . import prune, states, tasks
 from .artifacts import BASE, CARD, OUT_DIR, distil_file
 from .artifacts import card as load_card
+from .figures import DISTIL_K, DISTIL_SENTENCES, DISTIL_STRATEGIES, PRUNE_MODEL, block_scores
 
 SEEDS = (0, 1, 2)
 LAMBDAS = (0.0, 0.5, 2.0)  # 0.0 = plain training
@@ -94,11 +98,7 @@ def pretrain(lam: float | None, seed: int, texts: list[str] | None = None, steps
     With ``work`` set, a checkpoint there lets an interrupted run resume; ``stop_after`` stops there (after writing
     the checkpoint) as an interruption would, and returns None."""
     import torch
-    from tqdm.auto import tqdm
     from transformers import GPT2LMHeadModel
-
-    from .. import device as devices
-    from .. import zoo
 
     if lam is not None:
         lam = check_lambda(lam)
@@ -114,21 +114,14 @@ def pretrain(lam: float | None, seed: int, texts: list[str] | None = None, steps
         steps = min(len(batches), math.ceil(spec.tokens / (sum(len(x) for x in ids) / len(ids) * spec.batch)))
     if callable(snapshots):
         snapshots = snapshots(steps)
-    opt = torch.optim.AdamW(model.parameters(), lr=spec.lr, betas=(0.9, 0.98), weight_decay=0.01)
-    warm = max(1, steps // 20)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warm) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
+    opt, sched = training.adamw_warmup_cosine(model.parameters(), spec.lr, steps)
     rec = {"lambda": lam, "seed": seed, "steps": steps, "loss_curve": [], "penalty_curve": [], "tokens_seen": 0,
            "elapsed": 0.0}
     snaps = {}
     ckpt = None if work is None else work / "ckpt.pt"
-    step = 0
-    if ckpt is not None and ckpt.exists():
-        try:  # plain tensors and numbers only: a checkpoint cannot run pickled code
-            state = torch.load(ckpt, weights_only=True, map_location="cpu")
-        except Exception as e:  # noqa: BLE001 - unpickling errors, a damaged file
-            raise RuntimeError(f"the checkpoint {ckpt} cannot be loaded safely ({type(e).__name__}); delete it "
-                               f"(`rm {ckpt}`) and the run restarts from step 0") from None
+    start = 0
+    state = training.load_checkpoint(ckpt)
+    if state is not None:
         if state.get("key") != [lam, seed, steps, asdict(spec)]:
             import warnings
 
@@ -138,17 +131,17 @@ def pretrain(lam: float | None, seed: int, texts: list[str] | None = None, steps
             model.load_state_dict(state["model"])
             opt.load_state_dict(state["opt"])
             sched.load_state_dict(state["sched"])
-            rec, step = state["rec"], state["rec"]["step"]
+            rec, start = state["rec"], state["rec"]["step"]
             snaps = {int(k): v for k, v in state["snaps"].items()}
-    if 0 in snapshots and step == 0:
+    if 0 in snapshots and start == 0:
         snaps[0] = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
     special = set(tok.all_special_ids)
     model.train()
     t0 = time.time() - rec["elapsed"]
-    bar = tqdm(total=steps, initial=step, desc=f"{run_name(lam or 0.0, seed)}", disable=not progress)
-    while step < steps:
-        inp, att, labels = (t.to(dev) for t in zoo.collate(spec, [ids[j] for j in batches[step]], 0,
-                                                             seed * 1_000_003 + step, 0, len(tok), special))
+
+    def step(i: int) -> None:
+        inp, att, labels = (t.to(dev) for t in zoo.collate(spec, [ids[j] for j in batches[i]], 0,
+                                                             seed * 1_000_003 + i, 0, len(tok), special))
         if lam is None:
             loss = model(input_ids=inp, attention_mask=att, labels=labels).loss
             total, pen = loss, None
@@ -157,31 +150,24 @@ def pretrain(lam: float | None, seed: int, texts: list[str] | None = None, steps
             loss = model.loss_function(out.logits, labels, vocab_size=model.config.vocab_size)  # as the plain branch
             pen = cosine_penalty(states, att)
             total = loss + lam * pen
-        total.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        opt.zero_grad(set_to_none=True)
-        step += 1
+        training.optimiser_step(total, model.parameters(), opt, sched)
         rec["tokens_seen"] += int(att.sum())
         rec["loss_curve"].append(round(loss.item(), 4))
         if pen is not None:
             rec["penalty_curve"].append(round(pen.item(), 4))
-        bar.update(1)
-        if step in snapshots:
-            snaps[step] = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
-        if ckpt is not None and (step % ckpt_every == 0 or step == stop_after) and step < steps:
-            rec["step"], rec["elapsed"] = step, time.time() - t0
-            work.mkdir(parents=True, exist_ok=True)
-            tmp = ckpt.with_suffix(".tmp")
-            torch.save({"key": [lam, seed, steps, asdict(spec)], "model": model.state_dict(), "opt": opt.state_dict(),
-                        "sched": sched.state_dict(), "rec": rec, "snaps": {str(k): v for k, v in snaps.items()}}, tmp)
-            os.replace(tmp, ckpt)
-        if step == stop_after and step < steps:
-            bar.close()
-            return None
-    bar.close()
-    rec["step"] = step
+        if i + 1 in snapshots:
+            snaps[i + 1] = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+
+    def checkpoint(done: int) -> None:
+        rec["step"], rec["elapsed"] = done, time.time() - t0
+        training.save_checkpoint(ckpt, {"key": [lam, seed, steps, asdict(spec)], "model": model.state_dict(),
+                                        "opt": opt.state_dict(), "sched": sched.state_dict(), "rec": rec,
+                                        "snaps": {str(k): v for k, v in snaps.items()}})
+
+    if not training.loop(steps, start, step, desc=run_name(lam or 0.0, seed), progress=progress,
+                         checkpoint=None if ckpt is None else checkpoint, every=ckpt_every, stop_after=stop_after):
+        return None
+    rec["step"] = steps
     rec["train_time_s"] = round(time.time() - t0, 1)
     rec.pop("elapsed", None)
     model.eval()
@@ -199,7 +185,6 @@ def save_weights(state: dict, path: Path) -> str:
     """Write half-precision weights atomically; returns the file's SHA-256."""
     from safetensors.torch import save
 
-    from ..paths import atomic_write_bytes
 
     atomic_write_bytes(path, save(_half(state)))
     return file_fingerprint(path)
@@ -233,7 +218,6 @@ def card_markdown(card: dict) -> str:
 
 
 def run_pretraining(card: dict, progress: bool = True) -> None:
-    from .. import zoo
 
     texts = zoo.training_texts(0)
     spec = zoo.ZOO[BASE]
@@ -270,13 +254,11 @@ def run_pretraining(card: dict, progress: bool = True) -> None:
 def _tokenizer():
     from transformers import AutoTokenizer
 
-    from .. import zoo
 
     return AutoTokenizer.from_pretrained(zoo.GPT_TOKENIZER_DIR)
 
 
 def run_finetuning(card: dict, progress: bool = True) -> None:
-    from . import tasks
 
     for task in TASK_NAMES:
         for seed in SEEDS:
@@ -296,11 +278,6 @@ def run_distillation(card: dict, progress: bool = True) -> None:
     k in DISTIL_K, the least-squares replacements distilled layer-wise; the maps are stored in float32."""
     from safetensors.numpy import save
 
-    from .. import models
-    from ..embedded import corpus
-    from ..paths import atomic_write_bytes
-    from . import prune, states
-    from .figures import DISTIL_K, DISTIL_SENTENCES, DISTIL_STRATEGIES, PRUNE_MODEL, block_scores
 
     ad = models.adapter(PRUNE_MODEL)
     scores = block_scores(PRUNE_MODEL)
@@ -329,7 +306,6 @@ def run_distillation(card: dict, progress: bool = True) -> None:
 def main(argv=None):
     import torch
 
-    from .. import zoo
 
     ap = argparse.ArgumentParser(prog="python -m jtc_utils.linearity.train", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -338,7 +314,6 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--device", default="auto", help="auto (a GPU when there is one), cpu, cuda or cuda:N")
     args = ap.parse_args(argv)
-    from .. import device as devices
 
     if args.threads:
         torch.set_num_threads(args.threads)
