@@ -1,6 +1,7 @@
-// A click on a figure's image opens it alone, at its own size, over the page (jtc_utils.sphinx_ext); a wide
-// multi-panel figure then scrolls inside the overlay instead of being shrunk to the text column. Escape, a click
-// or the close button closes it.
+// A click on a figure's image opens it alone, at its own size, over the page (jtc_utils.sphinx_ext); a click on one
+// panel of a grid (jtc_utils.book.panels) opens the whole grid, its panels side by side at their own size, as the
+// figure was drawn. A wide figure scrolls inside the overlay instead of being shrunk to the text column. Escape, a
+// click beside the figure or the close button closes it.
 (function () {
   function open(img) {
     var box = document.createElement('div');
@@ -12,14 +13,24 @@
     close.className = 'jtc-enlarged-close';
     close.setAttribute('aria-label', 'Close');
     close.textContent = '×';
-    var big = document.createElement('img');
-    big.src = img.currentSrc || img.src;
-    big.alt = img.alt;
+    function copy(from) {
+      var c = document.createElement('img');
+      c.src = from.currentSrc || from.src;
+      c.alt = from.alt;
+      return c;
+    }
+    var panels = img.closest('div.jtc-panels');
+    var big = copy(img);
+    if (panels) {
+      big = document.createElement('div');
+      big.className = 'jtc-enlarged-panels';
+      panels.querySelectorAll('img').forEach(function (p) { big.appendChild(copy(p)); });
+    }
     box.appendChild(close);
     box.appendChild(big);
     function done() { box.remove(); document.removeEventListener('keydown', onKey); img.focus(); }
     function onKey(e) { if (e.key === 'Escape') done(); }
-    box.addEventListener('click', function (e) { if (e.target !== big) done(); });
+    box.addEventListener('click', function (e) { if (e.target.tagName !== 'IMG') done(); });
     close.addEventListener('click', done);
     document.addEventListener('keydown', onKey);
     document.body.appendChild(box);

@@ -126,6 +126,8 @@ def figure(trajectories: list[dict], mappings=MAPPINGS, title: str | None = None
 
 
 PLOTLY_JS = "../plotly.min.js"  # copied to the root of the built book from the plotly package (jtc_utils.runner)
+TEXT_MIN_PX = 30  # a cell narrower than this (a phone) shows no token text: the colours stay, the token is in the
+# axis label and on hover
 
 # draws the figure once its div comes within a screen of the viewport, loading plotly first if no view on the page
 # has: plotly (4.8 MB, 1.5 MB compressed) is then fetched only by a reader who scrolls to the view
@@ -134,8 +136,19 @@ _LAZY = """<script type="text/javascript">
   var div = document.getElementById(%(id)s);
   if (!div) { return; }
   var started = false;
+  function fit() {  // the cells' token text only where a column is wide enough to hold it
+    var xa = div._fullLayout && div._fullLayout.xaxis;
+    if (!xa) { return; }
+    var want = xa._length / (xa.range[1] - xa.range[0]) >= %(min_px)d ? "%%{text}" : "";
+    if (div._jtcText !== want) { div._jtcText = want; Plotly.restyle(div, {texttemplate: want}); }
+  }
   function draw() {
 %(draw)s
+    var tries = 0;
+    (function hook() {
+      if (div.on) { div.on("plotly_afterplot", fit); fit(); }
+      else if (tries++ < 100) { setTimeout(hook, 50); }
+    })();
   }
   function load() {
     if (started) { return; }
@@ -173,7 +186,8 @@ def html(fig, div_id: str) -> str:
     scripts = re.findall(r"<script>(.*?)</script>", out, flags=re.S)
     if len(scripts) != 1:
         raise RuntimeError(f"plotly's HTML has {len(scripts)} inline scripts, expected one: update layer_view.html")
-    lazy = _LAZY % {"id": json.dumps(div_id), "src": json.dumps(PLOTLY_JS), "draw": scripts[0]}
+    lazy = _LAZY % {"id": json.dumps(div_id), "src": json.dumps(PLOTLY_JS), "draw": scripts[0],
+                    "min_px": TEXT_MIN_PX}
     return out.replace(f"<script>{scripts[0]}</script>", lazy)
 
 

@@ -169,9 +169,8 @@ table("Jump to Conclusions, in the paper's regime", "claims-jtc-regime")
 # The two regimes side by side (shape verdicts and our numbers):
 
 # %% tags=["nbval-check-output"]
-display(regime.compare(groups["Jump to Conclusions, on the stand-in"][0], regime_records)
-        .style.set_uuid("claims-regime-compare").set_table_attributes('class="jtc-claims"')
-        .set_table_styles([{"selector": "td, th", "props": "text-align: left; white-space: normal"}]))
+display(claims.style(regime.compare(groups["Jump to Conclusions, on the stand-in"][0], regime_records),
+                     "claims-regime-compare", widths=False))
 
 # %% [markdown]
 # ## The papers around it

@@ -168,20 +168,28 @@ def test_the_checks_catch_raw_tex_and_broken_links(tmp_path):
 
 @pytest.mark.parametrize("device", list(WIDTHS))
 def test_a_figure_opens_at_full_size_and_closes(html, browser, device):
-    """A wide multi-panel figure is shrunk to the column (to a third of its size on a phone); a click shows it at
-    its own size over the page, scrollable, and Escape closes it."""
+    """A click on a figure shows it at its own size over the page, scrollable: a one-image figure as it is, a grid
+    (the lens chapter's first figure, four panels wrapped into the column) whole, its panels side by side at their
+    own size, as it was drawn; Escape closes it."""
     root, _ = html
-    with _opened(browser, root / "book" / "lenses.html", WIDTHS[device]) as (tab, errors):
-        img = tab.locator("figure.jtc-figure img").first
-        shown, natural = img.evaluate("i => [i.getBoundingClientRect().width, i.naturalWidth]")
-        assert shown < natural, "the first figure is not shrunk: pick a wider one for this test"
-        img.click()
-        big = tab.locator("div.jtc-enlarged img")
-        assert big.count() == 1
-        assert abs(big.evaluate("i => i.getBoundingClientRect().width") - natural) <= 1
-        tab.keyboard.press("Escape")
-        assert tab.locator("div.jtc-enlarged").count() == 0
-        assert not errors
+    for page in ("lenses", "sec5_early_exit"):
+        with _opened(browser, root / "book" / f"{page}.html", WIDTHS[device]) as (tab, errors):
+            fig = tab.locator("figure.jtc-figure").first
+            imgs = fig.locator("img")
+            natural = imgs.evaluate_all("l => l.map(i => i.naturalWidth)")
+            column = fig.evaluate("f => f.getBoundingClientRect().width")
+            imgs.first.click()
+            big = tab.locator("div.jtc-enlarged img")
+            assert big.count() == len(natural), page
+            widths = big.evaluate_all("l => l.map(i => i.getBoundingClientRect().width)")
+            assert all(abs(w - n) <= 1 for w, n in zip(widths, natural)), (page, widths, natural)
+            tops = big.evaluate_all("l => l.map(i => i.getBoundingClientRect().top)")
+            assert max(tops) - min(tops) < 2, (page, tops)  # one row, as drawn
+            if page == "lenses":
+                assert len(natural) > 1 and sum(widths) > column, (page, widths, column)
+            tab.keyboard.press("Escape")
+            assert tab.locator("div.jtc-enlarged").count() == 0
+            assert not errors, errors
 
 
 # per visible heatmap of the layer view: its number of columns, the bottom axis's tick labels, and the x range
@@ -192,7 +200,9 @@ _LAYER_VIEW_STATE = """() => {
   const bottom = axes.sort().slice(-1)[0];
   const labels = Array.from(gd.querySelectorAll('.' + bottom.replace('axis', '') + 'tick text'))
       .map(t => t.textContent);
+  const xa = gd._fullLayout.xaxis;
   return {columns: shown.map(t => t.z[0].length), labels: labels, range: gd._fullLayout[bottom].range,
+          text: shown.map(t => t.texttemplate), colpx: xa._length / (xa.range[1] - xa.range[0]),
           buttons: gd._fullLayout.updatemenus[0].buttons.length,
           menu: gd.querySelector('.updatemenu-container').getBoundingClientRect().width,
           plot: gd.getBoundingClientRect().width};
@@ -211,6 +221,8 @@ def test_the_layer_view_relabels_its_axis_for_every_sentence(html, browser, devi
 
 
 def _switch_every_sentence(tab):
+    from jtc_utils.layer_view import TEXT_MIN_PX
+
     assert not tab.evaluate("() => !!window.Plotly"), "plotly is loaded with the page, not when the view is reached"
     tab.locator("#layer-view").scroll_into_view_if_needed()
     tab.wait_for_function("() => document.getElementById('layer-view') && "
@@ -227,6 +239,8 @@ def _switch_every_sentence(tab):
         assert len(s["labels"]) == T and all(lab.startswith(f"{k}:") for k, lab in enumerate(s["labels"])), (i, s)
         assert abs(s["range"][0] + 0.5) < 1e-9 and abs(s["range"][1] - (T - 0.5)) < 1e-9, (i, s)
         assert s["menu"] <= s["plot"], (i, s)
+        # the cells' token text only where a column can hold it (a phone shows colours, the axis and the hover)
+        assert set(s["text"]) == {"%{text}" if s["colpx"] >= TEXT_MIN_PX else ""}, (i, s["colpx"], s["text"])
 
 
 FIRST_SCREEN = {"desktop": 900, "phone": 844}  # viewport heights: a laptop's, a phone's
