@@ -31,6 +31,8 @@ from functools import partial
 import torch
 import torch.nn.functional as F
 
+from . import device as devices
+
 PART_NAMES = ("ln_1", "attn", "ln_2", "ffn")
 # bump a runner's ``version`` whenever its arithmetic changes, even by rounding only: cached sub-module fits and FFN
 # states recorded with an older runner are then recomputed (a classifier trained on them turns float noise into
@@ -78,7 +80,6 @@ class Blocks:
         cfg = model.config
         if cfg.model_type != self.family:
             raise _unsupported(cfg.model_type)
-        from . import device as devices
 
         self.model = devices.on(model)  # on the current device (jtc_utils.device)
         self.device = devices.of(model)
@@ -131,8 +132,20 @@ class PreNormBlocks(Blocks):
     ``norms(j)`` (the two normalisations of block j), ``attn`` and ``mlp``."""
 
     PARTS = {"ln_1": (0, 1), "attn": (1, 2), "ln_2": (3, 4), "ffn": (4, 5)}
+    additive = True  # the FFN's output is added to the residual stream (Geva et al.'s sub-updates apply)
 
     def norms(self, j: int):
+        raise NotImplementedError
+
+    def ffn_weights(self, j: int) -> dict:
+        """Block ``j``'s feed-forward network as matrices in float64, ``u -> act(u K + b_K) [* (u K_up)] V + b_V``:
+        ``K`` [d, d_ff], ``b_K`` [d_ff], ``K_up`` [d, d_ff] (the gate's other half) or None, ``V`` [d_ff, d] (row i
+        is value vector v_i), ``b_V`` [d]."""
+        raise NotImplementedError
+
+    def value_projection(self, j: int):
+        """The module that multiplies block ``j``'s coefficients by its value vectors (its input is the
+        coefficients ``m``: a forward pre-hook on it sees and can change them)."""
         raise NotImplementedError
 
     def _steps(self, x, j, rep, mask):
@@ -179,6 +192,14 @@ class GPT2Blocks(PreNormBlocks):
     def mlp(self, x, j: int):
         m = self.blocks[j].mlp
         return self.act(x @ m.c_fc.weight + m.c_fc.bias) @ m.c_proj.weight + m.c_proj.bias
+
+    def ffn_weights(self, j: int) -> dict:
+        m = self.blocks[j].mlp  # Conv1D stores [in, out]
+        return {"K": m.c_fc.weight.detach().double(), "b_K": m.c_fc.bias.detach().double(), "K_up": None,
+                "V": m.c_proj.weight.detach().double(), "b_V": m.c_proj.bias.detach().double()}
+
+    def value_projection(self, j: int):
+        return self.blocks[j].mlp.c_proj
 
     def norms(self, j: int):
         return self.blocks[j].ln_1, self.blocks[j].ln_2
@@ -242,6 +263,16 @@ class LlamaBlocks(PreNormBlocks):
         return F.linear(self.act(F.linear(x, m.gate_proj.weight)) * F.linear(x, m.up_proj.weight),
                         m.down_proj.weight)
 
+    def ffn_weights(self, j: int) -> dict:
+        m = self.blocks[j].mlp  # Linear stores [out, in]; no biases
+        K = m.gate_proj.weight.detach().double().T
+        return {"K": K, "b_K": torch.zeros(K.shape[1], dtype=torch.float64),
+                "K_up": m.up_proj.weight.detach().double().T, "V": m.down_proj.weight.detach().double().T,
+                "b_V": torch.zeros(self.d, dtype=torch.float64)}
+
+    def value_projection(self, j: int):
+        return self.blocks[j].mlp.down_proj
+
     def norms(self, j: int):
         return self.blocks[j].input_layernorm, self.blocks[j].post_attention_layernorm
 
@@ -255,6 +286,7 @@ class BertBlocks(Blocks):
 
     family = "bert"
     PARTS = {"attn": (0, 1), "ln_1": (2, 3), "ffn": (3, 4), "ln_2": (5, 6)}
+    additive = False  # post-norm: the block output is LN(r + o), the FFN update is not added to the stream
 
     def __init__(self, model):
         super().__init__(model)
@@ -304,3 +336,12 @@ def runner_for(model) -> Blocks:
     if t not in runners:
         raise _unsupported(t)
     return runners[t](model)
+
+
+def norm_without_shift(norm, v):
+    """A final normalisation without its additive part: LayerNorm's ``w * (v - mean) / std`` without ``+ b``;
+    RMSNorm, which has no shift, as it is."""
+    if isinstance(norm, torch.nn.LayerNorm):
+        c = v - v.mean(-1, keepdim=True)
+        return norm.weight * c / torch.sqrt(c.pow(2).mean(-1, keepdim=True) + norm.eps)
+    return norm(v)

@@ -18,6 +18,7 @@ import re
 import numpy as np
 
 from . import figdata, verdicts
+from .early_exit import curve_points
 
 # the zoo has half the paper's depth; "layer 44 of 48" is compared at the same relative depth
 
@@ -319,8 +320,6 @@ def c9(get):
 
 
 def _interp_early(d, m):
-    from .early_exit import curve_points
-
     x, y = curve_points(figdata.as_array(d["early"][m]["x"]), figdata.as_array(d["early"][m]["y"]))
     L = d["n_layers"]
     grid = np.arange(1, L)

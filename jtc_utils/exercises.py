@@ -13,7 +13,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import figdata
+from . import claims, figdata, linear, zoo
+from .early_exit import layers_saved
+from .embedded import corpus
 
 # label -> (figures the check reads, check); a check returns None when the answer passes, else a hint
 CHECKS: dict[str, tuple[tuple[str, ...], Callable[[Any, dict], str | None]]] = {}
@@ -147,8 +149,6 @@ def _(answer, d):
 
 @exercise("ex-sec5-target", "fig8")
 def _(answer, d):
-    from .early_exit import layers_saved
-
     f = d["fig8"]
     s = {m: layers_saved(f["early"][m]["x"], f["early"][m]["y"], f["n_layers"], 0.90)["saved"] for m in ("mat", "id")}
     return _close(answer, s["mat"] - s["id"], 1e-9, "layers mat saves over id at a 90% target")
@@ -242,8 +242,6 @@ def _(answer, d):
 
 @exercise("ex-claims-almost")
 def _(answer, d):
-    from . import claims, linear
-
     figs = claims.available(claims.default_get, ("fig2", "fig3", "fig12", "fig13", "fig22", "fig23", "fig24",
                                                   "fig25"))
     share = min(linear.r2_summary(figdata.as_array(v["r2_mat"]), figdata.as_array(v["r2_id"]))["share_mat_above_id"] for v in figs.values())
@@ -252,8 +250,6 @@ def _(answer, d):
 
 @exercise("ex-claims-magnitudes")
 def _(answer, d):
-    from . import claims
-
     n = sum(bool(r["magnitude"]["holds"]) for r in (f(claims.default_get) for f in claims.CLAIMS.values())
             if r["magnitude"])
     return None if int(answer) == n else "judge the magnitude rules without the mask (call the claim functions)"
@@ -263,8 +259,6 @@ def _(answer, d):
 
 @exercise("ex-world-best")
 def _(answer, d):
-    from . import zoo
-
     gpt = [m for m in zoo.ZOO if zoo.load_card(m)["family"] == "gpt2"]
     best = min(gpt, key=lambda m: zoo.load_card(m)["heldout"]["loss"])
     return None if answer == best else "compare the held-out loss on the model cards (GPT-style models)"
@@ -272,8 +266,6 @@ def _(answer, d):
 
 @exercise("ex-world-length")
 def _(answer, d):
-    from .embedded import corpus
-
     n = np.mean([sum(lab != "punct" for _, lab in s.words()) for s in corpus.pool("news", "validation", n=1000)])
     return _close(answer, n, 1e-9, "the mean number of words")
 

@@ -10,9 +10,9 @@ from functools import cached_property
 
 import numpy as np
 
-from . import cache, linear, models, profiles, validate, verdicts
+from . import cache, linear, models, predictions, profiles, validate, verdicts
 from .hidden import hidden_states, samples_identity
-from .samples import Samples, make_samples
+from .samples import make_samples, Samples
 
 
 class Experiment:
@@ -91,7 +91,6 @@ class Experiment:
     def predictions(self) -> dict:
         """Per-sample, per-layer predictions of ``mat`` and ``id`` on the validation set (paper section 4; see
         :func:`jtc_utils.predictions.per_sample`). Computed once per experiment, shared by every figure."""
-        from . import predictions
 
         return predictions.per_sample(self)
 

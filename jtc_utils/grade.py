@@ -45,7 +45,10 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from .paths import BOOK_DIR, CACHE_DIR, NOTEBOOKS_DIR, ROOT, atomic_write_text
+from . import exercises
+from . import student as edition
+from .paths import atomic_write_text, BOOK_DIR, CACHE_DIR, NOTEBOOKS_DIR, ROOT
+from .progress import show_progress
 
 RESULTS = ("✓", "✗", "error")
 KERNEL_NAME = "__jtc_grade__"  # the recorder's name in the submission's kernel
@@ -212,14 +215,13 @@ def reference_page(page: str, reference: Path = NOTEBOOKS_DIR):
     """The student edition of ``page`` from the book's source in ``reference``."""
     import jupytext
 
-    from . import student
 
     source = Path(reference) / f"{page}.py"
     if not source.is_file():
         pages = sorted(p.stem for p in Path(reference).glob("*.py"))
         raise ValueError(f"{page!r} is not a page of the book (pages: {', '.join(pages)}): name each submitted "
                          "notebook as its page")
-    return student.strip(jupytext.read(source))
+    return edition.strip(jupytext.read(source))
 
 
 def answer_cells(nb) -> dict[str, str]:
@@ -317,7 +319,6 @@ def grade_one(student: str, path: Path, out: Path, reference: Path, timeout: int
     """Grade one submitted notebook; every failure becomes rows, never an exception."""
     import nbformat
 
-    from . import exercises
 
     page = path.stem
     if path.suffix != ".ipynb":
@@ -420,7 +421,6 @@ def grade(submissions: Path, out: Path, reference: Path = NOTEBOOKS_DIR, timeout
     """Grade every student's notebooks under ``submissions`` (one folder per student) into ``out``."""
     from tqdm.auto import tqdm
 
-    from .progress import show_progress
 
     submissions, out, reference = Path(submissions).resolve(), Path(out).resolve(), Path(reference).resolve()
     if not submissions.is_dir():

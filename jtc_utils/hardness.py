@@ -27,9 +27,9 @@ from collections import Counter, defaultdict
 import numpy as np
 
 from . import figures, predictions, profiles
-from .embedded import corpus as world_corpus
-from .embedded import leaks
+from .embedded import corpus as world_corpus, leaks
 from .embedded.world import PRESENT
+from .paths import atomic_write_text
 
 CONFIDENT = 0.9
 
@@ -128,7 +128,6 @@ def main(argv=None) -> int:
            "report": r}
     text = json.dumps(doc, indent=1, sort_keys=True)
     if args.save:
-        from .paths import atomic_write_text
 
         atomic_write_text(Path(args.save), text + "\n")
     print(text)

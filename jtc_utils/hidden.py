@@ -18,7 +18,9 @@ import numpy as np
 
 from . import cache
 from .batching import batches_by_length, pad_id, right_pad
-from .models import Adapter
+from .models import Adapter, CAUSAL_FAMILIES
+from .paths import atomic_write_text
+from .progress import show_progress
 from .samples import Samples
 
 
@@ -43,7 +45,6 @@ def padded_batches(family: str, s: Samples, batch_size: int, pad: int = 0):
     ones the whole sentence (already holding ``[MASK]``)."""
     import torch
 
-    from .models import CAUSAL_FAMILIES
 
     seqs = [ids[:p + 1] if family in CAUSAL_FAMILIES else ids for ids, p in zip(s.input_ids, s.positions)]
     for idx in batches_by_length([len(x) for x in seqs], batch_size):
@@ -143,7 +144,6 @@ def _slice_of_extraction(ad: Adapter, s: Samples, batch_size: int) -> np.ndarray
 def _record_extraction(ad: Adapter, s: Samples, batch_size: int, path) -> None:
     import json
 
-    from .paths import atomic_write_text
 
     index = _index_path(ad, s, batch_size)
     entries = [e for e in _read_index(index) if e["file"] != path.name]
@@ -154,7 +154,6 @@ def _record_extraction(ad: Adapter, s: Samples, batch_size: int, path) -> None:
 def hidden_states(ad: Adapter, s: Samples, batch_size: int | None = None, progress: bool | None = None) -> np.ndarray:
     """``X[l, i] = h^l`` at sample i's position, float32 array of shape [L+1, n, d]; ``batch_size`` defaults to
     :func:`default_batch`. Samples that begin a larger set already extracted are sliced out of it."""
-    from .progress import show_progress
 
     batch_size = default_batch(ad) if batch_size is None else batch_size
     key = {"what": "hidden", "model": ad.identity, "samples": samples_identity(s), "batch": batch_size}

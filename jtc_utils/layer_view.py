@@ -12,6 +12,7 @@ In a live notebook call ``.show()`` on the figure instead, for any typed sentenc
 from __future__ import annotations
 
 from . import predictions, top_tokens
+from .lenses import get
 
 MAPPINGS = ("id", "mat")
 LENSES = ("tuned",)  # trained lenses the view can show beside the paper's two (committed in zoo/lenses)
@@ -62,8 +63,6 @@ def trajectory(exp, sentence: str | None = None, ids=None, mappings=MAPPINGS) ->
 
 
 def _lens(exp, name: str):
-    from .lenses import get
-
     return get(name, seed=0).fit(exp)
 
 

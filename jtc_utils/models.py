@@ -21,6 +21,11 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 
+from . import device as devices, real_models, zoo
+from .paths import file_fingerprint
+from .progress import show_progress
+from .zoo import manifest_digest, ZOO
+
 
 HF_MODELS = ("gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base-uncased", "bert-large-uncased")
 # the decoders of the related papers, by hub id: N-NJTC (GPT2-XL, Phi3-Mini, Llama2-7B) and "Your Transformer is
@@ -35,8 +40,6 @@ class ModelUnavailableError(RuntimeError):
 
 
 def zoo_names() -> list[str]:
-    from .zoo import ZOO
-
     return list(ZOO)
 
 
@@ -66,7 +69,6 @@ def family_of(model) -> str:
 
 def _check_zoo_dir(name: str):
     """The zoo model's folder, after checking every file against the zoo's checksums (``zoo/SHA256SUMS``)."""
-    from . import zoo
 
     path = zoo.ZOO_DIR / name
     problems = zoo.verify_files(name)
@@ -196,8 +198,6 @@ def load(name: str, dtype=None):
     import torch
     from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
-    from . import real_models
-    from .progress import show_progress
 
     if not show_progress():  # keep saved notebooks free of "Loading weights" bars
         import transformers
@@ -324,7 +324,6 @@ class Adapter:
     def device(self):
         """Where the model runs: the current setting of :mod:`jtc_utils.device`; the model moves there the first
         time it is used after the setting changed."""
-        from . import device as devices
 
         return devices.of(devices.on(self.model))
 
@@ -392,7 +391,6 @@ def _folder_digest(folder) -> str:
     import hashlib
     from pathlib import Path
 
-    from .paths import file_fingerprint
 
     h = hashlib.sha256()
     for f in sorted(p for p in Path(folder).iterdir() if p.is_file()):
@@ -407,8 +405,6 @@ def model_identity(ad: Adapter) -> str:
     import hashlib
     import json
 
-    from . import real_models
-    from .zoo import ZOO, manifest_digest
 
     if ad.name in ZOO:
         return "zoo:" + manifest_digest(ad.name)

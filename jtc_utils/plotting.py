@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from .early_exit import curve_points
+
 
 def r2_heatmaps(r2_mat: np.ndarray, r2_id: np.ndarray, title: str | None = None, figsize=(15, 8.27)):
     """The paper's r² heatmap pair (spec 3.3): ``mat`` left, ``id`` right; rows = source layer l (0 at the top),
@@ -114,7 +116,6 @@ def surprisal_curves(curves: dict, mappings=("mat", "id"), title=None, ax=None):
 def early_exit_plot(data: dict, title=None, ax=None):
     """Precision@1 against the mean number of layers processed (Figs 8, 9, 20, 21): early exit thick, fixed exit
     thin; mat blue solid, id red dashed; points sorted by x, equal x averaged."""
-    from .early_exit import curve_points
 
     L = data["n_layers"]
     with sns.plotting_context("notebook", font_scale=1.3), sns.axes_style("darkgrid"):

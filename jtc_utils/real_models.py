@@ -25,6 +25,7 @@ from pathlib import Path
 
 from .packaged import PackagedFile
 from .paths import CACHE_DIR, file_fingerprint, replace_dir
+from .progress import show_progress
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,6 @@ def convert_gguf(gguf: Path, out: Path, progress: bool | None = None) -> None:
     from safetensors.torch import save_file
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from .progress import show_progress
 
     quiet = not (show_progress() if progress is None else progress)
     if quiet:

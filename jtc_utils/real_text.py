@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from .embedded import corpus
 from .packaged import PackagedFile
 
 # the paper's split sizes (its appendix A): Wikipedia 9,000 / 3,000, the news set 9,000 / 1,000
@@ -212,7 +213,6 @@ def _build(domain: str, seed: int) -> dict:
 
 def sentences(domain: str, split: str, n: int | None = None, seed: int = 0) -> list[str]:
     """The ``split`` sentences of real ``domain`` (``wiki`` or ``bbc``), first ``n`` (default all)."""
-    from .embedded import corpus
 
     data = _build(domain, seed)
     return corpus.take_split(data["train"] + data["validation"], sizes(domain), domain, split, n)

@@ -30,7 +30,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from .paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT, ZOO_DIR, atomic_write_bytes, atomic_write_text
+from . import device as devices
+from .cache import file_fingerprint
+from .paths import atomic_write_bytes, atomic_write_text, BOOK_DIR, NOTEBOOKS_DIR, ROOT, ZOO_DIR
 
 CELL_TIMEOUT = 1800
 
@@ -193,7 +195,6 @@ def inputs_fingerprint(name: str, profile: str) -> str:
     configs, tokenizers; the trained lenses only for pages that import the lens package) and the profile. A stored
     page with the same fingerprint is up to date (provided its data files are the ones it recorded, see
     :func:`up_to_date`)."""
-    from .cache import file_fingerprint
 
     source = NOTEBOOKS_DIR / f"{name}.py"
     h = hashlib.sha256(f"{name}/{profile}".encode())
@@ -257,7 +258,6 @@ def page_record(name: str) -> dict | None:
 
 def data_mismatches(record: dict) -> list[str]:
     """The data files a page recorded that are missing from ``book/data`` or differ from what the page saw."""
-    from .cache import file_fingerprint
 
     out = []
     for fname, digest in (record.get("data") or {}).items():
@@ -329,7 +329,6 @@ def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT, devic
     import nbformat
     import papermill as pm
 
-    from .cache import file_fingerprint
 
     src = NOTEBOOKS_DIR / f"{name}.py"
     if not src.exists():
@@ -343,7 +342,6 @@ def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT, devic
     saved_env = {k: os.environ.get(k) for k in ("JTC_PROGRESS", "JTC_DATA_OUT", "PYTHONWARNINGS", "JTC_DEVICE")}
     params = {"profile": profile}
     if device is not None:
-        from . import device as devices
 
         devices.resolve(device)  # an absent GPU fails here, before any kernel starts
         os.environ["JTC_DEVICE"] = params["device"] = device
@@ -479,7 +477,6 @@ def main(argv=None):
     if args.build_only and (args.only or args.force):
         ap.error("--build-only renders the stored pages and executes nothing: drop --only/--force")
     if args.device is not None:
-        from . import device as devices
 
         try:
             devices.resolve(args.device)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import sources
+from .models import CAUSAL_FAMILIES, FAMILIES
 
 
 @dataclass
@@ -56,7 +57,6 @@ def _label(sentence, offsets, family: str):
 def make_samples(tokenizer, family: str, domain: str, split: str, n: int | None = None, profile: str = "tiny",
                  seed: int = 0) -> Samples:
     """Tokenize the sentences of ``domain``/``split`` and draw one position per sentence (seeded)."""
-    from .models import CAUSAL_FAMILIES, FAMILIES
 
     if family not in FAMILIES:
         raise ValueError(f"unknown model family {family!r}; supported: {', '.join(FAMILIES)}")

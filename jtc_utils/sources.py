@@ -17,8 +17,9 @@ import tarfile
 import urllib.request
 from dataclasses import dataclass
 
+from . import real_text
 from .embedded import corpus
-from .paths import CACHE_DIR, atomic_write_text
+from .paths import atomic_write_text, CACHE_DIR
 
 PROFILE_DOMAINS = {"tiny": ("encyclopedia", "news"), "real": ("wiki", "bbc"), "paper": ("wikipedia", "leipzig")}
 PAPER_SIZES = {"wikipedia": {"train": 9000, "validation": 3000}, "leipzig": {"train": 9000, "validation": 1000}}
@@ -46,7 +47,6 @@ def sentences(profile: str, domain: str, split: str, n: int | None = None, seed:
     if profile == "tiny":
         return corpus.pool(domain, split, n=n, seed=seed)
     if profile == "real":
-        from . import real_text
 
         return [TextSentence(t) for t in real_text.sentences(domain, split, n=n, seed=seed)]
     pool = wikipedia_pool(seed) if domain == "wikipedia" else leipzig_pool(seed)

@@ -21,7 +21,9 @@ import re
 from pathlib import Path
 
 from . import profiles
-from .paths import NOTEBOOKS_DIR, ROOT, atomic_write_text
+from .paths import atomic_write_text, CACHE_DIR, NOTEBOOKS_DIR, ROOT
+from .progress import show_progress
+from .runner import inputs_fingerprint, notebook_names
 
 # the real model's training and validation sentences in the student edition: the tests' subset (the book's pages
 # run on 9,000 and 3,000; executing them at that size costs minutes per page on two cores)
@@ -112,7 +114,6 @@ def build(out_dir: Path | str = ROOT / "student", replace: bool = False) -> tupl
     import jupytext
     import nbformat
 
-    from .runner import notebook_names
 
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -158,9 +159,6 @@ def fill(progress: bool | None = None) -> dict[str, float]:
     import papermill as pm
     from tqdm.auto import tqdm
 
-    from .paths import CACHE_DIR
-    from .progress import show_progress
-    from .runner import inputs_fingerprint, notebook_names
 
     record = CACHE_DIR / FILL_RECORD
     done = json.loads(record.read_text()) if record.exists() else {}

@@ -22,9 +22,9 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from . import training
+from . import device as devices, training
 from .embedded import corpus
-from .paths import ZOO_DIR, atomic_write_text, file_fingerprint, replace_dir
+from .paths import atomic_write_text, file_fingerprint, replace_dir, ZOO_DIR
 
 GPT_TOKENIZER_DIR = ZOO_DIR / "tokenizer-gpt"
 BERT_TOKENIZER_DIR = ZOO_DIR / "tokenizer-bert"
@@ -175,7 +175,6 @@ def train_model(spec: Spec, seed: int = 0, texts: list[str] | None = None, progr
     import torch
     from transformers import AutoTokenizer, BertForMaskedLM, GPT2LMHeadModel
 
-    from . import device as devices
 
     torch.manual_seed(seed)
     tok = AutoTokenizer.from_pretrained(GPT_TOKENIZER_DIR if spec.family == "gpt2" else BERT_TOKENIZER_DIR)
@@ -250,7 +249,6 @@ def evaluate(model, tok, spec: Spec, train_texts: list[str], seed: int, n: int =
     accuracy (15% masking, seeded)."""
     import torch
 
-    from . import device as devices
 
     val = [s.text for d in corpus.DOMAINS for s in corpus.pool(d, "validation", n=n, seed=seed)]
     ids = encode_texts(spec, tok, val)
@@ -454,7 +452,6 @@ def main(argv=None):
         return
     import torch
 
-    from . import device as devices
 
     if args.threads:
         torch.set_num_threads(args.threads)

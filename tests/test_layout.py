@@ -139,3 +139,33 @@ def test_a_built_wheel_holds_every_subpackage():
     found = set(find_packages(str(ROOT), include=conf["include"]))
     folders = {".".join(p.parent.relative_to(ROOT).parts) for p in PKG.rglob("__init__.py")}
     assert found == folders
+
+
+_HEAVY = re.compile(r"(?m)^(?:import|from) (?:torch|transformers|matplotlib|seaborn|plotly|sklearn)\b")
+
+
+def _module_level(name: str, path: Path) -> set[str]:
+    return {t for t, _, _, node in _imports(name, path) if node.col_offset == 0 and t in MODULES}
+
+
+def test_a_function_imports_a_module_of_the_package_only_to_defer_a_heavy_one():
+    """Imports sit at the top of a module; a function may import another module of the package only where that
+    module would load torch, transformers or a plotting library at import time and the importing module does not."""
+    top = {name: _module_level(name, path) for name, path in MODULES.items()}
+    heavy = {name for name, path in MODULES.items() if _HEAVY.search(path.read_text())}
+
+    def loads_heavy(name, seen=None):
+        seen = set() if seen is None else seen
+        if name in heavy:
+            return True
+        seen.add(name)
+        return any(loads_heavy(t, seen) for t in top[name] if t not in seen)
+
+    found = []
+    for name, path in MODULES.items():
+        for target, _, _, node in _imports(name, path):
+            if node.col_offset == 0 or target not in MODULES:  # a statement of the module itself
+                continue
+            if not (loads_heavy(target) and not loads_heavy(name)):
+                found.append(f"{name}: line {node.lineno} imports {target} inside a function")
+    assert not found, found

@@ -21,9 +21,10 @@ from __future__ import annotations
 import numpy as np
 
 from .. import cache, validate
-from ..blocks import runner_for
 from ..batching import pad_id
+from ..blocks import runner_for
 from ..hidden import padded_batches, samples_identity
+from ..progress import show_progress
 
 BATCH = 64
 
@@ -37,31 +38,19 @@ class FFN:
     ``output(j, m)`` for block ``j`` (0-based)."""
 
     def __init__(self, adapter):
-        family = adapter.family
-        if family == "bert":
+        self.adapter, self.family = adapter, adapter.family
+        self.run = runner_for(adapter.model)
+        if not self.run.additive:
             raise NotAdditiveError(
                 f"{adapter.name} is a BERT-style (post-norm) model: its block output is LN(r + o), so the FFN update "
                 f"o is not added to the residual stream and its sub-updates do not sum to the change of the logits "
                 f"(Geva et al. study decoders; their Limitations name MLM encoders as open). Use a GPT-style model.")
         import torch
 
-        self.adapter, self.family = adapter, family
-        self.run = runner_for(adapter.model)
         self.n_layers, self.d = self.run.n_layers, self.run.d
-        blocks = self.run.blocks
-        with torch.no_grad():
-            if family == "gpt2":
-                self._K = [b.mlp.c_fc.weight.detach().double() for b in blocks]
-                self._bK = [b.mlp.c_fc.bias.detach().double() for b in blocks]
-                self._V = [b.mlp.c_proj.weight.detach().double() for b in blocks]
-                self._bV = [b.mlp.c_proj.bias.detach().double() for b in blocks]
-            else:  # llama: gate/up/down are Linear ([out, in])
-                self._K = [b.mlp.gate_proj.weight.detach().double().T for b in blocks]
-                self._K_up = [b.mlp.up_proj.weight.detach().double().T for b in blocks]
-                self._bK = [torch.zeros(self._K[0].shape[1], dtype=torch.float64)] * len(blocks)
-                self._V = [b.mlp.down_proj.weight.detach().double().T for b in blocks]
-                self._bV = [torch.zeros(self.d, dtype=torch.float64)] * len(blocks)
-        self.d_ff = self._V[0].shape[0]
+        with torch.no_grad():  # the block runner knows where each family keeps its FFN weights
+            self._w = [self.run.ffn_weights(j) for j in range(self.n_layers)]
+        self.d_ff = self._w[0]["V"].shape[0]
 
     def __repr__(self) -> str:
         return f"FFN({self.adapter.name!r}, {self.n_layers} blocks, d={self.d}, d_ff={self.d_ff})"
@@ -76,10 +65,10 @@ class FFN:
 
     def values(self, j: int) -> np.ndarray:
         """V of block j, [d_ff, d] float64: row i is value vector v_i."""
-        return self._V[self.check_block(j)].cpu().numpy()
+        return self._w[self.check_block(j)]["V"].cpu().numpy()
 
     def value_bias(self, j: int) -> np.ndarray:
-        return self._bV[self.check_block(j)].cpu().numpy()
+        return self._w[self.check_block(j)]["b_V"].cpu().numpy()
 
     def all_values(self) -> np.ndarray:
         """Every value vector of the model, [L * d_ff, d] float64, block by block."""
@@ -99,17 +88,18 @@ class FFN:
 
         j = self.check_block(j)
         u = self.ffn_input(j, r).double()
+        w = self._w[j]
         with torch.no_grad():
-            if self.family == "gpt2":
-                m = self.run.act(u @ self._K[j] + self._bK[j])
-            else:
-                m = self.run.act(u @ self._K[j]) * (u @ self._K_up[j])
+            if w["K_up"] is None:
+                m = self.run.act(u @ w["K"] + w["b_K"])
+            else:  # a gated FFN (LLaMA): act(u K) * (u K_up), no bias
+                m = self.run.act(u @ w["K"]) * (u @ w["K_up"])
         return m.cpu().numpy()
 
     def output(self, j: int, m) -> np.ndarray:
         """o = m V + b_V [n, d] from coefficients m."""
         j = self.check_block(j)
-        return np.asarray(m, dtype=np.float64) @ self._V[j].cpu().numpy() + self._bV[j].cpu().numpy()
+        return np.asarray(m, dtype=np.float64) @ self._w[j]["V"].cpu().numpy() + self._w[j]["b_V"].cpu().numpy()
 
     def module_output(self, j: int, r) -> np.ndarray:
         """The model's own FFN (``mlp``) on ln_2(r), through the block runner in the model's precision."""
@@ -125,7 +115,7 @@ def record_mid(adapter, s, progress: bool = False) -> np.ndarray:
     from tqdm.auto import tqdm
 
     run = runner_for(adapter.model)
-    if run.family == "bert":
+    if not run.additive:
         raise NotAdditiveError(f"{adapter.name} is BERT-style (post-norm); mid-block states of pre-norm decoders only")
     L, n = run.n_layers, len(s)
     out = np.zeros((L, n, run.d), dtype=np.float32)
@@ -143,7 +133,6 @@ def record_mid(adapter, s, progress: bool = False) -> np.ndarray:
 
 def mid_states(exp, split: str = "validation") -> np.ndarray:
     """[L, n, d] mid-block states of ``exp``'s ``split`` samples (``train`` or ``validation``), cached on disk."""
-    from ..progress import show_progress
 
     if split not in ("train", "validation"):
         raise ValueError(f"unknown split {split!r}; choose 'train' or 'validation'")

@@ -19,9 +19,10 @@ import numpy as np
 
 from .. import early_exit, figure_registry, profiles, verdicts
 from ..embedded import lexicon
-from . import claims as _claims  # noqa: F401  (the chapter's claims register with its figures)
+from ..figures import experiment as shared
 from . import clusters, concepts, decompose, exit_rule, matffn, steering, subupdates, vocab
 from .decompose import FFN, mid_states
+from . import claims as _claims  # noqa: F401  (the chapter's claims register with its figures)
 
 FFN_FIGURES = {"geva_tab2": None, "geva_fig2": "gpt12", "geva_fig4": "gpt12", "geva_fig6": "gpt24",
                "geva_tab4": "gpt24", "geva_fig3": "gpt24", "geva_tab10": "gpt24", "geva_tab6": "gpt24",
@@ -32,15 +33,11 @@ VALUE_TABLE_TOP = 10
 
 
 def experiment(profile: str, role: str, n_train=None, n_val=None, seed: int = 0):
-    from ..figures import experiment as shared
-
     p = profiles.get(profile)
     return shared(p.role(role), p.main_domain, profile, n_train, n_val, seed)
 
 
 def _model_experiment(model: str, profile: str, seed: int):
-    from ..figures import experiment as shared
-
     return shared(model, profiles.get(profile).main_domain, profile, None, None, seed)
 
 

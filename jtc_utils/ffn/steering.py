@@ -20,6 +20,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from .. import verdicts
+from ..blocks import runner_for
 from ..embedded import corpus
 from . import vocab
 from .decompose import FFN
@@ -68,8 +69,9 @@ def random_values(ffn: FFN, n: int = N_VALUES, seed: int = 0) -> list[tuple[int,
 @contextmanager
 def forced(model, chosen, coef: float = COEF):
     """Within the block, every position's coefficient m_i of the chosen (block, neuron) pairs is ``coef`` (a
-    forward pre-hook on GPT-2's ``mlp.c_proj``, whose input is m)."""
+    forward pre-hook on the block's value projection, whose input is m: GPT-2's ``mlp.c_proj``)."""
     coef = check_coefficient(coef)
+    run = runner_for(model)
     by_block: dict[int, list[int]] = {}
     for j, i in chosen:
         by_block.setdefault(j, []).append(i)
@@ -84,7 +86,7 @@ def forced(model, chosen, coef: float = COEF):
 
     try:
         for j, idx in by_block.items():
-            handles.append(model.transformer.h[j].mlp.c_proj.register_forward_pre_hook(hook(idx)))
+            handles.append(run.value_projection(j).register_forward_pre_hook(hook(idx)))
         yield
     finally:
         for h in handles:

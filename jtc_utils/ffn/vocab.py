@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..blocks import norm_without_shift
+
 READINGS = ("raw", "ln", "ln_nobias")
 CHUNK = 1024
 
@@ -29,11 +31,7 @@ def _transform(adapter, vectors, reading: str):
     norm = adapter.final_norm
     if reading == "ln":
         return norm(v)
-    w = norm.weight
-    if adapter.family == "gpt2":
-        c = v - v.mean(-1, keepdim=True)
-        return w * c / torch.sqrt(c.pow(2).mean(-1, keepdim=True) + norm.eps)
-    return norm(v)  # RMSNorm has no shift: ln and ln_nobias coincide
+    return norm_without_shift(norm, v)  # RMSNorm has no shift: ln and ln_nobias coincide
 
 
 def unembedding(adapter):

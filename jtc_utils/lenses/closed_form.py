@@ -14,7 +14,7 @@ import weakref
 
 import numpy as np
 
-from .. import linear
+from .. import linear, validate
 from .base import LensError
 
 
@@ -53,8 +53,6 @@ class RankFamily:
 
 
 def check_rank(rank, d: int | None = None) -> int:
-    from .. import validate
-
     try:
         rank = validate.integer(rank, "rank", minimum=1, example="rank=4")
     except (TypeError, ValueError) as e:

@@ -22,9 +22,10 @@ import hashlib
 import numpy as np
 
 from .. import cache, figure_registry, linear, profiles
-from . import claims as _claims  # noqa: F401  (the chapter's claims register with its figures)
+from ..hidden import samples_identity
 from . import closed_form, evaluate, registry
 from .base import Lens
+from . import claims as _claims  # noqa: F401  (the chapter's claims register with its figures)
 
 RANK = 4  # the zoo's rank (spec 3.2 item 3); the paper profile uses floor(d/100)
 SEEDS = (0, 1, 2)
@@ -69,8 +70,6 @@ def _lens_digest(ln: Lens) -> str:
 
 
 def _eval_key(exp, ln: Lens, layers) -> dict:
-    from ..hidden import samples_identity
-
     return {"what": "lens-eval", "version": 3, "model": exp.adapter.identity, "val": samples_identity(exp.val),
             "lens": _lens_digest(ln), "layers": None if layers is None else list(layers), "ks": list(evaluate.KS)}
 
@@ -291,8 +290,6 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
     params = {"profile": profile, "model": exp.model_name, "paper_model": profiles.PAPER_NAME.get(exp.model_name,
               exp.model_name), "domain": exp.domain, "n_train": len(exp.train), "n_val": len(exp.val), "seed": seed}
     return data, params
-
-
 
 
 def quarter_table(t: dict, metrics=("p@1",)) -> "pd.DataFrame":

@@ -18,6 +18,8 @@ import math
 
 import numpy as np
 
+from .. import device as devices
+from ..progress import show_progress
 from .base import DivergedError
 
 RECIPE = {"lr": 1e-3, "batch": 256, "max_epochs": 300, "patience": 20, "early_stop_share": 0.1, "eps": 1e-5}
@@ -60,8 +62,6 @@ def train(X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: di
     import torch
     from tqdm.auto import tqdm
 
-    from .. import device as devices
-    from ..progress import show_progress
 
     dev = devices.current()  # initial values and sample orders are drawn on the CPU: the same on every device
     rec = {**RECIPE, **(recipe or {})}

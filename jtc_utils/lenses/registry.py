@@ -14,8 +14,13 @@ from typing import Callable
 
 import numpy as np
 
-from . import closed_form, lowrank, tuned
-from .base import SPECS, Lens, LensError, StaleLensError
+from .. import cache, real_models
+from ..cache import key_hash
+from ..hidden import sample_digests, samples_identity
+from ..paths import file_fingerprint
+from ..samples import make_samples
+from . import artifacts, closed_form, lowrank, tuned
+from .base import Lens, LensError, SPECS, StaleLensError
 
 
 @dataclass(frozen=True)
@@ -43,8 +48,6 @@ def lens_model_identity(ad) -> str:
     import hashlib
     import json
 
-    from .. import real_models
-    from ..paths import file_fingerprint
 
     if ad.name not in real_models.REAL_MODELS:
         return ad.identity
@@ -65,7 +68,6 @@ def lens_key(exp, label: str, hp: dict, recipe: dict) -> dict | None:
     ad = getattr(exp, "adapter", None)
     if ad is None or not hasattr(exp, "train"):
         return None
-    from ..hidden import samples_identity
 
     return {"what": "lens", "lens": label, "hp": hp, "recipe": recipe, "model": lens_model_identity(ad),
             "train": samples_identity(exp.train),
@@ -88,8 +90,6 @@ def whole_split_key(exp, label: str, hp: dict, recipe: dict) -> dict | None:
     """The key of ``label`` trained on the whole train split of which ``exp``'s train samples are the first n (the
     tests' and the student edition's subset of the real model), or None when ``exp`` reads the whole split or
     its samples are not such a prefix."""
-    from ..hidden import sample_digests, samples_identity
-    from ..samples import make_samples
 
     key = lens_key(exp, label, hp, recipe)
     if key is None or getattr(exp, "n_train", None) is None:
@@ -110,8 +110,6 @@ def trained(exp, label: str, hp: dict, recipe: dict, compute, whole_split: bool 
     subset of the train split, the committed one trained on the whole split; its card says on how many."""
     import time
 
-    from .. import cache
-    from . import artifacts
 
     key = lens_key(exp, label, hp, recipe)
     if key is None:
@@ -138,7 +136,6 @@ def trained(exp, label: str, hp: dict, recipe: dict, compute, whole_split: bool 
     if STORE_ARTIFACTS:
         import shutil
 
-        from ..cache import key_hash
 
         # the tuned lens keeps its training state in the zoo's work folder, so an interrupted run resumes there
         work = artifacts.ZOO_DIR / "_work" / "lenses" / exp.model_name / f"{artifacts.path(exp.model_name, label).stem}-{key_hash(key)[:16]}"

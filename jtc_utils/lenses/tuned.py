@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import training
+from .. import device as devices, training
+from ..progress import show_progress
 from .base import DivergedError, LensError
 
 RECIPE = {"steps": 250, "batch": 512, "lr": 1.0 * (1 - 0.9), "momentum": 0.9, "weight_decay": 1e-3, "clip": 1.0,
@@ -121,8 +122,6 @@ def _train(X, readout, variant, init_maps, seed, rec, steps, progress, ckpt: Pat
 
     import torch
 
-    from .. import device as devices
-    from ..progress import show_progress
 
     saved = _load(ckpt)
     if saved is not None and saved.get("done") is not None:

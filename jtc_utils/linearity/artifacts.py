@@ -8,7 +8,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..paths import ZOO_DIR
+from .. import models, zoo
+from ..paths import file_fingerprint, ZOO_DIR
 
 BASE = "tiny-gpt2"
 OUT_DIR = ZOO_DIR / "secretly-linear"
@@ -31,8 +32,6 @@ def committed_card() -> dict:
 
 def checked_path(file: str):
     """The path of a stored file, after checking it against the zoo's manifest; returns (path, sha256)."""
-    from .. import zoo
-    from ..paths import file_fingerprint
 
     path = OUT_DIR / file
     expected = zoo.manifest(OUT_DIR.name).get(file)
@@ -47,7 +46,6 @@ def checked_path(file: str):
 @lru_cache(maxsize=1)
 def base():
     """``(config, tokenizer)`` of the zoo model every run starts from, loaded (and checked) once."""
-    from .. import models
 
     model, tok = models.load(BASE)
     return model.config, tok
@@ -58,7 +56,6 @@ def variant(file: str):
     from safetensors.torch import load_file
     from transformers import GPT2LMHeadModel
 
-    from .. import models
 
     path, digest = checked_path(file)
     config, tok = base()
@@ -80,7 +77,6 @@ def variant_identity(digest: str) -> str:
     weights alone are not enough: the step-0 snapshot is the seeded initialisation, byte for byte the same in every
     world, while its tokenizer and the text it is scored on change with the world (a new world retrains the base
     model, whose committed files include its tokenizer)."""
-    from .. import zoo
 
     return f"sl-variant:{digest}:base={zoo.manifest_digest(BASE)}"
 

@@ -15,9 +15,10 @@ from functools import lru_cache
 import numpy as np
 
 from .. import cache, figure_registry, models, profiles
-from . import claims as _claims  # noqa: F401  (the chapter's claims register with its figures)
+from ..embedded import corpus, lexicon
 from . import artifacts, prune, score, states
 from .artifacts import variant
+from . import claims as _claims  # noqa: F401  (the chapter's claims register with its figures)
 
 SL_FIGURES = ("sl_fig1", "sl_fig2", "sl_fig3", "sl_fig4", "sl_fig5", "sl_tab1", "sl_fig7", "sl_fig9",
               "ext_sl_r2family", "real_sl")
@@ -193,7 +194,6 @@ def _fact_masks(tokenizer, sentences) -> list[np.ndarray]:
 @lru_cache(maxsize=4)
 def _eval_text(tokenizer, n: int):
     """The first ``n`` encyclopedia validation sentences as token ids, with their fact masks."""
-    from ..embedded import corpus
 
     sents = corpus.pool("encyclopedia", "validation", n)
     seqs = [tokenizer(s.text, add_special_tokens=False)["input_ids"] for s in sents]
@@ -223,15 +223,12 @@ def fig4() -> dict:
 
 @lru_cache(maxsize=1)
 def _token_classes() -> dict:
-    from ..embedded import lexicon
-
     return lexicon.token_classes(artifacts.base()[1])
 
 
 def _probe_data(ad, split: str):
     """States of the first PROBE_TOKENS tokens of the paper protocol's sentences (a prefix of the cached ones) and
     the class of each position's next word; positions whose next token has no single class are left out."""
-    from ..embedded import lexicon
 
     seqs = states.sentence_ids(ad, split, PROBE_TOKENS)
     n = sum(len(x) for x in seqs)

@@ -16,9 +16,9 @@ import json
 
 import numpy as np
 
-from .. import cache, sources
+from .. import cache, profiles, sources
 from ..batching import batches_by_length, pad_id, right_pad
-from ..models import CAUSAL_FAMILIES, Adapter
+from ..models import Adapter, CAUSAL_FAMILIES
 
 N_TOKENS = 16_000  # the paper's n (128 chunks of 512 characters: about 15-20 thousand tokens)
 
@@ -27,7 +27,6 @@ def sentence_ids(ad: Adapter, split: str, n_tokens: int = N_TOKENS, profile: str
                  domain: str | None = None) -> list[list[int]]:
     """Token ids of the first sentences of ``domain`` (the profile's main one) whose tokens reach ``n_tokens``, tokenised
     as the book's samples are (decoders without special tokens, encoders with [CLS] ... [SEP])."""
-    from .. import profiles
 
     if n_tokens < 2:
         raise ValueError(f"n_tokens must be at least 2, got {n_tokens}")
