@@ -20,10 +20,9 @@ import argparse
 import re
 from pathlib import Path
 
-from . import profiles
-from .paths import atomic_write_text, CACHE_DIR, NOTEBOOKS_DIR, ROOT
+from . import paths, profiles, runner
+from .paths import atomic_write_text, NOTEBOOKS_DIR, ROOT
 from .progress import show_progress
-from .runner import inputs_fingerprint, notebook_names
 
 # the real model's training and validation sentences in the student edition: the tests' subset (the book's pages
 # run on 9,000 and 3,000; executing them at that size costs minutes per page on two cores)
@@ -118,7 +117,7 @@ def build(out_dir: Path | str = ROOT / "student", replace: bool = False) -> tupl
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written, kept = [], []
-    for name in notebook_names():
+    for name in runner.notebook_names():
         nb = strip(jupytext.read(NOTEBOOKS_DIR / f"{name}.py"))
         nb.metadata.pop("jupytext", None)
         setup = [nbformat.v4.new_code_cell(SETUP, metadata={"tags": ["student-setup"]})]
@@ -159,10 +158,10 @@ def fill(progress: bool | None = None) -> dict[str, float]:
     import papermill as pm
     from tqdm.auto import tqdm
 
-
-    record = CACHE_DIR / FILL_RECORD
+    record = paths.CACHE_DIR / FILL_RECORD
     done = json.loads(record.read_text()) if record.exists() else {}
-    todo = {name: f"{inputs_fingerprint(name, 'tiny')}/{STUDENT_SIZES}" for name in notebook_names()}
+    todo = {name: f"{runner.inputs_fingerprint(name, 'tiny')}/{STUDENT_SIZES}"
+            for name in runner.notebook_names()}
     todo = {name: key for name, key in todo.items() if done.get(name) != key}
     seconds = {}
     saved = {k: os.environ.get(k) for k in ("JTC_PROGRESS", "PYTHONWARNINGS")}
