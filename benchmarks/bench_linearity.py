@@ -11,7 +11,7 @@ import time
 
 
 def main():
-    from jtc_utils import models, profiles
+    from jtc_utils.core import models, profiles
     from jtc_utils.linearity import score, states
 
     data = {}

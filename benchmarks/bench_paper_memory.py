@@ -27,10 +27,10 @@ import warnings
 import numpy as np
 import torch
 
-from jtc_utils import device as devices
-from jtc_utils import hidden, linear, predictions
-from jtc_utils.models import Adapter
-from jtc_utils.samples import make_samples
+from jtc_utils.core import device as devices
+from jtc_utils.core import hidden, linear, readout
+from jtc_utils.core.models import Adapter
+from jtc_utils.core.samples import make_samples
 
 GPT2_XL = dict(vocab_size=50257, n_positions=1024, n_embd=1600, n_layer=48, n_head=25)
 N_TRAIN, N_VAL = 9000, 3000
@@ -50,7 +50,7 @@ def main():
     dev = devices.use(args.device)
     from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
 
-    from jtc_utils.zoo import GPT_TOKENIZER_DIR
+    from jtc_utils.core.catalogue import GPT_TOKENIZER_DIR
 
     t = time.perf_counter()
     torch.manual_seed(0)
@@ -99,8 +99,8 @@ def main():
 
     t = time.perf_counter()
     with torch.inference_mode():
-        final = predictions.final_stats(type("E", (), {"adapter": ad, "X_val": X_val, "n_layers": L})())
-        ids, gaps = predictions.readout_stats(ad, X_val[L // 2])
+        final = readout.final_stats(type("E", (), {"adapter": ad, "X_val": X_val, "n_layers": L})())
+        ids, gaps = readout.readout_stats(ad, X_val[L // 2])
     dt = time.perf_counter() - t
     print(f"3. vocabulary projections: the final layer's logits ({final['logits'].numel() * 4 / GB:.2f} GB) and one "
           f"layer's top-1 for {N_VAL:,} states in {dt:.0f} s -> {dt / 2 * (2 * (L + 1)) / 60:.0f} min for "

@@ -42,7 +42,7 @@ def profile_extraction(ad, s, batch: int, floor_rate: float) -> None:
     import numpy as np
     from torch.profiler import ProfilerActivity, profile
 
-    from jtc_utils import hidden
+    from jtc_utils.core import hidden
 
     hidden._extract(ad, s, batch, False)  # warm
     with profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -82,7 +82,7 @@ CHAPTERS = {  # the real model's figures of each chapter, in book order
 
 def chapter_child(args) -> int:
     """Compute one chapter's real-model figures with the parent's cache; print seconds and peak memory (GB)."""
-    from jtc_utils import figures
+    from jtc_utils.jtc import figures
 
     t = time.perf_counter()
     for fig in CHAPTERS[args.chapter]:
@@ -108,8 +108,9 @@ def main(argv=None):
     os.environ.setdefault("JTC_PROGRESS", "0")
     import torch
 
-    from jtc_utils import figures, hidden, models, real_models
-    from jtc_utils.samples import make_samples
+    from jtc_utils.core import hidden, models, real_models
+    from jtc_utils.core.samples import make_samples
+    from jtc_utils.jtc import figures
 
     real_models.folder("smollm2-135m")  # the one-time GGUF conversion is not part of what is measured
     ad = models.adapter("smollm2-135m")

@@ -13,8 +13,8 @@ import time
 
 import torch
 
-from jtc_utils import device as devices
-from jtc_utils import figures, submodules
+from jtc_utils.core import device as devices
+from jtc_utils.jtc import figures, submodules
 
 
 def _sync(dev):

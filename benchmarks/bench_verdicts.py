@@ -14,15 +14,17 @@ import time
 
 import numpy as np
 
-from jtc_utils import claims, linear, verdicts
+from jtc_utils.core import linear, resample
+from jtc_utils.evidence import claims
 from jtc_utils.ffn import claims as ffn_claims
+from jtc_utils.jtc import claims as jtc_claims
 from jtc_utils.lenses import claims as lens_claims
 from jtc_utils.linearity import claims as sl_claims
 
 
 def judge_all():
     return [m.all_claims() for m in (claims, lens_claims, ffn_claims, sl_claims)] + [
-        claims.all_claims(claims.profile_getter("real_"), "real")]
+        jtc_claims.all_claims(claims.profile_getter("real_"), "real")]
 
 
 def timed(f):
@@ -41,18 +43,18 @@ def main():
     finally:
         claims.margins = original
     print(f"judging every claim (four papers, stand-in and real model): {point:.2f} s at the point estimate, "
-          f"{with_resamples:.2f} s with {verdicts.N_RESAMPLES} resamples: +{with_resamples - point:.2f} s")
+          f"{with_resamples:.2f} s with {resample.N_RESAMPLES} resamples: +{with_resamples - point:.2f} s")
     rng = np.random.default_rng(0)
     values = (rng.random((25, 3000)) < 0.5).astype(float)
-    w = verdicts.weights(3000)
-    t = timed(lambda: [verdicts.resampled_mean(values, w) for _ in range(6)])
+    w = resample.weights(3000)
+    t = timed(lambda: [resample.resampled_mean(values, w) for _ in range(6)])
     print(f"resampling one Precision@k figure (6 curves of 25 layers x 3,000 samples): {t:.3f} s")
     X = rng.normal(size=(25, 12000, 96)).astype(np.float32)
     Xt, Xv = X[:, :9000], X[:, 9000:]
     plain = timed(lambda: linear.layer_pair_r2(Xt, Xv, train_r2=True))
-    boot = timed(lambda: linear.layer_pair_r2(Xt, Xv, train_r2=True, boot=verdicts.weights(3000)))
+    boot = timed(lambda: linear.layer_pair_r2(Xt, Xv, train_r2=True, boot=resample.weights(3000)))
     print(f"r² of every layer pair (25 layers, width 96, 9,000 / 3,000 samples): {plain:.1f} s, with "
-          f"{verdicts.N_RESAMPLES} resamples {boot:.1f} s: +{boot - plain:.1f} s (x{boot / plain:.2f})")
+          f"{resample.N_RESAMPLES} resamples {boot:.1f} s: +{boot - plain:.1f} s (x{boot / plain:.2f})")
 
 
 if __name__ == "__main__":

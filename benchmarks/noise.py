@@ -1,7 +1,7 @@
 """How much every figure-data quantity moves when only the arithmetic changes: the measurement behind the tolerances
-of the figure-data regression (``jtc_utils.regression``), committed in ``tests/noise.json``.
+of the figure-data regression (``jtc_utils.book.regression``), committed in ``tests/noise.json``.
 
-Each *setting* recomputes every figure of :func:`jtc_utils.regression.targets` from scratch (its own empty cache,
+Each *setting* recomputes every figure of :func:`jtc_utils.book.regression.targets` from scratch (its own empty cache,
 so hidden states, fits and projections are recomputed too) in a process of its own, with environment variables that
 change only how the arithmetic is done:
 
@@ -15,7 +15,7 @@ change only how the arithmetic is done:
   executed on another machine of the same kind.
 
 Each setting is compared with the stored ``book/data`` (executed under the default setting of the machine that
-built the pages), quantity by quantity (:func:`jtc_utils.regression.quantities`), and the largest difference over
+built the pages), quantity by quantity (:func:`jtc_utils.book.regression.quantities`), and the largest difference over
 the settings is written to ``tests/noise.json`` with each setting's own.
 
     python benchmarks/noise.py run threads1-aten-default     # one setting (resumes: finished figures are kept)
@@ -66,7 +66,7 @@ def _out(setting: str) -> Path:
 
 def run(setting: str) -> None:
     """Recompute every target under ``setting`` (this process must already have its environment; see main)."""
-    from jtc_utils import regression
+    from jtc_utils.book import regression
 
     done = json.loads(_out(setting).read_text()) if _out(setting).exists() else {}
     names = regression.targets()
@@ -89,7 +89,8 @@ def launch(setting: str) -> int:
 
 
 def compare() -> dict:
-    from jtc_utils import figdata, regression
+    from jtc_utils.book import regression
+    from jtc_utils.evidence import figdata
 
     settings = {s: json.loads(_out(s).read_text()) for s in SETTINGS if _out(s).exists()}
     if not settings:
@@ -130,7 +131,8 @@ def table(summary: bool = False) -> None:
     the last part of its name, over every figure: how many, the largest spread, the tolerances' range)."""
     import collections
 
-    from jtc_utils import figdata, regression
+    from jtc_utils.book import regression
+    from jtc_utils.evidence import figdata
 
     nz = regression.noise()
     kinds = collections.defaultdict(list)

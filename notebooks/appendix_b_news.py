@@ -33,12 +33,12 @@ real_n_train = None  # the real model's training sentences (None: 9,000)
 real_n_val = None  # the real model's validation sentences (None: 3,000 on Wikipedia, 1,000 on BBC News)
 
 # %% tags=["hide-cell"]
-from jtc_utils import device as devices
-from jtc_utils import book
+from jtc_utils.core import device as devices
+from jtc_utils.book.chapter import Chapter, real_model_line
 
 devices.use(device)
 
-chapter = book.Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val)
+chapter = Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val)
 figure, results = chapter.figure, chapter.results
 
 
@@ -88,7 +88,7 @@ chapter.verdicts(["C15"])
 # against its Wikipedia curves of [section 4](sec4_predictions.ipynb)).
 
 # %%
-print(book.real_model_line())
+print(real_model_line())
 for fig_id in ("real_fig12", "real_fig13", "real_fig14", "real_fig15", "real_fig20"):
     figure(fig_id)
 
@@ -114,7 +114,8 @@ chapter.real_verdicts(["C15"])
 # %%
 import numpy as np
 
-from jtc_utils import exercises, figdata
+from jtc_utils.book import exercises
+from jtc_utils.evidence import figdata
 
 # %% [markdown]
 # ```{exercise-start}

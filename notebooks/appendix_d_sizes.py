@@ -35,12 +35,13 @@ n_val = None
 # %% tags=["hide-cell"]
 import pandas as pd
 
-from jtc_utils import device as devices
-from jtc_utils import book, claims
+from jtc_utils.core import device as devices
+from jtc_utils.book.chapter import Chapter
+from jtc_utils.evidence import claims
 
 devices.use(device)
 
-chapter = book.Chapter(profile, n_train, n_val, seed)
+chapter = Chapter(profile, n_train, n_val, seed)
 figure, results = chapter.figure, chapter.results
 
 
@@ -84,7 +85,7 @@ chapter.verdicts(["C7"])
 # width, training and text, so the panels compare shapes, not values.
 
 # %%
-from jtc_utils import figdata
+from jtc_utils.evidence import figdata
 
 SURPRISAL_OF = {"fig26": "fig30", "fig27": "fig31", "fig28": "fig32", "fig4": "fig5"}  # each size's two figures
 depth = {f: figdata.load(f)["data"]["n_layers"] for f in [*SURPRISAL_OF, "real_fig4"]}
@@ -106,7 +107,8 @@ chapter.grid([SURPRISAL_OF[nearest], "real_fig5"], stored=True)
 # %%
 import numpy as np
 
-from jtc_utils import exercises, figdata
+from jtc_utils.book import exercises
+from jtc_utils.evidence import figdata
 
 # %% [markdown]
 # ```{exercise-start}

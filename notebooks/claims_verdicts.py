@@ -41,9 +41,9 @@
 # one **finding**, and the headline counts findings; checks that cannot fail on data (arithmetic, self-consistency)
 # are shown, not counted.
 #
-# Each verdict comes from one function (`jtc_utils.claims` for the JTC paper, the `claims` module of each chapter's
+# Each verdict comes from one function (`jtc_utils.jtc.claims` for the JTC paper, the `claims` module of each chapter's
 # subpackage for the others), with its rule in the table; the lexicon and the resampling are in
-# `jtc_utils.verdicts`. The numbers are read from `book/data/`, which the chapters write; every table is saved there
+# `jtc_utils.evidence.verdicts`. The numbers are read from `book/data/`, which the chapters write; every table is saved there
 # too. The claim's id links to the chapter section that shows it, and a verdict that fails or is undecided links to
 # its reason at the end of the page.
 
@@ -55,7 +55,12 @@ import pandas as pd
 from IPython.display import HTML, Markdown, display
 from myst_nb import glue
 
-from jtc_utils import claims, claims_page, figdata, regime
+from jtc_utils.jtc import regime
+from jtc_utils.evidence import claims
+from jtc_utils.jtc import claims as jtc_claims
+from jtc_utils.book import claim_tables
+from jtc_utils.book import claims_page
+from jtc_utils.evidence import figdata
 from jtc_utils.ffn import claims as ffn_claims
 from jtc_utils.lenses import claims as lens_claims
 from jtc_utils.linearity import claims as sl_claims
@@ -67,8 +72,8 @@ for fig, data in regime_results.items():
     figdata.save(regime.REGIME_PREFIX + fig, data, regime_params[fig])
 
 groups = {  # title -> (records, the profile they are read on, the file they are saved to)
-    "Jump to Conclusions, on the stand-in": (claims.all_claims(profile=profile), profile, "claims"),
-    "Jump to Conclusions, on the real model": (claims.all_claims(claims.profile_getter("real_"), "real"), "real",
+    "Jump to Conclusions, on the stand-in": (jtc_claims.all_claims(profile=profile), profile, "claims"),
+    "Jump to Conclusions, on the real model": (jtc_claims.all_claims(claims.profile_getter("real_"), "real"), "real",
                                                "claims_real"),
     "Jump to Conclusions, in the paper's regime": (regime_records, profile, "claims_regime"),
     "Low-rank shortcuts and the tuned lens": (lens_claims.all_claims(profile=profile), profile, "claims_lenses"),
@@ -112,7 +117,7 @@ for key, title in (("tiny", "Jump to Conclusions, on the stand-in"), ("real", "J
 
 # %%
 display(Markdown(claims.RULES_NOTE))
-claims.lexicon_table()
+claim_tables.lexicon_table()
 
 # %% [markdown]
 # ## Findings
@@ -123,7 +128,7 @@ claims.lexicon_table()
 # %% tags=["nbval-check-output"]
 rows = [{"group": title, "finding": f["title"], "claims": ", ".join(f["claims"]), "verdict": f["verdict"]}
         for title, (recs, _, _) in groups.items() for f in claims.findings(recs, titles) if len(f["claims"]) > 1]
-display(claims.style(pd.DataFrame(rows), "claims-findings", widths=False))
+display(claim_tables.style(pd.DataFrame(rows), "claims-findings", widths=False))
 
 # %% [markdown]
 # ## Jump to Conclusions, on the stand-in and on a real model
@@ -169,8 +174,8 @@ table("Jump to Conclusions, in the paper's regime", "claims-jtc-regime")
 # The two regimes side by side (shape verdicts and our numbers):
 
 # %% tags=["nbval-check-output"]
-display(claims.style(regime.compare(groups["Jump to Conclusions, on the stand-in"][0], regime_records),
-                     "claims-regime-compare", widths=False))
+display(claim_tables.style(regime.compare(groups["Jump to Conclusions, on the stand-in"][0], regime_records),
+                           "claims-regime-compare", widths=False))
 
 # %% [markdown]
 # ## The papers around it
@@ -208,7 +213,7 @@ for title, (recs, prof, _) in groups.items():
         if r["verdict"] in ("fails", "undecided") or not r["resampled"]:  # a point verdict says why it has no interval
             assert r["reason"], f"claim {r['id']} {r['verdict']} on {title} without a reason; add it to REASONS"
             why.setdefault(r["id"], []).append(f"*{title}, {claims.shape_verdict(r)}*: {r['reason']}")
-lines = [f"* <span id=\"why-{cid.lower()}\"></span>**[{cid}]({claims.page_of(cid)}.html#claim-{cid.lower()})** "
+lines = [f"* <span id=\"why-{cid.lower()}\"></span>**[{cid}]({claim_tables.page_of(cid)}.html#claim-{cid.lower()})** "
          + " ".join(texts) for cid, texts in why.items()]
 display(Markdown("\n".join(lines) or "Every judged shape holds."))
 
@@ -223,7 +228,7 @@ display(Markdown("\n".join(lines) or "Every judged shape holds."))
 # %%
 import numpy as np
 
-from jtc_utils import exercises
+from jtc_utils.book import exercises
 
 # %% [markdown]
 # ```{exercise-start}
@@ -266,7 +271,7 @@ exercises.check("ex-claims-real", answer)
 # ```
 
 # %% tags=["solution"]
-from jtc_utils import linear
+from jtc_utils.core import linear
 
 figs = ("fig2", "fig3", "fig12", "fig13", "fig22", "fig23", "fig24", "fig25")
 shares = {f: linear.r2_summary(np.asarray(figdata.load(f)["data"]["r2_mat"], dtype=float),
@@ -287,7 +292,7 @@ exercises.check("ex-claims-almost", answer)
 # :label: ex-claims-magnitudes
 # ```
 # **Change the method.** Change the verdict: judge the paper's magnitudes on the stand-in anyway. The claim functions of
-# `jtc_utils.claims.CLAIMS` return the magnitude verdict before `claims.check` masks it; count how many of
+# `jtc_utils.jtc.claims.CLAIMS` return the magnitude verdict before `jtc_claims.check` masks it; count how many of
 # them hold. Why is that number not evidence for or against the paper?
 # ```{exercise-end}
 # ```
@@ -297,7 +302,7 @@ exercises.check("ex-claims-almost", answer)
 # ```
 
 # %% tags=["solution"]
-raw = [f(claims.default_get) for f in claims.CLAIMS.values()]
+raw = [f(claims.default_get) for f in jtc_claims.CLAIMS.values()]
 answer = sum(bool(r["magnitude"]["holds"]) for r in raw if r["magnitude"])
 print(f"{answer} of {sum(r['magnitude'] is not None for r in raw)} magnitude rules would pass on the stand-in "
       "(a different model: its numbers are not the paper's to match)")

@@ -36,7 +36,7 @@ import collections
 import pandas as pd
 from IPython.display import display
 
-from jtc_utils import zoo
+from jtc_utils.core import catalogue
 from jtc_utils.embedded import corpus
 
 # %% [markdown]
@@ -91,14 +91,14 @@ print("experiment pools:", {d: corpus.POOL_SIZES[d] for d in corpus.DOMAINS})
 # ## The zoo
 #
 # Six models, mirroring the paper's set at half the depth. They were trained with
-# `python -m jtc_utils.zoo train` on two CPU cores; the table is read from each model's card. Two baselines are
+# `python -m jtc_utils.training.zoo train` on two CPU cores; the table is read from each model's card. Two baselines are
 # fitted on the training text and scored at the same held-out tokens: the "unigram" loss of always predicting each
 # token's training frequency, and the "bigram" loss of predicting from the token just before (Witten-Bell
 # smoothed; for the BERT-style models the token left of the masked one, as the model sees it). A model that uses
 # more than the previous token is below both.
 
 # %%
-cards = [zoo.load_card(name) for name in zoo.ZOO]
+cards = [catalogue.load_card(name) for name in catalogue.ZOO]
 table = pd.DataFrame([{
     "model": c["name"], "stands for": c["stands_for"], "layers": c["config"]["n_layer"],
     "width": c["config"]["d_model"], "parameters": f"{c['parameters']:,}", "tokens seen": f"{c['tokens_seen']:,}",
@@ -107,19 +107,20 @@ table = pd.DataFrame([{
     "accuracy": c["heldout"].get("next_token_accuracy", c["heldout"].get("masked_token_accuracy")),
 } for c in cards]).set_index("model")
 display(table)
-print(f"zoo size on disk: {zoo.zoo_size_bytes() / 2**20:.1f} MiB")
+print(f"zoo size on disk: {catalogue.zoo_size_bytes() / 2**20:.1f} MiB")
 
 # %% [markdown]
 # "accuracy" is next-token accuracy for the GPT-style models and masked-token accuracy (15% of tokens masked) for
 # the BERT-style ones, on held-out sentences of both domains. The training curves:
 
 # %%
-from jtc_utils import book, plotting
+from jtc_utils.book.chapter import show
+from jtc_utils.jtc import plots
 
-plotting.loss_grid(cards)
-book.show([], "beyond the paper: the zoo",
-          "The training loss of every zoo model at each logged step (the numbers are in each model's card, "
-          "zoo/<model>/card.json).", "Small multiples of training-loss curves, one panel per zoo model")
+plots.loss_grid(cards)
+show([], "beyond the paper: the zoo",
+     "The training loss of every zoo model at each logged step (the numbers are in each model's card, "
+     "zoo/<model>/card.json).", "Small multiples of training-loss curves, one panel per zoo model")
 
 # %% [markdown]
 # ```{admonition} How this differs from the paper's models
@@ -148,7 +149,8 @@ book.show([], "beyond the paper: the zoo",
 # These are reported, not tuned: no generator setting was chosen by looking at them or at a claim's verdict.
 
 # %% tags=["nbval-check-output"]
-from jtc_utils import figdata, hardness
+from jtc_utils.evidence import figdata
+from jtc_utils.jtc import hardness
 
 first = hardness.stored_v1()
 second = hardness.report()
@@ -175,11 +177,12 @@ display(hardness.table(first["report"], second).set_index(["share of", "domain"]
 # stand-in leaves room for `mat` to beat `id`.
 
 # %% tags=["nbval-check-output"]
-from jtc_utils import figures, predictions, profiles
+from jtc_utils.jtc import figures
+from jtc_utils.core import profiles, readout
 
 P = profiles.get("tiny")
 exp = figures.experiment(P.role("gpt48"), P.main_domain)
-curves = predictions.layer_curves(exp, ks=(1,))
+curves = readout.layer_curves(exp, ks=(1,))
 check = pd.DataFrame({"mat": curves["mat"]["p@1"], "id": curves["id"]["p@1"]}).rename_axis("layer")
 figdata.save("world_check", {"layer": list(range(exp.n_layers + 1)), "p@1_mat": check["mat"].values,
                              "p@1_id": check["id"].values}, {"model": exp.model_name, "domain": exp.domain})
@@ -197,7 +200,7 @@ print(f"mat beats id at {(check['mat'] > check['id']).iloc[:-1].sum()} of {exp.n
 # %%
 import numpy as np
 
-from jtc_utils import exercises
+from jtc_utils.book import exercises
 
 # %% [markdown]
 # ```{exercise-start}

@@ -31,7 +31,7 @@
 # ```{admonition} What stands in for what
 # :class: note
 # The paper's annotators are replaced by the generator of the embedded world: every generated word has exactly one
-# class (month, occupation, surname, report adjective, ...; `jtc_utils.lexicon`), so concept coverage is measured
+# class (month, occupation, surname, report adjective, ...; `jtc_utils.embedded.lexicon`), so concept coverage is measured
 # automatically and exactly. Toxicity (scored by the commercial Perspective API) cannot be measured here; it is
 # replaced by **concept steering** on the world's one polar concept, and named as such. The concept analyses run on
 # the stand-in of GPT-2 (`tiny-gpt2`), the sample-level ones on the stand-in of GPT-2 medium (`tiny-gpt2-medium`),
@@ -50,13 +50,14 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import display
 
-from jtc_utils import device as devices
-from jtc_utils import book, digits
+from jtc_utils.core import device as devices
+from jtc_utils.book.chapter import Chapter, show
+from jtc_utils.evidence import digits
 from jtc_utils.ffn import FFN, decompose, figures, plots
 
 devices.use(device)
 
-chapter = book.Chapter(profile, seed=seed)
+chapter = Chapter(profile, seed=seed)
 figure, results = chapter.figure, chapter.results
 
 # %% [markdown]
@@ -92,21 +93,21 @@ display(pd.DataFrame({m: {c: round(v[c], 3) for c in cols} for m, v in t2["model
 # %%
 f2 = figure("geva_fig2")
 plots.concept_layers(f2, f2["params"]["model"])
-book.show(['geva_fig2'],
-          'Geva et al. Figure 2',
-          "Left: the share of top-30 tokens that form concepts, per layer, for value vectors, Gaussian random "
-          "vectors and whole FFN updates; right: the values' concepts by kind.",
-          'Two line plots per layer: concept coverage, and concepts by kind')
+show(['geva_fig2'],
+     'Geva et al. Figure 2',
+     "Left: the share of top-30 tokens that form concepts, per layer, for value vectors, Gaussian random "
+     "vectors and whole FFN updates; right: the values' concepts by kind.",
+     'Two line plots per layer: concept coverage, and concepts by kind')
 f4 = figure("geva_fig4")
 plots.per_layer({"values": f4["iou_values"], "random": f4["iou_random"],
                  "values, ln_f without shift": f4["iou_values_nobias"],
                  "random, ln_f without shift": f4["iou_random_nobias"]},
                 f"{f4['params']['model']}: top-30 overlap, raw vs through ln_f (Geva Fig. 4)", "IoU")
-book.show(['geva_fig4'],
-          'Geva et al. Figure 4',
-          "Overlap (IoU) of the top-30 tokens of a vector read raw and read through the final layer norm, per "
-          "layer, for value vectors and random vectors, with and without the norm's shift.",
-          'Line plot of IoU per layer for value and random vectors')
+show(['geva_fig4'],
+     'Geva et al. Figure 4',
+     "Overlap (IoU) of the top-30 tokens of a vector read raw and read through the final layer norm, per "
+     "layer, for value vectors and random vectors, with and without the norm's shift.",
+     'Line plot of IoU per layer for value and random vectors')
 
 # %% tags=["nbval-check-output"]
 chapter.verdicts(["F1", "F2", "F3", "F4"])
@@ -141,11 +142,11 @@ f6 = figure("geva_fig6")
 plots.per_layer({"dominant ten": f6["t10"], "random ten": f6["r10"],
                  "uniform 10/d_ff": [f6["uniform"]] * len(f6["t10"])},
                 f"{f6['params']['model']}: share of the ten dominant sub-updates", "share of sum |m| ||v||")
-book.show(['geva_fig6'],
-          'Geva et al. Figure 6 and appendix A.3',
-          "The share of the whole FFN update carried by the ten dominant sub-updates per layer, against ten "
-          "random ones and the uniform share.",
-          "Line plot of the dominant ten's share per layer against random and uniform")
+show(['geva_fig6'],
+     'Geva et al. Figure 6 and appendix A.3',
+     "The share of the whole FFN update carried by the ten dominant sub-updates per layer, against ten "
+     "random ones and the uniform share.",
+     "Line plot of the dominant ten's share per layer against random and uniform")
 
 # %% [markdown]
 # ## Promotion, not elimination (the paper's Table 4, Figure 3, section 5.2)
@@ -165,10 +166,10 @@ print({ev: f"{t4['events'][ev]['events']} events of {t4['events'][ev]['of']}" fo
 f3 = figure("geva_fig3")
 plots.per_layer({k: f3[k] for k in ("max", "mean", "min")}, f"{f3['params']['model']}: scores of the dominant ten "
                 "for the candidate w_l (Geva Fig. 3)", "score")
-book.show(['geva_fig3'],
-          'Geva et al. Figure 3',
-          'Maximum, mean and minimum score of the dominant ten sub-updates for the candidate token, per layer.',
-          'Line plot of the maximum, mean and minimum score per layer')
+show(['geva_fig3'],
+     'Geva et al. Figure 3',
+     'Maximum, mean and minimum score of the dominant ten sub-updates for the candidate token, per layer.',
+     'Line plot of the maximum, mean and minimum score per layer')
 t10 = figure("geva_tab10")
 print("saturation layer distribution (Table 10):", dict(zip(range(1, t10["n_layers"] + 1), t10["hist"])))
 
@@ -220,11 +221,11 @@ chapter.verdicts(["F9"])
 # %%
 t6 = figure("geva_tab6")
 plots.exit_rules(t6, t6["params"]["model"])
-book.show(['geva_tab6'],
-          'Geva et al. Table 6',
-          "Accuracy against layers saved for the sub-update exit rule, the classifier baselines, the JTC "
-          "confidence rule with id and mat, and the saturation oracle.",
-          'Scatter of accuracy against layers saved for several exit rules')
+show(['geva_tab6'],
+     'Geva et al. Table 6',
+     "Accuracy against layers saved for the sub-update exit rule, the classifier baselines, the JTC "
+     "confidence rule with id and mat, and the saturation oracle.",
+     'Scatter of accuracy against layers saved for several exit rules')
 
 # %% tags=["nbval-check-output"]
 display(pd.DataFrame(t6["rules"]).T[["accuracy", "saved", "share_saved"]].astype(float).round(3))
@@ -246,11 +247,11 @@ plots.per_layer({"most often dominant ten": c["r2_dominant"], "other neurons": c
                 "held-out r² of each coefficient's linear predictor", "r²", ax=axes[0])
 plots.per_layer({"dominant ten": c["error_share_dominant"], "uniform 10/d_ff": [c["uniform_share"]] *
                  len(c["error_share_dominant"])}, "share of mat_ffn's squared error", "share", ax=axes[1])
-book.show(['ext_geva_matffn'],
-          "beyond the papers: section 6's mat_ffn, opened",
-          "Left: held-out r² of a linear predictor of each FFN coefficient, for the most often dominant ten and"
-          " the others; right: their share of mat_ffn's squared error against the uniform share.",
-          'Two line plots per layer: r² of coefficient predictors and share of squared error')
+show(['ext_geva_matffn'],
+     "beyond the papers: section 6's mat_ffn, opened",
+     "Left: held-out r² of a linear predictor of each FFN coefficient, for the most often dominant ten and"
+     " the others; right: their share of mat_ffn's squared error against the uniform share.",
+     'Two line plots per layer: r² of coefficient predictors and share of squared error')
 print(f"A = (U+M)V + U+1 b_V holds at every layer: relative gap {digits.bound(max(c['identity_gap']), 1e-5)}")
 
 # %% [markdown]
@@ -263,11 +264,11 @@ print(f"A = (U+M)V + U+1 b_V holds at every layer: relative gap {digits.bound(ma
 tm = mf["through_mat"]
 plots.per_layer({"IoU with the value's own top-30": tm["iou"], "coverage through mat": tm["coverage_mat"],
                  "coverage raw": tm["coverage_raw"]}, "values seen through mat", "share")
-book.show(['ext_geva_matffn'],
-          'beyond the papers: value vectors seen through mat',
-          "Per layer, the overlap of a value's top-30 tokens read through mat with its own, and the concept "
-          "coverage read raw and through mat.",
-          'Line plot of IoU and coverage per layer')
+show(['ext_geva_matffn'],
+     'beyond the papers: value vectors seen through mat',
+     "Per layer, the overlap of a value's top-30 tokens read through mat with its own, and the concept "
+     "coverage read raw and through mat.",
+     'Line plot of IoU and coverage per layer')
 
 # %% [markdown]
 # ## The real model
@@ -294,11 +295,11 @@ fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
 plots.per_layer({"dominant ten": rg["t10"], "random ten": rg["r10"]}, "SmolLM2-135M: share of the dominant ten",
                 "share", ax=axes[0])
 plots.exit_rules(rg["exit"], "SmolLM2-135M", ax=axes[1])
-book.show(['real_geva'],
-          'Geva et al. Figure 6 and Table 6, on the real model',
-          "Left: the dominant ten's share per layer of SmolLM2 against ten random sub-updates; right: the exit "
-          "rules.",
-          "Line plot of the dominant ten's share per layer, and accuracy against layers saved for exit rules")
+show(['real_geva'],
+     'Geva et al. Figure 6 and Table 6, on the real model',
+     "Left: the dominant ten's share per layer of SmolLM2 against ten random sub-updates; right: the exit "
+     "rules.",
+     "Line plot of the dominant ten's share per layer, and accuracy against layers saved for exit rules")
 pd.DataFrame([{"layer": v["layer"], "neuron": v["neuron"], "top tokens": " | ".join(t.strip() for t in v["top"])}
               for v in rg["values"]])
 
@@ -312,7 +313,7 @@ pd.DataFrame([{"layer": v["layer"], "neuron": v["neuron"], "top tokens": " | ".j
 # %%
 import numpy as np
 
-from jtc_utils import exercises
+from jtc_utils.book import exercises
 
 # %% [markdown]
 # ```{exercise-start}

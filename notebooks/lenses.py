@@ -65,13 +65,13 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from jtc_utils import device as devices
-from jtc_utils import book
+from jtc_utils.core import device as devices
+from jtc_utils.book.chapter import Chapter, show
 from jtc_utils.lenses import LENSES, figures, lowrank, plots
 
 devices.use(device)
 
-chapter = book.Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val)
+chapter = Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val)
 figure, results = chapter.figure, chapter.results
 
 # %% [markdown]
@@ -108,11 +108,11 @@ for model, d, n_layers in (("GPT2-XL", 1600, 48), ("Phi-3-mini", 3072, 32), ("Ll
 # %%
 f2 = figure("nnjtc_fig2")
 plots.heatmaps4(f2, title=f"{f2['params']['model']} (stands for {f2['params']['paper_model']}), rank {f2['rank']}")
-book.show(['nnjtc_fig2'],
-          'N-NJTC Figure 2',
-          f"r² of each jump from layer ℓ (rows) to ℓ′ (columns) for id, mat, NJTC and N-NJTC at rank {f2['rank']}; "
-          f"{plots.R2_COLOURS}.",
-          'Four heatmaps of r² over layer pairs: id, mat, NJTC and N-NJTC at rank 4')
+show(['nnjtc_fig2'],
+     'N-NJTC Figure 2',
+     f"r² of each jump from layer ℓ (rows) to ℓ′ (columns) for id, mat, NJTC and N-NJTC at rank {f2['rank']}; "
+     f"{plots.R2_COLOURS}.",
+     'Four heatmaps of r² over layer pairs: id, mat, NJTC and N-NJTC at rank 4')
 
 # %% tags=["nbval-check-output"]
 chapter.verdicts(["N6", "N7", "N8"])
@@ -137,11 +137,11 @@ f3 = figure("nnjtc_fig3")
 plots.curves(f3["curves"], keys=("p@1", "s_n", "s_jtc"),
              labels=["id", "mat", f"rrr_{f3['rank']}", f"arrr_{f3['rank']}", f"njtc_{f3['rank']}",
                      f"nnjtc_{f3['rank']}"], title=f"{f3['params']['model']}: jumping to the last layer")
-book.show(['nnjtc_fig3'],
-          'N-NJTC Figure 3',
-          "Precision@1 and two surprisals when every layer jumps to the last, for id, mat, the closed-form "
-          "optima of rank 4 (dashed) and the trained low-rank maps (bands: three seeds).",
-          'Line plots of Precision@1 and surprisal per layer for six lenses')
+show(['nnjtc_fig3'],
+     'N-NJTC Figure 3',
+     "Precision@1 and two surprisals when every layer jumps to the last, for id, mat, the closed-form "
+     "optima of rank 4 (dashed) and the trained low-rank maps (bands: three seeds).",
+     'Line plots of Precision@1 and surprisal per layer for six lenses')
 
 # %% tags=["nbval-check-output"]
 chapter.verdicts(["N1", "N2", "N3", "N4", "N5"])
@@ -171,11 +171,11 @@ print(f"N-NJTC (rank {k3}) is below id at {below_id} of {L3} layers; it stays wi
 # %%
 fr = figure("ext_nnjtc_rank")
 plots.rank_sweep(fr, title=f"{fr['params']['model']}: the best map of each rank")
-book.show(['ext_nnjtc_rank'],
-          'beyond the papers',
-          "The best map of each rank: Precision@1 at three depths against the rank (dashed: id), and mean r² "
-          "against rank and parameters.",
-          'Precision@1 and r² against the rank of the closed-form map')
+show(['ext_nnjtc_rank'],
+     'beyond the papers',
+     "The best map of each rank: Precision@1 at three depths against the rank (dashed: id), and mean r² "
+     "against rank and parameters.",
+     'Precision@1 and r² against the rank of the closed-form map')
 
 # %% tags=["nbval-check-output"]
 lt = figure("lens_table")
@@ -203,11 +203,11 @@ print(f"rank needed to close 90% of the id -> mat gap at layers {fr['layers_p1']
 fg = figure("tl_grid")
 plots.curves(fg["curves"], keys=("kl", "r2", "p@1", "ce_gold"),
              title=f"{fg['params']['model']}: objective against form")
-book.show(['tl_grid'],
-          'beyond the papers: objective against form',
-          "KL to the final distribution, r², Precision@1 and the cross-entropy on the text's next token per layer "
-          "for maps of the same form trained on squared error (mat) or on KL (the tuned lenses).",
-          'Four line plots per layer, KL, r², Precision@1 and next-token cross-entropy, for several lenses')
+show(['tl_grid'],
+     'beyond the papers: objective against form',
+     "KL to the final distribution, r², Precision@1 and the cross-entropy on the text's next token per layer "
+     "for maps of the same form trained on squared error (mat) or on KL (the tuned lenses).",
+     'Four line plots per layer, KL, r², Precision@1 and next-token cross-entropy, for several lenses')
 
 # %% tags=["nbval-check-output"]
 display(pd.DataFrame(fg["training"]).T)
@@ -248,17 +248,17 @@ axes[0, 0].set_ylabel("KL(final ‖ lens)")
 axes[1, 0].set_ylabel("Precision@1")
 axes[0, -1].legend(fontsize=8)
 fig.tight_layout()
-book.show(['tl_cmp'],
-          f"the tuned-lens paper's comparison, on every stand-in ({', '.join(fc['models'])})",
-          "KL to the final distribution (top, log scale) and Precision@1 (bottom) per layer for the logit lens,"
-          " mat and the tuned lens.",
-          'Grid of line plots of KL and Precision@1 per layer, one column per model')
+show(['tl_cmp'],
+     f"the tuned-lens paper's comparison, on every stand-in ({', '.join(fc['models'])})",
+     "KL to the final distribution (top, log scale) and Precision@1 (bottom) per layer for the logit lens,"
+     " mat and the tuned lens.",
+     'Grid of line plots of KL and Precision@1 per layer, one column per model')
 
 # %% tags=["nbval-check-output"]
 held = {m: int(np.sum(np.asarray(c["tuned"]["kl"][:-1]) < np.asarray(c["id"]["kl"][:-1]))) for m, c in
         fc["models"].items()}
 print("layers (of L) where KL(tuned) < KL(id): " + ", ".join(f"{m} {v}/{len(fc['models'][m]['id']['kl']) - 1}"
-                                                              for m, v in held.items()))
+                                                             for m, v in held.items()))
 
 # %% [markdown]
 # ## All lenses, one table
@@ -281,17 +281,17 @@ chapter.verdicts(["N0"])
 
 # %%
 plots.exit_frontiers(lt, ["id", "mat", f"nnjtc_{k}", "tuned"], title=f"{lt['n_layers']}-layer stand-in: early exit")
-book.show(['lens_table'],
-          'beyond the papers: early exit with every lens',
-          "Precision@1 against the mean number of layers processed under the confidence rule, with each lens's "
-          "oracle exit (dotted); a curve further up and to the left saves more computation.",
-          'Early-exit curves of four lenses with their oracle curves')
+show(['lens_table'],
+     'beyond the papers: early exit with every lens',
+     "Precision@1 against the mean number of layers processed under the confidence rule, with each lens's "
+     "oracle exit (dotted); a curve further up and to the left saves more computation.",
+     'Early-exit curves of four lenses with their oracle curves')
 
 # %% tags=["nbval-check-output"]
 display(pd.DataFrame([{"lens": lab, "layers saved at 95% (rule)": round(r["exit"]["saved"]["saved"], 2),
-                     "layers saved at 95% (oracle)": round(r["exit"]["oracle"]["saved"]["saved"], 2),
-                     "mean saturation layer": round(r["exit"]["oracle"]["mean_saturation"], 2)}
-                      for lab, r in rows.items()]).set_index("lens"))
+                       "layers saved at 95% (oracle)": round(r["exit"]["oracle"]["saved"]["saved"], 2),
+                       "mean saturation layer": round(r["exit"]["oracle"]["mean_saturation"], 2)}
+                        for lab, r in rows.items()]).set_index("lens"))
 
 # %% [markdown]
 # The oracle columns are far from the rule's for every lens: the confidence rule of section 5, not the lens, is
@@ -353,7 +353,7 @@ for i, q in enumerate(rt["quarters"]):
 # the solution cells blank).
 
 # %%
-from jtc_utils import exercises
+from jtc_utils.book import exercises
 
 # %%
 mid = lt["quarters"][1]
@@ -388,7 +388,7 @@ exercises.check("ex-lenses-read", answer)
 # float64 as the closed form is computed.
 
 # %%
-from jtc_utils import linear
+from jtc_utils.core import linear
 from jtc_utils.lenses import closed_form
 
 exp = figures.experiment(profile, "gpt48", n_train, n_val, seed)
@@ -399,7 +399,7 @@ X, Y = exp.X_train[12].astype(np.float64), exp.X_train[exp.n_layers].astype(np.f
 # :label: ex-lenses-rrr
 # ```
 # **Compute.** Check the closed form yourself: for the layer-12 states of the stand-in, fit `mat` to the last layer with
-# `jtc_utils.linear.fit`, form the rank-4 map $M_\text{ols} V_4 V_4^\top$ from the eigenvectors of
+# `jtc_utils.core.linear.fit`, form the rank-4 map $M_\text{ols} V_4 V_4^\top$ from the eigenvectors of
 # $\hat Y^\top \hat Y$, and compare its train error with `closed_form.RankFamily(...).train_sse(4)`.
 # `answer` is the pair (yours, RankFamily's).
 # ```{exercise-end}

@@ -44,12 +44,13 @@ real_n_val = None  # None: the full 3,000 validation sentences on Wikipedia, 1,0
 import pandas as pd
 from IPython.display import display
 
-from jtc_utils import device as devices
-from jtc_utils import book, models, real_models, real_text
+from jtc_utils.core import device as devices
+from jtc_utils.book.chapter import Chapter
+from jtc_utils.core import models, real_models, real_text
 
 devices.use(device)
 
-chapter = book.Chapter(profile, seed=seed, real_n_train=real_n_train, real_n_val=real_n_val)
+chapter = Chapter(profile, seed=seed, real_n_train=real_n_train, real_n_val=real_n_val)
 
 # %% [markdown]
 # ## The models
@@ -75,11 +76,11 @@ display(pd.DataFrame(rows).set_index("model"))
 # to 60 words, a sentence's shape, no markup, no formulas, balanced brackets and quotes), deduplicated, and split
 # **by document**: whole articles go to the validation split until it has its sentences, so that no article gives
 # sentences to both splits. The sizes are the paper's (its appendix A): 9,000 training and 3,000 validation
-# sentences for Wikipedia, and for the news 9,000 and 1,000, as the paper's news set has. `jtc_utils.real_text` documents each step; its data card counts what each step
+# sentences for Wikipedia, and for the news 9,000 and 1,000, as the paper's news set has. `jtc_utils.core.real_text` documents each step; its data card counts what each step
 # keeps.
 
 # %% tags=["nbval-check-output"]
-from jtc_utils import figdata
+from jtc_utils.evidence import figdata
 
 cards = {d: real_text.data_card(d, seed=seed) for d in real_text.SOURCES}
 figdata.save("real_data_cards", cards, {"profile": "real", "seed": seed})
@@ -144,7 +145,7 @@ display(pd.DataFrame({f"{d['model']} on {d['domain']}": {
 # re-executes these pages on the same subset.
 
 # %%
-from jtc_utils import figures
+from jtc_utils.jtc import figures
 
 n_tr, n_va = figures.REAL_CHECK_SIZES
 check = {f: figures.compute(f, profile, n_train=n_tr, n_val=n_va, seed=seed)[0] for f in figures.REAL_CHECK}
@@ -161,7 +162,8 @@ print(f"saved {', '.join(check)} at {n_tr} training and {n_va} validation senten
 # the solution cells blank).
 
 # %%
-from jtc_utils import exercises, figdata
+from jtc_utils.book import exercises
+from jtc_utils.evidence import figdata
 
 # %% [markdown]
 # ```{exercise-start}

@@ -50,8 +50,9 @@ real_n_val = None  # the real model's validation sentences (None: 3,000 on Wikip
 import pandas as pd
 from myst_nb import glue
 
-from jtc_utils import device as devices
-from jtc_utils import book, linear, profiles
+from jtc_utils.book.chapter import Chapter, real_model_line, show
+from jtc_utils.core import device as devices
+from jtc_utils.core import linear, profiles
 
 devices.use(device)
 
@@ -72,7 +73,7 @@ print(f"profile {P.name}: GPT-style {', '.join(P.gpt)}; BERT-style {', '.join(P.
 # layers (cached on disk), the fits, and the $r^2$ on the validation set.
 
 # %%
-chapter = book.Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val)
+chapter = Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val)
 heatmap, results = chapter.figure, chapter.results
 
 # %% [markdown]
@@ -120,7 +121,7 @@ for fig_id in ("fig12", "fig13"):
 # vectors, as the paper takes BERT's).
 
 # %%
-print(book.real_model_line())
+print(real_model_line())
 for fig_id in ("real_fig2", "real_fig3"):
     d = heatmap(fig_id)
     print(f"{d['model']}: {d['n_train']} training vectors for width {d['d']}: {d['n_train'] / d['d']:.1f} per "
@@ -192,7 +193,7 @@ print(r2_table(["real_fig2", "real_fig3"]).to_string())
 # %% [markdown]
 # How to read it: on the paper's models `mat` beats `id` "across the network", so the claim holds on the stand-in
 # if the column `mat > id` is 1.00 for every figure; and BERT-style rows should show `id` near or below 0 on most
-# pairs (the rule reads "near or below 0" as $r^2 \le 0.05$, the claims page's lexicon entry "close to zero"). The verdicts, computed by `jtc_utils.claims`
+# pairs (the rule reads "near or below 0" as $r^2 \le 0.05$, the claims page's lexicon entry "close to zero"). The verdicts, computed by `jtc_utils.jtc.claims`
 # from these numbers with the rule in each row (the [claims page](claims_verdicts.ipynb) explains the two verdicts):
 
 # %% tags=["nbval-check-output"]
@@ -234,14 +235,15 @@ print("on the training set mat >= id for every pair:", train_check)
 # and GPT-2 XL; the solid line marks the stand-in's full set.
 
 # %% tags=["nbval-check-output"]
-from jtc_utils import figdata, regime
+from jtc_utils.evidence import figdata
+from jtc_utils.jtc import regime
 
 size_curves = {}
 for role, fig_id in (("gpt12", "fig22"), ("gpt48", "fig2")):  # the stand-ins of GPT-2 and GPT-2 XL
     exp = chapter.experiment(fig_id)
     size_curves[role] = regime.sample_size_curve(exp)
     figdata.save(f"sample_size_{role}", size_curves[role], {"profile": profile, "model": exp.model_name,
-                                                           "domain": exp.domain, "seed": seed})
+                                                            "domain": exp.domain, "seed": seed})
 print(pd.DataFrame([{"model": c["model"], "plays": c["paper_model"], "d": c["d"],
                      "paper: vectors per dimension": round(c["paper_ratio"], 1),
                      "here, all training vectors": round(c["n_full"] / c["d"], 1)}
@@ -249,12 +251,12 @@ print(pd.DataFrame([{"model": c["model"], "plays": c["paper_model"], "d": c["d"]
 
 # %%
 regime.plot_curves(list(size_curves.values()), "r2")
-book.show(["sample_size_gpt12", "sample_size_gpt48"], "beyond the paper: the paper's regime",
-          "Held-out r² of mat from three source layers to the last layer against the training vectors per "
-          "dimension it was fitted on, with id (dashed) for reference. Below one vector per dimension mat "
-          "interpolates its training set and generalises worst; the dotted lines are the paper's ratios.",
-          "Two log-x line charts of held-out r-squared against training vectors per dimension, one per model, "
-          "three source layers each, with the id reference as dashed lines")
+show(["sample_size_gpt12", "sample_size_gpt48"], "beyond the paper: the paper's regime",
+     "Held-out r² of mat from three source layers to the last layer against the training vectors per "
+     "dimension it was fitted on, with id (dashed) for reference. Below one vector per dimension mat "
+     "interpolates its training set and generalises worst; the dotted lines are the paper's ratios.",
+     "Two log-x line charts of held-out r-squared against training vectors per dimension, one per model, "
+     "three source layers each, with the id reference as dashed lines")
 
 # %% [markdown]
 # At the paper's ratio and with all 9,000 vectors, averaged over the source layers (the share columns count the
@@ -279,7 +281,7 @@ print(pd.DataFrame([r for c in size_curves.values() for r in regime.summary(c)])
 # %%
 import numpy as np
 
-from jtc_utils import exercises
+from jtc_utils.book import exercises
 
 # %% [markdown]
 # ```{exercise-start}
@@ -312,9 +314,9 @@ exercises.check("ex-sec3-gap", answer)
 # :label: ex-sec3-one-pair
 # ```
 # **Compute.** Take the GPT-style model of <a href="#figure-fig23">Figure 4</a> (paper Fig. 23) and fit `mat` for the single pair $\ell=2 \to \ell'=4$ yourself
-# with `jtc_utils.linear.fit` on the training hidden states (`exp = chapter.experiment("fig23")`, then
+# with `jtc_utils.core.linear.fit` on the training hidden states (`exp = chapter.experiment("fig23")`, then
 # `exp.X_train`), then compute its validation $r^2$
-# with `jtc_utils.linear.r2_score` (`answer`). It should match the heatmap's cell.
+# with `jtc_utils.core.linear.r2_score` (`answer`). It should match the heatmap's cell.
 # ```{exercise-end}
 # ```
 #

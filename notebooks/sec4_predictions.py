@@ -54,13 +54,15 @@ import pandas as pd
 from IPython.display import display
 from myst_nb import glue
 
-from jtc_utils import device as devices
-from jtc_utils import book, figures, predictions, top_tokens
+from jtc_utils.core import device as devices
+from jtc_utils.book.chapter import Chapter, real_model_line, show
+from jtc_utils.jtc import figures, top_tokens
+from jtc_utils.core import readout
 
 devices.use(device)
 
 glue("profile", profile, display=False)
-chapter = book.Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val)
+chapter = Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val)
 figure, results = chapter.figure, chapter.results
 
 
@@ -69,8 +71,8 @@ figure, results = chapter.figure, chapter.results
 #
 # The deepest GPT-style model (the stand-in of 48-layer GPT-2 XL) on the encyclopedia domain. The three line
 # widths are $k = 1, 5, 10$ (widest: $k=1$); `mat` is blue and solid, `id` red and dashed.
-# The numbers come from `jtc_utils.predictions.per_sample` (cast, read out one layer at a time, compare with the
-# final output) and `predictions.curves` (means, and for surprisal a seeded 95% bootstrap band).
+# The numbers come from `jtc_utils.core.readout.per_sample` (cast, read out one layer at a time, compare with the
+# final output) and `readout.curves` (means, and for surprisal a seeded 95% bootstrap band).
 
 # %%
 figure("fig4")
@@ -81,7 +83,7 @@ figure("fig5")
 # %% [markdown]
 # The paper (Fig. 4): until layer 44 of 48, `mat`'s Precision@1 exceeds `id`'s by more than 0.2, and in the early
 # layers `mat` reaches P@10 of 0.62-0.82, P@5 of 0.52-0.74 and P@1 of 0.28-0.45. Surprisal (paper Fig. 5) is
-# substantially lower with `mat` at every layer. The verdicts below are computed by `jtc_utils.claims` with the
+# substantially lower with `mat` at every layer. The verdicts below are computed by `jtc_utils.jtc.claims` with the
 # rule printed next to each (layers are compared at the same relative depth: layer 44 of 48 is layer 22 of 24).
 # Each claim gets two verdicts: its shape (which curve lies above which), judged here, and its magnitude (the
 # paper's numbers), shown beside ours but judged only on the paper's models.
@@ -96,7 +98,7 @@ chapter.verdicts(["C2", "C3", "C4"])
 # sentences, and the same claims judged by the same rules (its 30 layers are compared at the same relative depth).
 
 # %%
-print(book.real_model_line())
+print(real_model_line())
 figure("real_fig4")
 
 # %%
@@ -252,7 +254,8 @@ print(pd.DataFrame(rows).to_string(index=False))
 # %%
 from IPython.display import HTML
 
-from jtc_utils import figdata, layer_view
+from jtc_utils.evidence import figdata
+from jtc_utils.book import layer_view
 
 view_exps = [chapter.experiment("fig4"), chapter.experiment("real_fig4")]
 view_lenses = ("id", "mat", "tuned")
@@ -271,15 +274,15 @@ HTML(layer_view.html(layer_view.figure(trajectories, view_lenses), "layer-view")
 # dashed.
 
 # %% tags=["nbval-check-output"]
-from jtc_utils import regime
+from jtc_utils.jtc import regime
 
 size_curves = [regime.sample_size_curve(chapter.experiment(f)) for f in ("fig26", "fig4")]
 regime.plot_curves(size_curves, "p1")
-book.show(["sample_size_gpt12", "sample_size_gpt48"], "beyond the paper: the paper's regime",
-          "Precision@1 of mat from three source layers against the training vectors per dimension it was fitted "
-          "on, with id (dashed) for reference; the dotted lines are the paper's ratios.",
-          "Two log-x line charts of Precision@1 against training vectors per dimension, one per model, three "
-          "source layers each, with the id reference as dashed lines")
+show(["sample_size_gpt12", "sample_size_gpt48"], "beyond the paper: the paper's regime",
+     "Precision@1 of mat from three source layers against the training vectors per dimension it was fitted "
+     "on, with id (dashed) for reference; the dotted lines are the paper's ratios.",
+     "Two log-x line charts of Precision@1 against training vectors per dimension, one per model, three "
+     "source layers each, with the id reference as dashed lines")
 print(pd.DataFrame([r for c in size_curves for r in regime.summary(c)]).round(3).to_string(index=False))
 
 # %% [markdown]
@@ -292,7 +295,7 @@ print(pd.DataFrame([r for c in size_curves for r in regime.summary(c)]).round(3)
 # %%
 import numpy as np
 
-from jtc_utils import exercises
+from jtc_utils.book import exercises
 
 # %% [markdown]
 # ```{exercise-start}
@@ -332,7 +335,7 @@ mid = exp.n_layers // 2
 # :label: ex-sec4-precision
 # ```
 # **Compute.** Compute Precision@1 of `id` at the middle layer of the model of <a href="#figure-fig4">Figure 1</a> (paper Fig. 4) by hand: cast the validation
-# states with `predictions.cast`, read them out with `predictions.readout_stats`, and compare the top-1 ids with
+# states with `readout.cast`, read them out with `readout.readout_stats`, and compare the top-1 ids with
 # the final model's top-1 (`exp.predictions["final_topk"][:, 0]`). It should equal the figure's curve.
 # ```{exercise-end}
 # ```
@@ -342,7 +345,7 @@ mid = exp.n_layers // 2
 # ```
 
 # %% tags=["solution"]
-ids, _ = predictions.readout_stats(exp.adapter, predictions.cast(exp, "id", mid))
+ids, _ = readout.readout_stats(exp.adapter, readout.cast(exp, "id", mid))
 answer = float((ids[:, 0] == exp.predictions["final_topk"][:, 0]).mean())
 print(f"by hand {answer:.4f}, curve {results['fig4']['curves']['id']['p@1'][mid]:.4f}")
 

@@ -30,7 +30,7 @@
 # Two details follow the authors' code rather than the paper's text: for BERT the position in the rule is
 # the constant 3 for every sample, and the threshold is not clipped to [0, 1]. The λ lists are the paper's
 # (appendix A.3). Because the exit path computes exactly the same cast vectors as the fixed-exit curves,
-# `jtc_utils.early_exit.sweep` derives every λ for every sample at once from the per-layer confidence gaps and
+# `jtc_utils.jtc.early_exit.sweep` derives every λ for every sample at once from the per-layer confidence gaps and
 # top-1 tokens of §4, instead of re-running the model per sample (the benchmark `benchmarks/bench_early_exit.py`
 # checks that it agrees exactly with the per-sample loop).
 #
@@ -53,13 +53,15 @@ real_n_val = None  # the real model's validation sentences (None: 3,000 on Wikip
 import pandas as pd
 from myst_nb import glue
 
-from jtc_utils import device as devices
-from jtc_utils import book, claims, early_exit
+from jtc_utils.core import device as devices
+from jtc_utils.book.chapter import Chapter, real_model_line
+from jtc_utils.jtc import early_exit
+from jtc_utils.jtc import claims
 
 devices.use(device)
 
 glue("profile", profile, display=False)
-chapter = book.Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val)
+chapter = Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val)
 figure, results = chapter.figure, chapter.results
 
 
@@ -110,7 +112,7 @@ chapter.verdicts(["C8", "C9", "C10", "C11"])
 # masked-LM head, so there is no BERT side here.
 
 # %%
-print(book.real_model_line())
+print(real_model_line())
 figure("real_fig8")
 
 # %%
@@ -173,7 +175,7 @@ chapter.verdicts(["C10"])
 # %%
 import numpy as np
 
-from jtc_utils import exercises
+from jtc_utils.book import exercises
 
 # %% [markdown]
 # ```{exercise-start}

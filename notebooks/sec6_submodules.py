@@ -33,9 +33,9 @@
 # * `mat_ln1_ln2`: both layer norms replaced.
 #
 # For the last two the real attention still runs, and it reads the *modified* states of the whole prefix, so the
-# computation starts from the true $h^\ell$ at every prefix position. `jtc_utils.blocks.GPT2Blocks` recomputes a
+# computation starts from the true $h^\ell$ at every prefix position. `jtc_utils.core.blocks.GPT2Blocks` recomputes a
 # GPT-2 block from the Hugging Face weights step by step (tested to reproduce the model's hidden states within
-# $10^{-4}$) and lets any step be swapped; `jtc_utils.submodules` fits the matrices and runs all start layers
+# $10^{-4}$) and lets any step be swapped; `jtc_utils.jtc.submodules` fits the matrices and runs all start layers
 # together. Predictions are judged exactly as in [section 4](sec4_predictions.ipynb).
 #
 # ```{admonition} What runs here
@@ -58,14 +58,15 @@ real_n_val = None  # the real model's validation sentences (None: all; section 6
 import pandas as pd
 from myst_nb import glue
 
-from jtc_utils import device as devices
-from jtc_utils import book, submodules
+from jtc_utils.core import device as devices
+from jtc_utils.book.chapter import Chapter, real_model_line
+from jtc_utils.jtc import submodules
 
 devices.use(device)
 
 glue("profile", profile, display=False)
 ORDER = ("mat_attn", "mat_ln1_ln2", "mat_ffn", "mat")  # the paper's order: green, orange, magenta, blue
-chapter = book.Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val, mappings=ORDER)
+chapter = Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val, mappings=ORDER)
 figure, results = chapter.figure, chapter.results
 
 
@@ -149,14 +150,14 @@ figure("fig19")
 #
 # The same three mappings on the real decoder, whose blocks are LLaMA's: RMSNorm in place of LayerNorm (the two
 # norms `ln_1`/`ln_2` are its `input_layernorm` and `post_attention_layernorm`), rotary positions, grouped-query
-# attention and a gated feed-forward network. `jtc_utils.blocks.LlamaBlocks` recomputes them from the weights
+# attention and a gated feed-forward network. `jtc_utils.core.blocks.LlamaBlocks` recomputes them from the weights
 # (tested to reproduce the model within $10^{-4}$). With 30 blocks the wavefront over every start layer costs
 # many forward passes per mapping, so on this model the maps start from every fifth layer, on the first validation
 # sentences, with the sub-module matrices fitted on the first training sentences (the sizes are printed below; the
 # figure's `mat` curve is the full section-4 one).
 
 # %%
-print(book.real_model_line())
+print(real_model_line())
 exp_real = chapter.experiment("real_fig10")
 run_real = submodules.runner(exp_real)
 _, real_inp, real_mask, _ = next(submodules.sample_batches(exp_real, exp_real.val, 8))
@@ -193,7 +194,7 @@ chapter.real_verdicts(["C12a", "C12b", "C12c"])
 #
 # $$ r = \text{LN}_\text{attn}(x + \text{attn}(x)), \qquad h = \text{LN}_\text{out}(r + \text{ffn}(r)). $$
 #
-# `jtc_utils.blocks.BertBlocks` recomputes these from the weights (the masked sentence is read whole, with the
+# `jtc_utils.core.blocks.BertBlocks` recomputes these from the weights (the masked sentence is read whole, with the
 # padding masked out; tested to reproduce `BertForMaskedLM` within $10^{-4}$). The matrices are fitted the same
 # way: $\text{attn}(x)$ on $x$, $\text{LN}_\text{attn}$ on its input $x+a$, $\text{ffn}(r)$ on $r$,
 # $\text{LN}_\text{out}$ on $r+f$. The two layer norms play the roles of `ln_1` and `ln_2`, so the three mappings
@@ -235,7 +236,7 @@ chapter.verdicts(["C12a", "C12b", "C12c"], alias={"fig10": "ext_bert_fig10"})
 # %%
 import numpy as np
 
-from jtc_utils import exercises
+from jtc_utils.book import exercises
 
 # %% [markdown]
 # ```{exercise-start}

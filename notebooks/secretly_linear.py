@@ -57,13 +57,14 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from jtc_utils import device as devices
-from jtc_utils import book, digits
+from jtc_utils.core import device as devices
+from jtc_utils.book.chapter import Chapter, show
+from jtc_utils.evidence import digits
 from jtc_utils.linearity import claims, figures, plots  # noqa: F401  (figures: registers the chapter's figures)
 
 devices.use(device)
 
-chapter = book.Chapter(profile, seed=seed)
+chapter = Chapter(profile, seed=seed)
 figure, results = chapter.figure, chapter.results
 
 # %% [markdown]
@@ -86,11 +87,11 @@ digits.frame(summary, 3)
 
 # %%
 plots.profiles(f1, real=real)
-book.show(['sl_fig1', 'real_sl'],
-          'Razzhigaev et al. Figure 1',
-          "The linearity score of each consecutive layer pair against depth, with the residual (solid) and "
-          "without it, for the GPT-style stand-ins, the BERT-style ones and the real model.",
-          'Three panels of linearity scores against depth, one per model family')
+show(['sl_fig1', 'real_sl'],
+     'Razzhigaev et al. Figure 1',
+     "The linearity score of each consecutive layer pair against depth, with the residual (solid) and "
+     "without it, for the GPT-style stand-ins, the BERT-style ones and the real model.",
+     'Three panels of linearity scores against depth, one per model family')
 
 # %% [markdown]
 # With the residual the scores are high, and they rise with depth and with model size (the medians above). The
@@ -124,11 +125,11 @@ print({m: round(float(np.max(np.abs(np.subtract(v["paper"]["res_in"], v["paper_n
 # %%
 fam = figure("ext_sl_r2family")
 plots.r2family(fam)
-book.show(['ext_sl_r2family'],
-          "beyond the papers: the linearity score and JTC's r²",
-          "The same least-squares fits read as the centred in-sample linearity score and as JTC's held-out "
-          "coordinate-averaged r², per layer pair.",
-          'Line plot comparing linearity scores and r² per layer')
+show(['ext_sl_r2family'],
+     "beyond the papers: the linearity score and JTC's r²",
+     "The same least-squares fits read as the centred in-sample linearity score and as JTC's held-out "
+     "coordinate-averaged r², per layer pair.",
+     'Line plot comparing linearity scores and r² per layer')
 
 # %% tags=["nbval-check-output"]
 print(f"largest gap between LS_nores computed directly and through the identity: {digits.bound(fam['identity_max_gap'], 1e-8)}")
@@ -147,11 +148,11 @@ for m, v in f3.items():
 ax.axhline(0.5, color="grey", lw=0.8, ls=":", label="0.5")
 ax.set(xlabel="depth (l+1)/L", ylabel="median ‖Δh‖ / ‖h‖", title="size of the blocks' updates")
 ax.legend(fontsize=7)
-book.show(['sl_fig3'],
-          'Razzhigaev et al. Figure 3',
-          "The median size of each block's update relative to the stream it is added to, against depth; the "
-          "dotted line is 0.5.",
-          'Line plot of relative update norms against depth for several models')
+show(['sl_fig3'],
+     'Razzhigaev et al. Figure 3',
+     "The median size of each block's update relative to the stream it is added to, against depth; the "
+     "dotted line is 0.5.",
+     'Line plot of relative update norms against depth for several models')
 
 # %% tags=["nbval-check-output"]
 chapter.verdicts(["S4"])
@@ -166,11 +167,11 @@ chapter.verdicts(["S4"])
 # %%
 f2 = figure("sl_fig2")
 plots.trajectory(f2)
-book.show(['sl_fig2'],
-          'Razzhigaev et al. Figure 2',
-          "The mean linearity score of tiny-gpt2 at log-spaced steps of pretraining (tokens seen, log axis), "
-          "with and without the residual.",
-          'Line plot of the mean linearity score against training step')
+show(['sl_fig2'],
+     'Razzhigaev et al. Figure 2',
+     "The mean linearity score of tiny-gpt2 at log-spaced steps of pretraining (tokens seen, log axis), "
+     "with and without the residual.",
+     'Line plot of the mean linearity score against training step')
 
 # %% tags=["nbval-check-output"]
 print(f"largest |LS_res(snapshot 630, float16) - LS_res(zoo/tiny-gpt2)|: {digits.bound(f2['fp16_vs_zoo_max_gap'], 1e-4)}")
@@ -222,11 +223,11 @@ plots.regularised(f4, "res_in", ax=axes[0], title="LS with residual")
 plots.regularised(f4, "nores_in", ax=axes[1], title="LS without residual")
 plots.probes(f5, ax=axes[2])
 fig.tight_layout()
-book.show(['sl_fig4', 'sl_fig5'],
-          'Razzhigaev et al. Figures 4 and 5',
-          "Per layer, the linearity score with and without the residual for plain and cosine-regularised "
-          "pretraining (three seeds each), and the accuracy of linear probes.",
-          'Three line plots per layer: two linearity scores and probe accuracy, plain and regularised runs')
+show(['sl_fig4', 'sl_fig5'],
+     'Razzhigaev et al. Figures 4 and 5',
+     "Per layer, the linearity score with and without the residual for plain and cosine-regularised "
+     "pretraining (three seeds each), and the accuracy of linear probes.",
+     'Three line plots per layer: two linearity scores and probe accuracy, plain and regularised runs')
 
 # %% tags=["nbval-check-output"]
 chapter.verdicts(["S7", "S8", "S9"])
@@ -260,11 +261,11 @@ fig, axes = plt.subplots(1, 2, figsize=(13, 4))
 plots.pruning(f7, "perplexity", ax=axes[0], title=f"{f7['model']}: perplexity")
 plots.pruning(f7, "fact_accuracy", ax=axes[1], title=f"{f7['model']}: accuracy at fact words")
 fig.tight_layout()
-book.show(['sl_fig7'],
-          'Razzhigaev et al. Figures 6 and 7',
-          "Perplexity and accuracy at fact words after removing, replacing or distilling k blocks, chosen most "
-          "linear first or at random.",
-          'Two line plots against the number of pruned blocks')
+show(['sl_fig7'],
+     'Razzhigaev et al. Figures 6 and 7',
+     "Perplexity and accuracy at fact words after removing, replacing or distilling k blocks, chosen most "
+     "linear first or at random.",
+     'Two line plots against the number of pruned blocks')
 
 # %% tags=["nbval-check-output"]
 rows = pd.DataFrame(f7["rows"])
@@ -334,7 +335,7 @@ rp.pivot_table(index=["strategy", "mode"], columns="k", values="perplexity").map
 # The verdicts above, in one table; the claims page gathers them with those of the other chapters.
 
 # %% tags=["nbval-check-output"]
-from jtc_utils.claims import summary  # the findings count of the claims page
+from jtc_utils.evidence.claims import summary  # the findings count of the claims page
 
 records = chapter.claim_records(list(claims.CLAIMS))
 print(summary(records, "tiny"))
@@ -351,7 +352,7 @@ print("without an interval (the point estimate's verdict; each record says why):
 # %%
 import numpy as np
 
-from jtc_utils import exercises
+from jtc_utils.book import exercises
 
 # %% [markdown]
 # ```{exercise-start}
@@ -391,7 +392,7 @@ exercises.check("sl-ex-null", answer)
 # :label: sl-ex-identity
 # ```
 # **Compute.** Check the identity by hand: take `X = exp.X_val[3]`, `Y = exp.X_val[4]` for
-# `exp = jtc_utils.figures.experiment("tiny-gpt2-medium", "encyclopedia")`, compute both scores with
+# `exp = jtc_utils.jtc.figures.experiment("tiny-gpt2-medium", "encyclopedia")`, compute both scores with
 # `score.pair`, and recompute `nores_in` from `res_in` and the two centred norms,
 # $1 - (1 - LS_\text{res})\,\|Y_c\|^2 / \|(Y - X)_c\|^2$. `answer` is (yours, `nores_in`).
 # ```{exercise-end}
@@ -402,7 +403,7 @@ exercises.check("sl-ex-null", answer)
 # ```
 
 # %% tags=["solution"]
-from jtc_utils import figures as jtc_figures
+from jtc_utils.jtc import figures as jtc_figures
 from jtc_utils.linearity import score
 
 exp = jtc_figures.experiment("tiny-gpt2-medium", "encyclopedia")

@@ -13,7 +13,7 @@ import pytest  # noqa: E402
 @pytest.fixture(scope="session")
 def html(tmp_path_factory):
     """The book rendered once per test session into a temporary folder: (html root, index page)."""
-    from jtc_utils import runner
+    from jtc_utils.book import runner
 
     out = tmp_path_factory.mktemp("html")
     index = runner.build_html(out)

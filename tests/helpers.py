@@ -4,13 +4,24 @@ nested comparison of recomputed figure data with the stored numbers."""
 from pathlib import Path
 
 import numpy as np
-
 import torch
-from transformers import (AutoTokenizer, BertConfig, BertForMaskedLM, GPT2Config, GPT2LMHeadModel, LlamaConfig,
-                          LlamaForCausalLM, MistralConfig, MistralForCausalLM, OPTConfig, OPTForCausalLM, Phi3Config,
-                          Phi3ForCausalLM)
+from transformers import (
+    AutoTokenizer,
+    BertConfig,
+    BertForMaskedLM,
+    GPT2Config,
+    GPT2LMHeadModel,
+    LlamaConfig,
+    LlamaForCausalLM,
+    MistralConfig,
+    MistralForCausalLM,
+    OPTConfig,
+    OPTForCausalLM,
+    Phi3Config,
+    Phi3ForCausalLM,
+)
 
-from jtc_utils.zoo import BERT_TOKENIZER_DIR, GPT_TOKENIZER_DIR
+from jtc_utils.core.catalogue import BERT_TOKENIZER_DIR, GPT_TOKENIZER_DIR
 
 
 def _decoder(model_cls, config_cls, **small):

@@ -5,9 +5,10 @@ import warnings
 
 import pytest
 
-from jtc_utils import linear, runner
-from jtc_utils.experiment import Experiment
-from jtc_utils.models import ModelUnavailableError
+from jtc_utils.book import runner
+from jtc_utils.core import linear
+from jtc_utils.core.experiment import Experiment
+from jtc_utils.core.models import ModelUnavailableError
 
 
 def test_unknown_model_domain_profile_and_sizes():

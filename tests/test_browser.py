@@ -18,8 +18,8 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from jtc_utils import runner
-from jtc_utils.paths import CACHE_DIR
+from jtc_utils.book import runner
+from jtc_utils.core.paths import CACHE_DIR
 
 # console messages of the theme itself, not of the book
 KNOWN_CONSOLE = ("Got invalid theme mode",)
@@ -221,7 +221,7 @@ def test_the_layer_view_relabels_its_axis_for_every_sentence(html, browser, devi
 
 
 def _switch_every_sentence(tab):
-    from jtc_utils.layer_view import TEXT_MIN_PX
+    from jtc_utils.book.layer_view import TEXT_MIN_PX
 
     assert not tab.evaluate("() => !!window.Plotly"), "plotly is loaded with the page, not when the view is reached"
     tab.locator("#layer-view").scroll_into_view_if_needed()
@@ -290,7 +290,7 @@ _PANELS = """() => Array.from(document.querySelectorAll('div.jtc-panels')).map(d
 
 @pytest.mark.parametrize("device", list(WIDTHS))
 def test_a_grid_of_panels_wraps_to_the_width(html, browser, device):
-    """A multi-panel figure is one image per panel (jtc_utils.book.panels): at desktop width two panels of a grid
+    """A multi-panel figure is one image per panel (jtc_utils.book.chapter.panels): at desktop width two panels of a grid
     share a row, each at least its least width and the panels of a row at one scale; on a phone every panel takes
     the column's whole width, one under the other, instead of the whole grid shrunk to a third."""
     root, _ = html

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from jtc_utils import cache
+from jtc_utils.core import cache
 
 
 def test_cache_hit_miss_and_corruption(tmp_path, monkeypatch):

@@ -6,7 +6,8 @@ import re
 import matplotlib
 import pytest
 
-from jtc_utils import book, runner
+from jtc_utils.book import runner
+from jtc_utils.book.chapter import _NUMBERED, PANEL_MIN_PX, figure, figure_grid, panels, paper_ref, show
 
 matplotlib.use("Agg")
 
@@ -18,25 +19,25 @@ def shown(monkeypatch, tmp_path):
     out = []
     monkeypatch.setattr(IPython.display, "display", out.append)
     monkeypatch.setenv("JTC_DATA_OUT", str(tmp_path))
-    monkeypatch.setitem(book._NUMBERED, "n", 0)
+    monkeypatch.setitem(_NUMBERED, "n", 0)
     return out
 
 
 def test_a_figure_gets_a_numbered_caption_alt_text_and_a_link_to_its_numbers(shown, tmp_path):
-    numbers = book.figure("fig8")
+    numbers = figure("fig8")
     assert (tmp_path / "fig8.json").is_file() and numbers.fig == "fig8"
     (html,) = [x.data for x in shown]
     assert "<b>Figure 1</b> (paper Figure 8)" in html
     assert re.search(r'alt="Precision@1 against layers processed[^"]+tiny-gpt2', html)
     assert '<a href="data/fig8.json" download>' in html and "data:image/png;base64," in html
-    book.figure("fig9")
+    figure("fig9")
     assert "<b>Figure 2</b> (paper Figure 9)" in shown[-1].data
-    assert book.paper_ref("real_fig4") == "paper Figure 4, on the real model"
-    assert book.paper_ref("ext_bert_fig10") == "beyond the paper"
+    assert paper_ref("real_fig4") == "paper Figure 4, on the real model"
+    assert paper_ref("ext_bert_fig10") == "beyond the paper"
 
 
 def test_small_multiples_share_one_caption(shown, tmp_path):
-    out = book.figure_grid(["fig26", "fig27", "fig28"], ncols=2)
+    out = figure_grid(["fig26", "fig27", "fig28"], ncols=2)
     assert list(out) == ["fig26", "fig27", "fig28"] and all((tmp_path / f"{f}.json").is_file() for f in out)
     (html,) = [x.data for x in shown]
     assert html.count("<figure") == 1 and all(f'href="data/{f}.json"' in html for f in out)
@@ -69,13 +70,13 @@ def test_a_grid_is_shown_as_panels_that_can_wrap(shown):
     import matplotlib.pyplot as plt
     import numpy as np
 
-    from jtc_utils import plotting
+    from jtc_utils.jtc import plots
 
     _, axes = plt.subplots(1, 3, figsize=(12, 3))
     for i, ax in enumerate(axes):
         ax.plot([0, i + 1])
         ax.set_title(f"model {i}")
-    book.show("x", "paper Figure 1", "see", "Lines")
+    show("x", "paper Figure 1", "see", "Lines")
     html = shown[-1].data
     imgs = _imgs(html)
     assert '<div class="jtc-panels">' in html and len(imgs) == 3
@@ -83,22 +84,22 @@ def test_a_grid_is_shown_as_panels_that_can_wrap(shown):
             for img in imgs]
     assert all(flex)
     grow, least = [float(m.group(1)) for m in flex], [int(m.group(2)) for m in flex]
-    assert sorted(least)[1] == book.PANEL_MIN_PX  # the typical panel's least width
+    assert sorted(least)[1] == PANEL_MIN_PX  # the typical panel's least width
     for g, n in zip(grow, least):  # one scale: least width and growth both in proportion to the panel's width
-        assert abs(n / book.PANEL_MIN_PX - g / sorted(grow)[1]) < 0.01
+        assert abs(n / PANEL_MIN_PX - g / sorted(grow)[1]) < 0.01
     assert all(f"panel {i} of 3: model {i - 1}" in img for i, img in enumerate(imgs, 1))
 
-    plotting.r2_heatmaps(np.random.rand(5, 5), np.random.rand(5, 5), title="two maps")
-    book.show("y", "paper Figure 2", "see", "Heatmaps")
+    plots.r2_heatmaps(np.random.rand(5, 5), np.random.rand(5, 5), title="two maps")
+    show("y", "paper Figure 2", "see", "Heatmaps")
     html = shown[-1].data
     assert len(_imgs(html)) == 2 and '<div class="jtc-suptitle">two maps</div>' in html
-    parts, _ = book.panels(plotting.r2_heatmaps(np.random.rand(5, 5), np.random.rand(5, 5)))
+    parts, _ = panels(plots.r2_heatmaps(np.random.rand(5, 5), np.random.rand(5, 5)))
     assert parts[1][1] > parts[0][1]  # the shared colour bar went with the right panel
     plt.close("all")
 
     plt.subplots(figsize=(6, 3))
-    book.show("z", "paper Figure 3", "see", "One line")
+    show("z", "paper Figure 3", "see", "One line")
     assert len(_imgs(shown[-1].data)) == 1 and "jtc-panels" not in shown[-1].data
     _, axes = plt.subplots(2, 1)
-    book.show("w", "paper Figure 4", "see", "A column")  # one column: nothing to wrap, one image
+    show("w", "paper Figure 4", "see", "A column")  # one column: nothing to wrap, one image
     assert len(_imgs(shown[-1].data)) == 1

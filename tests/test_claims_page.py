@@ -7,8 +7,9 @@ import re
 import nbformat
 import pytest
 
-from jtc_utils import claims_page, figdata
-from jtc_utils.paths import BOOK_DIR
+from jtc_utils.book import claims_page
+from jtc_utils.core.paths import BOOK_DIR
+from jtc_utils.evidence import figdata
 
 
 @pytest.fixture(scope="module")

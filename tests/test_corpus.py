@@ -156,7 +156,7 @@ def test_rare_words_form_a_zipfian_tail(training):
 
 
 def test_the_bigram_baseline_predicts_the_most_frequent_next_token():
-    from jtc_utils import hardness
+    from jtc_utils.jtc import hardness
 
     class Words:  # a tokenizer that maps each word to a fixed id
         def __call__(self, texts, add_special_tokens=False):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from jtc_utils import device, linear
+from jtc_utils.core import device, linear
 
 HAS_CUDA = torch.cuda.is_available()
 
@@ -57,8 +57,8 @@ def test_a_batch_that_does_not_fit_in_memory_is_split_and_gives_the_same_states(
     """Out of memory for batches of more than two sentences: the extraction goes on with smaller batches (warning
     once per split) and returns exactly the states of an unconstrained run; when one sentence does not fit, a
     MemoryError names the memory it needs and the fix."""
-    from jtc_utils import hidden, models
-    from jtc_utils.samples import make_samples
+    from jtc_utils.core import hidden, models
+    from jtc_utils.core.samples import make_samples
 
     ad = models.adapter("tiny-gpt2")
     s = make_samples(ad.tokenizer, "gpt2", "encyclopedia", "validation", n=7)
@@ -80,8 +80,8 @@ def test_a_batch_that_does_not_fit_in_memory_is_split_and_gives_the_same_states(
 
 
 def test_other_runtime_errors_are_not_taken_for_memory(monkeypatch):
-    from jtc_utils import hidden, models
-    from jtc_utils.samples import make_samples
+    from jtc_utils.core import hidden, models
+    from jtc_utils.core.samples import make_samples
 
     ad = models.adapter("tiny-gpt2")
     s = make_samples(ad.tokenizer, "gpt2", "encyclopedia", "validation", n=3)

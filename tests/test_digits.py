@@ -8,8 +8,8 @@ import re
 import pandas as pd
 import pytest
 
-from jtc_utils import digits, figdata
-from jtc_utils.paths import BOOK_DIR
+from jtc_utils.core.paths import BOOK_DIR
+from jtc_utils.evidence import digits, figdata
 
 
 def test_a_deviation_that_should_be_zero_shows_its_bound():

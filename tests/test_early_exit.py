@@ -4,7 +4,7 @@ threshold details, and the read-out of layers saved."""
 import numpy as np
 import pytest
 
-from jtc_utils import early_exit as ee
+from jtc_utils.jtc import early_exit as ee
 
 
 def stats(seed=0, L=12, n=400):

@@ -4,15 +4,16 @@ book's own solution passes and a blank or wrong answer fails, and `make student`
 from __future__ import annotations
 
 import json
-from pathlib import Path
 import re
+from pathlib import Path
 
 import jupytext
 import nbformat
 import pytest
 
-from jtc_utils import exercises, runner, student
-from jtc_utils.paths import BOOK_DIR, NOTEBOOKS_DIR
+from jtc_utils.book import exercises, runner, student
+from jtc_utils.core.paths import BOOK_DIR, NOTEBOOKS_DIR
+from jtc_utils.evidence.exercises import CHECKS
 
 CHECK_CALL = re.compile(r'^exercises\.check\("([^"]+)"', re.M)
 LABEL = re.compile(r"^:label: (\S+)", re.M)
@@ -39,14 +40,14 @@ def test_every_page_has_three_exercises_each_with_a_solution(name):
 def test_every_check_in_the_book_is_registered_and_every_registered_check_is_used():
     used = {m for name in runner.notebook_names() for c in _source(name).cells if c.cell_type == "code"
             for m in CHECK_CALL.findall(c.source)}
-    assert used == set(exercises.CHECKS)
+    assert used == set(CHECKS)
 
 
 # pages computing numbers the checks cannot read from book/data pass them; a stand-in for those here
 _DATA = {"ex-world-check": {"check": {"mat": [0.2, 0.5, 1.0], "id": [0.1, 0.6, 1.0]}}}
 
 
-@pytest.mark.parametrize("label", sorted(exercises.CHECKS))
+@pytest.mark.parametrize("label", sorted(CHECKS))
 def test_a_blank_or_wrong_answer_fails(label, capsys):
     assert not exercises.check(label, None)
     assert "no answer yet" in capsys.readouterr().out
@@ -145,7 +146,7 @@ def test_the_fill_executes_each_page_once_and_again_when_its_inputs_change(tmp_p
     import papermill
 
     monkeypatch.setattr(student, "FILL_RECORD", "fill-test.json")
-    monkeypatch.setattr("jtc_utils.paths.CACHE_DIR", tmp_path)
+    monkeypatch.setattr("jtc_utils.core.paths.CACHE_DIR", tmp_path)
     ran = []
     monkeypatch.setattr(papermill, "execute_notebook", lambda src, dst, **kw: ran.append(Path(src).stem))
     first = student.fill(progress=False)

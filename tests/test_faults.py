@@ -20,10 +20,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
-
 from helpers import save_random_model
-from jtc_utils import figdata, models, paths, predictions, profiles, runner, top_tokens, zoo
-from jtc_utils.experiment import Experiment
+
+from jtc_utils.book import runner
+from jtc_utils.core import catalogue, models, paths, profiles, readout
+from jtc_utils.core.experiment import Experiment
+from jtc_utils.evidence import figdata
+from jtc_utils.jtc import top_tokens
+from jtc_utils.training import zoo
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADER = '# %% tags=["parameters"]\nprofile = "tiny"\n\n'
@@ -50,7 +54,7 @@ def book(tmp_path, monkeypatch):
 
     write("""\
         # %%
-        from jtc_utils import figdata
+        from jtc_utils.evidence import figdata
         figdata.save("figA", {"value": 1.0}, {"profile": profile})
         figdata.save("figB", {"value": 2.0}, {"profile": profile})
         print("done")
@@ -77,7 +81,7 @@ def test_failure_after_a_figure_leaves_page_and_data_untouched(book):
     before = _snapshot(book["book"])
     book["write"]("""\
         # %%
-        from jtc_utils import figdata
+        from jtc_utils.evidence import figdata
         figdata.save("figA", {"value": 99.0}, {"profile": profile})
 
         # %%
@@ -93,7 +97,7 @@ def test_failure_after_a_figure_leaves_page_and_data_untouched(book):
     assert not list(book["book"].glob(".staging-*"))
     book["write"]("""\
         # %%
-        from jtc_utils import figdata
+        from jtc_utils.evidence import figdata
         figdata.save("figA", {"value": 1.0}, {"profile": profile})
         figdata.save("figB", {"value": 2.0}, {"profile": profile})
         print("done")
@@ -108,7 +112,7 @@ def test_a_chapter_reads_its_own_new_numbers_while_they_wait_in_staging(book):
     the staging folder, not book/data, and reading book/data would give the previous execution's numbers."""
     book["write"]("""\
         # %%
-        from jtc_utils import figdata
+        from jtc_utils.evidence import figdata
         figdata.save("figA", {"value": 5.0}, {"profile": profile})
         print("read back", figdata.load("figA")["data"]["value"], figdata.exists("figA"))
         """)
@@ -136,7 +140,7 @@ def test_kernel_death_is_reported_like_a_cell_error(book):
     before = _snapshot(book["book"])
     book["write"]("""\
         # %%
-        from jtc_utils import figdata
+        from jtc_utils.evidence import figdata
         figdata.save("figA", {"value": 99.0}, {"profile": profile})
 
         # %%
@@ -178,14 +182,14 @@ def test_an_interrupted_runner_changes_nothing(book):
     before = _snapshot(book["book"])
     book["write"]("""\
         # %%
-        from jtc_utils import figdata
+        from jtc_utils.evidence import figdata
         figdata.save("figA", {"value": 99.0}, {"profile": profile})
 
         # %%
         import time
         time.sleep(120)
         """)
-    code = (f"from pathlib import Path; from jtc_utils import runner; runner.NOTEBOOKS_DIR = Path({str(book['nb_dir'])!r}); "
+    code = (f"from pathlib import Path; from jtc_utils.book import runner; runner.NOTEBOOKS_DIR = Path({str(book['nb_dir'])!r}); "
             f"runner.BOOK_DIR = Path({str(book['book'])!r}); runner.notebook_names = lambda: ['ch']; "
             f"runner.main(['--only', 'ch', '--no-build'])")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -250,8 +254,8 @@ def test_a_read_only_checkout_says_where_to_point_the_output(tmp_path):
     repo = _read_only_checkout(tmp_path)
     html = tmp_path / "html"
     script = (f"mount --bind -o ro {repo} {repo} && cd {repo} && "
-              f"{{ {sys.executable} -m jtc_utils.runner --only sec3_linear_shortcuts --no-build; echo rc=$?; "
-              f"{sys.executable} -m jtc_utils.runner --build-only; echo rc=$?; }}")
+              f"{{ {sys.executable} -m jtc_utils.book.runner --only sec3_linear_shortcuts --no-build; echo rc=$?; "
+              f"{sys.executable} -m jtc_utils.book.runner --build-only; echo rc=$?; }}")
     env = {**os.environ, "PYTHONPATH": str(repo), "JTC_CACHE": str(tmp_path / "cache")}
     r = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, env=env, timeout=300)
     if "mount" in r.stderr and "rc=" not in r.stdout:
@@ -271,8 +275,8 @@ def zoo_copy(tmp_path, monkeypatch):
     z = tmp_path / "zoo"
     for name in ("tiny-gpt2", "tiny-bert-base"):
         shutil.copytree(paths.ZOO_DIR / name, z / name)
-    monkeypatch.setattr(zoo, "ZOO_DIR", z)
-    zoo.write_manifest()
+    monkeypatch.setattr(catalogue, "ZOO_DIR", z)
+    catalogue.write_manifest()
     return z
 
 
@@ -357,8 +361,8 @@ def test_model_identity_covers_config_and_tokenizer(tmp_path, zoo_copy):
     # zoo models: the identity is the checksum manifest's record of every file
     a = models.adapter("tiny-gpt2").identity
     (zoo_copy / "tiny-gpt2" / "tokenizer_config.json").write_text("{}")
-    zoo.write_manifest()
-    assert zoo.manifest_digest("tiny-gpt2") != a.removeprefix("zoo:")
+    catalogue.write_manifest()
+    assert catalogue.manifest_digest("tiny-gpt2") != a.removeprefix("zoo:")
 
 
 def test_page_fingerprint_covers_every_zoo_file(tmp_path, monkeypatch):
@@ -401,7 +405,7 @@ def test_a_checkpoint_that_would_run_pickled_code_is_refused(tmp_path, monkeypat
 
     texts = [s.text for s in corpus.training_sentences(n=50)]
     with pytest.raises(RuntimeError, match="cannot be loaded safely.*delete it"):
-        zoo.train_model(zoo.Spec("evil", "gpt2", 2, 16, 2, 4 * 8 * 40, "test", batch=8), texts=texts,
+        zoo.train_model(catalogue.Spec("evil", "gpt2", 2, 16, 2, 4 * 8 * 40, "test", batch=8), texts=texts,
                         progress=False)
     assert not marker.exists()
 
@@ -409,7 +413,7 @@ def test_a_checkpoint_that_would_run_pickled_code_is_refused(tmp_path, monkeypat
 # ------------------------------------------------------------------------------------------------------------
 # the hub: bounded waiting
 def _load_gpt2_with(endpoint: str, home: Path) -> subprocess.CompletedProcess:
-    code = ("import time; from jtc_utils import models\nt = time.time()\ntry:\n    models.load('gpt2')\n"
+    code = ("import time; from jtc_utils.core import models\nt = time.time()\ntry:\n    models.load('gpt2')\n"
             "except models.ModelUnavailableError as e:\n    print('ERROR', round(time.time() - t, 1), e)\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
     env.update(HF_ENDPOINT=endpoint, HF_HOME=str(home), PYTHONWARNINGS="ignore")
@@ -437,7 +441,7 @@ def test_no_name_resolution_fails_at_once_without_retries(tmp_path):
 # ------------------------------------------------------------------------------------------------------------
 # smaller defects
 def test_written_files_keep_the_users_umask(tmp_path, monkeypatch):
-    from jtc_utils import cache
+    from jtc_utils.core import cache
 
     monkeypatch.setattr(cache, "CACHE_DIR", tmp_path)
     for mask, mode in ((0o022, 0o644), (0o002, 0o664), (0o077, 0o600)):
@@ -458,14 +462,14 @@ def test_numbers_are_checked_not_truncated():
         Experiment("tiny-gpt2", "news", n_train=20, n_val=20, seed=1.5)
     exp = Experiment("tiny-gpt2", "news", n_train=60, n_val=20)
     with pytest.raises(TypeError, match=r"k must be a whole number, got 2.7"):
-        predictions.check_ks(exp.adapter, (1, 2.7))
+        readout.check_ks(exp.adapter, (1, 2.7))
     with pytest.raises(TypeError, match=r"k must be a whole number, got 2.7"):
         top_tokens.top_tokens(exp, "The river flows", k=2.7)
     with pytest.raises(TypeError, match=r"layer .* must be a whole number, got 1.7"):
         top_tokens.top_tokens(exp, "The river flows", layers=[1.7])
     with pytest.raises(ValueError, match=r"layer .* must be between 0 and 6, got 9"):
         top_tokens.top_tokens(exp, "The river flows", layers=[9])
-    assert predictions.check_ks(exp.adapter, [1, 5]) == (1, 5)
+    assert readout.check_ks(exp.adapter, [1, 5]) == (1, 5)
 
 
 def test_an_unknown_domain_role_is_named():

@@ -5,21 +5,22 @@ import numpy as np
 import pytest
 import torch
 
+from jtc_utils.core import catalogue
+from jtc_utils.core.models import Adapter
 from jtc_utils.embedded import corpus, lexicon
 from jtc_utils.ffn import FFN, NotAdditiveError, clusters, concepts, exit_rule, steering, subupdates, vocab
-from jtc_utils.models import Adapter
+from jtc_utils.evidence import figdata
 
 
 @pytest.fixture(scope="module")
 def tiny():
     from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
 
-    from jtc_utils import zoo
 
     torch.manual_seed(0)
     cfg = GPT2Config(n_layer=3, n_embd=16, n_head=2, vocab_size=4096, n_positions=64, activation_function="gelu_new")
     model = GPT2LMHeadModel(cfg).eval()
-    tok = AutoTokenizer.from_pretrained(str(zoo.ZOO_DIR / "tiny-gpt2"))
+    tok = AutoTokenizer.from_pretrained(str(catalogue.ZOO_DIR / "tiny-gpt2"))
     return Adapter(model=model, tokenizer=tok, name="random-gpt2")
 
 
@@ -137,7 +138,7 @@ def test_clusters_and_extreme_share():
 
 
 def test_mat_ffn_identity_on_random_data():
-    from jtc_utils import linear
+    from jtc_utils.core import linear
 
     rng = np.random.default_rng(5)
     U, V, b = rng.standard_normal((200, 6)), rng.standard_normal((12, 6)), rng.standard_normal(6)
@@ -183,3 +184,18 @@ def test_steering_forces_the_coefficients(tiny):
         forced = coefficients()
     assert torch.all(forced[..., [3, 7]] == 3.0)
     assert not torch.all(coefficients()[..., [3, 7]] == 3.0)  # the hooks are gone afterwards
+
+
+def test_invariants_hold_on_the_stored_ffn_numbers():
+    f6 = figdata.load("geva_fig6")["data"]
+    assert all(t >= f6["uniform"] - 1e-12 for t in f6["t10"])  # the top ten hold at least the uniform share
+    t6 = figdata.load("geva_tab6")["data"]["rules"]
+    assert t6["saturation oracle"]["accuracy"] == 1
+    for name, r in t6.items():
+        assert 0 <= r["accuracy"] <= 1 and r["saved"] <= t6["saturation oracle"]["saved"] + 1e-9 or \
+            r["accuracy"] < 1, name
+    t2 = figdata.load("geva_tab2")["data"]["models"]
+    for m, row in t2.items():
+        assert 0 <= row["chance_no_big"] <= row["chance"] <= 1, m
+    rg = figdata.load("real_geva")["data"]
+    assert all(max(g["vs_module"], g["vs_hidden"]) < 1e-5 * g["scale"] + 1e-4 for g in rg["decomposition"])

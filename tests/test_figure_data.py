@@ -6,8 +6,11 @@ import json
 import numpy as np
 import pytest
 
-from jtc_utils import claims, figdata, figures
-from jtc_utils.paths import DATA_DIR, ROOT
+from jtc_utils.book import claim_tables
+from jtc_utils.core.paths import DATA_DIR, ROOT
+from jtc_utils.evidence import claims, figdata
+from jtc_utils.jtc import claims as jtc_claims
+from jtc_utils.jtc import figures
 
 FIG_FILES = sorted(f for f in figures.FIGURES if (DATA_DIR / f"{f}.json").exists())
 R2_FILES = [f for f in FIG_FILES if figures.FIGURES[f][0] == "r2"]
@@ -60,8 +63,8 @@ def test_prediction_invariants_hold_on_the_stored_numbers(fig):
 
 def test_claims_page_matches_the_stored_numbers():
     stored = figdata.load("claims")["data"]
-    assert stored == figdata.plain(claims.all_claims())
-    assert {r["id"] for r in stored} >= set(claims.CLAIMS)
+    assert stored == figdata.plain(jtc_claims.all_claims())
+    assert {r["id"] for r in stored} >= set(jtc_claims.CLAIMS)
     for r in stored:
         assert set(r) == {"id", "claim", "quote", "paper", "ours", "holds", "rule", "magnitude", "margin", "unit",
                           "words", "statistic", "kind", "verdict", "lo", "hi", "share", "resampled", "reason",
@@ -78,28 +81,28 @@ def test_every_claim_of_every_paper_links_to_a_page_of_the_book():
     from jtc_utils.linearity import claims as sl_claims
 
     toc = (ROOT / "_toc.yml").read_text()
-    for table in (claims.CLAIMS, lens_claims.CLAIMS, ffn_claims.CLAIMS, sl_claims.CLAIMS):
+    for table in (jtc_claims.CLAIMS, lens_claims.CLAIMS, ffn_claims.CLAIMS, sl_claims.CLAIMS):
         for cid in table:
-            assert f"book/{claims.page_of(cid)}" in toc, cid
+            assert f"book/{claim_tables.page_of(cid)}" in toc, cid
     with pytest.raises(ValueError, match="no chapter"):
-        claims.page_of("Z1")
+        claim_tables.page_of("Z1")
 
 
 def test_two_verdicts_judge_shape_everywhere_and_magnitude_on_the_paper_profile_only():
     d = figdata.load("fig4")["data"]
-    rec = claims.c2(lambda fig: d)
+    rec = jtc_claims.c2(lambda fig: d)
     L = d["n_layers"]
     gain = np.asarray(d["curves"]["mat"]["p@1"][:L]) - np.asarray(d["curves"]["id"]["p@1"][:L])
     assert rec["holds"] == bool((gain > 0).all())  # shape: mat above id at every layer
-    assert rec["magnitude"]["holds"] == bool(gain[:claims._scaled(44, 48, L)].min() > 0.2)
+    assert rec["magnitude"]["holds"] == bool(gain[:jtc_claims._scaled(44, 48, L)].min() > 0.2)
     assert claims.judged(rec, "tiny")["magnitude"] == {**rec["magnitude"], "holds": None, "note": claims.NOT_JUDGED}
     assert claims.judged(rec, "paper") == rec
     # a curve dragged below id at one layer breaks the shape verdict ("every layer" means every layer)
     worse = json.loads(json.dumps(d))
     worse["curves"]["mat"]["p@1"][1] = worse["curves"]["id"]["p@1"][1] - 0.01
-    assert claims.c2(lambda fig: worse)["holds"] is False
+    assert jtc_claims.c2(lambda fig: worse)["holds"] is False
     # C3 gives only magnitudes: no shape verdict, and the words say so
-    c3 = claims.check("C3")
+    c3 = jtc_claims.check("C3")
     assert c3["holds"] is None and claims.shape_verdict(c3).startswith("no verdict")
     assert claims.magnitude_verdict(c3) == claims.NOT_JUDGED
 
@@ -123,19 +126,19 @@ def test_summary_line_counts_the_findings():
 
 
 def test_verdict_tables_are_html_with_anchors_and_links():
-    recs = [claims.check(c) for c in ("C2", "C12b")]
-    html = claims.styled(recs, "t").to_html()
+    recs = [jtc_claims.check(c) for c in ("C2", "C12b")]
+    html = claim_tables.styled(recs, "t").to_html()
     assert 'id="claim-c2"' in html and "HOLDS" in html and "&lt;" in html  # cell text escaped, ids raw
-    linked = claims.styled(recs, "t", link="page").to_html()
+    linked = claim_tables.styled(recs, "t", link="page").to_html()
     assert 'href="sec4_predictions.html#claim-c2"' in linked and 'href="sec6_submodules.html#claim-c12b"' in linked
 
 
 def test_claims_in_the_papers_regime_match_their_stored_figures():
-    from jtc_utils import regime
+    from jtc_utils.jtc import regime
 
     stored = figdata.load("claims_regime")["data"]
     get = claims.profile_getter(regime.REGIME_PREFIX, absent={})
-    assert stored == figdata.plain(claims.all_claims(get))
+    assert stored == figdata.plain(jtc_claims.all_claims(get))
 
 
 
@@ -159,10 +162,11 @@ def test_every_legend_entry_of_the_submodule_figures_is_drawn(fig):
     import matplotlib.pyplot as plt
     from matplotlib.colors import to_rgba
 
-    from jtc_utils import book, plotting
+    from jtc_utils.book.chapter import draw
+    from jtc_utils.jtc import plots
 
     stored = figdata.load(fig)
-    out = book.draw(fig, stored["data"], stored["params"])
+    out = draw(fig, stored["data"], stored["params"])
     ax = out.axes[0]
     drawn = [ln for ln in ax.lines if ln.get_visible() and ln.get_linestyle() not in ("", "None")
              and np.isfinite(np.asarray(ln.get_ydata(), dtype=float)).sum() >= 2]
@@ -178,7 +182,7 @@ def test_every_legend_entry_of_the_submodule_figures_is_drawn(fig):
         v = np.asarray(next(iter(c.values())), dtype=float)
         if not np.isfinite(v).all():  # sparse: a marker on each measured layer, in the mapping's colour
             marked = {int(x) for ln in ax.lines if ln.get_marker() not in ("", "None", None)
-                      and to_rgba(ln.get_color()) == to_rgba(plotting.COLORS[m]) for x in ln.get_xdata()}
+                      and to_rgba(ln.get_color()) == to_rgba(plots.COLORS[m]) for x in ln.get_xdata()}
             assert set(np.flatnonzero(np.isfinite(v)).tolist()) <= marked, f"{fig}: {m} lacks markers"
     plt.close(out)
 
@@ -190,11 +194,11 @@ def test_a_single_k_plot_has_no_line_width_key_in_its_legend():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from jtc_utils import plotting
+    from jtc_utils.jtc import plots
 
     curves = {m: {"p@1": [0.1, 0.5, 1.0], "p@5": [0.3, 0.7, 1.0]} for m in ("mat", "id")}
-    one = plotting.precision_curves(curves, ks=(1,))
-    two = plotting.precision_curves(curves, ks=(1, 5))
+    one = plots.precision_curves(curves, ks=(1,))
+    two = plots.precision_curves(curves, ks=(1, 5))
     names = [[t.get_text() for t in f.axes[0].get_legend().get_texts()] for f in (one, two)]
     plt.close("all")
     assert names[0] == ["mat", "id"] and one.axes[0].get_ylabel() == "Precision@1"
@@ -210,10 +214,10 @@ def test_a_layer_axis_has_whole_numbered_ticks(fig):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from jtc_utils import book
+    from jtc_utils.book.chapter import draw
 
     stored = figdata.load(fig)
-    out = book.draw(fig, stored["data"], stored["params"])
+    out = draw(fig, stored["data"], stored["params"])
     out = out if hasattr(out, "axes") else out.figure
     for ax in out.axes:
         label = ax.get_xlabel()

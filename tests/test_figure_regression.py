@@ -1,16 +1,18 @@
 """Figure-data regression, one test for every paper: each tiny-profile figure in book/data is recomputed through
-jtc_utils and compared quantity by quantity within the tolerance its measured noise gives (jtc_utils.regression,
+jtc_utils and compared quantity by quantity within the tolerance its measured noise gives (jtc_utils.book.regression,
 tests/noise.json). `make test` executes the pages first; a figure they wrote in this session (with the stored
 parameters) is compared as written, instead of being computed a second time. The invariants of each paper's numbers
 stay with its own test file."""
 
+import importlib
 import json
 import time
 
 import numpy as np
 import pytest
 
-from jtc_utils import figdata, regression
+from jtc_utils.book import regression
+from jtc_utils.evidence import figdata, figure_registry
 
 TARGETS = regression.targets()
 STARTED = time.time()  # collection: before this session executes any page
@@ -37,6 +39,30 @@ def test_figure_data_is_reproduced(name):
     got = regression.recompute(name) if got is None else got
     bad = regression.compare(name, got, figdata.load(name)["data"])
     assert not bad, f"{name} ({how}):\n" + "\n".join(bad)
+
+
+# each paper: its claims module and the file its chapter stores the claims' records in
+PAPERS = {"jtc": "claims", "lenses": "claims_lenses", "ffn": "claims_ffn", "linearity": "claims_linearity"}
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_every_figure_a_paper_registers_has_its_data(paper):
+    figs = [f for f, r in figure_registry.FIGURES.items() if r.paper == paper]
+    assert figs, f"{paper} registers no figure"
+    missing = [f for f in figs if not figdata.exists(f)]
+    assert not missing, f"run the {paper} chapter: {missing} have no numbers in book/data"
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_a_papers_stored_claims_are_judged_again_from_the_stored_numbers(paper):
+    """Every claim of the paper, judged again from book/data, gets the verdict its chapter stored."""
+    module = importlib.import_module(f"jtc_utils.{paper}.claims")
+    records = module.all_claims()
+    assert [r["id"] for r in records] == list(module.CLAIMS)
+    assert all(r["verdict"] in ("holds", "fails", "undecided", None) for r in records)
+    stored = {r["id"]: r for r in figdata.load(PAPERS[paper])["data"]}
+    assert [(r["id"], r["verdict"], r["holds"]) for r in records] == \
+        [(r["id"], stored[r["id"]]["verdict"], stored[r["id"]]["holds"]) for r in records]
 
 
 def test_no_tolerance_is_looser_than_ten_times_its_spread_without_a_reason():
@@ -152,7 +178,7 @@ def test_the_exit_rule_classifiers_ignore_float_noise(monkeypatch):
 
 
 def test_the_exit_rule_classifiers_are_fitted_once(tmp_path, monkeypatch):
-    from jtc_utils import cache
+    from jtc_utils.core import cache
     from jtc_utils.ffn import exit_rule, figures
 
     monkeypatch.setattr(cache, "CACHE_DIR", tmp_path)
@@ -194,7 +220,8 @@ def test_the_pages_figures_are_used_only_when_written_in_this_session_with_the_s
 def test_the_submodule_predictions_are_computed_once(tmp_path, monkeypatch):
     """Section 6's per-sample predictions (a run of the blocks above every start layer, then a readout) are cached
     on disk like section 4's: a second execution of the page (the student edition after `make student`) reads them."""
-    from jtc_utils import cache, figures, submodules
+    from jtc_utils.core import cache
+    from jtc_utils.jtc import figures, submodules
 
     exp = figures.experiment("tiny-gpt2", "encyclopedia")
     exp.predictions  # noqa: B018 (section 4's predictions, from the book's cache, before the cache moves)

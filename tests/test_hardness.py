@@ -5,10 +5,11 @@ import json
 import numpy as np
 import pytest
 
-from jtc_utils import figdata, figures, hardness
+from jtc_utils.core.paths import DATA_DIR
 from jtc_utils.embedded import corpus, leaks
 from jtc_utils.embedded.world import PRESENT
-from jtc_utils.paths import DATA_DIR
+from jtc_utils.evidence import figdata
+from jtc_utils.jtc import figures, hardness
 
 
 def test_the_first_worlds_report_names_its_commit_and_has_every_measure():

@@ -12,8 +12,8 @@ import urllib.error
 import urllib.request
 from contextlib import contextmanager
 
-from jtc_utils import runner
-from jtc_utils.paths import ROOT
+from jtc_utils.book import runner
+from jtc_utils.core.paths import ROOT
 
 
 def _free_port() -> int:

@@ -4,7 +4,9 @@ output for every mapping, it refuses what it cannot show, and its page loads plo
 import numpy as np
 import pytest
 
-from jtc_utils import figdata, figures, layer_view
+from jtc_utils.book import layer_view
+from jtc_utils.evidence import figdata
+from jtc_utils.jtc import figures
 
 VIEW = ("id", "mat", "tuned")  # what the book's view shows (section 4)
 

@@ -1,5 +1,5 @@
-"""The package's layout, read from its source: no module reaches into another's private names, no import cycle (a
-function-level import included), one figure registry and one ``Chapter`` for every paper, every benchmark in
+"""The package's layout, read from its source: layers that import one way, no module reaches into another's private
+names, no import cycle (a function-level import included), one figure registry and one ``Chapter`` for every paper, every benchmark in
 ``make bench``, and every subpackage in a built wheel."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from pathlib import Path
 import jupytext
 import pytest
 
-from jtc_utils import figure_registry, runner
-from jtc_utils.paths import NOTEBOOKS_DIR, ROOT
+from jtc_utils.book import runner
+from jtc_utils.core.paths import NOTEBOOKS_DIR, ROOT
+from jtc_utils.evidence import figure_registry
 
 PKG = ROOT / "jtc_utils"
 
@@ -95,9 +96,45 @@ def test_no_import_cycle_even_through_function_level_imports():
             visit(n)
 
 
+# the layers, bottom up: a module imports only from its own package and from layers below its own; two packages on
+# one layer (training and evidence; the three related papers) do not import each other. The JTC paper is the base
+# the three related papers build on (its experiment's figures, its early-exit rule), so it sits below them.
+LAYERS = {"core": 0, "embedded": 0, "training": 1, "evidence": 1, "jtc": 2, "lenses": 3, "ffn": 3, "linearity": 3,
+          "book": 4}
+ONE_LAYER = {"embedded": "core"}  # the generated world is part of the core: the data sources read it
+
+
+def _package(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and MODULES[module].name == "__init__.py") else ""
+
+
+def test_every_module_sits_in_one_layer():
+    """No module at the package's top level but its ``__init__``: every module belongs to a layer."""
+    loose = sorted(n for n in MODULES if n != "jtc_utils" and _package(n) not in LAYERS)
+    assert not loose, f"modules outside the layers {sorted(LAYERS)}: {loose}"
+
+
+def test_imports_flow_one_way():
+    """core <- training, evidence <- jtc <- lenses, ffn, linearity <- book, read from every import statement (a
+    function-level one included)."""
+    found = []
+    for name, path in MODULES.items():
+        here = _package(name)
+        for target, _, _, node in _imports(name, path):
+            if target not in MODULES or target == "jtc_utils":
+                continue
+            there = _package(target)
+            if there == here or ONE_LAYER.get(there, there) == ONE_LAYER.get(here, here):
+                continue
+            if LAYERS[there] >= LAYERS[here]:
+                found.append(f"{name} (layer {here}) imports {target} (layer {there}), line {node.lineno}")
+    assert not found, found
+
+
 def test_one_figure_registry_serves_every_paper():
-    from jtc_utils import figures as _jtc  # noqa: F401  (each paper's figures register as they are imported)
     from jtc_utils.ffn import figures as _ffn  # noqa: F401
+    from jtc_utils.jtc import figures as _jtc  # noqa: F401  (each paper's figures register as they are imported)
     from jtc_utils.lenses import figures as _lenses  # noqa: F401
     from jtc_utils.linearity import figures as _linearity  # noqa: F401
 

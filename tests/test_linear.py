@@ -5,7 +5,7 @@ import pytest
 from sklearn.linear_model import LinearRegression
 from sklearn.metrics import r2_score as sk_r2
 
-from jtc_utils import linear
+from jtc_utils.core import linear, resample
 
 
 def _correlated(rng, n, d, rank=None):
@@ -149,13 +149,12 @@ def test_pinv_and_fit_match_lapack_gelsd_min_norm():
 def test_resampled_r2_is_r2_of_the_resampled_validation_set():
     """Each resample's r² (``boot``) equals sklearn's r² on the validation rows drawn by that resample, with the same
     fits; a resample that draws every row once is the point r²."""
-    from jtc_utils import verdicts
-
+    
     rng = np.random.default_rng(3)
     L, n, n_val, d = 3, 60, 25, 5
     X = rng.normal(size=(L + 1, n + n_val, d)).cumsum(0) + 4.0  # a large mean, as hidden states have
     X[..., 0] *= 1e-20  # a dead coordinate
-    W = verdicts.weights(n_val, n_resamples=4)
+    W = resample.weights(n_val, n_resamples=4)
     W = np.vstack([np.ones(n_val), W])
     out = linear.layer_pair_r2(X[:, :n], X[:, n:], boot=W)
     assert np.allclose(out["boot_r2_mat"][0], out["r2_mat"], atol=1e-10, equal_nan=True)

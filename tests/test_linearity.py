@@ -2,14 +2,15 @@
 on random data and tiny random models (no zoo training)."""
 
 import random
-import warnings
 
 import numpy as np
 import pytest
 import torch
 
-from jtc_utils.linear import UnderdeterminedFitWarning
+from jtc_utils.core import catalogue
+from jtc_utils.core.linear import UnderdeterminedFitWarning
 from jtc_utils.linearity import artifacts, prune, score, tasks, train
+from jtc_utils.evidence import figdata
 
 rng = np.random.default_rng(0)
 
@@ -98,7 +99,7 @@ def test_too_few_tokens_warn_and_bad_shapes_fail():
 def tiny():
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    from jtc_utils.models import Adapter
+    from jtc_utils.core.models import Adapter
 
     torch.manual_seed(0)
     cfg = GPT2Config(vocab_size=50, n_positions=32, n_embd=16, n_layer=4, n_head=2, resid_pdrop=0.0,
@@ -169,7 +170,7 @@ def test_pruning_counts_and_strategies_are_checked():
 # ---------------------------------------------------------------------------------------------------------
 # training
 def test_the_regulariser_at_zero_equals_training_without_it():
-    from jtc_utils import zoo
+    from jtc_utils.training import zoo
 
     texts = zoo.training_texts(0)[:700]
     plain, rp, snaps = train.pretrain(None, 0, texts, steps=3, progress=False, snapshots=train.snapshot_steps)
@@ -183,7 +184,7 @@ def test_the_regulariser_at_zero_equals_training_without_it():
 
 
 def test_an_interrupted_run_resumes_to_the_same_weights(tmp_path):
-    from jtc_utils import zoo
+    from jtc_utils.training import zoo
 
     texts = zoo.training_texts(0)[:700]
     whole, rec, snaps = train.pretrain(0.5, 1, texts, steps=4, snapshots=(0, 2, 4), progress=False)
@@ -248,13 +249,27 @@ def test_stored_variants_are_checked(tmp_path, monkeypatch):
 def test_a_stored_run_is_keyed_on_its_world_as_well_as_its_weights(monkeypatch):
     """The step-0 snapshot is the seeded initialisation, the same bytes in every world; its cached scores must not
     be reused when the world (the base model and its tokenizer, hence the text) changes."""
-    from jtc_utils import zoo
-
     f = artifacts.committed_card()["snapshots"][0]["file"]
     ad = artifacts.variant(f)
     _, digest = artifacts.checked_path(f)
     assert ad.identity == artifacts.variant_identity(digest) and digest in ad.identity
-    real_digest = zoo.manifest_digest
-    monkeypatch.setattr(zoo, "manifest_digest", lambda name: "another-world" if name == artifacts.BASE
+    real_digest = catalogue.manifest_digest
+    monkeypatch.setattr(catalogue, "manifest_digest", lambda name: "another-world" if name == artifacts.BASE
                         else real_digest(name))
     assert artifacts.variant_identity(digest) != ad.identity
+
+
+def test_invariants_hold_on_the_stored_linearity_numbers():
+    f1 = figdata.load("sl_fig1")["data"]
+    for m, v in f1.items():
+        for proto in ("paper", "paper_nopos0", "sample"):
+            p = v[proto]
+            assert all(0 <= x <= 1 for x in p["res_in"] + p["nores_in"]), (m, proto)
+            assert all(n < r for n, r in zip(p["res_null"], p["res_in"])), (m, proto)
+            if "nores_identity" in p:
+                np.testing.assert_allclose(p["nores_in"], p["nores_identity"], atol=1e-8)
+    t1 = figdata.load("sl_tab1")["data"]
+    assert all(len(v["delta"]) == 3 for v in t1["tasks"].values())
+    f7 = figdata.load("sl_fig7")["data"]
+    assert {r["mode"] for r in f7["rows"]} == {"remove", "replace", "replace + distil"}
+    assert len(f7["order"]) == f7["n_layers"]

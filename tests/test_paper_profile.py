@@ -7,11 +7,11 @@ import time
 import numpy as np
 import pytest
 import torch
+from helpers import save_random_model
 from transformers import BertConfig, GPT2Config
 
-from helpers import save_random_model
-from jtc_utils import batching, hidden, models
-from jtc_utils.samples import make_samples
+from jtc_utils.core import batching, hidden, models
+from jtc_utils.core.samples import make_samples
 
 # the real configurations but for the vocabulary: the offline tokenizers available here are the zoo's (4,096 tokens),
 # and a model whose tokenizer does not fit its vocabulary is refused (tests/test_faults.py)

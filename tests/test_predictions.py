@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 import torch
-
 from helpers import save_random_model
-from jtc_utils import predictions
-from jtc_utils.experiment import Experiment
+
+from jtc_utils.core import readout
+from jtc_utils.core.experiment import Experiment
 
 
 @pytest.fixture(scope="module", params=["gpt2", "bert"])
@@ -16,11 +16,11 @@ def exp(request, tmp_path_factory):
 
 
 def test_last_layer_is_the_model_itself(exp):
-    r = predictions.per_sample(exp)
+    r = readout.per_sample(exp)
     L = exp.n_layers
     with torch.no_grad():
         logp = torch.log_softmax(exp.adapter.readout(torch.from_numpy(exp.X_val[L])).double(), -1)
-    for m in predictions.MAPPINGS:
+    for m in readout.MAPPINGS:
         for k in (1, 5, 10):
             assert r["precision"][m][k][L].all()
         np.testing.assert_allclose(r["surprisal"][m][L], -logp.max(-1).values.numpy(), rtol=1e-10)
@@ -28,8 +28,8 @@ def test_last_layer_is_the_model_itself(exp):
 
 
 def test_precision_is_monotone_in_k_and_id_is_the_logit_lens(exp):
-    r = predictions.per_sample(exp)
-    for m in predictions.MAPPINGS:
+    r = readout.per_sample(exp)
+    for m in readout.MAPPINGS:
         assert np.all(r["precision"][m][1] <= r["precision"][m][5])
         assert np.all(r["precision"][m][5] <= r["precision"][m][10])
     with torch.no_grad():  # id at layer 1 is the readout applied to h^1 directly (ln_f included for GPT-2)
@@ -39,4 +39,4 @@ def test_precision_is_monotone_in_k_and_id_is_the_logit_lens(exp):
 
 def test_k_larger_than_vocabulary_is_refused(exp):
     with pytest.raises(ValueError, match="larger than the vocabulary"):
-        predictions.per_sample(exp, ks=(1, 10**6))
+        readout.per_sample(exp, ks=(1, 10**6))

@@ -8,12 +8,15 @@ import json
 import numpy as np
 import pytest
 import torch
-
 from helpers import save_random_model
-from jtc_utils import batching, figdata, figures, models, real_models, real_text, regression, sources
+
+from jtc_utils.book import regression
+from jtc_utils.core import batching, models, real_models, real_text, sources
+from jtc_utils.core.experiment import Experiment
+from jtc_utils.core.samples import make_samples
 from jtc_utils.embedded import corpus
-from jtc_utils.experiment import Experiment
-from jtc_utils.samples import make_samples
+from jtc_utils.evidence import figdata
+from jtc_utils.jtc import figures
 
 HAVE_REAL = all(importlib.util.find_spec(m.module) for m in real_models.REAL_MODELS.values()) and all(
     importlib.util.find_spec(s.module) for s in real_text.SOURCES.values())
@@ -57,7 +60,7 @@ def test_llama_samples_are_prefixes_without_special_tokens(llama):
 def test_a_headless_encoder_gives_states_and_refuses_predictions(tmp_path):
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from jtc_utils.zoo import BERT_TOKENIZER_DIR
+    from jtc_utils.core.catalogue import BERT_TOKENIZER_DIR
 
     tok = AutoTokenizer.from_pretrained(BERT_TOKENIZER_DIR)
     model = BertModel(BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
@@ -164,7 +167,7 @@ def test_gguf_and_its_cached_safetensors_copy_give_the_same_logits():
 
 @needs_real
 def test_the_llama_runner_reproduces_smollm2():
-    from jtc_utils import blocks, hidden
+    from jtc_utils.core import blocks, hidden
 
     ad = models.adapter("smollm2-135m")
     s = make_samples(ad.tokenizer, ad.family, "wiki", "validation", n=8, profile="real")

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from jtc_utils import regime
-from jtc_utils.experiment import Experiment
+from jtc_utils.core.experiment import Experiment
+from jtc_utils.jtc import regime
 
 
 def test_paper_ratios_follow_the_paper_widths():

@@ -4,7 +4,7 @@ import shutil
 
 import pytest
 
-from jtc_utils import runner
+from jtc_utils.book import runner
 
 
 def test_fingerprint_follows_the_source_and_the_profile(tmp_path, monkeypatch):
@@ -48,11 +48,11 @@ def test_a_page_depends_on_the_modules_it_can_run_and_on_no_other(tmp_path, monk
     closure must."""
     closure = {f.relative_to(runner.ROOT).as_posix()
                for f in runner.package_closure(runner.NOTEBOOKS_DIR / "claims_verdicts.py")}
-    assert {"jtc_utils/claims.py", "jtc_utils/linear.py", "jtc_utils/figdata.py", "jtc_utils/__init__.py"} <= closure
-    assert not {"jtc_utils/lenses/train.py", "jtc_utils/plotting.py", "jtc_utils/runner.py"} & closure
-    # relative imports inside function bodies count: figures imports experiment, which lazily imports predictions
+    assert {"jtc_utils/jtc/claims.py", "jtc_utils/core/linear.py", "jtc_utils/evidence/figdata.py", "jtc_utils/__init__.py"} <= closure
+    assert not {"jtc_utils/lenses/train.py", "jtc_utils/jtc/plots.py", "jtc_utils/book/runner.py"} & closure
+    # the whole closure counts: figures imports experiment, which imports the readout
     deep = {f.name for f in runner.package_closure(runner.NOTEBOOKS_DIR / "sec4_predictions.py")}
-    assert {"predictions.py", "submodules.py", "experiment.py", "hidden.py"} <= deep
+    assert {"readout.py", "submodules.py", "experiment.py", "hidden.py"} <= deep
 
 
 def test_editing_a_module_stales_exactly_the_pages_that_import_it(tmp_path, monkeypatch):
@@ -94,7 +94,7 @@ def test_asking_the_runner_for_an_absent_gpu_fails_before_any_notebook_runs(caps
 
 
 def test_every_computing_notebook_takes_the_device_parameter():
-    """The notebooks that run models or fits take ``device`` as a parameter and hand it to jtc_utils.device."""
+    """The notebooks that run models or fits take ``device`` as a parameter and hand it to jtc_utils.core.device."""
     import jupytext
 
     for name in runner.notebook_names():

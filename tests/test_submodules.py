@@ -4,12 +4,13 @@ on BERT (this book's extension)."""
 import numpy as np
 import pytest
 import torch
+from helpers import save_random_model
 from transformers import BertConfig, BertForMaskedLM, GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
-from helpers import save_random_model
-from jtc_utils import batching, blocks, hidden, models, predictions, submodules
-from jtc_utils.experiment import Experiment
-from jtc_utils.samples import make_samples
+from jtc_utils.core import batching, blocks, hidden, models, readout
+from jtc_utils.core.experiment import Experiment
+from jtc_utils.core.samples import make_samples
+from jtc_utils.jtc import submodules
 
 FAMILIES = ("gpt2", "llama", "bert")
 
@@ -110,7 +111,7 @@ def test_wavefront_equals_one_start_layer_at_a_time(exp, mapping):
     rep = submodules._replacements(maps, mapping, run.device)
     L = exp.n_layers
     # starting at the last layer is the model itself (up to the float rounding of other batches: the experiment's
-    # states may be sliced out of an extraction of more sentences, see jtc_utils.hidden)
+    # states may be sliced out of an extraction of more sentences, see jtc_utils.core.hidden)
     np.testing.assert_allclose(fast[L], exp.X_val[L], rtol=0, atol=1e-5)
     with torch.inference_mode():
         for idx, inp, mask, pos in submodules.sample_batches(exp, exp.val):
@@ -145,7 +146,7 @@ def test_submodule_predictions_follow_section_4(exp):
         assert r["precision"][m][1][L].all()  # at l = L every mapping is the model itself
         assert np.all(r["precision"][m][1] <= r["precision"][m][5])
     np.testing.assert_array_equal(r["top1"]["mat"], exp.predictions["top1"]["mat"])
-    curves = predictions.curves(r)
+    curves = readout.curves(r)
     assert curves["mat_attn"]["surprisal"][L] == pytest.approx(curves["mat"]["surprisal"][L])
 
 

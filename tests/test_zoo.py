@@ -7,22 +7,23 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
-from jtc_utils import zoo
+from jtc_utils.core import catalogue
+from jtc_utils.core.paths import ZOO_DIR
 from jtc_utils.embedded import corpus
-from jtc_utils.paths import ZOO_DIR
+from jtc_utils.training import zoo
 
 
 def test_gpt_tokenizer_is_byte_level_bpe_like_gpt2():
-    tok = AutoTokenizer.from_pretrained(zoo.GPT_TOKENIZER_DIR)
+    tok = AutoTokenizer.from_pretrained(catalogue.GPT_TOKENIZER_DIR)
     s = corpus.pool("encyclopedia", "validation", n=1)[0].text
     ids = tok(s)["input_ids"]
     assert tok.decode(ids) == s  # lossless, trailing newline included
     assert tok.convert_ids_to_tokens(ids[-1]) == "Ċ"  # the newline is its own token, as in GPT-2
-    assert tok.bos_token == "<|endoftext|>" and len(tok) == zoo.VOCAB_SIZE
+    assert tok.bos_token == "<|endoftext|>" and len(tok) == catalogue.VOCAB_SIZE
 
 
 def test_bert_tokenizer_is_uncased_wordpiece_with_special_tokens():
-    tok = AutoTokenizer.from_pretrained(zoo.BERT_TOKENIZER_DIR)
+    tok = AutoTokenizer.from_pretrained(catalogue.BERT_TOKENIZER_DIR)
     for t in ("[CLS]", "[SEP]", "[MASK]", "[PAD]", "[UNK]"):
         assert t in tok.get_vocab()
     ids = tok("Talven MORISK lives in Qerathousk.")["input_ids"]
@@ -33,16 +34,16 @@ def test_bert_tokenizer_is_uncased_wordpiece_with_special_tokens():
     assert tok.convert_ids_to_tokens(tok("a [MASK] b")["input_ids"])[2] == "[MASK]"
 
 
-@pytest.mark.parametrize("name", list(zoo.ZOO))
+@pytest.mark.parametrize("name", list(catalogue.ZOO))
 def test_zoo_model_loads_and_beats_the_unigram_and_bigram_baselines(name):
-    spec = zoo.ZOO[name]
+    spec = catalogue.ZOO[name]
     path = ZOO_DIR / name
     tok = AutoTokenizer.from_pretrained(path)
     cls = AutoModelForCausalLM if spec.family == "gpt2" else AutoModelForMaskedLM
     model = cls.from_pretrained(path).eval()
     assert model.config.num_hidden_layers == spec.n_layer and model.config.hidden_size == spec.d
     texts = [s.text for s in corpus.training_sentences(n=20_000)]
-    card = zoo.load_card(name)
+    card = catalogue.load_card(name)
     metrics = zoo.evaluate(model, tok, spec, texts, seed=0, n=150)
     # recomputed on a subset: close to the card's figure and far below the unigram baseline
     assert metrics["loss"] < 0.75 * metrics["unigram_loss"]
@@ -57,27 +58,27 @@ def test_zoo_model_loads_and_beats_the_unigram_and_bigram_baselines(name):
 
 
 def test_depths_mirror_the_paper_and_the_zoo_fits_the_size_budget():
-    gpt = [s for s in zoo.ZOO.values() if s.family == "gpt2"]
-    bert = [s for s in zoo.ZOO.values() if s.family == "bert"]
+    gpt = [s for s in catalogue.ZOO.values() if s.family == "gpt2"]
+    bert = [s for s in catalogue.ZOO.values() if s.family == "bert"]
     base = gpt[0].n_layer
     assert [s.n_layer for s in gpt] == [base, 2 * base, 3 * base, 4 * base]
     assert [s.n_layer for s in bert] == [bert[0].n_layer, 2 * bert[0].n_layer]
-    assert zoo.ZOO["tiny-gpt2-medium"].n_layer >= 12 and zoo.ZOO["tiny-bert-large"].n_layer >= 12
+    assert catalogue.ZOO["tiny-gpt2-medium"].n_layer >= 12 and catalogue.ZOO["tiny-bert-large"].n_layer >= 12
     assert [s.d for s in gpt] == sorted(s.d for s in gpt)
     # the models, tokenizers and cards within 40 MB; with the trained lenses of zoo/lenses and the linearity chapter's
     # runs of zoo/secretly-linear, the committed zoo within 60 MB (the world-v2 and linearity issues' figure)
-    extras = sum(p.stat().st_size for d in ("lenses", "secretly-linear") for p in (zoo.ZOO_DIR / d).rglob("*")
+    extras = sum(p.stat().st_size for d in ("lenses", "secretly-linear") for p in (catalogue.ZOO_DIR / d).rglob("*")
                  if p.is_file())
-    assert zoo.zoo_size_bytes() - extras <= 40 * 2**20
+    assert catalogue.zoo_size_bytes() - extras <= 40 * 2**20
     # the real model's lenses (its tuned lens alone is 40 MB: 30 maps of 576 x 576) are not the stand-ins' zoo:
     # they are counted on their own, within 45 MB, and the stand-ins' zoo stays within its 60 MB
-    real = sum(p.stat().st_size for p in (zoo.ZOO_DIR / "lenses" / "smollm2-135m").rglob("*") if p.is_file())
+    real = sum(p.stat().st_size for p in (catalogue.ZOO_DIR / "lenses" / "smollm2-135m").rglob("*") if p.is_file())
     assert real <= 45 * 10**6
-    assert zoo.zoo_size_bytes() - real <= 60 * 10**6
+    assert catalogue.zoo_size_bytes() - real <= 60 * 10**6
 
 
 def _micro(name, family="gpt2"):
-    return zoo.Spec(name, family, 2, 16, 2, 4 * 8 * 40, "test", batch=8)
+    return catalogue.Spec(name, family, 2, 16, 2, 4 * 8 * 40, "test", batch=8)
 
 
 @pytest.mark.parametrize("family", ["gpt2", "bert"])

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import verdicts
-from ..claims import claim_record, registry
+from jtc_utils.evidence import verdicts
+from jtc_utils.evidence.claims import claim_record, registry
 
 GPT12 = "tiny-gpt2"
 
@@ -160,10 +160,10 @@ CLAIMS = {"F1": f1, "F2": f2, "F3": f3, "F4": f4, "F5": f5, "F6": f6, "F7": f7, 
           "F11": f11}
 
 
-# findings that group several claims (see jtc_utils.claims.FINDINGS): none here, each claim is its own
+# findings that group several claims (see jtc_utils.jtc.claims.FINDINGS): none here, each claim is its own
 FINDINGS: dict = {}
 
-# why a claim fails or is undecided, where its margin does not say it (see jtc_utils.claims.REASONS)
+# why a claim fails or is undecided, where its margin does not say it (see jtc_utils.jtc.claims.REASONS)
 REASONS = {
     "F1": "In a 48-wide model almost any direction picks out a cluster of the unembedding, which is organised by "
           "word class, so random vectors reach nearly the same concept coverage as value vectors.",

@@ -15,7 +15,7 @@ from collections import Counter
 
 import numpy as np
 
-from ..embedded.lexicon import GROUPS, MIXED
+from jtc_utils.embedded.lexicon import GROUPS, MIXED
 
 TOP = 30
 MIN_TOKENS = 4

@@ -1,6 +1,6 @@
 """The FFN of a pre-norm decoder block as a sum of sub-updates (Geva et al. 2022 section 3; spec 1 and 2.1).
 
-Inside block ``l`` (1-based; block index ``j = l - 1`` here, as in :mod:`jtc_utils.blocks`), with row vectors:
+Inside block ``l`` (1-based; block index ``j = l - 1`` here, as in :mod:`jtc_utils.core.blocks`), with row vectors:
 
     r = h^{l-1} + attn(ln_1(h^{l-1}))        the mid-block state (before the FFN)
     u = ln_2(r)                              what the FFN reads
@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import cache, validate
-from ..batching import pad_id
-from ..blocks import runner_for
-from ..hidden import padded_batches, samples_identity
-from ..progress import show_progress
+from jtc_utils.core import cache, validate
+from jtc_utils.core.batching import pad_id
+from jtc_utils.core.blocks import runner_for
+from jtc_utils.core.hidden import padded_batches, samples_identity
+from jtc_utils.core.progress import show_progress
 
 BATCH = 64
 

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import cache, verdicts
-from ..blocks import runner_for
-from ..hidden import samples_identity
+from jtc_utils.core import cache, resample
+from jtc_utils.core.blocks import runner_for
+from jtc_utils.core.hidden import samples_identity
+
 from . import clusters, subupdates
 from .decompose import FFN, mid_states
 
@@ -151,8 +152,8 @@ def score_exit(exit_layer: np.ndarray, top1: np.ndarray) -> dict:
     return {"accuracy": float(correct.mean()), "saved": float(saved.mean()),
             "saved_correct": float(saved[correct].mean()) if correct.any() else 0.0,
             "share_saved": float(saved.mean() / L), "exit_hist": np.bincount(exit_layer, minlength=L + 1).tolist(),
-            # the validation samples resampled (verdicts.weights)
-            "boot": {"accuracy": verdicts.resampled_mean(correct), "share_saved": verdicts.resampled_mean(saved / L)}}
+            # the validation samples resampled (resample.weights)
+            "boot": {"accuracy": resample.resampled_mean(correct), "share_saved": resample.resampled_mean(saved / L)}}
 
 
 def sub_update_rule(exp) -> dict:

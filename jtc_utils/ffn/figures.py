@@ -17,12 +17,15 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import early_exit, figure_registry, profiles, verdicts
-from ..embedded import lexicon
-from ..figures import experiment as shared
+from jtc_utils.core import profiles, resample
+from jtc_utils.embedded import lexicon
+from jtc_utils.evidence import figure_registry
+from jtc_utils.jtc import early_exit
+from jtc_utils.jtc.figures import experiment as shared
+
+from . import claims as _claims  # noqa: F401  (the chapter's claims register with its figures)
 from . import clusters, concepts, decompose, exit_rule, matffn, steering, subupdates, vocab
 from .decompose import FFN, mid_states
-from . import claims as _claims  # noqa: F401  (the chapter's claims register with its figures)
 
 FFN_FIGURES = {"geva_tab2": None, "geva_fig2": "gpt12", "geva_fig4": "gpt12", "geva_fig6": "gpt24",
                "geva_tab4": "gpt24", "geva_fig3": "gpt24", "geva_tab10": "gpt24", "geva_tab6": "gpt24",
@@ -100,8 +103,8 @@ def tab2(profile, seed) -> dict:
         per = c["per_layer"]
         out[model] = {**c["summary"], "n_layers": c["n_layers"], "n_values": int(c["n_layers"] * c["d_ff"]),
                       "big_classes": c["big_classes"],
-                      # the vectors resampled (verdicts.weights): every value, Gaussian vector and whole update
-                      "boot": {k: verdicts.resampled_mean(np.concatenate(per[k])) for k in ("values", "gaussian",
+                      # the vectors resampled (resample.weights): every value, Gaussian vector and whole update
+                      "boot": {k: resample.resampled_mean(np.concatenate(per[k])) for k in ("values", "gaussian",
                                                                                             "updates")}}
     return {"models": out}
 
@@ -111,16 +114,16 @@ def fig2(model, profile, seed) -> dict:
     per = c["per_layer"]
     return {"values": [float(v.mean()) for v in per["values"]], "gaussian": [float(v.mean()) for v in per["gaussian"]],
             "updates": [float(v.mean()) for v in per["updates"]], "groups": c["groups"],
-            # each layer's vectors resampled (verdicts.weights): [resamples, L]
-            "boot": {k: verdicts.resampled_mean(np.stack(per[k])) for k in ("values", "gaussian", "updates")}}
+            # each layer's vectors resampled (resample.weights): [resamples, L]
+            "boot": {k: resample.resampled_mean(np.stack(per[k])) for k in ("values", "gaussian", "updates")}}
 
 
 def fig4(model, profile, seed) -> dict:
     per = concept_study(model, profile, seed)["per_layer"]
     keys = ("iou_values", "iou_random", "iou_values_nobias", "iou_random_nobias")
-    # each layer's vectors resampled (verdicts.weights): [resamples, L]
+    # each layer's vectors resampled (resample.weights): [resamples, L]
     return {**{k: [float(v.mean()) for v in per[k]] for k in keys},
-            "boot": {k: verdicts.resampled_mean(np.stack(per[k])) for k in keys}}
+            "boot": {k: resample.resampled_mean(np.stack(per[k])) for k in keys}}
 
 
 def value_table(model, profile, seed, top: int = VALUE_TABLE_TOP) -> dict:
@@ -173,10 +176,10 @@ def real(profile_seed: int = 0) -> dict:
     ids, _ = vocab.top_tokens(exp.adapter, np.stack([ffn.values(j)[i] for j, i in sample]), VALUE_TABLE_TOP)
     # no claim is judged on these, so they keep no resamples
     return {"decomposition": gaps, "t10": sub["t10"].mean(1), "r10": sub["r10"].mean(1), "d_ff": ffn.d_ff,
-            "events": verdicts.without_boot(subupdates.event_table(sub)),
-            "layer_scores": verdicts.without_boot(subupdates.layer_scores(sub)),
+            "events": resample.without_boot(subupdates.event_table(sub)),
+            "layer_scores": resample.without_boot(subupdates.layer_scores(sub)),
             "sat_hist": np.bincount(sub["sat"], minlength=ffn.n_layers + 1),
-            "exit": verdicts.without_boot(exit_table(exp, sub, REAL_FEATURES)),
+            "exit": resample.without_boot(exit_table(exp, sub, REAL_FEATURES)),
             "values": [{"layer": j + 1, "neuron": i, "top": [tok.decode([t]) for t in row]}
                        for (j, i), row in zip(sample, ids)]}
 
@@ -209,19 +212,19 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
     if fig == "geva_fig6":
         d_ff = FFN(exp.adapter).d_ff
         return {"t10": sub["t10"].mean(1), "r10": sub["r10"].mean(1), "uniform": subupdates.TOP / d_ff,
-                "d_ff": d_ff, "boot": {k: verdicts.resampled_mean(sub[k]) for k in ("t10", "r10")}}, params
+                "d_ff": d_ff, "boot": {k: resample.resampled_mean(sub[k]) for k in ("t10", "r10")}}, params
     if fig == "geva_tab4":
         ids, glob = clusters.cluster_model([FFN(exp.adapter).values(j) for j in range(L)], 10)
         return {"events": subupdates.event_table(sub), "abs_dominant": float(sub["abs_w"].mean()),
                 "abs_random": float(sub["abs_w_random"].mean()),
-                "boot": {k: verdicts.resampled_mean(sub[f"abs_w{s}"]).mean(1).round(6)
+                "boot": {k: resample.resampled_mean(sub[f"abs_w{s}"]).mean(1).round(6)
                          for k, s in (("abs_dominant", ""), ("abs_random", "_random"))},
                 "extreme": {**clusters.extreme_share(sub["scores_w"], ids), "global_clusters": glob}}, params
     if fig == "geva_fig3":
         return {"layers": list(range(1, L + 1)), **subupdates.layer_scores(sub)}, params
     if fig == "geva_tab10":
         return {"n_layers": L, "hist": np.bincount(sub["sat"], minlength=L + 1)[1:],
-                "boot": {"hist": verdicts.resampled_counts(sub["sat"], L + 1)[:, 1:]}}, params
+                "boot": {"hist": resample.resampled_counts(sub["sat"], L + 1)[:, 1:]}}, params
     if fig == "geva_tab6":
         return exit_table(exp, sub), params
     if fig == "ext_geva_matffn":

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import linear, submodules
+from jtc_utils.core import linear
+from jtc_utils.jtc import submodules
+
 from . import concepts, subupdates, vocab
 from .decompose import FFN, mid_states
 

@@ -19,9 +19,10 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from .. import verdicts
-from ..blocks import runner_for
-from ..embedded import corpus
+from jtc_utils.core import resample
+from jtc_utils.core.blocks import runner_for
+from jtc_utils.embedded import corpus
+
 from . import vocab
 from .decompose import FFN
 
@@ -173,8 +174,8 @@ def experiment(adapter, n_prefixes: int = 400, n_ppl: int = 300, seed: int = 0) 
                 labels = [classify(g) for g in generate(adapter, texts, sample, seed, words)]
                 row[mode] = {lab: labels.count(lab) / len(labels) for lab in ("positive", "negative", "neutral",
                                                                               "other")}
-                # the prefixes resampled (verdicts.weights; the same prefixes in every condition)
-                row[mode]["boot"] = {lab: verdicts.resampled_mean(np.array(labels) == lab) for lab in row[mode]}
+                # the prefixes resampled (resample.weights; the same prefixes in every condition)
+                row[mode]["boot"] = {lab: resample.resampled_mean(np.array(labels) == lab) for lab in row[mode]}
             row["perplexity"] = perplexity(adapter, ppl_texts)
         out["conditions"][name] = row
     ids, _ = vocab.top_tokens(adapter, np.stack([ffn.values(j)[i] for j, i in chosen]), 10)

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import cache, verdicts
-from ..blocks import runner_for
-from ..hidden import samples_identity
+from jtc_utils.core import cache, readout, resample
+from jtc_utils.core.blocks import runner_for
+from jtc_utils.core.hidden import samples_identity
+
 from . import vocab
 from .decompose import FFN, mid_states
 
@@ -43,9 +44,7 @@ def dominant(m: np.ndarray, norms: np.ndarray, k: int = TOP) -> tuple[np.ndarray
 
 def saturation(top1: np.ndarray) -> np.ndarray:
     """``top1`` [L, n]: argmax R(h^l) for l = 1..L (row L-1 is the final prediction). Returns sat in 1..L."""
-    agree = top1 == top1[-1][None]
-    stays = np.flip(np.logical_and.accumulate(np.flip(agree, 0), 0), 0)
-    return stays.argmax(0) + 1
+    return readout.saturation_layer(top1, top1[-1]) + 1
 
 
 def saturation_loop(top1: np.ndarray) -> np.ndarray:
@@ -171,11 +170,11 @@ def event_table(a: dict) -> dict:
         out[name] = {"events": int(has.sum()), "of": int(n),
                      "dominant": dict(zip(("max", "mean", "min"), dom.mean(0).tolist())),
                      "random": dict(zip(("max", "mean", "min"), rnd.mean(0).tolist()))}
-        # the validation samples resampled (verdicts.weights): the mean over the events a resample draws
+        # the validation samples resampled (resample.weights): the mean over the events a resample draws
         boot = {}
         for part, stats in (("dominant", a[f"stats_{key}"]), ("random", a[f"stats_{key}_random"])):
             per = stats[np.maximum(layers, 1) - 1, rows]  # [n, 3]: each sample's event layer (ignored without one)
-            b = verdicts.resampled_mean(per.T, where=has)
+            b = resample.resampled_mean(per.T, where=has)
             boot[part] = {s: b[:, i] for i, s in enumerate(("max", "mean", "min"))}
         out[name]["boot"] = boot
     return out
@@ -187,8 +186,8 @@ def layer_scores(a: dict) -> dict:
     dom, rnd = a["stats_w"].mean(1), a["stats_w_random"].mean(1)
     out = {"max": dom[:, 0].tolist(), "mean": dom[:, 1].tolist(), "min": dom[:, 2].tolist(),
            "random_max": rnd[:, 0].tolist(), "random_mean": rnd[:, 1].tolist(), "random_min": rnd[:, 2].tolist()}
-    # the validation samples resampled (verdicts.weights): [resamples, L] per statistic
-    bd, br = (verdicts.resampled_mean(np.moveaxis(a[k], 1, -1)) for k in ("stats_w", "stats_w_random"))
+    # the validation samples resampled (resample.weights): [resamples, L] per statistic
+    bd, br = (resample.resampled_mean(np.moveaxis(a[k], 1, -1)) for k in ("stats_w", "stats_w_random"))
     out["boot"] = {**{s: bd[:, :, i] for i, s in enumerate(("max", "mean", "min"))},
                    **{f"random_{s}": br[:, :, i] for i, s in enumerate(("max", "mean", "min"))}}
     return out

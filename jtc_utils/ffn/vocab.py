@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..blocks import norm_without_shift
+from jtc_utils.core.blocks import norm_without_shift
 
 READINGS = ("raw", "ln", "ln_nobias")
 CHUNK = 1024

@@ -7,7 +7,7 @@ reduced-rank maps, the gradient-descent low-rank shortcuts of N-NJTC and the tun
 same train split as ``mat`` and judged by one evaluator (:mod:`.evaluate`) on the same validation split.
 
     from jtc_utils.lenses import get, evaluate
-    lens = get("rrr", rank=4).fit(exp)          # exp: a jtc_utils.experiment.Experiment
+    lens = get("rrr", rank=4).fit(exp)          # exp: a jtc_utils.core.experiment.Experiment
     result = evaluate.evaluate(exp, lens)
 
 Modules: :mod:`.base` (the :class:`Lens` and its errors), :mod:`.closed_form` (id, mat, mat+b, reduced rank),

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..cache import key_hash
-from ..paths import ZOO_DIR, atomic_open
+from jtc_utils.core.cache import key_hash
+from jtc_utils.core.paths import ZOO_DIR, atomic_open
 
 FOLDER = "lenses"
 

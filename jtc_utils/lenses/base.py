@@ -67,7 +67,7 @@ class Lens:
         return self.spec.params(d, self.hp.get("rank"))
 
     def fit(self, exp) -> "Lens":
-        """Fit on ``exp``'s train split (an :class:`jtc_utils.experiment.Experiment`, or anything with ``X_train``
+        """Fit on ``exp``'s train split (an :class:`jtc_utils.core.experiment.Experiment`, or anything with ``X_train``
         [L+1, n, d], ``n_layers`` and ``adapter``); returns the lens itself."""
         L, d = exp.X_train.shape[0] - 1, exp.X_train.shape[2]
         rank = self.hp.get("rank")

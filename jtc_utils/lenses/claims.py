@@ -2,7 +2,7 @@
 chapter's numbers (related-systems spec 3.4 and 5.3; the rules are the spec's, written from the papers' words).
 
 Every function takes ``get`` (a figure id to its numbers; by default read from ``book/data``) and returns the record
-``{id, claim, quote, paper, ours, holds, rule, magnitude}`` of :mod:`jtc_utils.claims`. Curves of the gradient-descent lenses are
+``{id, claim, quote, paper, ours, holds, rule, magnitude}`` of :mod:`jtc_utils.jtc.claims`. Curves of the gradient-descent lenses are
 averaged over the three seeds before a rule is applied. Layer L (where every lens is the true output) is left out
 of every "at every layer" rule.
 """
@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..claims import claim_record, registry
-from .. import verdicts
+from jtc_utils.evidence import verdicts
+from jtc_utils.evidence.claims import claim_record, registry
+
 from . import lowrank
 
 PAPER_D, PAPER_RANK = 1600, 16  # GPT2-XL at N-NJTC's rank floor(d/100)
@@ -208,10 +209,10 @@ CLAIMS = {"N0": n0, "N1": n1, "N2": n2, "N3": n3, "N4": n4, "N5": n5, "N6": n6, 
           "T1": t1, "T2": t2, "T3": t3, "H1": h1}
 
 
-# findings that group several claims (see jtc_utils.claims.FINDINGS): none here, each claim is its own
+# findings that group several claims (see jtc_utils.jtc.claims.FINDINGS): none here, each claim is its own
 FINDINGS: dict = {}
 
-# why a claim fails or is undecided, where its margin does not say it (see jtc_utils.claims.REASONS)
+# why a claim fails or is undecided, where its margin does not say it (see jtc_utils.jtc.claims.REASONS)
 REASONS = {
     "N1": "At rank 4 the low-rank shortcuts sit below the logit lens at almost every layer of the stand-in: its final "
           "states carry the next token in many more than four directions.",

@@ -14,7 +14,8 @@ import weakref
 
 import numpy as np
 
-from .. import linear, validate
+from jtc_utils.core import linear, validate
+
 from .base import LensError
 
 

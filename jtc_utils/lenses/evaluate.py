@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import early_exit, linear, verdicts
+from jtc_utils.core import linear, readout, resample
+from jtc_utils.jtc import early_exit
 
 KS = (1, 5, 10)
 
@@ -117,7 +118,7 @@ def evaluate_many(exp, lenses, layers=None, ks=KS, n_val: int | None = None) -> 
 def curves(res: dict, boot=()) -> dict:
     """Per-layer means of :func:`evaluate`'s per-sample metrics (plain lists, for ``book/data``); ``boot``: the
     metrics (of ``p@1``, ``s_n``, ``kl``) whose means under the claims' resamples of the validation samples are
-    kept too (see :mod:`jtc_utils.verdicts`)."""
+    kept too (see :mod:`jtc_utils.evidence.verdicts`)."""
     out = {"layers": res["layers"].tolist(), "params": int(res["params"]), "r2": res["r2"].tolist(),
            "bias_kl": res["bias_kl"].tolist()}
     for k, v in res["precision"].items():
@@ -130,24 +131,14 @@ def curves(res: dict, boot=()) -> dict:
         out["ce_gold"] = ce[:, has_gold].mean(1).tolist()
         out["n_gold"] = int(has_gold.sum())
     if boot:
-        w = verdicts.weights(res["kl"].shape[1])
+        w = resample.weights(res["kl"].shape[1])
         out["boot"] = {}
         for key in boot:
             if key == "ce_gold":
-                out["boot"][key] = verdicts.resampled_mean(np.nan_to_num(ce), w, where=has_gold).tolist()
+                out["boot"][key] = resample.resampled_mean(np.nan_to_num(ce), w, where=has_gold).tolist()
             else:
-                out["boot"][key] = verdicts.resampled_mean(res["precision"][1] if key == "p@1" else res[key], w).tolist()
+                out["boot"][key] = resample.resampled_mean(res["precision"][1] if key == "p@1" else res[key], w).tolist()
     return out
-
-
-def saturation_layer(top1: np.ndarray, final_top1: np.ndarray) -> np.ndarray:
-    """Per sample, the first layer from which the lens's top-1 stays the final top-1 through layer L (``top1``
-    [L+1, n] for layers 0..L; row L is the final prediction itself, so every sample saturates by L)."""
-    agree = np.asarray(top1) == np.asarray(final_top1)[None]
-    agree[-1] = True
-    # suffix "all agree from here": reverse cumulative AND
-    stays = np.flip(np.logical_and.accumulate(np.flip(agree, 0), 0), 0)
-    return stays.argmax(0)
 
 
 def oracle_frontier(top1: np.ndarray, final_top1: np.ndarray, minimal_layer: int = early_exit.MINIMAL_LAYER,
@@ -157,7 +148,7 @@ def oracle_frontier(top1: np.ndarray, final_top1: np.ndarray, minimal_layer: int
     Below 100%, the oracle gives up on the samples that saturate last, sending a share of them out at
     ``minimal_layer`` (right or wrong as the lens is there): ``x`` mean exit layer, ``y`` Precision@1."""
     top1, final_top1 = np.asarray(top1), np.asarray(final_top1)
-    sat = np.maximum(saturation_layer(top1, final_top1), minimal_layer)
+    sat = np.maximum(readout.saturation_layer(top1, final_top1), minimal_layer)
     L, n = top1.shape[0] - 1, top1.shape[1]
     sat = np.minimum(sat, L)
     early_ok = top1[minimal_layer] == final_top1

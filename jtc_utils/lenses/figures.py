@@ -21,11 +21,13 @@ import hashlib
 
 import numpy as np
 
-from .. import cache, figure_registry, linear, profiles
-from ..hidden import samples_identity
+from jtc_utils.core import cache, linear, profiles
+from jtc_utils.core.hidden import samples_identity
+from jtc_utils.evidence import figure_registry
+
+from . import claims as _claims  # noqa: F401  (the chapter's claims register with its figures)
 from . import closed_form, evaluate, registry
 from .base import Lens
-from . import claims as _claims  # noqa: F401  (the chapter's claims register with its figures)
 
 RANK = 4  # the zoo's rank (spec 3.2 item 3); the paper profile uses floor(d/100)
 SEEDS = (0, 1, 2)
@@ -44,7 +46,7 @@ def rank_for(d: int) -> int:
 
 
 def experiment(profile: str, role: str = "gpt48", n_train=None, n_val=None, seed: int = 0):
-    from ..figures import experiment as shared
+    from jtc_utils.jtc.figures import experiment as shared
 
     p = profiles.get(profile)
     return shared(p.role(role), p.main_domain, profile, n_train, n_val, seed)
@@ -233,7 +235,7 @@ def grid(exp) -> dict:
 def compare_tuned(profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> dict:
     """The tuned lens against id and mat on every model of the profile: KL and Precision@1 per layer."""
     p = profiles.get(profile)
-    from ..figures import experiment as shared
+    from jtc_utils.jtc.figures import experiment as shared
 
     out = {}
     for model in p.models:

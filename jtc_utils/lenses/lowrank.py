@@ -18,8 +18,9 @@ import math
 
 import numpy as np
 
-from .. import device as devices
-from ..progress import show_progress
+from jtc_utils.core import device as devices
+from jtc_utils.core.progress import show_progress
+
 from .base import DivergedError
 
 RECIPE = {"lr": 1e-3, "batch": 256, "max_epochs": 300, "patience": 20, "early_stop_share": 0.1, "eps": 1e-5}

@@ -1,15 +1,15 @@
 """Figures of the lens chapter, drawn from their numbers (computed by :mod:`.figures` or read from ``book/data``);
-nothing here computes. Same conventions as :mod:`jtc_utils.plotting`: seismic_r r² heatmaps on [0, 1], mat blue,
+nothing here computes. Same conventions as :mod:`jtc_utils.jtc.plots`: seismic_r r² heatmaps on [0, 1], mat blue,
 id red."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-from matplotlib.ticker import MaxNLocator
 import numpy as np
 import seaborn as sns
+from matplotlib.ticker import MaxNLocator
 
-from ..figdata import as_array
+from jtc_utils.evidence.figdata import as_array
 
 COLORS = {"id": "#d62728", "mat": "#1f3cff", "mat+b": "#17becf", "rrr": "#8c564b", "arrr": "#bcbd22",
           "njtc": "#ff7f0e", "nnjtc": "#2ca02c", "tuned": "#9467bd", "tuned-lin": "#e377c2", "tuned<-mat": "#7f7f7f"}

@@ -14,13 +14,14 @@ from typing import Callable
 
 import numpy as np
 
-from .. import cache, real_models
-from ..cache import key_hash
-from ..hidden import sample_digests, samples_identity
-from ..paths import file_fingerprint
-from ..samples import make_samples
+from jtc_utils.core import cache, real_models
+from jtc_utils.core.cache import key_hash
+from jtc_utils.core.hidden import sample_digests, samples_identity
+from jtc_utils.core.paths import file_fingerprint
+from jtc_utils.core.samples import make_samples
+
 from . import artifacts, closed_form, lowrank, tuned
-from .base import Lens, LensError, SPECS, StaleLensError
+from .base import SPECS, Lens, LensError, StaleLensError
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ _LOCATION_FIELDS = ("_name_or_path",)  # of config.json
 
 def lens_model_identity(ad) -> str:
     """The model's identity in a trained lens's key: the adapter's ``identity``
-    (:func:`jtc_utils.models.model_identity`), except for a real model. Its converted folder records the absolute path of the package file it was made from (``SOURCE.json``,
+    (:func:`jtc_utils.core.models.model_identity`), except for a real model. Its converted folder records the absolute path of the package file it was made from (``SOURCE.json``,
     ``config.json``'s ``_name_or_path``), so its identity differs between two checkouts of the same commit and a
     committed lens would be missed (and retrained) in every other checkout. For a real model the key holds the
     package file's pinned checksum and the folder's content without those paths."""
@@ -135,7 +136,6 @@ def trained(exp, label: str, hp: dict, recipe: dict, compute, whole_split: bool 
                              f"{exp.model_name}`")
     if STORE_ARTIFACTS:
         import shutil
-
 
         # the tuned lens keeps its training state in the zoo's work folder, so an interrupted run resumes there
         work = artifacts.ZOO_DIR / "_work" / "lenses" / exp.model_name / f"{artifacts.path(exp.model_name, label).stem}-{key_hash(key)[:16]}"

@@ -19,8 +19,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from .. import device as devices
-from ..experiment import Experiment
+from jtc_utils.core import device as devices
+from jtc_utils.core.experiment import Experiment
+
 from . import get, registry
 from .registry import all_pairs
 

@@ -19,8 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import device as devices, training
-from ..progress import show_progress
+from jtc_utils.core import device as devices
+from jtc_utils.core.progress import show_progress
+from jtc_utils.training import loop
+
 from .base import DivergedError, LensError
 
 RECIPE = {"steps": 250, "batch": 512, "lr": 1.0 * (1 - 0.9), "momentum": 0.9, "weight_decay": 1e-3, "clip": 1.0,
@@ -98,7 +100,7 @@ def _tensors(obj):
 
 
 def _save(ckpt: Path, state: dict) -> None:
-    training.save_checkpoint(ckpt, _tensors(state))
+    loop.save_checkpoint(ckpt, _tensors(state))
 
 
 def _load(ckpt: Path | None) -> dict | None:
@@ -106,7 +108,7 @@ def _load(ckpt: Path | None) -> dict | None:
     KL log and its window, and a finished pass's result."""
     import torch
 
-    state = training.load_checkpoint(ckpt)
+    state = loop.load_checkpoint(ckpt)
     if state is None:
         return None
     if state.get("done") is not None:
@@ -177,13 +179,13 @@ def _train(X, readout, variant, init_maps, seed, rec, steps, progress, ckpt: Pat
         if not torch.isfinite(kl).all():
             raise DivergedError(f"the {variant} lens diverged (non-finite KL) at step {len(log) * rec['log_every'] + len(window)}: "
                                 f"lower the learning rate (recipe lr={rec['lr']})")
-        training.optimiser_step(kl.sum(), params, opt, sched, rec["clip"])
+        loop.optimiser_step(kl.sum(), params, opt, sched, rec["clip"])
         window.append(kl.detach().cpu().numpy())
         if len(window) == rec["log_every"]:
             log.append(np.mean(window, 0))
             window = []
 
-    training.loop(steps, start, step, desc=f"{variant} lens, {L} layers",
+    loop.loop(steps, start, step, desc=f"{variant} lens, {L} layers",
                   progress=show_progress() if progress is None else progress,
                   checkpoint=None if ckpt is None else (lambda done: _save(ckpt, state(done))), every=CHECKPOINT_EVERY)
     if window:

@@ -8,8 +8,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import models, zoo
-from ..paths import file_fingerprint, ZOO_DIR
+from jtc_utils.core import catalogue, models
+from jtc_utils.core.paths import ZOO_DIR, file_fingerprint
 
 BASE = "tiny-gpt2"
 OUT_DIR = ZOO_DIR / "secretly-linear"
@@ -34,7 +34,7 @@ def checked_path(file: str):
     """The path of a stored file, after checking it against the zoo's manifest; returns (path, sha256)."""
 
     path = OUT_DIR / file
-    expected = zoo.manifest(OUT_DIR.name).get(file)
+    expected = catalogue.manifest(OUT_DIR.name).get(file)
     if not path.exists() or expected is None:
         raise FileNotFoundError(f"{path} is missing or not in the zoo's manifest: {FIX}")
     digest = file_fingerprint(path)
@@ -78,7 +78,7 @@ def variant_identity(digest: str) -> str:
     world, while its tokenizer and the text it is scored on change with the world (a new world retrains the base
     model, whose committed files include its tokenizer)."""
 
-    return f"sl-variant:{digest}:base={zoo.manifest_digest(BASE)}"
+    return f"sl-variant:{digest}:base={catalogue.manifest_digest(BASE)}"
 
 
 def distil_file(strategy: str, k: int) -> str:

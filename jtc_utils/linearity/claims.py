@@ -2,7 +2,7 @@
 chapter's numbers (related-systems spec 4.4; the rules are the spec's, written from the paper's words).
 
 Every function takes ``get`` (a figure id to its numbers; by default read from ``book/data``) and returns the record
-``{id, claim, quote, paper, ours, holds, rule, magnitude}`` of :mod:`jtc_utils.claims`. The paper's claims are about decoders, so the
+``{id, claim, quote, paper, ours, holds, rule, magnitude}`` of :mod:`jtc_utils.jtc.claims`. The paper's claims are about decoders, so the
 rules use the four GPT-style stand-ins; the real model's numbers are given beside them where it has them. S11 and
 S12 are descriptive in the paper (no data, no threshold) and are reported without a verdict.
 """
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import digits, verdicts
-from ..claims import magnitude_part, claim_record, registry
+from jtc_utils.evidence import digits, verdicts
+from jtc_utils.evidence.claims import claim_record, magnitude_part, registry
 
 PAPER_LAMBDA = 0.5
 PAPER_LS = 0.99  # "about 0.99 linear" (the abstract)
@@ -218,10 +218,10 @@ CLAIMS = {"S1": s1, "S2": s2, "S3": s3, "S4": s4, "S5": s5, "S6": s6, "S7": s7, 
           "S11": s11, "S12": s12}
 
 
-# findings that group several claims (see jtc_utils.claims.FINDINGS): none here, each claim is its own
+# findings that group several claims (see jtc_utils.jtc.claims.FINDINGS): none here, each claim is its own
 FINDINGS: dict = {}
 
-# why a claim fails or is undecided, where its margin does not say it (see jtc_utils.claims.REASONS)
+# why a claim fails or is undecided, where its margin does not say it (see jtc_utils.jtc.claims.REASONS)
 REASONS = {
     "S3": "The last blocks of a small model trained on a small world still do non-linear work, so the profile "
           "without the residual does not climb back at the end; the real model has the U.",

@@ -14,11 +14,14 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import cache, figure_registry, models, profiles
-from ..embedded import corpus, lexicon
-from . import artifacts, prune, score, states
-from .artifacts import variant
+from jtc_utils.core import cache, models, profiles
+from jtc_utils.embedded import corpus, lexicon
+from jtc_utils.evidence import figure_registry
+
+from . import artifacts
 from . import claims as _claims  # noqa: F401  (the chapter's claims register with its figures)
+from . import prune, score, states
+from .artifacts import variant
 
 SL_FIGURES = ("sl_fig1", "sl_fig2", "sl_fig3", "sl_fig4", "sl_fig5", "sl_tab1", "sl_fig7", "sl_fig9",
               "ext_sl_r2family", "real_sl")
@@ -83,7 +86,7 @@ def _sample_scores(exp) -> dict:
 @lru_cache(maxsize=16)
 def study(model: str, profile: str = "tiny") -> dict:
     """Every linearity score of one model: paper protocol (all positions; ``all`` and ``nopos0``) and book sample."""
-    from ..figures import experiment
+    from jtc_utils.jtc.figures import experiment
 
     p = profiles.get(profile)
     sizes = REAL_SAMPLE_SIZES if profile == "real" else (None, None)
@@ -141,7 +144,7 @@ def fig9(profile: str = "tiny") -> dict:
 def r2family(profile: str = "tiny") -> dict:
     """JTC's r² of adjacent layers (mat and id, held-out, coordinate-averaged, uncentred fit) beside the linearity
     scores of the same cache (the book sample of ``gpt24``), and the identity's largest numerical gap."""
-    from ..figures import experiment
+    from jtc_utils.jtc.figures import experiment
 
     p = profiles.get(profile)
     model = p.role("gpt24")

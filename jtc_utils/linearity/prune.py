@@ -8,7 +8,7 @@ held-out linearity score (with residual) of the unpruned model: the k most linea
 random. Damage is measured on held-out text: perplexity and next-token accuracy (and, on the embedded world, the
 accuracy at ``fact`` words, where the next token can only be recalled).
 
-Works for GPT-2- and LLaMA-architecture decoders through the book's :class:`~jtc_utils.models.Adapter`.
+Works for GPT-2- and LLaMA-architecture decoders through the book's :class:`~jtc_utils.core.models.Adapter`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from ..batching import pad_id, right_pad
-from ..models import Adapter
+from jtc_utils.core.batching import pad_id, right_pad
+from jtc_utils.core.models import Adapter
+
 from .score import check_layer, fit_affine
 
 STRATEGIES = ("most linear", "least linear", "random")

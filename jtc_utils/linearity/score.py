@@ -22,7 +22,7 @@ import warnings
 
 import numpy as np
 
-from ..linear import RCOND, UnderdeterminedFitWarning
+from jtc_utils.core.linear import RCOND, UnderdeterminedFitWarning
 
 
 def _check(X, Y, what: str = "X and Y", fit: bool = True):

@@ -16,9 +16,9 @@ import json
 
 import numpy as np
 
-from .. import cache, profiles, sources
-from ..batching import batches_by_length, pad_id, right_pad
-from ..models import Adapter, CAUSAL_FAMILIES
+from jtc_utils.core import cache, profiles, sources
+from jtc_utils.core.batching import batches_by_length, pad_id, right_pad
+from jtc_utils.core.models import Adapter
 
 N_TOKENS = 16_000  # the paper's n (128 chunks of 512 characters: about 15-20 thousand tokens)
 
@@ -32,7 +32,7 @@ def sentence_ids(ad: Adapter, split: str, n_tokens: int = N_TOKENS, profile: str
         raise ValueError(f"n_tokens must be at least 2, got {n_tokens}")
     prof = profiles.get(profile)
     domain = domain or prof.main_domain
-    causal = ad.family in CAUSAL_FAMILIES
+    causal = ad.causal
     texts = [s.text for s in sources.sentences(profile, domain, split, seed=0)]
     out, total = [], 0
     for i in range(0, len(texts), 256):

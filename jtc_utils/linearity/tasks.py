@@ -18,10 +18,11 @@ from functools import lru_cache
 
 import numpy as np
 
-from .. import device as devices
-from .. import models
-from ..batching import pad_id, right_pad
-from ..embedded import corpus, lexicon
+from jtc_utils.core import device as devices
+from jtc_utils.core import models
+from jtc_utils.core.batching import pad_id, right_pad
+from jtc_utils.embedded import corpus, lexicon
+
 from . import score, states
 
 SWAPPABLE = ("city", "country", "country adjective", "river", "occupation", "currency", "first name", "surname")

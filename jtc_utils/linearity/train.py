@@ -32,13 +32,17 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import device as devices
-from .. import models, training, zoo
-from ..embedded import corpus
-from ..paths import ZOO_DIR, atomic_write_bytes, atomic_write_text, file_fingerprint
+from jtc_utils.core import catalogue
+from jtc_utils.core import device as devices
+from jtc_utils.core import models
+from jtc_utils.core.paths import ZOO_DIR, atomic_write_bytes, atomic_write_text, file_fingerprint
+from jtc_utils.embedded import corpus
+from jtc_utils.training import loop, zoo
+
 from . import prune, states, tasks
-from .artifacts import BASE, CARD, OUT_DIR, distil_file
+from .artifacts import BASE, CARD, OUT_DIR
 from .artifacts import card as load_card
+from .artifacts import distil_file
 from .figures import DISTIL_K, DISTIL_SENTENCES, DISTIL_STRATEGIES, PRUNE_MODEL, block_scores
 
 SEEDS = (0, 1, 2)
@@ -102,7 +106,7 @@ def pretrain(lam: float | None, seed: int, texts: list[str] | None = None, steps
 
     if lam is not None:
         lam = check_lambda(lam)
-    spec = zoo.ZOO[BASE]
+    spec = catalogue.ZOO[BASE]
     torch.manual_seed(seed)
     tok = _tokenizer()
     model = GPT2LMHeadModel(zoo.make_config(spec, tok))  # initialised on the CPU, seeded
@@ -114,13 +118,13 @@ def pretrain(lam: float | None, seed: int, texts: list[str] | None = None, steps
         steps = min(len(batches), math.ceil(spec.tokens / (sum(len(x) for x in ids) / len(ids) * spec.batch)))
     if callable(snapshots):
         snapshots = snapshots(steps)
-    opt, sched = training.adamw_warmup_cosine(model.parameters(), spec.lr, steps)
+    opt, sched = loop.adamw_warmup_cosine(model.parameters(), spec.lr, steps)
     rec = {"lambda": lam, "seed": seed, "steps": steps, "loss_curve": [], "penalty_curve": [], "tokens_seen": 0,
            "elapsed": 0.0}
     snaps = {}
     ckpt = None if work is None else work / "ckpt.pt"
     start = 0
-    state = training.load_checkpoint(ckpt)
+    state = loop.load_checkpoint(ckpt)
     if state is not None:
         if state.get("key") != [lam, seed, steps, asdict(spec)]:
             import warnings
@@ -150,7 +154,7 @@ def pretrain(lam: float | None, seed: int, texts: list[str] | None = None, steps
             loss = model.loss_function(out.logits, labels, vocab_size=model.config.vocab_size)  # as the plain branch
             pen = cosine_penalty(states, att)
             total = loss + lam * pen
-        training.optimiser_step(total, model.parameters(), opt, sched)
+        loop.optimiser_step(total, model.parameters(), opt, sched)
         rec["tokens_seen"] += int(att.sum())
         rec["loss_curve"].append(round(loss.item(), 4))
         if pen is not None:
@@ -160,11 +164,11 @@ def pretrain(lam: float | None, seed: int, texts: list[str] | None = None, steps
 
     def checkpoint(done: int) -> None:
         rec["step"], rec["elapsed"] = done, time.time() - t0
-        training.save_checkpoint(ckpt, {"key": [lam, seed, steps, asdict(spec)], "model": model.state_dict(),
+        loop.save_checkpoint(ckpt, {"key": [lam, seed, steps, asdict(spec)], "model": model.state_dict(),
                                         "opt": opt.state_dict(), "sched": sched.state_dict(), "rec": rec,
                                         "snaps": {str(k): v for k, v in snaps.items()}})
 
-    if not training.loop(steps, start, step, desc=run_name(lam or 0.0, seed), progress=progress,
+    if not loop.loop(steps, start, step, desc=run_name(lam or 0.0, seed), progress=progress,
                          checkpoint=None if ckpt is None else checkpoint, every=ckpt_every, stop_after=stop_after):
         return None
     rec["step"] = steps
@@ -220,7 +224,7 @@ def card_markdown(card: dict) -> str:
 def run_pretraining(card: dict, progress: bool = True) -> None:
 
     texts = zoo.training_texts(0)
-    spec = zoo.ZOO[BASE]
+    spec = catalogue.ZOO[BASE]
     for lam in LAMBDAS:
         for seed in SEEDS:
             name = run_name(lam, seed)
@@ -255,7 +259,7 @@ def _tokenizer():
     from transformers import AutoTokenizer
 
 
-    return AutoTokenizer.from_pretrained(zoo.GPT_TOKENIZER_DIR)
+    return AutoTokenizer.from_pretrained(catalogue.GPT_TOKENIZER_DIR)
 
 
 def run_finetuning(card: dict, progress: bool = True) -> None:
@@ -326,7 +330,7 @@ def main(argv=None):
         run_finetuning(card)
     if "distil" in args.what:
         run_distillation(card)
-    print(f"done in {(time.time() - t0) / 60:.1f} min; wrote {zoo.write_manifest()}", flush=True)
+    print(f"done in {(time.time() - t0) / 60:.1f} min; wrote {catalogue.write_manifest()}", flush=True)
 
 
 if __name__ == "__main__":

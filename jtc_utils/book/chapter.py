@@ -1,0 +1,353 @@
+"""What a chapter cell does for one paper figure: compute its numbers (:func:`jtc_utils.jtc.figures.compute`), save
+them to ``book/data/<figure>.json`` and draw it the paper's way (:mod:`jtc_utils.jtc.plots`). One call per figure,
+so that every notebook draws its figures the same way."""
+
+from __future__ import annotations
+
+from jtc_utils.book import claim_tables
+from jtc_utils.evidence import claims, figdata, figure_registry
+from jtc_utils.jtc import figures, plots
+
+
+def title(data: dict, params: dict) -> str:
+    if params["model"] == params["paper_model"]:  # a real model stands for itself
+        return f"{params['model']} on {params['domain']}"
+    return f"{params['model']} (stands for {params['paper_model']}) on {params['domain']}"
+
+
+def real_sizes(n_train=None, n_val=None) -> tuple:
+    """The real model's training and validation sizes: the notebook's parameters; when they are None (the full
+    9,000 and 3,000), ``$JTC_REAL_SUBSET`` (``"train,val"``) if set: `make test` re-executes the pages on such a
+    subset so that the tests stay within their time budget."""
+    import os
+
+    sub = os.environ.get("JTC_REAL_SUBSET", "").strip()
+    if sub and n_train is None and n_val is None:
+        try:
+            n_train, n_val = (int(x) for x in sub.split(","))
+        except ValueError:
+            raise ValueError(f"JTC_REAL_SUBSET must be two whole numbers 'train,validation', got {sub!r}") from None
+    return n_train, n_val
+
+
+def draw(fig: str, data: dict, params: dict, mappings=None, ax=None, labels=None):
+    """Draw a figure from its numbers (computed now or read back from ``book/data``)."""
+    kind = figures.FIGURES[fig][0]
+    t = title(data, params)
+    if kind == "r2":
+        return plots.r2_heatmaps(data["r2_mat"], data["r2_id"], title=t)
+    if kind in ("pk", "parts_pk"):
+        ks = data.get("ks", (1, 5, 10))
+        return plots.precision_curves(data["curves"], mappings or tuple(data["curves"]), ks=ks, title=t, ax=ax)
+    if kind in ("surp", "parts_surp"):
+        return plots.surprisal_curves(data["curves"], mappings or tuple(data["curves"]), title=t, ax=ax)
+    if kind == "ee":
+        return plots.early_exit_plot(data, title=t, ax=ax)
+    if kind == "labels":
+        return plots.label_breakdown(data["by_label"], labels=labels, title=t)
+    if kind == "norms":
+        return plots.norms_by_position(data, title=t)
+    if kind == "r2_first":
+        return plots.r2_with_without_first(data, title=t)
+    raise ValueError(f"figure {fig!r} ({kind}) is a table, not a plot")
+
+
+TABLES = ("table1", "plausibility", "toplists", "textfit")  # kinds shown as tables, not drawn
+
+
+class FigureNumbers(dict):
+    """The numbers behind a figure (a plain dict). A cell that ends with one shows nothing more: the figure's
+    caption links to its saved numbers."""
+
+    def __init__(self, fig: str, data: dict):
+        super().__init__(data)
+        self.fig = fig
+
+    def __repr__(self) -> str:
+        return f"numbers behind {self.fig}: book/data/{self.fig}.json"
+
+    def _ipython_display_(self) -> None:
+        pass
+
+
+# what to see in a figure of each kind: one sentence, the same for every figure of that kind (no numbers: those are
+# in the figure and in its JSON file)
+SEE = {
+    "r2": "Each cell is the validation r² of casting layer ℓ (row) to layer ℓ′ (column) with mat (left) and id "
+          "(right); the paper finds mat higher across the network.",
+    "pk": "How often the cast hidden state of each layer already gives the model's final top token (Precision@k), "
+          "for mat and id; the paper finds mat above id at every layer.",
+    "surp": "The surprisal of the model's final top token under the cast of each layer, with 95% bootstrap bands "
+            "(lower is better); the paper finds mat below id at every layer.",
+    "parts_pk": "Precision@1 when one sub-module of every block from the start layer on is replaced by a linear map, "
+                "next to mat for whole blocks; the paper finds attention the part best replaced.",
+    "parts_surp": "Surprisal when one sub-module of every block from the start layer on is replaced by a linear map, "
+                  "next to mat for whole blocks (lower is better).",
+    "ee": "Precision@1 against the mean number of layers processed, for early exit by confidence and for a fixed "
+          "exit layer, with the 95% target; a curve further up and to the left saves more computation.",
+    "labels": "Precision@1 of mat and id per layer, for each word class of the predicted token.",
+    "norms": "The norm of the hidden state by position and layer: the first position's norm grows far above the "
+             "others' (massive activations).",
+    "r2_first": "r² of casting each layer to the last, with and without the samples at the first position.",
+}
+ALT = {"r2": "Two heatmaps of r² over layer pairs, mat and id", "pk": "Line plot of Precision@k per layer, mat and id",
+       "surp": "Line plot of surprisal per layer with bands, mat and id",
+       "parts_pk": "Line plot of Precision@1 per start layer for the sub-module maps and mat",
+       "parts_surp": "Line plot of surprisal per start layer for the sub-module maps and mat",
+       "ee": "Precision@1 against layers processed, early exit and fixed exit, mat and id",
+       "labels": "Small multiples of Precision@1 per layer, one panel per word class",
+       "norms": "Heatmap of hidden-state norms by position and layer",
+       "r2_first": "Line plot of r² to the last layer with and without the first position"}
+_NUMBERED = {"n": 0}  # the figures of the page so far (each page runs in a fresh kernel)
+
+
+def paper_ref(fig: str) -> str:
+    """Which figure of the paper a figure id reproduces, in words."""
+    if fig.startswith(figure_registry.REAL_PREFIX):
+        return paper_ref(fig[len(figure_registry.REAL_PREFIX):]) + ", on the real model"
+    if fig.startswith("fig"):
+        return f"paper Figure {fig[3:]}"
+    return "beyond the paper"
+
+
+PANEL_MIN_PX = 260  # a grid's typical panel is never drawn narrower than this (a phone shows each at full width)
+
+
+def panels(fig) -> tuple[list[tuple[bytes, float, str]], str]:
+    """A figure cut into its panels, so that the page can wrap a grid to fewer columns on a narrow screen:
+    ``([(png, width in inches, panel title), ...], suptitle)``. A panel is one axes of the figure's grid, with the
+    axes that are not on the grid (a colour bar) joined to the panel beside them; the suptitle is returned as text
+    (the page shows it above the panels). A figure of one column, or one with a figure-level legend or text, comes
+    back whole (one image, empty suptitle)."""
+    import io
+
+    from matplotlib.transforms import Bbox
+
+    def png(bbox=None) -> bytes:
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=100, bbox_inches=bbox or "tight", metadata={"Software": None})
+        return buf.getvalue()
+
+    grid = _grid(fig)
+    extra = [ax for ax in fig.axes if ax.get_visible() and ax not in grid]
+    suptitle = fig.get_suptitle()
+    whole = [(png(), fig.get_figwidth(), "")], ""
+    if (len(grid) < 2 or max(_top(ax).get_gridspec().ncols for ax in grid) < 2 or fig.legends
+        or any(t.get_visible() and t.get_text() not in ("", suptitle) for t in fig.texts)):
+        return whole
+    if suptitle:
+        fig.suptitle("")
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    inches = fig.dpi_scale_trans.inverted()
+    boxes = [ax.get_tightbbox(renderer) for ax in grid]
+    for ax in extra:  # a colour bar joins the panel whose grid cell it shares, else the nearest panel on its left
+        box = ax.get_tightbbox(renderer)
+        same = [i for i, g in enumerate(grid) if ax.get_subplotspec() is not None and _top(g) == _top(ax)]
+        left = [i for i in range(len(grid)) if boxes[i].x0 <= box.x0] or list(range(len(grid)))
+        near = same[0] if same else min(left, key=lambda i: (max(0, box.x0 - boxes[i].x1),
+                                                             abs(boxes[i].y0 + boxes[i].y1 - box.y0 - box.y1)))
+        boxes[near] = Bbox.union([boxes[near], box])
+    out = []
+    W, H = fig.get_figwidth(), fig.get_figheight()
+    boxes = [b.transformed(inches) for b in boxes]
+    for ax, box in zip(grid, boxes):
+        x0, y0, x1, y1 = box.padded(0.04).extents
+        for other in boxes:  # never into a neighbour: stop halfway between the two panels' boxes
+            if other is box:
+                continue
+            if other.y0 < box.y1 and box.y0 < other.y1:  # same row
+                if other.x0 < box.x0:
+                    x0 = max(x0, (other.x1 + box.x0) / 2)
+                else:
+                    x1 = min(x1, (other.x0 + box.x1) / 2)
+            elif other.x0 < box.x1 and box.x0 < other.x1:  # same column
+                if other.y0 < box.y0:
+                    y0 = max(y0, (other.y1 + box.y0) / 2)
+                else:
+                    y1 = min(y1, (other.y0 + box.y1) / 2)
+        b = Bbox.from_extents(max(x0, 0), max(y0, 0), min(x1, W), min(y1, H))
+        out.append((png(b), b.width, ax.get_title() or ax.get_title("left")))
+    return out, suptitle
+
+
+def show(figs, ref: str, see: str, alt: str, what: str = "") -> None:
+    """Show the current matplotlib figure as a numbered figure: an image with ``alt`` text (one per panel of a grid,
+    see :func:`panels`: they sit side by side, at one scale, where the column is wide enough for each to be drawn at
+    least :data:`PANEL_MIN_PX` wide (a wider panel, such as one with a colour bar, proportionally wider), and wrap
+    to fewer columns where it is not), and a caption naming
+    the paper figure it reproduces (``ref``), what it shows (``what``), what to see in it (``see``) and links to the
+    numbers behind it (``book/data/<fig>.json`` for each id of ``figs``, shipped with the HTML; none when ``figs`` is
+    empty, for figures whose numbers live elsewhere). Chapters whose
+    figures are drawn by their own ``plots`` call this in place of ``plt.show()``."""
+    import base64
+    import html
+
+    import matplotlib.pyplot as plt
+    from IPython.display import HTML, display
+
+    figs = [figs] if isinstance(figs, str) else list(figs)
+    fig = plt.gcf()
+    parts, suptitle = panels(fig)
+    plt.close(fig)
+    _NUMBERED["n"] += 1
+    links = ", ".join(f'<a href="data/{f}.json" download>{f}.json</a>' for f in figs)
+    links = f" Numbers behind the figure: {links}." if figs else ""
+    what = f"{html.escape(what)}. " if what else ""
+    anchor = f' id="figure-{figs[0]}"' if figs else ""
+    if len(parts) == 1:
+        body = (f'<img src="data:image/png;base64,{base64.b64encode(parts[0][0]).decode()}" '
+                f'alt="{html.escape(alt, quote=True)}">')
+    else:
+        # a panel grows from its smallest width in proportion to its own width, so a row keeps one scale
+        typical = sorted(w for _, w, _ in parts)[len(parts) // 2]
+        imgs = []
+        for i, (data, width, name) in enumerate(parts, 1):
+            label = f"{alt}; panel {i} of {len(parts)}" + (f": {name}" if name else "")
+            least = round(PANEL_MIN_PX * width / typical)
+            imgs.append(f'<img src="data:image/png;base64,{base64.b64encode(data).decode()}" '
+                        f'style="flex: {width:.3f} 1 {least}px; min-width: min(100%, {least}px); '
+                        f'max-width: {round(width * 100)}px" alt="{html.escape(label, quote=True)}">')
+        head = f'<div class="jtc-suptitle">{html.escape(suptitle)}</div>' if suptitle else ""
+        body = f'{head}<div class="jtc-panels">{"".join(imgs)}</div>'
+    display(HTML(f'<figure class="jtc-figure"{anchor}>{body}<figcaption><b>Figure {_NUMBERED["n"]}</b> '
+                 f'({html.escape(ref)}): {what}{html.escape(see)}{links}</figcaption></figure>'))
+
+
+def _top(ax):
+    return ax.get_subplotspec().get_topmost_subplotspec()
+
+
+def _grid(fig) -> list:
+    """The visible axes on the figure's grid, colour bars left out (matplotlib labels those ``<colorbar>``)."""
+    return [ax for ax in fig.axes
+            if ax.get_visible() and ax.get_subplotspec() is not None and ax.get_label() != "<colorbar>"]
+
+
+def captioned(figs, data: dict, params: dict) -> None:
+    """:func:`show` for paper figures drawn by :func:`draw`: the caption and alt text come from the figure's kind
+    (:data:`SEE`, :data:`ALT`) and its model; ``figs`` is one id or a list of ids drawn as small multiples
+    (``data``, ``params``: the first one's)."""
+    figs = [figs] if isinstance(figs, str) else list(figs)
+    kind = figures.FIGURES[figs[0]][0]
+    one = len(figs) == 1
+    show(figs, "; ".join(paper_ref(f) for f in figs), SEE.get(kind, ""),
+         f"{ALT.get(kind, 'Figure')}: " + (title(data, params) if one else f"{len(figs)} panels, " + ", ".join(figs)),
+         title(data, params) if one else "one panel per model")
+
+
+def figure_grid(figs, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0, ncols: int = 2,
+                stored: bool = False) -> dict:
+    """Several paper figures of one kind (Precision@k, surprisal or early exit) computed, saved and drawn as small
+    multiples with one caption; returns their numbers by figure id. ``stored=True`` draws the numbers another page
+    of this build computed and saved in ``book/data`` instead (a comparison across chapters computes nothing)."""
+    import matplotlib.pyplot as plt
+
+    out = {}
+    nrows = -(-len(figs) // ncols)
+    grid, axes = plt.subplots(nrows, ncols, figsize=(7.5 * ncols, 4.6 * nrows), squeeze=False)
+    for ax in axes.flat[len(figs):]:
+        ax.set_visible(False)
+    for ax, fig in zip(axes.flat, figs):
+        if stored:
+            rec = figdata.load(fig)
+            data, params = rec["data"], rec["params"]
+        else:
+            data, params = computed(fig, profile, n_train, n_val, seed)
+        draw(fig, data, params, ax=ax)
+        ax.set_title(f"{paper_ref(fig)}: {title(data, params)}", fontsize=11)
+        if (legend := ax.get_legend()) is not None:  # inside its panel, not beside it
+            ax.legend(legend.legend_handles, [t.get_text() for t in legend.get_texts()], loc="best", fontsize=9)
+        out[fig] = FigureNumbers(fig, {**data, "params": params})
+    grid.tight_layout()
+    first = out[figs[0]]
+    captioned(figs, first, first["params"])
+    return out
+
+
+def computed(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
+    """``(data, params)`` of paper figure ``fig``, computed and saved to ``book/data/<fig>.json``."""
+    data, params = figures.compute(fig, profile, n_train=n_train, n_val=n_val, seed=seed)
+    figdata.save(fig, data, params)
+    return data, params
+
+
+def figure(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0, plot: bool = True, **kw):
+    """Compute paper figure ``fig``, save its numbers, draw it (unless ``plot=False``) and return the numbers."""
+    data, params = computed(fig, profile, n_train, n_val, seed)
+    if "skipped" in data:
+        print(f"{fig} skipped: {data['skipped']}")
+    elif plot and figures.FIGURES[fig][0] not in TABLES:
+        draw(fig, data, params, **kw)
+        captioned(fig, data, params)
+    return FigureNumbers(fig, {**data, "params": params})
+
+
+def real_model_line() -> str:
+    """One line on how well the real model fits its text (perplexity on each domain's validation sentences), from
+    the numbers the page "A real model, offline" saved, for the chapters' real-model sections."""
+    parts = []
+    for fig in ("real_textfit", "real_textfit_bbc"):
+        rec = figdata.load(fig)
+        d = rec["data"]
+        parts.append(f"perplexity {d['perplexity']:.1f} on {d['domain']} ({d['ppl_tokens']} tokens)")
+    return f"{rec['params']['model']}: " + "; ".join(parts)
+
+
+class Chapter:
+    """What one chapter computes, under the chapter's parameters, for any paper of the book: ``figure`` computes and
+    saves a figure by its id (through :mod:`jtc_utils.evidence.figure_registry`; the JTC paper's figures are also drawn the
+    paper's way, the other papers' chapters draw with their own ``plots``) and keeps its numbers in ``results``;
+    ``verdicts`` judges claims of any paper from them (and from ``book/data`` for figures of other chapters);
+    ``experiment`` gives the shared :class:`~jtc_utils.core.experiment.Experiment` behind a JTC figure, for exercises."""
+
+    def __init__(self, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0, real_n_train=None,
+                 real_n_val=None, **draw):
+        self.profile, self.n_train, self.n_val, self.seed, self.draw = profile, n_train, n_val, seed, draw
+        self.real_n_train, self.real_n_val = real_sizes(real_n_train, real_n_val)
+        self.results = {}
+
+    def sizes(self, fig: str) -> tuple:
+        """(n_train, n_val) of a figure: the real model's for ``real_*`` figures, the chapter's otherwise."""
+        real = figure_registry.profile_of(fig, self.profile) == "real"
+        return (self.real_n_train, self.real_n_val) if real else (self.n_train, self.n_val)
+
+    def figure(self, fig: str, **kw) -> dict:
+        n_train, n_val = self.sizes(fig)
+        if figure_registry.entry(fig).paper == "jtc":
+            self.results[fig] = figure(fig, self.profile, n_train=n_train, n_val=n_val, seed=self.seed,
+                                       **{**self.draw, **kw})
+        else:
+            self.results[fig] = figure_registry.figure(fig, self.profile, n_train, n_val, self.seed)
+        return self.results[fig]
+
+    def grid(self, figs, ncols: int = 2, stored: bool = False) -> None:
+        """Figures ``figs`` of one kind as small multiples (see :func:`figure_grid`; ``stored``: drawn from the
+        numbers other pages saved), kept in ``results``."""
+        self.results.update(figure_grid(figs, self.profile, self.n_train, self.n_val, self.seed, ncols, stored))
+
+    def verdicts(self, ids, alias: dict | None = None) -> None:
+        """Show the verdicts of claims ``ids`` (of any paper) as a table (returns nothing, so that the cell shows
+        only the table); ``alias`` judges them on other figures' numbers (see :func:`jtc_utils.jtc.claims.getter`)."""
+        from IPython.display import display
+
+        uuid = "verdicts-" + "-".join(ids) + ("-" + "-".join(alias.values()) if alias else "")
+        display(claim_tables.styled(self.claim_records(ids, alias), uuid, link=None if alias else "anchor"))
+
+    def claim_records(self, ids, alias: dict | None = None) -> list[dict]:
+        """The records of claims ``ids`` (of any paper) judged on this chapter's numbers (see :meth:`verdicts`)."""
+        get = claims.memo(claims.getter(self.results, alias))
+        return [claims.check_any(c, get, self.profile) for c in ids]
+
+    def real_verdicts(self, ids) -> None:
+        """Show the verdicts of claims ``ids`` judged with the same rules on the real model's figures
+        (``real_<fig>``); a claim whose figures the real profile lacks gets no verdict and says why."""
+        from IPython.display import display
+
+        display(claim_tables.verdict_table(ids, claims.profile_getter("real_", self.results), "real",
+                                           "verdicts-real-" + "-".join(ids), link=None))
+
+    def experiment(self, fig: str):
+        _, model, domain = figures.setting(fig, self.profile)
+        return figures.experiment(model, domain, figure_registry.profile_of(fig, self.profile), *self.sizes(fig),
+                                  self.seed)

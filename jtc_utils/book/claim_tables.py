@@ -1,0 +1,120 @@
+"""Claim records as the book shows them: the verdicts in words, the margin with its interval, the chapter that shows
+each claim, and styled HTML tables (coloured verdicts, wrapped text, fixed ids so that a re-executed page is
+identical)."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pandas as pd
+
+from jtc_utils.evidence import claims, verdicts
+from jtc_utils.evidence.claims import default_get, short_number
+from jtc_utils.jtc import claims as jtc_claims
+
+_COLOURS = {"HOLDS": "background-color: #dafbe1; color: #1a7f37; font-weight: bold",
+            "FAILS": "background-color: #ffebe9; color: #cf222e; font-weight: bold",
+            "UNDECIDED": "background-color: #fff8c5; color: #7d4e00; font-weight: bold"}
+_GREY = "color: #57606a; font-style: italic"
+
+
+def margin_text(record: dict) -> str:
+    """The margin, its interval over the resamples and its unit, in a span the nbval sanitizer recognises (the
+    digits are compared by the figure-data regression instead)."""
+    if record.get("margin") is None or record.get("kind") == "check":
+        return "-"
+    text = short_number(record["margin"])
+    if record.get("resampled"):
+        text += f" [{short_number(record['lo'])}, {short_number(record['hi'])}]"
+    unit = f" {record['unit']}" if record.get("unit") else ""
+    return f'<span class="jtc-margin">{text}</span>{unit}'
+
+
+def frame(records: list[dict], link: str | None = None):
+    """Claim records (of this module or of a subpackage's ``claims``) as a table indexed by id, with the two
+    verdicts in words (columns ``verdict`` and ``magnitude verdict``), the margin with its interval (``margin``),
+    the lexicon entries of the rule (``reading``), the reason (``why``), and the magnitude's numbers (``paper's
+    numbers``, ``our numbers``). ``link="anchor"`` makes each id an anchor (``claim-<id>``) that the claims page
+    links to; ``link="page"`` makes it a link to the chapter that shows the claim (see :func:`page_of`)."""
+    table = pd.DataFrame(records)
+    table["verdict"] = [claims.shape_verdict(r) for r in records]
+    table["margin"] = [margin_text(r) for r in records]
+    table["reading"] = [", ".join(f"“{w}”" for w in r.get("words") or []) or "-" for r in records]
+    table["why"] = [r.get("reason") or "" for r in records]
+    table["magnitude verdict"] = [claims.magnitude_verdict(r) for r in records]
+    table["paper's numbers"] = [(r.get("magnitude") or {}).get("paper", "-") for r in records]
+    table["our numbers"] = [(r.get("magnitude") or {}).get("ours", "-") for r in records]
+    if "quote" not in table:
+        table["quote"] = None
+    table["quote"] = [f"“{q}”" if q else c for q, c in zip(table["quote"], table["claim"])]
+    for col in ("claim", "quote", "paper", "ours", "rule", "why", "paper's numbers", "our numbers"):
+        table[col] = table[col].map(lambda v: html.escape(str(v), quote=False))
+    ids = list(table["id"])
+    if link == "anchor":
+        table["id"] = [f'<span id="claim-{c.lower()}">{c}</span>' for c in ids]
+    elif link == "page":
+        table["id"] = [f'<a href="{page_of(c)}.html#claim-{c.lower()}">{c}</a>' for c in ids]
+    # a claim that fails or is undecided links to its reason (the claims page lists them as why-<id>)
+    table["verdict"] = [f'<a href="claims_verdicts.html#why-{c.lower()}">{v}</a>' if w else v
+                        for c, v, w in zip(ids, table["verdict"], table["why"])]
+    return table.set_index("id")
+
+
+def page_of(cid: str) -> str:
+    """The chapter (notebook name) whose verdict table shows claim ``cid``."""
+    if cid in jtc_claims.PAGES:
+        return jtc_claims.PAGES[cid]
+    for prefix, page in (("N", "lenses"), ("T", "lenses"), ("H", "lenses"), ("F", "ffn_subupdates"),
+                         ("S", "secretly_linear")):
+        if cid.startswith(prefix):
+            return page
+    raise ValueError(f"no chapter known for claim {cid!r}")
+
+
+def _colour(v):
+    v = re.sub(r"<[^>]+>", "", v.split("<br>")[0]) if isinstance(v, str) else v
+    if v in _COLOURS or v == "CHECK FAILS":
+        return _COLOURS.get(v, _COLOURS["FAILS"])
+    return _GREY if isinstance(v, str) and (v.startswith("no ") or v.startswith("not ") or "no interval" in v
+                                            or v == "check passes") else ""
+
+
+CHAPTER_COLUMNS = ("claim", "ours", "rule", "reading", "verdict", "margin", "paper's numbers", "our numbers",
+                   "magnitude verdict")
+
+
+def style(table, uuid: str, widths: bool = True):
+    """A claims table (a DataFrame of strings, HTML allowed) styled for the page: coloured verdict columns, wrapped
+    text and, with ``widths``, bounded column widths. ``uuid`` fixes the table's HTML id (pandas draws a random
+    one), so that a re-executed page is identical."""
+    if table.index.name is not None:  # the named index (claim ids) becomes the first column: one header row
+        table = table.reset_index()
+    verdict_cols = [c for c in ("verdict", "magnitude verdict") if c in table.columns]
+    cells = [{"selector": "td, th", "props": "text-align: left; vertical-align: top; white-space: normal; "
+                                             "padding: 0.25em 0.5em; font-size: 0.85em"}]
+    if widths:
+        cells.append({"selector": "td", "props": "min-width: 6em; max-width: 28em"})
+    return (table.style.set_uuid(uuid).map(_colour, subset=verdict_cols).hide(axis="index")
+            .set_table_attributes('class="jtc-claims"').set_table_styles(cells, overwrite=False))
+
+
+def styled(records: list[dict], uuid: str, columns=CHAPTER_COLUMNS, link: str | None = "anchor"):
+    """:func:`frame` of ``records`` as an HTML table with coloured verdicts, wrapped text and a scroll box of its
+    own where it is wider than the page (see :func:`style`)."""
+    return style(frame(records, link)[list(columns)], uuid)
+
+
+def lexicon_table():
+    """The lexicon (:data:`jtc_utils.evidence.verdicts.LEXICON`) as a table for the claims page."""
+    rows = [{"entry": k, "words": ", ".join(f"“{w}”" for w in r.words), "reading": r.reading,
+             "number": "-" if r.value is None else r.value, "why": r.why} for k, r in verdicts.LEXICON.items()]
+    return style(pd.DataFrame(rows).set_index("entry"), "claims-lexicon", widths=False)
+
+
+def verdict_table(ids=None, get=default_get, profile: str = "tiny", uuid: str | None = None, link="anchor"):
+    """The claims ``ids`` of any paper (default: every JTC claim) as a styled HTML table (see :func:`styled`), ready to
+    ``display``."""
+    get = claims.memo(get)
+    records = [claims.check_any(c, get, profile) for c in (ids or jtc_claims.CLAIMS)]
+    return styled(records, uuid or "verdicts-" + "-".join(ids or ["all"]), link=link)

@@ -1,0 +1,106 @@
+"""The claims page's presentation (book machinery on top of :mod:`jtc_utils.jtc.claims` and the chapters' ``claims``):
+tables that say on every column header which profile they read, a verdict cell that carries its own reason one
+click away (an HTML ``<details>``), the stand-in and the real model side by side per claim, and a scroll box with
+a visible cue where a table is wider than a phone's screen. Nothing here judges: the records come from the
+chapters' claim functions; this module only lays them out.
+
+Verdict colours are CSS classes (``jtc-v-holds``, ``jtc-v-fails``, ``jtc-v-undecided``, ``jtc-v-other``, in
+``_static/jtc.css``), so that the page and the summary share them.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from jtc_utils.book import claim_tables
+from jtc_utils.evidence import claims
+
+PROFILE_NAMES = {"tiny": "the stand-in", "real": "the real model", "paper": "the paper's models"}
+VERDICT_CLASSES = {"HOLDS": "jtc-v-holds", "FAILS": "jtc-v-fails", "CHECK FAILS": "jtc-v-fails",
+                   "UNDECIDED": "jtc-v-undecided"}
+SCROLL = "jtc-scroll"  # the wrapper class: a scroll box with shadows at the edges that can still be scrolled to
+
+
+def verdict_class(record: dict) -> str:
+    """The CSS class of a record's shape verdict."""
+    return VERDICT_CLASSES.get(claims.shape_verdict(record), "jtc-v-other")
+
+
+def verdict_cell(record: dict) -> str:
+    """A shape verdict as one table cell: the verdict (coloured), the margin with its interval, our numbers, and,
+    where the claim fails, is undecided or has no interval, its reason folded under "why" (one click)."""
+    words = html.escape(claims.shape_verdict(record))
+    cell = (f'<span class="jtc-verdict {verdict_class(record)}">{words}</span><br>{claim_tables.margin_text(record)}'
+            f'<br><span class="jtc-ours">{html.escape(str(record["ours"]))}</span>')
+    if record.get("reason"):
+        cell += f'<details class="jtc-why"><summary>why</summary>{html.escape(record["reason"])}</details>'
+    return cell
+
+
+def _claim_cell(record: dict) -> str:
+    cid = record["id"]
+    quote = record.get("quote") or record.get("claim") or ""
+    return (f'<a href="{claim_tables.page_of(cid)}.html#claim-{cid.lower()}">{cid}</a> '
+            f'{html.escape(f"“{quote}”" if record.get("quote") else quote)}')
+
+
+def _rule_cell(record: dict) -> str:
+    words = ", ".join(f"“{w}”" for w in record.get("words") or []) or "-"
+    return f'<i>{html.escape(str(record["rule"]))}</i><br>reading: {html.escape(words)}'
+
+
+def _magnitude_cell(record: dict) -> str:
+    mag = record.get("magnitude") or {}
+    return (f'paper: {html.escape(str(mag.get("paper", "-")))}<br>ours: {html.escape(str(mag.get("ours", "-")))}'
+            f'<br><b>{html.escape(claims.magnitude_verdict(record))}</b>')
+
+
+def _table(rows: list[dict], uuid: str, caption: str) -> str:
+    """Rows of HTML cells as a claims table in its scroll box, with a caption naming what it reads."""
+    import pandas as pd
+
+    t = pd.DataFrame(rows)
+    styler = claim_tables.style(t, uuid, widths=False).set_caption(html.escape(caption))
+    return f'<div class="{SCROLL}">{styler.to_html()}</div>'
+
+
+def group_table(records: list[dict], profile: str, uuid: str, caption: str) -> str:
+    """One group's claims: the claim (linked to its chapter), the rule and its reading, the shape verdict on
+    ``profile`` (its column header names the profile) and the magnitude."""
+    where = PROFILE_NAMES.get(profile, profile)
+    rows = [{"claim": _claim_cell(r), "rule and its reading": _rule_cell(r),
+             f"shape on {where}: verdict, margin [95% interval], ours": verdict_cell(r),
+             "magnitude: the paper's numbers, ours, verdict": _magnitude_cell(r)} for r in records]
+    return _table(rows, uuid, caption)
+
+
+def side_by_side(tiny: list[dict], real: list[dict], uuid: str, caption: str) -> str:
+    """The JTC claims with their shape verdicts on the stand-in and on the real model in two columns, one row per
+    claim (the same rule judges both)."""
+    by_id = {r["id"]: r for r in real}
+    missing = [r["id"] for r in tiny if r["id"] not in by_id]
+    if missing:
+        raise ValueError(f"claims {missing} have no record on the real model: both groups must list every claim")
+    rows = [{"claim": _claim_cell(r), "rule and its reading": _rule_cell(r),
+             "on the stand-in: verdict, margin [95% interval], ours": verdict_cell(r),
+             "on the real model: verdict, margin [95% interval], ours": verdict_cell(by_id[r["id"]]),
+             "the paper's numbers": html.escape(str((r.get("magnitude") or {}).get("paper", "-")))}
+            for r in tiny]
+    return _table(rows, uuid, caption)
+
+
+def summary_table(counts, uuid: str) -> str:
+    """The findings per group (rows) and verdict (columns) with the verdict colours on the cells that count."""
+    import pandas as pd
+
+    classes = pd.DataFrame("", index=counts.index, columns=counts.columns)
+    for col in counts.columns:
+        key = re.sub(r"[^a-z]", "", str(col).lower())
+        cls = next((c for w, c in (("hold", "jtc-v-holds"), ("fail", "jtc-v-fails"),
+                                   ("undecided", "jtc-v-undecided")) if key.startswith(w)), "")
+        if cls:
+            classes[col] = [cls if v else "" for v in counts[col]]
+    styler = (counts.style.set_uuid(uuid).set_table_attributes('class="jtc-claims"').set_td_classes(classes)
+              .set_table_styles([{"selector": "td, th", "props": "text-align: left; white-space: normal"}]))
+    return f'<div class="{SCROLL}">{styler.to_html()}</div>'

@@ -1,0 +1,196 @@
+"""What each layer "says", position by position: the prediction trajectory of a sentence under ``id`` and ``mat``
+(and the tuned lens, ``mappings=("id", "mat", "tuned")``).
+
+For a GPT-style model and one sentence, :func:`trajectory` casts the hidden state at every layer and position to the
+last layer with each mapping and reads out the top token and its probability, like the tuned lens's prediction
+trajectory plot. :func:`figure` draws trajectories as an interactive plotly figure (one heatmap per mapping,
+stacked, a menu to pick the sentence); :func:`html` embeds it in a static page that loads plotly from the built
+book (``plotly.min.js`` at its root, copied there from the plotly package at build time), so the view works offline.
+In a live notebook call ``.show()`` on the figure instead, for any typed sentence.
+"""
+
+from __future__ import annotations
+
+from jtc_utils.core import readout
+from jtc_utils.jtc import top_tokens
+from jtc_utils.lenses import get
+
+MAPPINGS = ("id", "mat")
+LENSES = ("tuned",)  # trained lenses the view can show beside the paper's two (committed in zoo/lenses)
+MAX_TOKENS = 16  # longer sentences are cut: the view is for reading, and a 16-column heatmap still fits
+
+
+def _ids(ad, sentence: str) -> list[int]:
+    if not isinstance(sentence, str) or not sentence.strip():
+        raise ValueError(f"sentence must be a non-empty string, got {sentence!r}")
+    ids = ad.tokenizer(sentence, add_special_tokens=False)["input_ids"][:MAX_TOKENS]
+    if not ids:
+        raise ValueError(f"the sentence {sentence!r} has no tokens for {ad.name}")
+    return ids
+
+
+def trajectory(exp, sentence: str | None = None, ids=None, mappings=MAPPINGS) -> dict:
+    """Top-1 token and its probability at every layer 0..L and position of one sentence (typed, or given as token
+    ids), under each of ``mappings``: ``{"tokens", "model", mapping: {"token": [L+1][T], "p": [L+1][T]}}``.
+    Position i shows the prediction of the token after it; the last row (layer L) is the model's own output."""
+    import torch
+
+    ad = exp.adapter
+    if not ad.causal:
+        raise ValueError(f"{exp.model_name} is not a decoder: the trajectory view reads next-token predictions, so "
+                         f"use a GPT-style model (a masked model predicts only its [MASK] positions: see Table 1)")
+    unknown = set(mappings) - set(readout.MAPPINGS) - set(LENSES)
+    if unknown:
+        raise ValueError(f"unknown mappings {sorted(unknown)}; choose from "
+                         f"{', '.join((*readout.MAPPINGS, *LENSES))}")
+    lenses = {m: _lens(exp, m) for m in mappings if m in LENSES}
+    ids = _ids(ad, sentence) if ids is None else [int(i) for i in ids][:MAX_TOKENS]
+    with torch.inference_mode():
+        x = torch.tensor([ids])
+        states = ad.forward_states(x, torch.ones_like(x))[:, 0].cpu().numpy()  # [L+1, T, d]
+    out = {"model": exp.model_name, "tokens": top_tokens.token_strings(ad, ids)}
+    for m in mappings:
+        tok, prob = [], []
+        for layer in range(exp.n_layers + 1):
+            H = lenses[m].transform(states[layer], layer) if m in lenses else readout.cast(exp, m, layer,
+                                                                                           states[layer])
+            logits = readout.readout_logits(ad, H)
+            p = torch.softmax(logits.double(), -1)
+            best = p.max(-1)
+            tok.append(top_tokens.token_strings(ad, best.indices.tolist()))
+            prob.append(best.values.cpu().numpy().round(6).tolist())
+        out[m] = {"token": tok, "p": prob}
+    return out
+
+
+def _lens(exp, name: str):
+    return get(name, seed=0).fit(exp)
+
+
+def sentences(exp, n: int) -> list[list[int]]:
+    """Token ids of the first ``n`` validation sentences (cut at :data:`MAX_TOKENS`)."""
+    return [list(ids)[:MAX_TOKENS] for ids in exp.val.input_ids[:n]]
+
+
+LABEL_CHARS = 36  # the sentence menu's labels are cut here, so that the menu fits a phone's width
+
+
+def _ticks(traj: dict) -> dict:
+    """The x axis of one sentence: its positions, labelled with their tokens."""
+    T = len(traj["tokens"])
+    return {"tickvals": list(range(T)), "ticktext": [f"{i}: {tok}" for i, tok in enumerate(traj["tokens"])],
+            "range": [-0.5, T - 0.5]}
+
+
+def figure(trajectories: list[dict], mappings=MAPPINGS, title: str | None = None):
+    """An interactive figure: for each trajectory one heatmap per mapping, stacked (rows: layers, columns:
+    positions, colour: the top token's probability, text: the token), and a menu to switch between
+    trajectories. The x axis is the position (0, 1, ...), labelled with the chosen sentence's tokens: choosing a
+    sentence swaps the heatmaps and the axis labels together, so every cell sits under its own token."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    n = len(mappings)
+    fig = make_subplots(rows=n, cols=1, subplot_titles=[f"<b>{m}</b>" for m in mappings], shared_xaxes=True,
+                        vertical_spacing=0.05)
+    for t, traj in enumerate(trajectories):
+        x = list(range(len(traj["tokens"])))
+        for r, m in enumerate(mappings):
+            fig.add_trace(go.Heatmap(
+                z=traj[m]["p"], text=traj[m]["token"], x=x, y=list(range(len(traj[m]["p"]))), zmin=0, zmax=1,
+                customdata=[traj["tokens"]] * len(traj[m]["p"]),
+                colorscale="Blues", texttemplate="%{text}", textfont={"size": 10}, showscale=r == 0,
+                colorbar={"title": "p(top)", "len": 0.5, "y": 1, "yanchor": "top"}, visible=t == 0, name=m,
+                hovertemplate="layer %{y}, after %{x}: %{customdata}<br>top token %{text} (p = %{z:.2f})"
+                              "<extra>" + m + "</extra>"),
+                row=r + 1, col=1)
+    axes = ["xaxis"] + [f"xaxis{r + 1}" for r in range(1, n)]
+
+    def label(traj):
+        s = "".join(traj["tokens"]).replace("␣", " ").strip()
+        return f"{traj['model']}: {s[:LABEL_CHARS] + '…' if len(s) > LABEL_CHARS else s}"
+
+    buttons = [{"label": label(traj), "method": "update",
+                "args": [{"visible": [k // n == t for k in range(n * len(trajectories))]},
+                         {f"{ax}.{k}": v for ax in axes for k, v in _ticks(traj).items()}]}
+               for t, traj in enumerate(trajectories)]
+    rows = max(len(traj[m]["p"]) for traj in trajectories for m in mappings)
+    fig.update_layout(height=140 + n * rows * 13, margin={"l": 50, "r": 20, "t": 80, "b": 100},
+                      title={"text": title, "x": 0, "y": 0.995} if title else None,
+                      updatemenus=[{"buttons": buttons, "x": 0, "xanchor": "left", "y": 1.0, "yanchor": "bottom",
+                                    "pad": {"b": 30}, "font": {"size": 11}}])
+    for r in range(n):
+        fig.update_yaxes(title_text="layer", row=r + 1, col=1)
+    fig.update_xaxes(tickangle=-60, tickfont={"size": 9}, tickmode="array", **_ticks(trajectories[0]))
+    return fig
+
+
+PLOTLY_JS = "../plotly.min.js"  # copied to the root of the built book from the plotly package (jtc_utils.book.runner)
+TEXT_MIN_PX = 30  # a cell narrower than this (a phone) shows no token text: the colours stay, the token is in the
+# axis label and on hover
+
+# draws the figure once its div comes within a screen of the viewport, loading plotly first if no view on the page
+# has: plotly (4.8 MB, 1.5 MB compressed) is then fetched only by a reader who scrolls to the view
+_LAZY = """<script type="text/javascript">
+(function () {
+  var div = document.getElementById(%(id)s);
+  if (!div) { return; }
+  var started = false;
+  function fit() {  // the cells' token text only where a column is wide enough to hold it
+    var xa = div._fullLayout && div._fullLayout.xaxis;
+    if (!xa) { return; }
+    var want = xa._length / (xa.range[1] - xa.range[0]) >= %(min_px)d ? "%%{text}" : "";
+    if (div._jtcText !== want) { div._jtcText = want; Plotly.restyle(div, {texttemplate: want}); }
+  }
+  function draw() {
+%(draw)s
+    var tries = 0;
+    (function hook() {
+      if (div.on) { div.on("plotly_afterplot", fit); fit(); }
+      else if (tries++ < 100) { setTimeout(hook, 50); }
+    })();
+  }
+  function load() {
+    if (started) { return; }
+    started = true;
+    if (window.Plotly) { draw(); return; }
+    var s = document.getElementById("jtc-plotly-js");
+    if (!s) {
+      s = document.createElement("script");
+      s.id = "jtc-plotly-js";
+      s.src = %(src)s;
+      document.head.appendChild(s);
+    }
+    s.addEventListener("load", draw);
+  }
+  if ("IntersectionObserver" in window) {
+    new IntersectionObserver(function (entries, seen) {
+      if (entries.some(function (e) { return e.isIntersecting; })) { seen.disconnect(); load(); }
+    }, {rootMargin: "100%% 0px"}).observe(div);
+  } else {
+    load();
+  }
+})();
+</script>"""
+
+
+def html(fig, div_id: str) -> str:
+    """The figure as HTML for a static page of the book: plotly's script from the root of the built book
+    (no network), loaded when the reader scrolls near the view (not with the page), and a fixed div id (so that a
+    re-executed page is identical)."""
+    import json
+    import re
+
+    out = fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id,
+                      config={"responsive": True, "displaylogo": False})
+    scripts = re.findall(r"<script>(.*?)</script>", out, flags=re.S)
+    if len(scripts) != 1:
+        raise RuntimeError(f"plotly's HTML has {len(scripts)} inline scripts, expected one: update layer_view.html")
+    lazy = _LAZY % {"id": json.dumps(div_id), "src": json.dumps(PLOTLY_JS), "draw": scripts[0],
+                    "min_px": TEXT_MIN_PX}
+    return out.replace(f"<script>{scripts[0]}</script>", lazy)
+
+
+def data(trajectories: list[dict]) -> dict:
+    """The numbers behind the view, for ``book/data``."""
+    return {"trajectories": trajectories}

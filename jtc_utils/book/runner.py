@@ -1,0 +1,512 @@
+"""Execute the chapter notebooks headlessly into the book, then build the HTML.
+
+    python -m jtc_utils.book.runner                 # every notebooks/*.py, profile tiny, then jupyter-book build
+    python -m jtc_utils.book.runner --only sec3_linear_shortcuts --no-build
+    python -m jtc_utils.book.runner --profile paper  # the paper's models (internet and a GPU)
+    python -m jtc_utils.book.runner --force          # re-execute even the pages whose inputs did not change
+    python -m jtc_utils.book.runner --build-only --html-dir /tmp/jtc-html   # render stored pages elsewhere
+
+Each ``notebooks/<name>.py`` (py:percent, the only hand-edited source) is read with jupytext and executed by
+papermill (kernel python3, working directory ``notebooks/``, a per-cell timeout, no progress bars).
+
+A chapter's outputs are one transaction: while it runs, the figure data it writes goes to a staging folder
+(``JTC_DATA_OUT`` is pointed there for the kernel); only when every cell has succeeded are its ``book/data`` files
+moved into place and then its page ``book/<name>.ipynb`` written, holding the SHA-256 of every data file it
+wrote. Any failure (a cell error, the kernel dying, a cell timeout, Ctrl-C) leaves the committed page and data
+untouched, names the notebook and the cell by its position in ``notebooks/<name>.py``, and keeps the executed copy
+in ``book/_failed/``. A page is up to date when its inputs are unchanged *and* its data files are the ones it
+recorded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from jtc_utils.core import device as devices
+from jtc_utils.core.cache import file_fingerprint
+from jtc_utils.core.paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT, ZOO_DIR, atomic_write_bytes, atomic_write_text
+
+CELL_TIMEOUT = 1800
+
+
+class NotebookFailed(RuntimeError):
+    pass
+
+
+def notebook_names() -> list[str]:
+    """Every notebooks/*.py, in the order of the book's table of contents (the claims page reads what the
+    chapters before it wrote); notebooks not in the table of contents come last, sorted."""
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    order = [Path(c["file"]).name for part in toc.get("parts", []) for c in part.get("chapters", [])]
+    names = sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.py"))
+    return sorted(names, key=lambda n: (order.index(n) if n in order else len(order), n))
+
+
+def check_names(names) -> list[str]:
+    """The chapter names asked for, all validated before anything runs: plain names of ``notebooks/*.py`` (a
+    trailing ``.py`` or a leading ``notebooks/`` is accepted); anything else, a path outside ``notebooks/``
+    included, is refused with the list of chapters."""
+    known = notebook_names()
+    out, bad = [], []
+    for raw in names:
+        n = str(raw)
+        n = n[len("notebooks/"):] if n.startswith("notebooks/") else n
+        n = n[:-3] if n.endswith(".py") else n
+        (out if n in known else bad).append(n if n in known else raw)
+    if bad:
+        raise SystemExit(f"ERROR: unknown chapter(s) {', '.join(map(repr, bad))}: --only takes the names of "
+                         f"notebooks/*.py, nothing outside that folder. Chapters: {', '.join(known)}")
+    return out
+
+
+def slowest_cells(nb, n: int = 3) -> str:
+    """A line naming the ``n`` slowest cells of an executed notebook (index, seconds, first source line) and the
+    largest resident memory a kernel has reached so far in this process's children (where to look when a page is
+    slow or large)."""
+    import resource
+
+    timed = [(c.metadata.get("papermill", {}).get("duration") or 0.0, i, c.source.strip().splitlines()[0][:60])
+             for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip()]
+    cells = "; ".join(f"[{i}] {d:.0f} s `{first}`" for d, i, first in sorted(timed, reverse=True)[:n])
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20  # kilobytes on Linux
+    return f"    slowest cells: {cells}; kernels' peak memory so far {peak:.2f} GB"
+
+
+def clean(nb) -> None:
+    """Strip what changes on every run (timings, execution stamps), give every cell an id derived from its source
+    (so that re-executing an unchanged chapter changes nothing in git) and hide the injected-parameters cell."""
+    seen = set()
+    for cell in nb.cells:
+        base = hashlib.sha256(f"{cell.cell_type}\n{cell.source}".encode()).hexdigest()[:12]
+        cid, k = base, 1
+        while cid in seen:  # identical cells get distinct ids
+            cid, k = f"{base}-{k}", k + 1
+        seen.add(cid)
+        cell.id = cid
+    pm = nb.metadata.get("papermill", {})
+    nb.metadata["papermill"] = {"parameters": pm.get("parameters", {})}
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        cell.metadata.pop("papermill", None)
+        cell.metadata.pop("execution", None)
+        tags = cell.metadata.get("tags", [])
+        if "injected-parameters" in tags and "remove-cell" not in tags:
+            tags.append("remove-cell")
+
+
+PACKAGE = "jtc_utils"
+# trained lenses (``zoo/lenses``) are inputs only of the pages that import the lens package
+LENS_ARTIFACTS, LENS_PACKAGE = "lenses", "jtc_utils.lenses"
+
+
+def _module_file(module: str) -> Path | None:
+    """The source file of a ``jtc_utils`` module or subpackage, or None if there is none."""
+    base = ROOT.joinpath(*module.split("."))
+    for f in (base.with_suffix(".py"), base / "__init__.py"):
+        if f.is_file():
+            return f
+    return None
+
+
+def _module_name(f: Path) -> str:
+    parts = list(f.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(f: Path) -> set[str]:
+    """Every ``jtc_utils`` module a file imports anywhere in its body (function-level imports included), relative
+    imports resolved, ``from X import y`` counted as both X and X.y (y may be a submodule)."""
+    import ast
+
+    tree = ast.parse(f.read_text(), filename=str(f))
+    here = _module_name(f) if f.is_relative_to(ROOT / PACKAGE) else ""
+    package = here if f.name == "__init__.py" else here.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1])
+                mod = f"{base}.{node.module}" if node.module else base
+            else:
+                mod = node.module or ""
+            found.add(mod)
+            found |= {f"{mod}.{a.name}" for a in node.names}
+    return {m for m in found if m == PACKAGE or m.startswith(PACKAGE + ".")}
+
+
+def package_closure(source: Path) -> list[Path]:
+    """The ``jtc_utils`` source files a notebook can run: the modules it imports, what they import, and so on
+    (a module's parent packages included, since importing ``a.b`` runs ``a/__init__.py``)."""
+    seen: dict[str, Path] = {}
+    todo = list(_imports(source))
+    while todo:
+        mod = todo.pop()
+        parts = mod.split(".")
+        for i in range(1, len(parts) + 1):
+            name = ".".join(parts[:i])
+            f = _module_file(name)
+            if f is None or name in seen:
+                continue
+            seen[name] = f
+            todo.extend(_imports(f))
+    return sorted(seen.values())
+
+
+def _input_files(name: str) -> list[Path]:
+    source = NOTEBOOKS_DIR / f"{name}.py"
+    package = package_closure(source)
+    lenses = any(_module_name(f) == LENS_PACKAGE for f in package)
+    zoo = sorted(p for p in ZOO_DIR.rglob("*") if p.is_file() and not {"_work"} & set(p.parts)
+                 and not p.name.endswith(".tmp") and (lenses or LENS_ARTIFACTS not in p.relative_to(ZOO_DIR).parts))
+    return [source, ROOT / "requirements.txt", *package, *zoo]
+
+
+def code_fingerprint(source: Path) -> str:
+    """What of a chapter's source its outputs depend on: its code cells (source and cell metadata, such as the
+    tags) in order. The markdown cells are the prose around them: editing prose changes no output, so it does not
+    make a page stale; the runner copies the new prose into the stored page instead (:func:`refresh_prose`)."""
+    import json
+
+    import jupytext
+
+    h = hashlib.sha256()
+    for cell in jupytext.read(source).cells:
+        if cell.cell_type == "code":
+            h.update(json.dumps([cell.source, cell.metadata], sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+def inputs_fingerprint(name: str, profile: str) -> str:
+    """What a chapter's outputs depend on: its code (:func:`code_fingerprint`), the ``jtc_utils`` modules it can
+    run (its import closure, :func:`package_closure`), the pinned requirements, every file of the zoo (weights,
+    configs, tokenizers; the trained lenses only for pages that import the lens package) and the profile. A stored
+    page with the same fingerprint is up to date (provided its data files are the ones it recorded, see
+    :func:`up_to_date`)."""
+
+    source = NOTEBOOKS_DIR / f"{name}.py"
+    h = hashlib.sha256(f"{name}/{profile}".encode())
+    for f in _input_files(name):
+        h.update(str(f.relative_to(ROOT) if f.is_relative_to(ROOT) else f.name).encode())
+        h.update((code_fingerprint(f) if f == source else file_fingerprint(f)).encode())
+    return h.hexdigest()
+
+
+def refresh_prose(name: str) -> bool:
+    """Bring an up-to-date page's prose in line with its source: the source's markdown cells, in their places,
+    around the page's stored code cells and outputs (the injected-parameters cell kept after the parameters cell).
+    Returns whether the page was rewritten; a page whose code cells differ from the source's is left alone (it is
+    stale, and executing it writes the new prose anyway)."""
+    import jupytext
+    import nbformat
+
+    page_file = BOOK_DIR / f"{name}.ipynb"
+    page = nbformat.read(page_file, as_version=4)
+    source = jupytext.read(NOTEBOOKS_DIR / f"{name}.py")
+    injected = [c for c in page.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    stored = iter(c for c in page.cells if c.cell_type == "code" and c not in injected)
+    cells = []
+    for cell in source.cells:
+        if cell.cell_type != "code":
+            make = nbformat.v4.new_markdown_cell if cell.cell_type == "markdown" else nbformat.v4.new_raw_cell
+            cells.append(make(cell.source, metadata=dict(cell.metadata)))
+            continue
+        kept = next(stored, None)
+        if kept is None or kept.source != cell.source:
+            return False
+        cells.append(kept)
+        if "parameters" in cell.metadata.get("tags", []):
+            cells.extend(injected)
+    if next(stored, None) is not None:
+        return False
+    old = [(c.cell_type, c.source) for c in page.cells]
+    if old == [(c.cell_type, c.source) for c in cells]:
+        return False
+    page.cells = cells
+    clean(page)
+    nbformat.validate(page)
+    atomic_write_text(page_file, nbformat.writes(page) + "\n")
+    return True
+
+
+def data_dir() -> Path:
+    return BOOK_DIR / "data"
+
+
+def page_record(name: str) -> dict | None:
+    """What a stored page says about itself (``metadata.jtc``: inputs fingerprint, profile, data files with their
+    SHA-256), or None when there is no page."""
+    import nbformat
+
+    page = BOOK_DIR / f"{name}.ipynb"
+    if not page.exists():
+        return None
+    return dict(nbformat.read(page, as_version=4).metadata.get("jtc", {}))
+
+
+def data_mismatches(record: dict) -> list[str]:
+    """The data files a page recorded that are missing from ``book/data`` or differ from what the page saw."""
+
+    out = []
+    for fname, digest in (record.get("data") or {}).items():
+        f = data_dir() / fname
+        if not f.exists():
+            out.append(f"{fname} is missing")
+        elif file_fingerprint(f) != digest:
+            out.append(f"{fname} differs from the page")
+    return out
+
+
+def up_to_date(name: str, profile: str) -> bool:
+    record = page_record(name)
+    if not record or "data" not in record:
+        return False
+    return record.get("inputs") == inputs_fingerprint(name, profile) and not data_mismatches(record)
+
+
+def _cell_lines(src: Path) -> list[int]:
+    """1-based line of each ``# %%`` cell marker of a py:percent file."""
+    return [i for i, line in enumerate(src.read_text().splitlines(), 1) if line.startswith("# %%")]
+
+
+def _where(name: str, executed, index: int) -> str:
+    """A cell of the executed notebook, named by its position in notebooks/<name>.py (the injected-parameters cell
+    papermill adds is not in the source, nor are the error markers it inserts; ``index`` counts neither)."""
+    cells = [c for c in executed.cells if "papermill-error-cell-tag" not in c.metadata.get("tags", [])]
+    injected = [i for i, c in enumerate(cells) if "injected-parameters" in c.metadata.get("tags", [])]
+    pos = index - sum(1 for i in injected if i < index)
+    lines = _cell_lines(NOTEBOOKS_DIR / f"{name}.py")
+    n_source = len(cells) - len(injected)
+    # text before the first marker (after the header) makes cells without a marker, at the start only
+    offset = n_source - len(lines)
+    line = f", line {lines[pos - offset]}" if offset >= 0 and 0 <= pos - offset < len(lines) else ""
+    return f"cell {pos + 1} of {n_source} (notebooks/{name}.py{line})"
+
+
+def _failing_cell(failed: Path) -> int | None:
+    """The cell that was running when execution stopped: the last one papermill started."""
+    import nbformat
+
+    try:
+        nb = nbformat.read(failed, as_version=4)
+    except Exception:  # noqa: BLE001 - a copy that cannot be read names no cell
+        return None
+    started = [i for i, c in enumerate(nb.cells) if c.metadata.get("papermill", {}).get("start_time")]
+    return started[-1] if started else None
+
+
+def _mark_failed_copy(failed: Path, index: int | None, message: str) -> None:
+    """Put the reason into the failed copy (a kernel that died or a timeout leaves no traceback of its own)."""
+    import nbformat
+
+    try:
+        nb = nbformat.read(failed, as_version=4)
+    except Exception:  # noqa: BLE001
+        return
+    if index is not None and nb.cells[index].cell_type == "code":
+        nb.cells[index].outputs.append(nbformat.v4.new_output("stream", name="stderr", text=message + "\n"))
+        atomic_write_text(failed, nbformat.writes(nb) + "\n")
+
+
+def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT, device: str | None = None) -> float:
+    """Execute notebooks/<name>.py into book/<name>.ipynb and its book/data files, as one transaction; returns the
+    seconds it took. ``device`` (auto, cpu, cuda) is where the heavy work runs, passed as the notebook parameter
+    and to the kernel's environment (``JTC_DEVICE``); None keeps the notebooks' default (auto). Raises
+    :class:`NotebookFailed` (naming the notebook and the cell) on any failure."""
+    import jupytext
+    import nbformat
+    import papermill as pm
+
+
+    src = NOTEBOOKS_DIR / f"{name}.py"
+    if not src.exists():
+        raise FileNotFoundError(f"no notebook {src}; available: {', '.join(notebook_names())}")
+    nb = jupytext.read(src)
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    failed = BOOK_DIR / "_failed" / f"{name}.ipynb"
+    failed.parent.mkdir(parents=True, exist_ok=True)
+    failed.unlink(missing_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".staging-{name}-", dir=BOOK_DIR))  # same file system as book/data
+    saved_env = {k: os.environ.get(k) for k in ("JTC_PROGRESS", "JTC_DATA_OUT", "PYTHONWARNINGS", "JTC_DEVICE")}
+    params = {"profile": profile}
+    if device is not None:
+
+        devices.resolve(device)  # an absent GPU fails here, before any kernel starts
+        os.environ["JTC_DEVICE"] = params["device"] = device
+    os.environ["JTC_PROGRESS"] = "0"  # the kernel inherits these: no progress bars in saved outputs,
+    os.environ["JTC_DATA_OUT"] = str(staging)  # and figure data goes to the staging folder
+    os.environ.setdefault("PYTHONWARNINGS", "ignore")
+    t0 = time.time()
+    try:
+        try:
+            out = pm.execute_notebook(nb, str(failed), parameters=params, kernel_name="python3",
+                                      cwd=str(NOTEBOOKS_DIR), progress_bar=False, execution_timeout=timeout,
+                                      request_save_on_cell_execute=True)
+        except pm.PapermillExecutionError as e:
+            executed = nbformat.read(failed, as_version=4)
+            raise NotebookFailed(f"notebook {name} failed at {_where(name, executed, e.cell_index)} "
+                                 f"({e.ename}: {e.evalue}); the executed copy with the error is {failed}; the "
+                                 f"committed page and data are unchanged") from None
+        except Exception as e:  # noqa: BLE001 - kernel death, cell timeout, a failure to start the kernel ...
+            reason = _describe(e, timeout)
+            index = _failing_cell(failed)
+            _mark_failed_copy(failed, index, f"jtc_utils.book.runner: {reason}")
+            where = "before any cell ran"
+            if index is not None:
+                where = "at " + _where(name, nbformat.read(failed, as_version=4), index)
+            copy = f"the executed copy is {failed}" if failed.exists() else "no executed copy was written"
+            raise NotebookFailed(f"notebook {name} failed {where} ({reason}); {copy}; the committed page and "
+                                 f"data are unchanged") from None
+        data = {f.name: file_fingerprint(f) for f in sorted(staging.glob("*.json"))}
+        print(slowest_cells(out), flush=True)
+        clean(out)
+        out.metadata["jtc"] = {"inputs": inputs_fingerprint(name, profile), "profile": profile, "data": data}
+        text = nbformat.writes(out) + "\n"
+        # commit: the data first, the page last; an interruption in between leaves a page whose recorded data
+        # does not match, which up_to_date and the tests detect (the page is re-executed)
+        data_dir().mkdir(parents=True, exist_ok=True)
+        for fname in data:
+            os.replace(staging / fname, data_dir() / fname)
+        atomic_write_text(BOOK_DIR / f"{name}.ipynb", text)
+        failed.unlink(missing_ok=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return time.time() - t0
+
+
+def _describe(e: BaseException, timeout: int) -> str:
+    kind = type(e).__name__
+    if kind == "DeadKernelError":
+        return ("the kernel died, most often killed for lack of memory; run it again with fewer samples "
+                "(n_train/n_val) or more memory")
+    if kind == "CellTimeoutError" or isinstance(e, TimeoutError):
+        return f"a cell ran longer than the {timeout} s per-cell timeout; raise it with --timeout"
+    first = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
+    return f"{kind}: {first}" if first else kind
+
+
+def _writable(folder: Path) -> bool:
+    """Can files be created in ``folder``? (Tried for real: root passes os.access on a read-only mount.)"""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-test-"):
+            return True
+    except OSError:
+        return False
+
+
+EXTRA_DIR = ROOT / "_extra"  # copied to the root of the built site as is (sphinx's html_extra_path)
+
+
+def vendor_static() -> None:
+    """Put what pages load from the built book itself into ``_extra/`` (copied to the site's root as is): plotly's
+    JavaScript for the interactive layer view, from the installed package (no CDN, nothing committed, not loaded on
+    every page), and the figures' numbers (``book/data``), which each caption links as a download."""
+    import plotly
+
+    src = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    dst = EXTRA_DIR / "plotly.min.js"
+    if not dst.exists() or dst.stat().st_size != src.stat().st_size:
+        EXTRA_DIR.mkdir(exist_ok=True)
+        atomic_write_bytes(dst, src.read_bytes())
+    # the numbers behind the figures, downloadable next to the pages that link them (book/data/<fig>.json)
+    data = EXTRA_DIR / "book" / "data"
+    shutil.rmtree(data, ignore_errors=True)
+    shutil.copytree(BOOK_DIR / "data", data)
+
+
+def build_html(html_dir: Path | None = None) -> str:
+    """Render the book with jupyter-book (notebook execution off: the outputs come from papermill) into
+    ``<html_dir>/_build/html`` (default: ``book/``)."""
+    out = Path(html_dir) if html_dir else BOOK_DIR
+    if not _writable(out):
+        raise SystemExit(f"ERROR: cannot write the HTML under {out} (a read-only checkout?). Point the output "
+                         f"at a writable folder: `python -m jtc_utils.book.runner --build-only --html-dir /tmp/jtc-html` "
+                         f"(and set JTC_CACHE to a writable folder if you re-execute chapters).")
+    vendor_static()
+    # sphinx does not overwrite a static file it copied before: drop the old copies of the book's own, so that an
+    # edited stylesheet reaches the built book
+    for own in (ROOT / "_static").glob("*"):
+        (out / "_build" / "html" / "_static" / own.name).unlink(missing_ok=True)
+    jb = Path(sys.executable).with_name("jupyter-book")
+    cmd = [str(jb), "build", str(ROOT), "--path-output", str(out), "--warningiserror", "--keep-going"]
+    r = subprocess.run(cmd, cwd=ROOT)
+    if r.returncode != 0:
+        raise SystemExit(f"jupyter-book build failed (exit {r.returncode}); see the messages above")
+    index = out / "_build" / "html" / "index.html"
+    if not index.exists():
+        raise SystemExit(f"jupyter-book reported success but wrote no {index}")
+    return str(index)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m jtc_utils.book.runner", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--profile", default="tiny", choices=["tiny", "paper"])
+    ap.add_argument("--only", nargs="+", metavar="CHAPTER", help="chapter names (default: all)")
+    what = ap.add_mutually_exclusive_group()
+    what.add_argument("--no-build", action="store_true", help="execute notebooks only")
+    what.add_argument("--build-only", action="store_true", help="render the HTML from the stored notebooks")
+    ap.add_argument("--html-dir", type=Path, default=None,
+                    help="folder to build the HTML in (default: book/); use it for a read-only checkout")
+    ap.add_argument("--timeout", type=int, default=CELL_TIMEOUT, help="seconds per cell")
+    ap.add_argument("--device", default=None,
+                    help="where the heavy work runs: auto (a GPU when there is one; the default), cpu, cuda, cuda:N")
+    ap.add_argument("--force", action="store_true",
+                    help="re-execute every notebook even if its stored page is up to date")
+    args = ap.parse_args(argv)
+    if args.timeout <= 0:
+        ap.error(f"--timeout must be a positive number of seconds, got {args.timeout}")
+    if args.build_only and (args.only or args.force):
+        ap.error("--build-only renders the stored pages and executes nothing: drop --only/--force")
+    if args.device is not None:
+
+        try:
+            devices.resolve(args.device)
+        except ValueError as e:
+            ap.error(str(e))
+    names = check_names(args.only) if args.only else notebook_names()
+    if not args.build_only:
+        if not _writable(BOOK_DIR):
+            raise SystemExit(f"ERROR: cannot write the pages under {BOOK_DIR} (a read-only checkout?). Render the "
+                             f"stored pages elsewhere with `python -m jtc_utils.book.runner --build-only --html-dir "
+                             f"/tmp/jtc-html`, or clone the repository to a writable folder to re-execute.")
+        stale = args.force or bool(args.only)  # naming a page means: run it
+        for name in names:
+            # a page is skipped when its inputs and data are unchanged; once one page re-runs, the later ones
+            # (which may read the numbers it writes, like the claims page) re-run too
+            stale = stale or not up_to_date(name, args.profile)
+            if not stale:
+                prose = " (its prose refreshed from the source)" if refresh_prose(name) else ""
+                print(f"{name}: up to date (inputs and data unchanged; --force re-executes){prose}", flush=True)
+                continue
+            print(f"executing {name} (profile {args.profile}) ...", flush=True)
+            try:
+                dt = execute(name, args.profile, args.timeout, args.device)
+            except NotebookFailed as e:
+                raise SystemExit(f"ERROR: {e}") from None
+            print(f"  {name}: {dt:.0f} s", flush=True)
+    if not args.no_build:
+        index = build_html(args.html_dir)
+        print(f"The book is at {index}")
+
+
+if __name__ == "__main__":
+    main()

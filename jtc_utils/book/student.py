@@ -1,0 +1,219 @@
+"""The student edition (``make student``): every page of the book as a notebook with its solutions removed.
+
+Each solution cell (tagged ``solution``) becomes an open answer cell (``answer = None``, tagged ``answer``); the
+check cell after it stays, locked, so a student runs it and reads ✓ or ✗ (see :mod:`jtc_utils.book.exercises`). Both
+cells carry the exercise's label in their metadata (``exercise``): the grader (:mod:`jtc_utils.book.grade`) takes a
+submission's answer cells by that label and runs the book's own checks, whatever the submission did to its copies.
+Written solutions (``{solution}`` blocks) and the fences of gated solutions are removed from the text; outputs are
+cleared, since the student runs the notebook.
+
+The real model's cells run on a small subset in the student edition (:data:`STUDENT_SIZES`, the sizes `make test`
+uses, so that a page starts in a minute or two); the parameters cell says how to ask for the book's full size.
+Usage::
+
+    python -m jtc_utils.book.student [--out student]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from jtc_utils.core import paths, profiles
+from jtc_utils.core.paths import NOTEBOOKS_DIR, ROOT, atomic_write_text
+from jtc_utils.core.progress import show_progress
+
+from . import runner
+
+# the real model's training and validation sentences in the student edition: the tests' subset (the book's pages
+# run on 9,000 and 3,000; executing them at that size costs minutes per page on two cores)
+STUDENT_SIZES = profiles.REAL_SUBSET
+CHECK_CALL = re.compile(r"""exercises\.check\(\s*["']([^"']+)["']""")
+_REAL_PARAMS = (re.compile(r"^real_n_train = None\b.*$", re.M), re.compile(r"^real_n_val = None\b.*$", re.M))
+ANSWER = "# Your answer: write the code the exercise asks for, and leave the result in `answer`.\nanswer = None"
+_FENCES = (re.compile(r"```\{solution-start\}[^\n]*\n(?::[^\n]*\n)*```[ \t]*\n?"),
+           re.compile(r"```\{solution-end\}[^\n]*\n```[ \t]*\n?"),
+           re.compile(r"````\{solution\}.*?\n````[ \t]*\n?", re.S))
+
+
+# sphinx-exercise's directives read as plain headings in Jupyter
+_EXERCISES = ((re.compile(r"```\{exercise-start\}[^\n]*\n:label: (\S+)\n```[ \t]*\n"), r"**Exercise `\1`.** "),
+              (re.compile(r"```\{exercise-end\}[^\n]*\n```[ \t]*\n?"), ""),
+              (re.compile(r"```\{exercise\}[^\n]*\n:label: (\S+)\n(.*?)\n```[ \t]*\n?", re.S), r"**Exercise `\1`.** \2\n"))
+
+
+def strip(nb):
+    """``nb`` (a notebook read by jupytext) without its solutions: a new notebook, ``nb`` is left as it is."""
+    import copy
+
+    out = copy.deepcopy(nb)
+    cells = []
+    for i, cell in enumerate(out.cells):
+        tags = list(cell.metadata.get("tags", []))
+        if "solution" in tags:
+            cell.source = ANSWER
+            cell.metadata["tags"] = [t for t in tags if t != "solution"] + ["answer"]
+            after = next((c for c in out.cells[i + 1:] if c.cell_type == "code"), None)
+            found = CHECK_CALL.search(after.source) if after is not None else None
+            if found:  # the check right after the solution (written exercises have none)
+                cell.metadata["exercise"] = found.group(1)
+        elif cell.cell_type == "code" and CHECK_CALL.search(cell.source):
+            cell.metadata["exercise"] = CHECK_CALL.search(cell.source).group(1)
+            cell.metadata["tags"] = [t for t in tags if t != "remove-output"] + ["check"]  # shown where run
+            cell.metadata["editable"] = cell.metadata["deletable"] = False  # Jupyter's lock
+        elif "parameters" in tags:
+            n_train, n_val = STUDENT_SIZES
+            cell.source = _REAL_PARAMS[0].sub(
+                f"real_n_train = {n_train}  # the student edition's subset; None: the book's 9,000 (minutes per page)",
+                cell.source)
+            cell.source = _REAL_PARAMS[1].sub(
+                f"real_n_val = {n_val}  # the student edition's subset; None: the book's 3,000 / 1,000", cell.source)
+        elif cell.cell_type == "markdown":
+            for fence in _FENCES:
+                cell.source = fence.sub("", cell.source)
+            for directive, plain in _EXERCISES:
+                cell.source = directive.sub(plain, cell.source)
+            if not cell.source.strip():
+                continue
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+        cells.append(cell)
+    out.cells = cells
+    return out
+
+
+# the student edition's first cell: the numbers a student's run computes go beside the notebooks, never into the book
+SETUP = ("# The student edition keeps the numbers its figures are computed from in data/ beside this notebook;\n"
+         "# the book's own (book/data) stay as they are.\n"
+         "import os\n\n"
+         "os.environ.setdefault(\"JTC_DATA_OUT\", os.path.abspath(\"data\"))")
+
+
+def subset_note(name: str) -> str:
+    """The student edition's word on the real model's subset, for a page that runs the real model at the
+    parameters' sizes: what the subset is, and how to ask for the book's full size."""
+    n_train, n_val = STUDENT_SIZES
+    return (f"**Student edition.** The real model's cells run on {n_train:,} training and {n_val:,} validation "
+            "sentences here, so that the page executes in a minute or two. For the book's full size (9,000 and "
+            "3,000 on Wikipedia, 1,000 on BBC News) set `real_n_train = None` and `real_n_val = None` in the "
+            "parameters cell: on two cores that costs minutes more per page, most of it the real model's forward "
+            "passes over the extra sentences.")
+
+
+def _digest(nb) -> str:
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps([(c.cell_type, c.source) for c in nb.cells]).encode()).hexdigest()
+
+
+def build(out_dir: Path | str = ROOT / "student", replace: bool = False) -> tuple[list[Path], list[Path]]:
+    """Write the student edition of every page to ``out_dir``, each notebook atomically. A notebook already there
+    whose cells differ from the edition's is a student's work: it is kept unless ``replace``. Returns the notebooks
+    written and those kept."""
+    import jupytext
+    import nbformat
+
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written, kept = [], []
+    for name in runner.notebook_names():
+        nb = strip(jupytext.read(NOTEBOOKS_DIR / f"{name}.py"))
+        nb.metadata.pop("jupytext", None)
+        setup = [nbformat.v4.new_code_cell(SETUP, metadata={"tags": ["student-setup"]})]
+        if any(_REAL_PARAMS[0].search(c.source) for c in jupytext.read(NOTEBOOKS_DIR / f"{name}.py").cells
+               if "parameters" in c.metadata.get("tags", [])):
+            setup.append(nbformat.v4.new_markdown_cell(subset_note(name)))
+        nb.cells[:0] = setup
+        nb.metadata["jtc_student"] = {"edition": _digest(nb)}  # what was written: a student's edits differ from it
+        target = out_dir / f"{name}.ipynb"
+        if target.exists() and not replace:
+            try:
+                old = nbformat.read(target, as_version=4)
+                worked = _digest(old) != old.metadata.get("jtc_student", {}).get("edition")
+            except Exception:  # an unreadable notebook is not a student's work to keep
+                worked = False
+            if worked:
+                kept.append(target)
+                continue
+        atomic_write_text(target, jupytext.writes(nb, fmt="ipynb"))
+        written.append(target)
+    return written, kept
+
+
+FILL_RECORD = "student-fill.json"  # in the cache: the inputs each page was filled with
+
+
+def fill(progress: bool | None = None) -> dict[str, float]:
+    """Fill the cache with what the student edition's pages compute (the zoo models' states, fits and predictions,
+    the real model's subset): execute every page of the edition once, headlessly, in the book's order, in a
+    temporary folder (nothing of the student's is touched). A page whose inputs (:func:`jtc_utils.book.runner.
+    inputs_fingerprint`) have not changed since it was filled is skipped, so an interrupted fill resumes. Returns
+    the seconds each executed page took."""
+    import json
+    import os
+    import tempfile
+    import time
+
+    import papermill as pm
+    from tqdm.auto import tqdm
+
+    record = paths.CACHE_DIR / FILL_RECORD
+    done = json.loads(record.read_text()) if record.exists() else {}
+    todo = {name: f"{runner.inputs_fingerprint(name, 'tiny')}/{STUDENT_SIZES}"
+            for name in runner.notebook_names()}
+    todo = {name: key for name, key in todo.items() if done.get(name) != key}
+    seconds = {}
+    saved = {k: os.environ.get(k) for k in ("JTC_PROGRESS", "PYTHONWARNINGS")}
+    os.environ["JTC_PROGRESS"] = "0"  # the kernels inherit it: the bar below is the only one
+    os.environ.setdefault("PYTHONWARNINGS", "ignore")
+    try:
+        with tempfile.TemporaryDirectory(prefix="jtc-student-fill-") as tmp:
+            written, _ = build(Path(tmp) / "edition")
+            pages = {p.stem: p for p in written}
+            bar = tqdm(list(todo), desc="filling the student edition's cache", unit="page",
+                       disable=not (show_progress() if progress is None else progress))
+            for name in bar:
+                bar.set_postfix_str(name)
+                t0 = time.perf_counter()
+                try:
+                    pm.execute_notebook(str(pages[name]), str(Path(tmp) / f"{name}.out.ipynb"), cwd=str(pages[name].parent),
+                                        progress_bar=False, kernel_name="python3")
+                except pm.PapermillExecutionError as e:
+                    raise SystemExit(f"error: the student edition of {name} failed while filling the cache "
+                                     f"({e.ename}: {e.evalue}); run `make book` to see the page's own error") from None
+                seconds[name] = time.perf_counter() - t0
+                done[name] = todo[name]
+                atomic_write_text(record, json.dumps(done, indent=1) + "\n")
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    return seconds
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m jtc_utils.book.student", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=ROOT / "student", help="folder to write (default: student/)")
+    ap.add_argument("--replace", action="store_true",
+                    help="replace notebooks a student has worked on too (their answers are lost)")
+    ap.add_argument("--fill", action="store_true",
+                    help="also fill the cache the pages share, once (every page executed headlessly; resumes)")
+    args = ap.parse_args(argv)
+    written, kept = build(args.out, replace=args.replace)
+    print(f"student edition: {len(written)} notebooks written to {args.out} (solutions removed; run the check "
+          "cells)" + (f"; kept {len(kept)} you have worked on ({', '.join(p.stem for p in kept)}): --replace "
+                      "starts them afresh" if kept else ""))
+    if args.fill:
+        took = fill()
+        print(f"cache filled: {len(took)} pages executed in {sum(took.values()) / 60:.1f} min"
+              if took else "cache already filled for every page")
+
+
+if __name__ == "__main__":
+    main()

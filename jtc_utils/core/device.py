@@ -1,0 +1,115 @@
+"""Where the heavy work runs: one device setting for hidden-state extraction, the least-squares fits and r², the
+vocabulary projections, the block runners of section 6 and the training loops.
+
+``auto`` (the default) picks CUDA when PyTorch sees a GPU and the CPU otherwise. The setting comes, in order, from
+:func:`use` (a notebook's ``device`` parameter calls it), the ``JTC_DEVICE`` environment variable (the runner's
+``--device`` flag sets it for every notebook it executes), or ``auto``. Whatever the device, results go back to
+the host as numpy arrays, and the fits stay in float64.
+
+On a GPU, TF32 matrix multiplies are switched off: they round inputs to 10 bits of mantissa, enough to flip the
+near-tie argmaxes that Precision@1 counts.
+
+    >>> from jtc_utils.core import device
+    >>> device.use("cpu")
+    device(type='cpu')
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+
+ENV = "JTC_DEVICE"
+CHOICES = ("auto", "cpu", "cuda", "cuda:N")
+_chosen = None  # set by use(); None: the environment variable, then auto
+
+
+def resolve(name=None):
+    """The ``torch.device`` that ``name`` (``auto``, ``cpu``, ``cuda``, ``cuda:N``, a ``torch.device`` or None for
+    the current setting) stands for; a clear error for a device that does not exist here."""
+    import torch
+
+    if name is None:
+        return current()
+    if isinstance(name, torch.device):
+        name = str(name)
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"device must be one of {', '.join(CHOICES)}, got {name!r}")
+    name = name.strip().lower()
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(name)
+    except RuntimeError:
+        raise ValueError(f"unknown device {name!r}; choose one of {', '.join(CHOICES)}") from None
+    if dev.type == "cpu":
+        return torch.device("cpu")
+    if dev.type != "cuda":
+        raise ValueError(f"device {name!r} is not supported; choose one of {', '.join(CHOICES)}")
+    if not torch.cuda.is_available():
+        raise ValueError(f"device {name!r} was asked for, but PyTorch sees no CUDA GPU on this machine (this torch "
+                         f"build: {torch.__version__}). Use device='cpu' or 'auto', or install a CUDA build of "
+                         f"torch on a machine with a GPU.")
+    count = torch.cuda.device_count()
+    if dev.index is not None and dev.index >= count:
+        raise ValueError(f"device {name!r} does not exist: this machine has {count} CUDA GPU(s), cuda:0 .. "
+                         f"cuda:{count - 1}")
+    return dev
+
+
+def _prepare(dev) -> None:
+    import torch
+
+    if dev.type == "cuda":  # full float32 precision for anything that feeds a metric
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+
+
+def use(name="auto"):
+    """Set the device of the heavy work for this process; returns it. An unknown or absent device is refused."""
+    global _chosen
+    dev = resolve(name)
+    _prepare(dev)
+    _chosen = dev
+    return dev
+
+
+def current():
+    """The device the heavy work runs on now (see the module's docstring for where the setting comes from)."""
+    if _chosen is not None:
+        return _chosen
+    dev = resolve(os.environ.get(ENV, "").strip() or "auto")
+    _prepare(dev)
+    return dev
+
+
+@contextmanager
+def using(name):
+    """Run a block of code on another device, then restore the previous setting."""
+    global _chosen
+    before = _chosen
+    try:
+        yield use(name)
+    finally:
+        _chosen = before
+
+
+def to_numpy(t, dtype=None):
+    """A tensor from any device as a host numpy array (optionally cast)."""
+    a = t.detach().cpu().numpy()
+    return a if dtype is None else a.astype(dtype, copy=False)
+
+
+def on(model, dev=None):
+    """``model`` moved to ``dev`` (default: the current device) when it is elsewhere; returns it."""
+    dev = resolve(dev)
+    first = next(model.parameters(), None)
+    if first is not None and first.device != dev:
+        model.to(dev)
+    return model
+
+
+def of(model):
+    """The device a model's weights are on."""
+    first = next(model.parameters(), None)
+    return first.device if first is not None else current()

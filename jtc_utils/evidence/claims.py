@@ -1,0 +1,344 @@
+"""The claims framework every paper's claims module uses: a claim record (:func:`claim_record`), its verdict from the
+resamples (:func:`evaluate`), the registry of every paper's claims (:func:`registry`, :func:`check_any`), getters of
+the numbers a rule reads (stored in ``book/data``, just computed, or another profile's), and findings.
+
+A paper's claims module writes its rules as functions of ``get`` (a function from a figure id to its numbers) that
+return :func:`claim_record` s; :func:`registry` turns its table of rules into ``check`` and ``all_claims`` and
+registers every claim id in :data:`CHECKS`, so that the book reaches any claim by id. Each rule reads its sentence
+through the lexicon of :mod:`jtc_utils.evidence.verdicts`. How the book shows the records is
+:mod:`jtc_utils.book.claim_tables`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jtc_utils.core import resample
+
+from . import figdata, verdicts
+
+
+def default_get(fig: str) -> dict:
+    return figdata.load(fig)["data"]
+
+
+class NotComputed(LookupError):
+    """The numbers behind a figure do not exist on the profile being judged (the real profile has one model size
+    and an encoder without a masked-LM head); the claim gets no verdict there."""
+
+
+# why a figure has no counterpart on another profile, by figure id (each paper registers its own; the JTC paper's:
+# :data:`jtc_utils.jtc.claims.REAL_ABSENT`)
+ABSENT: dict[str, str] = {}
+# the title each finding is shown under, by statistic (each paper registers its own)
+TITLES: dict[str, str] = {}
+
+
+def profile_getter(prefix: str = "real_", results: dict | None = None, absent: dict | None = None):
+    """A ``get`` for another profile's figures, stored as ``<prefix><fig>``: numbers just computed
+    (``results``) or read from ``book/data``; a figure the profile does not have raises :class:`NotComputed`."""
+    absent = ABSENT if absent is None else absent
+    results = results or {}
+
+    def get(fig):
+        name = prefix + fig
+        if name in results:
+            return results[name]
+        if fig in absent or not figdata.exists(name):
+            raise NotComputed(absent.get(fig, f"{name} has not been computed (run its chapter)"))
+        return default_get(name)
+
+    return get
+
+
+def available(get, figs) -> dict:
+    """The numbers of those ``figs`` that exist on the profile (all of them on tiny and paper); NotComputed if
+    none does. A rule "in every figure" is applied to every figure the profile has."""
+    out, why = {}, None
+    for f in figs:
+        try:
+            out[f] = get(f)
+        except NotComputed as e:
+            why = e
+    if not out:
+        raise why
+    return out
+
+
+# Two verdicts per claim (issue 14). The *shape* verdict judges what a claim says about orderings and shapes (which
+# curve lies above which, where a curve rises) and is judged on every profile; the *magnitude* verdict judges the
+# paper's numbers and is judged only on the paper profile, where the paper's models run: a stand-in is a different
+# model, so its numbers are shown beside the paper's but not judged. Every rule is built from the lexicon of
+# jtc_utils.evidence.verdicts (issue 32): each vague word of the sentence gets the one reading the lexicon gives it, the same
+# for every claim of every paper, and the record names the entries it used. A rule returns a *margin*, positive on
+# the claim's side; the verdict comes from the margins on the resampled validation sets (verdicts.decide).
+RULES_NOTE = ("Every rule reads the sentence through the lexicon below: one reading per word, written from the words "
+              "before any result was looked at, the same for every claim of every paper. A rule gives a margin, "
+              "positive on the claim's side and zero on its threshold. The verdict comes from the margins on "
+              f"{resample.N_RESAMPLES} resamples of the validation set (and of the training seeds, where a chapter "
+              f"has several): **holds** where at least {verdicts.LEVEL:.0%} of them are on the claim's side, "
+              f"**fails** where at least {verdicts.LEVEL:.0%} are on the other, **undecided** otherwise; a margin of "
+              "exactly zero is on neither side. What is resampled is what the statistic averages over: validation "
+              "samples (precisions, surprisals, r², exit rules, sub-update scores), value vectors (concept coverage), "
+              "prompts (steering). A statistic that would need a refit per resample (the linearity scores, the "
+              "pruning runs) has no resamples: its verdict is the point estimate's, marked \"no interval\" with the "
+              "reason, and not counted as evidence either way.")
+# why a claim has no resamples, where its record does not say
+NO_INTERVAL = "none of the figures it reads keeps per-sample values to resample."
+NOT_JUDGED = "not judged: the paper's models"
+
+
+def magnitude_part(paper: str, ours: str, holds, rule: str) -> dict:
+    return {"paper": paper, "ours": ours, "holds": None if holds is None else bool(holds), "rule": rule}
+
+
+def claim_record(cid, claim, paper, ours, margin, rule, magnitude: dict | None = None, quote: str | None = None,
+         words=(), unit: str = "", statistic: str | None = None, kind: str = "claim", fixed: str | None = None):
+    """A claim record. ``margin``: the rule's margin on these numbers (positive on the claim's side; a bool for a
+    check that passes or not; None where the claim has no shape part, or its figures are not computed on the
+    profile); ``words``: the lexicon entries the rule reads the sentence with; ``unit``: the margin's unit;
+    ``statistic``: the name of the computed statistic (claims that share it form one finding); ``kind``: "claim", or
+    "check" for one that cannot fail on data (arithmetic, self-consistency), which is not counted as evidence.
+    ``magnitude`` (from :func:`magnitude_part`, or None where the paper gives no number) holds the paper's numbers, ours, and
+    the magnitude verdict before :func:`check` masks it off the paper profile. ``fixed``: why the statistic has no
+    resamples although a figure it reads has some (it is not judged on the resamples then; see :func:`evaluate`)."""
+    unknown = [w for w in words if w not in verdicts.LEXICON]
+    if unknown:
+        raise ValueError(f"claim {cid}: {unknown} not in the lexicon (jtc_utils.evidence.verdicts.LEXICON)")
+    if isinstance(margin, (bool, np.bool_)):
+        margin = 1.0 if margin else -1.0
+    margin = None if margin is None else float(margin)
+    return {"id": cid, "claim": claim, "quote": quote, "paper": paper, "ours": ours,
+            "holds": None if margin is None else margin > 0, "rule": rule, "magnitude": magnitude,
+            "margin": margin, "unit": unit, "words": list(words), "statistic": statistic or cid, "kind": kind,
+            "no_interval": fixed}
+
+
+def short_number(v) -> str:
+    """A margin to two significant digits (what a resample's spread supports); one below 1e-4 in size as its
+    bound, so that no noise-level number is printed."""
+    if v is None:
+        return "-"
+    if 0 < abs(v) < 1e-4:
+        return ("+" if v > 0 else "-") + "below 1e-04"
+    return f"{v:+.2g}"
+
+
+def judged(record: dict, profile: str) -> dict:
+    """``record`` as read on ``profile``: the magnitude verdict is kept on the paper profile and masked (None, with
+    the reason) on every other, where the models are not the paper's."""
+    mag = record.get("magnitude")
+    if mag is None or profile == "paper":
+        return record
+    return {**record, "magnitude": {**mag, "holds": None, "note": NOT_JUDGED}}
+
+
+def memo(get):
+    cache = {}
+
+    def memo(fig):
+        if fig not in cache:
+            try:
+                cache[fig] = get(fig)
+            except NotComputed as e:
+                cache[fig] = e
+        if isinstance(cache[fig], NotComputed):
+            raise cache[fig]
+        return cache[fig]
+
+    return memo
+
+
+def margins(fn, get, seed_keys=()) -> list[float] | None:
+    """The margins of claim function ``fn`` on every resample of the figures ``get`` gives (see
+    :func:`jtc_utils.evidence.verdicts.replicate`), or None where none of the figures it reads has resamples."""
+    first = verdicts.replicate(get, 0, seed_keys)
+    out = [fn(first)["margin"]]
+    if not first.used:
+        return None
+    out += [fn(verdicts.replicate(get, b, seed_keys))["margin"] for b in range(1, resample.N_RESAMPLES)]
+    return [np.nan if m is None else m for m in out]
+
+
+def reason(record: dict, profile: str, reasons: dict) -> str | None:
+    """Why ``record`` fails or is undecided: the written reason for its profile, or for an undecided claim without
+    one, what its interval says."""
+    text = reasons.get(record["id"])
+    if isinstance(text, dict):
+        text = text.get("tiny" if profile in ("tiny", "paper") and "tiny" in text else profile)
+    if record["verdict"] == verdicts.UNDECIDED and not text:
+        if record["resampled"]:
+            text = (f"The margin's {verdicts.LEVEL:.0%} interval ({short_number(record['lo'])} to {short_number(record['hi'])}) "
+                    f"has {record['share']:.0%} of the resamples on the claim's side: the validation set cannot "
+                    "tell.")
+        else:
+            text = "The statistic sits exactly on the rule's threshold."
+    text = text if record["verdict"] in (verdicts.FAILS, verdicts.UNDECIDED) else None
+    if record.get("no_interval") and record.get("verdict") is not None and not record.get("resampled"):
+        text = (text + " " if text else "") + f"No interval: {record['no_interval']}"
+    return text
+
+
+def evaluate(table: dict, cid: str, get=None, profile: str = "tiny", reasons: dict | None = None,
+             seed_keys=()) -> dict:
+    """The record of claim ``cid`` of ``table`` judged on the numbers ``get`` gives, with its verdict from the
+    resamples (:func:`jtc_utils.evidence.verdicts.decide`: ``verdict``, ``margin``, ``lo``, ``hi``, ``share``,
+    ``resampled``), its ``reason`` where it fails or is undecided, and the magnitude as read on ``profile`` (see
+    :func:`judged`). A claim whose figures the profile does not have gets no verdict and says why."""
+    get = memo(get or default_get)
+    fn = table[cid]
+    try:
+        rec = fn(get)
+    except NotComputed as e:
+        text = fn(memo(default_get))  # the claim's wording and rule, from the stand-in's numbers
+        mag = text["magnitude"] and {**text["magnitude"], "ours": "-", "holds": None, "note": "not computed"}
+        rec = {**text, "ours": f"not computed on this profile: {e}", "margin": None, "magnitude": mag}
+        return judged({**rec, **verdicts.decide(None, None), "holds": None, "reason": None}, profile)
+    judge = rec["kind"] == "claim" and rec["margin"] is not None
+    ms = margins(fn, get, seed_keys) if judge and not rec.get("no_interval") else None
+    rec = {**rec, **verdicts.decide(rec["margin"], ms)}
+    rec["holds"] = {verdicts.HOLDS: True, verdicts.FAILS: False}.get(rec["verdict"])
+    if judge and ms is None:
+        rec["no_interval"] = rec.get("no_interval") or NO_INTERVAL
+    rec["reason"] = reason(rec, profile, reasons or {})
+    return judged(rec, profile)
+
+
+CHECKS: dict = {}  # claim id -> the check of the paper package that registered it (:func:`registry`)
+
+
+def registry(table: dict, name: str, reasons: dict | None = None, seed_keys=()):
+    """``check`` and ``all_claims`` for a subpackage's table of claim functions (id -> function of ``get``), with
+    its ``reasons`` (as :data:`REASONS`) and the figure keys that hold one row per training seed (``seed_keys``, see
+    :func:`jtc_utils.evidence.verdicts.replicate`). Where a function gives no magnitude part, the paper's numbers
+    (``paper``) are carried as one, not judged off the paper profile."""
+
+    def check(cid: str, get=default_get, profile: str = "tiny") -> dict:
+        if cid not in table:
+            raise ValueError(f"unknown {name} claim {cid!r}; known: {', '.join(table)}")
+        rec = evaluate(table, cid, get, profile, reasons, seed_keys)
+        if rec["magnitude"] is None:
+            rec = {**rec, "magnitude": judged({"magnitude": magnitude_part(rec["paper"], "-", None, "-")}, profile)["magnitude"]}
+        return rec
+
+    def all_claims(get=default_get, profile: str = "tiny") -> list[dict]:
+        get = memo(get)
+        return [check(c, get, profile) for c in table]
+
+    for cid in table:
+        if cid in CHECKS:
+            raise ValueError(f"claim {cid!r} is registered twice")
+        CHECKS[cid] = check
+    return check, all_claims
+
+
+def check_any(cid: str, get=default_get, profile: str = "tiny") -> dict:
+    """The record of claim ``cid`` of any paper, by the package that registered it (:func:`registry`)."""
+    if cid not in CHECKS:
+        raise ValueError(f"unknown claim {cid!r}; registered: {', '.join(CHECKS)} (import the paper's "
+                         "figures or claims module, e.g. jtc_utils.lenses.claims, to register its claims)")
+    return CHECKS[cid](cid, get, profile)
+
+
+def getter(results: dict, alias: dict | None = None):
+    """A ``get`` that uses numbers just computed (``results[fig]``) and reads the others from ``book/data``.
+    ``alias`` judges a claim on another figure's numbers (``{"fig10": "ext_bert_fig10"}`` applies the rules of
+    the GPT-2 claim C12 to the BERT-style extension)."""
+    alias = alias or {}
+
+    def get(fig):
+        fig = alias.get(fig, fig)
+        return results[fig] if fig in results else default_get(fig)
+
+    return get
+
+
+# --- findings and summaries --------------------------------------------------------------------------------------
+
+def is_evidence(record: dict) -> bool:
+    """Whether a record counts as evidence: a claim (not a check) with a shape verdict on this profile."""
+    return record.get("kind", "claim") == "claim" and record.get("verdict") is not None
+
+
+def findings(records: list[dict], titles: dict | None = None) -> list[dict]:
+    """The findings among ``records``: claims that share a ``statistic`` are one finding. Each finding: its
+    ``statistic``, ``title``, ``claims`` (ids), and ``verdict``: the verdict its claims share, "mixed" where they
+    differ, with "no interval" where any of them was not resampled."""
+    titles = {**TITLES, **(titles or {})}
+    groups: dict = {}
+    for r in records:
+        if is_evidence(r):
+            groups.setdefault(r["statistic"], []).append(r)
+    out = []
+    for stat, recs in groups.items():
+        vs = {r["verdict"] for r in recs}
+        verdict = vs.pop() if len(vs) == 1 else "mixed"
+        if not all(r["resampled"] for r in recs):
+            verdict = f"{verdict}, no interval"
+        out.append({"statistic": stat, "title": titles.get(stat, recs[0]["claim"]), "claims": [r["id"] for r in recs],
+                    "verdict": verdict})
+    return out
+
+
+FINDING_VERDICTS = (verdicts.HOLDS, verdicts.FAILS, verdicts.UNDECIDED, "mixed")
+
+
+def count_findings(records: list[dict], titles: dict | None = None) -> dict:
+    """How many findings hold, fail, are undecided or mixed (resampled), how many have no interval, and how many
+    claim sentences and checks there are."""
+    fs = findings(records, titles)
+    out = {v: sum(f["verdict"] == v for f in fs) for v in FINDING_VERDICTS}
+    out["no interval"] = sum(f["verdict"].endswith("no interval") for f in fs)
+    out["findings"] = len(fs)
+    out["claims"] = sum(len(f["claims"]) for f in fs)
+    checks = [r for r in records if r.get("kind") == "check" and r.get("verdict") is not None]
+    out["checks"], out["checks passing"] = len(checks), sum(r["margin"] > 0 for r in checks)
+    return out
+
+
+def summary(records: list[dict], profile: str, titles: dict | None = None) -> str:
+    """One line: how many findings hold, fail, are undecided (or mixed, or have no interval), from how many claim
+    sentences, the checks apart; and what happens to the magnitudes."""
+    c = count_findings(records, titles)
+    line = (f"{c['findings']} findings from {c['claims']} claim sentences: {c[verdicts.HOLDS]} hold, "
+            f"{c[verdicts.FAILS]} fail, {c[verdicts.UNDECIDED]} undecided")
+    if c["mixed"]:
+        line += f", {c['mixed']} mixed"
+    if c["no interval"]:
+        line += f"; {c['no interval']} without an interval (not resampled; not counted)"
+    absent = sum(str(r["ours"]).startswith("not computed") for r in records)
+    if absent:
+        line += f"; {absent} claims cannot be computed on this profile"
+    if c["checks"]:
+        line += f". Checks: {c['checks passing']} of {c['checks']} pass"
+    mags = [r["magnitude"]["holds"] for r in records if r.get("magnitude")]
+    if profile == "paper":
+        line += f". Magnitude: {mags.count(True)} of {mags.count(True) + mags.count(False)} hold."
+    else:
+        line += f". Magnitudes ({len(mags)} claims give numbers): not judged on the {profile} profile."
+    return line
+
+
+# --- verdicts in words ----------------------------------------------------------------------------------------
+
+def shape_verdict(record: dict) -> str:
+    """The shape verdict in words: HOLDS, FAILS or UNDECIDED from the resamples; a check's pass or fail; a point
+    estimate's, marked "no interval"; or why there is none."""
+    v = record.get("verdict")
+    if v is not None:
+        if record.get("kind") == "check":
+            return "check passes" if v == verdicts.HOLDS else "CHECK FAILS"
+        return v.upper() if record["resampled"] else f"{v}, no interval"
+    if str(record["ours"]).startswith("not computed"):
+        return "not computed on this profile"
+    return "no verdict: " + ("the claim gives magnitudes only" if record["rule"] == "-" else record["rule"])
+
+
+def magnitude_verdict(record: dict) -> str:
+    """The magnitude verdict in words: judged on the paper profile only."""
+    mag = record.get("magnitude")
+    if mag is None:
+        return "no number in the claim"
+    if mag["holds"] is None:
+        return mag.get("note", NOT_JUDGED)
+    return "HOLDS" if mag["holds"] else "FAILS"

@@ -1,0 +1,64 @@
+"""The book's one figure registry: every paper package registers the figures it computes, and the book computes,
+saves and returns any of them by id through :func:`figure`.
+
+A paper package registers a ``compute(fig, profile, n_train, n_val, seed) -> (data, params)`` for its figure ids
+(:func:`register`, when its ``figures`` module is imported, which also registers its claims with
+:mod:`jtc_utils.jtc.claims`); a chapter imports its paper's ``figures`` module and reaches each of its figures by id.
+A figure id belongs to exactly one paper."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from . import figdata
+
+REAL_PREFIX = "real_"  # a figure computed on the real model (profile "real"), beside its stand-in twin
+
+
+@dataclass(frozen=True)
+class Registered:
+    paper: str  # "jtc", "lenses", "ffn" or "linearity"
+    compute: Callable  # (fig, profile, n_train, n_val, seed) -> (data, params)
+    params_in_result: bool  # whether :func:`figure` returns the parameters under "params" beside the data
+
+
+FIGURES: dict[str, Registered] = {}
+
+
+def register(paper: str, ids, compute: Callable, params_in_result: bool = True) -> None:
+    """Register ``compute`` for the figure ids ``ids`` of ``paper``. ``params_in_result=False`` for a paper whose
+    figure data are keyed by model (the parameters would read as one more model)."""
+    for fig in ids:
+        if fig in FIGURES and FIGURES[fig].paper != paper:
+            raise ValueError(f"figure {fig!r} is registered by {FIGURES[fig].paper!r} and {paper!r}")
+        FIGURES[fig] = Registered(paper, compute, params_in_result)
+
+
+def profile_of(fig: str, profile: str) -> str:
+    """The profile a figure is computed on: ``real`` for the real model's figures, the chapter's otherwise."""
+    return "real" if fig.startswith(REAL_PREFIX) else profile
+
+
+def entry(fig: str) -> Registered:
+    if fig not in FIGURES:
+        papers = sorted({r.paper for r in FIGURES.values()})
+        raise ValueError(f"unknown figure {fig!r}: no paper package registered it (registered: {', '.join(papers)}; "
+                         "import the paper's figures module, e.g. jtc_utils.lenses.figures, to register its figures)")
+    return FIGURES[fig]
+
+
+def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
+    """``(data, params)`` of figure ``fig``, computed by the paper package that registered it."""
+    return entry(fig).compute(fig, profile, n_train, n_val, seed)
+
+
+def figure(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> dict:
+    """Compute figure ``fig``, save its numbers to ``book/data/<fig>.json`` and return them as saved (plain JSON
+    values, NaN as None; the same a reader gets from ``figdata.load(fig)["data"]``), with the parameters under
+    ``params`` where the paper registered so."""
+    data, params = compute(fig, profile, n_train, n_val, seed)
+    record = figdata.save(fig, data, params)
+    if entry(fig).params_in_result:
+        return {**record["data"], "params": record["params"]}
+    return dict(record["data"])

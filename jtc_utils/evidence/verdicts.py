@@ -1,0 +1,219 @@
+"""How a claim's words become a rule, and how sure a verdict is.
+
+Two things every claim module of the book uses:
+
+* :data:`LEXICON`, the one reading of each vague word the papers' claims use ("every", "most", "close to zero",
+  "substantially", "sharp", "similar", ...). It was written from the words, before any result was looked at, and
+  it is the same for every claim of every paper: a rule takes its thresholds from :func:`value` and names the
+  entries it used, and a test fails if a claim module compares with a number of its own.
+* The **bootstrap** of the validation set. Figures whose numbers are means over validation samples carry, beside
+  each mean, ``boot``: the same mean under :data:`jtc_utils.core.resample.N_RESAMPLES` resamples of the samples (:func:`jtc_utils.core.resample.weights`, a fixed
+  seed; every figure on the same samples is resampled the same way, so a difference of two curves is resampled as
+  a pair). Where a chapter has several training seeds, the seeds are resampled too (:func:`replicate`). A claim's
+  rule gives a *margin*, positive on the claim's side and zero on its threshold; :func:`decide` turns the margins of
+  the replicates into **holds** (the claim's side in at least :data:`LEVEL` of them), **fails** (the other side in
+  at least that many) or **undecided**. A margin of exactly zero is on neither side, so a tie is never a hold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from jtc_utils.core import resample
+
+LEVEL = 0.95
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One entry of the lexicon: the words it covers, how they are read, the number the reading uses (None where it
+    needs none) and why."""
+
+    words: tuple[str, ...]
+    reading: str
+    value: float | None
+    why: str
+
+
+# Written from the words, before any result was looked at; the same reading for every claim of every paper.
+LEXICON = {
+    "every": Reading(
+        ("every", "all", "across all layers", "across the network", "consistently", "everywhere", "always",
+         "in both models", "each of", "for all values of k", "from a certain layer on"),
+        "the condition at every point it ranges over (every layer l < L, pair, model, mapping, seed); the margin is "
+        "the smallest of the points' margins", None,
+        "a universal word admits no exception; layer L, where every map is the model's own output, is left out"),
+    "most": Reading(
+        ("most", "at most layers", "the majority"),
+        "more than half of the points: the margin is the share of points on the claim's side minus one half", 0.5,
+        "'most' means more than half; nothing in the sentences asks for more"),
+    "better": Reading(
+        ("better", "beats", "outperforms", "improves", "higher", "lower", "more", "less", "above", "below",
+         "brighter", "wins", "saves more"),
+        "two numbers: the difference, on the claim's side; two curves with no quantifier: the mean over the points "
+        "both cover of the pointwise difference", None,
+        "a comparison of two results as wholes, with no word saying where, compares their averages; where the "
+        "sentence says where ('at every layer', 'at most layers'), that word decides instead"),
+    "close to zero": Reading(
+        ("close to zero", "near 0", "near or below 0", "fails", "barely changes"),
+        "at most 0.05 on a quantity whose scale is 0 to 1 (precision, r², share, rate)", 0.05,
+        "a third of the smallest difference the JTC paper calls a large gain (15%, introduction): a value this "
+        "close to 0 is far from anything the papers count as an effect"),
+    "similar": Reading(
+        ("similar", "the same", "as well as", "at least as well as"),
+        "two values or curves differ by at most the 'close to zero' amount (0.05 on a 0-1 scale; for curves, the "
+        "mean absolute difference); 'at least as well as' is better or similar", 0.05,
+        "a difference that is close to zero is no difference; the same number as 'close to zero', so one word "
+        "cannot be read more loosely than the other"),
+    "substantially": Reading(
+        ("substantially", "much", "far", "by a large margin", "markedly", "far more", "strongly", "dominant"),
+        "the gap is at least a fifth of the larger of the two values: (a - b) >= 0.2 max(|a|, |b|); the margin is "
+        "(a - b) / max(|a|, |b|) - 0.2", 0.2,
+        "the JTC paper's own example of a large margin is 0.2 of Precision@1's unit scale ('by more than 0.2'); "
+        "read as a fifth of the values' size, the same words serve precisions, rates and surprisals (nats)"),
+    "sharp": Reading(
+        ("sharp", "sharply", "ascent", "collapse"),
+        "a change over the named window that is substantially larger (see 'substantially') than the change of each "
+        "other curve of the figure over the same window", None,
+        "the sentence remarks on one curve; a rise or fall that every curve of the figure shares is not a feature "
+        "of that curve"),
+    "about": Reading(
+        ("~", "about", "≈", "x%", "a stated value"),
+        "magnitudes only (the paper profile): within 0.05 of the stated value on a 0-1 scale", 0.05,
+        "the same amount as 'close to zero': a number this close to the paper's is the paper's number"),
+    "range": Reading(
+        ("a-b", "between a and b", "a stated range"),
+        "magnitudes only: within the stated range widened by the 'about' amount at each end", 0.05,
+        "the range's ends are numbers stated by the paper, each read as 'about'"),
+    "depth": Reading(
+        ("layer l of L", "the first ten layers", "early layers", "from layer ~7", "till layer 44"),
+        "a layer number of a model with L_paper layers is read at the same relative depth of a model with L: "
+        "round(l L / L_paper)", None,
+        "the stand-ins are shallower than the paper's models; relative depth is what the sentences locate"),
+    "late": Reading(
+        ("the last layers", "towards the end", "late", "early", "the very early layers", "mid-depth"),
+        "'early' and 'late' name the first and last quarter of the layers (or of the depth), 'mid-depth' the half "
+        "between them", 0.25,
+        "a quarter is the coarsest split that still leaves a middle"),
+    "half": Reading(
+        ("half of the depth", "the first half"),
+        "the layers l <= L/2", 0.5, "stated by the words"),
+}
+
+# verdict words
+HOLDS, FAILS, UNDECIDED = "holds", "fails", "undecided"
+
+
+def value(word: str) -> float:
+    """The number the lexicon's reading of ``word`` uses (a KeyError names the known words)."""
+    if word not in LEXICON:
+        raise KeyError(f"{word!r} is not in the lexicon; known: {', '.join(LEXICON)}")
+    v = LEXICON[word].value
+    if v is None:
+        raise ValueError(f"the reading of {word!r} uses no number")
+    return v
+
+
+def rel_gap(a, b) -> np.ndarray:
+    """(a - b) / max(|a|, |b|), the gap as a share of the larger value (0 where both are 0)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    scale = np.maximum(np.abs(a), np.abs(b))
+    return np.divide(a - b, scale, out=np.zeros(np.broadcast(a, b).shape), where=scale > 0)
+
+
+def substantially(a, b) -> np.ndarray:
+    """The margin of "a is substantially above b" (see LEXICON["substantially"]): positive when a - b is at least
+    a fifth of the larger value."""
+    return rel_gap(a, b) - value("substantially")
+
+
+def share_margin(ok) -> float:
+    """The margin of "most": the share of True minus one half."""
+    return float(np.mean(np.asarray(ok, dtype=bool))) - value("most")
+
+
+def _substitute(data, b: int):
+    if not isinstance(data, dict):
+        return data
+    out = {k: _substitute(v, b) for k, v in data.items() if k != "boot"}
+    for k, v in data.get("boot", {}).items():
+        out[k] = _row(v, b)
+    return out
+
+
+def _row(v, b):
+    if isinstance(v, dict):
+        return {k: _row(x, b) for k, x in v.items()}
+    return v[b]
+
+
+def _reseed(data: dict, b: int, seed_keys=()) -> dict:
+    """Resample a figure's training seeds for replicate ``b``: every curve ``label/seedN`` (and ``label`` for the
+    first seed) and every key of ``seed_keys`` (a leading axis of seeds) takes the values of a seed drawn with
+    replacement."""
+    seeds = data.get("seeds")
+    if not seeds or len(seeds) < 2:
+        return data
+    draw = np.random.default_rng([resample.SEED, b, len(seeds)]).integers(0, len(seeds), len(seeds))
+    out = dict(data)
+    if "curves" in data:
+        curves = dict(data["curves"])
+        for label in [c for c in data["curves"] if "/seed" not in c and f"{c}/seed{seeds[1]}" in data["curves"]]:
+            names = [label] + [f"{label}/seed{s}" for s in seeds[1:]]
+            for slot, name in enumerate(names):
+                curves[name] = data["curves"][names[draw[slot]]]
+        out["curves"] = curves
+    for key in seed_keys:
+        if key in data:
+            out[key] = [data[key][i] for i in draw]
+    return out
+
+
+def replicate(get, b: int, seed_keys=()):
+    """A ``get`` whose figures are those of ``get`` under resample ``b``: every mean that carries ``boot`` replaced by
+    its ``b``-th resample, and the training seeds resampled (see :func:`_reseed`). ``replicate(get, b).used``
+    records whether any figure it gave was resampled."""
+    cache = {}
+
+    def rget(fig):
+        if fig not in cache:
+            d = get(fig)
+            used = isinstance(d, dict) and (resample.has_boot(d) or len(d.get("seeds") or ()) > 1)
+            rget.used |= bool(used)
+            cache[fig] = _reseed(_substitute(d, b), b, seed_keys) if isinstance(d, dict) else d
+        return cache[fig]
+
+    rget.used, rget.b = False, b
+    return rget
+
+
+def seed_draw(get, n: int) -> list[int]:
+    """Which of ``n`` training seeds (positions) a claim reads under ``get``: all of them, in order, on the data;
+    ``n`` drawn with replacement on replicate ``get.b`` (see :func:`replicate`), so that a claim whose figure keeps
+    one record per seed in its own layout resamples its seeds too."""
+    b = getattr(get, "b", None)
+    if b is None or n < 2:
+        return list(range(n))
+    get.used = True
+    return np.random.default_rng([resample.SEED, b, n]).integers(0, n, n).tolist()
+
+
+def decide(margin: float, margins) -> dict:
+    """The verdict of a claim from its margin on the data and its margins on the replicates (None: no resamples):
+    holds / fails where at least LEVEL of the replicates are on one side (a margin of exactly 0 is on neither),
+    else undecided; with the margin's percentile interval and the share on the claim's side."""
+    if margin is None or not np.isfinite(margin):
+        return {"verdict": None, "margin": None, "lo": None, "hi": None, "share": None, "resampled": False}
+    if margins is None:
+        verdict = HOLDS if margin > 0 else FAILS if margin < 0 else UNDECIDED
+        return {"verdict": verdict, "margin": float(margin), "lo": None, "hi": None, "share": None,
+                "resampled": False}
+    m = np.asarray(margins, dtype=float)
+    m = np.where(np.isnan(m), 0.0, m)  # a replicate where the statistic is undefined is on neither side
+    above, below = float(np.mean(m > 0)), float(np.mean(m < 0))
+    verdict = HOLDS if above >= LEVEL else FAILS if below >= LEVEL else UNDECIDED
+    lo, hi = np.percentile(m, [100 * (1 - LEVEL) / 2, 100 * (1 + LEVEL) / 2])
+    return {"verdict": verdict, "margin": float(margin), "lo": float(lo), "hi": float(hi), "share": above,
+            "resampled": True}

@@ -1,0 +1,239 @@
+"""Which paper figure shows what, and the one function that computes the numbers behind each.
+
+The notebooks call :func:`compute`; the regression tests call it too and compare with ``book/data/<fig>.json``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pandas as pd
+
+from jtc_utils.core import profiles, readout
+from jtc_utils.core.experiment import Experiment
+from jtc_utils.evidence import figure_registry
+
+from . import activations, early_exit, submodules, top_tokens
+
+# paper figure -> (kind, model role, domain); spec section 8
+FIGURES = {
+    "fig2": ("r2", "gpt48", "main"),
+    "fig3": ("r2", "bert24", "main"),
+    "fig12": ("r2", "gpt24", "second"),
+    "fig13": ("r2", "bert24", "second"),
+    "fig22": ("r2", "gpt12", "main"),
+    "fig23": ("r2", "gpt24", "main"),
+    "fig24": ("r2", "gpt36", "main"),
+    "fig25": ("r2", "bert12", "main"),
+    # section 4 and appendices B, D: Precision@k and Surprisal of mat and id
+    "fig4": ("pk", "gpt48", "main"), "fig5": ("surp", "gpt48", "main"),
+    "fig6": ("pk", "bert24", "main"), "fig7": ("surp", "bert24", "main"),
+    "fig14": ("pk", "gpt24", "second"), "fig15": ("surp", "gpt24", "second"),
+    "fig16": ("pk", "bert24", "second"), "fig17": ("surp", "bert24", "second"),
+    "fig26": ("pk", "gpt12", "main"), "fig27": ("pk", "gpt24", "main"),
+    "fig28": ("pk", "gpt36", "main"), "fig29": ("pk", "bert12", "main"),
+    "fig30": ("surp", "gpt12", "main"), "fig31": ("surp", "gpt24", "main"),
+    "fig32": ("surp", "gpt36", "main"), "fig33": ("surp", "bert12", "main"),
+    # section 5 and appendix B: early exit
+    "fig8": ("ee", "gpt24", "main"), "fig9": ("ee", "bert24", "main"),
+    "fig20": ("ee", "gpt24", "second"), "fig21": ("ee", "bert24", "second"),
+    # Table 1 and the automatic plausibility study (BERT-large on news)
+    "table1": ("table1", "bert24", "second"), "plausibility": ("plausibility", "bert24", "second"),
+    # section 6 and appendix B: sub-module shortcuts (GPT-style, as in the paper)
+    "fig10": ("parts_pk", "gpt24", "main"), "fig11": ("parts_surp", "gpt24", "main"),
+    "fig34": ("parts_pk", "gpt24", "main"), "fig35": ("parts_pk", "gpt24", "main"),
+    "fig18": ("parts_pk", "gpt24", "second"), "fig19": ("parts_surp", "gpt24", "second"),
+    # beyond the paper: section 6 on the BERT-style stand-in of BERT-large (the paper ran it on GPT-2 only)
+    "ext_bert_fig10": ("parts_pk", "bert24", "main"), "ext_bert_fig11": ("parts_surp", "bert24", "main"),
+    # beyond the paper: Precision@1 by the kind of token predicted
+    "labels_gpt48": ("labels", "gpt48", "main"), "labels_bert24": ("labels", "bert24", "main"),
+}
+
+
+# the real model (profile "real", offline): the same figure kinds on SmolLM2-135M in every GPT role and on the
+# headless encoder all-MiniLM-L6-v2 in the BERT roles of section 3 (it makes no token predictions); Wikipedia leads
+# as the main domain and BBC News as the second
+REAL_PREFIX = figure_registry.REAL_PREFIX
+REAL_OF = ("fig2", "fig3", "fig4", "fig5", "fig8", "fig10", "fig11", "fig12", "fig13", "fig14", "fig15", "fig20")
+FIGURES.update({REAL_PREFIX + f: FIGURES[f] for f in REAL_OF})
+FIGURES.update({
+    # beyond the paper, for the real model: top-5 lists in place of Table 1, the norms of the hidden states by
+    # position (massive activations), r² with and without the first position, and how well the model fits the text
+    "real_toplists": ("toplists", "gpt48", "main"),
+    "real_norms": ("norms", "gpt48", "main"),
+    "real_r2_first": ("r2_first", "gpt48", "main"), "real_r2_first_bbc": ("r2_first", "gpt48", "second"),
+    "real_textfit": ("textfit", "gpt48", "main"), "real_textfit_bbc": ("textfit", "gpt48", "second"),
+    "textfit": ("textfit", "gpt48", "main"),  # the stand-in's, for comparison
+})
+# the real model's figures are regression-tested on a subset (the full set takes minutes to extract): the build saves
+# these figures computed at REAL_CHECK_SIZES as book/data/real_check.json, the tests recompute them and compare;
+# `make test` re-executes the pages on the same subset (JTC_REAL_SUBSET), so the two share the cache
+REAL_CHECK = ("real_fig2", "real_fig4", "real_fig5", "real_fig8")
+REAL_CHECK_SIZES = profiles.REAL_SUBSET
+# section 6 on the real model's 30 layers: the wavefront over all start layers costs ~15 forward passes per mapping,
+# so these figures start from every fifth layer, on the first validation sentences (stated on the page)
+REAL_PARTS = {"start_every": 5, "n_val": 300, "n_train": 3000}
+
+# which Precision@k each sub-module figure shows
+PARTS_K = {"fig10": 1, "fig18": 1, "fig34": 5, "fig35": 10, "ext_bert_fig10": 1, "real_fig10": 1}
+
+
+@lru_cache(maxsize=16)
+def experiment(model: str, domain: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0):
+    """One shared :class:`Experiment` per setting, so that figures on the same model reuse its hidden states."""
+    return Experiment(model, domain, profile=profile, n_train=n_train, n_val=n_val, seed=seed)
+
+
+def setting(fig: str, profile: str = "tiny") -> tuple[str, str, str]:
+    """``(kind, model, domain)`` of a paper figure under a profile."""
+    if fig not in FIGURES:
+        raise ValueError(f"unknown figure {fig!r}; known: {', '.join(FIGURES)}")
+    kind, role, dom = FIGURES[fig]
+    p = profiles.get(figure_registry.profile_of(fig, profile))
+    return kind, p.role(role), p.domain(dom)
+
+
+def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
+    """The numbers behind paper figure ``fig`` and the parameters that produced them."""
+    kind, model, domain = setting(fig, profile)
+    profile = figure_registry.profile_of(fig, profile)
+    exp = experiment(model, domain, profile, n_train, n_val, seed)
+    params = {"profile": profile, "model": model, "paper_model": profiles.PAPER_NAME.get(model, model),
+              "domain": domain, "seed": seed, "n_train": len(exp.train), "n_val": len(exp.val)}
+    head = {"model": model, "domain": domain, "n_layers": exp.n_layers}
+    if kind == "r2":
+        return exp.layer_r2(), params
+    if kind in ("pk", "surp"):
+        c = readout.curves(exp.predictions, seed=seed)
+        keys = ("p@1", "p@5", "p@10") if kind == "pk" else ("surprisal", "surprisal_lo", "surprisal_hi")
+        return {**head, "curves": {m: _pick(c[m], keys) for m in c}}, params
+    if kind in ("parts_pk", "parts_surp"):
+        if profile == "real":
+            sub = REAL_PARTS
+            ex = experiment(model, domain, profile, min(sub["n_train"], len(exp.train)),
+                            min(sub["n_val"], len(exp.val)), seed)
+            params.update(n_train=len(ex.train), n_val=len(ex.val), start_every=sub["start_every"])
+            r = submodules.per_sample(ex, start_layers=range(0, ex.n_layers + 1, sub["start_every"]))
+            head = {**head, "start_layers": list(range(0, ex.n_layers + 1, sub["start_every"])) + [ex.n_layers]}
+        else:
+            r = submodules.per_sample(exp)  # cached on disk: the figures of one model share it
+        c = readout.curves(r, seed=seed)
+        if kind == "parts_pk":
+            k = PARTS_K[fig]
+            return {**head, "ks": [k], "curves": {m: _pick(c[m], (f"p@{k}",)) for m in c}}, params
+        keys = ("surprisal", "surprisal_lo", "surprisal_hi")
+        return {**head, "curves": {m: _pick(c[m], keys) for m in c}}, params
+    if kind == "ee":
+        return {**head, **early_exit.early_exit_curves(exp)}, params
+    if kind == "table1":
+        return {**head, **table1(exp)}, params
+    if kind == "toplists":
+        return {**head, **table1(exp, samples=toplist_samples(exp))}, params
+    if kind == "norms":
+        return {**head, **activations.norms_by_position(exp)}, params
+    if kind == "r2_first":
+        return {**head, **activations.r2_without_first(exp)}, params
+    if kind == "textfit":
+        return {**head, **readout.text_fit(exp)}, params
+    if kind == "plausibility":
+        return {**head, **(needs_labels(exp, kind) or top_tokens.plausibility(exp))}, params
+    if kind == "labels":
+        return {**head, **(needs_labels(exp, kind) or {"by_label": readout.by_label(exp)})}, params
+    raise NotImplementedError(kind)
+
+
+def _pick(curve: dict, keys) -> dict:
+    """The curves ``keys`` of one mapping, with their resamples (``boot``) where they have them."""
+    out = {k: curve[k] for k in keys}
+    boot = {k: curve["boot"][k] for k in keys if k in curve.get("boot", {})}
+    return {**out, "boot": boot} if boot else out
+
+
+def table1_samples(exp, per_label=("number", "function")) -> list[int]:
+    """The validation samples Table 1 shows: the shortest sentence whose masked slot is a number (like the paper's
+    "surgery in [MASK]") and the shortest whose slot is a function word (like "asked to [MASK] continue")."""
+    labels = exp.val.labels
+    lengths = [len(x) for x in exp.val.input_ids]
+    return [min((i for i, lab in enumerate(labels) if lab == want), key=lambda i: (lengths[i], i))
+            for want in per_label]
+
+
+# the paper's Table 1 (BERT-large on Leipzig news): the id columns at layers 4 and 12 and the final column depend
+# only on the input, so the paper profile must reproduce them token for token (spec 5)
+PAPER_TABLE1 = {
+    "aldridge had shoulder surgery in [MASK].": {
+        "id_4": ["fellowship", "employment", "agreement", "##ostal", "##com"],
+        "id_12": ["cyclist", "emergencies", "seniors", "cycling", "pennsylvania"],
+        "final": ["september", "november", "december", "august", "july"]},
+    "on your next view you will be asked to [MASK] continue reading.": {
+        "id_4": ["##com", "accreditation", "©", "fellowship", "summer"],
+        "id_12": ["be", "undergo", "spartans", "seniors", "*"],
+        "final": ["please", "simply", "also", "again", "immediately"]},
+}
+
+
+def toplist_samples(exp, n: int = 2, min_prefix: int = 8) -> list[int]:
+    """Validation samples for the real model's top-5 lists: the first ``n`` whose prefix has at least
+    ``min_prefix`` tokens (a prediction with some context) and whose next token exists."""
+    out = [i for i, (ids, p) in enumerate(zip(exp.val.input_ids, exp.val.positions))
+           if p + 1 >= min_prefix and p + 1 < len(ids)]
+    return out[:n]
+
+
+def table1(exp, sentences=None, samples=None) -> dict:
+    """The numbers behind Table 1: top-5 tokens of id and mat at about L/6 and L/2 and of the final model, for
+    ``sentences`` typed with [MASK] or, by default, the paper's two sentences on real text and two validation
+    samples (:func:`table1_samples`) on the embedded corpus. Also the checks of claim C14: the final column is the
+    model's own output, and the id columns come out the same from a fresh single-sentence forward pass."""
+    import torch
+
+    ad = exp.adapter
+    real_text = exp.val.labels[0] is None
+    if sentences is None and samples is None and real_text:
+        sentences = list(PAPER_TABLE1)
+    if sentences is None:
+        idx = table1_samples(exp) if samples is None else list(samples)
+        inputs = [(list(exp.val.input_ids[i]), int(exp.val.positions[i]), top_tokens.sample_text(exp, i))
+                  for i in idx]
+        t = top_tokens.top_tokens_of_samples(exp, idx)
+    else:
+        idx = None
+        inputs = [(*top_tokens.encode(ad, x), x) for x in sentences]
+        t = pd.concat([top_tokens.top_tokens(exp, x) for x in sentences])
+    layers = top_tokens.default_layers(exp.n_layers)
+    final_ok, id_ok = True, True
+    for ids, pos, name in inputs:
+        with torch.inference_mode():
+            logits = ad.model(input_ids=torch.tensor([ids], device=ad.device)).logits[0, pos]
+        final_ok &= top_tokens.token_strings(ad, logits.topk(5).indices.tolist()) == t.loc[name]["final"].tolist()
+        H = top_tokens.states_at(ad, ids, pos)[:, None]
+        for layer in layers:
+            fresh = top_tokens.top_ids(exp, H, [layer], "id", 5)[0, 0]
+            id_ok &= top_tokens.token_strings(ad, fresh) == t.loc[name][f"id_{layer}"].tolist()
+    out = {"samples": idx, "layers": layers, "sentences": [name for _, _, name in inputs],
+           "columns": list(t.columns), "rows": [[name, rank, *t.loc[(name, rank)].tolist()] for name, rank in t.index],
+           "final_matches_model": bool(final_ok), "id_deterministic": bool(id_ok)}
+    if all(x in PAPER_TABLE1 for x in out["sentences"]):
+        out["matches_paper"] = {x: {c: t.loc[x][c].tolist() == want for c, want in PAPER_TABLE1[x].items()
+                                    if c in t.columns} for x in out["sentences"]}
+    return out
+
+
+def needs_labels(exp, kind: str):
+    """Plausibility and the label breakdown need the embedded corpus's word labels; on real text they are skipped
+    with the reason (the paper's plausibility study was done by hand)."""
+    if exp.val.labels[0] is None:
+        return {"skipped": f"'{kind}' needs the word labels of the embedded corpus; real text has none (the paper's "
+                           f"plausibility numbers come from a human annotator)"}
+    return None
+
+
+def table1_frame(data: dict):
+    """Table 1 back as a DataFrame from its stored numbers."""
+    import pandas as pd
+
+    df = pd.DataFrame(data["rows"], columns=["sentence", "rank", *data["columns"]])
+    return df.set_index(["sentence", "rank"])
+
+
+figure_registry.register("jtc", FIGURES, compute)

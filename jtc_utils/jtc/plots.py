@@ -1,0 +1,212 @@
+"""Paper-style figures. Each function takes the numbers (as computed by :mod:`jtc_utils.core.experiment` or read back
+from ``book/data``) and returns a matplotlib Figure; none of them computes anything."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import seaborn as sns
+from matplotlib.ticker import MaxNLocator
+
+from .early_exit import curve_points
+
+
+def r2_heatmaps(r2_mat: np.ndarray, r2_id: np.ndarray, title: str | None = None, figsize=(15, 8.27)):
+    """The paper's r² heatmap pair (spec 3.3): ``mat`` left, ``id`` right; rows = source layer l (0 at the top),
+    columns = target l'; colormap seismic_r on [0, 1] (blue = good, white = 0.5, red = 0 or below); one shared
+    colour bar whose lowest tick reads "≤0.0"."""
+    L = r2_mat.shape[0] - 1
+    step = 4 if L >= 40 else 2
+    with sns.plotting_context("notebook", font_scale=2), sns.axes_style("darkgrid"):
+        fig, axes = plt.subplots(1, 2, figsize=figsize)
+        cbar_ax = fig.add_axes([.91, .1, .03, .8])
+        for k, (ax, mat, name) in enumerate(zip(axes, (r2_mat, r2_id), ("mat", "id"))):
+            sns.heatmap(mat, ax=ax, cmap="seismic_r", vmin=0, vmax=1, cbar=k == 0, cbar_ax=cbar_ax,
+                        xticklabels=step, yticklabels=step, square=False)
+            ax.set_title(name)
+            ax.set_xlabel("ℓ'", fontsize=35)
+            ax.set_ylabel("ℓ", fontsize=35)
+            ax.tick_params(axis="y", rotation=0)
+        ticks = cbar_ax.get_yticks()
+        cbar_ax.set_yticks(ticks)
+        cbar_ax.set_yticklabels(["≤0.0" if t == 0 else f"{t:.1f}" for t in ticks])
+        if title:
+            fig.suptitle(title)
+        fig.subplots_adjust(right=0.9)
+    return fig
+
+
+# the paper's colours (spec 4): mat blue, id red, and the sub-module maps of section 6
+COLORS = {"mat": (0, 0, 1), "id": (1, 0, 0), "mat_attn": (0, 1, 0), "mat_ffn": (1, 0, 1), "mat_ln1_ln2": (1, .5, 0)}
+DASHES = {"mat": "", "id": (4, 2), "mat_attn": (1, 1), "mat_ffn": (3, 1, 1, 1), "mat_ln1_ln2": (5, 1, 1, 1, 1, 1)}
+
+
+def _layer_ticks(ax, L: int):
+    step = {6: 1, 12: 2, 18: 3, 24: 3, 36: 4, 48: 6}.get(L, max(1, L // 8))
+    ax.set_xlim(0, L)
+    ax.set_xticks(range(0, L + 1, step))
+
+
+def _long(curves: dict, keys, mappings) -> pd.DataFrame:
+    rows = []
+    for m in mappings:
+        for key in keys:
+            for layer, v in enumerate(curves[m][key]):
+                if v is None or not np.isfinite(v):  # a layer not computed (sub-module maps from some layers)
+                    continue
+                rows.append({"layer": layer, "mapping": m, "k": key.replace("p@", "k="), "value": v})
+    return pd.DataFrame(rows)
+
+
+def precision_curves(curves: dict, mappings=("mat", "id"), ks=(1, 5, 10), title=None, ax=None):
+    """Mean Precision@k per layer (Figs 4, 6, 14, 16, 26-29; with the sub-module maps, Figs 10, 34, 35): one line
+    per mapping (colour and dash) and k (line width, k=1 widest); no error band."""
+    keys = [f"p@{k}" for k in ks]
+    df = _long(curves, keys, mappings)
+    with sns.plotting_context("notebook", font_scale=1.3), sns.axes_style("darkgrid"):
+        if ax is None:
+            _, ax = plt.subplots(figsize=(8, 5))
+        sns.lineplot(df, x="layer", y="value", hue="mapping", style="mapping", size="k", palette=COLORS,
+                     dashes=DASHES, sizes=dict(zip([k.replace("p@", "k=") for k in keys], (3.0, 1.8, 0.9)[:len(ks)])),
+                     hue_order=mappings, style_order=mappings, errorbar=None, ax=ax)
+        L = len(next(iter(curves.values()))[keys[0]]) - 1
+        for m in mappings:  # a curve measured at some layers only: a marker on each measured layer
+            for key in keys:
+                v = np.asarray(curves[m][key], dtype=float)
+                if not np.isfinite(v).all():
+                    ax.plot(np.flatnonzero(np.isfinite(v)), v[np.isfinite(v)], ls="", marker="o", ms=6,
+                            color=COLORS[m], zorder=3)
+        _layer_ticks(ax, L)
+        ax.set_ylabel("Precision@k" if len(ks) > 1 else f"Precision@{ks[0]}")
+        # seaborn's legend carries its group names ("mapping", "k") as entries of their own: leave them out, and
+        # the line widths of k when there is one k only (the y label names it)
+        handles, names = ax.get_legend_handles_labels()
+        kept = [(h, n) for h, n in zip(handles, names)
+                if n not in ("mapping", "k") and not (len(ks) == 1 and n.startswith("k="))]
+        ax.legend(*zip(*kept), loc="upper left", bbox_to_anchor=(1.01, 1))
+        if title:
+            ax.set_title(title)
+    return ax.figure
+
+
+def surprisal_curves(curves: dict, mappings=("mat", "id"), title=None, ax=None):
+    """Mean Surprisal per layer with its seeded 95% bootstrap band (Figs 5, 7, 15, 17, 30-33, 11, 19)."""
+    with sns.plotting_context("notebook", font_scale=1.3), sns.axes_style("darkgrid"):
+        if ax is None:
+            _, ax = plt.subplots(figsize=(8, 5))
+        for m in mappings:
+            c = curves[m]
+            y, lo, hi = (np.asarray(c[k], dtype=float) for k in ("surprisal", "surprisal_lo", "surprisal_hi"))
+            x = np.arange(len(y))
+            done = np.isfinite(y)  # a curve measured at some layers only (sub-module maps from every 5th layer) is
+            sparse = not done.all()  # drawn through the measured layers, with a marker on each
+            ax.plot(x[done], y[done], color=COLORS[m], dashes=DASHES[m] or (None, None), lw=2, label=m,
+                    marker="o" if sparse else None, ms=6)
+            ax.fill_between(x[done], lo[done], hi[done], color=COLORS[m], alpha=.2, lw=0)
+        _layer_ticks(ax, len(x) - 1)
+        ax.set_xlabel("layer")
+        ax.set_ylabel("Surprisal")
+        ax.legend(loc="upper right")
+        if title:
+            ax.set_title(title)
+    return ax.figure
+
+
+def early_exit_plot(data: dict, title=None, ax=None):
+    """Precision@1 against the mean number of layers processed (Figs 8, 9, 20, 21): early exit thick, fixed exit
+    thin; mat blue solid, id red dashed; points sorted by x, equal x averaged."""
+
+    L = data["n_layers"]
+    with sns.plotting_context("notebook", font_scale=1.3), sns.axes_style("darkgrid"):
+        if ax is None:
+            _, ax = plt.subplots(figsize=(8, 5))
+        for m in ("mat", "id"):
+            x, y = curve_points(data["early"][m]["x"], data["early"][m]["y"])
+            ax.plot(x, y, color=COLORS[m], dashes=DASHES[m] or (None, None), lw=3, marker="o", ms=4,
+                    label=f"{m}, early exit")
+            ax.plot(range(L + 1), data["fixed"][m], color=COLORS[m], dashes=DASHES[m] or (None, None), lw=1,
+                    label=f"{m}, fixed exit")
+        ax.axhline(0.95, color="grey", lw=.8, ls=":", label="95% target")
+        ax.set_xlim(0, L)
+        ax.set_xticks(range(0, L + 1, 3 if L >= 24 else 1))
+        ax.set_xlabel("layers processed")
+        ax.set_ylabel("Precision@1")
+        ax.legend(loc="lower right")
+        if title:
+            ax.set_title(title)
+    return ax.figure
+
+
+def label_breakdown(by_label: dict, labels=None, title=None):
+    """Precision@1 per layer of mat and id, one panel per kind of predicted token."""
+    labels = labels or list(by_label)
+    with sns.plotting_context("notebook", font_scale=1.1), sns.axes_style("darkgrid"):
+        ncols = min(4, len(labels))  # small multiples as a grid, not one long row
+        nrows = -(-len(labels) // ncols)
+        fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 3.0 * nrows), sharey=True, squeeze=False)
+        for ax in axes.flat[len(labels):]:
+            ax.set_visible(False)
+        axes = axes.flat[:len(labels)]
+        for ax, lab in zip(axes, labels):
+            d = by_label[lab]
+            for m in ("mat", "id"):
+                ax.plot(d[m], color=COLORS[m], dashes=DASHES[m] or (None, None), lw=2, label=m)
+            ax.set_title(f"{lab} (n={d['n']})")
+            ax.set_xlabel("layer")
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        for ax in axes[::ncols]:
+            ax.set_ylabel("Precision@1")
+        axes[-1].legend(loc="lower right")
+        fig.tight_layout()
+        if title:
+            fig.suptitle(title, y=1.03)
+    return fig
+
+
+def norms_by_position(data: dict, title=None):
+    """Massive activations: mean norm of h^l per layer for the first position and for each later one (log scale)."""
+    norms = np.asarray(data["norms"], dtype=float)
+    L = norms.shape[0] - 1
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for p in range(1, norms.shape[1]):
+        ax.plot(range(L + 1), norms[:, p], color="0.6", lw=0.8, label="positions 1+" if p == 1 else None)
+    ax.plot(range(L + 1), norms[:, 0], color="k", lw=2.5, label="position 0 (first token)")
+    ax.set(yscale="log", xlabel="layer ℓ", ylabel="mean ‖h^ℓ‖ (log scale)", title=title)
+    _layer_ticks(ax, L)
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def r2_with_without_first(data: dict, title=None):
+    """r² of mat and id from each layer to the last, with every sampled position and without position 0."""
+    fig, ax = plt.subplots(figsize=(7, 4))
+    L = len(data["r2_mat_to_last_all"]) - 1
+    for m in ("mat", "id"):
+        for label, dash in (("all", "-"), ("without_first", ":")):
+            ax.plot(range(L), np.asarray(data[f"r2_{m}_to_last_{label}"], dtype=float)[:L], dash,
+                    color=COLORS[m], lw=2, label=f"{m}, {'every position' if label == 'all' else 'without position 0'}")
+    ax.set(xlabel="source layer ℓ", ylabel="r² to the last layer", title=title, ylim=(-0.3, 1.02))
+    _layer_ticks(ax, L)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def loss_grid(cards: list[dict], ncols: int = 4):
+    """The zoo's training curves as small multiples: one panel per model (training loss per logged step)."""
+    nrows = -(-len(cards) // ncols)
+    with sns.axes_style("darkgrid"):
+        fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 2.6 * nrows), squeeze=False)
+        for ax in axes.flat[len(cards):]:
+            ax.set_visible(False)
+        for ax, card in zip(axes.flat, cards):
+            ax.plot(card["loss_curve"], lw=1.2, color="0.2")
+            ax.set_title(f"{card['name']} ({card['config']['n_layer']} layers)", fontsize=10)
+            ax.set_xlabel("logged step", fontsize=9)
+            ax.tick_params(labelsize=8)
+        for ax in axes[:, 0]:
+            ax.set_ylabel("training loss", fontsize=9)
+        fig.tight_layout()
+    return fig
