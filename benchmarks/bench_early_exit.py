@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from jtc_utils.jtc import early_exit as ee
+from jtc_utils.core import experiment
 
 
 def timed(f, *args, repeat=1):
@@ -44,9 +45,7 @@ def main():
     dec = ee.decay(rng.integers(0, 40, n), 20.0)
     compare("paper-sized (random statistics)", gap, top1, final, dec, ee.paper_lambdas("id"))
 
-    from jtc_utils.jtc import figures
-
-    exp = figures.experiment("tiny-gpt2-medium", "encyclopedia")
+    exp = experiment.shared("tiny-gpt2-medium", "encyclopedia")
     r = exp.predictions
     dec = ee.decay(exp.val.positions, exp.val.mean_length)
     for m in ("mat", "id"):

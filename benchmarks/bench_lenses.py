@@ -14,8 +14,8 @@ import time
 
 import numpy as np
 
-from jtc_utils.jtc import figures
 from jtc_utils.lenses import closed_form, lowrank
+from jtc_utils.core import experiment
 
 
 def rank_sweep(exp, layer: int):
@@ -54,7 +54,7 @@ def batched_descent(exp, epochs: int = 4):
 
 
 def main():
-    exp = figures.experiment("tiny-gpt2-xl", "encyclopedia")
+    exp = experiment.shared("tiny-gpt2-xl", "encyclopedia")
     rank_sweep(exp, exp.n_layers // 2)
     batched_descent(exp)
 

@@ -10,6 +10,7 @@ about 6 minutes on two cores, which is why the book's lens table reads three dep
 from __future__ import annotations
 
 import time
+from jtc_utils.core import experiment
 
 LENSES = ("id", "mat", "tuned")
 LAYERS = (1, 8, 15, 22, 29)
@@ -19,7 +20,7 @@ def main() -> None:
     from jtc_utils.lenses import evaluate, figures
 
     t0 = time.perf_counter()
-    exp = figures.experiment("real", "gpt48")
+    exp = experiment.for_role("real", "gpt48")
     fitted = [figures.lens(exp, name) for name in LENSES]
     results = figures.evaluated_many(exp, fitted)
     print(f"{exp!r}, {time.perf_counter() - t0:.0f} s")

@@ -13,8 +13,8 @@ import time
 
 import torch
 
-from jtc_utils.core import device as devices
-from jtc_utils.jtc import figures, submodules
+from jtc_utils.core import device as devices, experiment
+from jtc_utils.jtc import submodules
 
 
 def _sync(dev):
@@ -24,7 +24,7 @@ def _sync(dev):
 
 def main(model="tiny-gpt2-medium", domain="encyclopedia", device="auto"):
     dev = devices.use(device)
-    exp = figures.experiment(model, domain)
+    exp = experiment.shared(model, domain)
     _ = exp.X_val, exp.maps  # cached hidden states and mat: not part of either timing
     run = submodules.runner(exp)
     maps = submodules.fit(exp)

@@ -177,11 +177,10 @@ display(hardness.table(first["report"], second).set_index(["share of", "domain"]
 # stand-in leaves room for `mat` to beat `id`.
 
 # %% tags=["nbval-check-output"]
-from jtc_utils.jtc import figures
-from jtc_utils.core import profiles, readout
+from jtc_utils.core import experiment, profiles, readout
 
 P = profiles.get("tiny")
-exp = figures.experiment(P.role("gpt48"), P.main_domain)
+exp = experiment.shared(P.role("gpt48"), P.main_domain)
 curves = readout.layer_curves(exp, ks=(1,))
 check = pd.DataFrame({"mat": curves["mat"]["p@1"], "id": curves["id"]["p@1"]}).rename_axis("layer")
 figdata.save("world_check", {"layer": list(range(exp.n_layers + 1)), "p@1_mat": check["mat"].values,

@@ -51,9 +51,10 @@ import pandas as pd
 from IPython.display import display
 
 from jtc_utils.core import device as devices
+from jtc_utils.core import experiment
 from jtc_utils.book.chapter import Chapter, show
 from jtc_utils.evidence import digits
-from jtc_utils.ffn import FFN, decompose, figures, plots
+from jtc_utils.ffn import FFN, decompose, figures, plots  # noqa: F401  (figures: registers the chapter's figures)
 
 devices.use(device)
 
@@ -69,7 +70,7 @@ figure, results = chapter.figure, chapter.results
 # $h^\ell$ the rest of the book uses:
 
 # %% tags=["nbval-check-output"]
-exp = figures.experiment(profile, "gpt24", seed=seed)
+exp = experiment.for_role(profile, "gpt24", seed=seed)
 worst = max(max(g["vs_module"], g["vs_hidden"]) for g in decompose.check(exp))
 print(f"{FFN(exp.adapter)}: largest deviation over {len(exp.val)} samples and all blocks: "
       f"{digits.bound(worst, 1e-5)}")

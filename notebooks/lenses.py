@@ -388,10 +388,10 @@ exercises.check("ex-lenses-read", answer)
 # float64 as the closed form is computed.
 
 # %%
-from jtc_utils.core import linear
+from jtc_utils.core import experiment, linear
 from jtc_utils.lenses import closed_form
 
-exp = figures.experiment(profile, "gpt48", n_train, n_val, seed)
+exp = experiment.for_role(profile, "gpt48", n_train, n_val, seed)
 X, Y = exp.X_train[12].astype(np.float64), exp.X_train[exp.n_layers].astype(np.float64)
 
 # %% [markdown]

@@ -392,7 +392,7 @@ exercises.check("sl-ex-null", answer)
 # :label: sl-ex-identity
 # ```
 # **Compute.** Check the identity by hand: take `X = exp.X_val[3]`, `Y = exp.X_val[4]` for
-# `exp = jtc_utils.jtc.figures.experiment("tiny-gpt2-medium", "encyclopedia")`, compute both scores with
+# `exp = jtc_utils.core.experiment.shared("tiny-gpt2-medium", "encyclopedia")`, compute both scores with
 # `score.pair`, and recompute `nores_in` from `res_in` and the two centred norms,
 # $1 - (1 - LS_\text{res})\,\|Y_c\|^2 / \|(Y - X)_c\|^2$. `answer` is (yours, `nores_in`).
 # ```{exercise-end}
@@ -403,10 +403,10 @@ exercises.check("sl-ex-null", answer)
 # ```
 
 # %% tags=["solution"]
-from jtc_utils.jtc import figures as jtc_figures
+from jtc_utils.core import experiment
 from jtc_utils.linearity import score
 
-exp = jtc_figures.experiment("tiny-gpt2-medium", "encyclopedia")
+exp = experiment.shared("tiny-gpt2-medium", "encyclopedia")
 X, Y = exp.X_val[3].astype(np.float64), exp.X_val[4].astype(np.float64)
 p = score.pair(X, Y)
 Yc, Uc = Y - Y.mean(0), (Y - X) - (Y - X).mean(0)

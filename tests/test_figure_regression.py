@@ -13,6 +13,7 @@ import pytest
 
 from jtc_utils.book import regression
 from jtc_utils.evidence import figdata, figure_registry
+from jtc_utils.core import experiment
 
 TARGETS = regression.targets()
 STARTED = time.time()  # collection: before this session executes any page
@@ -159,9 +160,9 @@ def test_the_exit_rule_classifiers_ignore_float_noise(monkeypatch):
     accuracy and layers saved."""
     import numpy as np
 
-    from jtc_utils.ffn import exit_rule, figures
+    from jtc_utils.ffn import exit_rule
 
-    exp = figures.experiment("tiny", "gpt24", seed=0)
+    exp = experiment.for_role("tiny", "gpt24", seed=0)
     te = exit_rule.split_summary(exp, "validation")
     base = exit_rule._classifier_exit(exp, "o", 0)  # fitted here, not read from the cache
     rng = np.random.default_rng(0)
@@ -179,10 +180,10 @@ def test_the_exit_rule_classifiers_ignore_float_noise(monkeypatch):
 
 def test_the_exit_rule_classifiers_are_fitted_once(tmp_path, monkeypatch):
     from jtc_utils.core import cache
-    from jtc_utils.ffn import exit_rule, figures
+    from jtc_utils.ffn import exit_rule
 
     monkeypatch.setattr(cache, "CACHE_DIR", tmp_path)
-    exp = figures.experiment("tiny", "gpt24", seed=0)
+    exp = experiment.for_role("tiny", "gpt24", seed=0)
     fits = []
     fit = exit_rule._classifier_exit
     monkeypatch.setattr(exit_rule, "_classifier_exit", lambda *a: fits.append(a[1:]) or fit(*a))
@@ -221,9 +222,9 @@ def test_the_submodule_predictions_are_computed_once(tmp_path, monkeypatch):
     """Section 6's per-sample predictions (a run of the blocks above every start layer, then a readout) are cached
     on disk like section 4's: a second execution of the page (the student edition after `make student`) reads them."""
     from jtc_utils.core import cache
-    from jtc_utils.jtc import figures, submodules
+    from jtc_utils.jtc import submodules
 
-    exp = figures.experiment("tiny-gpt2", "encyclopedia")
+    exp = experiment.shared("tiny-gpt2", "encyclopedia")
     exp.predictions  # noqa: B018 (section 4's predictions, from the book's cache, before the cache moves)
     monkeypatch.setattr(cache, "CACHE_DIR", tmp_path)
     runs = []

@@ -9,7 +9,8 @@ from jtc_utils.core.paths import DATA_DIR
 from jtc_utils.embedded import corpus, leaks
 from jtc_utils.embedded.world import PRESENT
 from jtc_utils.evidence import figdata
-from jtc_utils.jtc import figures, hardness
+from jtc_utils.jtc import hardness
+from jtc_utils.core import experiment
 
 
 def test_the_first_worlds_report_names_its_commit_and_has_every_measure():
@@ -39,9 +40,9 @@ def test_the_second_worlds_report_is_reproduced():
         assert leaks.prefix_leak(pools[dom], train) == stored["corpus"][dom]["prefix_leak"]
         assert leaks.late_past_share(pools[dom], PRESENT) == stored["corpus"][dom]["late_past"]
     model = "tiny-gpt2"  # the model measures of one stand-in, on both domains
-    table = hardness.bigram_table(figures.experiment(model, "news").adapter.tokenizer, train)
+    table = hardness.bigram_table(experiment.shared(model, "news").adapter.tokenizer, train)
     for dom in corpus.DOMAINS:
-        got = hardness.model_measures(figures.experiment(model, dom), table)
+        got = hardness.model_measures(experiment.shared(model, dom), table)
         for key in ("confident", "mat_layer0", "bigram"):
             assert got[key] == pytest.approx(stored["models"][model][dom][key], abs=2e-3), (dom, key)
     json.dumps(stored)

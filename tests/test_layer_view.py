@@ -6,7 +6,7 @@ import pytest
 
 from jtc_utils.book import layer_view
 from jtc_utils.evidence import figdata
-from jtc_utils.jtc import figures
+from jtc_utils.core import experiment
 
 VIEW = ("id", "mat", "tuned")  # what the book's view shows (section 4)
 
@@ -14,7 +14,7 @@ VIEW = ("id", "mat", "tuned")  # what the book's view shows (section 4)
 @pytest.fixture(scope="module")
 def exp():
     # the stand-in the book's view shows (Figure 4's model)
-    return figures.experiment(figdata.load("layer_view")["data"]["trajectories"][0]["model"], "encyclopedia")
+    return experiment.shared(figdata.load("layer_view")["data"]["trajectories"][0]["model"], "encyclopedia")
 
 
 def test_stored_trajectories_match_a_recomputation(exp):
@@ -47,7 +47,7 @@ def test_bad_input_is_refused_with_the_reason(exp):
         layer_view.trajectory(exp, "  ")
     with pytest.raises(ValueError, match="unknown mappings"):
         layer_view.trajectory(exp, "the river", mappings=("id", "rrr"))
-    bert = figures.experiment("tiny-bert-base", "encyclopedia")
+    bert = experiment.shared("tiny-bert-base", "encyclopedia")
     with pytest.raises(ValueError, match="not a decoder"):
         layer_view.trajectory(bert, "the river flows")
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from jtc_utils import lenses
-from jtc_utils.core import linear, profiles, readout
+from jtc_utils.core import experiment, linear, profiles, readout
 from jtc_utils.lenses import artifacts, closed_form, evaluate, figures, lowrank, registry, train, tuned
 from jtc_utils.lenses.base import DivergedError, LensError, NotFittedError, StaleLensError
 from jtc_utils.evidence import figdata
@@ -233,9 +233,8 @@ def test_a_diverged_training_caches_nothing(tmp_path, monkeypatch):
 def test_id_and_mat_as_lenses_keep_the_numbers_of_sections_4_and_5():
     """The lens evaluator on the id and mat lenses gives the per-sample Precision@k, surprisal, top-1 and
     confidence gap of jtc_utils.core.readout (which sections 4 and 5 draw), on a zoo model."""
-    from jtc_utils.jtc import figures as paper_figures
 
-    exp = paper_figures.experiment("tiny-gpt2", "encyclopedia", "tiny", 2000, 600)
+    exp = experiment.shared("tiny-gpt2", "encyclopedia", "tiny", 2000, 600)
     ref = exp.predictions
     for name in ("id", "mat"):
         res = evaluate.evaluate(exp, lenses.get(name).fit(exp))
@@ -341,19 +340,19 @@ def test_the_real_models_tuned_lens_is_found_under_the_key_its_page_computes(mon
 
     monkeypatch.setattr(registry, "REQUIRE_ARTIFACTS", True)
     hp = {"seed": 0}
-    full = figures.experiment("real", "gpt48")
+    full = experiment.for_role("real", "gpt48")
     stored = artifacts.key_of(train.REAL_MODEL, "tuned_s0")
     assert stored is not None and stored == registry.lens_key(full, "tuned", hp, tuned.RECIPE)
     assert registry.whole_split_key(full, "tuned", hp, tuned.RECIPE) is None  # it reads the whole split
     n_train, n_val = real_sizes(*profiles.REAL_SUBSET) if not real_sizes()[0] else real_sizes()
-    sub = figures.experiment("real", "gpt48", n_train, n_val)
+    sub = experiment.for_role("real", "gpt48", n_train, n_val)
     assert registry.lens_key(sub, "tuned", hp, tuned.RECIPE) != stored
     assert registry.whole_split_key(sub, "tuned", hp, tuned.RECIPE) == stored
     ln = figures.lens(sub, "tuned")
     assert ln.record["n_train"] == len(full.train) > len(sub.train)
     assert ln.M.shape == (full.n_layers, full.adapter.d, full.adapter.d)
     # other train samples (another seed draws other positions) find no lens: an error, not a CPU training run
-    other = figures.experiment("real", "gpt48", n_train, n_val, seed=1)
+    other = experiment.for_role("real", "gpt48", n_train, n_val, seed=1)
     assert registry.whole_split_key(other, "tuned", hp, tuned.RECIPE) != stored
     with pytest.raises(StaleLensError, match="jtc_utils.lenses.train"):
         figures.lens(other, "tuned")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from jtc_utils.book import claim_tables
 from jtc_utils.evidence import claims, figdata, figure_registry
 from jtc_utils.jtc import figures, plots
+from jtc_utils.core import experiment
 
 
 def title(data: dict, params: dict) -> str:
@@ -131,10 +132,9 @@ def panels(fig) -> tuple[list[tuple[bytes, float, str]], str]:
     grid = _grid(fig)
     extra = [ax for ax in fig.axes if ax.get_visible() and ax not in grid]
     suptitle = fig.get_suptitle()
-    whole = [(png(), fig.get_figwidth(), "")], ""
     if (len(grid) < 2 or max(_top(ax).get_gridspec().ncols for ax in grid) < 2 or fig.legends
         or any(t.get_visible() and t.get_text() not in ("", suptitle) for t in fig.texts)):
-        return whole
+        return [(png(), fig.get_figwidth(), "")], ""  # whole: drawn only where it is what the page shows
     if suptitle:
         fig.suptitle("")
     fig.canvas.draw()
@@ -349,5 +349,5 @@ class Chapter:
 
     def experiment(self, fig: str):
         _, model, domain = figures.setting(fig, self.profile)
-        return figures.experiment(model, domain, figure_registry.profile_of(fig, self.profile), *self.sizes(fig),
-                                  self.seed)
+        return experiment.shared(model, domain, figure_registry.profile_of(fig, self.profile), *self.sizes(fig),
+                                 self.seed)

@@ -38,7 +38,7 @@ import math
 import re
 from functools import lru_cache
 
-from jtc_utils.core import resample
+from jtc_utils.core import experiment, resample
 from jtc_utils.core.paths import DATA_DIR, ROOT
 from jtc_utils.embedded import corpus
 from jtc_utils.evidence import figdata, figure_registry
@@ -118,7 +118,7 @@ def recompute(name: str) -> dict:
     if name.startswith(regime.REGIME_PREFIX):
         data, _ = figures.compute(name[len(regime.REGIME_PREFIX):], "tiny", n_train=p["n_train"], seed=p["seed"])
     elif name.startswith("sample_size_"):
-        data = regime.sample_size_curve(figures.experiment(p["model"], p["domain"], seed=p["seed"]))
+        data = regime.sample_size_curve(experiment.shared(p["model"], p["domain"], seed=p["seed"]))
     elif name in figures.FIGURES:
         sizes = corpus.POOL_SIZES[p["domain"]]
         # the notebooks pass None for the paper's full sizes; pass the same so that the shared cache is hit

@@ -6,7 +6,7 @@ once, on first use, and the expensive ones are cached on disk, so notebooks shar
 from __future__ import annotations
 
 import warnings
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import numpy as np
 
@@ -109,3 +109,19 @@ class Experiment:
                 "r2_mat_train": f["r2_mat_train"], "r2_id_train": f["r2_id_train"],
                 "pairs": {k: float(v) for k, v in linear.pair_statistics(f["r2_mat"], f["r2_id"]).items()},
                 "boot": {"pairs": {k: np.round(v, 6) for k, v in boot.items()}}}
+
+
+@lru_cache(maxsize=16)
+def shared(model: str, domain: str | None = None, profile: str = "tiny", n_train: int | None = None,
+           n_val: int | None = None, seed: int = 0) -> Experiment:
+    """One shared :class:`Experiment` per setting, so that every figure on the same model reuses its hidden states
+    and fits."""
+    return Experiment(model, domain, profile=profile, n_train=n_train, n_val=n_val, seed=seed)
+
+
+def for_role(profile, role: str = "gpt48", n_train: int | None = None, n_val: int | None = None,
+             seed: int = 0) -> Experiment:
+    """The shared experiment of the model that plays paper role ``role`` (``gpt12`` ... ``gpt48``, ``bert12``,
+    ``bert24``) on the profile's main domain; ``profile``: a :class:`~jtc_utils.core.profiles.Profile` or its name."""
+    p = profiles.get(profile)
+    return shared(p.role(role), p.main_domain, p.name, n_train, n_val, seed)

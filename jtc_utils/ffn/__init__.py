@@ -15,7 +15,8 @@ Modules, in the order the chapter uses them:
 * :mod:`.exit_rule`: the self-supervised early-exit rule on dominant sub-updates and its classifier baselines;
 * :mod:`.steering`: concept steering (the stand-in for the paper's toxicity suppression);
 * :mod:`.matffn`: what section 6's ``mat_ffn`` does to the coefficients, and values seen through ``mat``;
-* :mod:`.figures`, :mod:`.claims`: the numbers behind the chapter and claims F1-F11.
+* :mod:`.figures`, :mod:`.claims`, :mod:`.exercises`, :mod:`.plots`: the numbers behind the chapter, claims
+  F1-F11, the exercise checks, the drawings.
 """
 
 from .decompose import FFN, NotAdditiveError

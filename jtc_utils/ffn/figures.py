@@ -21,7 +21,7 @@ from jtc_utils.core import profiles, resample
 from jtc_utils.embedded import lexicon
 from jtc_utils.evidence import figure_registry
 from jtc_utils.jtc import early_exit
-from jtc_utils.jtc.figures import experiment as shared
+from jtc_utils.core.experiment import for_role, shared
 
 from . import claims as _claims  # noqa: F401  (the chapter's claims register with its figures)
 from . import clusters, concepts, decompose, exit_rule, matffn, steering, subupdates, vocab
@@ -33,11 +33,6 @@ FFN_FIGURES = {"geva_tab2": None, "geva_fig2": "gpt12", "geva_fig4": "gpt12", "g
 N_RANDOM = 10  # random vectors and whole updates per layer (spec 2.2 item 12)
 REAL_SIZES = profiles.REAL_SUBSET  # the real model: train and validation sentences
 VALUE_TABLE_TOP = 10
-
-
-def experiment(profile: str, role: str, n_train=None, n_val=None, seed: int = 0):
-    p = profiles.get(profile)
-    return shared(p.role(role), p.main_domain, profile, n_train, n_val, seed)
 
 
 def _model_experiment(model: str, profile: str, seed: int):
@@ -167,7 +162,7 @@ def exit_table(exp, sub: dict, features=exit_rule.FEATURES) -> dict:
 
 def real(profile_seed: int = 0) -> dict:
     """The analyses that need no word classes, on the real model (first REAL_SIZES sentences)."""
-    exp = experiment("real", "gpt24", *REAL_SIZES, profile_seed)
+    exp = for_role("real", "gpt24", *REAL_SIZES, profile_seed)
     ffn = FFN(exp.adapter)
     gaps = decompose.check(exp, (0, ffn.n_layers // 2, ffn.n_layers - 1))
     sub = subupdates.analyse(exp, profile_seed)
@@ -195,7 +190,7 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
     if fig == "geva_values":
         return {m: value_table(m, profile, seed) for m in p.gpt[:2]}, {**params, "model": ", ".join(p.gpt[:2])}
     if fig == "real_geva":
-        exp = experiment("real", "gpt24", *REAL_SIZES, seed)
+        exp = for_role("real", "gpt24", *REAL_SIZES, seed)
         return real(seed), {"profile": "real", "model": exp.model_name, "paper_model": exp.model_name,
                             "domain": exp.domain, "seed": seed, "n_train": len(exp.train), "n_val": len(exp.val)}
     role = FFN_FIGURES[fig]
@@ -205,7 +200,7 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
         return fig2(model, profile, seed), params
     if fig == "geva_fig4":
         return fig4(model, profile, seed), params
-    exp = experiment(profile, role, n_train, n_val, seed)
+    exp = for_role(profile, role, n_train, n_val, seed)
     params.update(n_train=len(exp.train), n_val=len(exp.val))
     sub = subupdates.analyse(exp, seed)
     L = exp.n_layers

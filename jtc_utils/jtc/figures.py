@@ -5,12 +5,10 @@ The notebooks call :func:`compute`; the regression tests call it too and compare
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 import pandas as pd
 
 from jtc_utils.core import profiles, readout
-from jtc_utils.core.experiment import Experiment
+from jtc_utils.core.experiment import shared
 from jtc_utils.evidence import figure_registry
 
 from . import activations, early_exit, submodules, top_tokens
@@ -53,9 +51,8 @@ FIGURES = {
 # the real model (profile "real", offline): the same figure kinds on SmolLM2-135M in every GPT role and on the
 # headless encoder all-MiniLM-L6-v2 in the BERT roles of section 3 (it makes no token predictions); Wikipedia leads
 # as the main domain and BBC News as the second
-REAL_PREFIX = figure_registry.REAL_PREFIX
 REAL_OF = ("fig2", "fig3", "fig4", "fig5", "fig8", "fig10", "fig11", "fig12", "fig13", "fig14", "fig15", "fig20")
-FIGURES.update({REAL_PREFIX + f: FIGURES[f] for f in REAL_OF})
+FIGURES.update({figure_registry.REAL_PREFIX + f: FIGURES[f] for f in REAL_OF})
 FIGURES.update({
     # beyond the paper, for the real model: top-5 lists in place of Table 1, the norms of the hidden states by
     # position (massive activations), r² with and without the first position, and how well the model fits the text
@@ -78,12 +75,6 @@ REAL_PARTS = {"start_every": 5, "n_val": 300, "n_train": 3000}
 PARTS_K = {"fig10": 1, "fig18": 1, "fig34": 5, "fig35": 10, "ext_bert_fig10": 1, "real_fig10": 1}
 
 
-@lru_cache(maxsize=16)
-def experiment(model: str, domain: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0):
-    """One shared :class:`Experiment` per setting, so that figures on the same model reuse its hidden states."""
-    return Experiment(model, domain, profile=profile, n_train=n_train, n_val=n_val, seed=seed)
-
-
 def setting(fig: str, profile: str = "tiny") -> tuple[str, str, str]:
     """``(kind, model, domain)`` of a paper figure under a profile."""
     if fig not in FIGURES:
@@ -97,7 +88,7 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
     """The numbers behind paper figure ``fig`` and the parameters that produced them."""
     kind, model, domain = setting(fig, profile)
     profile = figure_registry.profile_of(fig, profile)
-    exp = experiment(model, domain, profile, n_train, n_val, seed)
+    exp = shared(model, domain, profile, n_train, n_val, seed)
     params = {"profile": profile, "model": model, "paper_model": profiles.PAPER_NAME.get(model, model),
               "domain": domain, "seed": seed, "n_train": len(exp.train), "n_val": len(exp.val)}
     head = {"model": model, "domain": domain, "n_layers": exp.n_layers}
@@ -110,8 +101,8 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
     if kind in ("parts_pk", "parts_surp"):
         if profile == "real":
             sub = REAL_PARTS
-            ex = experiment(model, domain, profile, min(sub["n_train"], len(exp.train)),
-                            min(sub["n_val"], len(exp.val)), seed)
+            ex = shared(model, domain, profile, min(sub["n_train"], len(exp.train)),
+                        min(sub["n_val"], len(exp.val)), seed)
             params.update(n_train=len(ex.train), n_val=len(ex.val), start_every=sub["start_every"])
             r = submodules.per_sample(ex, start_layers=range(0, ex.n_layers + 1, sub["start_every"]))
             head = {**head, "start_layers": list(range(0, ex.n_layers + 1, sub["start_every"])) + [ex.n_layers]}

@@ -26,13 +26,12 @@ from pathlib import Path
 
 import numpy as np
 
-from jtc_utils.core import profiles, readout
+from jtc_utils.core import experiment, profiles, readout
 from jtc_utils.core.paths import atomic_write_text
 from jtc_utils.embedded import corpus as world_corpus
 from jtc_utils.embedded import leaks
 from jtc_utils.embedded.world import PRESENT
 
-from . import figures
 
 CONFIDENT = 0.9
 
@@ -70,7 +69,7 @@ def report(corpus=world_corpus, profile: str = "tiny", seed: int = 0) -> dict:
     bigrams = {}  # per tokenizer: the GPT-style stand-ins share one
     for model in p.gpt:
         for which in ("main", "second"):
-            exp = figures.experiment(model, p.domain(which), profile, None, None, seed)
+            exp = experiment.shared(model, p.domain(which), profile, None, None, seed)
             tok = exp.adapter.tokenizer
             key = (tok.name_or_path, len(tok))
             if key not in bigrams:

@@ -12,7 +12,8 @@ same train split as ``mat`` and judged by one evaluator (:mod:`.evaluate`) on th
 
 Modules: :mod:`.base` (the :class:`Lens` and its errors), :mod:`.closed_form` (id, mat, mat+b, reduced rank),
 :mod:`.lowrank` (NJTC and N-NJTC by batched gradient descent), :mod:`.tuned` (the tuned lens), :mod:`.registry`
-(names to lenses), :mod:`.evaluate` (every metric, early exit and the oracle), :mod:`.claims` (the papers' claims).
+(names to lenses), :mod:`.evaluate` (every metric, early exit and the oracle), :mod:`.figures`, :mod:`.plots`,
+:mod:`.claims` (the papers' claims), :mod:`.exercises` (the chapter's exercise checks).
 """
 
 from .base import DivergedError, Lens, LensError, NotFittedError, StaleLensError

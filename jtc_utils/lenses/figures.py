@@ -22,6 +22,7 @@ import hashlib
 import numpy as np
 
 from jtc_utils.core import cache, linear, profiles
+from jtc_utils.core.experiment import for_role, shared
 from jtc_utils.core.hidden import samples_identity
 from jtc_utils.evidence import figure_registry
 
@@ -43,13 +44,6 @@ LENS_FIGURES = {"nnjtc_fig2": "gpt48", "nnjtc_fig3": "gpt48", "ext_nnjtc_rank": 
 def rank_for(d: int) -> int:
     """The chapter's rank: the paper's floor(d/100) where that is at least 1 (paper and real profiles), else 4."""
     return d // 100 if d >= 100 else RANK
-
-
-def experiment(profile: str, role: str = "gpt48", n_train=None, n_val=None, seed: int = 0):
-    from jtc_utils.jtc.figures import experiment as shared
-
-    p = profiles.get(profile)
-    return shared(p.role(role), p.main_domain, profile, n_train, n_val, seed)
 
 
 def lens(exp, name: str, seed: int = 0) -> Lens:
@@ -235,8 +229,6 @@ def grid(exp) -> dict:
 def compare_tuned(profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> dict:
     """The tuned lens against id and mat on every model of the profile: KL and Precision@1 per layer."""
     p = profiles.get(profile)
-    from jtc_utils.jtc.figures import experiment as shared
-
     out = {}
     for model in p.models:
         exp = shared(model, p.main_domain, profile, n_train, n_val, seed)
@@ -276,7 +268,7 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
         data = compare_tuned(profile, n_train, n_val, seed)
         return data, {"profile": profile, "model": "every zoo model", "domain": profiles.get(profile).main_domain,
                       "n_train": n_train, "n_val": n_val, "seed": seed}
-    exp = experiment(profile, LENS_FIGURES[fig], n_train, n_val, seed)
+    exp = for_role(profile, LENS_FIGURES[fig], n_train, n_val, seed)
     if fig == "nnjtc_fig2":
         data = fig2(exp)
     elif fig == "nnjtc_fig3":

@@ -1,6 +1,7 @@
 """How linear is each block? "Your Transformer is Secretly Linear" (Razzhigaev et al. 2024) on the book's bench.
 
-Modules, one concept each (imports flow one way: linearity -> the core package):
+Modules, one concept each (the package imports the core, training, evidence and JTC layers below it, never the
+book above it):
 
 * :mod:`.score`: the Procrustes-normalised linearity score, in-sample, held-out and against a null baseline, with
   and without the residual, and the identity that links the two (related-systems spec 4.1).
@@ -10,5 +11,6 @@ Modules, one concept each (imports flow one way: linearity -> the core package):
   are read back by :mod:`.artifacts`.
 * :mod:`.tasks`: the two generated fine-tuning tasks and their probes.
 * :mod:`.prune`: removing blocks, replacing them by least-squares linear maps, and distilling the replacements.
-* :mod:`.figures`, :mod:`.claims`, :mod:`.plots`: the chapter's figure data, its claims S1-S12, its drawings.
+* :mod:`.figures`, :mod:`.claims`, :mod:`.exercises`, :mod:`.plots`: the chapter's figure data, its claims S1-S12,
+  its exercise checks, its drawings.
 """

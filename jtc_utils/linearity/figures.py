@@ -22,6 +22,7 @@ from . import artifacts
 from . import claims as _claims  # noqa: F401  (the chapter's claims register with its figures)
 from . import prune, score, states
 from .artifacts import variant
+from jtc_utils.core.experiment import shared
 
 SL_FIGURES = ("sl_fig1", "sl_fig2", "sl_fig3", "sl_fig4", "sl_fig5", "sl_tab1", "sl_fig7", "sl_fig9",
               "ext_sl_r2family", "real_sl")
@@ -86,11 +87,9 @@ def _sample_scores(exp) -> dict:
 @lru_cache(maxsize=16)
 def study(model: str, profile: str = "tiny") -> dict:
     """Every linearity score of one model: paper protocol (all positions; ``all`` and ``nopos0``) and book sample."""
-    from jtc_utils.jtc.figures import experiment
-
     p = profiles.get(profile)
     sizes = REAL_SAMPLE_SIZES if profile == "real" else (None, None)
-    exp = experiment(model, p.main_domain, profile, *sizes, 0)
+    exp = shared(model, p.main_domain, profile, *sizes, 0)
     n_tok = REAL_TOKENS if profile == "real" else states.N_TOKENS
     paper = _scores(exp.adapter, profile, n_tok)
     L = exp.n_layers
@@ -144,11 +143,9 @@ def fig9(profile: str = "tiny") -> dict:
 def r2family(profile: str = "tiny") -> dict:
     """JTC's r² of adjacent layers (mat and id, held-out, coordinate-averaged, uncentred fit) beside the linearity
     scores of the same cache (the book sample of ``gpt24``), and the identity's largest numerical gap."""
-    from jtc_utils.jtc.figures import experiment
-
     p = profiles.get(profile)
     model = p.role("gpt24")
-    exp = experiment(model, p.main_domain, profile, None, None, 0)
+    exp = shared(model, p.main_domain, profile, None, None, 0)
     r2 = exp.layer_r2()
     L = exp.n_layers
     s = study(model, profile)
