@@ -43,7 +43,7 @@ browser:
 
 test: $(STAMP) browser  ## nbval on the executed notebooks, unit tests and the figure-data regression
 	PYTHONWARNINGS=ignore JTC_PROGRESS=0 JTC_REAL_SUBSET=1200,300 JTC_DATA_OUT=$(CURDIR)/.cache/test-data $(PY) -m pytest book/*.ipynb tests --nbval-lax --nbval-current-env \
-		--nbval-sanitize-with tests/nbval_sanitize.cfg
+		--nbval-sanitize-with tests/nbval_sanitize.cfg --durations=30
 
 # the classroom: the student edition, JupyterLab on it, and grading a class (see the README's "Teaching")
 STUDENT_DIR ?= student
