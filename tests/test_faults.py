@@ -77,6 +77,26 @@ def test_a_committed_chapter_records_the_data_it_wrote(book):
     assert json.loads((book["book"] / "data" / "figA.json").read_text())["data"] == {"value": 1.0}
 
 
+
+def test_a_staging_folder_left_by_a_killed_run_is_removed_by_the_next_run(book):
+    """A run killed before its clean-up (SIGKILL, a machine going down) leaves its staging folder; the next run of
+    the chapter removes it, and leaves alone one whose process still runs."""
+    import subprocess
+
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale, live = book["book"] / ".staging-ch-killed", book["book"] / ".staging-ch-running"
+    for folder, pid in ((stale, dead.pid), (live, os.getppid())):
+        folder.mkdir()
+        (folder / "figA.json").write_text("{}")
+        (folder / runner.STAGING_OWNER).write_text(str(pid))
+    old_format = book["book"] / ".staging-ch-older"  # written before staging folders named their owner
+    old_format.mkdir()
+    runner.execute("ch", timeout=120)
+    assert not stale.exists() and not old_format.exists() and live.exists()
+    assert sorted(book["book"].glob(".staging-*")) == [live]
+    assert _consistent(book["book"])
+
 def test_failure_after_a_figure_leaves_page_and_data_untouched(book):
     before = _snapshot(book["book"])
     book["write"]("""\

@@ -320,6 +320,37 @@ def _mark_failed_copy(failed: Path, index: int | None, message: str) -> None:
         atomic_write_text(failed, nbformat.writes(nb) + "\n")
 
 
+STAGING_OWNER = "owner.pid"  # in a staging folder: the process that writes it
+
+
+def remove_stale_staging(name: str = "*") -> list[Path]:
+    """Remove the staging folders of chapter ``name`` (default: every chapter) that a run killed before its clean-up
+    left behind (their owner process no longer runs): what they hold was never committed. Returns the folders
+    removed."""
+    removed = []
+    for folder in sorted(BOOK_DIR.glob(f".staging-{name}-*")):
+        owner = folder / STAGING_OWNER
+        try:
+            pid = int(owner.read_text())
+        except (OSError, ValueError):
+            pid = None
+        if pid is not None and pid != os.getpid() and _alive(pid):
+            continue  # another run of this chapter is writing it
+        shutil.rmtree(folder, ignore_errors=True)
+        removed.append(folder)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT, device: str | None = None) -> float:
     """Execute notebooks/<name>.py into book/<name>.ipynb and its book/data files, as one transaction; returns the
     seconds it took. ``device`` (auto, cpu, cuda) is where the heavy work runs, passed as the notebook parameter
@@ -329,7 +360,6 @@ def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT, devic
     import nbformat
     import papermill as pm
 
-
     src = NOTEBOOKS_DIR / f"{name}.py"
     if not src.exists():
         raise FileNotFoundError(f"no notebook {src}; available: {', '.join(notebook_names())}")
@@ -338,11 +368,12 @@ def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT, devic
     failed = BOOK_DIR / "_failed" / f"{name}.ipynb"
     failed.parent.mkdir(parents=True, exist_ok=True)
     failed.unlink(missing_ok=True)
+    remove_stale_staging(name)
     staging = Path(tempfile.mkdtemp(prefix=f".staging-{name}-", dir=BOOK_DIR))  # same file system as book/data
+    (staging / STAGING_OWNER).write_text(str(os.getpid()))
     saved_env = {k: os.environ.get(k) for k in ("JTC_PROGRESS", "JTC_DATA_OUT", "PYTHONWARNINGS", "JTC_DEVICE")}
     params = {"profile": profile}
     if device is not None:
-
         devices.resolve(device)  # an absent GPU fails here, before any kernel starts
         os.environ["JTC_DEVICE"] = params["device"] = device
     os.environ["JTC_PROGRESS"] = "0"  # the kernel inherits these: no progress bars in saved outputs,
@@ -477,7 +508,6 @@ def main(argv=None):
     if args.build_only and (args.only or args.force):
         ap.error("--build-only renders the stored pages and executes nothing: drop --only/--force")
     if args.device is not None:
-
         try:
             devices.resolve(args.device)
         except ValueError as e:
@@ -488,6 +518,9 @@ def main(argv=None):
             raise SystemExit(f"ERROR: cannot write the pages under {BOOK_DIR} (a read-only checkout?). Render the "
                              f"stored pages elsewhere with `python -m jtc_utils.book.runner --build-only --html-dir "
                              f"/tmp/jtc-html`, or clone the repository to a writable folder to re-execute.")
+        for folder in remove_stale_staging():
+            print(f"removed {folder.name}: the staging folder of a run that was killed (nothing of it was committed)",
+                  flush=True)
         stale = args.force or bool(args.only)  # naming a page means: run it
         for name in names:
             # a page is skipped when its inputs and data are unchanged; once one page re-runs, the later ones
