@@ -1,13 +1,16 @@
-"""The three profiles of the book: which model plays which of the paper's roles, and on which data.
+"""The profiles of the book: which model plays which of the paper's roles, and on which data.
 
 ``tiny`` (the default) is the embedded world: generated corpus, small models trained from scratch, runs offline
 on a laptop. ``real`` is one real pretrained model (SmolLM2-135M, and the encoder MiniLM) on real Wikipedia and BBC
 News sentences, offline, from registry packages. ``paper`` is the paper's exact models and data, for a user with
-internet and a GPU.
+internet and a GPU. ``custom`` is a reader's own model on their own text (:func:`custom`), defined by a JSON spec
+that :data:`CUSTOM_ENV` names, so that every kernel a run starts sees the same profile.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from dataclasses import dataclass
 
 
@@ -18,6 +21,8 @@ class Profile:
     bert: tuple  # BERT-style models (12/24 layers)
     main_domain: str  # the paper's Wikipedia
     second_domain: str  # the paper's Leipzig news
+    texts: tuple = ()  # the custom profile: (domain, path of its text) pairs
+    sizes: tuple = ()  # the custom profile: (training, validation) sentences of each domain
 
     def role(self, role: str) -> str:
         """The model that plays a paper model's role: ``gpt12``/``gpt24``/``gpt36``/``gpt48`` (GPT-2 small to XL)
@@ -68,11 +73,50 @@ PROFILES = {
 PAPER_NAME = dict(zip(PROFILES["tiny"].models, PROFILES["paper"].models))
 
 
+CUSTOM_ENV = "JTC_CUSTOM_PROFILE"  # the path of the custom profile's JSON spec (see :func:`custom_spec`)
+CUSTOM_SIZES = (9000, 3000)  # the custom profile's default training and validation sentences: the paper's
+
+
+def custom(model: str, text, news=None, n_train: int = CUSTOM_SIZES[0], n_val: int = CUSTOM_SIZES[1]) -> Profile:
+    """A reader's own model (a Hugging Face folder or hub id) on their own text (see :mod:`jtc_utils.core.user_text`
+    for the forms it may take), in every role of the paper's models; ``news`` plays the second domain (the
+    paper's news set) where given."""
+    if not (isinstance(n_train, int) and isinstance(n_val, int) and n_train > 0 and n_val > 0):
+        raise ValueError(f"the custom profile's sizes must be whole numbers above 0, got {n_train!r} and {n_val!r}")
+    texts = (("text", str(text)),) + ((("news", str(news)),) if news is not None else ())
+    return Profile("custom", gpt=(str(model),) * 4, bert=(str(model),) * 2, main_domain="text",
+                   second_domain="news", texts=texts, sizes=(n_train, n_val))
+
+
+def custom_spec(profile: Profile) -> dict:
+    """The JSON spec of a custom profile (what :data:`CUSTOM_ENV` points to)."""
+    texts = dict(profile.texts)
+    return {"model": profile.gpt[0], "text": texts["text"], "news": texts.get("news"), "n_train": profile.sizes[0],
+            "n_val": profile.sizes[1]}
+
+
+def _custom_from_env() -> Profile:
+    path = os.environ.get(CUSTOM_ENV)
+    if not path:
+        raise ValueError(f"the custom profile is not defined in this process: set {CUSTOM_ENV} to the path of its "
+                         'JSON spec ({"model": ..., "text": ..., "news": null, "n_train": 9000, "n_val": 3000})')
+    try:
+        spec = json.loads(open(path, encoding="utf-8").read())
+        return custom(spec["model"], spec["text"], spec.get("news"), spec.get("n_train", CUSTOM_SIZES[0]),
+                      spec.get("n_val", CUSTOM_SIZES[1]))
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"the custom profile's spec {path} ({CUSTOM_ENV}) cannot be read: {e}") from None
+
+
 def get(name) -> Profile:
-    """The profile called ``name``; a :class:`Profile` is returned as it is, so that a function may take either."""
+    """The profile called ``name``; a :class:`Profile` is returned as it is, so that a function may take either.
+    ``custom`` is read from the spec :data:`CUSTOM_ENV` names."""
     if isinstance(name, Profile):
         return name
+    if name == "custom":
+        return _custom_from_env()
     if name not in PROFILES:
         raise ValueError(f"unknown profile {name!r}; choose 'tiny' (default, offline), 'real' (a real pretrained "
-                         f"model on real text, offline) or 'paper' (needs internet and a GPU)")
+                         f"model on real text, offline), 'paper' (needs internet and a GPU) or 'custom' (your model "
+                         f"on your text: set {CUSTOM_ENV})")
     return PROFILES[name]

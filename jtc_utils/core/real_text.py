@@ -157,25 +157,25 @@ def _documents(domain: str) -> list[tuple[str, list[str]]]:
     return docs
 
 
-@lru_cache(maxsize=4)
-def _build(domain: str, seed: int) -> dict:
-    if domain not in SOURCES:
-        raise ValueError(f"unknown domain {domain!r} for profile 'real'; choose one of {', '.join(SOURCES)}")
-    counts = {"documents": 0, "paragraphs": 0, "sentences": 0}
+def prepare(docs: list[tuple[str, list[str]]], want: dict, key: str, name: str, fix: str = "") -> dict:
+    """From documents to an experiment's sentences, deterministically (the module's steps 1 to 4): split every
+    paragraph into sentences, filter, deduplicate, and split by document with the shuffles seeded by ``key``.
+    ``docs``: ``[(document id, [paragraph, ...]), ...]``; ``want``: ``{"train": n, "validation": n}``. Returns the
+    ``train`` and ``validation`` sentences and the ``counts`` of every step. Too few sentences left: a ValueError
+    with the counts, ``name`` (the text's name) and ``fix`` (what to do, appended to the message)."""
+    counts = {"documents": len(docs), "paragraphs": 0, "sentences": 0}
     kept_after = {}
     per_doc = []
     seen = set()
-    dropped = {name: 0 for name in FILTERS}
+    dropped = {f: 0 for f in FILTERS}
     duplicates = 0
-    docs = _documents(domain)
-    counts["documents"] = len(docs)
     for doc, paragraphs in docs:
         sents = []
         for p in paragraphs:
             counts["paragraphs"] += 1
             for s in split_sentences(p):
                 counts["sentences"] += 1
-                failed = next((name for name, (_, keep) in FILTERS.items() if not keep(s)), None)
+                failed = next((f for f, (_, keep) in FILTERS.items() if not keep(s)), None)
                 if failed:
                     dropped[failed] += 1
                     continue
@@ -186,12 +186,11 @@ def _build(domain: str, seed: int) -> dict:
                 sents.append(s)
         per_doc.append((doc, sents))
     left = counts["sentences"]
-    for name in FILTERS:
-        left -= dropped[name]
-        kept_after[name] = left
+    for f in FILTERS:
+        left -= dropped[f]
+        kept_after[f] = left
     kept_after["deduplicated"] = left - duplicates
-    want = sizes(domain)
-    rng = random.Random(f"real/{domain}/{seed}")
+    rng = random.Random(key)
     order = list(range(len(per_doc)))
     rng.shuffle(order)
     val, train, val_docs = [], [], 0
@@ -202,14 +201,21 @@ def _build(domain: str, seed: int) -> dict:
         else:
             train += per_doc[i][1]
     if len(train) < want["train"] or len(val) < want["validation"]:
-        raise ValueError(f"after filtering, {domain} has {len(train)} train and {len(val)} validation sentences, "
-                         f"fewer than the {want['train']} and {want['validation']} the profile needs")
+        raise ValueError(f"after filtering, {name} has {len(train)} train and {len(val)} validation sentences, "
+                         f"fewer than the {want['train']} and {want['validation']} asked for{fix}")
     rng.shuffle(train)
     rng.shuffle(val)
     return {"train": train[:want["train"]], "validation": val[:want["validation"]],
             "counts": {**counts, "kept_after": kept_after, "dropped_by": dropped, "duplicates": duplicates,
                        "train_documents": len(per_doc) - val_docs, "validation_documents": val_docs,
                        "train_pool": len(train), "validation_pool": len(val)}}
+
+
+@lru_cache(maxsize=4)
+def _build(domain: str, seed: int) -> dict:
+    if domain not in SOURCES:
+        raise ValueError(f"unknown domain {domain!r} for profile 'real'; choose one of {', '.join(SOURCES)}")
+    return prepare(_documents(domain), sizes(domain), f"real/{domain}/{seed}", domain)
 
 
 def sentences(domain: str, split: str, n: int | None = None, seed: int = 0) -> list[str]:

@@ -3,6 +3,7 @@
 * ``tiny`` (default, offline): the generated corpus, domains ``encyclopedia`` and ``news`` (:mod:`jtc_utils.embedded.corpus`).
 * ``real`` (offline): real English text from packages, domains ``wiki`` (Wikipedia lead sections) and ``bbc``
   (BBC News 2004-05) (:mod:`jtc_utils.core.real_text`).
+* ``custom``: a reader's own text, domains ``text`` and (where given) ``news`` (:mod:`jtc_utils.core.user_text`).
 * ``paper``: the paper's data, domains ``wikipedia`` (random paragraph-final sentences of the Hugging Face
   ``wikimedia/wikipedia`` dump, sampled as the authors' script does: spec 1.1) and ``leipzig`` (the Leipzig
   ``eng_news_2020_10K`` sentences, shuffled with a fixed seed and split 9,000/1,000: spec 1.2). Both need internet
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 
 from jtc_utils.embedded import corpus
 
-from . import profiles, real_text
+from . import profiles, real_text, user_text
 from .paths import CACHE_DIR, atomic_write_text
 
 PAPER_SIZES = {"wikipedia": {"train": 9000, "validation": 3000}, "leipzig": {"train": 9000, "validation": 1000}}
@@ -46,6 +47,15 @@ def sentences(profile, domain: str, split: str, n: int | None = None, seed: int 
         raise ValueError(f"unknown domain {domain!r} for profile {p.name!r}; choose one of {', '.join(p.domains)}")
     if p.name == "tiny":
         return corpus.pool(domain, split, n=n, seed=seed)
+    if p.name == "custom":
+        path = dict(p.texts).get(domain)
+        if path is None:
+            raise ValueError(f"the custom profile was given no {domain!r} text (the second domain: pass --text-news)")
+        n_train, n_val = p.sizes
+        data = user_text.prepared(path, n_train, n_val, seed)
+        pool = data["train"] + data["validation"]
+        return [TextSentence(t) for t in corpus.take_split(pool, {"train": n_train, "validation": n_val}, domain,
+                                                           split, n)]
     if p.name == "real":
 
         return [TextSentence(t) for t in real_text.sentences(domain, split, n=n, seed=seed)]

@@ -1,0 +1,124 @@
+"""A reader's own text, made into an experiment's sentences exactly as the real profile's text is (issue 36).
+
+The text comes in any plain form:
+
+* a ``.txt`` file: documents are separated by blank lines, and each other line of a document is a paragraph;
+* a folder of ``.txt`` files (searched recursively): each file is a document, each non-empty line a paragraph;
+* a JSON Lines file (``.jsonl``): one document per line, ``{"text": "..."}`` (other fields are ignored), its
+  paragraphs separated by newlines.
+
+From there the real profile's pipeline runs unchanged (:func:`jtc_utils.core.real_text.prepare`): split into
+sentences, filter, deduplicate, and split by document, so that no document gives sentences to both the training
+and the validation split. Files must be UTF-8 text; anything else is refused with the problem and the fix, before
+anything is computed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import lru_cache
+from pathlib import Path
+
+from . import real_text
+
+FORMS = "a .txt file, a folder of .txt files, or a .jsonl file with a 'text' field per line"
+TOO_FEW = "; give more text, or ask for fewer sentences (--sentences N)"
+
+
+class TextInputError(ValueError):
+    """The text given cannot be read as text; the message names the file, the problem and the fix."""
+
+
+def _read(path: Path) -> str:
+    raw = path.read_bytes()
+    if b"\x00" in raw:
+        raise TextInputError(f"{path} is not a text file (it holds NUL bytes: a binary file?); give {FORMS}")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise TextInputError(f"{path} is not UTF-8 text (byte {e.start} is {raw[e.start]:#04x}); save it as UTF-8 "
+                             f"(e.g. `iconv -f latin1 -t utf-8 {path.name} > fixed.txt`)") from None
+
+
+def _lines(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.strip()]
+
+
+def documents(path) -> list[tuple[str, list[str]]]:
+    """``[(document id, [paragraph, ...]), ...]`` of the text at ``path``, in a fixed order (see the module's
+    docstring for the three forms)."""
+    path = Path(path)
+    if not path.exists():
+        raise TextInputError(f"{path} does not exist; give {FORMS}")
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*.txt") if p.is_file())
+        if not files:
+            raise TextInputError(f"the folder {path} holds no .txt files; give {FORMS}")
+        docs = [(p.relative_to(path).as_posix(), _lines(_read(p))) for p in files]
+    elif path.suffix == ".jsonl":
+        docs = []
+        for i, line in enumerate(_read(path).splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise TextInputError(f"{path}, line {i}: not JSON ({e.msg}); each line must be an object such as "
+                                     '{"text": "..."}') from None
+            if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+                raise TextInputError(f"{path}, line {i}: no 'text' string; each line must be an object such as "
+                                     '{"text": "..."}')
+            docs.append((f"line {i}", _lines(record["text"])))
+    elif path.suffix == ".txt":
+        blocks, block = [], []
+        for line in _read(path).splitlines() + [""]:
+            if line.strip():
+                block.append(line.strip())
+            elif block:
+                blocks.append(block)
+                block = []
+        docs = [(f"document {i}", b) for i, b in enumerate(blocks, 1)]
+    else:
+        raise TextInputError(f"{path} is neither .txt nor .jsonl; give {FORMS}")
+    if not any(paragraphs for _, paragraphs in docs):
+        raise TextInputError(f"{path} holds no text; give {FORMS}")
+    return docs
+
+
+def fingerprint(path) -> str:
+    """SHA-256 of the text's files (names and contents), for cache keys and the data card."""
+    path = Path(path)
+    files = sorted(p for p in path.rglob("*.txt") if p.is_file()) if path.is_dir() else [path]
+    h = hashlib.sha256()
+    for p in files:
+        h.update((p.relative_to(path).as_posix() if path.is_dir() else p.name).encode())
+        h.update(hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def prepare(path, n_train: int, n_val: int, seed: int = 0) -> dict:
+    """The ``train`` and ``validation`` sentences (``n_train`` and ``n_val`` of them) of the text at ``path``, with
+    the counts of every step; too few sentences after filtering: a ValueError with the counts and the fix."""
+    want = {"train": n_train, "validation": n_val}
+    return real_text.prepare(documents(path), want, f"user/{seed}", Path(path).name, TOO_FEW)
+
+
+def data_card(path, n_train: int, n_val: int, seed: int = 0, examples: int = 3) -> dict:
+    """Where the sentences come from and what was done to them: the path and its SHA-256, the filters, the count
+    after each step, the split sizes and a few training examples."""
+    data = prepare(path, n_train, n_val, seed)
+    return {"source": str(Path(path)), "sha256": fingerprint(path), "seed": seed,
+            "filters": {name: desc for name, (desc, _) in real_text.FILTERS.items()},
+            "counts": data["counts"], "train": len(data["train"]), "validation": len(data["validation"]),
+            "examples": data["train"][:examples]}
+
+
+def prepared(path, n_train: int, n_val: int, seed: int = 0) -> dict:
+    """:func:`prepare`, computed once per text (its files' contents) and sizes in a process."""
+    return _prepared(str(path), fingerprint(path), n_train, n_val, seed)
+
+
+@lru_cache(maxsize=4)
+def _prepared(path: str, digest: str, n_train: int, n_val: int, seed: int) -> dict:
+    return prepare(path, n_train, n_val, seed)
