@@ -121,7 +121,8 @@ from jtc_utils.evidence import figdata
 # ```{exercise-start}
 # :label: ex-appb-saved
 # ```
-# **Run and read.** How many layers does `mat` save at the 95% target on news (<a href="#figure-fig20">Figure 5</a>, paper Fig. 20)?
+# **Run and read.** How many layers does `mat` save at the 95% target on news (<a href="#figure-fig20">Figure 5</a>,
+# paper Fig. 20)?
 # ```{exercise-end}
 # ```
 #
@@ -145,8 +146,8 @@ exercises.check("ex-appb-saved", answer)
 # :label: ex-appb-gap
 # ```
 # **Compute.** How far apart are the news and encyclopedia curves of `mat`'s Precision@1 on the same model? Give the
-# largest absolute difference over the layers between <a href="#figure-fig14">Figure 1</a> (paper Fig. 14) and its encyclopedia counterpart, paper Fig. 27 (drawn in
-# [appendix D](appendix_d_sizes.ipynb)).
+# largest absolute difference over the layers between <a href="#figure-fig14">Figure 1</a> (paper Fig. 14) and its
+# encyclopedia counterpart, paper Fig. 27 (drawn in [appendix D](appendix_d_sizes.ipynb)).
 # ```{exercise-end}
 # ```
 #
@@ -177,8 +178,9 @@ get = lambda f: results[f] if f in results else figdata.load(f)["data"]  # noqa:
 # ```{exercise-start}
 # :label: ex-appb-r2
 # ```
-# **Compute.** Which domain is easier to map linearly? Compute the mean $r^2$ of `mat` over the pairs $\ell < \ell'$
-# of paper Figs 12 (news) and 23 (encyclopedia), both drawn in [section 3](sec3_linear_shortcuts.ipynb), and give `answer = "news"` or `"encyclopedia"`.
+# **Compute.** Which domain is easier to map linearly? Compute the mean $r^2$ of `mat` over the pairs $\ell < \ell'$ of
+# paper Figs 12 (news) and 23 (encyclopedia), both drawn in [section 3](sec3_linear_shortcuts.ipynb), and give
+# `answer = "news"` or `"encyclopedia"`.
 # ```{exercise-end}
 # ```
 #

@@ -114,8 +114,9 @@ from jtc_utils.evidence import figdata
 # ```{exercise-start}
 # :label: ex-appd-bert
 # ```
-# **Run and read.** In the 12-layer BERT-style model (paper Fig. 29, in <a href="#figure-fig26">Figure 1</a>), from which layer on is `mat`'s Precision@1 above 0.25 (the
-# paper's "> 25% from layer 3" for BERT-large)? Give the first such layer.
+# **Run and read.** In the 12-layer BERT-style model (paper Fig. 29, in <a href="#figure-fig26">Figure 1</a>), from
+# which layer on is `mat`'s Precision@1 above 0.25 (the paper's "> 25% from layer 3" for BERT-large)? Give the first
+# such layer.
 # ```{exercise-end}
 # ```
 #
@@ -146,9 +147,9 @@ get = lambda f: results[f] if f in results else figdata.load(f)["data"]  # noqa:
 # ```{exercise-start}
 # :label: ex-appd-gain
 # ```
-# **Compute.** Does the gain of `mat` over `id` grow with depth? For each GPT-style size (paper Figs 26, 27, 28 and 4: <a href="#figure-fig26">Figure 1</a> and <a href="#figure-fig4">Figure 3</a>) compute
-# the mean of $P@1(\texttt{mat}) - P@1(\texttt{id})$ over the layers $\ell < L$; `answer` maps the figure id
-# to it.
+# **Compute.** Does the gain of `mat` over `id` grow with depth? For each GPT-style size (paper Figs 26, 27, 28 and 4:
+# <a href="#figure-fig26">Figure 1</a> and <a href="#figure-fig4">Figure 3</a>) compute the mean of
+# $P@1(\texttt{mat}) - P@1(\texttt{id})$ over the layers $\ell < L$; `answer` maps the figure id to it.
 # ```{exercise-end}
 # ```
 #
@@ -175,8 +176,9 @@ exercises.check("ex-appd-gain", answer)
 # ```{exercise-start}
 # :label: ex-appd-r2
 # ```
-# **Change the method.** Which GPT-style size has the highest mean $r^2$ of `mat` over its layer pairs $\ell < \ell'$ (paper Figs 22,
-# 23, 24 and 2, drawn in [section 3](sec3_linear_shortcuts.ipynb))? Give the figure id. Why might deeper models be harder or easier to shortcut?
+# **Change the method.** Which GPT-style size has the highest mean $r^2$ of `mat` over its layer pairs $\ell < \ell'$
+# (paper Figs 22, 23, 24 and 2, drawn in [section 3](sec3_linear_shortcuts.ipynb))? Give the figure id. Why might deeper
+# models be harder or easier to shortcut?
 # ```{exercise-end}
 # ```
 #

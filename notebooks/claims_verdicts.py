@@ -43,9 +43,9 @@
 #
 # Each verdict comes from one function (`jtc_utils.jtc.claims` for the JTC paper, the `claims` module of each chapter's
 # subpackage for the others), with its rule in the table; the lexicon and the resampling are in
-# `jtc_utils.evidence.verdicts`. The numbers are read from `book/data/`, which the chapters write; every table is saved there
-# too. The claim's id links to the chapter section that shows it, and a verdict that fails or is undecided links to
-# its reason at the end of the page.
+# `jtc_utils.evidence.verdicts`. The numbers are read from `book/data/`, which the chapters write; every table is saved
+# there too. The claim's id links to the chapter section that shows it, and a verdict that fails or is undecided links
+# to its reason at the end of the page.
 
 # %% tags=["parameters", "hide-cell"]
 profile = "tiny"

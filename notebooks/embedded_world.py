@@ -254,8 +254,8 @@ exercises.check("ex-world-length", answer)
 # ```{exercise-start}
 # :label: ex-world-check
 # ```
-# **Change the method.** In the check table above, at how many layers $\ell < L$ is `mat` above `id`? Then change the model:
-# rerun the check for the 6-layer GPT-style model (`P.role("gpt12")`) and compare.
+# **Change the method.** In the check table above, at how many layers $\ell < L$ is `mat` above `id`? Then change the
+# model: rerun the check for the 6-layer GPT-style model (`P.role("gpt12")`) and compare.
 # ```{exercise-end}
 # ```
 #

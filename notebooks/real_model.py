@@ -72,12 +72,12 @@ display(pd.DataFrame(rows).set_index("model"))
 # %% [markdown]
 # ## The text
 #
-# Each source is split into sentences by a rule-based splitter, filtered as the paper's sources are clean prose (5
-# to 60 words, a sentence's shape, no markup, no formulas, balanced brackets and quotes), deduplicated, and split
-# **by document**: whole articles go to the validation split until it has its sentences, so that no article gives
-# sentences to both splits. The sizes are the paper's (its appendix A): 9,000 training and 3,000 validation
-# sentences for Wikipedia, and for the news 9,000 and 1,000, as the paper's news set has. `jtc_utils.core.real_text` documents each step; its data card counts what each step
-# keeps.
+# Each source is split into sentences by a rule-based splitter, filtered as the paper's sources are clean prose (5 to 60
+# words, a sentence's shape, no markup, no formulas, balanced brackets and quotes), deduplicated, and split **by
+# document**: whole articles go to the validation split until it has its sentences, so that no article gives sentences
+# to both splits. The sizes are the paper's (its appendix A): 9,000 training and 3,000 validation sentences for
+# Wikipedia, and for the news 9,000 and 1,000, as the paper's news set has. `jtc_utils.core.real_text` documents each
+# step; its data card counts what each step keeps.
 
 # %% tags=["nbval-check-output"]
 from jtc_utils.evidence import figdata
@@ -169,8 +169,8 @@ from jtc_utils.evidence import figdata
 # ```{exercise-start}
 # :label: ex-real-ppl
 # ```
-# **Run and read.** On which text is SmolLM2's perplexity lower, Wikipedia (`"wiki"`) or BBC News (`"bbc"`)? Which of the
-# caveats above could explain it?
+# **Run and read.** On which text is SmolLM2's perplexity lower, Wikipedia (`"wiki"`) or BBC News (`"bbc"`)? Which of
+# the caveats above could explain it?
 # ```{exercise-end}
 # ```
 #
@@ -218,9 +218,9 @@ exercises.check("ex-real-gold", answer, data={"real_textfit": fit["real_textfit"
 # ```{exercise-start}
 # :label: ex-real-first
 # ```
-# **Change the method.** Massive activations: in the numbers behind section 3's norm heatmap (`figdata.load("real_norms")`), by
-# what factor is the first position's norm larger than the others' at the middle layer (`ratio_first`)? Then
-# change the method: which figures of section 3 would you refit without position 0, and why?
+# **Change the method.** Massive activations: in the numbers behind section 3's norm heatmap
+# (`figdata.load("real_norms")`), by what factor is the first position's norm larger than the others' at the middle
+# layer (`ratio_first`)? Then change the method: which figures of section 3 would you refit without position 0, and why?
 # ```{exercise-end}
 # ```
 #

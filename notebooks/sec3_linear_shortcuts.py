@@ -191,10 +191,11 @@ print(r2_table(stand_in).to_string())
 print(r2_table(["real_fig2", "real_fig3"]).to_string())
 
 # %% [markdown]
-# How to read it: on the paper's models `mat` beats `id` "across the network", so the claim holds on the stand-in
-# if the column `mat > id` is 1.00 for every figure; and BERT-style rows should show `id` near or below 0 on most
-# pairs (the rule reads "near or below 0" as $r^2 \le 0.05$, the claims page's lexicon entry "close to zero"). The verdicts, computed by `jtc_utils.jtc.claims`
-# from these numbers with the rule in each row (the [claims page](claims_verdicts.ipynb) explains the two verdicts):
+# How to read it: on the paper's models `mat` beats `id` "across the network", so the claim holds on the stand-in if the
+# column `mat > id` is 1.00 for every figure; and BERT-style rows should show `id` near or below 0 on most pairs (the
+# rule reads "near or below 0" as $r^2 \le 0.05$, the claims page's lexicon entry "close to zero"). The verdicts,
+# computed by `jtc_utils.jtc.claims` from these numbers with the rule in each row (the
+# [claims page](claims_verdicts.ipynb) explains the two verdicts):
 
 # %% tags=["nbval-check-output"]
 chapter.verdicts(["C1a", "C1b"])
@@ -287,8 +288,8 @@ from jtc_utils.book import exercises
 # ```{exercise-start}
 # :label: ex-sec3-gap
 # ```
-# **Run and read.** At which layer pair $\ell < \ell'$ of <a href="#figure-fig23">Figure 4</a> (paper Fig. 23) is the gain of `mat` over `id`, $r^2(\texttt{mat}) -
-# r^2(\texttt{id})$, largest? Give `answer = (l, l2)`.
+# **Run and read.** At which layer pair $\ell < \ell'$ of <a href="#figure-fig23">Figure 4</a> (paper Fig. 23) is the
+# gain of `mat` over `id`, $r^2(\texttt{mat}) - r^2(\texttt{id})$, largest? Give `answer = (l, l2)`.
 # ```{exercise-end}
 # ```
 #
@@ -313,10 +314,10 @@ exercises.check("ex-sec3-gap", answer)
 # ```{exercise-start}
 # :label: ex-sec3-one-pair
 # ```
-# **Compute.** Take the GPT-style model of <a href="#figure-fig23">Figure 4</a> (paper Fig. 23) and fit `mat` for the single pair $\ell=2 \to \ell'=4$ yourself
-# with `jtc_utils.core.linear.fit` on the training hidden states (`exp = chapter.experiment("fig23")`, then
-# `exp.X_train`), then compute its validation $r^2$
-# with `jtc_utils.core.linear.r2_score` (`answer`). It should match the heatmap's cell.
+# **Compute.** Take the GPT-style model of <a href="#figure-fig23">Figure 4</a> (paper Fig. 23) and fit `mat` for the
+# single pair $\ell=2 \to \ell'=4$ yourself with `jtc_utils.core.linear.fit` on the training hidden states
+# (`exp = chapter.experiment("fig23")`, then `exp.X_train`), then compute its validation $r^2$ with
+# `jtc_utils.core.linear.r2_score` (`answer`). It should match the heatmap's cell.
 # ```{exercise-end}
 # ```
 #
@@ -341,8 +342,8 @@ exercises.check("ex-sec3-one-pair", answer)
 # ```{exercise-start}
 # :label: ex-sec3-intercept
 # ```
-# **Change the method.** The paper fits $A$ without an intercept. Would an intercept (an affine map $Ah + b$) change the picture
-# much? Append a constant 1 to every input vector, refit the pair of the previous exercise and give the new
+# **Change the method.** The paper fits $A$ without an intercept. Would an intercept (an affine map $Ah + b$) change the
+# picture much? Append a constant 1 to every input vector, refit the pair of the previous exercise and give the new
 # validation $r^2$ as `answer`.
 # ```{exercise-end}
 # ```

@@ -244,12 +244,13 @@ print(pd.DataFrame(rows).to_string(index=False))
 # %% [markdown]
 # ## Reading a sentence layer by layer (interactive)
 #
-# Table 1 reads one position at a few layers. The view below reads every position at every layer, like the tuned
-# lens's prediction trajectories: for validation sentences of the stand-in of <a href="#figure-fig4">Figure 1</a> (paper Fig. 4) and of SmolLM2 on Wikipedia,
-# the top token and its probability under `id` (top), `mat` (middle) and the tuned lens (bottom; see
-# [every lens on one bench](lenses.ipynb)). Pick a sentence in the menu and hover for details. The column of a token shows the prediction of the token *after* it; the top row is the model's own
-# output. In a live notebook, `layer_view.figure([layer_view.trajectory(exp, "any sentence")]).show()` draws the
-# same view for a sentence of your own. The numbers are saved to `book/data/layer_view.json`.
+# Table 1 reads one position at a few layers. The view below reads every position at every layer, like the tuned lens's
+# prediction trajectories: for validation sentences of the stand-in of <a href="#figure-fig4">Figure 1</a> (paper Fig.
+# 4) and of SmolLM2 on Wikipedia, the top token and its probability under `id` (top), `mat` (middle) and the tuned lens
+# (bottom; see [every lens on one bench](lenses.ipynb)). Pick a sentence in the menu and hover for details. The column
+# of a token shows the prediction of the token *after* it; the top row is the model's own output. In a live notebook,
+# `layer_view.figure([layer_view.trajectory(exp, "any sentence")]).show()` draws the same view for a sentence of your
+# own. The numbers are saved to `book/data/layer_view.json`.
 
 # %%
 from IPython.display import HTML
@@ -334,9 +335,10 @@ mid = exp.n_layers // 2
 # ```{exercise-start}
 # :label: ex-sec4-precision
 # ```
-# **Compute.** Compute Precision@1 of `id` at the middle layer of the model of <a href="#figure-fig4">Figure 1</a> (paper Fig. 4) by hand: cast the validation
-# states with `readout.cast`, read them out with `readout.readout_stats`, and compare the top-1 ids with
-# the final model's top-1 (`exp.predictions["final_topk"][:, 0]`). It should equal the figure's curve.
+# **Compute.** Compute Precision@1 of `id` at the middle layer of the model of <a href="#figure-fig4">Figure 1</a>
+# (paper Fig. 4) by hand: cast the validation states with `readout.cast`, read them out with `readout.readout_stats`,
+# and compare the top-1 ids with the final model's top-1 (`exp.predictions["final_topk"][:, 0]`). It should equal the
+# figure's curve.
 # ```{exercise-end}
 # ```
 #
@@ -360,8 +362,8 @@ exercises.check("ex-sec4-precision", answer)
 # ```{exercise-start}
 # :label: ex-sec4-sentence
 # ```
-# **Change the method.** Write a sentence of your own in the style of the news domain, mask a date word, and look at the layer where
-# `mat` starts to propose day names. Does `id` ever get there before the last layers? (No automatic check:
+# **Change the method.** Write a sentence of your own in the style of the news domain, mask a date word, and look at the
+# layer where `mat` starts to propose day names. Does `id` ever get there before the last layers? (No automatic check:
 # read the table.)
 # ```{exercise-end}
 # ```

@@ -181,7 +181,8 @@ from jtc_utils.book import exercises
 # ```{exercise-start}
 # :label: ex-sec5-bert
 # ```
-# **Run and read.** How many layers does `mat` save at the 95% target on the BERT-style model of <a href="#figure-fig9">Figure 2</a> (paper Fig. 9)?
+# **Run and read.** How many layers does `mat` save at the 95% target on the BERT-style model of
+# <a href="#figure-fig9">Figure 2</a> (paper Fig. 9)?
 # ```{exercise-end}
 # ```
 #
@@ -211,10 +212,10 @@ exp = chapter.experiment("fig8")
 # ```{exercise-start}
 # :label: ex-sec5-one-lambda
 # ```
-# **Compute.** For the GPT-style model of <a href="#figure-fig8">Figure 1</a> (paper Fig. 8) and λ = 0.8 with `mat`, find the exit layer of every sample yourself
-# from the per-layer statistics `exp.predictions["gap"]["mat"]`, with the rule written above (use
-# `early_exit.decay` for the position term). `answer` is the mean exit layer; compare it with the figure's
-# point.
+# **Compute.** For the GPT-style model of <a href="#figure-fig8">Figure 1</a> (paper Fig. 8) and λ = 0.8 with `mat`,
+# find the exit layer of every sample yourself from the per-layer statistics `exp.predictions["gap"]["mat"]`, with the
+# rule written above (use `early_exit.decay` for the position term). `answer` is the mean exit layer; compare it with
+# the figure's point.
 # ```{exercise-end}
 # ```
 #
@@ -243,8 +244,9 @@ exercises.check("ex-sec5-one-lambda", answer)
 # ```{exercise-start}
 # :label: ex-sec5-target
 # ```
-# **Change the method.** 95% is one choice. How many more layers than `id` does `mat` save at a target of 90% Precision@1 on the
-# model of <a href="#figure-fig8">Figure 1</a> (paper Fig. 8; `early_exit.layers_saved`)? Try 99% too.
+# **Change the method.** 95% is one choice. How many more layers than `id` does `mat` save at a target of 90%
+# Precision@1 on the model of <a href="#figure-fig8">Figure 1</a> (paper Fig. 8; `early_exit.layers_saved`)? Try 99%
+# too.
 # ```{exercise-end}
 # ```
 #

@@ -242,7 +242,8 @@ from jtc_utils.book import exercises
 # ```{exercise-start}
 # :label: ex-sec6-best
 # ```
-# **Run and read.** Which of the four mappings of <a href="#figure-fig10">Figure 1</a> (paper Fig. 10) has the highest Precision@1 averaged over the start layers?
+# **Run and read.** Which of the four mappings of <a href="#figure-fig10">Figure 1</a> (paper Fig. 10) has the highest
+# Precision@1 averaged over the start layers?
 # ```{exercise-end}
 # ```
 #
@@ -294,9 +295,9 @@ exercises.check("ex-sec6-real", answer, data={"real_fig10": results["real_fig10"
 # ```{exercise-start}
 # :label: ex-sec6-single
 # ```
-# **Change the method.** `mat_attn` removes all interaction between positions, so running it on the single vector $h^\ell_i$ must
-# give the same result as running the whole prefix with attention replaced. Check this for start layer 2 on a
-# batch of validation prefixes, with `GPT2Blocks.run` and the fitted matrices `submodules.fit(exp)["attn"]`;
+# **Change the method.** `mat_attn` removes all interaction between positions, so running it on the single vector
+# $h^\ell_i$ must give the same result as running the whole prefix with attention replaced. Check this for start layer 2
+# on a batch of validation prefixes, with `GPT2Blocks.run` and the fitted matrices `submodules.fit(exp)["attn"]`;
 # `answer` is the largest difference.
 # ```{exercise-end}
 # ```

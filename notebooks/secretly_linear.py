@@ -30,7 +30,8 @@
 #
 # The fits of $Y$ and of $Y - X$ on $X$ share their residual, so the two scores are tied by an exact identity:
 #
-# $$\mathrm{LS}_\text{nores} = 1 - (1 - \mathrm{LS}_\text{res})\,\frac{\lVert Y_c \rVert_F^2}{\lVert (Y - X)_c \rVert_F^2}.$$
+# $$\mathrm{LS}_\text{nores} = 1 - (1 - \mathrm{LS}_\text{res})\,\frac{\lVert Y_c \rVert_F^2}{\lVert (Y - X)_c
+# \rVert_F^2}.$$
 #
 # A block whose update is small next to the stream gets an $\mathrm{LS}_\text{res}$ near 1 whatever it computes.
 #
@@ -301,10 +302,10 @@ chapter.verdicts(["S11", "S12"])
 # %% [markdown]
 # ## The real model
 #
-# SmolLM2-135M (LLaMA architecture, 30 blocks, $d$ = 576) on real Wikipedia text: 6,000 tokens per split on the
-# paper's protocol (each token costs a 30-block forward pass on two cores). It is also pruned by perplexity on 1,500
-# held-out tokens, for $k$ = 1, 2, 4 (the most linear blocks, and one random draw), removing or replacing. Distillation of 576×576 maps through the whole model
-# needs a GPU and is not run.
+# SmolLM2-135M (LLaMA architecture, 30 blocks, $d$ = 576) on real Wikipedia text: 6,000 tokens per split on the paper's
+# protocol (each token costs a 30-block forward pass on two cores). It is also pruned by perplexity on 1,500 held-out
+# tokens, for $k$ = 1, 2, 4 (the most linear blocks, and one random draw), removing or replacing. Distillation of
+# 576×576 maps through the whole model needs a GPU and is not run.
 
 # %% tags=["nbval-check-output"]
 pd.DataFrame({**{k: real["paper"][k] for k in ("res_in", "nores_in", "res_ho", "res_null")},
@@ -358,9 +359,9 @@ from jtc_utils.book import exercises
 # ```{exercise-start}
 # :label: sl-ex-null
 # ```
-# **Run and read.** Compute `jtc_utils.linearity.score.score(X, Y)` for two independent Gaussian matrices with $d = 48$ and
-# $n$ = 50, 100, 1,000, 10,000 (`answer` maps $n$ to the score). Compare with $d/(n-1)$. What does a score of
-# 0.99 on 16,000 tokens mean, and what would it mean on 60?
+# **Run and read.** Compute `jtc_utils.linearity.score.score(X, Y)` for two independent Gaussian matrices with $d = 48$
+# and $n$ = 50, 100, 1,000, 10,000 (`answer` maps $n$ to the score). Compare with $d/(n-1)$. What does a score of 0.99
+# on 16,000 tokens mean, and what would it mean on 60?
 # ```{exercise-end}
 # ```
 #
@@ -422,10 +423,9 @@ exercises.check("sl-ex-identity", answer)
 
 # %% [markdown]
 # ```{exercise}
-# :label: sl-ex-greedy
-# **Change the method.** The pruning order is computed once on the unpruned model. Write a greedy version that removes the most
-# linear block, recomputes the scores of the pruned model, and repeats. Does it beat the one-shot order in
-# perplexity at k = 4 (use `jtc_utils.linearity.prune.pruned` and `prune.evaluate`)?
+# :label: sl-ex-greedy **Change the method.** The pruning order is computed once on the unpruned model. Write a greedy
+# version that removes the most linear block, recomputes the scores of the pruned model, and repeats. Does it beat the
+# one-shot order in perplexity at k = 4 (use `jtc_utils.linearity.prune.pruned` and `prune.evaluate`)?
 # ```
 #
 # ````{solution} sl-ex-greedy

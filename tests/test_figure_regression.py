@@ -100,8 +100,8 @@ def _perturbed(name, bucket, err):
 
 # three of the four figure-data differences that another machine showed (issue 31; the fourth, the exit-rule
 # classifiers', is made stable instead: see test_the_exit_rule_classifiers_ignore_float_noise), each against the
-# tolerance that failed on it then: the old tolerance rejects the difference, the measured one accepts it, and a difference far beyond the
-# measured spread is still a regression
+# tolerance that failed on it then: the old tolerance rejects the difference, the measured one accepts it, and a
+# difference far beyond the measured spread is still a regression
 REPORTED = [
     ("fig21", "early/mat/x" + regression.LARGE, 0.011, lambda e, v: e <= 5e-3),  # atol 5e-3
     ("sample_size_gpt48", "r2_mat" + regression.LARGE, 0.39 / 163,

@@ -1,6 +1,6 @@
 """The package's layout, read from its source: layers that import one way, no module reaches into another's private
-names, no import cycle (a function-level import included), one figure registry and one ``Chapter`` for every paper, every benchmark in
-``make bench``, and every subpackage in a built wheel."""
+names, no import cycle (a function-level import included), one figure registry and one ``Chapter`` for every paper,
+every benchmark in ``make bench``, and every subpackage in a built wheel."""
 
 from __future__ import annotations
 
@@ -206,3 +206,29 @@ def test_a_function_imports_a_module_of_the_package_only_to_defer_a_heavy_one():
             if not (loads_heavy(target) and not loads_heavy(name)):
                 found.append(f"{name}: line {node.lineno} imports {target} inside a function")
     assert not found, found
+
+
+def test_every_module_and_function_the_readme_names_exists():
+    """The README's module map and figure-to-function table name modules and functions by their dotted path
+    (``core.readout.per_sample``, ``jtc_utils.book.chapter.Chapter``); each must resolve in the package."""
+    import importlib
+
+    text = (ROOT / "README.md").read_text()
+    layers = "|".join(LAYERS)
+    names = set(re.findall(rf"`((?:jtc_utils\.)?(?:{layers})\.[A-Za-z_][\w.]*)`", text))
+    assert len(names) > 20, "the README names too few functions for this test to mean anything"
+    missing = []
+    for name in sorted(names):
+        parts = (name if name.startswith("jtc_utils.") else "jtc_utils." + name).split(".")
+        for i in range(len(parts), 1, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:i]))
+                break
+            except ImportError:
+                continue
+        try:
+            for attr in parts[i:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            missing.append(name)
+    assert not missing, f"the README names what the package does not have: {missing}"

@@ -296,10 +296,11 @@ def real_model_line() -> str:
 
 class Chapter:
     """What one chapter computes, under the chapter's parameters, for any paper of the book: ``figure`` computes and
-    saves a figure by its id (through :mod:`jtc_utils.evidence.figure_registry`; the JTC paper's figures are also drawn the
-    paper's way, the other papers' chapters draw with their own ``plots``) and keeps its numbers in ``results``;
+    saves a figure by its id (through :mod:`jtc_utils.evidence.figure_registry`; the JTC paper's figures are also drawn
+    the paper's way, the other papers' chapters draw with their own ``plots``) and keeps its numbers in ``results``;
     ``verdicts`` judges claims of any paper from them (and from ``book/data`` for figures of other chapters);
-    ``experiment`` gives the shared :class:`~jtc_utils.core.experiment.Experiment` behind a JTC figure, for exercises."""
+    ``experiment`` gives the shared :class:`~jtc_utils.core.experiment.Experiment` behind a JTC figure, for
+    exercises."""
 
     def __init__(self, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0, real_n_train=None,
                  real_n_val=None, **draw):
@@ -328,7 +329,7 @@ class Chapter:
 
     def verdicts(self, ids, alias: dict | None = None) -> None:
         """Show the verdicts of claims ``ids`` (of any paper) as a table (returns nothing, so that the cell shows
-        only the table); ``alias`` judges them on other figures' numbers (see :func:`jtc_utils.jtc.claims.getter`)."""
+        only the table); ``alias`` judges them on other figures' numbers (see :func:`jtc_utils.evidence.claims.getter`)."""
         from IPython.display import display
 
         uuid = "verdicts-" + "-".join(ids) + ("-" + "-".join(alias.values()) if alias else "")

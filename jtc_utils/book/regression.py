@@ -100,8 +100,8 @@ def targets() -> list[str]:
 
 def executed(name: str, since: float) -> dict | None:
     """The data of stored figure ``name`` as a re-execution of the pages wrote it into ``$JTC_DATA_OUT`` (see
-    :func:`jtc_utils.evidence.figdata.output_dir`) after time ``since``, with the stored parameters; None where it did not.
-    `make test` executes the pages first, so that the regression compares what they computed instead of computing
+    :func:`jtc_utils.evidence.figdata.output_dir`) after time ``since``, with the stored parameters; None where it did
+    not. `make test` executes the pages first, so that the regression compares what they computed instead of computing
     every figure a second time."""
     out = figdata.output_dir()
     f = out / f"{name}.json"

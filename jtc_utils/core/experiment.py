@@ -97,9 +97,9 @@ class Experiment:
     def layer_r2(self) -> dict:
         """r² of ``mat`` and ``id`` for every layer pair (paper section 3; Figs 2, 3, 12, 13, 22-25).
 
-        ``r2_mat`` / ``r2_id``: validation r², [L+1, L+1] with rows = source l, columns = target l', diagonal 1,
-        lower triangle NaN. The ``*_train`` versions are the same on the training set. ``pairs``: the statistics the
-        claims read (:func:`jtc_utils.core.linear.pair_statistics`), with their resamples in ``boot`` (the validation set
+        ``r2_mat`` / ``r2_id``: validation r², [L+1, L+1] with rows = source l, columns = target l', diagonal 1, lower
+        triangle NaN. The ``*_train`` versions are the same on the training set. ``pairs``: the statistics the claims
+        read (:func:`jtc_utils.core.linear.pair_statistics`), with their resamples in ``boot`` (the validation set
         resampled, :func:`jtc_utils.core.resample.weights`; the fits are not refitted).
         """
         f = self._fits

@@ -69,8 +69,8 @@ def available(get, figs) -> dict:
 # curve lies above which, where a curve rises) and is judged on every profile; the *magnitude* verdict judges the
 # paper's numbers and is judged only on the paper profile, where the paper's models run: a stand-in is a different
 # model, so its numbers are shown beside the paper's but not judged. Every rule is built from the lexicon of
-# jtc_utils.evidence.verdicts (issue 32): each vague word of the sentence gets the one reading the lexicon gives it, the same
-# for every claim of every paper, and the record names the entries it used. A rule returns a *margin*, positive on
+# jtc_utils.evidence.verdicts (issue 32): each vague word of the sentence gets the one reading the lexicon gives it, the
+# same for every claim of every paper, and the record names the entries it used. A rule returns a *margin*, positive on
 # the claim's side; the verdict comes from the margins on the resampled validation sets (verdicts.decide).
 RULES_NOTE = ("Every rule reads the sentence through the lexicon below: one reading per word, written from the words "
               "before any result was looked at, the same for every claim of every paper. A rule gives a margin, "
@@ -95,13 +95,13 @@ def magnitude_part(paper: str, ours: str, holds, rule: str) -> dict:
 def claim_record(cid, claim, paper, ours, margin, rule, magnitude: dict | None = None, quote: str | None = None,
          words=(), unit: str = "", statistic: str | None = None, kind: str = "claim", fixed: str | None = None):
     """A claim record. ``margin``: the rule's margin on these numbers (positive on the claim's side; a bool for a
-    check that passes or not; None where the claim has no shape part, or its figures are not computed on the
-    profile); ``words``: the lexicon entries the rule reads the sentence with; ``unit``: the margin's unit;
-    ``statistic``: the name of the computed statistic (claims that share it form one finding); ``kind``: "claim", or
-    "check" for one that cannot fail on data (arithmetic, self-consistency), which is not counted as evidence.
-    ``magnitude`` (from :func:`magnitude_part`, or None where the paper gives no number) holds the paper's numbers, ours, and
-    the magnitude verdict before :func:`check` masks it off the paper profile. ``fixed``: why the statistic has no
-    resamples although a figure it reads has some (it is not judged on the resamples then; see :func:`evaluate`)."""
+    check that passes or not; None where the claim has no shape part, or its figures are not computed on the profile);
+    ``words``: the lexicon entries the rule reads the sentence with; ``unit``: the margin's unit; ``statistic``: the
+    name of the computed statistic (claims that share it form one finding); ``kind``: "claim", or "check" for one that
+    cannot fail on data (arithmetic, self-consistency), which is not counted as evidence. ``magnitude`` (from
+    :func:`magnitude_part`, or None where the paper gives no number) holds the paper's numbers, ours, and the magnitude
+    verdict before :func:`evaluate` masks it off the paper profile. ``fixed``: why the statistic has no resamples
+    although a figure it reads has some (it is not judged on the resamples then; see :func:`evaluate`)."""
     unknown = [w for w in words if w not in verdicts.LEXICON]
     if unknown:
         raise ValueError(f"claim {cid}: {unknown} not in the lexicon (jtc_utils.evidence.verdicts.LEXICON)")
@@ -209,9 +209,9 @@ CHECKS: dict = {}  # claim id -> the check of the paper package that registered 
 
 def registry(table: dict, name: str, reasons: dict | None = None, seed_keys=()):
     """``check`` and ``all_claims`` for a subpackage's table of claim functions (id -> function of ``get``), with
-    its ``reasons`` (as :data:`REASONS`) and the figure keys that hold one row per training seed (``seed_keys``, see
-    :func:`jtc_utils.evidence.verdicts.replicate`). Where a function gives no magnitude part, the paper's numbers
-    (``paper``) are carried as one, not judged off the paper profile."""
+    its ``reasons`` (as :data:`jtc_utils.jtc.claims.REASONS`) and the figure keys that hold one row per training seed
+    (``seed_keys``, see :func:`jtc_utils.evidence.verdicts.replicate`). Where a function gives no magnitude part, the
+    paper's numbers (``paper``) are carried as one, not judged off the paper profile."""
 
     def check(cid: str, get=default_get, profile: str = "tiny") -> dict:
         if cid not in table:

@@ -7,12 +7,13 @@ Two things every claim module of the book uses:
   it is the same for every claim of every paper: a rule takes its thresholds from :func:`value` and names the
   entries it used, and a test fails if a claim module compares with a number of its own.
 * The **bootstrap** of the validation set. Figures whose numbers are means over validation samples carry, beside
-  each mean, ``boot``: the same mean under :data:`jtc_utils.core.resample.N_RESAMPLES` resamples of the samples (:func:`jtc_utils.core.resample.weights`, a fixed
-  seed; every figure on the same samples is resampled the same way, so a difference of two curves is resampled as
-  a pair). Where a chapter has several training seeds, the seeds are resampled too (:func:`replicate`). A claim's
-  rule gives a *margin*, positive on the claim's side and zero on its threshold; :func:`decide` turns the margins of
-  the replicates into **holds** (the claim's side in at least :data:`LEVEL` of them), **fails** (the other side in
-  at least that many) or **undecided**. A margin of exactly zero is on neither side, so a tie is never a hold.
+  each mean, ``boot``: the same mean under :data:`jtc_utils.core.resample.N_RESAMPLES` resamples of the samples
+  (:func:`jtc_utils.core.resample.weights`, a fixed seed; every figure on the same samples is resampled the same way, so
+  a difference of two curves is resampled as a pair). Where a chapter has several training seeds, the seeds are
+  resampled too (:func:`replicate`). A claim's rule gives a *margin*, positive on the claim's side and zero on its
+  threshold; :func:`decide` turns the margins of the replicates into **holds** (the claim's side in at least
+  :data:`LEVEL` of them), **fails** (the other side in at least that many) or **undecided**. A margin of exactly zero is
+  on neither side, so a tie is never a hold.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Claims F1-F11 of Geva et al. (2022), each judged by one function from the FFN chapter's numbers with the rule of
 related-systems spec 2.5 (written from the paper's words before our numbers were seen). Each function takes ``get``
-(figure id -> numbers; by default read from ``book/data``) and returns ``{id, claim, quote, paper, ours, holds, rule, magnitude}``.
-Concept claims (F1-F4) are judged on the stand-in of GPT-2, the sample-level claims (F5-F11) on the stand-in of
-GPT-2 medium, as in the paper.
+(figure id -> numbers; by default read from ``book/data``) and returns ``{id, claim, quote, paper, ours, holds, rule,
+magnitude}``. Concept claims (F1-F4) are judged on the stand-in of GPT-2, the sample-level claims (F5-F11) on the
+stand-in of GPT-2 medium, as in the paper.
 """
 
 from __future__ import annotations

@@ -1,14 +1,15 @@
 """The paper's checkable claims (spec section 9), each judged by one function from the numbers behind the figures.
 
 Every function takes ``get``, a function from a figure id to its numbers (by default read from ``book/data``;
-chapters pass what they just computed), and returns a record ``{id, claim, quote, paper, ours, margin, rule,
-words, unit, statistic, kind, magnitude}``: the shape rule's ``margin`` (positive on the claim's side), read
-through the lexicon entries ``words`` of :mod:`jtc_utils.evidence.verdicts`, and the magnitude part. :func:`check` (:func:`jtc_utils.evidence.claims.evaluate`) adds the
-shape verdict from the resampled validation set (``verdict``: holds, fails or undecided, with the margin's interval,
-and ``holds`` True / False / None), the ``reason`` of a claim that fails or is undecided, and masks the magnitude
-verdict off the paper profile (see :data:`RULES_NOTE`). Each rule is written next to its claim from the paper's words (``quote``) and is the same for
-every profile. Where the stand-in has fewer layers than the paper's model, layer numbers are scaled by depth (layer
-44 of 48 becomes 22 of 24).
+chapters pass what they just computed), and returns a record ``{id, claim, quote, paper, ours, margin, rule, words,
+unit, statistic, kind, magnitude}``: the shape rule's ``margin`` (positive on the claim's side), read through the
+lexicon entries ``words`` of :mod:`jtc_utils.evidence.verdicts`, and the magnitude part. :func:`check`
+(:func:`jtc_utils.evidence.claims.evaluate`) adds the shape verdict from the resampled validation set (``verdict``:
+holds, fails or undecided, with the margin's interval, and ``holds`` True / False / None), the ``reason`` of a claim
+that fails or is undecided, and masks the magnitude verdict off the paper profile (see
+:data:`jtc_utils.evidence.claims.RULES_NOTE`). Each rule is written next to its claim from the paper's words
+(``quote``) and is the same for every profile. Where the stand-in has fewer layers than the paper's model, layer
+numbers are scaled by depth (layer 44 of 48 becomes 22 of 24).
 """
 
 from __future__ import annotations
@@ -463,7 +464,7 @@ claims.TITLES.update(FINDINGS)
 
 
 def check(cid: str, get=default_get, profile: str = "tiny") -> dict:
-    """The record of JTC claim ``cid`` (see :func:`evaluate`)."""
+    """The record of JTC claim ``cid`` (see :func:`jtc_utils.evidence.claims.evaluate`)."""
     if cid not in CLAIMS:
         raise ValueError(f"unknown claim {cid!r}; known: {', '.join(CLAIMS)}")
     return claims.evaluate(CLAIMS, cid, get, profile, REASONS)

@@ -13,9 +13,9 @@ other two keep the real attention, which then reads the *modified* states of the
 the true h^l at every prefix position. All start layers are processed together as a wavefront: at block j, the
 states of every start layer l <= j are stacked in the batch, so each mapping costs L block calls per batch.
 
-BERT-style models (an extension; the paper did not run them) work the same way with :class:`BertBlocks`: the
-whole sentence (with ``[MASK]`` at the position) instead of the prefix, the attention and output layer norms as
-``ln_1``/``ln_2``, and the MLM head as readout.
+BERT-style models (an extension; the paper did not run them) work the same way with
+:class:`jtc_utils.core.blocks.BertBlocks`: the whole sentence (with ``[MASK]`` at the position) instead of the prefix,
+the attention and output layer norms as ``ln_1``/``ln_2``, and the MLM head as readout.
 """
 
 from __future__ import annotations

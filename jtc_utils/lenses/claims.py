@@ -2,9 +2,9 @@
 chapter's numbers (related-systems spec 3.4 and 5.3; the rules are the spec's, written from the papers' words).
 
 Every function takes ``get`` (a figure id to its numbers; by default read from ``book/data``) and returns the record
-``{id, claim, quote, paper, ours, holds, rule, magnitude}`` of :mod:`jtc_utils.jtc.claims`. Curves of the gradient-descent lenses are
-averaged over the three seeds before a rule is applied. Layer L (where every lens is the true output) is left out
-of every "at every layer" rule.
+``{id, claim, quote, paper, ours, holds, rule, magnitude}`` of :mod:`jtc_utils.jtc.claims`. Curves of the
+gradient-descent lenses are averaged over the three seeds before a rule is applied. Layer L (where every lens is the
+true output) is left out of every "at every layer" rule.
 """
 
 from __future__ import annotations

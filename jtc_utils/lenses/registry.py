@@ -42,10 +42,11 @@ _LOCATION_FIELDS = ("_name_or_path",)  # of config.json
 
 def lens_model_identity(ad) -> str:
     """The model's identity in a trained lens's key: the adapter's ``identity``
-    (:func:`jtc_utils.core.models.model_identity`), except for a real model. Its converted folder records the absolute path of the package file it was made from (``SOURCE.json``,
-    ``config.json``'s ``_name_or_path``), so its identity differs between two checkouts of the same commit and a
-    committed lens would be missed (and retrained) in every other checkout. For a real model the key holds the
-    package file's pinned checksum and the folder's content without those paths."""
+    (:func:`jtc_utils.core.models.model_identity`), except for a real model. Its converted folder records the absolute
+    path of the package file it was made from (``SOURCE.json``, ``config.json``'s ``_name_or_path``), so its identity
+    differs between two checkouts of the same commit and a committed lens would be missed (and retrained) in every other
+    checkout. For a real model the key holds the package file's pinned checksum and the folder's content without those
+    paths."""
     import hashlib
     import json
 

@@ -2,9 +2,9 @@
 chapter's numbers (related-systems spec 4.4; the rules are the spec's, written from the paper's words).
 
 Every function takes ``get`` (a figure id to its numbers; by default read from ``book/data``) and returns the record
-``{id, claim, quote, paper, ours, holds, rule, magnitude}`` of :mod:`jtc_utils.jtc.claims`. The paper's claims are about decoders, so the
-rules use the four GPT-style stand-ins; the real model's numbers are given beside them where it has them. S11 and
-S12 are descriptive in the paper (no data, no threshold) and are reported without a verdict.
+``{id, claim, quote, paper, ours, holds, rule, magnitude}`` of :mod:`jtc_utils.jtc.claims`. The paper's claims are about
+decoders, so the rules use the four GPT-style stand-ins; the real model's numbers are given beside them where it has
+them. S11 and S12 are descriptive in the paper (no data, no threshold) and are reported without a verdict.
 """
 
 from __future__ import annotations

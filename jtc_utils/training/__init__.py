@@ -1,1 +1,2 @@
-"""Training: the one loop (optimiser, schedule, checkpoints, resume) and the zoo's trainer. Imports the core only."""
+"""Training: the one loop (optimiser, schedule, checkpoints, resume) and the zoo's trainer. Imports the core only.
+"""
