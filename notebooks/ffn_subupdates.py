@@ -29,14 +29,15 @@
 # self-supervised early-exit rule that saves about 20% of the layers.
 #
 # ```{admonition} What stands in for what
-# :class: note The paper's annotators are replaced by the generator of the embedded world: every generated word has
-# exactly one class (month, occupation, surname, report adjective, ...; `jtc_utils.embedded.lexicon`), so concept
-# coverage is measured automatically and exactly. Toxicity (scored by the commercial Perspective API) cannot be measured
-# here; it is replaced by **concept steering** on the world's one polar concept, and named as such. The concept analyses
-# run on the stand-in of GPT-2 (`tiny-gpt2`), the sample-level ones on the stand-in of GPT-2 medium
-# (`tiny-gpt2-medium`), on the same validation sentences as section 5, so every exit rule lands on one plot. The real
-# model (SmolLM2-135M, a gated FFN: $m_i = \mathrm{SiLU}(\text{gate}_i)\cdot\text{up}_i$) gets every analysis that needs
-# no word classes. Code: `jtc_utils.ffn`, one module per analysis.
+# :class: note
+# The paper's annotators are replaced by the generator of the embedded world: every generated word has exactly one class
+# (month, occupation, surname, report adjective, ...; `jtc_utils.embedded.lexicon`), so concept coverage is measured
+# automatically and exactly. Toxicity (scored by the commercial Perspective API) cannot be measured here; it is replaced
+# by **concept steering** on the world's one polar concept, and named as such. The concept analyses run on the stand-in
+# of GPT-2 (`tiny-gpt2`), the sample-level ones on the stand-in of GPT-2 medium (`tiny-gpt2-medium`), on the same
+# validation sentences as section 5, so every exit rule lands on one plot. The real model (SmolLM2-135M, a gated FFN:
+# $m_i = \mathrm{SiLU}(\text{gate}_i)\cdot\text{up}_i$) gets every analysis that needs no word classes. Code:
+# `jtc_utils.ffn`, one module per analysis.
 # ```
 
 # %% tags=["parameters", "hide-cell"]
@@ -366,9 +367,10 @@ exercises.check("ffn-ex-coverage", answer)
 
 # %% [markdown]
 # ```{exercise}
-# :label: ffn-ex-overlap **Change the method.** The paper's text counts the overlap of dominant clusters as an
-# intersection of sets; its code (and this book) compares the ten slots in order. Change `_overlap` in
-# `jtc_utils.ffn.exit_rule` to a set intersection and compare accuracy and layers saved.
+# :label: ffn-ex-overlap
+# **Change the method.** The paper's text counts the overlap of dominant clusters as an intersection of sets; its code
+# (and this book) compares the ten slots in order. Change `_overlap` in `jtc_utils.ffn.exit_rule` to a set intersection
+# and compare accuracy and layers saved.
 # ```
 #
 # ````{solution} ffn-ex-overlap

@@ -39,15 +39,16 @@
 # At full rank RRR is `mat`.
 #
 # ```{admonition} What runs here
-# :class: note The stand-in of GPT2-XL (`tiny-gpt2-xl`, 24 layers, width 96) carries the N-NJTC figures, at rank 4: the
-# paper's rank $\lfloor d/100 \rfloor$ is 0 for a width of 96. At rank 4 NJTC's $2dr$ parameters are 8% of `mat`'s
-# $d^2$, the closest the zoo gets to the paper's 2% (GPT2-XL at rank 16; the table of the chapter gives every share).
-# The trained lenses of the stand-ins (the tuned lens of every zoo model, NJTC and N-NJTC for all 300 layer pairs with
-# three seeds) are trained once by `python -m jtc_utils.lenses.train` and committed in `zoo/lenses/` with the key they
-# were trained under; here they are loaded. The real model (SmolLM2-135M, width 576, rank 5 = $\lfloor 576/100 \rfloor$)
-# gets every lens fitted in closed form or by gradient descent in this build; its tuned lens, a GPU job (see its
-# section), is trained once by `python -m jtc_utils.lenses.train --models smollm2-135m --real-tuned --device cuda`,
-# committed in `zoo/lenses/` and loaded like the stand-ins'.
+# :class: note
+# The stand-in of GPT2-XL (`tiny-gpt2-xl`, 24 layers, width 96) carries the N-NJTC figures, at rank 4: the paper's rank
+# $\lfloor d/100 \rfloor$ is 0 for a width of 96. At rank 4 NJTC's $2dr$ parameters are 8% of `mat`'s $d^2$, the closest
+# the zoo gets to the paper's 2% (GPT2-XL at rank 16; the table of the chapter gives every share). The trained lenses of
+# the stand-ins (the tuned lens of every zoo model, NJTC and N-NJTC for all 300 layer pairs with three seeds) are
+# trained once by `python -m jtc_utils.lenses.train` and committed in `zoo/lenses/` with the key they were trained
+# under; here they are loaded. The real model (SmolLM2-135M, width 576, rank 5 = $\lfloor 576/100 \rfloor$) gets every
+# lens fitted in closed form or by gradient descent in this build; its tuned lens, a GPU job (see its section), is
+# trained once by `python -m jtc_utils.lenses.train --models smollm2-135m --real-tuned --device cuda`, committed in
+# `zoo/lenses/` and loaded like the stand-ins'.
 # ```
 
 # %% tags=["parameters", "hide-cell"]

@@ -423,9 +423,10 @@ exercises.check("sl-ex-identity", answer)
 
 # %% [markdown]
 # ```{exercise}
-# :label: sl-ex-greedy **Change the method.** The pruning order is computed once on the unpruned model. Write a greedy
-# version that removes the most linear block, recomputes the scores of the pruned model, and repeats. Does it beat the
-# one-shot order in perplexity at k = 4 (use `jtc_utils.linearity.prune.pruned` and `prune.evaluate`)?
+# :label: sl-ex-greedy
+# **Change the method.** The pruning order is computed once on the unpruned model. Write a greedy version that removes
+# the most linear block, recomputes the scores of the pruned model, and repeats. Does it beat the one-shot order in
+# perplexity at k = 4 (use `jtc_utils.linearity.prune.pruned` and `prune.evaluate`)?
 # ```
 #
 # ````{solution} sl-ex-greedy

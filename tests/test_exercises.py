@@ -201,3 +201,14 @@ def test_between_two_exercises_only_their_checks(name):
     for c in cells:
         if c.cell_type == "code" and CHECK_CALL.search(c.source):
             assert "remove-output" in c.metadata.get("tags", []), f"{name}: {c.source[:60]!r}"
+
+
+@pytest.mark.parametrize("name", runner.notebook_names())
+def test_a_directive_option_stands_on_its_own_line(name):
+    """A MyST directive's option line (``:label: ex-...``, ``:class: note``) holds the option and its value only:
+    text run onto it (a rewrap of the prose did so once) turns a label into an undefined one and an admonition's
+    body into its class, silently for the class."""
+    nb = jupytext.read(NOTEBOOKS_DIR / f"{name}.py")
+    bad = [line for c in nb.cells if c.cell_type == "markdown" for line in c.source.splitlines()
+           if re.match(r"^:(label|class|name):", line) and len(line.split()) != 2]
+    assert not bad, bad
