@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: browser book test install real notebooks html bench noise clean-cache zoo zoo-extras student lab grade
+.PHONY: browser book test install real notebooks html bench noise clean-cache zoo zoo-extras student lab grade custom
 
 $(STAMP): requirements.txt requirements-html.txt requirements-real.txt requirements-lab.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,15 @@ test: $(STAMP) browser  ## nbval on the executed notebooks, unit tests and the f
 	PYTHONWARNINGS=ignore JTC_PROGRESS=0 JTC_REAL_SUBSET=1200,300 JTC_DATA_OUT=$(CURDIR)/.cache/test-data $(PY) -m pytest book/*.ipynb tests --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg --durations=30
 
+# your model on your text: every chapter that applies, into OUT (never book/); see the README's "Your model"
+MODEL ?=
+TEXT ?=
+OUT ?= custom-book
+custom: $(STAMP)  ## the book on MODEL (a save_pretrained folder or hub id) and TEXT, into OUT (NEWS, SENTENCES optional)
+	@test -n "$(MODEL)" -a -n "$(TEXT)" || { echo "usage: make custom MODEL=path-or-hub-id TEXT=file-or-folder [NEWS=file] [SENTENCES=N] [OUT=folder]"; exit 2; }
+	$(PY) -m jtc_utils.book.custom --model "$(MODEL)" --text "$(TEXT)" --out "$(OUT)" \
+		$(if $(NEWS),--text-news "$(NEWS)") $(if $(SENTENCES),--sentences $(SENTENCES))
+
 # the classroom: the student edition, JupyterLab on it, and grading a class (see the README's "Teaching")
 STUDENT_DIR ?= student
 LAB_DIR ?= $(STUDENT_DIR)
@@ -70,6 +79,7 @@ bench: $(STAMP)  ## speed benchmarks (not part of the tests)
 	$(PY) benchmarks/bench_real.py
 	$(PY) benchmarks/bench_lenses.py
 	$(PY) benchmarks/bench_ffn.py
+	$(PY) benchmarks/bench_custom.py
 	$(PY) benchmarks/bench_linearity.py
 	$(PY) benchmarks/bench_corpus.py
 	$(PY) benchmarks/bench_paper_memory.py

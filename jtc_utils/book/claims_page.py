@@ -16,7 +16,8 @@ import re
 from jtc_utils.book import claim_tables
 from jtc_utils.evidence import claims
 
-PROFILE_NAMES = {"tiny": "the stand-in", "real": "the real model", "paper": "the paper's models"}
+PROFILE_NAMES = {"tiny": "the stand-in", "real": "the real model", "paper": "the paper's models",
+                 "custom": "your model"}
 VERDICT_CLASSES = {"HOLDS": "jtc-v-holds", "FAILS": "jtc-v-fails", "CHECK FAILS": "jtc-v-fails",
                    "UNDECIDED": "jtc-v-undecided"}
 SCROLL = "jtc-scroll"  # the wrapper class: a scroll box with shadows at the edges that can still be scrolled to

@@ -391,7 +391,7 @@ def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT, devic
                                  f"({e.ename}: {e.evalue}); the executed copy with the error is {failed}; the "
                                  f"committed page and data are unchanged") from None
         except Exception as e:  # noqa: BLE001 - kernel death, cell timeout, a failure to start the kernel ...
-            reason = _describe(e, timeout)
+            reason = describe(e, timeout)
             index = _failing_cell(failed)
             _mark_failed_copy(failed, index, f"jtc_utils.book.runner: {reason}")
             where = "before any cell ran"
@@ -422,7 +422,7 @@ def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT, devic
     return time.time() - t0
 
 
-def _describe(e: BaseException, timeout: int) -> str:
+def describe(e: BaseException, timeout: int) -> str:
     kind = type(e).__name__
     if kind == "DeadKernelError":
         return ("the kernel died, most often killed for lack of memory; run it again with fewer samples "

@@ -61,6 +61,14 @@ class NoReadoutError(RuntimeError):
     """Token predictions were asked of an encoder that has no language-model head."""
 
 
+def headless(config) -> bool:
+    """Whether a saved encoder's configuration names only its body (``BertModel``: no masked-LM head, so hidden
+    states only), as a folder written by ``BertModel.save_pretrained`` does."""
+    archs = getattr(config, "architectures", None) or []
+    return config.model_type == "bert" and bool(archs) and not any("MaskedLM" in a or "PreTraining" in a
+                                                                    for a in archs)
+
+
 def family_of(model) -> str:
     t = model.config.model_type
     if t in FAMILIES:
@@ -245,7 +253,7 @@ def load(name: str, dtype=None):
         raise ModelUnavailableError(unsupported_family(cfg.model_type, repr(name)))
     if cfg.model_type in CAUSAL_FAMILIES:
         cls = AutoModelForCausalLM
-    elif name in real_models.REAL_MODELS and not real_models.spec(name).has_head:
+    elif name in real_models.REAL_MODELS and not real_models.spec(name).has_head or headless(cfg):
         cls = AutoModel  # a headless encoder: hidden states only
     else:
         cls = AutoModelForMaskedLM

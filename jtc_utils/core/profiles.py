@@ -13,6 +13,8 @@ import json
 import os
 from dataclasses import dataclass
 
+from . import user_text
+
 
 @dataclass(frozen=True)
 class Profile:
@@ -23,6 +25,12 @@ class Profile:
     second_domain: str  # the paper's Leipzig news
     texts: tuple = ()  # the custom profile: (domain, path of its text) pairs
     sizes: tuple = ()  # the custom profile: (training, validation) sentences of each domain
+    one_model: bool = False  # one pretrained model in every role (real, custom): no sizes trained alike
+
+    def subset(self, default: tuple) -> tuple:
+        """The (training, validation) sentences a chapter that cannot afford a real model's whole split computes
+        on: ``default`` (the real profile's subset), or the custom profile's own sizes where they are smaller."""
+        return tuple(min(a, b) for a, b in zip(self.sizes, default)) if self.sizes else tuple(default)
 
     def role(self, role: str) -> str:
         """The model that plays a paper model's role: ``gpt12``/``gpt24``/``gpt36``/``gpt48`` (GPT-2 small to XL)
@@ -41,6 +49,14 @@ class Profile:
             raise ValueError(f"unknown domain role {which!r}; choose 'main' ({self.main_domain}) or 'second' "
                              f"({self.second_domain})")
         return domains[which]
+
+    def text_key(self) -> dict:
+        """What a cache key must add for the profile's text where the model's identity and the profile's name do not
+        pin it: the SHA-256 of a custom profile's texts and its sizes (the reader may change them between runs);
+        nothing for the other profiles, whose text is fixed."""
+        if not self.texts:
+            return {}
+        return {"texts": {domain: user_text.fingerprint(path) for domain, path in self.texts}, "sizes": list(self.sizes)}
 
     @property
     def models(self) -> tuple:
@@ -63,7 +79,7 @@ PROFILES = {
     # offline, real: one real decoder (SmolLM2-135M, LLaMA family) plays every GPT role and one real headless encoder
     # (all-MiniLM-L6-v2) the BERT roles of the hidden-state chapters; Wikipedia leads and BBC News
     "real": Profile("real", gpt=("smollm2-135m",) * 4, bert=("minilm-l6",) * 2, main_domain="wiki",
-                    second_domain="bbc"),
+                    second_domain="bbc", one_model=True),
     "paper": Profile("paper", gpt=("gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"),
                      bert=("bert-base-uncased", "bert-large-uncased"), main_domain="wikipedia",
                      second_domain="leipzig"),
@@ -85,7 +101,7 @@ def custom(model: str, text, news=None, n_train: int = CUSTOM_SIZES[0], n_val: i
         raise ValueError(f"the custom profile's sizes must be whole numbers above 0, got {n_train!r} and {n_val!r}")
     texts = (("text", str(text)),) + ((("news", str(news)),) if news is not None else ())
     return Profile("custom", gpt=(str(model),) * 4, bert=(str(model),) * 2, main_domain="text",
-                   second_domain="news", texts=texts, sizes=(n_train, n_val))
+                   second_domain="news", texts=texts, sizes=(n_train, n_val), one_model=True)
 
 
 def custom_spec(profile: Profile) -> dict:

@@ -190,7 +190,7 @@ def evaluate(table: dict, cid: str, get=None, profile: str = "tiny", reasons: di
     try:
         rec = fn(get)
     except NotComputed as e:
-        text = fn(memo(default_get))  # the claim's wording and rule, from the stand-in's numbers
+        text = fn(memo(lambda f: figdata.committed(f)["data"]))  # the wording and rule, from the stand-in's
         mag = text["magnitude"] and {**text["magnitude"], "ours": "-", "holds": None, "note": "not computed"}
         rec = {**text, "ours": f"not computed on this profile: {e}", "margin": None, "magnitude": mag}
         return judged({**rec, **verdicts.decide(None, None), "holds": None, "reason": None}, profile)

@@ -88,6 +88,12 @@ def load(figure: str) -> dict:
     return json.loads(path(figure).read_text())
 
 
+def committed(figure: str) -> dict:
+    """The record of ``figure`` in the committed book (``book/data``), whatever this process has saved under the
+    same id (a reader's custom book computes the paper's figures under their ids)."""
+    return json.loads((DATA_DIR / f"{figure}.json").read_text())
+
+
 def as_array(values) -> np.ndarray:
     """A JSON list (with nulls for NaN) back to a float array; an array (or any sequence of numbers) as floats."""
     if isinstance(values, np.ndarray):

@@ -14,6 +14,7 @@ from typing import Callable
 from . import figdata
 
 REAL_PREFIX = "real_"  # a figure computed on the real model (profile "real"), beside its stand-in twin
+CUSTOM = "custom"  # the profile of a reader's own model, which plays the real model's part (its ``real_`` figures)
 
 
 @dataclass(frozen=True)
@@ -36,8 +37,11 @@ def register(paper: str, ids, compute: Callable, params_in_result: bool = True) 
 
 
 def profile_of(fig: str, profile: str) -> str:
-    """The profile a figure is computed on: ``real`` for the real model's figures, the chapter's otherwise."""
-    return "real" if fig.startswith(REAL_PREFIX) else profile
+    """The profile a figure is computed on: ``real`` for the real model's figures (the reader's own model under the
+    custom profile), the chapter's otherwise."""
+    if fig.startswith(REAL_PREFIX):
+        return CUSTOM if profile == CUSTOM else "real"
+    return profile
 
 
 def entry(fig: str) -> Registered:

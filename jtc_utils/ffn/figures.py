@@ -160,9 +160,10 @@ def exit_table(exp, sub: dict, features=exit_rule.FEATURES) -> dict:
             "curves": {m: {"x": ee["early"][m]["x"], "y": ee["early"][m]["y"]} for m in ("id", "mat")}}
 
 
-def real(profile_seed: int = 0) -> dict:
-    """The analyses that need no word classes, on the real model (first REAL_SIZES sentences)."""
-    exp = for_role("real", "gpt24", *REAL_SIZES, profile_seed)
+def real(profile_seed: int = 0, profile: str = "real") -> dict:
+    """The analyses that need no word classes, on the real model (first REAL_SIZES sentences; a reader's own model,
+    ``profile="custom"``, on its own sizes)."""
+    exp = for_role(profile, "gpt24", *profiles.get(profile).subset(REAL_SIZES), profile_seed)
     ffn = FFN(exp.adapter)
     gaps = decompose.check(exp, (0, ffn.n_layers // 2, ffn.n_layers - 1))
     sub = subupdates.analyse(exp, profile_seed)
@@ -190,8 +191,9 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
     if fig == "geva_values":
         return {m: value_table(m, profile, seed) for m in p.gpt[:2]}, {**params, "model": ", ".join(p.gpt[:2])}
     if fig == "real_geva":
-        exp = for_role("real", "gpt24", *REAL_SIZES, seed)
-        return real(seed), {"profile": "real", "model": exp.model_name, "paper_model": exp.model_name,
+        profile = figure_registry.profile_of(fig, profile)
+        exp = for_role(profile, "gpt24", *profiles.get(profile).subset(REAL_SIZES), seed)
+        return real(seed, profile), {"profile": profile, "model": exp.model_name, "paper_model": exp.model_name,
                             "domain": exp.domain, "seed": seed, "n_train": len(exp.train), "n_val": len(exp.val)}
     role = FFN_FIGURES[fig]
     model = p.role(role)

@@ -290,6 +290,8 @@ def c12a(get):
     done = np.isfinite(p["mat_attn"])  # the start layers computed (all of them, but on the real model)
     done[:start] = False
     done[L:] = False
+    if not done.any():  # a shallow model with every fifth start layer computed (a reader's own, say)
+        raise NotComputed(f"no start layer from {start} to {L - 1} of its {L} layers was computed")
     gaps = {m: float((p[m][done] - p["mat"][done]).min()) for m in ("mat_attn", "mat_ln1_ln2", "mat_ffn")}
     return claim_record("C12a", "from layer ~7 of 24 on, every sub-module map does better than mat (P@1)", "Fig 10",
                 f"from l = {start} of {L}, smallest P@1 gain over mat: "

@@ -99,7 +99,7 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
         keys = ("p@1", "p@5", "p@10") if kind == "pk" else ("surprisal", "surprisal_lo", "surprisal_hi")
         return {**head, "curves": {m: _pick(c[m], keys) for m in c}}, params
     if kind in ("parts_pk", "parts_surp"):
-        if profile == "real":
+        if profiles.get(profile).one_model:  # a real model's depth: every fifth start layer
             sub = REAL_PARTS
             ex = shared(model, domain, profile, min(sub["n_train"], len(exp.train)),
                         min(sub["n_val"], len(exp.val)), seed)

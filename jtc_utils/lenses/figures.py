@@ -262,8 +262,7 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
     """``(data, params)`` of a lens-chapter figure (see the module docstring)."""
     if fig not in LENS_FIGURES:
         raise ValueError(f"unknown lens figure {fig!r}; known: {', '.join(LENS_FIGURES)}")
-    if fig == "real_lens_table":
-        profile = "real"
+    profile = figure_registry.profile_of(fig, profile)
     if fig == "tl_cmp":
         data = compare_tuned(profile, n_train, n_val, seed)
         return data, {"profile": profile, "model": "every zoo model", "domain": profiles.get(profile).main_domain,
@@ -279,8 +278,9 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
         data = grid(exp)
     elif fig == "lens_table":
         data = table(exp, TABLE_LENSES, with_exit=True)
-    else:
-        data = table(exp, REAL_LENSES, with_exit=False)
+    else:  # a reader's own model has no tuned lens trained ahead of time (``python -m jtc_utils.lenses.train``)
+        names = REAL_LENSES if profile == "real" else tuple(n for n in REAL_LENSES if n != "tuned")
+        data = table(exp, names, with_exit=False)
     params = {"profile": profile, "model": exp.model_name, "paper_model": profiles.PAPER_NAME.get(exp.model_name,
               exp.model_name), "domain": exp.domain, "n_train": len(exp.train), "n_val": len(exp.val), "seed": seed}
     return data, params

@@ -64,7 +64,8 @@ def _scores(ad, profile: str, n_tokens: int) -> dict:
         out["n_tokens"] = np.array([len(val["position"]), len(tr["position"])])
         return out
 
-    return cache.cached("sl_scores", _key("paper", model=ad.identity, profile=profile, n=n_tokens), compute)
+    return cache.cached("sl_scores", _key("paper", model=ad.identity, profile=profile, n=n_tokens,
+                                          **profiles.get(profile).text_key()), compute)
 
 
 def _unpack(arrays: dict, tag: str) -> dict:
@@ -81,16 +82,23 @@ def _sample_scores(exp) -> dict:
                 **score.heldout_profile(exp.X_train, exp.X_val)}
 
     return cache.cached("sl_scores", _key("sample", model=exp.adapter.identity, n=[len(exp.train), len(exp.val)],
-                                          domain=exp.domain), compute)
+                                          domain=exp.domain, **exp.profile.text_key()), compute)
+
+
+def real_tokens(ad, profile: str, n: int) -> int:
+    """``n`` tokens per split on the real model; on a reader's own (custom) text at most what both splits hold."""
+    if profiles.get(profile).name != "custom":
+        return n
+    return min(n, *(states.tokens_in(ad, split, profile) for split in ("train", "validation")))
 
 
 @lru_cache(maxsize=16)
 def study(model: str, profile: str = "tiny") -> dict:
     """Every linearity score of one model: paper protocol (all positions; ``all`` and ``nopos0``) and book sample."""
     p = profiles.get(profile)
-    sizes = REAL_SAMPLE_SIZES if profile == "real" else (None, None)
+    sizes = p.subset(REAL_SAMPLE_SIZES) if p.one_model else (None, None)
     exp = shared(model, p.main_domain, profile, *sizes, 0)
-    n_tok = REAL_TOKENS if profile == "real" else states.N_TOKENS
+    n_tok = real_tokens(exp.adapter, profile, REAL_TOKENS) if p.one_model else states.N_TOKENS
     paper = _scores(exp.adapter, profile, n_tok)
     L = exp.n_layers
     return {"model": model, "family": exp.adapter.family, "n_layers": L, "d": exp.adapter.d,
@@ -348,17 +356,20 @@ def fig7(profile: str = "tiny") -> dict:
             **out}
 
 
-def real(seed: int = 0) -> dict:
-    """The real model: linearity scores (both protocols) and pruning by perplexity on its held-out text."""
-    s = study(REAL, "real")
-    ad = models.adapter(REAL)
-    scores = block_scores(REAL, "real")
-    val_seqs = states.sentence_ids(ad, "validation", REAL_PRUNE_TOKENS, "real")
-    train_states = states.all_positions(ad, "train", REAL_TOKENS, "real")["X"]
-    prune_out = pruning_curves(ad, scores, val_seqs, None, train_states, list(REAL_K), False, 1,
-                               _key("prune", model=ad.identity, ks=list(REAL_K), n=REAL_PRUNE_TOKENS,
-                                    strategies=REAL_STRATEGIES), REAL_STRATEGIES)
-    return {"model": REAL, "n_layers": s["n_layers"], "d": s["d"], "depth": s["depth"], "n_tokens": s["n_tokens"],
+def real(seed: int = 0, profile: str = "real") -> dict:
+    """The real model: linearity scores (both protocols) and pruning by perplexity on its held-out text (a reader's
+    own model, ``profile="custom"``, on its own text)."""
+    model = profiles.get(profile).role("gpt48")
+    s = study(model, profile)
+    ad = models.adapter(model)
+    scores = block_scores(model, profile)
+    val_seqs = states.sentence_ids(ad, "validation", real_tokens(ad, profile, REAL_PRUNE_TOKENS), profile)
+    train_states = states.all_positions(ad, "train", real_tokens(ad, profile, REAL_TOKENS), profile)["X"]
+    ks = [k for k in REAL_K if k <= len(scores) // 2] or [1]
+    prune_out = pruning_curves(ad, scores, val_seqs, None, train_states, ks, False, 1,
+                               _key("prune", model=ad.identity, ks=ks, n=real_tokens(ad, profile, REAL_PRUNE_TOKENS),
+                                    strategies=REAL_STRATEGIES, **profiles.get(profile).text_key()), REAL_STRATEGIES)
+    return {"model": model, "n_layers": s["n_layers"], "d": s["d"], "depth": s["depth"], "n_tokens": s["n_tokens"],
             "n_sample": s["n_sample"], **{proto: _lists(s[proto]) for proto in ("paper", "paper_nopos0", "sample")},
             "block_scores": [scores[b] for b in sorted(scores)], "pruning": prune_out}
 
@@ -370,8 +381,10 @@ def compute(fig: str, profile: str = "tiny", seed: int = 0) -> tuple[dict, dict]
     p = profiles.get(profile)
     params = {"profile": profile, "domain": p.main_domain, "seed": seed, "n_tokens": states.N_TOKENS}
     if fig == "real_sl":
-        return real(seed), {"profile": "real", "model": REAL, "seed": seed, "n_tokens": REAL_TOKENS,
-                            "sample_sizes": list(REAL_SAMPLE_SIZES)}
+        profile = figure_registry.profile_of(fig, profile)
+        real_p = profiles.get(profile)
+        return real(seed, profile), {"profile": profile, "model": real_p.role("gpt48"), "seed": seed,
+                                     "n_tokens": REAL_TOKENS, "sample_sizes": list(real_p.subset(REAL_SAMPLE_SIZES))}
     if fig in ("sl_fig2", "sl_fig4", "sl_fig5", "sl_tab1"):
         params["model"] = "tiny-gpt2 (zoo/secretly-linear)"
         return {"sl_fig2": fig2, "sl_fig4": fig4, "sl_fig5": fig5, "sl_tab1": tab1}[fig](), params

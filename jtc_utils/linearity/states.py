@@ -46,6 +46,14 @@ def sentence_ids(ad: Adapter, split: str, n_tokens: int = N_TOKENS, profile: str
                      f"ask for fewer tokens")
 
 
+def tokens_in(ad: Adapter, split: str, profile: str = "tiny", domain: str | None = None) -> int:
+    """How many tokens the sentences of ``split`` hold, tokenised as :func:`sentence_ids` does."""
+    domain = domain or profiles.get(profile).main_domain
+    texts = [s.text for s in sources.sentences(profile, domain, split, seed=0)]
+    enc = ad.tokenizer(texts, add_special_tokens=not ad.causal, truncation=True, max_length=512)
+    return sum(len(ids) for ids in enc["input_ids"])
+
+
 def extract(ad: Adapter, seqs: list[list[int]], batch_size: int = 32) -> dict:
     """``{"X": [L+1, n, d] float32, "position": [n]}``: every token's states of ``seqs`` (not cached)."""
     import torch

@@ -1,0 +1,637 @@
+"""Your model, your text, the whole book: every chapter that applies to a reader's own model, executed into a folder
+of its own, with the paper's claims judged for that model (issue 36).
+
+    python -m jtc_utils.book.custom --model PATH_OR_HUB_ID --text FILE_OR_FOLDER [--text-news FILE]
+        [--sentences N] [--device auto|cpu|cuda] [--memory GB] [--no-html] --out DIR
+    make custom MODEL=... TEXT=... OUT=...
+
+The model is any of the six families the adapters load (:data:`jtc_utils.core.models.FAMILIES`), from a folder
+written by ``save_pretrained`` or a hub id; the text any plain form :mod:`jtc_utils.core.user_text` reads. The
+reader's model takes the real model's part: the same figure functions, the same rules, on the ``custom`` profile
+(:func:`jtc_utils.core.profiles.custom`). What it is decides what applies (:data:`PAGES`): a decoder with its head
+gets every chapter the real model gets; a masked LM with its head gets the BERT figures (masked-token prediction,
+early exit) and its claims; a headless encoder gets hidden states only ($r^2$, norms). The chapters that need what
+only the embedded world has (model sizes trained alike, word classes, the training runs) are skipped, each with one
+line on its page saying why.
+
+Before anything heavy runs the command prints its plan (:func:`plan`): the model's family, layers, width and
+vocabulary, the sample sizes, the pages it executes and skips, and an estimate of time and peak memory from the
+model's shape and a short timed forward pass; it stops with the numbers where the memory estimate exceeds what the
+machine has (or ``--memory``). Every page is one transaction, as the runner's are: its figure data go to a staging
+folder and are moved into ``DIR/data`` only when every cell has passed; a page already executed on the same inputs
+is kept, so an interrupted run resumes (the heavy numbers come back from the cache).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from jtc_utils.book import claim_tables, runner
+from jtc_utils.book.chapter import Chapter, show
+from jtc_utils.core import device as devices
+from jtc_utils.core import blocks, models, profiles, user_text
+from jtc_utils.core.batching import pad_id, right_pad
+from jtc_utils.core.paths import ROOT, atomic_write_text, file_fingerprint
+from jtc_utils.evidence import claims, figdata, figure_registry
+from jtc_utils.ffn import figures as _ffn_figures  # noqa: F401  (registers the FFN chapter's figures)
+from jtc_utils.ffn import plots as ffn_plots
+from jtc_utils.jtc import claims as jtc_claims
+from jtc_utils.jtc import figures as jtc_figures
+from jtc_utils.lenses import figures as lens_figures
+from jtc_utils.linearity import figures as sl_figures
+from jtc_utils.linearity import plots as sl_plots
+
+# what a model is, for what applies to it
+CAUSAL, MASKED, ENCODER = "decoder", "masked LM", "headless encoder"
+NEWS = "--text-news"  # the option that gives the second domain
+
+
+@dataclass(frozen=True)
+class Page:
+    """One chapter of the book as it applies to a reader's model: the figures it computes and the claims it judges,
+    per kind of model; a kind it does not list is skipped with ``skip`` (or the default reason)."""
+
+    name: str  # the chapter's notebook (notebooks/<name>.py), so that the custom book mirrors the book
+    title: str
+    figures: dict = field(default_factory=dict)  # kind -> figure ids
+    claims: dict = field(default_factory=dict)  # kind -> claim ids
+    skip: str = ""  # why it never applies to a reader's model
+    needs_news: bool = False  # the second domain (appendix B)
+    needs_blocks: bool = False  # a block runner (sub-module maps, FFN sub-updates): jtc_utils.core.blocks
+
+
+NO_PREDICTIONS = "a headless encoder has no masked-LM head, so it makes no token predictions"
+DECODER_ONLY = "the related papers' bench reads a decoder's next-token predictions"
+PAGES = (
+    Page("real_model", "Your model and its text",
+         {CAUSAL: ("real_textfit", "real_norms"), MASKED: ("real_norms",), ENCODER: ("real_norms",)}),
+    Page("sec3_linear_shortcuts", "Linear shortcuts between layers (section 3)",
+         {CAUSAL: ("fig2", "real_r2_first"), MASKED: ("fig3", "real_r2_first"), ENCODER: ("fig3", "real_r2_first")},
+         {CAUSAL: ("C1a",), MASKED: ("C1a", "C1b"), ENCODER: ("C1a", "C1b")}),
+    Page("sec4_predictions", "Predictions from early layers (section 4)",
+         {CAUSAL: ("fig4", "fig5", "real_toplists"), MASKED: ("fig6", "fig7")},
+         {CAUSAL: ("C2", "C3", "C4"), MASKED: ("C5", "C6")}),
+    Page("sec5_early_exit", "Early exit (section 5)", {CAUSAL: ("fig8",), MASKED: ("fig9",)},
+         {CAUSAL: ("C8", "C10", "C11"), MASKED: ("C9", "C10", "C11")}),
+    Page("sec6_submodules", "Linear stand-ins for sub-modules (section 6)",
+         {CAUSAL: ("fig10", "fig11"), MASKED: ("ext_bert_fig10", "ext_bert_fig11")},
+         {CAUSAL: ("C12a", "C12b", "C12c")}, needs_blocks=True),
+    Page("appendix_b_news", "The second domain (appendix B)",
+         {CAUSAL: ("fig12", "fig14", "fig15", "fig20", "real_r2_first_bbc"), MASKED: ("fig13", "fig16", "fig17",
+                                                                                     "fig21"),
+          ENCODER: ("fig13",)}, {CAUSAL: ("C15",), MASKED: ("C15",), ENCODER: ("C15",)}, needs_news=True),
+    Page("appendix_d_sizes", "Model sizes (appendix D)",
+         skip="it compares four sizes of one model trained alike, which only the embedded zoo has"),
+    Page("lenses", "Low-rank shortcuts and the tuned lens", {CAUSAL: ("real_lens_table",)}),
+    Page("ffn_subupdates", "FFN sub-updates in the vocabulary space", {CAUSAL: ("real_geva",)}, needs_blocks=True),
+    Page("secretly_linear", "Your Transformer is Secretly Linear", {CAUSAL: ("real_sl",)}),
+    Page("embedded_world", "The embedded world",
+         skip="it describes the generated corpus and the zoo trained on it, not a reader's model"),
+)
+CLAIMS_PAGE = "claims_verdicts"
+SKIP_REASON = {ENCODER: NO_PREDICTIONS, MASKED: DECODER_ONLY}  # a page with no figures for the kind
+
+
+def kind_of(adapter) -> str:
+    """:data:`CAUSAL`, :data:`MASKED` or :data:`ENCODER`."""
+    if adapter.causal:
+        return CAUSAL
+    return MASKED if adapter.has_head else ENCODER
+
+
+def applies(page: Page, kind: str, news: bool, family: str = "gpt2") -> str | None:
+    """None where ``page`` runs for a model of ``kind`` and ``family``, else the one line that says why it is
+    skipped."""
+    if page.skip:
+        return page.skip
+    if page.needs_blocks and family not in blocks.SUPPORTED_FAMILIES:
+        return (f"it runs each block's sub-modules one by one, which the book does for the families "
+                f"{', '.join(blocks.SUPPORTED_FAMILIES)}, not yet for {family}")
+    if kind not in page.figures:
+        return SKIP_REASON[kind]
+    if page.needs_news and not news:
+        return f"no second text was given (pass one with {NEWS}: it plays the paper's news domain)"
+    return None
+
+
+def absent(kind: str, news: bool, family: str = "gpt2") -> dict:
+    """Why each JTC figure that the claims read does not exist for a model of ``kind`` (the claims that need only
+    such figures get no verdict and say so)."""
+    ran = {f for p in PAGES if applies(p, kind, news, family) is None for f in p.figures.get(kind, ())}
+    out = {}
+    for fig in ("fig2", "fig3", "fig4", "fig5", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "fig13",
+                "fig14", "fig15", "fig16", "fig17", "fig20", "fig21"):
+        if fig in ran:
+            continue
+        second = fig in ("fig12", "fig13", "fig14", "fig15", "fig16", "fig17", "fig20", "fig21")
+        gpt = fig in ("fig2", "fig4", "fig5", "fig8", "fig10", "fig11", "fig12", "fig14", "fig15", "fig20")
+        if second and not news:
+            out[fig] = f"no second text was given ({NEWS})"
+        elif fig in ("fig10", "fig11") and kind == CAUSAL:
+            out[fig] = f"the book has no block runner for the family {family}"
+        elif gpt:
+            out[fig] = f"the model is a {kind}: GPT-2's figures need a decoder"
+        elif kind == CAUSAL:
+            out[fig] = "the model is a decoder: BERT's figures need a masked LM"
+        else:
+            out[fig] = NO_PREDICTIONS
+    for fig in ("fig22", "fig23", "fig24", "fig25", "fig26", "fig27", "fig28", "fig29", "fig30", "fig31", "fig32",
+                "fig33"):
+        out[fig] = "the custom profile has one model, not four sizes trained alike"
+    out["plausibility"] = "it needs the word classes of the embedded corpus; a reader's text has none"
+    out["table1"] = "it shows the paper's two Leipzig sentences on BERT-large"
+    return out
+
+
+def getter(results: dict, data_dir, missing: dict):
+    """A claims ``get`` for the custom book: the numbers computed on this page (``results``), else those another
+    page of the same custom book saved in ``data_dir``; a figure the model does not have raises
+    :class:`~jtc_utils.evidence.claims.NotComputed` with the reason (``missing``). Never the committed book's."""
+    data_dir = Path(data_dir)
+
+    def get(fig):
+        if fig in results:
+            return results[fig]
+        f = data_dir / f"{fig}.json"
+        if fig in missing or not f.exists():
+            raise claims.NotComputed(missing.get(fig, f"{fig} has not been computed (its page has not run)"))
+        return json.loads(f.read_text())["data"]
+
+    return get
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the plan: what will run, how long and how large
+
+
+@dataclass
+class Plan:
+    model: str
+    family: str
+    kind: str
+    n_layers: int
+    d: int
+    vocab: int
+    parameters: int
+    sizes: tuple
+    texts: dict  # domain -> path
+    counts: dict  # domain -> the text's counts after each step
+    run: list  # page names
+    skipped: dict  # page name -> why
+    forward_s: float  # seconds per sentence of a forward pass with every hidden state
+    device: str
+    identity: str = ""  # the model's weights, configuration and tokenizer (what the pages' results depend on)
+    estimate_s: float = 0.0
+    memory_gb: float = 0.0
+    available_gb: float = 0.0
+
+    def lines(self) -> list[str]:
+        n_train, n_val = self.sizes
+        out = [f"model: {self.model}", f"  family {self.family} ({self.kind}), {self.n_layers} layers, width {self.d}, "
+               f"vocabulary {self.vocab:,}, {self.parameters / 1e6:.1f} M parameters",
+               f"  sample sizes: {n_train:,} training and {n_val:,} validation sentences per domain"]
+        for domain, path in self.texts.items():
+            c = self.counts[domain]
+            out.append(f"  {domain}: {path}: {c['documents']:,} documents, {c['sentences']:,} sentences, "
+                       f"{c['kept_after']['deduplicated']:,} kept after the filters and deduplication")
+        out.append(f"  pages executed ({len(self.run) + 1}): {', '.join(self.run + [CLAIMS_PAGE])}")
+        for name, why in self.skipped.items():
+            out.append(f"  skipped: {name}: {why}")
+        out.append(f"  device {self.device}: a forward pass takes {self.forward_s * 1e3:.1f} ms per sentence")
+        out.append(f"  estimate: {self.estimate_s / 60:.1f} min, peak memory {self.memory_gb:.1f} GB "
+                   f"(available {self.available_gb:.1f} GB)")
+        return out
+
+
+# Seconds of each page per (sentence × forward second), measured on SmolLM2-135M with 2,000 Wikipedia sentences on
+# two cores (``benchmarks/bench_custom.py``): a page's time grows with its sentences and with the cost of one forward
+# pass, which carries the model's depth and width. Appendix B was not in that run (no second text): its cost is the
+# sum of the parts it repeats on the second domain (hidden states, r², predictions, early exit). PAGE_OVERHEAD_S: a
+# kernel's start, imports and the model's load, measured on the claims page.
+PAGE_COST = {"real_model": 0.53, "sec3_linear_shortcuts": 0.06, "sec4_predictions": 0.03, "sec5_early_exit": 0.01,
+             "sec6_submodules": 0.66, "appendix_b_news": 0.35, "lenses": 0.86, "ffn_subupdates": 0.80,
+             "secretly_linear": 0.52, CLAIMS_PAGE: 0.0}
+PAGE_OVERHEAD_S = 10.0
+# a kernel with torch, transformers and the book's libraries, and the working memory the terms of
+# :func:`estimate_memory_gb` leave out (calibrated: on SmolLM2-135M with 2,000 sentences the largest kernel reached
+# 4.46 GB where the terms give 2.6 GB beyond a bare kernel's 1.2 GB)
+BASE_MEMORY_GB = 1.9
+
+
+def estimate_seconds(pages, n_sentences: int, forward_s: float) -> float:
+    """Wall time of ``pages`` (the claims page included by the caller) for ``n_sentences`` sentences per domain at
+    ``forward_s`` seconds per sentence (see :data:`PAGE_COST`)."""
+    return sum(PAGE_OVERHEAD_S + PAGE_COST[p] * n_sentences * forward_s for p in pages)
+
+
+def estimate_memory_gb(n_layers: int, d: int, vocab: int, parameters: int, n_sentences: int) -> float:
+    """Peak resident memory of the heaviest page: the model in float32 (weights, and as much again while loading),
+    the hidden states of every sentence at every layer, the least-squares maps between every pair of layers, the
+    linearity chapter's every-token states (two splits) and one chunk of vocabulary logits."""
+
+    f32 = 4
+    weights = 2 * parameters * f32
+    states = n_sentences * (n_layers + 1) * d * f32 * 2
+    maps = (n_layers + 1) * (n_layers + 2) / 2 * d * d * f32 * 2
+    every_token = 2 * sl_figures.REAL_TOKENS * (n_layers + 1) * d * f32
+    logits = 512 * vocab * f32
+    return BASE_MEMORY_GB + (weights + states + max(maps, every_token) + logits) / 2**30
+
+
+def available_memory_gb() -> float:
+    """Memory the machine can give now (``MemAvailable``), in GB."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) / 2**20
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES") / 2**30
+
+
+def time_forward(adapter, texts, device: str, n: int = 16) -> float:
+    """Seconds per sentence of one forward pass with every hidden state (as the book extracts them), on ``n`` of
+    the sentences: the median of three passes after a warm-up."""
+    import torch
+
+    ids = adapter.tokenizer(list(texts[:n]), add_special_tokens=not adapter.causal, truncation=True,
+                            max_length=128)["input_ids"]
+    inp, att = right_pad(ids, pad_id(adapter.tokenizer))
+    times = []
+    with devices.using(device), torch.inference_mode():
+        adapter.forward_states(inp, att)
+        for _ in range(3):  # the median of three: one pass on a busy machine can take twice as long
+            t0 = time.perf_counter()
+            adapter.forward_states(inp, att)
+            times.append(time.perf_counter() - t0)
+    return sorted(times)[1] / len(ids)
+
+
+def split_sizes(n: int) -> tuple:
+    """``--sentences N``: N per domain, a fifth of them for validation."""
+    return n - n // 5, n // 5
+
+
+def plan(model: str, text, news=None, sentences: int = sum(profiles.CUSTOM_SIZES), device: str = "auto",
+         memory_gb: float | None = None) -> Plan:
+    """What the custom book will do for ``model`` on ``text`` (and ``news``), with its estimates; every input is
+    checked here, before anything is written: a bad one raises :class:`ValueError` naming the problem and the fix."""
+    n_train, n_val = split_sizes(sentences)
+    if n_val < 1:
+        raise ValueError(f"--sentences {sentences} leaves no validation sentence; ask for at least 5")
+    texts = {"text": str(text), **({"news": str(news)} if news is not None else {})}
+    counts, first = {}, None
+    for domain, path in texts.items():
+        data = user_text.prepared(path, n_train, n_val)  # a text that cannot be read, or is too short, stops here
+        counts[domain] = data["counts"]
+        first = first or data["train"]
+    try:
+        adapter = models.Adapter(*models.load(model), name=model)
+    except (models.ModelUnavailableError, OSError, ValueError) as e:
+        raise ValueError(str(e)) from None
+    dev = devices.resolve(device)
+    kind = kind_of(adapter)
+    run, skipped = [], {}
+    for page in PAGES:
+        why = applies(page, kind, news is not None, adapter.family)
+        (skipped.__setitem__(page.name, why) if why else run.append(page.name))
+    p = Plan(model=model, family=adapter.family, kind=kind, n_layers=adapter.n_layers, d=adapter.d,
+             vocab=len(adapter.tokenizer), parameters=sum(t.numel() for t in adapter.model.parameters()),
+             sizes=(n_train, n_val), texts=texts, counts=counts, run=run, skipped=skipped,
+             forward_s=time_forward(adapter, first, str(dev)), device=str(dev), identity=adapter.identity)
+    p.estimate_s = estimate_seconds(run + [CLAIMS_PAGE], sentences, p.forward_s)
+    p.memory_gb = estimate_memory_gb(p.n_layers, p.d, p.vocab, p.parameters, n_train + n_val)
+    p.available_gb = available_memory_gb() if memory_gb is None else float(memory_gb)
+    return p
+
+
+def check_out(out) -> Path:
+    """The output folder, refused where it would write into the committed book or the project's sources."""
+    out = Path(out).expanduser().resolve()
+    for part in ("book", "notebooks", "jtc_utils", "zoo", "tests"):
+        inside = ROOT / part
+        if out == inside or inside in out.parents:
+            raise ValueError(f"{out} is inside the committed book's {part}/; the custom book never touches it: "
+                             f"pass --out a folder of its own (e.g. --out my-model-book)")
+    if out == ROOT or out in ROOT.parents:
+        raise ValueError(f"{out} would hold the repository itself; pass --out a folder of its own")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"{out} exists and is not a folder; pass --out a folder of its own")
+    if out.is_dir() and any(out.iterdir()) and not (out / SPEC).exists():
+        raise ValueError(f"{out} is not empty and holds no custom book ({SPEC}); pass --out an empty or new folder")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the pages: generated py:percent sources, executed by papermill
+
+SPEC = "profile.json"  # in the output folder: the custom profile's spec (profiles.CUSTOM_ENV points to it)
+
+
+def page_source(page: Page, kind: str, model: str, skip: str | None) -> str:
+    """The py:percent source of one page of the custom book."""
+    head = f"# # {page.title}\n#\n# On **{model}** ({kind}), the reader's own text: the custom profile."
+    cells = ["# %% [markdown]\n" + head]
+    if skip:
+        cells.append(f"# %% [markdown]\n# Skipped: {skip}.")
+        return "\n\n".join(cells) + "\n"
+    cells.append('# %% tags=["parameters", "remove-cell"]\ndata_dir = "data"  # this custom book\'s figure data')
+    cells.append("# %% tags=[\"remove-cell\"]\nfrom jtc_utils.book import custom\n\n"
+                 f"page = custom.Run({page.name!r}, data_dir)")
+    if page.name == "real_model":
+        cells.append("# %% [markdown]\n# The model and the text, as the book read them.")
+        cells.append("# %%\npage.cards()")
+    for fig in page.figures[kind]:
+        cells.append(f"# %%\npage.figure({fig!r})")
+    if page.claims.get(kind):
+        cells.append("# %% [markdown]\n# The paper's claims, judged with the book's rules on these numbers.")
+        cells.append(f"# %%\npage.verdicts({list(page.claims[kind])!r})")
+    return "\n\n".join(cells) + "\n"
+
+
+def claims_source(model: str) -> str:
+    """The py:percent source of the custom book's claims page."""
+    return "\n\n".join([
+        f"# %% [markdown]\n# # The claims, judged for {model}\n#\n# Every claim of Jump to Conclusions with the "
+        "same rules as on every other profile;\n# a claim whose figures this model does not have gets no verdict and "
+        "says why.",
+        '# %% tags=["parameters", "remove-cell"]\ndata_dir = "data"',
+        "# %% tags=[\"remove-cell\"]\nfrom jtc_utils.book import custom\n\npage = custom.Run('claims_verdicts', "
+        "data_dir)",
+        "# %%\npage.all_verdicts()"]) + "\n"
+
+
+class Run:
+    """What one page of the custom book does, in its kernel: the custom profile is the one the spec
+    (:data:`jtc_utils.core.profiles.CUSTOM_ENV`) defines."""
+
+    def __init__(self, name: str, data_dir):
+
+        self.name, self.data_dir = name, Path(data_dir)
+        self.profile = profiles.get("custom")
+        self.chapter = Chapter("custom")
+        ad = models.adapter(self.profile.gpt[0])
+        self.kind = kind_of(ad)
+        self.missing = absent(self.kind, "news" in dict(self.profile.texts), ad.family)
+
+    def cards(self) -> None:
+        """The model card and each text's data card, saved as ``custom_cards``."""
+        import pandas as pd
+        from IPython.display import display
+
+        ad = models.adapter(self.profile.gpt[0])
+        n_train, n_val = self.profile.sizes
+        model = {"model": self.profile.gpt[0], "family": ad.family, "kind": self.kind, "layers": ad.n_layers,
+                 "width": ad.d, "vocabulary": len(ad.tokenizer), "identity": ad.identity[:16]}
+        texts = {domain: user_text.data_card(path, n_train, n_val) for domain, path in self.profile.texts}
+        figdata.save("custom_cards", {"model": model, "texts": texts}, {"profile": "custom"})
+        display(pd.Series(model, name="model").to_frame())
+        for domain, card in texts.items():
+            print(f"{domain}: {card['source']} (sha256 {card['sha256'][:16]}…), {card['train']:,} training and "
+                  f"{card['validation']:,} validation sentences")
+            display(pd.Series(card["counts"], name="sentences after each step").to_frame())
+
+    def figure(self, fig: str):
+        """Compute, save and show one figure on the reader's model."""
+        import pandas as pd
+        from IPython.display import display
+
+        d = self.chapter.figure(fig)
+        paper = figure_registry.entry(fig).paper
+        if fig == "real_toplists":
+            for sentence, block in jtc_figures.table1_frame(d).groupby(level=0, sort=False):
+                print(sentence)
+                print(block.droplevel(0).to_string(), end="\n\n")
+        elif fig.endswith("textfit") or fig.endswith("textfit_bbc"):
+            display(pd.Series({k: d[k] for k in ("perplexity", "ppl_tokens", "gold_p1", "n_gold")}, name=fig))
+        elif paper == "lenses":
+            display(lens_figures.quarter_table(d, ("p@1", "kl", "ce_gold")).set_index("lens"))
+        elif paper == "ffn":
+            import matplotlib.pyplot as plt
+
+            fig_, axes = plt.subplots(1, 2, figsize=(11, 3.4))
+            ffn_plots.per_layer({"dominant ten": d["t10"], "random ten": d["r10"]},
+                                f"{self.profile.gpt[0]}: share of the dominant ten", "share", ax=axes[0])
+            ffn_plots.exit_rules(d["exit"], self.profile.gpt[0], ax=axes[1])
+            show([fig], "Geva et al. Figure 6 and Table 6, on your model",
+                 "Left: the dominant ten's share per layer against ten random sub-updates; right: the exit rules.",
+                 "Line plot of the dominant ten's share per layer, and accuracy against layers saved")
+        elif paper == "linearity":
+
+            sl_plots.profiles({}, real=d)
+            show([fig], "Razzhigaev et al. Figure 1, on your model",
+                 "The linearity score of each consecutive layer pair against depth, with the residual (solid) and "
+                 "without it.", "Linearity scores against depth")
+        return None
+
+    def verdicts(self, ids) -> None:
+        """The claims ``ids`` judged on this page's numbers and the pages before (never the committed book's)."""
+        from IPython.display import display
+
+        get = getter(self.chapter.results, self.data_dir, self.missing)
+        display(claim_tables.verdict_table(ids, get, "custom", "verdicts-custom-" + "-".join(ids), link=None))
+
+    def all_verdicts(self) -> None:
+        """Every JTC claim judged for the reader's model, saved as ``claims_custom``, with the summary line."""
+        from IPython.display import display
+
+        get = claims.memo(getter({}, self.data_dir, self.missing))
+        records = [claims.check_any(c, get, "custom") for c in jtc_claims.CLAIMS]
+        figdata.save("claims_custom", records, {"profile": "custom", "model": self.profile.gpt[0]})
+        print(claims.summary(records, "custom"))
+        display(claim_tables.styled(records, "verdicts-custom-all", link=None))
+
+
+def page_digest(plan: Plan, source: str) -> str:
+    """What a page's outputs depend on: its source, the model's identity, the texts (their SHA-256) and sizes, and
+    the book's code (the ``jtc_utils`` files it can run)."""
+    h = hashlib.sha256(json.dumps([source, plan.identity, plan.sizes, {d: user_text.fingerprint(p) for d, p in
+                                                                      plan.texts.items()}]).encode())
+    for f in sorted((ROOT / "jtc_utils").rglob("*.py")):
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def _up_to_date(page_file: Path, digest: str, data_dir: Path) -> bool:
+    import nbformat
+
+    if not page_file.exists():
+        return False
+    record = nbformat.read(page_file, as_version=4).metadata.get("jtc", {})
+    return record.get("inputs") == digest and all((data_dir / f).exists() for f in record.get("data", {}))
+
+
+def execute_page(out: Path, name: str, source: str, digest: str, timeout: int = runner.CELL_TIMEOUT,
+                 device: str | None = None) -> float | None:
+    """Execute one generated page into ``out/<name>.ipynb`` as one transaction (its figure data into
+    ``out/data`` only when every cell has passed); returns its seconds, or None when it was up to date."""
+    import jupytext
+    import nbformat
+    import papermill as pm
+
+    data_dir, page_file = out / "data", out / f"{name}.ipynb"
+    if _up_to_date(page_file, digest, data_dir):
+        return None
+    nb = jupytext.reads(source, fmt="py:percent")
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    t0 = time.time()
+    if not any(c.cell_type == "code" for c in nb.cells):  # a skipped chapter: its line, no kernel
+        runner.clean(nb)
+        nb.metadata["jtc"] = {"inputs": digest, "profile": "custom", "data": {}}
+        atomic_write_text(page_file, nbformat.writes(nb) + "\n")
+        return time.time() - t0
+    failed = out / "_failed" / f"{name}.ipynb"
+    failed.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".staging-{name}-", dir=out))
+    env = {"JTC_PROGRESS": "0", "JTC_DATA_OUT": str(staging), "PYTHONWARNINGS": "ignore",
+           "TRANSFORMERS_VERBOSITY": "error",
+           profiles.CUSTOM_ENV: str(out / SPEC), **({"JTC_DEVICE": device} if device else {})}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        try:
+            done = pm.execute_notebook(nb, str(failed), parameters={"data_dir": str(data_dir)}, kernel_name="python3",
+                                       cwd=str(out), progress_bar=False, execution_timeout=timeout)
+        except pm.PapermillExecutionError as e:
+            raise runner.NotebookFailed(f"page {name} failed at cell {e.cell_index + 1} ({e.ename}: {e.evalue}); "
+                                        f"the executed copy is {failed}") from None
+        except Exception as e:  # noqa: BLE001 - the kernel died, a cell timed out ...
+            raise runner.NotebookFailed(f"page {name} failed ({runner.describe(e, timeout)}); the executed copy "
+                                        f"is {failed}") from None
+        data = {f.name: file_fingerprint(f) for f in sorted(staging.glob("*.json"))}
+        runner.clean(done)
+        done.metadata["jtc"] = {"inputs": digest, "profile": "custom", "data": data}
+        data_dir.mkdir(exist_ok=True)
+        for fname in data:
+            os.replace(staging / fname, data_dir / fname)
+        atomic_write_text(page_file, nbformat.writes(done) + "\n")
+        failed.unlink(missing_ok=True)
+        if not any(failed.parent.iterdir()):
+            failed.parent.rmdir()
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        for k, v in saved.items():
+            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
+    return time.time() - t0
+
+
+def write_book(out: Path, plan: Plan) -> None:
+    """The Jupyter Book around the executed pages: its configuration, table of contents and an introduction that
+    gives the plan."""
+    title = f"The book on {Path(plan.model).name}"
+    config = {"title": title, "author": "jtc-book (custom profile)", "only_build_toc_files": True,
+              "execute": {"execute_notebooks": "off"}, "html": {"use_repository_button": False},
+              "exclude_patterns": ["notebooks", "_failed", ".staging-*", "data"],
+              "sphinx": {"config": {"nb_merge_streams": True, "html_show_sourcelink": False,
+                                    "html_static_path": ["_static"], "html_css_files": ["jtc.css"]}}}
+    toc = {"format": "jb-book", "root": "intro",
+           "chapters": [{"file": name} for name in [p.name for p in PAGES] + [CLAIMS_PAGE]]}
+    intro = [f"# {title}", "", "Every chapter of *Jump to Conclusions, reproduced* that applies to this model, "
+             "executed on the reader's own text with `python -m jtc_utils.book.custom`. The plan, as printed "
+             "before the run:", "", "```", *plan.lines(), "```", ""]
+    atomic_write_text(out / "_config.yml", json.dumps(config, indent=1) + "\n")  # JSON is YAML
+    atomic_write_text(out / "_toc.yml", json.dumps(toc, indent=1) + "\n")
+    atomic_write_text(out / "intro.md", "\n".join(intro))
+    shutil.copytree(ROOT / "_static", out / "_static", dirs_exist_ok=True)
+
+
+def build_html(out: Path) -> Path:
+    jb = Path(sys.executable).with_name("jupyter-book")
+    r = subprocess.run([str(jb), "build", str(out), "--path-output", str(out), "--keep-going"], cwd=out,
+                       capture_output=True, text=True)
+    index = out / "_build" / "html" / "index.html"
+    if r.returncode != 0 or not index.exists():
+        raise SystemExit(f"ERROR: jupyter-book build of {out} failed (exit {r.returncode}):\n{r.stdout[-2000:]}"
+                         f"\n{r.stderr[-2000:]}")
+    shutil.copytree(out / "data", out / "_build" / "html" / "data", dirs_exist_ok=True)  # the captions' links
+    return index
+
+
+def run(out, plan: Plan, timeout: int = runner.CELL_TIMEOUT, device: str | None = None, html: bool = True,
+        log=print) -> dict:
+    """Execute the custom book planned by ``plan`` into ``out`` (see the module docstring); returns the seconds
+    per page and the kernels' peak memory."""
+    import resource
+
+    from tqdm.auto import tqdm
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    n_train, n_val = plan.sizes
+    spec = {"model": plan.model, "text": plan.texts["text"], "news": plan.texts.get("news"), "n_train": n_train,
+            "n_val": n_val}
+    atomic_write_text(out / SPEC, json.dumps(spec, indent=1) + "\n")
+    kind = plan.kind
+    sources = {p.name: page_source(p, kind, plan.model, plan.skipped.get(p.name)) for p in PAGES}
+    sources[CLAIMS_PAGE] = claims_source(plan.model)
+    (out / "notebooks").mkdir(exist_ok=True)
+    for name, source in sources.items():
+        atomic_write_text(out / "notebooks" / f"{name}.py", source)
+    times, t0 = {}, time.time()
+    bar = tqdm(list(sources), desc="custom book", unit="page", disable=not sys.stderr.isatty())
+    for name in bar:
+        bar.set_postfix_str(name)
+        dt = execute_page(out, name, sources[name], page_digest(plan, sources[name]), timeout, device)
+        times[name] = dt
+        log(f"  {name}: " + ("up to date" if dt is None else f"{dt:.0f} s"))
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
+    result = {"plan": plan.lines(), "estimate_s": plan.estimate_s, "memory_estimate_gb": plan.memory_gb,
+              "pages_s": times, "pages_total_s": time.time() - t0, "peak_memory_gb": peak}
+    if html:
+        write_book(out, plan)
+        result["html"] = str(build_html(out))
+    result["total_s"] = time.time() - t0
+    atomic_write_text(out / "run.json", json.dumps(result, indent=1) + "\n")
+    return result
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(prog="python -m jtc_utils.book.custom", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--model", required=True, help="a folder written by save_pretrained, or a hub id")
+    ap.add_argument("--text", required=True, help=f"the main text: {user_text.FORMS}")
+    ap.add_argument("--text-news", default=None, help="a second text, the paper's news domain (appendix B)")
+    ap.add_argument("--sentences", type=int, default=sum(profiles.CUSTOM_SIZES),
+                    help="sentences per domain, a fifth of them for validation (default: the paper's 12,000)")
+    ap.add_argument("--device", default="auto", help="auto (a GPU when there is one), cpu, cuda, cuda:N")
+    ap.add_argument("--memory", type=float, default=None, help="GB the run may use (default: what is available)")
+    ap.add_argument("--timeout", type=int, default=runner.CELL_TIMEOUT, help="seconds per cell")
+    ap.add_argument("--no-html", action="store_true", help="execute the pages only")
+    ap.add_argument("--plan-only", action="store_true", help="print the plan and stop")
+    ap.add_argument("--out", required=True, help="the folder the custom book is written to (never book/)")
+    args = ap.parse_args(argv)
+    if args.sentences < 5:
+        ap.error(f"--sentences must be at least 5 (a fifth of them validate), got {args.sentences}")
+    try:
+        out = check_out(args.out)
+        p = plan(args.model, args.text, args.text_news, args.sentences, args.device, args.memory)
+    except ValueError as e:
+        raise SystemExit(f"ERROR: {e}") from None
+    print("\n".join(p.lines()), flush=True)
+    if p.memory_gb > p.available_gb:
+        raise SystemExit(f"ERROR: the run would need about {p.memory_gb:.1f} GB and {p.available_gb:.1f} GB are "
+                         f"available; ask for fewer sentences (--sentences), use a smaller model, or run where there "
+                         f"is more memory (--memory states what may be used). Nothing was written.")
+    if args.plan_only:
+        return
+    try:
+        r = run(out, p, args.timeout, None if args.device == "auto" else args.device, not args.no_html)
+    except runner.NotebookFailed as e:
+        raise SystemExit(f"ERROR: {e}") from None
+    print(f"done in {r['total_s'] / 60:.1f} min (estimate {p.estimate_s / 60:.1f} min); kernels' peak memory "
+          f"{r['peak_memory_gb']:.2f} GB (estimate {p.memory_gb:.1f} GB)" + (f"; the book is at {r['html']}"
+                                                                             if "html" in r else ""))
+
+
+if __name__ == "__main__":
+    main()

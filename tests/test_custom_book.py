@@ -1,0 +1,146 @@
+"""The custom book (issue 36): a reader's own model and text through every chapter that applies, offline, on small
+random models of each supported family saved in Hugging Face layout; and every bad input refused, with nothing
+written."""
+
+import json
+
+import nbformat
+import numpy as np
+import pytest
+
+from helpers import save_random_model
+from jtc_utils.book import custom
+from jtc_utils.core import cache, profiles
+
+FAMILIES = ["gpt2", "llama", "mistral", "phi3", "opt", "bert"]
+
+
+def _text(path, n: int, topic: str = "river"):
+    words = ("quiet", "wide", "cold", "old", "slow", "bright")
+    sents = [f"The {words[i % 6]} {topic} number {i} runs past the mill of Ashford and {i % 7 + 2} bridges."
+             for i in range(n)]
+    path.write_text("\n\n".join(" ".join(sents[i:i + 4]) for i in range(0, n, 4)) + "\n")
+    return path
+
+
+@pytest.fixture
+def world(tmp_path, monkeypatch):
+    monkeypatch.setattr(cache, "CACHE_DIR", tmp_path / "cache")
+    monkeypatch.setenv("JTC_CACHE", str(tmp_path / "cache"))  # the pages' kernels
+    return {"text": _text(tmp_path / "mine.txt", 320), "news": _text(tmp_path / "news.txt", 320, "road"),
+            "tmp": tmp_path}
+
+
+def test_a_decoder_runs_through_the_whole_custom_book(world):
+    """Every applicable page executed into its own folder, each skipped chapter with its line, a claims page with
+    every JTC claim; a second run finds every page up to date."""
+    model = save_random_model("gpt2", world["tmp"] / "gpt2")
+    out = world["tmp"] / "book"
+    custom.main(["--model", str(model), "--text", str(world["text"]), "--text-news", str(world["news"]),
+                 "--sentences", "200", "--out", str(out), "--no-html"])
+    pages = {p.name: nbformat.read(out / f"{p.name}.ipynb", as_version=4) for p in custom.PAGES}
+    for page in custom.PAGES:
+        nb = pages[page.name]
+        text = "\n".join(c.source for c in nb.cells)
+        if page.skip:
+            assert page.skip in text and not any(c.cell_type == "code" for c in nb.cells)
+        else:
+            for fig in page.figures[custom.CAUSAL]:
+                assert (out / "data" / f"{fig}.json").exists(), fig
+    records = json.loads((out / "data" / "claims_custom.json").read_text())["data"]
+    from jtc_utils.jtc import claims as jtc_claims
+
+    assert [r["id"] for r in records] == list(jtc_claims.CLAIMS)
+    judged = {r["id"] for r in records if not str(r["ours"]).startswith("not computed")}
+    assert {"C1a", "C2", "C3", "C4"} <= judged and "C5" not in judged  # a decoder: no BERT figures
+    before = {f.name: f.read_bytes() for f in (out / "data").glob("*.json")}
+    r = custom.run(out, custom.plan(str(model), world["text"], world["news"], 200), html=False, log=lambda _: None)
+    assert all(t is None for t in r["pages_s"].values())  # resumed: nothing re-executed
+    assert before == {f.name: f.read_bytes() for f in (out / "data").glob("*.json")}
+
+
+@pytest.mark.parametrize("family", FAMILIES + ["bert-headless"])
+def test_every_family_gets_its_pages_and_their_figures(world, monkeypatch, family):
+    """The plan of each family (what it runs and skips), and every figure of its pages computed in-process on the
+    custom profile; the claims that its figures allow get a verdict, the others say why not."""
+    model = world["tmp"] / family
+    if family == "bert-headless":
+        from transformers import BertConfig, BertModel
+
+        save_random_model("bert", model)
+        BertModel(BertConfig.from_pretrained(model)).save_pretrained(model)  # the body only, as MiniLM ships
+    else:
+        save_random_model(family, model)
+    p = custom.plan(str(model), world["text"], None, 120)
+    want = {"bert": custom.MASKED, "bert-headless": custom.ENCODER}.get(family, custom.CAUSAL)
+    assert p.kind == want and p.n_layers == 3 and p.d == 32
+    assert "appendix_b_news" in p.skipped and "--text-news" in p.skipped["appendix_b_news"]
+    assert {"appendix_d_sizes", "embedded_world"} <= set(p.skipped)
+    if want == custom.ENCODER:
+        assert p.run == ["real_model", "sec3_linear_shortcuts"]
+    spec = world["tmp"] / "profile.json"
+    spec.write_text(json.dumps({"model": str(model), "text": str(world["text"]), "news": None, "n_train": 96,
+                                "n_val": 24}))
+    monkeypatch.setenv(profiles.CUSTOM_ENV, str(spec))
+    monkeypatch.setenv("JTC_DATA_OUT", str(world["tmp"] / "data"))
+    for name in p.run:
+        page = next(pg for pg in custom.PAGES if pg.name == name)
+        run = custom.Run(name, world["tmp"] / "data")
+        for fig in page.figures[p.kind]:
+            run.figure(fig)
+            assert (world["tmp"] / "data" / f"{fig}.json").exists()
+    records = custom.Run(custom.CLAIMS_PAGE, world["tmp"] / "data").all_verdicts() or \
+        json.loads((world["tmp"] / "data" / "claims_custom.json").read_text())["data"]
+    judged = {r["id"] for r in records if not str(r["ours"]).startswith("not computed")}
+    assert ("C5" in judged) == (want == custom.MASKED) and ("C2" in judged) == (want == custom.CAUSAL)
+    assert "C1a" in judged
+
+
+def test_the_same_model_and_text_give_the_same_numbers_twice(world, monkeypatch):
+    """Figure data recomputed from an empty cache are identical."""
+    from jtc_utils.evidence import figure_registry
+
+    model = save_random_model("llama", world["tmp"] / "llama")
+    spec = world["tmp"] / "profile.json"
+    spec.write_text(json.dumps({"model": str(model), "text": str(world["text"]), "n_train": 96, "n_val": 24}))
+    monkeypatch.setenv(profiles.CUSTOM_ENV, str(spec))
+    first = {f: figure_registry.compute(f, "custom")[0] for f in ("fig2", "fig4", "real_sl")}
+    monkeypatch.setattr(cache, "CACHE_DIR", world["tmp"] / "cache-2")
+    from jtc_utils.linearity import figures as sl_figures
+
+    sl_figures.study.cache_clear()
+    second = {f: figure_registry.compute(f, "custom")[0] for f in first}
+    for f in first:
+        assert json.dumps(first[f], default=lambda a: np.asarray(a).tolist(), sort_keys=True) == \
+            json.dumps(second[f], default=lambda a: np.asarray(a).tolist(), sort_keys=True), f
+
+
+def _refused(args, match, tmp_path):
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit, match=match):
+        custom.main([*args, "--out", str(out)])
+    assert not out.exists()  # nothing written
+
+
+def test_bad_inputs_are_refused_with_their_fix_and_nothing_written(world):
+    tmp = world["tmp"]
+    model = save_random_model("gpt2", tmp / "gpt2")
+    text = ["--text", str(world["text"]), "--sentences", "200"]
+    (tmp / "empty-folder").mkdir()
+    _refused(["--model", str(tmp / "empty-folder"), *text], "holds no config.json", tmp)
+    other = tmp / "gptj"
+    other.mkdir()
+    (other / "config.json").write_text(json.dumps({"model_type": "gptj", "n_layer": 2, "n_embd": 32, "n_head": 4}))
+    _refused(["--model", str(other), *text], "gpt2 .*llama", tmp)
+    (tmp / "empty.txt").write_text("\n\n")
+    _refused(["--model", str(model), "--text", str(tmp / "empty.txt")], "holds no text", tmp)
+    (tmp / "binary.txt").write_bytes(b"\x00\x01\x02 not text")
+    _refused(["--model", str(model), "--text", str(tmp / "binary.txt")], "not a text file", tmp)
+    (tmp / "latin.txt").write_bytes("Caf\xe9 au lait, s'il vous pla\xeet.".encode("latin-1"))
+    _refused(["--model", str(model), "--text", str(tmp / "latin.txt")], "not UTF-8 .*iconv", tmp)
+    _refused(["--model", str(model), "--text", str(world["text"]), "--sentences", "5000"], "--sentences", tmp)
+    _refused(["--model", str(model), *text, "--memory", "0.01"], "would need about .* GB", tmp)
+    inside = custom.ROOT / "book" / "mine"
+    with pytest.raises(SystemExit, match="inside the committed book"):
+        custom.main(["--model", str(model), *text, "--out", str(inside)])
+    assert not inside.exists()
