@@ -338,9 +338,14 @@ def check_out(out) -> Path:
 SPEC = "profile.json"  # in the output folder: the custom profile's spec (profiles.CUSTOM_ENV points to it)
 
 
+def shown(model: str) -> str:
+    """A model as a page names it: a folder by its name, a hub id as it is."""
+    return Path(model).name if Path(model).is_dir() else model
+
+
 def page_source(page: Page, kind: str, model: str, skip: str | None) -> str:
     """The py:percent source of one page of the custom book."""
-    head = f"# # {page.title}\n#\n# On **{model}** ({kind}), the reader's own text: the custom profile."
+    head = f"# # {page.title}\n#\n# On **{shown(model)}** ({kind}), the reader's own text: the custom profile."
     cells = ["# %% [markdown]\n" + head]
     if skip:
         cells.append(f"# %% [markdown]\n# Skipped: {skip}.")
@@ -362,7 +367,7 @@ def page_source(page: Page, kind: str, model: str, skip: str | None) -> str:
 def claims_source(model: str) -> str:
     """The py:percent source of the custom book's claims page."""
     return "\n\n".join([
-        f"# %% [markdown]\n# # The claims, judged for {model}\n#\n# Every claim of Jump to Conclusions with the "
+        f"# %% [markdown]\n# # The claims, judged for {shown(model)}\n#\n# Every claim of Jump to Conclusions with the "
         "same rules as on every other profile;\n# a claim whose figures this model does not have gets no verdict and "
         "says why.",
         '# %% tags=["parameters", "remove-cell"]\ndata_dir = "data"',
@@ -528,7 +533,7 @@ def execute_page(out: Path, name: str, source: str, digest: str, timeout: int = 
 def write_book(out: Path, plan: Plan) -> None:
     """The Jupyter Book around the executed pages: its configuration, table of contents and an introduction that
     gives the plan."""
-    title = f"The book on {Path(plan.model).name}"
+    title = f"The book on {shown(plan.model)}"
     config = {"title": title, "author": "jtc-book (custom profile)", "only_build_toc_files": True,
               "execute": {"execute_notebooks": "off"}, "html": {"use_repository_button": False},
               "exclude_patterns": ["notebooks", "_failed", ".staging-*", "data"],
