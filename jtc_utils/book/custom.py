@@ -68,6 +68,7 @@ class Page:
     skip: str = ""  # why it never applies to a reader's model
     needs_news: bool = False  # the second domain (appendix B)
     needs_blocks: bool = False  # a block runner (sub-module maps, FFN sub-updates): jtc_utils.core.blocks
+    omitted: str = ""  # what of the chapter needs the embedded world, so is not on the custom page
 
 
 NO_PREDICTIONS = "a headless encoder has no masked-LM head, so it makes no token predictions"
@@ -80,7 +81,9 @@ PAGES = (
          {CAUSAL: ("C1a",), MASKED: ("C1a", "C1b"), ENCODER: ("C1a", "C1b")}),
     Page("sec4_predictions", "Predictions from early layers (section 4)",
          {CAUSAL: ("fig4", "fig5", "real_toplists"), MASKED: ("fig6", "fig7")},
-         {CAUSAL: ("C2", "C3", "C4"), MASKED: ("C5", "C6")}),
+         {CAUSAL: ("C2", "C3", "C4"), MASKED: ("C5", "C6")},
+         omitted="plausibility and the breakdown by word class (they need the embedded corpus's word labels), and "
+                 "Table 1 (the paper's two sentences on BERT-large)"),
     Page("sec5_early_exit", "Early exit (section 5)", {CAUSAL: ("fig8",), MASKED: ("fig9",)},
          {CAUSAL: ("C8", "C10", "C11"), MASKED: ("C9", "C10", "C11")}),
     Page("sec6_submodules", "Linear stand-ins for sub-modules (section 6)",
@@ -92,9 +95,15 @@ PAGES = (
           ENCODER: ("fig13",)}, {CAUSAL: ("C15",), MASKED: ("C15",), ENCODER: ("C15",)}, needs_news=True),
     Page("appendix_d_sizes", "Model sizes (appendix D)",
          skip="it compares four sizes of one model trained alike, which only the embedded zoo has"),
-    Page("lenses", "Low-rank shortcuts and the tuned lens", {CAUSAL: ("real_lens_table",)}),
-    Page("ffn_subupdates", "FFN sub-updates in the vocabulary space", {CAUSAL: ("real_geva",)}, needs_blocks=True),
-    Page("secretly_linear", "Your Transformer is Secretly Linear", {CAUSAL: ("real_sl",)}),
+    Page("lenses", "Low-rank shortcuts and the tuned lens", {CAUSAL: ("real_lens_table",)},
+         omitted="the tuned lens (trained ahead of time: `python -m jtc_utils.lenses.train`), and the rank sweep "
+                 "and the comparisons across the zoo's four sizes"),
+    Page("ffn_subupdates", "FFN sub-updates in the vocabulary space", {CAUSAL: ("real_geva",)}, needs_blocks=True,
+         omitted="the concepts by word class, the steering and the classifiers on the embedded world (they need "
+                 "its word labels)"),
+    Page("secretly_linear", "Your Transformer is Secretly Linear", {CAUSAL: ("real_sl",)},
+         omitted="the training experiments (pretraining with the regulariser, distillation after pruning) and the "
+                 "comparison across model sizes, which need the zoo's training runs"),
     Page("embedded_world", "The embedded world",
          skip="it describes the generated corpus and the zoo trained on it, not a reader's model"),
 )
@@ -352,6 +361,8 @@ def page_source(page: Page, kind: str, model: str, skip: str | None) -> str:
     if skip:
         cells.append(f"# %% [markdown]\n# Skipped: {skip}.")
         return "\n\n".join(cells) + "\n"
+    if page.omitted:
+        cells.append(f"# %% [markdown]\n# Not here: {page.omitted}.")
     cells.append('# %% tags=["parameters", "remove-cell"]\ndata_dir = "data"  # this custom book\'s figure data')
     cells.append("# %% tags=[\"remove-cell\"]\nfrom jtc_utils.book import custom\n\n"
                  f"page = custom.Run({page.name!r}, data_dir)")
