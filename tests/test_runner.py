@@ -156,3 +156,40 @@ def test_a_prose_edit_refreshes_the_page_without_staling_it_and_a_code_edit_stal
     src.write_text(src.read_text().replace("import ", "import  ", 1))  # a code edit
     assert runner.code_fingerprint(src) != before_code
     assert not runner.refresh_prose(name)  # a stale page is left to the executor
+
+
+def _fake_page(log_dir, fail, name):
+    """A page for run_pages, in a worker process: records when it started and ended and its thread setting."""
+    import os
+    import time
+    from pathlib import Path
+
+    t0 = time.time()
+    if name in fail:
+        raise runner.NotebookFailed(f"notebook {name} failed")
+    time.sleep(0.6)
+    Path(log_dir, name).write_text(f"{t0} {time.time()} {os.environ.get('OMP_NUM_THREADS')}")
+    return time.time() - t0
+
+
+def test_pages_run_side_by_side_and_a_reader_waits_for_the_pages_before_it(tmp_path):
+    from functools import partial
+
+    lines = []
+    times = runner.run_pages(["a", "b", "r", "c"], partial(_fake_page, str(tmp_path), ()), 2, lines.append,
+                             readers=("r",))
+    assert set(times) == {"a", "b", "r", "c"} and all(t > 0.5 for t in times.values())
+    span = {n: [float(x) for x in (tmp_path / n).read_text().split()[:2]] for n in times}
+    assert span["b"][0] < span["a"][1]  # a and b overlapped
+    assert span["r"][0] >= max(span["a"][1], span["b"][1])  # the reader started after both ended
+    assert span["c"][0] < span["r"][1]  # a page after the reader did not wait for it
+    assert all((tmp_path / n).read_text().split()[2] == "1" for n in times)  # single-threaded workers
+
+
+def test_a_failed_page_stops_new_ones_and_is_raised_after_the_running_ones_end(tmp_path):
+    from functools import partial
+
+    with pytest.raises(runner.NotebookFailed, match="notebook a failed"):
+        runner.run_pages(["a", "b", "c", "d"], partial(_fake_page, str(tmp_path), ("a",)), 2, lambda _: None)
+    assert (tmp_path / "b").exists()  # running beside the failure: it finished and committed
+    assert not (tmp_path / "c").exists() and not (tmp_path / "d").exists()  # never started

@@ -76,7 +76,7 @@ def test_recorded_vectors_are_the_model_states(exp):
     L = exp.n_layers
     for j in range(L):
         np.testing.assert_allclose(vecs[0][j], exp.X_train[j], atol=1e-5)  # block input = h^j
-    if run.family in ("gpt2", "llama"):  # the second residual r + f of the last block is raw h^L
+    if isinstance(run, blocks.PreNormBlocks):  # the second residual r + f of the last block is raw h^L
         np.testing.assert_allclose(vecs[3][L - 1] + vecs[5][L - 1], exp.X_train[L], atol=1e-5)
     else:  # the output layer norm of the last block is h^L
         np.testing.assert_allclose(vecs[6][L - 1], exp.X_train[L], atol=1e-5)
@@ -150,13 +150,57 @@ def test_submodule_predictions_follow_section_4(exp):
     assert curves["mat_attn"]["surprisal"][L] == pytest.approx(curves["mat"]["surprisal"][L])
 
 
-def test_other_families_are_refused_with_the_supported_ones():
-    from transformers import OPTConfig, OPTForCausalLM
+def _other_decoder(family: str):
+    """A small random decoder of the families beyond GPT-2 and LLaMA, with the features their runners must get
+    right: Mistral's sliding window and Phi-3's (8 positions, shorter than the test's rows), Phi-3's fused
+    projections and rotary positions on half of each head, OPT's biases and learned positions, and OPT's
+    embeddings narrower than its blocks (``project_in``)."""
+    from transformers import MistralConfig, MistralForCausalLM, OPTConfig, OPTForCausalLM, Phi3Config, Phi3ForCausalLM
 
-    model = OPTForCausalLM(OPTConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1, ffn_dim=32,
-                                     num_attention_heads=2, word_embed_proj_dim=16))
-    with pytest.raises(blocks.UnsupportedModelError, match="gpt2, llama, bert"):
+    torch.manual_seed(0)
+    small = dict(vocab_size=256, hidden_size=32, num_hidden_layers=3, num_attention_heads=4, pad_token_id=0,
+                 bos_token_id=1, eos_token_id=2)
+    if family == "mistral":
+        return MistralForCausalLM(MistralConfig(intermediate_size=64, num_key_value_heads=2, sliding_window=8,
+                                                **small)).eval()
+    if family == "phi3":
+        return Phi3ForCausalLM(Phi3Config(intermediate_size=64, num_key_value_heads=2, sliding_window=8,
+                                          rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                                           "partial_rotary_factor": 0.5}, **small)).eval()
+    proj = 16 if family == "opt-narrow" else 32
+    return OPTForCausalLM(OPTConfig(ffn_dim=64, word_embed_proj_dim=proj, **small)).eval()
+
+
+@pytest.mark.parametrize("family", ["mistral", "phi3", "opt", "opt-narrow"])
+def test_runner_reproduces_mistral_phi3_and_opt_and_their_ffn_decomposes(family):
+    from jtc_utils.ffn import FFN
+
+    model = _other_decoder(family)
+    ids = torch.randint(3, 256, (2, 20))
+    mask = torch.ones_like(ids)
+    mask[1, 14:] = 0
+    assert _max_diff(model, ids, mask) <= 1e-4
+    run = blocks.runner_for(model)
+    ffn = FFN(models.Adapter(model=model, tokenizer=None, name="test"))
+    with torch.inference_mode():
+        h = run.embed(ids)
+        for j in range(run.n_layers):
+            h, vecs = run.block(h, j, record=True)
+            r, f = vecs[3].reshape(-1, run.d), vecs[5].reshape(-1, run.d)  # mid-block state, the FFN's output
+            np.testing.assert_allclose(ffn.output(j, ffn.coefficients(j, r.numpy())), f.numpy(), atol=1e-5)
+
+
+def test_other_families_are_refused_with_the_supported_ones():
+    from transformers import GPTNeoXConfig, GPTNeoXForCausalLM, OPTConfig, OPTForCausalLM
+
+    model = GPTNeoXForCausalLM(GPTNeoXConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1,
+                                             num_attention_heads=2, intermediate_size=32))
+    with pytest.raises(blocks.UnsupportedModelError, match="gpt2, llama, mistral, phi3, opt, bert"):
         blocks.runner_for(model)
+    post_norm = OPTForCausalLM(OPTConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1, ffn_dim=32,
+                                         num_attention_heads=2, word_embed_proj_dim=16, do_layer_norm_before=False))
+    with pytest.raises(blocks.UnsupportedModelError, match="OPT-350m"):
+        blocks.runner_for(post_norm)
     with pytest.raises(blocks.UnsupportedModelError, match="gpt2"):
         blocks.GPT2Blocks(BertForMaskedLM(BertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1,
                                                      num_attention_heads=2, intermediate_size=32)))

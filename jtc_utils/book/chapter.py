@@ -7,13 +7,14 @@ from __future__ import annotations
 from jtc_utils.book import claim_tables
 from jtc_utils.evidence import claims, figdata, figure_registry
 from jtc_utils.jtc import figures, plots
-from jtc_utils.core import experiment
+from jtc_utils.core import experiment, models
 
 
 def title(data: dict, params: dict) -> str:
-    if params["model"] == params["paper_model"]:  # a real model stands for itself
-        return f"{params['model']} on {params['domain']}"
-    return f"{params['model']} (stands for {params['paper_model']}) on {params['domain']}"
+    model = models.display_name(params["model"])
+    if params["model"] == params["paper_model"]:  # a real model (or a reader's own) stands for itself
+        return f"{model} on {params['domain']}"
+    return f"{model} (stands for {params['paper_model']}) on {params['domain']}"
 
 
 def real_sizes(n_train=None, n_val=None) -> tuple:

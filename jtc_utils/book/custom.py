@@ -31,9 +31,9 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from jtc_utils.book import claim_tables, runner
@@ -41,7 +41,7 @@ from jtc_utils.book.chapter import Chapter, show
 from jtc_utils.core import device as devices
 from jtc_utils.core import blocks, models, profiles, user_text
 from jtc_utils.core.batching import pad_id, right_pad
-from jtc_utils.core.paths import ROOT, atomic_write_text, file_fingerprint
+from jtc_utils.core.paths import ROOT, atomic_write_text
 from jtc_utils.evidence import claims, figdata, figure_registry
 from jtc_utils.ffn import figures as _ffn_figures  # noqa: F401  (registers the FFN chapter's figures)
 from jtc_utils.ffn import plots as ffn_plots
@@ -203,6 +203,7 @@ class Plan:
     estimate_s: float = 0.0
     memory_gb: float = 0.0
     available_gb: float = 0.0
+    jobs: int = 1  # pages executed side by side (each single-threaded when more than one)
 
     def lines(self) -> list[str]:
         n_train, n_val = self.sizes
@@ -216,22 +217,24 @@ class Plan:
         out.append(f"  pages executed ({len(self.run) + 1}): {', '.join(self.run + [CLAIMS_PAGE])}")
         for name, why in self.skipped.items():
             out.append(f"  skipped: {name}: {why}")
-        out.append(f"  device {self.device}: a forward pass takes {self.forward_s * 1e3:.1f} ms per sentence")
+        out.append(f"  device {self.device}: a forward pass takes {self.forward_s * 1e3:.1f} ms per sentence; "
+                   f"{self.jobs} page(s) at a time")
         out.append(f"  estimate: {self.estimate_s / 60:.1f} min, peak memory {self.memory_gb:.1f} GB "
                    f"(available {self.available_gb:.1f} GB)")
         return out
 
 
 # Seconds of each page per (sentence × forward second), measured on SmolLM2-135M with 2,000 Wikipedia sentences on
-# two cores (``benchmarks/bench_custom.py``): a page's time grows with its sentences and with the cost of one forward
-# pass, which carries the model's depth and width. Appendix B was not in that run (no second text): its cost is the
-# sum of the parts it repeats on the second domain (hidden states, r², predictions, early exit). PAGE_OVERHEAD_S: a
-# kernel's start, imports and the model's load, measured on the claims page. Calibrated on one cold run; a second
-# cold run of the benchmark took 13.8 min against its printed estimate of 12.9 min (+6%). On another model the
-# estimate carries that model's forward time, not its vocabulary's readout cost nor the lenses' training epochs.
-PAGE_COST = {"real_model": 0.53, "sec3_linear_shortcuts": 0.06, "sec4_predictions": 0.03, "sec5_early_exit": 0.01,
-             "sec6_submodules": 0.66, "appendix_b_news": 0.35, "lenses": 0.86, "ffn_subupdates": 0.80,
-             "secretly_linear": 0.52, CLAIMS_PAGE: 0.0}
+# two cores (``benchmarks/bench_custom.py``), one page at a time: a page's time grows with its sentences and with the
+# cost of one forward pass, which carries the model's depth and width. Appendix B was not in that run (no second
+# text): its cost is the sum of the parts it repeats on the second domain (hidden states, r², predictions, early
+# exit). PAGE_OVERHEAD_S: a kernel's start, imports and the model's load, measured on the claims page. Calibrated on
+# one cold run (15.3 min) and rescaled once to the forward pass's median over repeated plans (85 ms per sentence;
+# the run had measured 98.7): a second serial cold run took 13.8 min. On another model the estimate carries that
+# model's forward time, not its vocabulary's readout cost nor the lenses' training epochs.
+PAGE_COST = {"real_model": 0.62, "sec3_linear_shortcuts": 0.07, "sec4_predictions": 0.035, "sec5_early_exit": 0.012,
+             "sec6_submodules": 0.77, "appendix_b_news": 0.41, "lenses": 1.0, "ffn_subupdates": 0.93,
+             "secretly_linear": 0.60, CLAIMS_PAGE: 0.0}
 PAGE_OVERHEAD_S = 10.0
 # a kernel with torch, transformers and the book's libraries, and the working memory the terms of
 # :func:`estimate_memory_gb` leave out (calibrated: on SmolLM2-135M with 2,000 sentences the largest kernel reached
@@ -239,10 +242,26 @@ PAGE_OVERHEAD_S = 10.0
 BASE_MEMORY_GB = 1.9
 
 
-def estimate_seconds(pages, n_sentences: int, forward_s: float) -> float:
+# a page in a single-threaded worker (``--jobs`` above 1) against the same page alone on both cores: the median of
+# the SmolLM2 run's pages (model and text 1.5, section 6 1.75, lenses 1.68, linearity 1.73, FFN 1.03), which also
+# absorbs the pages that wait for the first page's hidden states
+ONE_THREAD_SLOWDOWN = 1.65
+
+
+def estimate_seconds(pages, n_sentences: int, forward_s: float, jobs: int = 1) -> float:
     """Wall time of ``pages`` (the claims page included by the caller) for ``n_sentences`` sentences per domain at
-    ``forward_s`` seconds per sentence (see :data:`PAGE_COST`)."""
-    return sum(PAGE_OVERHEAD_S + PAGE_COST[p] * n_sentences * forward_s for p in pages)
+    ``forward_s`` seconds per sentence (see :data:`PAGE_COST`), executed ``jobs`` at a time: each page then takes
+    :data:`ONE_THREAD_SLOWDOWN` times longer, the pages go to the first free worker in order, and a page that reads
+    others' numbers (:data:`runner.READERS`) waits for every page before it."""
+    cost = {p: PAGE_OVERHEAD_S + PAGE_COST[p] * n_sentences * forward_s for p in pages}
+    if jobs <= 1:
+        return sum(cost.values())
+    free, end = [0.0] * jobs, {}
+    for i, p in enumerate(pages):
+        w = min(range(jobs), key=free.__getitem__)
+        start = max([free[w]] + ([end[q] for q in pages[:i]] if p in runner.READERS else []))
+        end[p] = free[w] = start + cost[p] * ONE_THREAD_SLOWDOWN
+    return max(end.values())
 
 
 def estimate_memory_gb(n_layers: int, d: int, vocab: int, parameters: int, n_sentences: int) -> float:
@@ -272,7 +291,7 @@ def available_memory_gb() -> float:
 
 def time_forward(adapter, texts, device: str, n: int = 16) -> float:
     """Seconds per sentence of one forward pass with every hidden state (as the book extracts them), on ``n`` of
-    the sentences: the median of three passes after a warm-up."""
+    the sentences: the median of five passes after a warm-up (single passes vary by a fifth on two cores)."""
     import torch
 
     ids = adapter.tokenizer(list(texts[:n]), add_special_tokens=not adapter.causal, truncation=True,
@@ -281,11 +300,11 @@ def time_forward(adapter, texts, device: str, n: int = 16) -> float:
     times = []
     with devices.using(device), torch.inference_mode():
         adapter.forward_states(inp, att)
-        for _ in range(3):  # the median of three: one pass on a busy machine can take twice as long
+        for _ in range(5):  # the median of five: one pass on a busy machine can take twice as long
             t0 = time.perf_counter()
             adapter.forward_states(inp, att)
             times.append(time.perf_counter() - t0)
-    return sorted(times)[1] / len(ids)
+    return sorted(times)[2] / len(ids)
 
 
 def split_sizes(n: int) -> tuple:
@@ -293,10 +312,16 @@ def split_sizes(n: int) -> tuple:
     return n - n // 5, n // 5
 
 
+def default_jobs(device: str) -> int:
+    """Pages side by side when ``--jobs`` is not given: two on a CPU with two cores or more, else one."""
+    return 2 if str(device) == "cpu" and (os.cpu_count() or 1) >= 2 else 1
+
+
 def plan(model: str, text, news=None, sentences: int = sum(profiles.CUSTOM_SIZES), device: str = "auto",
-         memory_gb: float | None = None) -> Plan:
+         memory_gb: float | None = None, jobs: int | None = None) -> Plan:
     """What the custom book will do for ``model`` on ``text`` (and ``news``), with its estimates; every input is
-    checked here, before anything is written: a bad one raises :class:`ValueError` naming the problem and the fix."""
+    checked here, before anything is written: a bad one raises :class:`ValueError` naming the problem and the fix.
+    ``jobs`` pages run side by side (default :func:`default_jobs`); fewer where their memory would not fit."""
     n_train, n_val = split_sizes(sentences)
     if n_val < 1:
         raise ValueError(f"--sentences {sentences} leaves no validation sentence; ask for at least 5")
@@ -320,9 +345,15 @@ def plan(model: str, text, news=None, sentences: int = sum(profiles.CUSTOM_SIZES
              vocab=len(adapter.tokenizer), parameters=sum(t.numel() for t in adapter.model.parameters()),
              sizes=(n_train, n_val), texts=texts, counts=counts, run=run, skipped=skipped,
              forward_s=time_forward(adapter, first, str(dev)), device=str(dev), identity=adapter.identity)
-    p.estimate_s = estimate_seconds(run + [CLAIMS_PAGE], sentences, p.forward_s)
-    p.memory_gb = estimate_memory_gb(p.n_layers, p.d, p.vocab, p.parameters, n_train + n_val)
+    per_page = estimate_memory_gb(p.n_layers, p.d, p.vocab, p.parameters, n_train + n_val)
     p.available_gb = available_memory_gb() if memory_gb is None else float(memory_gb)
+    p.jobs = default_jobs(dev) if jobs is None else int(jobs)
+    if p.jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {jobs}")
+    while p.jobs > 1 and p.jobs * per_page > p.available_gb:  # two kernels at their peak at once, at worst
+        p.jobs -= 1
+    p.memory_gb = p.jobs * per_page
+    p.estimate_s = estimate_seconds(run + [CLAIMS_PAGE], sentences, p.forward_s, p.jobs)
     return p
 
 
@@ -349,14 +380,10 @@ def check_out(out) -> Path:
 SPEC = "profile.json"  # in the output folder: the custom profile's spec (profiles.CUSTOM_ENV points to it)
 
 
-def shown(model: str) -> str:
-    """A model as a page names it: a folder by its name, a hub id as it is."""
-    return Path(model).name if Path(model).is_dir() else model
-
-
 def page_source(page: Page, kind: str, model: str, skip: str | None) -> str:
     """The py:percent source of one page of the custom book."""
-    head = f"# # {page.title}\n#\n# On **{shown(model)}** ({kind}), the reader's own text: the custom profile."
+    head = (f"# # {page.title}\n#\n# On **{models.display_name(model)}** ({kind}), the reader's own text: the custom "
+            f"profile.")
     cells = ["# %% [markdown]\n" + head]
     if skip:
         cells.append(f"# %% [markdown]\n# Skipped: {skip}.")
@@ -380,9 +407,9 @@ def page_source(page: Page, kind: str, model: str, skip: str | None) -> str:
 def claims_source(model: str) -> str:
     """The py:percent source of the custom book's claims page."""
     return "\n\n".join([
-        f"# %% [markdown]\n# # The claims, judged for {shown(model)}\n#\n# Every claim of Jump to Conclusions with the "
-        "same rules as on every other profile;\n# a claim whose figures this model does not have gets no verdict and "
-        "says why.",
+        f"# %% [markdown]\n# # The claims, judged for {models.display_name(model)}\n#\n"
+        "# Every claim of Jump to Conclusions with the same rules as on every other profile;\n"
+        "# a claim whose figures this model does not have gets no verdict and says why.",
         '# %% tags=["parameters", "remove-cell"]\ndata_dir = "data"',
         "# %% tags=[\"remove-cell\"]\nfrom jtc_utils.book import custom\n\npage = custom.Run('claims_verdicts', "
         "data_dir)",
@@ -437,10 +464,11 @@ class Run:
         elif paper == "ffn":
             import matplotlib.pyplot as plt
 
+            name = models.display_name(self.profile.gpt[0])
             fig_, axes = plt.subplots(1, 2, figsize=(11, 3.4))
             ffn_plots.per_layer({"dominant ten": d["t10"], "random ten": d["r10"]},
-                                f"{self.profile.gpt[0]}: share of the dominant ten", "share", ax=axes[0])
-            ffn_plots.exit_rules(d["exit"], self.profile.gpt[0], ax=axes[1])
+                                f"{name}: share of the dominant ten", "share", ax=axes[0])
+            ffn_plots.exit_rules(d["exit"], name, ax=axes[1])
             show([fig], "Geva et al. Figure 6 and Table 6, on your model",
                  "Left: the dominant ten's share per layer against ten random sub-updates; right: the exit rules.",
                  "Line plot of the dominant ten's share per layer, and accuracy against layers saved")
@@ -486,67 +514,91 @@ def _up_to_date(page_file: Path, digest: str, data_dir: Path) -> bool:
     if not page_file.exists():
         return False
     record = nbformat.read(page_file, as_version=4).metadata.get("jtc", {})
-    return record.get("inputs") == digest and all((data_dir / f).exists() for f in record.get("data", {}))
+    return record.get("inputs") == digest and not runner.data_mismatches(record, data_dir)
 
 
 def execute_page(out: Path, name: str, source: str, digest: str, timeout: int = runner.CELL_TIMEOUT,
                  device: str | None = None) -> float | None:
-    """Execute one generated page into ``out/<name>.ipynb`` as one transaction (its figure data into
-    ``out/data`` only when every cell has passed); returns its seconds, or None when it was up to date."""
+    """Execute one generated page into ``out/<name>.ipynb`` as one transaction (:func:`runner.transaction`: its
+    figure data into ``out/data`` only when every cell has passed); returns its seconds, or None when it was up to
+    date (its inputs unchanged and its data as it recorded)."""
     import jupytext
     import nbformat
-    import papermill as pm
 
     data_dir, page_file = out / "data", out / f"{name}.ipynb"
     if _up_to_date(page_file, digest, data_dir):
         return None
     nb = jupytext.reads(source, fmt="py:percent")
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    t0 = time.time()
+    record = {"inputs": digest, "profile": "custom"}
     if not any(c.cell_type == "code" for c in nb.cells):  # a skipped chapter: its line, no kernel
+        t0 = time.time()
         runner.clean(nb)
-        nb.metadata["jtc"] = {"inputs": digest, "profile": "custom", "data": {}}
+        nb.metadata["jtc"] = {**record, "data": {}}
         atomic_write_text(page_file, nbformat.writes(nb) + "\n")
         return time.time() - t0
-    failed = out / "_failed" / f"{name}.ipynb"
-    failed.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".staging-{name}-", dir=out))
-    env = {"JTC_PROGRESS": "0", "JTC_DATA_OUT": str(staging), "PYTHONWARNINGS": "ignore",
-           "TRANSFORMERS_VERBOSITY": "error",
-           profiles.CUSTOM_ENV: str(out / SPEC), **({"JTC_DEVICE": device} if device else {})}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        try:
-            done = pm.execute_notebook(nb, str(failed), parameters={"data_dir": str(data_dir)}, kernel_name="python3",
-                                       cwd=str(out), progress_bar=False, execution_timeout=timeout)
-        except pm.PapermillExecutionError as e:
-            raise runner.NotebookFailed(f"page {name} failed at cell {e.cell_index + 1} ({e.ename}: {e.evalue}); "
-                                        f"the executed copy is {failed}") from None
-        except Exception as e:  # noqa: BLE001 - the kernel died, a cell timed out ...
-            raise runner.NotebookFailed(f"page {name} failed ({runner.describe(e, timeout)}); the executed copy "
-                                        f"is {failed}") from None
-        data = {f.name: file_fingerprint(f) for f in sorted(staging.glob("*.json"))}
-        runner.clean(done)
-        done.metadata["jtc"] = {"inputs": digest, "profile": "custom", "data": data}
-        data_dir.mkdir(exist_ok=True)
-        for fname in data:
-            os.replace(staging / fname, data_dir / fname)
-        atomic_write_text(page_file, nbformat.writes(done) + "\n")
-        failed.unlink(missing_ok=True)
-        if not any(failed.parent.iterdir()):
-            failed.parent.rmdir()
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        for k, v in saved.items():
-            os.environ.pop(k, None) if v is None else os.environ.__setitem__(k, v)
-    return time.time() - t0
+    env = {"TRANSFORMERS_VERBOSITY": "error", profiles.CUSTOM_ENV: str(out / SPEC),
+           **({"JTC_DEVICE": device} if device else {})}
+    seconds = runner.transaction(nb, page_file, data_dir, {"data_dir": str(data_dir)}, env, out, timeout, record)
+    failed = out / "_failed"
+    if failed.is_dir() and not any(failed.iterdir()):
+        failed.rmdir()
+    return seconds
+
+
+class MemoryWatch:
+    """The largest resident memory of this process's descendants together (the page workers and their kernels),
+    sampled every ``every_s`` seconds from ``/proc`` while the block runs; 0 where there is no ``/proc``."""
+
+    def __init__(self, every_s: float = 0.5):
+        import threading
+
+        self.every_s, self.peak_gb, self._stop = every_s, 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    @staticmethod
+    def descendants_gb(root: int | None = None) -> float:
+        """Resident memory of the processes below ``root`` (default: this one), in GB."""
+        parent, rss = {}, {}
+        for status in Path("/proc").glob("[0-9]*/status"):
+            try:
+                fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+            except OSError:
+                continue  # ended while read
+            pid = int(status.parent.name)
+            parent[pid] = int(fields.get("PPid", "0"))
+            rss[pid] = int(fields.get("VmRSS", "0 kB").split()[0]) * 1024
+        root = os.getpid() if root is None else root
+        below, frontier = set(), {root}
+        while frontier:
+            frontier = {p for p, pp in parent.items() if pp in frontier} - below
+            below |= frontier
+        return sum(rss[p] for p in below) / 2**30
+
+    def _watch(self):
+        while not self._stop.wait(self.every_s):
+            self.peak_gb = max(self.peak_gb, self.descendants_gb())
+
+    def __enter__(self):
+        if Path("/proc/self/status").exists():
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        return False
+
+
+def _execute_named(out: Path, sources: dict, digests: dict, timeout: int, device: str | None, name: str):
+    """:func:`execute_page` of page ``name`` (what :func:`runner.run_pages` calls, in a worker process)."""
+    return execute_page(out, name, sources[name], digests[name], timeout, device)
 
 
 def write_book(out: Path, plan: Plan) -> None:
     """The Jupyter Book around the executed pages: its configuration, table of contents and an introduction that
     gives the plan."""
-    title = f"The book on {shown(plan.model)}"
+    title = f"The book on {models.display_name(plan.model)}"
     config = {"title": title, "author": "jtc-book (custom profile)", "only_build_toc_files": True,
               "execute": {"execute_notebooks": "off"}, "html": {"use_repository_button": False},
               "exclude_patterns": ["notebooks", "_failed", ".staging-*", "data"],
@@ -595,16 +647,25 @@ def run(out, plan: Plan, timeout: int = runner.CELL_TIMEOUT, device: str | None 
     (out / "notebooks").mkdir(exist_ok=True)
     for name, source in sources.items():
         atomic_write_text(out / "notebooks" / f"{name}.py", source)
-    times, t0 = {}, time.time()
-    bar = tqdm(list(sources), desc="custom book", unit="page", disable=not sys.stderr.isatty())
-    for name in bar:
-        bar.set_postfix_str(name)
-        dt = execute_page(out, name, sources[name], page_digest(plan, sources[name]), timeout, device)
-        times[name] = dt
-        log(f"  {name}: " + ("up to date" if dt is None else f"{dt:.0f} s"))
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20
+    t0 = time.time()
+    bar = tqdm(total=len(sources), desc="custom book", unit="page", disable=not sys.stderr.isatty())
+
+    def report(line: str) -> None:
+        if line.startswith("  "):  # a page ended
+            bar.update()
+        (bar.write if not bar.disable else log)(line)
+
+    skipped = [name for name in sources if name in plan.skipped]  # a line each, no kernel: here, at once
+    run_one = partial(_execute_named, out, sources, {n: page_digest(plan, src) for n, src in sources.items()},
+                      timeout, device)
+    times = runner.run_pages(skipped, run_one, 1, report)
+    with MemoryWatch() as watch:
+        times.update(runner.run_pages([n for n in sources if n not in skipped], run_one, plan.jobs, report))
+    times = {name: times[name] for name in sources}
+    bar.close()
+    peak = max(watch.peak_gb, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20)
     result = {"plan": plan.lines(), "estimate_s": plan.estimate_s, "memory_estimate_gb": plan.memory_gb,
-              "pages_s": times, "pages_total_s": time.time() - t0, "peak_memory_gb": peak}
+              "pages_s": times, "pages_total_s": time.time() - t0, "peak_memory_gb": peak, "jobs": plan.jobs}
     if html:
         write_book(out, plan)
         result["html"] = str(build_html(out))
@@ -625,6 +686,9 @@ def main(argv=None) -> None:
     ap.add_argument("--memory", type=float, default=None, help="GB the run may use (default: what is available)")
     ap.add_argument("--timeout", type=int, default=runner.CELL_TIMEOUT, help="seconds per cell")
     ap.add_argument("--no-html", action="store_true", help="execute the pages only")
+    ap.add_argument("--jobs", type=int, default=None,
+                    help="pages executed side by side, each single-threaded (default: 2 on a CPU with two cores or "
+                         "more, else 1; fewer where their memory would not fit)")
     ap.add_argument("--plan-only", action="store_true", help="print the plan and stop")
     ap.add_argument("--out", required=True, help="the folder the custom book is written to (never book/)")
     args = ap.parse_args(argv)
@@ -632,7 +696,7 @@ def main(argv=None) -> None:
         ap.error(f"--sentences must be at least 5 (a fifth of them validate), got {args.sentences}")
     try:
         out = check_out(args.out)
-        p = plan(args.model, args.text, args.text_news, args.sentences, args.device, args.memory)
+        p = plan(args.model, args.text, args.text_news, args.sentences, args.device, args.memory, args.jobs)
     except ValueError as e:
         raise SystemExit(f"ERROR: {e}") from None
     print("\n".join(p.lines()), flush=True)
@@ -646,7 +710,7 @@ def main(argv=None) -> None:
         r = run(out, p, args.timeout, None if args.device == "auto" else args.device, not args.no_html)
     except runner.NotebookFailed as e:
         raise SystemExit(f"ERROR: {e}") from None
-    print(f"done in {r['total_s'] / 60:.1f} min (estimate {p.estimate_s / 60:.1f} min); kernels' peak memory "
+    print(f"done in {r['total_s'] / 60:.1f} min (estimate {p.estimate_s / 60:.1f} min); the pages' peak memory "
           f"{r['peak_memory_gb']:.2f} GB (estimate {p.memory_gb:.1f} GB)" + (f"; the book is at {r['html']}"
                                                                              if "html" in r else ""))
 

@@ -5,6 +5,7 @@
     python -m jtc_utils.book.runner --profile paper  # the paper's models (internet and a GPU)
     python -m jtc_utils.book.runner --force          # re-execute even the pages whose inputs did not change
     python -m jtc_utils.book.runner --build-only --html-dir /tmp/jtc-html   # render stored pages elsewhere
+    python -m jtc_utils.book.runner --jobs 2         # two pages side by side, each single-threaded (`make book`)
 
 Each ``notebooks/<name>.py`` (py:percent, the only hand-edited source) is read with jupytext and executed by
 papermill (kernel python3, working directory ``notebooks/``, a per-cell timeout, no progress bars).
@@ -15,12 +16,14 @@ moved into place and then its page ``book/<name>.ipynb`` written, holding the SH
 wrote. Any failure (a cell error, the kernel dying, a cell timeout, Ctrl-C) leaves the committed page and data
 untouched, names the notebook and the cell by its position in ``notebooks/<name>.py``, and keeps the executed copy
 in ``book/_failed/``. A page is up to date when its inputs are unchanged *and* its data files are the ones it
-recorded.
+recorded. With ``--jobs N`` the stale pages run N at a time in worker processes (:func:`run_pages`); a page that
+reads the numbers of pages before it (:data:`READERS`) waits for them.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import os
 import shutil
@@ -28,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 from jtc_utils.core import device as devices
@@ -256,12 +260,13 @@ def page_record(name: str) -> dict | None:
     return dict(nbformat.read(page, as_version=4).metadata.get("jtc", {}))
 
 
-def data_mismatches(record: dict) -> list[str]:
-    """The data files a page recorded that are missing from ``book/data`` or differ from what the page saw."""
-
+def data_mismatches(record: dict, folder: Path | None = None) -> list[str]:
+    """The data files a page recorded that are missing from ``folder`` (default: the book's data) or differ from
+    what the page saw."""
+    folder = data_dir() if folder is None else folder
     out = []
     for fname, digest in (record.get("data") or {}).items():
-        f = data_dir() / fname
+        f = folder / fname
         if not f.exists():
             out.append(f"{fname} is missing")
         elif file_fingerprint(f) != digest:
@@ -323,12 +328,12 @@ def _mark_failed_copy(failed: Path, index: int | None, message: str) -> None:
 STAGING_OWNER = "owner.pid"  # in a staging folder: the process that writes it
 
 
-def remove_stale_staging(name: str = "*") -> list[Path]:
-    """Remove the staging folders of chapter ``name`` (default: every chapter) that a run killed before its clean-up
-    left behind (their owner process no longer runs): what they hold was never committed. Returns the folders
-    removed."""
+def remove_stale_staging(name: str = "*", root: Path | None = None) -> list[Path]:
+    """Remove the staging folders of chapter ``name`` (default: every chapter) in ``root`` (default: ``book/``) that
+    a run killed before its clean-up left behind (their owner process no longer runs): what they hold was never
+    committed. Returns the folders removed."""
     removed = []
-    for folder in sorted(BOOK_DIR.glob(f".staging-{name}-*")):
+    for folder in sorted((BOOK_DIR if root is None else root).glob(f".staging-{name}-*")):
         owner = folder / STAGING_OWNER
         try:
             pid = int(owner.read_text())
@@ -357,69 +362,153 @@ def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT, devic
     and to the kernel's environment (``JTC_DEVICE``); None keeps the notebooks' default (auto). Raises
     :class:`NotebookFailed` (naming the notebook and the cell) on any failure."""
     import jupytext
-    import nbformat
-    import papermill as pm
 
     src = NOTEBOOKS_DIR / f"{name}.py"
     if not src.exists():
         raise FileNotFoundError(f"no notebook {src}; available: {', '.join(notebook_names())}")
-    nb = jupytext.read(src)
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
-    failed = BOOK_DIR / "_failed" / f"{name}.ipynb"
-    failed.parent.mkdir(parents=True, exist_ok=True)
-    failed.unlink(missing_ok=True)
-    remove_stale_staging(name)
-    staging = Path(tempfile.mkdtemp(prefix=f".staging-{name}-", dir=BOOK_DIR))  # same file system as book/data
-    (staging / STAGING_OWNER).write_text(str(os.getpid()))
-    saved_env = {k: os.environ.get(k) for k in ("JTC_PROGRESS", "JTC_DATA_OUT", "PYTHONWARNINGS", "JTC_DEVICE")}
-    params = {"profile": profile}
+    params, env = {"profile": profile}, {}
     if device is not None:
         devices.resolve(device)  # an absent GPU fails here, before any kernel starts
-        os.environ["JTC_DEVICE"] = params["device"] = device
-    os.environ["JTC_PROGRESS"] = "0"  # the kernel inherits these: no progress bars in saved outputs,
-    os.environ["JTC_DATA_OUT"] = str(staging)  # and figure data goes to the staging folder
-    os.environ.setdefault("PYTHONWARNINGS", "ignore")
-    t0 = time.time()
+        env["JTC_DEVICE"] = params["device"] = device
+    return transaction(jupytext.read(src), BOOK_DIR / f"{name}.ipynb", data_dir(), params, env, NOTEBOOKS_DIR,
+                       timeout, {"inputs": inputs_fingerprint(name, profile), "profile": profile},
+                       source=f"notebooks/{name}.py")
+
+
+@contextlib.contextmanager
+def environ(updates: dict, defaults: dict | None = None):
+    """``os.environ`` with ``updates`` set (and ``defaults`` where not set already) for the block, every one of those
+    variables restored afterwards: what the kernels and workers started inside inherit."""
+    saved = {k: os.environ.get(k) for k in (*updates, *(defaults or {}))}
+    os.environ.update(updates)
+    for k, v in (defaults or {}).items():
+        os.environ.setdefault(k, v)
     try:
-        try:
-            out = pm.execute_notebook(nb, str(failed), parameters=params, kernel_name="python3",
-                                      cwd=str(NOTEBOOKS_DIR), progress_bar=False, execution_timeout=timeout,
-                                      request_save_on_cell_execute=True)
-        except pm.PapermillExecutionError as e:
-            executed = nbformat.read(failed, as_version=4)
-            raise NotebookFailed(f"notebook {name} failed at {_where(name, executed, e.cell_index)} "
-                                 f"({e.ename}: {e.evalue}); the executed copy with the error is {failed}; the "
-                                 f"committed page and data are unchanged") from None
-        except Exception as e:  # noqa: BLE001 - kernel death, cell timeout, a failure to start the kernel ...
-            reason = describe(e, timeout)
-            index = _failing_cell(failed)
-            _mark_failed_copy(failed, index, f"jtc_utils.book.runner: {reason}")
-            where = "before any cell ran"
-            if index is not None:
-                where = "at " + _where(name, nbformat.read(failed, as_version=4), index)
-            copy = f"the executed copy is {failed}" if failed.exists() else "no executed copy was written"
-            raise NotebookFailed(f"notebook {name} failed {where} ({reason}); {copy}; the committed page and "
-                                 f"data are unchanged") from None
-        data = {f.name: file_fingerprint(f) for f in sorted(staging.glob("*.json"))}
-        print(slowest_cells(out), flush=True)
-        clean(out)
-        out.metadata["jtc"] = {"inputs": inputs_fingerprint(name, profile), "profile": profile, "data": data}
-        text = nbformat.writes(out) + "\n"
-        # commit: the data first, the page last; an interruption in between leaves a page whose recorded data
-        # does not match, which up_to_date and the tests detect (the page is re-executed)
-        data_dir().mkdir(parents=True, exist_ok=True)
-        for fname in data:
-            os.replace(staging / fname, data_dir() / fname)
-        atomic_write_text(BOOK_DIR / f"{name}.ipynb", text)
-        failed.unlink(missing_ok=True)
+        yield
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        for k, v in saved_env.items():
+        for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def transaction(nb, page: Path, data: Path, parameters: dict, env: dict, cwd: Path, timeout: int, record: dict,
+                source: str | None = None) -> float:
+    """Execute the notebook ``nb`` with papermill into ``page`` and its figure data into the folder ``data``, as one
+    transaction: the kernel writes its data into a staging folder beside ``page`` (``JTC_DATA_OUT``; the same file
+    system), and only when every cell has passed does the data move into ``data`` and the page get written, with
+    ``record`` and the data's fingerprints in its ``jtc`` metadata. On failure the executed copy is kept in
+    ``_failed/`` beside the page and :class:`NotebookFailed` names the cell (by its line in ``source``, the
+    py:percent file relative to the repository, when given). ``env`` is added to the kernel's environment (no
+    progress bars, warnings off) and restored afterwards. Serves the book's pages (:func:`execute`) and the custom
+    book's (:mod:`jtc_utils.book.custom`); returns the seconds it took."""
+    import nbformat
+    import papermill as pm
+
+    name, root = page.stem, page.parent
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
+    failed = root / "_failed" / f"{name}.ipynb"
+    failed.parent.mkdir(parents=True, exist_ok=True)
+    failed.unlink(missing_ok=True)
+    remove_stale_staging(name, root)
+    staging = Path(tempfile.mkdtemp(prefix=f".staging-{name}-", dir=root))  # same file system as the data
+    (staging / STAGING_OWNER).write_text(str(os.getpid()))
+    kernel_env = {"JTC_PROGRESS": "0", "JTC_DATA_OUT": str(staging), **env}  # no progress bars in saved outputs
+    label = name
+
+    def where(executed, index: int) -> str:
+        return _where(name, executed, index) if source else f"cell {index + 1}"
+
+    t0 = time.time()
+    try:
+        with environ(kernel_env, {"PYTHONWARNINGS": "ignore"}):
+            try:
+                out = pm.execute_notebook(nb, str(failed), parameters=parameters, kernel_name="python3",
+                                          cwd=str(cwd), progress_bar=False, execution_timeout=timeout,
+                                          request_save_on_cell_execute=True)
+            except pm.PapermillExecutionError as e:
+                executed = nbformat.read(failed, as_version=4)
+                raise NotebookFailed(f"notebook {label} failed at {where(executed, e.cell_index)} "
+                                     f"({e.ename}: {e.evalue}); the executed copy with the error is {failed}; the "
+                                     f"committed page and data are unchanged") from None
+            except Exception as e:  # noqa: BLE001 - kernel death, cell timeout, a failure to start the kernel ...
+                reason = describe(e, timeout)
+                index = _failing_cell(failed)
+                _mark_failed_copy(failed, index, f"jtc_utils.book.runner: {reason}")
+                at = "before any cell ran"
+                if index is not None:
+                    at = "at " + where(nbformat.read(failed, as_version=4), index)
+                copy = f"the executed copy is {failed}" if failed.exists() else "no executed copy was written"
+                raise NotebookFailed(f"notebook {label} failed {at} ({reason}); {copy}; the committed page and "
+                                     f"data are unchanged") from None
+            files = {f.name: file_fingerprint(f) for f in sorted(staging.glob("*.json"))}
+            print(slowest_cells(out), flush=True)
+            clean(out)
+            out.metadata["jtc"] = {**record, "data": files}
+            text = nbformat.writes(out) + "\n"
+            # commit: the data first, the page last; an interruption in between leaves a page whose recorded data
+            # does not match, which up_to_date and the tests detect (the page is re-executed)
+            data.mkdir(parents=True, exist_ok=True)
+            for fname in files:
+                os.replace(staging / fname, data / fname)
+            atomic_write_text(page, text)
+            failed.unlink(missing_ok=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return time.time() - t0
+
+
+# pages that read figure data other pages write (the claims page reads every chapter's; the appendices read
+# sections 3 and 4's): run in parallel, each starts only when every page before it has finished
+READERS = ("appendix_b_news", "appendix_d_sizes", "claims_verdicts")
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+
+
+def run_pages(names: list[str], run_one, jobs: int = 1, log=print, readers=READERS) -> dict:
+    """Run ``run_one(name)`` (a picklable function returning seconds, or None for a page already up to date) for
+    every page in ``names``, in that order, in ``jobs`` worker processes; returns ``{name: seconds or None}``.
+    With ``jobs`` > 1 every worker and the kernels it starts are single-threaded (``ONE_THREAD``): on two cores two
+    one-thread pages finish sooner than one two-thread page after another (much of a page is Python and small
+    kernels), and they never spin-wait on each other's OpenMP threads; workers that need the same cached result
+    compute it once (:func:`jtc_utils.core.cache.computing`). A page in ``readers`` starts only when every page
+    before it has finished. A failure stops new pages from starting; the running ones finish (each is its own
+    transaction) and the first failure is raised."""
+    times = {}
+    if jobs <= 1:
+        for name in names:
+            times[name] = run_one(name)
+            log(f"  {name}: " + ("up to date" if times[name] is None else f"{times[name]:.0f} s"))
+        return times
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    pending, running, failure = list(names), {}, None
+    with environ(ONE_THREAD):  # the workers inherit it, and their kernels from them
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            while running or (pending and failure is None):
+                for name in list(pending):
+                    if failure is not None or len(running) >= jobs:
+                        break
+                    if name in readers and any(n not in times for n in names[:names.index(name)]):
+                        continue  # waits for the pages whose numbers it reads
+                    pending.remove(name)
+                    log(f"executing {name} ...")
+                    running[pool.submit(run_one, name)] = name
+                done, _ = wait(running, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    name = running.pop(fut)
+                    try:
+                        times[name] = fut.result()
+                    except Exception as e:  # noqa: BLE001 - the first failure is raised once the others end
+                        failure = failure or e
+                        times[name] = None
+                        log(f"  {name}: failed")
+                        continue
+                    log(f"  {name}: " + ("up to date" if times[name] is None else f"{times[name]:.0f} s"))
+    if failure is not None:
+        raise failure
+    return times
 
 
 def describe(e: BaseException, timeout: int) -> str:
@@ -502,7 +591,12 @@ def main(argv=None):
                     help="where the heavy work runs: auto (a GPU when there is one; the default), cpu, cuda, cuda:N")
     ap.add_argument("--force", action="store_true",
                     help="re-execute every notebook even if its stored page is up to date")
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="pages executed side by side, each single-threaded (default 1: one page at a time, on "
+                         "every core)")
     args = ap.parse_args(argv)
+    if args.jobs < 1:
+        ap.error(f"--jobs must be at least 1, got {args.jobs}")
     if args.timeout <= 0:
         ap.error(f"--timeout must be a positive number of seconds, got {args.timeout}")
     if args.build_only and (args.only or args.force):
@@ -521,21 +615,22 @@ def main(argv=None):
         for folder in remove_stale_staging():
             print(f"removed {folder.name}: the staging folder of a run that was killed (nothing of it was committed)",
                   flush=True)
-        stale = args.force or bool(args.only)  # naming a page means: run it
+        stale, todo = args.force or bool(args.only), []  # naming a page means: run it
         for name in names:
             # a page is skipped when its inputs and data are unchanged; once one page re-runs, the later ones
             # (which may read the numbers it writes, like the claims page) re-run too
             stale = stale or not up_to_date(name, args.profile)
-            if not stale:
+            if stale:
+                todo.append(name)
+            else:
                 prose = " (its prose refreshed from the source)" if refresh_prose(name) else ""
                 print(f"{name}: up to date (inputs and data unchanged; --force re-executes){prose}", flush=True)
-                continue
-            print(f"executing {name} (profile {args.profile}) ...", flush=True)
-            try:
-                dt = execute(name, args.profile, args.timeout, args.device)
-            except NotebookFailed as e:
-                raise SystemExit(f"ERROR: {e}") from None
-            print(f"  {name}: {dt:.0f} s", flush=True)
+        print(f"profile {args.profile}: executing {len(todo)} page(s) in {args.jobs} worker(s)", flush=True)
+        try:
+            run_pages(todo, partial(execute, profile=args.profile, timeout=args.timeout, device=args.device),
+                      args.jobs, lambda line: print(line, flush=True))
+        except NotebookFailed as e:
+            raise SystemExit(f"ERROR: {e}") from None
     if not args.no_build:
         index = build_html(args.html_dir)
         print(f"The book is at {index}")

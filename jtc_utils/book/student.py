@@ -153,7 +153,6 @@ def fill(progress: bool | None = None) -> dict[str, float]:
     inputs_fingerprint`) have not changed since it was filled is skipped, so an interrupted fill resumes. Returns
     the seconds each executed page took."""
     import json
-    import os
     import tempfile
     import time
 
@@ -166,10 +165,8 @@ def fill(progress: bool | None = None) -> dict[str, float]:
             for name in runner.notebook_names()}
     todo = {name: key for name, key in todo.items() if done.get(name) != key}
     seconds = {}
-    saved = {k: os.environ.get(k) for k in ("JTC_PROGRESS", "PYTHONWARNINGS")}
-    os.environ["JTC_PROGRESS"] = "0"  # the kernels inherit it: the bar below is the only one
-    os.environ.setdefault("PYTHONWARNINGS", "ignore")
-    try:
+    # the kernels inherit the environment: the bar below is the only one
+    with runner.environ({"JTC_PROGRESS": "0"}, {"PYTHONWARNINGS": "ignore"}):
         with tempfile.TemporaryDirectory(prefix="jtc-student-fill-") as tmp:
             written, _ = build(Path(tmp) / "edition")
             pages = {p.stem: p for p in written}
@@ -187,12 +184,6 @@ def fill(progress: bool | None = None) -> dict[str, float]:
                 seconds[name] = time.perf_counter() - t0
                 done[name] = todo[name]
                 atomic_write_text(record, json.dumps(done, indent=1) + "\n")
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
     return seconds
 
 

@@ -7,7 +7,9 @@ A GPT-2 block (pre-norm) maps its input ``x = h^{l-1}`` to ``h^l`` through the s
 
 A LLaMA block (pre-norm with RMSNorm, rotary positions, grouped-query attention and a gated feed-forward network;
 the real decoder SmolLM2 of the ``real`` profile) has GPT-2's vectors 0-6, with ``ln_1``/``ln_2`` its
-``input_layernorm``/``post_attention_layernorm`` and ``mlp(x) = down(silu(gate(x)) * up(x))``.
+``input_layernorm``/``post_attention_layernorm`` and ``mlp(x) = down(silu(gate(x)) * up(x))``. Mistral's and
+Phi-3's blocks are LLaMA's with a sliding attention window (Phi-3 fuses the query-key-value and gate-up
+projections); OPT's (pre-norm, all but OPT-350m) are GPT-2's with ``Linear`` weights and learned positions.
 
 A BERT block (post-norm; not in the paper, an extension of this book) goes through
 
@@ -39,17 +41,18 @@ PART_NAMES = ("ln_1", "attn", "ln_2", "ffn")
 # different accuracies, as GPT-2's fused GELU showed)
 RUNNER_VERSION = 2
 TANH_GELUS = ("gelu_new", "gelu_fast", "gelu_pytorch_tanh")  # three names of one function
-SUPPORTED_FAMILIES = ("gpt2", "llama", "bert")
+SUPPORTED_FAMILIES = ("gpt2", "llama", "mistral", "phi3", "opt", "bert")
 
 
 class UnsupportedModelError(ValueError):
-    """The block runners know GPT-2 and BERT blocks only."""
+    """A model whose blocks no runner here knows (see ``SUPPORTED_FAMILIES``)."""
 
 
 def _unsupported(model_type: str) -> UnsupportedModelError:
     return UnsupportedModelError(
         f"sub-module shortcuts need a block runner, which exists for model families {', '.join(SUPPORTED_FAMILIES)} "
-        f"(GPT2LMHeadModel, LlamaForCausalLM, BertForMaskedLM); got model type {model_type!r}")
+        f"(GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Phi3ForCausalLM, OPTForCausalLM, BertForMaskedLM); "
+        f"got model type {model_type!r}")
 
 
 def _attention(q, k, v, n_head: int, divisor: float, mask=None, causal: bool = False):
@@ -212,7 +215,9 @@ class GPT2Blocks(PreNormBlocks):
 class LlamaBlocks(PreNormBlocks):
     """The blocks of a ``LlamaForCausalLM`` (or ``LlamaModel``) as plain tensor functions: RMSNorm, rotary
     positions (0, 1, ... along each right-padded row, as the model uses without position ids), grouped-query causal
-    attention and the gated SiLU feed-forward network."""
+    attention and the gated SiLU feed-forward network. Mistral's and Phi-3's blocks are the same with a sliding
+    attention window (their subclasses), and Phi-3's with fused projections and rotary positions on part of each
+    head."""
 
     family = "llama"
 
@@ -222,8 +227,8 @@ class LlamaBlocks(PreNormBlocks):
         rope = getattr(cfg, "rope_parameters", None) or {}
         if rope.get("rope_type", "default") != "default" or getattr(cfg, "attention_bias", False) \
                 or getattr(cfg, "mlp_bias", False):
-            raise UnsupportedModelError("the LLaMA block runner supports default rotary positions and projections "
-                                        "without bias (LLaMA, SmolLM2)")
+            raise UnsupportedModelError(f"the {self.family} block runner supports default rotary positions and "
+                                        f"projections without bias (LLaMA, SmolLM2, Mistral, Phi-3-mini)")
         from transformers.activations import ACT2FN
 
         self.body = getattr(model, "model", model)
@@ -234,6 +239,8 @@ class LlamaBlocks(PreNormBlocks):
         self.act = ACT2FN[cfg.hidden_act]
         rot = self.body.rotary_emb
         self.inv_freq, self.rope_scale = rot.inv_freq, rot.attention_scaling
+        # Mistral and Phi-3 attend to the last `sliding_window` positions only (LLaMA has no window)
+        self.window = getattr(cfg, "sliding_window", None) if self.family != "llama" else None
 
     def ln(self, x, norm):
         """RMSNorm in float32, as the model computes it."""
@@ -241,33 +248,50 @@ class LlamaBlocks(PreNormBlocks):
         return norm.weight * (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + norm.variance_epsilon)).to(
             x.dtype)
 
+    def qkv(self, at, x):
+        """Block ``j``'s query, key and value projections of ``x``."""
+        return F.linear(x, at.q_proj.weight), F.linear(x, at.k_proj.weight), F.linear(x, at.v_proj.weight)
+
     def attn(self, x, j: int):
         """Causal grouped-query self-attention of block ``j`` on [B, T, d], rotary positions, ``o_proj``."""
         at = self.blocks[j].self_attn
         B, T, _ = x.shape
-        q = F.linear(x, at.q_proj.weight).view(B, T, self.n_head, self.dh).transpose(1, 2)
-        k = F.linear(x, at.k_proj.weight).view(B, T, self.n_kv, self.dh).transpose(1, 2)
-        v = F.linear(x, at.v_proj.weight).view(B, T, self.n_kv, self.dh).transpose(1, 2)
+        q, k, v = self.qkv(at, x)
+        q = q.view(B, T, self.n_head, self.dh).transpose(1, 2)
+        k = k.view(B, T, self.n_kv, self.dh).transpose(1, 2)
+        v = v.view(B, T, self.n_kv, self.dh).transpose(1, 2)
         freqs = torch.arange(T, device=x.device, dtype=torch.float)[:, None] * self.inv_freq.float()[None]
         emb = torch.cat((freqs, freqs), dim=-1)
         cos, sin = (emb.cos() * self.rope_scale).to(x.dtype), (emb.sin() * self.rope_scale).to(x.dtype)
-        q, k = q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin
+        rd = emb.shape[-1]  # the rotated part of each head (all of it, but in Phi-3 with a partial rotary factor)
+        if rd == self.dh:
+            q, k = q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin
+        else:
+            q, k = (torch.cat((t[..., :rd] * cos + _rotate_half(t[..., :rd]) * sin, t[..., rd:]), dim=-1)
+                    for t in (q, k))
         rep = self.n_head // self.n_kv
         k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
         causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
+        if self.window is not None and self.window < T:  # position i sees j when i - window < j <= i
+            causal = causal.triu(-(self.window - 1))
         y = F.scaled_dot_product_attention(q, k, v, attn_mask=causal, scale=1 / math.sqrt(self.dh))
         return F.linear(y.transpose(1, 2).reshape(B, T, self.n_head * self.dh), at.o_proj.weight)
 
+    def gate_up(self, m):
+        """The weights of the gate and of its other half ([d_ff, d] each, as ``Linear`` stores them)."""
+        return m.gate_proj.weight, m.up_proj.weight
+
     def mlp(self, x, j: int):
         m = self.blocks[j].mlp
-        return F.linear(self.act(F.linear(x, m.gate_proj.weight)) * F.linear(x, m.up_proj.weight),
-                        m.down_proj.weight)
+        gate, up = self.gate_up(m)
+        return F.linear(self.act(F.linear(x, gate)) * F.linear(x, up), m.down_proj.weight)
 
     def ffn_weights(self, j: int) -> dict:
         m = self.blocks[j].mlp  # Linear stores [out, in]; no biases
-        K = m.gate_proj.weight.detach().double().T
+        gate, up = self.gate_up(m)
+        K = gate.detach().double().T
         return {"K": K, "b_K": torch.zeros(K.shape[1], dtype=torch.float64),
-                "K_up": m.up_proj.weight.detach().double().T, "V": m.down_proj.weight.detach().double().T,
+                "K_up": up.detach().double().T, "V": m.down_proj.weight.detach().double().T,
                 "b_V": torch.zeros(self.d, dtype=torch.float64)}
 
     def value_projection(self, j: int):
@@ -278,6 +302,88 @@ class LlamaBlocks(PreNormBlocks):
 
     def embed(self, input_ids):
         return self.body.embed_tokens(input_ids)
+
+
+class MistralBlocks(LlamaBlocks):
+    """The blocks of a ``MistralForCausalLM``: LLaMA's, with a sliding attention window."""
+
+    family = "mistral"
+
+
+class Phi3Blocks(LlamaBlocks):
+    """The blocks of a ``Phi3ForCausalLM``: LLaMA's with one fused query-key-value projection, one fused gate-and-up
+    projection (the gate is its first half) and, where the config says so, rotary positions on part of each head
+    and a sliding window."""
+
+    family = "phi3"
+
+    def qkv(self, at, x):
+        qkv = F.linear(x, at.qkv_proj.weight)
+        nq, nkv = self.n_head * self.dh, self.n_kv * self.dh
+        return qkv[..., :nq], qkv[..., nq:nq + nkv], qkv[..., nq + nkv:]
+
+    def gate_up(self, m):
+        return m.gate_up_proj.weight.chunk(2, dim=0)
+
+
+class OPTBlocks(PreNormBlocks):
+    """The blocks of an ``OPTForCausalLM`` with layer norms before each sub-module (every OPT but the 350m, whose
+    post-norm blocks are refused): learned positions offset by 2, causal multi-head attention with biases (the
+    query scaled before the product), and ``fc2(act(fc1(x)))``."""
+
+    family = "opt"
+
+    def __init__(self, model):
+        super().__init__(model)
+        cfg = model.config
+        if not cfg.do_layer_norm_before:
+            raise UnsupportedModelError("the OPT block runner supports pre-norm OPT models (125m, 1.3b and up); "
+                                        "OPT-350m normalises after each sub-module")
+        from transformers.activations import ACT2FN
+
+        body = getattr(model, "model", model)
+        self.dec = getattr(body, "decoder", body)
+        self.blocks = list(self.dec.layers)
+        self.n_head = cfg.num_attention_heads
+        self.act = ACT2FN[cfg.activation_function]
+
+    @staticmethod
+    def _linear(x, lin):
+        return F.linear(x, lin.weight, lin.bias)
+
+    def attn(self, x, j: int):
+        at = self.blocks[j].self_attn
+        q, k, v = self._linear(x, at.q_proj) * at.scaling, self._linear(x, at.k_proj), self._linear(x, at.v_proj)
+        return self._linear(_attention(q, k, v, self.n_head, 1.0, causal=True), at.out_proj)
+
+    def mlp(self, x, j: int):
+        b = self.blocks[j]
+        return self._linear(self.act(self._linear(x, b.fc1)), b.fc2)
+
+    def ffn_weights(self, j: int) -> dict:
+        b = self.blocks[j]  # Linear stores [out, in]
+
+        def bias(lin, n):
+            return lin.bias.detach().double() if lin.bias is not None else torch.zeros(n, dtype=torch.float64)
+
+        K = b.fc1.weight.detach().double().T
+        return {"K": K, "b_K": bias(b.fc1, K.shape[1]), "K_up": None, "V": b.fc2.weight.detach().double().T,
+                "b_V": bias(b.fc2, self.d)}
+
+    def value_projection(self, j: int):
+        return self.blocks[j].fc2
+
+    def norms(self, j: int):
+        return self.blocks[j].self_attn_layer_norm, self.blocks[j].final_layer_norm
+
+    def embed(self, input_ids):
+        """Token embeddings (through ``project_in`` where they are narrower) plus the learned positions 0, 1, ...
+        of each right-padded row (stored at offset 2)."""
+        h = self.dec.embed_tokens(input_ids)
+        if self.dec.project_in is not None:
+            h = self.dec.project_in(h)
+        T = input_ids.shape[1]
+        return h + self.dec.embed_positions.weight[torch.arange(T, device=input_ids.device) + 2][None]
 
 
 class BertBlocks(Blocks):
@@ -331,7 +437,7 @@ class BertBlocks(Blocks):
 
 def runner_for(model) -> Blocks:
     """The block runner of a model; a clear error for a family without one."""
-    runners = {cls.family: cls for cls in (GPT2Blocks, LlamaBlocks, BertBlocks)}
+    runners = {cls.family: cls for cls in (GPT2Blocks, LlamaBlocks, MistralBlocks, Phi3Blocks, OPTBlocks, BertBlocks)}
     t = model.config.model_type
     if t not in runners:
         raise _unsupported(t)

@@ -3,12 +3,18 @@
 The key is a dict of everything the result depends on (model identity, data, seed, code version); its SHA-256
 names the file. Files are written to a temporary name and renamed, and carry a checksum of their contents: a
 damaged or half-written file is detected on load, deleted and recomputed.
+
+Processes that share the cache (the test workers, two pages executed side by side) compute each entry once: the
+first to miss takes an advisory lock on it (:func:`computing`), the others wait for it and then load its result.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import time
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -59,15 +65,57 @@ def save(path: Path, arrays: dict) -> None:
         np.savez(f, __sha256__=np.array(_digest(arrays)), **arrays)
 
 
+# how long a process waits for another that computes the same entry before it computes the entry itself (a lock
+# holder that dies releases its lock at once, so this bounds only a live computation that is slower than this)
+LOCK_WAIT_S = 3600.0
+
+
+@contextlib.contextmanager
+def computing(path: Path, wait_s: float | None = None):
+    """Hold an exclusive advisory lock on the entry ``path`` while the block computes it: a second process that
+    misses the same entry waits here, then finds it on disk. Locks live in ``CACHE_DIR/.locks`` (empty files) and
+    are released when the block ends or the process dies. Where the platform has no ``fcntl`` (Windows), or the
+    wait exceeds ``wait_s`` (default :data:`LOCK_WAIT_S`), the block runs unlocked: the entry is then possibly
+    computed twice, never damaged (every write is atomic)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    lock = CACHE_DIR / ".locks" / (Path(path).parent.name + "-" + Path(path).name + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    deadline = time.monotonic() + (LOCK_WAIT_S if wait_s is None else wait_s)
+    with open(lock, "a") as f:
+        while True:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    warnings.warn(f"waited past the limit for another process computing {path}; computing it here")
+                    yield
+                    return
+                time.sleep(0.2)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def cached(kind: str, key: dict, compute) -> dict:
-    """Return ``compute()`` (a dict of arrays), from the cache when the same key was computed before."""
+    """Return ``compute()`` (a dict of arrays), from the cache when the same key was computed before (by this
+    process or another: see :func:`computing`)."""
     path = path_for(kind, key)
     hit = load(path)
     if hit is not None:
         return hit
-    arrays = {k: np.asarray(v) for k, v in compute().items()}
-    save(path, arrays)
+    with computing(path):
+        hit = load(path)  # computed by another process while this one waited
+        if hit is not None:
+            return hit
+        arrays = {k: np.asarray(v) for k, v in compute().items()}
+        save(path, arrays)
     return arrays
 
 
-__all__ = ["cached", "key_hash", "path_for", "load", "save", "file_fingerprint"]
+__all__ = ["cached", "computing", "key_hash", "path_for", "load", "save", "file_fingerprint"]

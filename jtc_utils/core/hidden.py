@@ -166,8 +166,15 @@ def hidden_states(ad: Adapter, s: Samples, batch_size: int | None = None, progre
     X = _slice_of_extraction(ad, s, batch_size)
     if X is not None:
         return X
-    show = show_progress() if progress is None else progress
-    X = _extract(ad, s, batch_size, show)
-    cache.save(path, {"X": X})
-    _record_extraction(ad, s, batch_size, path)
+    # one extraction per model, domain and split at a time: a process that wants a prefix of what another is
+    # extracting waits for it and slices (the index is keyed without the sample count)
+    with cache.computing(_index_path(ad, s, batch_size)):
+        hit = cache.load(path)
+        X = hit["X"] if hit is not None else _slice_of_extraction(ad, s, batch_size)
+        if X is not None:
+            return X
+        show = show_progress() if progress is None else progress
+        X = _extract(ad, s, batch_size, show)
+        cache.save(path, {"X": X})
+        _record_extraction(ad, s, batch_size, path)
     return X

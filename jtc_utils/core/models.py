@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 
 from . import catalogue
 from . import device as devices
@@ -405,6 +406,13 @@ def _folder_digest(folder) -> str:
     for f in sorted(p for p in Path(folder).iterdir() if p.is_file()):
         h.update(f"{f.name}\0{file_fingerprint(f)}\n".encode())
     return h.hexdigest()
+
+
+def display_name(model: str) -> str:
+    """A model as titles name it: a local folder (a reader's own model) by its folder's name, a zoo name or hub id as
+    it is."""
+    p = Path(model)
+    return p.name if p.is_absolute() or p.is_dir() else model
 
 
 def model_identity(ad: Adapter) -> str:

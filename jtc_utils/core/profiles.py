@@ -56,7 +56,8 @@ class Profile:
         nothing for the other profiles, whose text is fixed."""
         if not self.texts:
             return {}
-        return {"texts": {domain: user_text.fingerprint(path) for domain, path in self.texts}, "sizes": list(self.sizes)}
+        texts = {domain: user_text.fingerprint(path) for domain, path in self.texts}
+        return {"texts": texts, "sizes": list(self.sizes)}
 
     @property
     def models(self) -> tuple:

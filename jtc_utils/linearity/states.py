@@ -46,12 +46,19 @@ def sentence_ids(ad: Adapter, split: str, n_tokens: int = N_TOKENS, profile: str
                      f"ask for fewer tokens")
 
 
+_TOKENS_IN: dict = {}  # (model, split, profile, domain, the profile's text) -> tokens: counted once per process
+
+
 def tokens_in(ad: Adapter, split: str, profile: str = "tiny", domain: str | None = None) -> int:
     """How many tokens the sentences of ``split`` hold, tokenised as :func:`sentence_ids` does."""
-    domain = domain or profiles.get(profile).main_domain
-    texts = [s.text for s in sources.sentences(profile, domain, split, seed=0)]
-    enc = ad.tokenizer(texts, add_special_tokens=not ad.causal, truncation=True, max_length=512)
-    return sum(len(ids) for ids in enc["input_ids"])
+    p = profiles.get(profile)
+    domain = domain or p.main_domain
+    key = (ad.identity, split, profile, domain, repr(p.text_key()))
+    if key not in _TOKENS_IN:
+        texts = [s.text for s in sources.sentences(profile, domain, split, seed=0)]
+        enc = ad.tokenizer(texts, add_special_tokens=not ad.causal, truncation=True, max_length=512)
+        _TOKENS_IN[key] = sum(len(ids) for ids in enc["input_ids"])
+    return _TOKENS_IN[key]
 
 
 def extract(ad: Adapter, seqs: list[list[int]], batch_size: int = 32) -> dict:
