@@ -2,7 +2,7 @@
 of its own, with the paper's claims judged for that model (issue 36).
 
     python -m jtc_utils.book.custom --model PATH_OR_HUB_ID --text FILE_OR_FOLDER [--text-news FILE]
-        [--sentences N] [--device auto|cpu|cuda] [--memory GB] [--no-html] --out DIR
+        [--sentences N] [--device auto|cpu|cuda] [--memory GB] [--jobs N] [--no-html] --out DIR
     make custom MODEL=... TEXT=... OUT=...
 
 The model is any of the six families the adapters load (:data:`jtc_utils.core.models.FAMILIES`), from a folder
@@ -17,9 +17,10 @@ line on its page saying why.
 Before anything heavy runs the command prints its plan (:func:`plan`): the model's family, layers, width and
 vocabulary, the sample sizes, the pages it executes and skips, and an estimate of time and peak memory from the
 model's shape and a short timed forward pass; it stops with the numbers where the memory estimate exceeds what the
-machine has (or ``--memory``). Every page is one transaction, as the runner's are: its figure data go to a staging
-folder and are moved into ``DIR/data`` only when every cell has passed; a page already executed on the same inputs
-is kept, so an interrupted run resumes (the heavy numbers come back from the cache).
+machine has (or ``--memory``). Every page is one transaction (:func:`jtc_utils.book.runner.transaction`, the
+runner's): its figure data go to a staging folder and are moved into ``DIR/data`` only when every cell has passed;
+a page already executed on the same inputs is kept, so an interrupted run resumes (the heavy numbers come back from
+the cache). On a CPU two pages run at a time, each single-threaded (``--jobs``; :func:`runner.run_pages`).
 """
 
 from __future__ import annotations
@@ -538,11 +539,7 @@ def execute_page(out: Path, name: str, source: str, digest: str, timeout: int = 
         return time.time() - t0
     env = {"TRANSFORMERS_VERBOSITY": "error", profiles.CUSTOM_ENV: str(out / SPEC),
            **({"JTC_DEVICE": device} if device else {})}
-    seconds = runner.transaction(nb, page_file, data_dir, {"data_dir": str(data_dir)}, env, out, timeout, record)
-    failed = out / "_failed"
-    if failed.is_dir() and not any(failed.iterdir()):
-        failed.rmdir()
-    return seconds
+    return runner.transaction(nb, page_file, data_dir, {"data_dir": str(data_dir)}, env, out, timeout, record)
 
 
 class MemoryWatch:
@@ -663,6 +660,9 @@ def run(out, plan: Plan, timeout: int = runner.CELL_TIMEOUT, device: str | None 
         times.update(runner.run_pages([n for n in sources if n not in skipped], run_one, plan.jobs, report))
     times = {name: times[name] for name in sources}
     bar.close()
+    failed = out / "_failed"  # the pages' failed copies: none left once every page has passed
+    if failed.is_dir() and not any(failed.iterdir()):
+        failed.rmdir()
     peak = max(watch.peak_gb, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20)
     result = {"plan": plan.lines(), "estimate_s": plan.estimate_s, "memory_estimate_gb": plan.memory_gb,
               "pages_s": times, "pages_total_s": time.time() - t0, "peak_memory_gb": peak, "jobs": plan.jobs}
