@@ -45,9 +45,10 @@ subprocess.run([sys.executable, "-m", "jtc_utils.book.custom", "--model", model,
 wall = time.time() - t0
 run = json.loads((out / "run.json").read_text())
 print("\n".join(run["plan"]))
-print(f"custom book: {wall / 60:.1f} min wall (pages {run['pages_total_s'] / 60:.1f} min, HTML included in the "
-      f"wall time); estimate {run['estimate_s'] / 60:.1f} min: {wall / run['estimate_s'] - 1:+.0%}; kernels' peak "
-      f"memory {run['peak_memory_gb']:.2f} GB (estimate {run['memory_estimate_gb']:.1f} GB)")
+print(f"custom book: {wall / 60:.1f} min wall (pages {run['pages_total_s'] / 60:.1f} min, {run.get('jobs', 1)} at a "
+      f"time; HTML included in the wall time); estimate {run['estimate_s'] / 60:.1f} min: "
+      f"{wall / run['estimate_s'] - 1:+.0%}; the pages' peak memory together {run['peak_memory_gb']:.2f} GB "
+      f"(estimate {run['memory_estimate_gb']:.1f} GB)")
 for page, s in run["pages_s"].items():
     print(f"  {page}: {'-' if s is None else f'{s:.0f} s'}")
 
