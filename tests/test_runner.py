@@ -193,3 +193,12 @@ def test_a_failed_page_stops_new_ones_and_is_raised_after_the_running_ones_end(t
         runner.run_pages(["a", "b", "c", "d"], partial(_fake_page, str(tmp_path), ("a",)), 2, lambda _: None)
     assert (tmp_path / "b").exists()  # running beside the failure: it finished and committed
     assert not (tmp_path / "c").exists() and not (tmp_path / "d").exists()  # never started
+
+
+def test_pages_run_side_by_side_only_where_their_memory_fits(monkeypatch):
+    monkeypatch.setattr(runner, "available_memory_gb", lambda: 2.5 * runner.PAGE_PEAK_GB)
+    assert runner.jobs_that_fit(2) == 2 and runner.jobs_that_fit(4) == 2
+    monkeypatch.setattr(runner, "available_memory_gb", lambda: 1.5 * runner.PAGE_PEAK_GB)
+    assert runner.jobs_that_fit(2) == 1
+    monkeypatch.setattr(runner, "available_memory_gb", lambda: 0.5)
+    assert runner.jobs_that_fit(2) == 1  # one page always runs (a page that does not fit fails with its own error)

@@ -279,17 +279,6 @@ def estimate_memory_gb(n_layers: int, d: int, vocab: int, parameters: int, n_sen
     return BASE_MEMORY_GB + (weights + states + max(maps, every_token) + logits) / 2**30
 
 
-def available_memory_gb() -> float:
-    """Memory the machine can give now (``MemAvailable``), in GB."""
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) / 2**20
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES") / 2**30
-
-
 def time_forward(adapter, texts, device: str, n: int = 16) -> float:
     """Seconds per sentence of one forward pass with every hidden state (as the book extracts them), on ``n`` of
     the sentences: the median of five passes after a warm-up (single passes vary by a fifth on two cores)."""
@@ -347,7 +336,7 @@ def plan(model: str, text, news=None, sentences: int = sum(profiles.CUSTOM_SIZES
              sizes=(n_train, n_val), texts=texts, counts=counts, run=run, skipped=skipped,
              forward_s=time_forward(adapter, first, str(dev)), device=str(dev), identity=adapter.identity)
     per_page = estimate_memory_gb(p.n_layers, p.d, p.vocab, p.parameters, n_train + n_val)
-    p.available_gb = available_memory_gb() if memory_gb is None else float(memory_gb)
+    p.available_gb = runner.available_memory_gb() if memory_gb is None else float(memory_gb)
     p.jobs = default_jobs(dev) if jobs is None else int(jobs)
     if p.jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {jobs}")

@@ -465,6 +465,27 @@ READERS = ("appendix_b_news", "appendix_d_sizes", "claims_verdicts")
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
+# the largest resident memory one page's kernel reached in a cold whole-book run (the real-model pages at full size:
+# 6.5 GB, two pages at a time, 2026-11-27): `make book` runs two pages at a time only where both fit
+PAGE_PEAK_GB = 7.0
+
+
+def available_memory_gb() -> float:
+    """Memory the machine can give now (``MemAvailable``), in GB."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) / 2**20
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES") / 2**30
+
+
+def jobs_that_fit(jobs: int, page_gb: float = PAGE_PEAK_GB) -> int:
+    """``jobs``, or fewer where that many pages at their peak would not fit the memory available now."""
+    return max(1, min(jobs, int(available_memory_gb() // page_gb)))
+
+
 def run_pages(names: list[str], run_one, jobs: int = 1, log=print, readers=READERS) -> dict:
     """Run ``run_one(name)`` (a picklable function returning seconds, or None for a page already up to date) for
     every page in ``names``, in that order, in ``jobs`` worker processes; returns ``{name: seconds or None}``.
@@ -625,10 +646,14 @@ def main(argv=None):
             else:
                 prose = " (its prose refreshed from the source)" if refresh_prose(name) else ""
                 print(f"{name}: up to date (inputs and data unchanged; --force re-executes){prose}", flush=True)
-        print(f"profile {args.profile}: executing {len(todo)} page(s) in {args.jobs} worker(s)", flush=True)
+        jobs = jobs_that_fit(args.jobs) if todo else args.jobs
+        if jobs < args.jobs:
+            print(f"{available_memory_gb():.1f} GB available: {jobs} page(s) at a time instead of {args.jobs} "
+                  f"(a page may reach {PAGE_PEAK_GB:.0f} GB)", flush=True)
+        print(f"profile {args.profile}: executing {len(todo)} page(s) in {jobs} worker(s)", flush=True)
         try:
             run_pages(todo, partial(execute, profile=args.profile, timeout=args.timeout, device=args.device),
-                      args.jobs, lambda line: print(line, flush=True))
+                      jobs, lambda line: print(line, flush=True))
         except NotebookFailed as e:
             raise SystemExit(f"ERROR: {e}") from None
     if not args.no_build:
