@@ -399,8 +399,8 @@ def transaction(nb, page: Path, data: Path, parameters: dict, env: dict, cwd: Pa
     transaction: the kernel writes its data into a staging folder beside ``page`` (``JTC_DATA_OUT``; the same file
     system), and only when every cell has passed does the data move into ``data`` and the page get written, with
     ``record`` and the data's fingerprints in its ``jtc`` metadata. On failure the executed copy is kept in
-    ``_failed/`` beside the page and :class:`NotebookFailed` names the cell (by its line in ``source``, the
-    py:percent file relative to the repository, when given). ``env`` is added to the kernel's environment (no
+    ``_failed/`` beside the page and :class:`NotebookFailed` names the cell (by its line in ``notebooks/<name>.py``
+    when ``source`` names that file, else by its position). ``env`` is added to the kernel's environment (no
     progress bars, warnings off) and restored afterwards. Serves the book's pages (:func:`execute`) and the custom
     book's (:mod:`jtc_utils.book.custom`); returns the seconds it took."""
     import nbformat
@@ -415,7 +415,6 @@ def transaction(nb, page: Path, data: Path, parameters: dict, env: dict, cwd: Pa
     staging = Path(tempfile.mkdtemp(prefix=f".staging-{name}-", dir=root))  # same file system as the data
     (staging / STAGING_OWNER).write_text(str(os.getpid()))
     kernel_env = {"JTC_PROGRESS": "0", "JTC_DATA_OUT": str(staging), **env}  # no progress bars in saved outputs
-    label = name
 
     def where(executed, index: int) -> str:
         return _where(name, executed, index) if source else f"cell {index + 1}"
@@ -429,7 +428,7 @@ def transaction(nb, page: Path, data: Path, parameters: dict, env: dict, cwd: Pa
                                           request_save_on_cell_execute=True)
             except pm.PapermillExecutionError as e:
                 executed = nbformat.read(failed, as_version=4)
-                raise NotebookFailed(f"notebook {label} failed at {where(executed, e.cell_index)} "
+                raise NotebookFailed(f"notebook {name} failed at {where(executed, e.cell_index)} "
                                      f"({e.ename}: {e.evalue}); the executed copy with the error is {failed}; the "
                                      f"committed page and data are unchanged") from None
             except Exception as e:  # noqa: BLE001 - kernel death, cell timeout, a failure to start the kernel ...
@@ -440,7 +439,7 @@ def transaction(nb, page: Path, data: Path, parameters: dict, env: dict, cwd: Pa
                 if index is not None:
                     at = "at " + where(nbformat.read(failed, as_version=4), index)
                 copy = f"the executed copy is {failed}" if failed.exists() else "no executed copy was written"
-                raise NotebookFailed(f"notebook {label} failed {at} ({reason}); {copy}; the committed page and "
+                raise NotebookFailed(f"notebook {name} failed {at} ({reason}); {copy}; the committed page and "
                                      f"data are unchanged") from None
             files = {f.name: file_fingerprint(f) for f in sorted(staging.glob("*.json"))}
             print(slowest_cells(out), flush=True)
