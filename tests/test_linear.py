@@ -77,6 +77,25 @@ def test_layer_pair_r2_shape_diagonal_and_training_set_optimality():
         assert out["r2_mat"][l, L] == pytest.approx(linear.r2_score(X[L, :100], X[l, :100] @ maps[l]), abs=1e-12)
 
 
+def test_layer_pair_r2_on_selected_rows_equals_the_copied_subset_resident_or_not(monkeypatch):
+    """Rows selected by a mask (no copy of the states) give the same fits as the copied subset, whether the float64
+    layers are all kept resident or converted on each use (``FIT_MEMORY`` too small)."""
+    rng = np.random.default_rng(7)
+    L, n, d = 4, 200, 8
+    X = np.cumsum(rng.standard_normal((L + 1, n, d)), axis=0).astype(np.float32)
+    keep_tr, keep_val = rng.random(150) > 0.3, rng.random(50) > 0.3
+    boot = resample.weights(int(keep_val.sum()), 5)
+    want = linear.layer_pair_r2(X[:, :150][:, keep_tr], X[:, 150:][:, keep_val], train_r2=True, boot=boot)
+    for budget in (linear.FIT_MEMORY, 1):
+        monkeypatch.setattr(linear, "FIT_MEMORY", budget)
+        got = linear.layer_pair_r2(X[:, :150], X[:, 150:], train_r2=True, boot=boot, rows_train=keep_tr,
+                                   rows_val=np.flatnonzero(keep_val))
+        assert set(got) == set(want)
+        for k in want:
+            np.testing.assert_allclose(got[k], want[k], rtol=1e-12, atol=1e-12, err_msg=k)
+    assert not np.allclose(want["r2_mat"], linear.layer_pair_r2(X[:, :150], X[:, 150:])["r2_mat"], equal_nan=True)
+
+
 def test_underdetermined_fit_warns():
     rng = np.random.default_rng(5)
     with pytest.warns(linear.UnderdeterminedFitWarning, match="fewer samples than dimensions"):

@@ -167,7 +167,7 @@ def _fake_page(log_dir, fail, name):
     t0 = time.time()
     if name in fail:
         raise runner.NotebookFailed(f"notebook {name} failed")
-    time.sleep(0.6)
+    time.sleep(1.5)  # longer than a spawned worker takes to start on a busy machine
     Path(log_dir, name).write_text(f"{t0} {time.time()} {os.environ.get('OMP_NUM_THREADS')}")
     return time.time() - t0
 
@@ -178,12 +178,26 @@ def test_pages_run_side_by_side_and_a_reader_waits_for_the_pages_before_it(tmp_p
     lines = []
     times = runner.run_pages(["a", "b", "r", "c"], partial(_fake_page, str(tmp_path), ()), 2, lines.append,
                              readers=("r",))
-    assert set(times) == {"a", "b", "r", "c"} and all(t > 0.5 for t in times.values())
+    assert set(times) == {"a", "b", "r", "c"} and all(t > 1.4 for t in times.values())
     span = {n: [float(x) for x in (tmp_path / n).read_text().split()[:2]] for n in times}
     assert span["b"][0] < span["a"][1]  # a and b overlapped
     assert span["r"][0] >= max(span["a"][1], span["b"][1])  # the reader started after both ended
     assert span["c"][0] < span["r"][1]  # a page after the reader did not wait for it
     assert all((tmp_path / n).read_text().split()[2] == "1" for n in times)  # single-threaded workers
+
+
+def test_pages_start_in_the_start_order_and_a_reader_still_waits_for_the_pages_before_it(tmp_path):
+    from functools import partial
+
+    names = ["a", "b", "r", "c"]
+    assert runner.start_order(names, ("c",)) == ["c", "a", "b", "r"]
+    times = runner.run_pages(names, partial(_fake_page, str(tmp_path), ()), 2, lambda _: None, readers=("r",),
+                             order=runner.start_order(names, ("c",)))
+    span = {n: [float(x) for x in (tmp_path / n).read_text().split()[:2]] for n in times}
+    assert span["c"][0] < span["b"][0]  # c and a started first, b when one of them ended
+    assert span["r"][0] >= max(span["a"][1], span["b"][1])  # the reader waited for a and b, not for c's place
+    with pytest.raises(ValueError, match="same pages"):
+        runner.run_pages(names, partial(_fake_page, str(tmp_path), ()), 2, lambda _: None, order=["a", "b"])
 
 
 def test_a_failed_page_stops_new_ones_and_is_raised_after_the_running_ones_end(tmp_path):

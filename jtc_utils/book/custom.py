@@ -252,15 +252,16 @@ ONE_THREAD_SLOWDOWN = 1.65
 def estimate_seconds(pages, n_sentences: int, forward_s: float, jobs: int = 1) -> float:
     """Wall time of ``pages`` (the claims page included by the caller) for ``n_sentences`` sentences per domain at
     ``forward_s`` seconds per sentence (see :data:`PAGE_COST`), executed ``jobs`` at a time: each page then takes
-    :data:`ONE_THREAD_SLOWDOWN` times longer, the pages go to the first free worker in order, and a page that reads
-    others' numbers (:data:`runner.READERS`) waits for every page before it."""
+    :data:`ONE_THREAD_SLOWDOWN` times longer, the pages go to the first free worker in their start order
+    (:func:`jtc_utils.book.runner.start_order`), and a page that reads others' numbers (:data:`runner.READERS`) waits
+    for every page before it in ``pages``."""
     cost = {p: PAGE_OVERHEAD_S + PAGE_COST[p] * n_sentences * forward_s for p in pages}
     if jobs <= 1:
         return sum(cost.values())
     free, end = [0.0] * jobs, {}
-    for i, p in enumerate(pages):
+    for p in runner.start_order(pages):  # the readers come last in both orders, after the pages they read
         w = min(range(jobs), key=free.__getitem__)
-        start = max([free[w]] + ([end[q] for q in pages[:i]] if p in runner.READERS else []))
+        start = max([free[w]] + ([end[q] for q in pages[:pages.index(p)]] if p in runner.READERS else []))
         end[p] = free[w] = start + cost[p] * ONE_THREAD_SLOWDOWN
     return max(end.values())
 
@@ -646,7 +647,8 @@ def run(out, plan: Plan, timeout: int = runner.CELL_TIMEOUT, device: str | None 
                       timeout, device)
     times = runner.run_pages(skipped, run_one, 1, report)
     with MemoryWatch() as watch:
-        times.update(runner.run_pages([n for n in sources if n not in skipped], run_one, plan.jobs, report))
+        todo = [n for n in sources if n not in skipped]
+        times.update(runner.run_pages(todo, run_one, plan.jobs, report, order=runner.start_order(todo)))
     times = {name: times[name] for name in sources}
     bar.close()
     failed = out / "_failed"  # the pages' failed copies: none left once every page has passed

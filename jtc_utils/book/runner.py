@@ -464,9 +464,10 @@ READERS = ("appendix_b_news", "appendix_d_sizes", "claims_verdicts")
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
-# the largest resident memory one page's kernel reached in a cold whole-book run (the real-model pages at full size:
-# 6.5 GB, two pages at a time, 2026-11-27): `make book` runs two pages at a time only where both fit
-PAGE_PEAK_GB = 7.0
+# the largest resident memory one page's kernel may reach in a cold whole-book run (issue 33's budget: 6 GB; measured
+# 2026-11-27: the model-and-text page 5.55 GB; section 3 6.84 GB before its fits read the states without copies,
+# 3.73 GB after): `make book` runs two pages at a time only where both fit
+PAGE_PEAK_GB = 6.0
 
 
 def available_memory_gb() -> float:
@@ -485,9 +486,24 @@ def jobs_that_fit(jobs: int, page_gb: float = PAGE_PEAK_GB) -> int:
     return max(1, min(jobs, int(available_memory_gb() // page_gb)))
 
 
-def run_pages(names: list[str], run_one, jobs: int = 1, log=print, readers=READERS) -> dict:
+# pages started first when several run at a time, the long ones first (longest-first scheduling, from the page times
+# of a cold build on two cores, 2026-11-27): the model-and-text page extracts the real model's hidden states, the
+# longest single step, which most pages need (a cached result is computed once, so a page that needs it meanwhile
+# waits); the linearity chapter's long steps (every-token states, pruning) need no extraction, so it runs beside it;
+# then section 6, the lenses and FFN, so that the short pages are left to fill the end, not one long page alone
+START_FIRST = ("real_model", "secretly_linear", "sec6_submodules", "lenses", "ffn_subupdates")
+
+
+def start_order(names: list[str], first=START_FIRST) -> list[str]:
+    """``names`` with the pages of ``first`` moved to the front (in that order); the others keep theirs."""
+    return sorted(names, key=lambda n: first.index(n) if n in first else len(first))
+
+
+def run_pages(names: list[str], run_one, jobs: int = 1, log=print, readers=READERS, order=None) -> dict:
     """Run ``run_one(name)`` (a picklable function returning seconds, or None for a page already up to date) for
-    every page in ``names``, in that order, in ``jobs`` worker processes; returns ``{name: seconds or None}``.
+    every page in ``names``, in ``jobs`` worker processes; returns ``{name: seconds or None}``. One at a time, the
+    pages run in the order of ``names``; several at a time, they start in the order of ``order`` (default
+    ``names``; for example :func:`start_order`), a reader still waiting for every page before it in ``names``.
     With ``jobs`` > 1 every worker and the kernels it starts are single-threaded (``ONE_THREAD``): on two cores two
     one-thread pages finish sooner than one two-thread page after another (much of a page is Python and small
     kernels), and they never spin-wait on each other's OpenMP threads; workers that need the same cached result
@@ -503,7 +519,9 @@ def run_pages(names: list[str], run_one, jobs: int = 1, log=print, readers=READE
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-    pending, running, failure = list(names), {}, None
+    pending, running, failure = [n for n in (order or names) if n in names], {}, None
+    if set(pending) != set(names):
+        raise ValueError(f"the start order {order} must hold the same pages as {names}")
     with environ(ONE_THREAD):  # the workers inherit it, and their kernels from them
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
             while running or (pending and failure is None):
@@ -652,7 +670,7 @@ def main(argv=None):
         print(f"profile {args.profile}: executing {len(todo)} page(s) in {jobs} worker(s)", flush=True)
         try:
             run_pages(todo, partial(execute, profile=args.profile, timeout=args.timeout, device=args.device),
-                      jobs, lambda line: print(line, flush=True))
+                      jobs, lambda line: print(line, flush=True), order=start_order(todo))
         except NotebookFailed as e:
             raise SystemExit(f"ERROR: {e}") from None
     if not args.no_build:

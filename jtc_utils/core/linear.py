@@ -28,7 +28,7 @@ RCOND = 1.19e-7  # float32 machine epsilon: the cutoff LAPACK sgelsd applied in 
 # the Gram route's relative error is about eps·cond(X)²: with cond(X) <= 1e4 it is below 1e-8 and r² agrees with
 # the SVD route to 1e-9 (tests/test_linear.py checks it)
 GRAM_MIN_RATIO = 1e-4
-FIT_MEMORY = 2 * 2**30  # bytes of float64 training states kept on the device at once by layer_pair_r2
+FIT_MEMORY = 2**30  # bytes of float64 states of one split layer_pair_r2 keeps on the device (else converts per use)
 
 
 class UnderdeterminedFitWarning(UserWarning):
@@ -161,15 +161,28 @@ def r2_score(Y: np.ndarray, Y_hat: np.ndarray, dev=None) -> float:
 
 
 class _Layers:
-    """Float64 copies on the device of the layers of [L+1, n, d] states, kept when they fit in ``budget`` bytes
-    (all of them) and made on each use otherwise."""
+    """Float64 copies on the device of the layers of [L+1, n, d] states (of the samples ``rows`` only, an index
+    array or boolean mask, where given), kept when they fit in ``budget`` bytes (all of them) and made on each use
+    otherwise. Each layer is converted on its own, so no float32 copy of the whole selection is ever made."""
 
-    def __init__(self, X, dev, budget):
+    def __init__(self, X, dev, budget, rows=None):
+        import torch
+
         self.X, self.dev = X, dev
-        self.all = _t(X, dev) if X.size * 8 <= budget else None
+        rows = None if rows is None else np.asarray(rows)
+        self.rows = rows if rows is None or rows.dtype != bool else np.flatnonzero(rows)
+        self.n = X.shape[1] if self.rows is None else len(self.rows)
+        self.all = None
+        if X.shape[0] * self.n * X.shape[2] * 8 <= budget:
+            self.all = torch.empty((X.shape[0], self.n, X.shape[2]), dtype=torch.float64, device=dev)
+            for layer in range(X.shape[0]):
+                self.all[layer].copy_(torch.from_numpy(np.ascontiguousarray(self._rows(layer))))
+
+    def _rows(self, layer):
+        return self.X[layer] if self.rows is None else self.X[layer][self.rows]
 
     def __getitem__(self, layer):
-        return _t(self.X[layer], self.dev) if self.all is None else self.all[layer]
+        return _t(self._rows(layer), self.dev) if self.all is None else self.all[layer]
 
 
 def _sse(D):
@@ -178,7 +191,7 @@ def _sse(D):
 
 
 def layer_pair_r2(X_train: np.ndarray, X_val: np.ndarray, rcond: float = RCOND, train_r2: bool = False,
-                  dev=None, sources=None, boot: np.ndarray | None = None) -> dict:
+                  dev=None, sources=None, boot: np.ndarray | None = None, rows_train=None, rows_val=None) -> dict:
     """r² of ``mat`` and ``id`` for every layer pair l < l' (validation set), and the maps to the last layer.
 
     ``X_train``, ``X_val``: [L+1, n, d] hidden states. Returns a dict with ``r2_mat`` and ``r2_id``, [L+1, L+1]
@@ -189,7 +202,8 @@ def layer_pair_r2(X_train: np.ndarray, X_val: np.ndarray, rcond: float = RCOND, 
     work to those source layers (rows; the others stay NaN and their maps zero). ``boot``: [B, n_val] draw counts of
     resamples of the validation set (:func:`jtc_utils.core.resample.weights`); with it also ``boot_r2_mat`` and
     ``boot_r2_id``, [B, L+1, L+1], the validation r² under each resample (the same fits; per pair 2·B·n_val·d flops
-    more).
+    more). ``rows_train``, ``rows_val``: the samples of each split to use (index arrays or boolean masks; default
+    all), read layer by layer without copying the states.
 
     Per source layer: one factorization, then per target the projection ``Lᵀ Y`` (2·n_train·d² flops) and the
     validation prediction ``(X_val R) (Lᵀ Y)`` (2·n_val·d² flops). Memory stays bounded: one source's
@@ -198,9 +212,10 @@ def layer_pair_r2(X_train: np.ndarray, X_val: np.ndarray, rcond: float = RCOND, 
     import torch
 
     dev = devices.resolve(dev)
-    n_layers, n, d = X_train.shape
-    tr = _Layers(X_train, dev, FIT_MEMORY)
-    va = _Layers(X_val, dev, FIT_MEMORY)
+    n_layers, _, d = X_train.shape
+    tr = _Layers(X_train, dev, FIT_MEMORY, rows_train)
+    va = _Layers(X_val, dev, FIT_MEMORY, rows_val)
+    n, n_val = tr.n, va.n
     sets = ["", "_train"] if train_r2 else [""]
     out = {}
     for suffix in sets:
@@ -212,12 +227,12 @@ def layer_pair_r2(X_train: np.ndarray, X_val: np.ndarray, rcond: float = RCOND, 
         sst["_train"] = [_sst(tr[t]) for t in range(n_layers)]
         yy = [tr[t].square().sum(0) for t in range(n_layers)]
     maps = np.zeros((n_layers - 1, d, d))
-    buf_va = torch.empty((X_val.shape[1], d), dtype=torch.float64, device=dev)
+    buf_va = torch.empty((n_val, d), dtype=torch.float64, device=dev)
     buf_tr = torch.empty((n, d), dtype=torch.float64, device=dev) if train_r2 else None
     if boot is not None:
         boot = np.array(boot, dtype=np.float64)  # a copy: the shared resamples are read-only
-        if boot.ndim != 2 or boot.shape[1] != X_val.shape[1]:
-            raise ValueError(f"boot must be [resamples, n_val={X_val.shape[1]}] draw counts, got {boot.shape}")
+        if boot.ndim != 2 or boot.shape[1] != n_val:
+            raise ValueError(f"boot must be [resamples, n_val={n_val}] draw counts, got {boot.shape}")
         Wb = _t(boot, dev)
         sst_b = [_sst_rows(va[t], Wb) for t in range(n_layers)]
         for m in ("r2_mat", "r2_id"):

@@ -212,14 +212,16 @@ def text_fit(exp, n: int = 500) -> dict:
         with torch.inference_mode():
             for _, inp, att, _ in padded_batches(ad.family, full, 32, pad_id(ad.tokenizer)):
                 inp, att = inp.to(ad.device), att.to(ad.device)
-                logits = ad.model(input_ids=inp, attention_mask=att).logits[:, :-1].double()
+                logits = ad.model(input_ids=inp, attention_mask=att).logits[:, :-1]
                 tgt, keep = inp[:, 1:], att[:, 1:].bool()
-                lp = torch.log_softmax(logits, -1).gather(-1, tgt[..., None])[..., 0]
-                nll -= float(lp[keep].sum())
+                # -ln p[gold] = logsumexp - logit[gold]: the log-normaliser in float32 (its own max-shift keeps it
+                # exact to float32 rounding), the difference and the sum in float64; no [B, T, V] float64 copy
+                lse = torch.logsumexp(logits, -1)
+                nll += float((lse.double() - logits.gather(-1, tgt[..., None])[..., 0].double())[keep].sum())
                 count += int(keep.sum())
         return {"nll": np.array(nll), "tokens": np.array(count)}
 
-    key = {"what": "text_fit", "model": ad.identity, "samples": samples_identity(s), "n": n}
+    key = {"what": "text_fit", "version": 2, "model": ad.identity, "samples": samples_identity(s), "n": n}
     r = cache.cached("textfit", key, compute)
     loss = float(r["nll"]) / int(r["tokens"])
     return {"gold_p1": float((top1[has_next] == gold[has_next]).mean()), "n_gold": int(has_next.sum()),

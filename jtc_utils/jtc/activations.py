@@ -56,7 +56,7 @@ def r2_without_first(exp) -> dict:
     full = exp.layer_r2()
 
     def compute():
-        return linear.layer_pair_r2(exp.X_train[:, keep_tr], exp.X_val[:, keep_val])
+        return linear.layer_pair_r2(exp.X_train, exp.X_val, rows_train=keep_tr, rows_val=keep_val)
 
     key = {**exp.key("layer_pair_fits"), "what": "layer_pair_fits_without_first"}
     r = cache.cached("fits", key, lambda: {k: v for k, v in compute().items() if k != "maps"})

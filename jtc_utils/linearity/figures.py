@@ -85,6 +85,12 @@ def _sample_scores(exp) -> dict:
                                           domain=exp.domain, **exp.profile.text_key()), compute)
 
 
+def _paper_scores(ad, profile: str) -> dict:
+    """:func:`_scores` at the profile's number of tokens (the real model's, or the zoo's)."""
+    n_tok = real_tokens(ad, profile, REAL_TOKENS) if profiles.get(profile).one_model else states.N_TOKENS
+    return _scores(ad, profile, n_tok)
+
+
 def real_tokens(ad, profile: str, n: int) -> int:
     """``n`` tokens per split on the real model; on a reader's own (custom) text at most what both splits hold."""
     if profiles.get(profile).name != "custom":
@@ -98,8 +104,7 @@ def study(model: str, profile: str = "tiny") -> dict:
     p = profiles.get(profile)
     sizes = p.subset(REAL_SAMPLE_SIZES) if p.one_model else (None, None)
     exp = shared(model, p.main_domain, profile, *sizes, 0)
-    n_tok = real_tokens(exp.adapter, profile, REAL_TOKENS) if p.one_model else states.N_TOKENS
-    paper = _scores(exp.adapter, profile, n_tok)
+    paper = _paper_scores(exp.adapter, profile)
     L = exp.n_layers
     return {"model": model, "family": exp.adapter.family, "n_layers": L, "d": exp.adapter.d,
             "depth": ((np.arange(L) + 1) / L).tolist(), "n_tokens": paper["n_tokens"].tolist(),
@@ -303,9 +308,11 @@ def tab1() -> dict:
 # ---------------------------------------------------------------------------------------------------------
 # pruning
 def block_scores(model: str, profile: str = "tiny") -> dict:
-    """{block l: held-out linearity score (with residual, paper protocol) of h^(l-1) -> h^l}: the pruning order."""
-    s = study(model, profile)
-    return {b: float(s["paper"]["res_ho"][b - 1]) for b in range(1, s["n_layers"] + 1)}
+    """{block l: held-out linearity score (with residual, paper protocol) of h^(l-1) -> h^l}: the pruning order.
+    Every-token states only: no hidden-state extraction of the book's samples."""
+    ad = models.adapter(model)
+    res_ho = _unpack(_paper_scores(ad, profile), "all")["res_ho"]
+    return {b: float(res_ho[b - 1]) for b in range(1, ad.n_layers + 1)}
 
 
 def pruning_curves(ad, block_scores: dict, eval_seqs, eval_masks, train_states, ks, distilled: bool,
@@ -360,8 +367,9 @@ def real(seed: int = 0, profile: str = "real") -> dict:
     """The real model: linearity scores (both protocols) and pruning by perplexity on its held-out text (a reader's
     own model, ``profile="custom"``, on its own text)."""
     model = profiles.get(profile).role("gpt48")
-    s = study(model, profile)
     ad = models.adapter(model)
+    # the every-token scores and the pruning first, the book-sample protocol (the one step that needs the hidden
+    # states the model-and-text page extracts) last: run beside that page, this one does not wait for it
     scores = block_scores(model, profile)
     val_seqs = states.sentence_ids(ad, "validation", real_tokens(ad, profile, REAL_PRUNE_TOKENS), profile)
     train_states = states.all_positions(ad, "train", real_tokens(ad, profile, REAL_TOKENS), profile)["X"]
@@ -369,6 +377,7 @@ def real(seed: int = 0, profile: str = "real") -> dict:
     prune_out = pruning_curves(ad, scores, val_seqs, None, train_states, ks, False, 1,
                                _key("prune", model=ad.identity, ks=ks, n=real_tokens(ad, profile, REAL_PRUNE_TOKENS),
                                     strategies=REAL_STRATEGIES, **profiles.get(profile).text_key()), REAL_STRATEGIES)
+    s = study(model, profile)
     return {"model": model, "n_layers": s["n_layers"], "d": s["d"], "depth": s["depth"], "n_tokens": s["n_tokens"],
             "n_sample": s["n_sample"], **{proto: _lists(s[proto]) for proto in ("paper", "paper_nopos0", "sample")},
             "block_scores": [scores[b] for b in sorted(scores)], "pruning": prune_out}
