@@ -466,7 +466,8 @@ ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THRE
 
 # the largest resident memory one page's kernel may reach in a cold whole-book run (issue 33's budget: 6 GB; measured
 # 2026-11-27: the model-and-text page 5.55 GB; section 3 6.84 GB before its fits read the states without copies,
-# 3.73 GB after): `make book` runs two pages at a time only where both fit
+# which saves 1.16 GB, and 3.73 GB after with the hidden states already cached): `make book` runs two pages at a
+# time only where both fit
 PAGE_PEAK_GB = 6.0
 
 
