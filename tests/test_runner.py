@@ -196,8 +196,9 @@ def test_pages_start_in_the_start_order_and_a_reader_still_waits_for_the_pages_b
     span = {n: [float(x) for x in (tmp_path / n).read_text().split()[:2]] for n in times}
     assert span["c"][0] < span["b"][0]  # c and a started first, b when one of them ended
     assert span["r"][0] >= max(span["a"][1], span["b"][1])  # the reader waited for a and b, not for c's place
-    with pytest.raises(ValueError, match="same pages"):
-        runner.run_pages(names, partial(_fake_page, str(tmp_path), ()), 2, lambda _: None, order=["a", "b"])
+    for order in (["a", "b"], names + ["x"]):  # a page missing, a page too many
+        with pytest.raises(ValueError, match="same pages"):
+            runner.run_pages(names, partial(_fake_page, str(tmp_path), ()), 2, lambda _: None, order=order)
 
 
 def test_a_failed_page_stops_new_ones_and_is_raised_after_the_running_ones_end(tmp_path):

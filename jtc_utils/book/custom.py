@@ -647,8 +647,7 @@ def run(out, plan: Plan, timeout: int = runner.CELL_TIMEOUT, device: str | None 
                       timeout, device)
     times = runner.run_pages(skipped, run_one, 1, report)
     with MemoryWatch() as watch:
-        todo = [n for n in sources if n not in skipped]
-        times.update(runner.run_pages(todo, run_one, plan.jobs, report, order=runner.start_order(todo)))
+        times.update(runner.run_pages([n for n in sources if n not in skipped], run_one, plan.jobs, report))
     times = {name: times[name] for name in sources}
     bar.close()
     failed = out / "_failed"  # the pages' failed copies: none left once every page has passed

@@ -504,7 +504,7 @@ def run_pages(names: list[str], run_one, jobs: int = 1, log=print, readers=READE
     """Run ``run_one(name)`` (a picklable function returning seconds, or None for a page already up to date) for
     every page in ``names``, in ``jobs`` worker processes; returns ``{name: seconds or None}``. One at a time, the
     pages run in the order of ``names``; several at a time, they start in the order of ``order`` (default
-    ``names``; for example :func:`start_order`), a reader still waiting for every page before it in ``names``.
+    :func:`start_order` of ``names``), a reader still waiting for every page before it in ``names``.
     With ``jobs`` > 1 every worker and the kernels it starts are single-threaded (``ONE_THREAD``): on two cores two
     one-thread pages finish sooner than one two-thread page after another (much of a page is Python and small
     kernels), and they never spin-wait on each other's OpenMP threads; workers that need the same cached result
@@ -520,8 +520,8 @@ def run_pages(names: list[str], run_one, jobs: int = 1, log=print, readers=READE
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 
-    pending, running, failure = [n for n in (order or names) if n in names], {}, None
-    if set(pending) != set(names):
+    pending, running, failure = list(start_order(names) if order is None else order), {}, None
+    if sorted(pending) != sorted(names):
         raise ValueError(f"the start order {order} must hold the same pages as {names}")
     with environ(ONE_THREAD):  # the workers inherit it, and their kernels from them
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
@@ -671,7 +671,7 @@ def main(argv=None):
         print(f"profile {args.profile}: executing {len(todo)} page(s) in {jobs} worker(s)", flush=True)
         try:
             run_pages(todo, partial(execute, profile=args.profile, timeout=args.timeout, device=args.device),
-                      jobs, lambda line: print(line, flush=True), order=start_order(todo))
+                      jobs, lambda line: print(line, flush=True))
         except NotebookFailed as e:
             raise SystemExit(f"ERROR: {e}") from None
     if not args.no_build:
