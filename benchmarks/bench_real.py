@@ -4,6 +4,11 @@ each chapter's real-model figures from a cold cache, and the peak resident memor
     python benchmarks/bench_real.py                 # full sizes (9,000 + 3,000 sentences per domain): ~25 min
     python benchmarks/bench_real.py --n-train 1200 --n-val 300
     python benchmarks/bench_real.py --profile 320     # where the extraction's time goes (torch.profiler)
+    python benchmarks/bench_real.py --extract 9000 --batches 32   # the rate on a whole split (~3.5 min)
+
+The rate depends on the sentences' number: batches are sorted by length over all of them, so a few hundred pad
+about a quarter more tokens than the sentences have, a whole split of 9,000 about 1%; the book's extraction is at
+the whole split's padding.
 
 The floor: SmolLM2-135M's projections cost 2 x (2 d^2 + 2 d d_kv + 3 d d_ff) flops per token and layer (q, o; k, v
 with 3 of 9 heads' width; gate, up, down); attention scores and the element-wise work are left out, so the floor is
@@ -33,12 +38,23 @@ def matmul_rate(d: int, f: int, repeat: int = 40, rows: int = 2048) -> float:
     return repeat * 2 * rows * d * f / (time.perf_counter() - t)
 
 
-def profile_extraction(ad, s, batch: int, floor_rate: float) -> None:
+def padding(s, batch: int) -> tuple:
+    """Rows of a length-sorted batch (batch x its longest prefix), each batch's, and their sum over the tokens:
+    ``(padded rows per batch, padding factor)``."""
+    from jtc_utils.core import hidden
+
+    seqs = [int(p) + 1 for p in s.positions]
+    padded = [len(idx) * max(seqs[i] for i in idx) for idx in hidden.batches_by_length(seqs, batch)]
+    return padded, sum(padded) / sum(seqs)
+
+
+def profile_extraction(ad, s, batch: int, floor_rate: float, full=None) -> None:
     """Where the extraction's time goes: torch.profiler's table of operators, the share of matrix multiplies, and
     the rate of each projection's matrix multiply at the rows a batch really has (batch x mean padded length)
     against the floor's [2048, d] x [d, d_ff] rate. Together they say how close to the floor the extraction can
     get: the matrix multiplies' rate relative to the floor's, over the padding, even if the element-wise work (norms,
-    activation, rotary embedding, attention) took no time."""
+    activation, rotary embedding, attention) took no time. ``full``: the whole split, whose batches (sorted by length
+    over many more sentences) carry less padding than the profiled few: the same bound at its padding."""
     import numpy as np
     from torch.profiler import ProfilerActivity, profile
 
@@ -51,8 +67,7 @@ def profile_extraction(ad, s, batch: int, floor_rate: float) -> None:
     print(ops.table(sort_by="self_cpu_time_total", row_limit=12))
     total = sum(e.self_cpu_time_total for e in ops)
     mm = sum(e.self_cpu_time_total for e in ops if e.key in ("aten::mm", "aten::addmm", "aten::bmm"))
-    seqs = [int(p) + 1 for p in s.positions]
-    padded = [len(idx) * max(seqs[i] for i in idx) for idx in hidden.batches_by_length(seqs, batch)]
+    padded, pad = padding(s, batch)
     rows = int(np.mean(padded))
     cfg = ad.model.config
     d, f = cfg.hidden_size, cfg.intermediate_size
@@ -61,13 +76,17 @@ def profile_extraction(ad, s, batch: int, floor_rate: float) -> None:
     weights = {"q, o": 2 * d * d, "k, v": 2 * d * d_kv, "gate, up": 2 * d * f, "down": f * d}
     rates = {k: matmul_rate(*shape, rows=rows) for k, shape in shapes.items()}
     mm_rate = sum(weights.values()) / sum(w / rates[k] for k, w in weights.items())  # flop-weighted harmonic mean
-    print(f"matrix multiplies: {mm / total:.1%} of the time; padding: {sum(padded) / sum(seqs):.3f} x the tokens")
+    print(f"matrix multiplies: {mm / total:.1%} of the time; padding: {pad:.3f} x the tokens")
     print("projection rates at " + f"{rows} rows: " + ", ".join(f"{k} {r / 1e9:.0f}" for k, r in rates.items())
           + f" GFLOP/s; together {mm_rate / 1e9:.0f} = {mm_rate / floor_rate:.2f} of the floor's rate")
-    pad = sum(padded) / sum(seqs)
     print(f"from this profile: now {mm / total:.2f} (share) x {mm_rate / floor_rate:.2f} (rate) / {pad:.3f} (padding) = "
           f"{mm / total * mm_rate / floor_rate / pad:.2f} of the floor; with no time at all outside the matrix "
           f"multiplies, at most {mm_rate / floor_rate / pad:.2f}")
+    if full is not None:
+        _, pad_full = padding(full, batch)
+        print(f"the whole split ({len(full):,} sentences) pads {pad_full:.3f} x: with this profile's share of matrix "
+              f"multiplies, {mm / total * mm_rate / floor_rate / pad_full:.2f} of the floor there; at most "
+              f"{mm_rate / floor_rate / pad_full:.2f}")
 
 
 CHAPTERS = {  # the real model's figures of each chapter, in book order
@@ -121,7 +140,8 @@ def main(argv=None):
     rate = matmul_rate(d, f)
     if args.profile:
         s = make_samples(ad.tokenizer, ad.family, "wiki", "train", n=args.profile, profile="real")
-        profile_extraction(ad, s, hidden.default_batch(ad), rate)
+        full = make_samples(ad.tokenizer, ad.family, "wiki", "train", profile="real")
+        profile_extraction(ad, s, hidden.default_batch(ad), rate, full)
         return 0
     s = make_samples(ad.tokenizer, ad.family, "wiki", "train", n=args.extract, profile="real")
     tokens = int(sum(p + 1 for p in s.positions))
