@@ -119,7 +119,21 @@ def test_the_report_names_the_slowest_cells_in_order():
     nb.cells.append(nbformat.v4.new_markdown_cell("text"))
     line = runner.slowest_cells(nb, n=2)
     assert line.index("[1] 12 s `import torch`") < line.index("[3] 3 s `c = 3`")
-    assert "a = 1" not in line and "peak memory" in line
+    assert "a = 1" not in line and "peak memory" in line and "real model's cells 0 s" in line
+    assert runner.slowest_cells(nb, n=1, name=runner.REAL_PAGE).count("real model's cells 16 s") == 1
+
+
+def test_the_real_models_share_counts_the_cells_that_name_its_figures():
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    for src, dt in (('figure("fig2")', 5.0), ('r10 = figure("real_fig10")', 7.0), ("exp_real = x", 2.0),
+                    ("print(real_model_line())", 1.0), ("surreal_fig = 3", 4.0)):
+        cell = nbformat.v4.new_code_cell(src)
+        cell.metadata["papermill"] = {"duration": dt}
+        nb.cells.append(cell)
+    assert runner.real_seconds(nb, "sec6_submodules") == 10.0
+    assert runner.real_seconds(nb, runner.REAL_PAGE) == 19.0
 
 
 def test_a_prose_edit_refreshes_the_page_without_staling_it_and_a_code_edit_stales_it(tmp_path, monkeypatch):

@@ -26,6 +26,7 @@ import argparse
 import contextlib
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -73,17 +74,30 @@ def check_names(names) -> list[str]:
     return out
 
 
-def slowest_cells(nb, n: int = 3) -> str:
-    """A line naming the ``n`` slowest cells of an executed notebook (index, seconds, first source line) and the
-    largest resident memory a kernel has reached so far in this process's children (where to look when a page is
-    slow or large)."""
+# a cell that computes or reads the real model's figures: it names one (their ids start with ``real_``) or the real
+# experiment; every cell of the real model's own page counts (issue 33 bounds the real model's share of the book)
+REAL_CELL = re.compile(r"""["']real_|\breal_model_line\b|\bexp_real\b""")
+REAL_PAGE = "real_model"
+
+
+def real_seconds(nb, name: str) -> float:
+    """Seconds an executed page spent in the real model's cells (:data:`REAL_CELL`; all of :data:`REAL_PAGE`)."""
+    return sum(c.metadata.get("papermill", {}).get("duration") or 0.0 for c in nb.cells
+               if c.cell_type == "code" and (name == REAL_PAGE or REAL_CELL.search(c.source)))
+
+
+def slowest_cells(nb, n: int = 3, name: str = "") -> str:
+    """A line naming the ``n`` slowest cells of an executed notebook (index, seconds, first source line), the
+    seconds of the real model's cells (:func:`real_seconds`) and the largest resident memory a kernel has reached so
+    far in this process's children (where to look when a page is slow or large)."""
     import resource
 
     timed = [(c.metadata.get("papermill", {}).get("duration") or 0.0, i, c.source.strip().splitlines()[0][:60])
              for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip()]
     cells = "; ".join(f"[{i}] {d:.0f} s `{first}`" for d, i, first in sorted(timed, reverse=True)[:n])
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20  # kilobytes on Linux
-    return f"    slowest cells: {cells}; kernels' peak memory so far {peak:.2f} GB"
+    return (f"    slowest cells: {cells}; the real model's cells {real_seconds(nb, name):.0f} s; kernels' peak memory "
+            f"so far {peak:.2f} GB")
 
 
 def clean(nb) -> None:
@@ -442,7 +456,7 @@ def transaction(nb, page: Path, data: Path, parameters: dict, env: dict, cwd: Pa
                 raise NotebookFailed(f"notebook {name} failed {at} ({reason}); {copy}; the committed page and "
                                      f"data are unchanged") from None
             files = {f.name: file_fingerprint(f) for f in sorted(staging.glob("*.json"))}
-            print(slowest_cells(out), flush=True)
+            print(slowest_cells(out, name=name), flush=True)
             clean(out)
             out.metadata["jtc"] = {**record, "data": files}
             text = nbformat.writes(out) + "\n"
