@@ -170,3 +170,20 @@ def test_pages_side_by_side_fit_the_memory_and_the_estimate_waits_for_the_reader
     slow = custom.ONE_THREAD_SLOWDOWN
     assert custom.estimate_seconds(pages, 1000, 0.1, 2) == pytest.approx(
         slow * (max(cost["sec3_linear_shortcuts"], cost["sec6_submodules"]) + cost[custom.CLAIMS_PAGE]))
+
+
+def test_a_page_rerun_by_hand_writes_its_data_beside_itself_not_into_the_book(world, monkeypatch):
+    """Outside the runner (a reader re-running a custom page in Jupyter) no staging folder is set: the page's data
+    go to its own ``data`` folder, and the committed book's ``book/data`` is untouched."""
+    from jtc_utils.core.paths import BOOK_DIR
+
+    model = save_random_model("gpt2", world["tmp"] / "gpt2")
+    spec = world["tmp"] / "profile.json"
+    spec.write_text(json.dumps({"model": str(model), "text": str(world["text"]), "n_train": 96, "n_val": 24}))
+    monkeypatch.setenv(profiles.CUSTOM_ENV, str(spec))
+    monkeypatch.setenv("JTC_DATA_OUT", "set")  # so that the page's own setting is undone after the test
+    monkeypatch.delenv("JTC_DATA_OUT")
+    before = sorted((BOOK_DIR / "data").iterdir())
+    custom.Run(custom.CLAIMS_PAGE, world["tmp"] / "mine" / "data").all_verdicts()
+    assert (world["tmp"] / "mine" / "data" / "claims_custom.json").exists()
+    assert sorted((BOOK_DIR / "data").iterdir()) == before

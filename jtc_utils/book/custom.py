@@ -412,8 +412,10 @@ class Run:
     (:data:`jtc_utils.core.profiles.CUSTOM_ENV`) defines."""
 
     def __init__(self, name: str, data_dir):
-
         self.name, self.data_dir = name, Path(data_dir)
+        # a page re-run by hand (in Jupyter, outside the runner, which points the kernel at a staging folder) writes
+        # its figure data beside itself, never into the committed book's
+        os.environ.setdefault("JTC_DATA_OUT", str(self.data_dir.resolve()))
         self.profile = profiles.get("custom")
         self.chapter = Chapter("custom")
         ad = models.adapter(self.profile.gpt[0])
