@@ -39,8 +39,8 @@ def matmul_rate(d: int, f: int, repeat: int = 40, rows: int = 2048) -> float:
 
 
 def padding(s, batch: int) -> tuple:
-    """Rows of a length-sorted batch (batch x its longest prefix), each batch's, and their sum over the tokens:
-    ``(padded rows per batch, padding factor)``."""
+    """How the extraction batches ``s``: the rows each length-sorted batch computes (its sentences x its longest
+    prefix), and the padding factor (all those rows over the prefixes' tokens): ``(rows per batch, factor)``."""
     from jtc_utils.core import hidden
 
     seqs = [int(p) + 1 for p in s.positions]

@@ -80,9 +80,14 @@ REAL_CELL = re.compile(r"""["']real_|\breal_model_line\b|\bexp_real\b""")
 REAL_PAGE = "real_model"
 
 
+def cell_seconds(cell) -> float:
+    """The seconds papermill recorded for an executed cell (0 where it recorded none)."""
+    return cell.metadata.get("papermill", {}).get("duration") or 0.0
+
+
 def real_seconds(nb, name: str) -> float:
     """Seconds an executed page spent in the real model's cells (:data:`REAL_CELL`; all of :data:`REAL_PAGE`)."""
-    return sum(c.metadata.get("papermill", {}).get("duration") or 0.0 for c in nb.cells
+    return sum(cell_seconds(c) for c in nb.cells
                if c.cell_type == "code" and (name == REAL_PAGE or REAL_CELL.search(c.source)))
 
 
@@ -92,7 +97,7 @@ def slowest_cells(nb, n: int = 3, name: str = "") -> str:
     far in this process's children (where to look when a page is slow or large)."""
     import resource
 
-    timed = [(c.metadata.get("papermill", {}).get("duration") or 0.0, i, c.source.strip().splitlines()[0][:60])
+    timed = [(cell_seconds(c), i, c.source.strip().splitlines()[0][:60])
              for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip()]
     cells = "; ".join(f"[{i}] {d:.0f} s `{first}`" for d, i, first in sorted(timed, reverse=True)[:n])
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20  # kilobytes on Linux
