@@ -187,3 +187,29 @@ def test_a_page_rerun_by_hand_writes_its_data_beside_itself_not_into_the_book(wo
     custom.Run(custom.CLAIMS_PAGE, world["tmp"] / "mine" / "data").all_verdicts()
     assert (world["tmp"] / "mine" / "data" / "claims_custom.json").exists()
     assert sorted((BOOK_DIR / "data").iterdir()) == before
+
+
+def test_the_profile_is_one_object_from_the_chapter_to_the_data_source(world, monkeypatch):
+    """A chapter resolves its profile parameter once: the custom profile's spec is read when the chapter is made, and
+    the same object reaches the experiment, its samples and the text they are drawn from, so nothing downstream
+    reads the spec again (with the spec gone, the figures still compute; before, every hop looked the name up)."""
+    from jtc_utils.book.chapter import Chapter
+    from jtc_utils.core import sources
+
+    model = save_random_model("gpt2", world["tmp"] / "gpt2")
+    spec = world["tmp"] / "profile.json"
+    spec.write_text(json.dumps({"model": str(model), "text": str(world["text"]), "n_train": 64, "n_val": 16}))
+    monkeypatch.setenv(profiles.CUSTOM_ENV, str(spec))
+    chapter = Chapter("custom")
+    assert isinstance(chapter.profile, profiles.Profile) and chapter.profile.name == "custom"
+    monkeypatch.delenv(profiles.CUSTOM_ENV)
+    with pytest.raises(ValueError, match=profiles.CUSTOM_ENV):
+        profiles.get("custom")  # the name alone no longer resolves
+    seen = []
+    real_sentences = sources.sentences
+    monkeypatch.setattr(sources, "sentences", lambda p, *a, **k: seen.append(p) or real_sentences(p, *a, **k))
+    exp = chapter.experiment("real_fig4")
+    assert exp.profile is chapter.profile and len(exp.train) == 64 and len(exp.val) == 16
+    assert seen and all(p is chapter.profile for p in seen)
+    rec = chapter.figure("real_fig4", plot=False)
+    assert rec["params"]["profile"] == "custom"  # the figure data name the profile, as before

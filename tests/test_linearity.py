@@ -41,6 +41,26 @@ def test_score_equals_an_independent_implementation_and_the_variance_weighted_r2
     assert 0 <= ls <= 1
 
 
+def test_the_linearity_fits_are_the_jtc_solver_on_both_routes():
+    """One least-squares solver in the book: the linearity score's affine fit is ``core.linear.fit`` on the centred
+    states (the Gram route for a well-conditioned X, the SVD route with JTC's cutoff for a rank-deficient one), and
+    the null's explained share (``Factor.explained``) is the fitted rows' sum of squares on both routes."""
+    from jtc_utils.core import linear
+
+    X, Y = _data(n=300, d=6)
+    deficient = np.hstack([X, X[:, :2] @ rng.standard_normal((2, 3))])  # 9 columns of rank 6
+    for A, route in ((X, "gram"), (deficient, "svd")):
+        Ac, Yc = A - A.mean(0), Y - Y.mean(0)
+        f = linear.factor(Ac)
+        assert f.route == route
+        M, c = score.fit_affine(A, Y)
+        np.testing.assert_allclose(M, linear.fit(Ac, Yc), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(c, Y.mean(0) - A.mean(0) @ M, rtol=0, atol=1e-12)
+        fitted = Ac @ M
+        assert float(f.explained(f.project(Yc)).sum()) == pytest.approx(float((fitted ** 2).sum()), rel=1e-10)
+        assert score.score(A, Y) == pytest.approx(1 - ((Yc - fitted) ** 2).sum() / (Yc ** 2).sum(), abs=1e-12)
+
+
 def test_score_is_invariant_to_scaling_shifting_and_rotating_either_side():
     X, Y = _data()
     Q1, _ = np.linalg.qr(rng.standard_normal((8, 8)))

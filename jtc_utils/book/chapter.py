@@ -7,7 +7,8 @@ from __future__ import annotations
 from jtc_utils.book import claim_tables
 from jtc_utils.evidence import claims, figdata, figure_registry
 from jtc_utils.jtc import figures, plots
-from jtc_utils.core import experiment, models
+from jtc_utils.core import experiment, models, profiles
+from jtc_utils.core.profiles import Profile
 
 
 def title(data: dict, params: dict) -> str:
@@ -237,7 +238,7 @@ def captioned(figs, data: dict, params: dict) -> None:
          title(data, params) if one else "one panel per model")
 
 
-def figure_grid(figs, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0, ncols: int = 2,
+def figure_grid(figs, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0, ncols: int = 2,
                 stored: bool = False) -> dict:
     """Several paper figures of one kind (Precision@k, surprisal or early exit) computed, saved and drawn as small
     multiples with one caption; returns their numbers by figure id. ``stored=True`` draws the numbers another page
@@ -266,14 +267,14 @@ def figure_grid(figs, profile: str = "tiny", n_train=None, n_val=None, seed: int
     return out
 
 
-def computed(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
+def computed(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
     """``(data, params)`` of paper figure ``fig``, computed and saved to ``book/data/<fig>.json``."""
     data, params = figures.compute(fig, profile, n_train=n_train, n_val=n_val, seed=seed)
     figdata.save(fig, data, params)
     return data, params
 
 
-def figure(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0, plot: bool = True, **kw):
+def figure(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0, plot: bool = True, **kw):
     """Compute paper figure ``fig``, save its numbers, draw it (unless ``plot=False``) and return the numbers."""
     data, params = computed(fig, profile, n_train, n_val, seed)
     if "skipped" in data:
@@ -301,17 +302,19 @@ class Chapter:
     the paper's way, the other papers' chapters draw with their own ``plots``) and keeps its numbers in ``results``;
     ``verdicts`` judges claims of any paper from them (and from ``book/data`` for figures of other chapters);
     ``experiment`` gives the shared :class:`~jtc_utils.core.experiment.Experiment` behind a JTC figure, for
-    exercises."""
+    exercises. ``profile``: the notebook's parameter (a :class:`~jtc_utils.core.profiles.Profile` or its name),
+    resolved here once; the object travels from here to the data source."""
 
-    def __init__(self, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0, real_n_train=None,
+    def __init__(self, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0, real_n_train=None,
                  real_n_val=None, **draw):
-        self.profile, self.n_train, self.n_val, self.seed, self.draw = profile, n_train, n_val, seed, draw
+        self.profile = profiles.get(profile)
+        self.n_train, self.n_val, self.seed, self.draw = n_train, n_val, seed, draw
         self.real_n_train, self.real_n_val = real_sizes(real_n_train, real_n_val)
         self.results = {}
 
     def sizes(self, fig: str) -> tuple:
         """(n_train, n_val) of a figure: the real model's for ``real_*`` figures, the chapter's otherwise."""
-        real = figure_registry.profile_of(fig, self.profile) == "real"
+        real = figure_registry.profile_of(fig, self.profile).name == "real"
         return (self.real_n_train, self.real_n_val) if real else (self.n_train, self.n_val)
 
     def figure(self, fig: str, **kw) -> dict:

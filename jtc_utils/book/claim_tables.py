@@ -9,6 +9,7 @@ import re
 
 import pandas as pd
 
+from jtc_utils.core.profiles import Profile
 from jtc_utils.evidence import claims, verdicts
 from jtc_utils.evidence.claims import default_get, short_number
 from jtc_utils.jtc import claims as jtc_claims
@@ -112,7 +113,7 @@ def lexicon_table():
     return style(pd.DataFrame(rows).set_index("entry"), "claims-lexicon", widths=False)
 
 
-def verdict_table(ids=None, get=default_get, profile: str = "tiny", uuid: str | None = None, link="anchor"):
+def verdict_table(ids=None, get=default_get, profile: Profile | str = "tiny", uuid: str | None = None, link="anchor"):
     """The claims ``ids`` of any paper (default: every JTC claim) as a styled HTML table (see :func:`styled`), ready to
     ``display``."""
     get = claims.memo(get)

@@ -14,6 +14,8 @@ import html
 import re
 
 from jtc_utils.book import claim_tables
+from jtc_utils.core import profiles
+from jtc_utils.core.profiles import Profile
 from jtc_utils.evidence import claims
 
 PROFILE_NAMES = {"tiny": "the stand-in", "real": "the real model", "paper": "the paper's models",
@@ -66,10 +68,11 @@ def _table(rows: list[dict], uuid: str, caption: str) -> str:
     return f'<div class="{SCROLL}">{styler.to_html()}</div>'
 
 
-def group_table(records: list[dict], profile: str, uuid: str, caption: str) -> str:
+def group_table(records: list[dict], profile: Profile | str, uuid: str, caption: str) -> str:
     """One group's claims: the claim (linked to its chapter), the rule and its reading, the shape verdict on
     ``profile`` (its column header names the profile) and the magnitude."""
-    where = PROFILE_NAMES.get(profile, profile)
+    name = profiles.name_of(profile)
+    where = PROFILE_NAMES.get(name, name)
     rows = [{"claim": _claim_cell(r), "rule and its reading": _rule_cell(r),
              f"shape on {where}: verdict, margin [95% interval], ours": verdict_cell(r),
              "magnitude: the paper's numbers, ours, verdict": _magnitude_cell(r)} for r in records]

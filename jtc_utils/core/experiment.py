@@ -12,6 +12,7 @@ import numpy as np
 
 from . import cache, linear, models, profiles, readout, resample, validate
 from .hidden import hidden_states, samples_identity
+from .profiles import Profile
 from .samples import Samples, make_samples
 
 
@@ -21,8 +22,8 @@ class Experiment:
     ``n_train`` / ``n_val`` default to the paper's split sizes (9,000 train; 3,000 or 1,000 validation).
     """
 
-    def __init__(self, model: str, domain: str | None = None, profile: str = "tiny", n_train: int | None = None,
-                 n_val: int | None = None, seed: int = 0):
+    def __init__(self, model: str, domain: str | None = None, profile: Profile | str = "tiny",
+                 n_train: int | None = None, n_val: int | None = None, seed: int = 0):
         self.profile = profiles.get(profile)
         seed = validate.seed(seed)
         self.model_name = model
@@ -42,7 +43,7 @@ class Experiment:
 
     def _samples(self, split: str, n) -> Samples:
         return make_samples(self.adapter.tokenizer, self.adapter.family, self.domain, split, n=n,
-                            profile=self.profile.name, seed=self.seed)
+                            profile=self.profile, seed=self.seed)
 
     @cached_property
     def train(self) -> Samples:
@@ -111,11 +112,15 @@ class Experiment:
                 "boot": {"pairs": {k: np.round(v, 6) for k, v in boot.items()}}}
 
 
-@lru_cache(maxsize=16)
-def shared(model: str, domain: str | None = None, profile: str = "tiny", n_train: int | None = None,
+def shared(model: str, domain: str | None = None, profile: Profile | str = "tiny", n_train: int | None = None,
            n_val: int | None = None, seed: int = 0) -> Experiment:
     """One shared :class:`Experiment` per setting, so that every figure on the same model reuses its hidden states
-    and fits."""
+    and fits (a profile and its name are the same setting)."""
+    return _shared(model, domain, profiles.get(profile), n_train, n_val, seed)
+
+
+@lru_cache(maxsize=16)
+def _shared(model, domain, profile: Profile, n_train, n_val, seed) -> Experiment:
     return Experiment(model, domain, profile=profile, n_train=n_train, n_val=n_val, seed=seed)
 
 
@@ -124,4 +129,4 @@ def for_role(profile, role: str = "gpt48", n_train: int | None = None, n_val: in
     """The shared experiment of the model that plays paper role ``role`` (``gpt12`` ... ``gpt48``, ``bert12``,
     ``bert24``) on the profile's main domain; ``profile``: a :class:`~jtc_utils.core.profiles.Profile` or its name."""
     p = profiles.get(profile)
-    return shared(p.role(role), p.main_domain, p.name, n_train, n_val, seed)
+    return shared(p.role(role), p.main_domain, p, n_train, n_val, seed)

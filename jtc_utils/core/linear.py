@@ -84,6 +84,14 @@ class Factor:
         """``W`` [d, k] (a float64 tensor on the device) for targets ``Y`` [n, k]."""
         return self.R @ self.project(Y)
 
+    def explained(self, B):
+        """Per target coordinate, ``||P_X y||²``: the part of the targets' sum of squares that the fit explains,
+        from ``B = LT @ Y`` (:meth:`project`) without forming the n fitted rows: ``diag(Bᵀ R B)`` on the Gram route
+        (``R = (XᵀX)⁻¹``), ``||Uᵀ Y||²`` on the SVD route."""
+        if self.route == "gram":
+            return (self.R @ B).mul_(B).sum(0)
+        return B.square().sum(0)
+
     def train_sse(self, W, B, Y, yy=None):
         """Per-coordinate in-sample SSE ``||X W - Y||²`` of a solution ``W`` with ``B = LT @ Y``. On the Gram route
         it comes from ``G = XᵀX`` without predicting the n training rows: ``diag(Wᵀ G W) - 2 diag(Wᵀ B) + ||Y||²``

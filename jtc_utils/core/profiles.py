@@ -27,6 +27,11 @@ class Profile:
     sizes: tuple = ()  # the custom profile: (training, validation) sentences of each domain
     one_model: bool = False  # one pretrained model in every role (real, custom): no sizes trained alike
 
+    def __str__(self) -> str:
+        """Its name: how a profile reads in a caption, a log line or a cache key (a key written with the object in
+        place of its name is the same key)."""
+        return self.name
+
     def subset(self, default: tuple) -> tuple:
         """The (training, validation) sentences a chapter that cannot afford a real model's whole split computes
         on: ``default`` (the real profile's subset), or the custom profile's own sizes where they are smaller."""
@@ -123,6 +128,16 @@ def _custom_from_env() -> Profile:
                       spec.get("n_val", CUSTOM_SIZES[1]))
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise ValueError(f"the custom profile's spec {path} ({CUSTOM_ENV}) cannot be read: {e}") from None
+
+
+def name_of(profile: Profile | str) -> str:
+    """The name of ``profile``, given as a :class:`Profile` or by its name (checked; a custom profile's spec is not
+    read): for what only labels a result with its profile, such as a claim's verdict column."""
+    if isinstance(profile, Profile):
+        return profile.name
+    if profile != "custom" and profile not in PROFILES:
+        get(profile)  # raises the error that lists the profiles
+    return profile
 
 
 def get(name) -> Profile:

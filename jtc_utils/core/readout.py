@@ -40,19 +40,27 @@ def cast(exp, mapping: str, layer: int, H=None) -> np.ndarray:
     raise ValueError(f"unknown mapping {mapping!r}; choose one of {', '.join(MAPPINGS)}")
 
 
-def readout_stats(ad, H, k: int = 1):
-    """Top-``k`` token ids and the gap p_(1) - p_(2) between the two largest probabilities, for vectors ``H``
-    [n, d] cast to the last layer; computed in chunks so that only [chunk, V] logits exist at a time."""
+def top_and_gap(logits, k: int = 1):
+    """The book's one reading of a distribution's confidence: the top-``k`` token ids [n, k] of ``logits`` [n, V]
+    and the gap p_(1) - p_(2) between its two largest probabilities [n] (float64 tensors), normalised with a float32
+    log-sum-exp (no [n, V] softmax copy). Every lens's early-exit gap is this one (:mod:`jtc_utils.lenses.evaluate`
+    calls it too)."""
     import torch
 
+    top = logits.topk(max(k, 2), -1)
+    p12 = torch.exp(top.values[:, :2].double() - torch.logsumexp(logits, -1).double()[:, None])
+    return top.indices[:, :k], p12[:, 0] - p12[:, 1]
+
+
+def readout_stats(ad, H, k: int = 1):
+    """Top-``k`` token ids and the gap p_(1) - p_(2) between the two largest probabilities (:func:`top_and_gap`),
+    for vectors ``H`` [n, d] cast to the last layer; computed in chunks so that only [chunk, V] logits exist at a
+    time."""
     ids, gaps = [], []
     for a in range(0, len(H), CHUNK):
-        logits = readout_logits(ad, H[a:a + CHUNK])
-        top = logits.topk(max(k, 2), -1)
-        # probabilities of the two largest logits, normalised with a float32 log-sum-exp (no [n, V] softmax copy)
-        p12 = torch.exp(top.values[:, :2].double() - torch.logsumexp(logits, -1).double()[:, None])
-        ids.append(top.indices[:, :k].cpu().numpy())
-        gaps.append((p12[:, 0] - p12[:, 1]).cpu().numpy())
+        top, gap = top_and_gap(readout_logits(ad, H[a:a + CHUNK]), k)
+        ids.append(top.cpu().numpy())
+        gaps.append(gap.cpu().numpy())
     return np.concatenate(ids), np.concatenate(gaps)
 
 
@@ -68,29 +76,46 @@ def check_ks(ad, ks) -> tuple:
     return ks
 
 
-def final_stats(exp, ks=KS) -> dict:
-    """The true output ``p_final = R(h^L)``: its top-k ids [n, max k], its float32 logits [n, V] (one layer's worth,
-    about 0.6 GB for GPT-2 at 3,000 samples) and their log-normaliser, from which any token's log-probability is
-    read without keeping a float64 [n, V] array."""
+def final_of(logits, kmax: int) -> dict:
+    """The true output ``p_final`` from its float32 logits [n, V]: its top-``kmax`` ids (a tensor [n, kmax]), the
+    logits themselves and their float64 log-normaliser, from which any token's log-probability is read without
+    keeping a float64 [n, V] array."""
     import torch
 
+    return {"topk": logits.topk(kmax, -1).indices, "logits": logits, "lse": torch.logsumexp(logits.double(), -1)}
+
+
+def final_stats(exp, ks=KS) -> dict:
+    """:func:`final_of` for the whole validation set, ``topk`` as a numpy array: the float32 logits [n, V] are one
+    layer's worth (about 0.6 GB for GPT-2 at 3,000 samples)."""
     ks = check_ks(exp.adapter, ks)
-    logits = readout_logits(exp.adapter, exp.X_val[exp.n_layers])
-    return {"topk": logits.topk(max(ks), -1).indices.cpu().numpy(), "logits": logits,
-            "lse": torch.logsumexp(logits.double(), -1)}
+    final = final_of(readout_logits(exp.adapter, exp.X_val[exp.n_layers]), max(ks))
+    return {**final, "topk": final["topk"].cpu().numpy()}
+
+
+def against_final(top1, final: dict, ks=KS) -> tuple[dict, object]:
+    """The book's one comparison of predicted top-1 tokens ``top1`` (a tensor [..., n]) with the final output
+    ``final`` (:func:`final_of`, its samples the last axis of ``top1``): Precision@k (bool tensors, one per k) and the
+    JTC paper's Surprisal -ln p_final[top1] (float64: the logit read in float32, the normaliser in float64)."""
+    import torch
+
+    topk = torch.as_tensor(final["topk"]).to(top1.device)
+    precision = {k: (top1[..., None] == topk[..., :k]).any(-1) for k in ks}
+    logits = final["logits"]  # on the model's device
+    flat = top1.reshape(-1, top1.shape[-1]).T.to(logits.device)  # [n, rows]
+    surprisal = (final["lse"][:, None] - logits.gather(1, flat).double()).T.reshape(top1.shape)
+    return precision, surprisal
 
 
 def evaluate(exp, top1: np.ndarray, ks=KS, final=None) -> dict:
-    """Precision@k and Surprisal of predicted top-1 tokens ``top1`` [layers, n] against the final output."""
+    """Precision@k and Surprisal (:func:`against_final`) of predicted top-1 tokens ``top1`` [layers, n] against the
+    final output, as numpy arrays (Precision@k as floats)."""
     import torch
 
     final = final or final_stats(exp, ks)
-    t1 = torch.from_numpy(top1)
-    topk = torch.from_numpy(final["topk"])
-    precision = {k: (t1[..., None] == topk[None, :, :k]).any(-1).numpy().astype(float) for k in ks}
-    logits = final["logits"]  # on the model's device
-    surprisal = (final["lse"][None, :] - logits.gather(1, t1.T.to(logits.device)).T.double()).cpu().numpy()
-    return {"precision": precision, "surprisal": surprisal}
+    precision, surprisal = against_final(torch.from_numpy(top1), final, ks)
+    return {"precision": {k: v.cpu().numpy().astype(float) for k, v in precision.items()},
+            "surprisal": surprisal.cpu().numpy()}
 
 
 def per_sample(exp, ks=KS, mappings=MAPPINGS) -> dict:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import sources
+from .profiles import Profile
 from .models import CAUSAL_FAMILIES, FAMILIES
 
 
@@ -54,9 +55,10 @@ def _label(sentence, offsets, family: str):
     return sentence.label_at(a, b) if hasattr(sentence, "label_at") else None
 
 
-def make_samples(tokenizer, family: str, domain: str, split: str, n: int | None = None, profile: str = "tiny",
-                 seed: int = 0) -> Samples:
-    """Tokenize the sentences of ``domain``/``split`` and draw one position per sentence (seeded)."""
+def make_samples(tokenizer, family: str, domain: str, split: str, n: int | None = None,
+                 profile: Profile | str = "tiny", seed: int = 0) -> Samples:
+    """Tokenize the sentences of ``domain``/``split`` of ``profile`` (a :class:`Profile` or its name) and draw one
+    position per sentence (seeded)."""
 
     if family not in FAMILIES:
         raise ValueError(f"unknown model family {family!r}; supported: {', '.join(FAMILIES)}")

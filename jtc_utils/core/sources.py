@@ -39,7 +39,7 @@ class DataUnavailableError(RuntimeError):
     pass
 
 
-def sentences(profile, domain: str, split: str, n: int | None = None, seed: int = 0):
+def sentences(profile: profiles.Profile | str, domain: str, split: str, n: int | None = None, seed: int = 0):
     """The sentences of ``domain`` (one of the profile's two domains) in ``split``; ``profile``: a
     :class:`~jtc_utils.core.profiles.Profile` or its name."""
     p = profiles.get(profile)

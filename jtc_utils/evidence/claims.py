@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jtc_utils.core import resample
+from jtc_utils.core import profiles, resample
+from jtc_utils.core.profiles import Profile
 
 from . import figdata, verdicts
 
@@ -124,11 +125,11 @@ def short_number(v) -> str:
     return f"{v:+.2g}"
 
 
-def judged(record: dict, profile: str) -> dict:
+def judged(record: dict, profile: Profile | str) -> dict:
     """``record`` as read on ``profile``: the magnitude verdict is kept on the paper profile and masked (None, with
     the reason) on every other, where the models are not the paper's."""
     mag = record.get("magnitude")
-    if mag is None or profile == "paper":
+    if mag is None or profiles.name_of(profile) == "paper":
         return record
     return {**record, "magnitude": {**mag, "holds": None, "note": NOT_JUDGED}}
 
@@ -160,12 +161,13 @@ def margins(fn, get, seed_keys=()) -> list[float] | None:
     return [np.nan if m is None else m for m in out]
 
 
-def reason(record: dict, profile: str, reasons: dict) -> str | None:
+def reason(record: dict, profile: Profile | str, reasons: dict) -> str | None:
     """Why ``record`` fails or is undecided: the written reason for its profile, or for an undecided claim without
     one, what its interval says."""
     text = reasons.get(record["id"])
     if isinstance(text, dict):
-        text = text.get("tiny" if profile in ("tiny", "paper") and "tiny" in text else profile)
+        name = profiles.name_of(profile)
+        text = text.get("tiny" if name in ("tiny", "paper") and "tiny" in text else name)
     if record["verdict"] == verdicts.UNDECIDED and not text:
         if record["resampled"]:
             text = (f"The margin's {verdicts.LEVEL:.0%} interval ({short_number(record['lo'])} to {short_number(record['hi'])}) "
@@ -179,7 +181,7 @@ def reason(record: dict, profile: str, reasons: dict) -> str | None:
     return text
 
 
-def evaluate(table: dict, cid: str, get=None, profile: str = "tiny", reasons: dict | None = None,
+def evaluate(table: dict, cid: str, get=None, profile: Profile | str = "tiny", reasons: dict | None = None,
              seed_keys=()) -> dict:
     """The record of claim ``cid`` of ``table`` judged on the numbers ``get`` gives, with its verdict from the
     resamples (:func:`jtc_utils.evidence.verdicts.decide`: ``verdict``, ``margin``, ``lo``, ``hi``, ``share``,
@@ -213,7 +215,7 @@ def registry(table: dict, name: str, reasons: dict | None = None, seed_keys=()):
     (``seed_keys``, see :func:`jtc_utils.evidence.verdicts.replicate`). Where a function gives no magnitude part, the
     paper's numbers (``paper``) are carried as one, not judged off the paper profile."""
 
-    def check(cid: str, get=default_get, profile: str = "tiny") -> dict:
+    def check(cid: str, get=default_get, profile: Profile | str = "tiny") -> dict:
         if cid not in table:
             raise ValueError(f"unknown {name} claim {cid!r}; known: {', '.join(table)}")
         rec = evaluate(table, cid, get, profile, reasons, seed_keys)
@@ -221,7 +223,7 @@ def registry(table: dict, name: str, reasons: dict | None = None, seed_keys=()):
             rec = {**rec, "magnitude": judged({"magnitude": magnitude_part(rec["paper"], "-", None, "-")}, profile)["magnitude"]}
         return rec
 
-    def all_claims(get=default_get, profile: str = "tiny") -> list[dict]:
+    def all_claims(get=default_get, profile: Profile | str = "tiny") -> list[dict]:
         get = memo(get)
         return [check(c, get, profile) for c in table]
 
@@ -232,7 +234,7 @@ def registry(table: dict, name: str, reasons: dict | None = None, seed_keys=()):
     return check, all_claims
 
 
-def check_any(cid: str, get=default_get, profile: str = "tiny") -> dict:
+def check_any(cid: str, get=default_get, profile: Profile | str = "tiny") -> dict:
     """The record of claim ``cid`` of any paper, by the package that registered it (:func:`registry`)."""
     if cid not in CHECKS:
         raise ValueError(f"unknown claim {cid!r}; registered: {', '.join(CHECKS)} (import the paper's "
@@ -296,7 +298,7 @@ def count_findings(records: list[dict], titles: dict | None = None) -> dict:
     return out
 
 
-def summary(records: list[dict], profile: str, titles: dict | None = None) -> str:
+def summary(records: list[dict], profile: Profile | str, titles: dict | None = None) -> str:
     """One line: how many findings hold, fail, are undecided (or mixed, or have no interval), from how many claim
     sentences, the checks apart; and what happens to the magnitudes."""
     c = count_findings(records, titles)
@@ -312,6 +314,7 @@ def summary(records: list[dict], profile: str, titles: dict | None = None) -> st
     if c["checks"]:
         line += f". Checks: {c['checks passing']} of {c['checks']} pass"
     mags = [r["magnitude"]["holds"] for r in records if r.get("magnitude")]
+    profile = profiles.name_of(profile)
     if profile == "paper":
         line += f". Magnitude: {mags.count(True)} of {mags.count(True) + mags.count(False)} hold."
     else:

@@ -2,6 +2,7 @@
 saves and returns any of them by id through :func:`figure`.
 
 A paper package registers a ``compute(fig, profile, n_train, n_val, seed) -> (data, params)`` for its figure ids
+(``profile`` a :class:`~jtc_utils.core.profiles.Profile`: the name a notebook passes is resolved once, here)
 (:func:`register`, when its ``figures`` module is imported, which also registers its claims with
 :mod:`jtc_utils.jtc.claims`); a chapter imports its paper's ``figures`` module and reaches each of its figures by id.
 A figure id belongs to exactly one paper."""
@@ -10,6 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
+
+from jtc_utils.core import profiles
+from jtc_utils.core.profiles import Profile
 
 from . import figdata
 
@@ -20,7 +24,7 @@ CUSTOM = "custom"  # the profile of a reader's own model, which plays the real m
 @dataclass(frozen=True)
 class Registered:
     paper: str  # "jtc", "lenses", "ffn" or "linearity"
-    compute: Callable  # (fig, profile, n_train, n_val, seed) -> (data, params)
+    compute: Callable  # (fig, profile: Profile, n_train, n_val, seed) -> (data, params)
     params_in_result: bool  # whether :func:`figure` returns the parameters under "params" beside the data
 
 
@@ -36,12 +40,13 @@ def register(paper: str, ids, compute: Callable, params_in_result: bool = True) 
         FIGURES[fig] = Registered(paper, compute, params_in_result)
 
 
-def profile_of(fig: str, profile: str) -> str:
+def profile_of(fig: str, profile: Profile | str) -> Profile:
     """The profile a figure is computed on: ``real`` for the real model's figures (the reader's own model under the
-    custom profile), the chapter's otherwise."""
-    if fig.startswith(REAL_PREFIX):
-        return CUSTOM if profile == CUSTOM else "real"
-    return profile
+    custom profile), the chapter's otherwise (``profile``: a :class:`Profile` or its name)."""
+    p = profiles.get(profile)
+    if fig.startswith(REAL_PREFIX) and p.name != CUSTOM:
+        return profiles.get("real")
+    return p
 
 
 def entry(fig: str) -> Registered:
@@ -52,12 +57,13 @@ def entry(fig: str) -> Registered:
     return FIGURES[fig]
 
 
-def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
-    """``(data, params)`` of figure ``fig``, computed by the paper package that registered it."""
-    return entry(fig).compute(fig, profile, n_train, n_val, seed)
+def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
+    """``(data, params)`` of figure ``fig``, computed by the paper package that registered it, on the profile the
+    figure belongs to (:func:`profile_of`)."""
+    return entry(fig).compute(fig, profile_of(fig, profile), n_train, n_val, seed)
 
 
-def figure(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> dict:
+def figure(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> dict:
     """Compute figure ``fig``, save its numbers to ``book/data/<fig>.json`` and return them as saved (plain JSON
     values, NaN as None; the same a reader gets from ``figdata.load(fig)["data"]``), with the parameters under
     ``params`` where the paper registered so."""

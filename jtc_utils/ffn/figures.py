@@ -18,6 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from jtc_utils.core import profiles, resample
+from jtc_utils.core.profiles import Profile
 from jtc_utils.embedded import lexicon
 from jtc_utils.evidence import figure_registry
 from jtc_utils.jtc import early_exit
@@ -35,18 +36,19 @@ REAL_SIZES = profiles.REAL_SUBSET  # the real model: train and validation senten
 VALUE_TABLE_TOP = 10
 
 
-def _model_experiment(model: str, profile: str, seed: int):
-    return shared(model, profiles.get(profile).main_domain, profile, None, None, seed)
+def _model_experiment(model: str, profile: Profile, seed: int):
+    return shared(model, profile.main_domain, profile, None, None, seed)
 
 
 @lru_cache(maxsize=8)
-def token_classes(model: str, profile: str = "tiny", seed: int = 0) -> dict:
-    return lexicon.token_classes(_model_experiment(model, profile, seed).adapter.tokenizer)
+def token_classes(model: str, profile: Profile | str = "tiny", seed: int = 0) -> dict:
+    return lexicon.token_classes(_model_experiment(model, profiles.get(profile), seed).adapter.tokenizer)
 
 
 @lru_cache(maxsize=8)
-def concept_study(model: str, profile: str = "tiny", seed: int = 0) -> dict:
+def concept_study(model: str, profile: Profile | str = "tiny", seed: int = 0) -> dict:
     """Top-30 lists and coverage of values, Gaussian vectors and whole updates, per layer, for one zoo model."""
+    profile = profiles.get(profile)
     exp = _model_experiment(model, profile, seed)
     ffn, tc, ad = FFN(exp.adapter), token_classes(model, profile, seed), exp.adapter
     rng = np.random.default_rng(seed)
@@ -91,9 +93,9 @@ def concept_study(model: str, profile: str = "tiny", seed: int = 0) -> dict:
                         "dead_share": float(np.mean(dead))}}
 
 
-def tab2(profile, seed) -> dict:
+def tab2(profile: Profile, seed) -> dict:
     out = {}
-    for model in profiles.get(profile).gpt:
+    for model in profile.gpt:
         c = concept_study(model, profile, seed)
         per = c["per_layer"]
         out[model] = {**c["summary"], "n_layers": c["n_layers"], "n_values": int(c["n_layers"] * c["d_ff"]),
@@ -104,7 +106,7 @@ def tab2(profile, seed) -> dict:
     return {"models": out}
 
 
-def fig2(model, profile, seed) -> dict:
+def fig2(model, profile: Profile, seed) -> dict:
     c = concept_study(model, profile, seed)
     per = c["per_layer"]
     return {"values": [float(v.mean()) for v in per["values"]], "gaussian": [float(v.mean()) for v in per["gaussian"]],
@@ -113,7 +115,7 @@ def fig2(model, profile, seed) -> dict:
             "boot": {k: resample.resampled_mean(np.stack(per[k])) for k in ("values", "gaussian", "updates")}}
 
 
-def fig4(model, profile, seed) -> dict:
+def fig4(model, profile: Profile, seed) -> dict:
     per = concept_study(model, profile, seed)["per_layer"]
     keys = ("iou_values", "iou_random", "iou_values_nobias", "iou_random_nobias")
     # each layer's vectors resampled (resample.weights): [resamples, L]
@@ -121,7 +123,7 @@ def fig4(model, profile, seed) -> dict:
             "boot": {k: resample.resampled_mean(np.stack(per[k])) for k in keys}}
 
 
-def value_table(model, profile, seed, top: int = VALUE_TABLE_TOP) -> dict:
+def value_table(model, profile: Profile, seed, top: int = VALUE_TABLE_TOP) -> dict:
     """Every value vector of ``model``: layer, neuron, its top tokens, its largest concept and coverage."""
     c = concept_study(model, profile, seed)
     tc, tok = token_classes(model, profile, seed), _model_experiment(model, profile, seed).adapter.tokenizer
@@ -160,10 +162,11 @@ def exit_table(exp, sub: dict, features=exit_rule.FEATURES) -> dict:
             "curves": {m: {"x": ee["early"][m]["x"], "y": ee["early"][m]["y"]} for m in ("id", "mat")}}
 
 
-def real(profile_seed: int = 0, profile: str = "real") -> dict:
+def real(profile_seed: int = 0, profile: Profile | str = "real") -> dict:
     """The analyses that need no word classes, on the real model (first REAL_SIZES sentences; a reader's own model,
     ``profile="custom"``, on its own sizes)."""
-    exp = for_role(profile, "gpt24", *profiles.get(profile).subset(REAL_SIZES), profile_seed)
+    profile = profiles.get(profile)
+    exp = for_role(profile, "gpt24", *profile.subset(REAL_SIZES), profile_seed)
     ffn = FFN(exp.adapter)
     gaps = decompose.check(exp, (0, ffn.n_layers // 2, ffn.n_layers - 1))
     sub = subupdates.analyse(exp, profile_seed)
@@ -180,20 +183,19 @@ def real(profile_seed: int = 0, profile: str = "real") -> dict:
                        for (j, i), row in zip(sample, ids)]}
 
 
-def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
+def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
     """``(data, params)`` of an FFN-chapter figure."""
     if fig not in FFN_FIGURES:
         raise ValueError(f"unknown FFN figure {fig!r}; known: {', '.join(FFN_FIGURES)}")
-    p = profiles.get(profile)
-    params = {"profile": profile, "domain": p.main_domain, "seed": seed}
+    p = profile = figure_registry.profile_of(fig, profile)
+    params = {"profile": p.name, "domain": p.main_domain, "seed": seed}
     if fig == "geva_tab2":
         return tab2(profile, seed), {**params, "model": "every GPT-style zoo model"}
     if fig == "geva_values":
         return {m: value_table(m, profile, seed) for m in p.gpt[:2]}, {**params, "model": ", ".join(p.gpt[:2])}
     if fig == "real_geva":
-        profile = figure_registry.profile_of(fig, profile)
-        exp = for_role(profile, "gpt24", *profiles.get(profile).subset(REAL_SIZES), seed)
-        return real(seed, profile), {"profile": profile, "model": exp.model_name, "paper_model": exp.model_name,
+        exp = for_role(profile, "gpt24", *profile.subset(REAL_SIZES), seed)
+        return real(seed, profile), {"profile": profile.name, "model": exp.model_name, "paper_model": exp.model_name,
                             "domain": exp.domain, "seed": seed, "n_train": len(exp.train), "n_val": len(exp.val)}
     role = FFN_FIGURES[fig]
     model = p.role(role)

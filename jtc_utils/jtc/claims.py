@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jtc_utils.core.profiles import Profile
 from jtc_utils.evidence import claims, figdata, verdicts
 from jtc_utils.evidence.claims import NotComputed, available, claim_record, default_get, magnitude_part
 
@@ -465,14 +466,14 @@ REASONS = {
 claims.TITLES.update(FINDINGS)
 
 
-def check(cid: str, get=default_get, profile: str = "tiny") -> dict:
+def check(cid: str, get=default_get, profile: Profile | str = "tiny") -> dict:
     """The record of JTC claim ``cid`` (see :func:`jtc_utils.evidence.claims.evaluate`)."""
     if cid not in CLAIMS:
         raise ValueError(f"unknown claim {cid!r}; known: {', '.join(CLAIMS)}")
     return claims.evaluate(CLAIMS, cid, get, profile, REASONS)
 
 
-def all_claims(get=default_get, profile: str = "tiny") -> list[dict]:
+def all_claims(get=default_get, profile: Profile | str = "tiny") -> list[dict]:
     """Every claim, judged from the stored numbers (a missing figure file is an error: run its chapter first)."""
     get = claims.memo(get)
     return [check(cid, get, profile) for cid in CLAIMS]

@@ -9,6 +9,7 @@ import pandas as pd
 
 from jtc_utils.core import profiles, readout
 from jtc_utils.core.experiment import shared
+from jtc_utils.core.profiles import Profile
 from jtc_utils.evidence import figure_registry
 
 from . import activations, early_exit, submodules, top_tokens
@@ -75,21 +76,21 @@ REAL_PARTS = {"start_every": 5, "n_val": 300, "n_train": 3000}
 PARTS_K = {"fig10": 1, "fig18": 1, "fig34": 5, "fig35": 10, "ext_bert_fig10": 1, "real_fig10": 1}
 
 
-def setting(fig: str, profile: str = "tiny") -> tuple[str, str, str]:
-    """``(kind, model, domain)`` of a paper figure under a profile."""
+def setting(fig: str, profile: Profile | str = "tiny") -> tuple[str, str, str]:
+    """``(kind, model, domain)`` of a paper figure under a profile (a :class:`Profile` or its name)."""
     if fig not in FIGURES:
         raise ValueError(f"unknown figure {fig!r}; known: {', '.join(FIGURES)}")
     kind, role, dom = FIGURES[fig]
-    p = profiles.get(figure_registry.profile_of(fig, profile))
+    p = figure_registry.profile_of(fig, profile)
     return kind, p.role(role), p.domain(dom)
 
 
-def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
+def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
     """The numbers behind paper figure ``fig`` and the parameters that produced them."""
-    kind, model, domain = setting(fig, profile)
     profile = figure_registry.profile_of(fig, profile)
+    kind, model, domain = setting(fig, profile)
     exp = shared(model, domain, profile, n_train, n_val, seed)
-    params = {"profile": profile, "model": model, "paper_model": profiles.PAPER_NAME.get(model, model),
+    params = {"profile": profile.name, "model": model, "paper_model": profiles.PAPER_NAME.get(model, model),
               "domain": domain, "seed": seed, "n_train": len(exp.train), "n_val": len(exp.val)}
     head = {"model": model, "domain": domain, "n_layers": exp.n_layers}
     if kind == "r2":
@@ -99,7 +100,7 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
         keys = ("p@1", "p@5", "p@10") if kind == "pk" else ("surprisal", "surprisal_lo", "surprisal_hi")
         return {**head, "curves": {m: _pick(c[m], keys) for m in c}}, params
     if kind in ("parts_pk", "parts_surp"):
-        if profiles.get(profile).one_model:  # a real model's depth: every fifth start layer
+        if profile.one_model:  # a real model's depth: every fifth start layer
             sub = REAL_PARTS
             ex = shared(model, domain, profile, min(sub["n_train"], len(exp.train)),
                         min(sub["n_val"], len(exp.val)), seed)

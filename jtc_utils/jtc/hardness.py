@@ -28,6 +28,7 @@ import numpy as np
 
 from jtc_utils.core import experiment, profiles, readout
 from jtc_utils.core.paths import atomic_write_text
+from jtc_utils.core.profiles import Profile
 from jtc_utils.embedded import corpus as world_corpus
 from jtc_utils.embedded import leaks
 from jtc_utils.embedded.world import PRESENT
@@ -59,7 +60,7 @@ def model_measures(exp, bigram: dict) -> dict:
             "bigram": float(np.mean(guess == top1))}
 
 
-def report(corpus=world_corpus, profile: str = "tiny", seed: int = 0) -> dict:
+def report(corpus=world_corpus, profile: Profile | str = "tiny", seed: int = 0) -> dict:
     """The whole report for the corpus module ``corpus`` and the profile's GPT-style stand-ins."""
     train = corpus.training_sentences(seed=seed)
     out = {"corpus": leaks.report({d: corpus.pool(d, "validation", seed=seed) for d in corpus.DOMAINS}, train,
@@ -69,7 +70,7 @@ def report(corpus=world_corpus, profile: str = "tiny", seed: int = 0) -> dict:
     bigrams = {}  # per tokenizer: the GPT-style stand-ins share one
     for model in p.gpt:
         for which in ("main", "second"):
-            exp = experiment.shared(model, p.domain(which), profile, None, None, seed)
+            exp = experiment.shared(model, p.domain(which), p, None, None, seed)
             tok = exp.adapter.tokenizer
             key = (tok.name_or_path, len(tok))
             if key not in bigrams:

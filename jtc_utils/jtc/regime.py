@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 
 from jtc_utils.core import cache, linear, models, profiles, readout
+from jtc_utils.core.profiles import Profile
 from jtc_utils.evidence import claims
 
 from . import claims as jtc_claims
@@ -117,11 +118,12 @@ def summary(curve: dict) -> list[dict]:
     return rows
 
 
-def regime_getter(results: dict, profile: str = "tiny", params: dict | None = None):
+def regime_getter(results: dict, profile: Profile | str = "tiny", params: dict | None = None):
     """A claims ``get`` that computes each figure a claim reads, once, with the paper's vectors per dimension for
     the figure's model (:func:`paper_n_train`), keeping the numbers in ``results`` and the parameters that
     produced them in ``params`` (figure name -> dict)."""
     params = {} if params is None else params
+    profile = profiles.get(profile)
 
     def get(fig):
         if fig not in results:
@@ -133,10 +135,11 @@ def regime_getter(results: dict, profile: str = "tiny", params: dict | None = No
     return get
 
 
-def paper_regime_claims(profile: str = "tiny", results: dict | None = None, params: dict | None = None) -> list[dict]:
+def paper_regime_claims(profile: Profile | str = "tiny", results: dict | None = None,
+                        params: dict | None = None) -> list[dict]:
     """Every claim of the paper judged at the paper's vectors per dimension (see :func:`regime_getter`);
     ``results`` and ``params`` collect the figures it computed."""
-    results = {} if results is None else results
+    results, profile = {} if results is None else results, profiles.get(profile)
     return jtc_claims.all_claims(get=regime_getter(results, profile, params), profile=profile)
 
 

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from jtc_utils.core import readout, resample, sources, validate
+from jtc_utils.core.profiles import Profile
 
 MASK = "[MASK]"
 
@@ -122,7 +123,7 @@ def _table(exp, H, layers, k, names) -> pd.DataFrame:
 
 
 @lru_cache(maxsize=8)
-def _lexicon(domain: str, profile: str, seed: int, tokenizer) -> dict:
+def _lexicon(domain: str, profile: Profile, seed: int, tokenizer) -> dict:
     sents = sources.sentences(profile, domain, "train", seed=seed)
     if not hasattr(sents[0], "label_at"):
         raise ValueError("automatic plausibility needs word labels, which only the embedded corpus has")
@@ -136,7 +137,7 @@ def _lexicon(domain: str, profile: str, seed: int, tokenizer) -> dict:
 
 def slot_lexicon(exp) -> dict:
     """``{label: token ids seen filling a slot of that label}`` in the domain's training sentences."""
-    return _lexicon(exp.domain, exp.profile.name, exp.seed, exp.adapter.tokenizer)
+    return _lexicon(exp.domain, exp.profile, exp.seed, exp.adapter.tokenizer)
 
 
 def plausibility(exp, n_sentences: int = 50, k: int = 5) -> dict:

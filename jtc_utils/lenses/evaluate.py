@@ -13,9 +13,13 @@ lens's distribution and ``t_T`` its top-1 (natural logs):
   GPT-style models and for the samples whose position has a next token (NaN elsewhere; BERT-style samples do not
   keep the token under the mask, so they have none).
 
-Vocabulary projections run on chunks of samples, so memory stays bounded for a 50k vocabulary; the final
+The metrics the JTC paper defines (top-1, Precision@k, S_JTC, the gap) are read by the same functions as section 4's
+``mat`` and ``id`` (:func:`jtc_utils.core.readout.top_and_gap`, :func:`~jtc_utils.core.readout.against_final`), so
+a lens's numbers and section 4's agree to the last digit on the same vectors; this module adds the related papers'
+metrics (S_N, KL, bias KL, CE, r²), whose log-probabilities are float32 (sums over the vocabulary accumulate in
+float64). Vocabulary projections run on chunks of samples, so memory stays bounded for a 50k vocabulary; the final
 distribution is recomputed per chunk rather than stored, once for all the lenses evaluated together
-(:func:`evaluate_many`). Log-probabilities are float32 (sums over the vocabulary accumulate in float64).
+(:func:`evaluate_many`).
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ def evaluate_many(exp, lenses, layers=None, ks=KS, n_val: int | None = None) -> 
     bad = [x for x in layers if not 0 <= x <= L]
     if bad:
         raise ValueError(f"layers {bad} are outside 0..{L}")
-    readout = exp.adapter.readout
+    head = exp.adapter.readout
     kmax = max(ks)
     shape = (len(layers), n)
     out = [{"precision": {k: np.zeros(shape, bool) for k in ks}, "s_jtc": np.zeros(shape), "s_n": np.zeros(shape),
@@ -74,32 +78,33 @@ def evaluate_many(exp, lenses, layers=None, ks=KS, n_val: int | None = None) -> 
     final_topk = np.zeros((n, kmax), np.int64)
     gold = gold_next(exp, n)
     with torch.inference_mode():
-        V = readout(torch.as_tensor(X[L][:1])).shape[-1]
+        V = head(torch.as_tensor(X[L][:1])).shape[-1]
         step = _chunk(V)
         sum_pf = torch.zeros(V, dtype=torch.float64)
         sum_q = [torch.zeros(len(layers), V, dtype=torch.float64) for _ in lenses]
         for a in range(0, n, step):
             sl = slice(a, min(n, a + step))
-            logp_f = torch.log_softmax(readout(torch.as_tensor(X[L][sl])).float(), -1)
+            logits_f = head(torch.as_tensor(X[L][sl])).float()
+            final = readout.final_of(logits_f, kmax)
+            logp_f = torch.log_softmax(logits_f, -1)
             p_f = logp_f.exp()
-            topk_f = logp_f.topk(kmax, -1).indices
-            t_f = topk_f[:, :1]
-            final_topk[sl] = topk_f.cpu().numpy()
+            t_f = final["topk"][:, :1]
+            final_topk[sl] = final["topk"].cpu().numpy()
             sum_pf += p_f.sum(0, dtype=torch.float64)
             g = gold[sl]
             has = np.flatnonzero(g >= 0)
             g_t = torch.as_tensor(g[has])[:, None]
             for res, sq, lens in zip(out, sum_q, lenses):
                 for i, layer in enumerate(layers):
-                    logq = torch.log_softmax(readout(torch.as_tensor(lens.transform(X[layer][sl], layer))).float(),
-                                             -1)
-                    top2 = logq.topk(2, -1)
-                    t_T = top2.indices[:, :1]
+                    logits_q = head(torch.as_tensor(lens.transform(X[layer][sl], layer))).float()
+                    t_T, gap = readout.top_and_gap(logits_q)
+                    precision, s_jtc = readout.against_final(t_T[:, 0], final, ks)
                     res["top1"][i, sl] = t_T[:, 0].cpu().numpy()
-                    res["gap"][i, sl] = (top2.values[:, 0].double().exp() - top2.values[:, 1].double().exp()).cpu().numpy()
+                    res["gap"][i, sl] = gap.cpu().numpy()
+                    res["s_jtc"][i, sl] = s_jtc.cpu().numpy()
                     for k in ks:
-                        res["precision"][k][i, sl] = (t_T == topk_f[:, :k]).any(-1).cpu().numpy()
-                    res["s_jtc"][i, sl] = -logp_f.gather(1, t_T)[:, 0].double().cpu().numpy()
+                        res["precision"][k][i, sl] = precision[k].cpu().numpy()
+                    logq = torch.log_softmax(logits_q, -1)
                     res["s_n"][i, sl] = -logq.gather(1, t_f)[:, 0].double().cpu().numpy()
                     res["kl"][i, sl] = (p_f * (logp_f - logq)).sum(-1, dtype=torch.float64).cpu().numpy()
                     res["ce_gold"][i, a + has] = -logq[torch.as_tensor(has)].gather(1, g_t)[:, 0].double().cpu().numpy()

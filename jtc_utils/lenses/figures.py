@@ -22,6 +22,7 @@ import hashlib
 import numpy as np
 
 from jtc_utils.core import cache, linear, profiles
+from jtc_utils.core.profiles import Profile
 from jtc_utils.core.experiment import for_role, shared
 from jtc_utils.core.hidden import samples_identity
 from jtc_utils.evidence import figure_registry
@@ -66,7 +67,7 @@ def _lens_digest(ln: Lens) -> str:
 
 
 def _eval_key(exp, ln: Lens, layers) -> dict:
-    return {"what": "lens-eval", "version": 3, "model": exp.adapter.identity, "val": samples_identity(exp.val),
+    return {"what": "lens-eval", "version": 4, "model": exp.adapter.identity, "val": samples_identity(exp.val),
             "lens": _lens_digest(ln), "layers": None if layers is None else list(layers), "ks": list(evaluate.KS)}
 
 
@@ -226,12 +227,12 @@ def grid(exp) -> dict:
     return {"curves": curves, "training": cards}
 
 
-def compare_tuned(profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> dict:
+def compare_tuned(profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> dict:
     """The tuned lens against id and mat on every model of the profile: KL and Precision@1 per layer."""
     p = profiles.get(profile)
     out = {}
     for model in p.models:
-        exp = shared(model, p.main_domain, profile, n_train, n_val, seed)
+        exp = shared(model, p.main_domain, p, n_train, n_val, seed)
         out[model] = _curves(exp, _fitted(exp, ("id", "mat", "tuned")))
     return {"models": out}
 
@@ -258,14 +259,14 @@ def table(exp, names, with_exit: bool) -> dict:
             "quarters": [L // 4, L // 2, 3 * L // 4], "lenses": rows}
 
 
-def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
+def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
     """``(data, params)`` of a lens-chapter figure (see the module docstring)."""
     if fig not in LENS_FIGURES:
         raise ValueError(f"unknown lens figure {fig!r}; known: {', '.join(LENS_FIGURES)}")
     profile = figure_registry.profile_of(fig, profile)
     if fig == "tl_cmp":
         data = compare_tuned(profile, n_train, n_val, seed)
-        return data, {"profile": profile, "model": "every zoo model", "domain": profiles.get(profile).main_domain,
+        return data, {"profile": profile.name, "model": "every zoo model", "domain": profile.main_domain,
                       "n_train": n_train, "n_val": n_val, "seed": seed}
     exp = for_role(profile, LENS_FIGURES[fig], n_train, n_val, seed)
     if fig == "nnjtc_fig2":
@@ -279,9 +280,9 @@ def compute(fig: str, profile: str = "tiny", n_train=None, n_val=None, seed: int
     elif fig == "lens_table":
         data = table(exp, TABLE_LENSES, with_exit=True)
     else:  # a reader's own model has no tuned lens trained ahead of time (``python -m jtc_utils.lenses.train``)
-        names = REAL_LENSES if profile == "real" else tuple(n for n in REAL_LENSES if n != "tuned")
+        names = REAL_LENSES if profile.name == "real" else tuple(n for n in REAL_LENSES if n != "tuned")
         data = table(exp, names, with_exit=False)
-    params = {"profile": profile, "model": exp.model_name, "paper_model": profiles.PAPER_NAME.get(exp.model_name,
+    params = {"profile": profile.name, "model": exp.model_name, "paper_model": profiles.PAPER_NAME.get(exp.model_name,
               exp.model_name), "domain": exp.domain, "n_train": len(exp.train), "n_val": len(exp.val), "seed": seed}
     return data, params
 

@@ -15,6 +15,7 @@ from functools import lru_cache
 import numpy as np
 
 from jtc_utils.core import cache, models, profiles
+from jtc_utils.core.profiles import Profile
 from jtc_utils.embedded import corpus, lexicon
 from jtc_utils.evidence import figure_registry
 
@@ -49,7 +50,7 @@ def _key(what: str, **kw) -> dict:
     return {"what": what, "version": VERSION, **kw}
 
 
-def _scores(ad, profile: str, n_tokens: int) -> dict:
+def _scores(ad, profile: Profile, n_tokens: int) -> dict:
     """Paper-protocol scores of one model (with and without position 0), cached on its identity."""
     def compute():
         val = states.all_positions(ad, "validation", n_tokens, profile)
@@ -64,8 +65,8 @@ def _scores(ad, profile: str, n_tokens: int) -> dict:
         out["n_tokens"] = np.array([len(val["position"]), len(tr["position"])])
         return out
 
-    return cache.cached("sl_scores", _key("paper", model=ad.identity, profile=profile, n=n_tokens,
-                                          **profiles.get(profile).text_key()), compute)
+    return cache.cached("sl_scores", _key("paper", model=ad.identity, profile=profile.name, n=n_tokens,
+                                          **profile.text_key()), compute)
 
 
 def _unpack(arrays: dict, tag: str) -> dict:
@@ -85,26 +86,26 @@ def _sample_scores(exp) -> dict:
                                           domain=exp.domain, **exp.profile.text_key()), compute)
 
 
-def _paper_scores(ad, profile: str) -> dict:
+def _paper_scores(ad, profile: Profile) -> dict:
     """:func:`_scores` at the profile's number of tokens (the real model's, or the zoo's)."""
-    n_tok = real_tokens(ad, profile, REAL_TOKENS) if profiles.get(profile).one_model else states.N_TOKENS
+    n_tok = real_tokens(ad, profile, REAL_TOKENS) if profile.one_model else states.N_TOKENS
     return _scores(ad, profile, n_tok)
 
 
-def real_tokens(ad, profile: str, n: int) -> int:
+def real_tokens(ad, profile: Profile, n: int) -> int:
     """``n`` tokens per split on the real model; on a reader's own (custom) text at most what both splits hold."""
-    if profiles.get(profile).name != "custom":
+    if profile.name != "custom":
         return n
     return min(n, *(states.tokens_in(ad, split, profile) for split in ("train", "validation")))
 
 
 @lru_cache(maxsize=16)
-def study(model: str, profile: str = "tiny") -> dict:
+def study(model: str, profile: Profile | str = "tiny") -> dict:
     """Every linearity score of one model: paper protocol (all positions; ``all`` and ``nopos0``) and book sample."""
     p = profiles.get(profile)
     sizes = p.subset(REAL_SAMPLE_SIZES) if p.one_model else (None, None)
-    exp = shared(model, p.main_domain, profile, *sizes, 0)
-    paper = _paper_scores(exp.adapter, profile)
+    exp = shared(model, p.main_domain, p, *sizes, 0)
+    paper = _paper_scores(exp.adapter, p)
     L = exp.n_layers
     return {"model": model, "family": exp.adapter.family, "n_layers": L, "d": exp.adapter.d,
             "depth": ((np.arange(L) + 1) / L).tolist(), "n_tokens": paper["n_tokens"].tolist(),
@@ -117,10 +118,9 @@ def _lists(d: dict) -> dict:
     return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in d.items()}
 
 
-def fig1(profile: str = "tiny") -> dict:
-    p = profiles.get(profile)
+def fig1(profile: Profile) -> dict:
     out = {}
-    for m in p.models:
+    for m in profile.models:
         s = study(m, profile)
         out[m] = {"family": s["family"], "n_layers": s["n_layers"], "d": s["d"], "depth": s["depth"],
                   "n_tokens": s["n_tokens"], "n_sample": s["n_sample"], "code_skips_pair": s["code_skips_pair"],
@@ -137,9 +137,9 @@ def _spearman(a, b) -> float:
     return float(spearmanr(a, b).statistic)
 
 
-def fig3(profile: str = "tiny") -> dict:
+def fig3(profile: Profile) -> dict:
     out = {}
-    for m in profiles.get(profile).models:
+    for m in profile.models:
         s = study(m, profile)
         out[m] = {"depth": s["depth"], "update_norm": s["paper"]["update_norm"].tolist(),
                   "update_norm_nopos0": s["paper_nopos0"]["update_norm"].tolist(),
@@ -147,18 +147,17 @@ def fig3(profile: str = "tiny") -> dict:
     return out
 
 
-def fig9(profile: str = "tiny") -> dict:
+def fig9(profile: Profile) -> dict:
     return {m: {"depth": study(m, profile)["depth"],
                 **{k: study(m, profile)["paper"][k].tolist() for k in ("err_kurtosis", "err_max_over_median")}}
-            for m in profiles.get(profile).models}
+            for m in profile.models}
 
 
-def r2family(profile: str = "tiny") -> dict:
+def r2family(profile: Profile) -> dict:
     """JTC's r² of adjacent layers (mat and id, held-out, coordinate-averaged, uncentred fit) beside the linearity
     scores of the same cache (the book sample of ``gpt24``), and the identity's largest numerical gap."""
-    p = profiles.get(profile)
-    model = p.role("gpt24")
-    exp = shared(model, p.main_domain, profile, None, None, 0)
+    model = profile.role("gpt24")
+    exp = shared(model, profile.main_domain, profile, None, None, 0)
     r2 = exp.layer_r2()
     L = exp.n_layers
     s = study(model, profile)
@@ -172,8 +171,9 @@ def r2family(profile: str = "tiny") -> dict:
 
 # ---------------------------------------------------------------------------------------------------------
 # the trained variants (zoo/secretly-linear)
-def _mean_scores(ad, profile="tiny") -> dict:
-    s = _scores(ad, profile, states.N_TOKENS)
+def _mean_scores(ad) -> dict:
+    """The paper-protocol scores of a trained variant, on the embedded world's text (the variants' own)."""
+    s = _scores(ad, profiles.get("tiny"), states.N_TOKENS)
     out = {}
     for tag in ("all", "nopos0"):
         u = _unpack(s, tag)
@@ -307,11 +307,11 @@ def tab1() -> dict:
 
 # ---------------------------------------------------------------------------------------------------------
 # pruning
-def block_scores(model: str, profile: str = "tiny") -> dict:
+def block_scores(model: str, profile: Profile | str = "tiny") -> dict:
     """{block l: held-out linearity score (with residual, paper protocol) of h^(l-1) -> h^l}: the pruning order.
     Every-token states only: no hidden-state extraction of the book's samples."""
     ad = models.adapter(model)
-    res_ho = _unpack(_paper_scores(ad, profile), "all")["res_ho"]
+    res_ho = _unpack(_paper_scores(ad, profiles.get(profile)), "all")["res_ho"]
     return {b: float(res_ho[b - 1]) for b in range(1, ad.n_layers + 1)}
 
 
@@ -350,7 +350,7 @@ def pruning_curves(ad, block_scores: dict, eval_seqs, eval_masks, train_states, 
             "order": sorted(block_scores, key=lambda x: block_scores[x], reverse=True)}
 
 
-def fig7(profile: str = "tiny") -> dict:
+def fig7(profile: Profile) -> dict:
     ad = models.adapter(PRUNE_MODEL)
     scores = block_scores(PRUNE_MODEL, profile)
     eval_seqs, eval_masks = _eval_text(ad.tokenizer, PRUNE_SENTENCES)
@@ -363,10 +363,11 @@ def fig7(profile: str = "tiny") -> dict:
             **out}
 
 
-def real(seed: int = 0, profile: str = "real") -> dict:
+def real(seed: int = 0, profile: Profile | str = "real") -> dict:
     """The real model: linearity scores (both protocols) and pruning by perplexity on its held-out text (a reader's
     own model, ``profile="custom"``, on its own text)."""
-    model = profiles.get(profile).role("gpt48")
+    profile = profiles.get(profile)
+    model = profile.role("gpt48")
     ad = models.adapter(model)
     # the every-token scores and the pruning first, the book-sample protocol (the one step that needs the hidden
     # states the model-and-text page extracts) last: run beside that page, this one does not wait for it
@@ -376,24 +377,22 @@ def real(seed: int = 0, profile: str = "real") -> dict:
     ks = [k for k in REAL_K if k <= len(scores) // 2] or [1]
     prune_out = pruning_curves(ad, scores, val_seqs, None, train_states, ks, False, 1,
                                _key("prune", model=ad.identity, ks=ks, n=real_tokens(ad, profile, REAL_PRUNE_TOKENS),
-                                    strategies=REAL_STRATEGIES, **profiles.get(profile).text_key()), REAL_STRATEGIES)
+                                    strategies=REAL_STRATEGIES, **profile.text_key()), REAL_STRATEGIES)
     s = study(model, profile)
     return {"model": model, "n_layers": s["n_layers"], "d": s["d"], "depth": s["depth"], "n_tokens": s["n_tokens"],
             "n_sample": s["n_sample"], **{proto: _lists(s[proto]) for proto in ("paper", "paper_nopos0", "sample")},
             "block_scores": [scores[b] for b in sorted(scores)], "pruning": prune_out}
 
 
-def compute(fig: str, profile: str = "tiny", seed: int = 0) -> tuple[dict, dict]:
+def compute(fig: str, profile: Profile | str = "tiny", seed: int = 0) -> tuple[dict, dict]:
     """The numbers behind figure ``fig`` of the linearity chapter and the parameters that produced them."""
     if fig not in SL_FIGURES:
         raise ValueError(f"unknown linearity figure {fig!r}; known: {', '.join(SL_FIGURES)}")
-    p = profiles.get(profile)
-    params = {"profile": profile, "domain": p.main_domain, "seed": seed, "n_tokens": states.N_TOKENS}
+    p = profile = figure_registry.profile_of(fig, profile)
+    params = {"profile": p.name, "domain": p.main_domain, "seed": seed, "n_tokens": states.N_TOKENS}
     if fig == "real_sl":
-        profile = figure_registry.profile_of(fig, profile)
-        real_p = profiles.get(profile)
-        return real(seed, profile), {"profile": profile, "model": real_p.role("gpt48"), "seed": seed,
-                                     "n_tokens": REAL_TOKENS, "sample_sizes": list(real_p.subset(REAL_SAMPLE_SIZES))}
+        return real(seed, p), {"profile": p.name, "model": p.role("gpt48"), "seed": seed,
+                               "n_tokens": REAL_TOKENS, "sample_sizes": list(p.subset(REAL_SAMPLE_SIZES))}
     if fig in ("sl_fig2", "sl_fig4", "sl_fig5", "sl_tab1"):
         params["model"] = "tiny-gpt2 (zoo/secretly-linear)"
         return {"sl_fig2": fig2, "sl_fig4": fig4, "sl_fig5": fig5, "sl_tab1": tab1}[fig](), params

@@ -9,7 +9,8 @@ residual, so (related-systems spec 4.1)::
     LS_nores = 1 - (1 - LS_res) * ||Y_c||^2 / ||(Y - X)_c||^2
 
 which :func:`pair` checks numerically. Everything is float64; the pseudo-inverse drops singular values below
-JTC's relative cutoff (never ``1/S`` on all of them, the pitfall of the paper's code).
+JTC's relative cutoff (never ``1/S`` on all of them, the pitfall of the paper's code): the fits are
+:class:`jtc_utils.core.linear.Factor`'s, the same solver as the JTC maps', on the device setting.
 
 Three readings of one fit: ``in`` (the paper's: fitted and scored on the same tokens), ``ho`` (fitted and centred on
 training tokens, scored on held-out ones: ``1 - SSE_val / SST_val``) and ``null`` (the in-sample score of the same fit
@@ -22,6 +23,8 @@ import warnings
 
 import numpy as np
 
+from jtc_utils.core import device as devices
+from jtc_utils.core import linear
 from jtc_utils.core.linear import RCOND, UnderdeterminedFitWarning
 
 
@@ -41,25 +44,22 @@ def _check(X, Y, what: str = "X and Y", fit: bool = True):
     return X, Y
 
 
-def _solver(Xc: np.ndarray, rcond: float = RCOND):
-    """The eigendecomposition of the centred Gram matrix ``Xc^T Xc``, kept to the directions whose singular values
-    pass the cutoff: one per X, shared by every fit on it."""
-    w, V = np.linalg.eigh(Xc.T @ Xc)
-    keep = w > (rcond ** 2) * max(w.max(), 0.0)  # singular values of Xc below rcond * s_max are dropped
-    return V[:, keep], w[keep]
+def _solver(Xc: np.ndarray, rcond: float = RCOND) -> linear.Factor:
+    """The least-squares factorization of the centred ``Xc`` (:class:`jtc_utils.core.linear.Factor`, the book's one
+    solver: JTC's cutoff, on the device setting): one per X, shared by every fit on it."""
+    with warnings.catch_warnings():  # _check has already said it, in this module's words
+        warnings.simplefilter("ignore", UnderdeterminedFitWarning)
+        return linear.factor(Xc, rcond)
 
 
 def _coef(Xc: np.ndarray, Yc: np.ndarray, rcond: float = RCOND, solver=None) -> np.ndarray:
-    """Least-squares B (min-norm) with ``Xc B ~ Yc``, through the pseudo-inverse of the centred Gram matrix."""
-    Vk, wk = solver or _solver(Xc, rcond)
-    return Vk @ ((Vk.T @ (Xc.T @ Yc)) / wk[:, None])
+    """Least-squares B (min-norm) with ``Xc B ~ Yc``."""
+    return devices.to_numpy((solver or _solver(Xc, rcond)).solve(Yc))
 
 
-def _explained(Xc: np.ndarray, Yc: np.ndarray, solver) -> float:
+def _explained(Xc: np.ndarray, Yc: np.ndarray, solver: linear.Factor) -> float:
     """``||P_X Yc||^2``, the part of Yc's variance the fit explains, without forming the n x d residual."""
-    Vk, wk = solver
-    P = Vk.T @ (Xc.T @ Yc)
-    return float(((P ** 2) / wk[:, None]).sum())
+    return float(solver.explained(solver.project(Yc)).sum())
 
 
 def fit_affine(X, Y, rcond: float = RCOND) -> tuple[np.ndarray, np.ndarray]:

@@ -23,7 +23,7 @@ from jtc_utils.core.models import Adapter
 N_TOKENS = 16_000  # the paper's n (128 chunks of 512 characters: about 15-20 thousand tokens)
 
 
-def sentence_ids(ad: Adapter, split: str, n_tokens: int = N_TOKENS, profile: str = "tiny",
+def sentence_ids(ad: Adapter, split: str, n_tokens: int = N_TOKENS, profile: profiles.Profile | str = "tiny",
                  domain: str | None = None) -> list[list[int]]:
     """Token ids of the first sentences of ``domain`` (the profile's main one) whose tokens reach ``n_tokens``, tokenised
     as the book's samples are (decoders without special tokens, encoders with [CLS] ... [SEP])."""
@@ -33,7 +33,7 @@ def sentence_ids(ad: Adapter, split: str, n_tokens: int = N_TOKENS, profile: str
     prof = profiles.get(profile)
     domain = domain or prof.main_domain
     causal = ad.causal
-    texts = [s.text for s in sources.sentences(profile, domain, split, seed=0)]
+    texts = [s.text for s in sources.sentences(prof, domain, split, seed=0)]
     out, total = [], 0
     for i in range(0, len(texts), 256):
         enc = ad.tokenizer(texts[i:i + 256], add_special_tokens=not causal, truncation=True, max_length=512)
@@ -49,13 +49,13 @@ def sentence_ids(ad: Adapter, split: str, n_tokens: int = N_TOKENS, profile: str
 _TOKENS_IN: dict = {}  # (model, split, profile, domain, the profile's text) -> tokens: counted once per process
 
 
-def tokens_in(ad: Adapter, split: str, profile: str = "tiny", domain: str | None = None) -> int:
+def tokens_in(ad: Adapter, split: str, profile: profiles.Profile | str = "tiny", domain: str | None = None) -> int:
     """How many tokens the sentences of ``split`` hold, tokenised as :func:`sentence_ids` does."""
     p = profiles.get(profile)
     domain = domain or p.main_domain
-    key = (ad.identity, split, profile, domain, repr(p.text_key()))
+    key = (ad.identity, split, p.name, domain, repr(p.text_key()))
     if key not in _TOKENS_IN:
-        texts = [s.text for s in sources.sentences(profile, domain, split, seed=0)]
+        texts = [s.text for s in sources.sentences(p, domain, split, seed=0)]
         enc = ad.tokenizer(texts, add_special_tokens=not ad.causal, truncation=True, max_length=512)
         _TOKENS_IN[key] = sum(len(ids) for ids in enc["input_ids"])
     return _TOKENS_IN[key]
@@ -81,8 +81,8 @@ def extract(ad: Adapter, seqs: list[list[int]], batch_size: int = 32) -> dict:
     return {"X": X, "position": pos}
 
 
-def all_positions(ad: Adapter, split: str = "validation", n_tokens: int = N_TOKENS, profile: str = "tiny",
-                  batch_size: int = 32, domain: str | None = None) -> dict:
+def all_positions(ad: Adapter, split: str = "validation", n_tokens: int = N_TOKENS,
+                  profile: profiles.Profile | str = "tiny", batch_size: int = 32, domain: str | None = None) -> dict:
     """``{"X": [L+1, n, d] float32, "position": [n]}``: every token's states on the paper's protocol, cached on the
     model's identity and the token ids."""
     seqs = sentence_ids(ad, split, n_tokens, profile, domain)
