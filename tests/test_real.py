@@ -4,6 +4,7 @@ cards, and clear errors for what the real profile cannot do."""
 
 import importlib.util
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -269,3 +270,50 @@ def test_a_quiet_gguf_conversion_draws_no_progress_bar(capsys):
     with real_models._gguf_bar_disabled(False):
         list(gguf_utils.tqdm(range(50), desc="Converting and de-quantizing GGUF tensors...", mininterval=0))
     assert "Converting" in capsys.readouterr().err
+
+
+def _folder_in_a_process(cache_dir, log, hold_s):
+    """Run in a child process: the real model's folder on a cold cache, its conversion replaced by one that logs a
+    line, takes a while and writes the model file (the GGUF and its dequantization are not what is tested)."""
+    import time
+    from pathlib import Path
+
+    from jtc_utils.core import cache as c
+    from jtc_utils.core import real_models as rm
+
+    c.CACHE_DIR = rm.CACHE_DIR = Path(cache_dir)
+    rm.package_file = lambda name: Path(cache_dir) / "model.gguf"
+
+    def write(gguf, tmp, quiet):
+        with open(log, "a") as f:
+            f.write("converted\n")
+        time.sleep(hold_s)
+        (tmp / "model.safetensors").write_text("weights")
+
+    rm._write_converted = write
+    return str(rm.folder("smollm2-135m"))
+
+
+def test_two_pages_starting_on_a_cold_cache_convert_the_real_model_once(tmp_path):
+    """Two pages that start together both miss the dequantized copy: one converts it while the other waits, and
+    neither removes the other's staging folder (a cold whole-book run failed so: 'No such file or directory')."""
+    import multiprocessing as mp
+
+    log = tmp_path / "log"
+    with mp.get_context("spawn").Pool(2) as pool:
+        got = pool.starmap(_folder_in_a_process, [(str(tmp_path / "c"), str(log), 1.5)] * 2)
+    assert got[0] == got[1] and (tmp_path / "c" / "real-models").exists()
+    assert log.read_text() == "converted\n"
+    assert sorted(p.name for p in (tmp_path / "c" / "real-models").iterdir()) == [Path(got[0]).name]
+
+
+def test_a_failed_conversion_leaves_no_folder_behind(tmp_path, monkeypatch):
+    def fail(gguf, tmp, quiet):
+        (tmp / "model.safetensors").write_text("half")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(real_models, "_write_converted", fail)
+    out = tmp_path / "real-models" / "m"
+    with pytest.raises(OSError, match="disk full"):
+        real_models.convert_gguf(tmp_path / "model.gguf", out, progress=False)
+    assert not out.parent.exists() or list(out.parent.iterdir()) == []

@@ -19,10 +19,13 @@ checked against the SHA-256 of the pinned version before use.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import cache
 from .packaged import PackagedFile
 from .paths import CACHE_DIR, file_fingerprint, replace_dir
 from .progress import show_progress
@@ -70,7 +73,10 @@ def folder(name: str, progress: bool | None = None) -> Path:
         return src.parent
     out = CACHE_DIR / "real-models" / f"{name}-{spec(name).sha256[:16]}"
     if not (out / "model.safetensors").exists():
-        convert_gguf(src, out, progress)
+        # two pages that start together on a cold cache both miss the folder: one converts, the other waits for it
+        with cache.computing(out):
+            if not (out / "model.safetensors").exists():
+                convert_gguf(src, out, progress)
     return out
 
 
@@ -79,22 +85,30 @@ def convert_gguf(gguf: Path, out: Path, progress: bool | None = None) -> None:
 
     ``save_pretrained`` refuses a GGUF-quantized model, so the state dict is written directly: the tied
     ``lm_head`` is left out (``tie_word_embeddings`` restores it) and ``quantization_config`` is dropped from the
-    configuration. The folder appears only when complete."""
-    import shutil
-
-    import torch
-    from safetensors.torch import save_file
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
-
+    configuration. The folder appears only when complete; it is written in a staging folder of this process's own
+    (removed if the conversion fails), so that a second process converting at the same time cannot remove it."""
     quiet = not (show_progress() if progress is None else progress)
     if quiet:
         import transformers
 
         transformers.utils.logging.disable_progress_bar()
-    tmp = out.with_name(out.name + ".tmp")
+    tmp = out.with_name(f"{out.name}.tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
+    try:
+        _write_converted(gguf, tmp, quiet)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    replace_dir(tmp, out)
+
+
+def _write_converted(gguf: Path, tmp: Path, quiet: bool) -> None:
+    """Write the dequantized model, its configuration and tokenizer into the folder ``tmp``."""
+    import torch
+    from safetensors.torch import save_file
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     # the GGUF reader draws its own tqdm bar, which the library's progress switch does not reach: silence it too,
     # so that a page executed on a cold cache stores the same outputs as one on a warm cache
     with _gguf_bar_disabled(quiet):
@@ -110,7 +124,6 @@ def convert_gguf(gguf: Path, out: Path, progress: bool | None = None) -> None:
     (tmp / "config.json").write_text(json.dumps(cfg, indent=1))
     tok.save_pretrained(tmp)
     (tmp / "SOURCE.json").write_text(json.dumps({"gguf": str(gguf), "sha256": file_fingerprint(gguf)}))
-    replace_dir(tmp, out)
 
 
 @contextmanager
