@@ -232,3 +232,18 @@ def test_every_module_and_function_the_readme_names_exists():
         except AttributeError:
             missing.append(name)
     assert not missing, f"the README names what the package does not have: {missing}"
+
+
+# attribute names of particular model families in Hugging Face's modules (``lm_head``, which every causal LM of the
+# library has, is not one); only the core's block runners and adapter may read them
+FAMILY_ATTRIBUTES = {"transformer", "ln_f", "ln_1", "ln_2", "c_fc", "c_attn", "c_proj", "gate_proj", "up_proj",
+                     "down_proj", "self_attn", "input_layernorm", "post_attention_layernorm", "wte", "wpe",
+                     "final_layer_norm", "fc1", "fc2", "embed_tokens"}
+
+
+def test_no_module_outside_the_core_reads_a_model_familys_attribute_names():
+    found = [f"{name}:{node.lineno} .{node.attr}" for name, path in MODULES.items()
+             if not name.startswith("jtc_utils.core")
+             for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.Attribute) and node.attr in FAMILY_ATTRIBUTES]
+    assert not found, found

@@ -293,3 +293,21 @@ def test_invariants_hold_on_the_stored_linearity_numbers():
     f7 = figdata.load("sl_fig7")["data"]
     assert {r["mode"] for r in f7["rows"]} == {"remove", "replace", "replace + distil"}
     assert len(f7["order"]) == f7["n_layers"]
+
+
+def test_the_task_classifier_reads_the_bodys_last_real_token_and_trains_body_and_head():
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    lm = GPT2LMHeadModel(GPT2Config(vocab_size=50, n_positions=16, n_embd=8, n_layer=2, n_head=2)).eval()  # no dropout
+    clf = tasks.Classifier(lm)
+    inp = torch.tensor([[5, 6, 7, 0], [8, 9, 0, 0]])
+    att = torch.tensor([[1, 1, 1, 0], [1, 1, 0, 0]])
+    out = clf(inp, att)
+    with torch.no_grad():
+        h = lm(input_ids=inp, attention_mask=att, output_hidden_states=True).hidden_states[-1]  # after ln_f
+    assert out.shape == (2, 2)
+    torch.testing.assert_close(out, clf.head(h[[0, 1], [2, 1]]))
+    trained = {id(p) for p in clf.parameters()}
+    assert id(lm.lm_head.weight) in trained  # tied to the embeddings, which the body holds
+    assert all(id(p) in trained for p in clf.head.parameters()) and len(trained) == len(list(lm.parameters())) + 2

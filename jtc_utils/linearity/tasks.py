@@ -96,7 +96,7 @@ class Classifier:
         self.head = torch.nn.Linear(lm.config.n_embd, n_classes).to(devices.of(lm))  # drawn on the CPU
 
     def parameters(self):
-        return [*self.lm.transformer.parameters(), *self.head.parameters()]
+        return [*self.lm.base_model.parameters(), *self.head.parameters()]
 
     def __call__(self, inp, att):
         import torch
@@ -104,7 +104,7 @@ class Classifier:
 
         dev = devices.of(self.lm)
         inp, att = inp.to(dev), att.to(dev)
-        h = self.lm.transformer(input_ids=inp, attention_mask=att).last_hidden_state  # through ln_f
+        h = self.lm.base_model(input_ids=inp, attention_mask=att).last_hidden_state  # through the final norm
         last = att.sum(1) - 1
         return self.head(h[torch.arange(len(inp), device=dev), last])
 

@@ -70,9 +70,10 @@ def check_lambda(lam) -> float:
 # the regulariser
 def raw_states(model, input_ids, attention_mask):
     """(output, [h^0 .. h^L]) of a GPT-2 LM: Hugging Face's hidden states with the last replaced by the raw output
-    of the last block (the library's last state is already through ``ln_f``)."""
+    of the last block (the library's last state is already through the final norm, which the core's adapter names)."""
     captured = {}
-    handle = model.transformer.ln_f.register_forward_pre_hook(lambda mod, args: captured.__setitem__("h", args[0]))
+    final_norm = models.Adapter(model, None, "a training run").final_norm
+    handle = final_norm.register_forward_pre_hook(lambda mod, args: captured.__setitem__("h", args[0]))
     try:
         out = model(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
     finally:
