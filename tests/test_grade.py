@@ -64,8 +64,11 @@ def submission(answers: dict, change=None):
                 continue  # deleted
             cell.source = f'print("✓ {label}: correct")'  # edited to pass
         if change == "tamper" and label == ONE_PAIR and "answer" in cell.metadata.get("tags", []):
-            # the figure's numbers rewritten to agree with the wrong answer
-            cell.source += "\nfigdata.save('fig23', {'r2_mat': np.full((9, 9), 0.123).tolist()}, {})"
+            # the figure's numbers rewritten to agree with the wrong answer, as the page writes them (figdata.save
+            # would import torch and transformers for the environment's versions: seconds, past the answer cells'
+            # time limit on a loaded machine, which made this a timeout instead of a tampering)
+            cell.source += ("\n(figdata.output_dir() / 'fig23.json').write_text(json.dumps("
+                            "{'figure': 'fig23', 'data': {'r2_mat': np.full((9, 9), 0.123).tolist()}}))")
         if change == "tamper" and "import numpy" in cell.source:
             cell.source += "\ncheck = {'mat': np.zeros(4), 'id': np.zeros(4)}\nr2 = np.full((9, 9), 0.123)"
         cells.append(cell)
@@ -94,7 +97,8 @@ def graded(tmp_path_factory):
     (subs / "stray.ipynb").write_text("{}")
     before = tree_digest(BOOK_DIR, ZOO_DIR, REFERENCE)
     out = tmp_path_factory.mktemp("grades")
-    rows = grade.grade(subs, out, reference=REFERENCE, timeout=300, cell_timeout=5, progress=False)
+    # answer cells here take milliseconds; 15 s (the infinite loop's cost) leaves a loaded machine room
+    rows = grade.grade(subs, out, reference=REFERENCE, timeout=300, cell_timeout=15, progress=False)
     return rows, out, subs, before
 
 
