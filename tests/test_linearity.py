@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from jtc_utils.core import catalogue
+from jtc_utils.core import catalogue, profiles
 from jtc_utils.core.linear import UnderdeterminedFitWarning
 from jtc_utils.linearity import artifacts, prune, score, tasks, train
+from jtc_utils.linearity import figures as lfig
 from jtc_utils.evidence import figdata
 
 rng = np.random.default_rng(0)
@@ -311,3 +312,8 @@ def test_the_task_classifier_reads_the_bodys_last_real_token_and_trains_body_and
     trained = {id(p) for p in clf.parameters()}
     assert id(lm.lm_head.weight) in trained  # tied to the embeddings, which the body holds
     assert all(id(p) in trained for p in clf.head.parameters()) and len(trained) == len(list(lm.parameters())) + 2
+
+
+def test_a_models_study_is_computed_once_whether_its_profile_is_named_or_given():
+    one = lfig.study("tiny-gpt2")  # as the pretraining figure asks for it
+    assert lfig.study("tiny-gpt2", "tiny") is one and lfig.study("tiny-gpt2", profiles.get("tiny")) is one

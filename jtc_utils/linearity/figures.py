@@ -99,10 +99,14 @@ def real_tokens(ad, profile: Profile, n: int) -> int:
     return min(n, *(states.tokens_in(ad, split, profile) for split in ("train", "validation")))
 
 
-@lru_cache(maxsize=16)
 def study(model: str, profile: Profile | str = "tiny") -> dict:
-    """Every linearity score of one model: paper protocol (all positions; ``all`` and ``nopos0``) and book sample."""
-    p = profiles.get(profile)
+    """Every linearity score of one model: paper protocol (all positions; ``all`` and ``nopos0``) and book sample;
+    computed once per model and profile (a profile and its name are the same setting)."""
+    return _study(model, profiles.get(profile))
+
+
+@lru_cache(maxsize=16)
+def _study(model: str, p: Profile) -> dict:
     sizes = p.subset(REAL_SAMPLE_SIZES) if p.one_model else (None, None)
     exp = shared(model, p.main_domain, p, *sizes, 0)
     paper = _paper_scores(exp.adapter, p)
