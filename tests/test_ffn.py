@@ -5,11 +5,12 @@ import numpy as np
 import pytest
 import torch
 
-from jtc_utils.core import catalogue
+from jtc_utils.core import catalogue, profiles
 from jtc_utils.core.models import Adapter
 from jtc_utils.embedded import corpus, lexicon
 from jtc_utils.ffn import FFN, NotAdditiveError, clusters, concepts, exit_rule, steering, subupdates, vocab
 from jtc_utils.evidence import figdata
+from jtc_utils.ffn import figures as ffig
 
 
 @pytest.fixture(scope="module")
@@ -199,3 +200,9 @@ def test_invariants_hold_on_the_stored_ffn_numbers():
         assert 0 <= row["chance_no_big"] <= row["chance"] <= 1, m
     rg = figdata.load("real_geva")["data"]
     assert all(max(g["vs_module"], g["vs_hidden"]) < 1e-5 * g["scale"] + 1e-4 for g in rg["decomposition"])
+
+
+def test_the_word_classes_are_computed_once_whether_the_profile_is_named_or_given():
+    model = profiles.get("tiny").gpt[0]
+    one = ffig.token_classes(model)
+    assert ffig.token_classes(model, "tiny") is one and ffig.token_classes(model, profiles.get("tiny"), 0) is one

@@ -40,15 +40,25 @@ def _model_experiment(model: str, profile: Profile, seed: int):
     return shared(model, profile.main_domain, profile, None, None, seed)
 
 
-@lru_cache(maxsize=8)
 def token_classes(model: str, profile: Profile | str = "tiny", seed: int = 0) -> dict:
-    return lexicon.token_classes(_model_experiment(model, profiles.get(profile), seed).adapter.tokenizer)
+    """The word classes of ``model``'s vocabulary, once per model and profile (a profile and its name are the same
+    setting: resolved before the in-process cache)."""
+    return _token_classes(model, profiles.get(profile), seed)
 
 
 @lru_cache(maxsize=8)
+def _token_classes(model: str, profile: Profile, seed: int) -> dict:
+    return lexicon.token_classes(_model_experiment(model, profile, seed).adapter.tokenizer)
+
+
 def concept_study(model: str, profile: Profile | str = "tiny", seed: int = 0) -> dict:
-    """Top-30 lists and coverage of values, Gaussian vectors and whole updates, per layer, for one zoo model."""
-    profile = profiles.get(profile)
+    """Top-30 lists and coverage of values, Gaussian vectors and whole updates, per layer, for one zoo model; once
+    per model and profile (resolved before the in-process cache)."""
+    return _concept_study(model, profiles.get(profile), seed)
+
+
+@lru_cache(maxsize=8)
+def _concept_study(model: str, profile: Profile, seed: int) -> dict:
     exp = _model_experiment(model, profile, seed)
     ffn, tc, ad = FFN(exp.adapter), token_classes(model, profile, seed), exp.adapter
     rng = np.random.default_rng(seed)
@@ -187,18 +197,19 @@ def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None,
     """``(data, params)`` of an FFN-chapter figure."""
     if fig not in FFN_FIGURES:
         raise ValueError(f"unknown FFN figure {fig!r}; known: {', '.join(FFN_FIGURES)}")
-    p = profile = figure_registry.profile_of(fig, profile)
-    params = {"profile": p.name, "domain": p.main_domain, "seed": seed}
+    profile = figure_registry.profile_of(fig, profile)
+    params = {"profile": profile.name, "domain": profile.main_domain, "seed": seed}
     if fig == "geva_tab2":
         return tab2(profile, seed), {**params, "model": "every GPT-style zoo model"}
     if fig == "geva_values":
-        return {m: value_table(m, profile, seed) for m in p.gpt[:2]}, {**params, "model": ", ".join(p.gpt[:2])}
+        return ({m: value_table(m, profile, seed) for m in profile.gpt[:2]},
+                {**params, "model": ", ".join(profile.gpt[:2])})
     if fig == "real_geva":
         exp = for_role(profile, "gpt24", *profile.subset(REAL_SIZES), seed)
         return real(seed, profile), {"profile": profile.name, "model": exp.model_name, "paper_model": exp.model_name,
                             "domain": exp.domain, "seed": seed, "n_train": len(exp.train), "n_val": len(exp.val)}
     role = FFN_FIGURES[fig]
-    model = p.role(role)
+    model = profile.role(role)
     params.update(model=model, paper_model=profiles.PAPER_NAME.get(model, model))
     if fig == "geva_fig2":
         return fig2(model, profile, seed), params
