@@ -139,7 +139,8 @@ def paper_regime_claims(profile: Profile | str = "tiny", results: dict | None = 
                         params: dict | None = None) -> list[dict]:
     """Every claim of the paper judged at the paper's vectors per dimension (see :func:`regime_getter`);
     ``results`` and ``params`` collect the figures it computed."""
-    results, profile = {} if results is None else results, profiles.get(profile)
+    profile = profiles.get(profile)  # once: the getter and the claims receive the same object
+    results = {} if results is None else results
     return jtc_claims.all_claims(get=regime_getter(results, profile, params), profile=profile)
 
 
