@@ -49,8 +49,12 @@ browser:
 # compute it once (jtc_utils.core.cache.computing). Two single-threaded processes on two cores finish the cold
 # pages sooner than one two-threaded one (much of the work is Python and small kernels), and never spin-wait on
 # each other's OpenMP threads. tests/noise.json measured the one-thread arithmetic: the tolerances cover it.
+# JTC_PAGES_SINCE: when this `make test` started (read as the makefile is parsed, before any page runs); the
+# figure-data regression of the second pytest run compares a figure the pages wrote after it instead of computing it
+# again (older files in .cache/test-data are an earlier run's and are recomputed)
+TEST_START := $(shell date +%s)
 TEST_ENV := PYTHONWARNINGS=ignore JTC_PROGRESS=0 JTC_REAL_SUBSET=1200,300 JTC_DATA_OUT=$(CURDIR)/.cache/test-data \
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
+	JTC_PAGES_SINCE=$(TEST_START) OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
 test: $(STAMP) browser  ## nbval on the executed notebooks, then unit tests and the figure-data regression
 	$(TEST_ENV) $(PY) -m pytest book/*.ipynb -n $(JOBS) --dist loadfile --nbval-lax --nbval-current-env \
 		--nbval-sanitize-with tests/nbval_sanitize.cfg --durations=20

@@ -59,12 +59,38 @@ def test_a_decoder_runs_through_the_whole_custom_book(world):
     assert before == {f.name: f.read_bytes() for f in (out / "data").glob("*.json")}
 
 
+# decoder families whose pages run their generated code in the test's own process: the code each page's kernel runs,
+# cell by cell, without a kernel (a kernel's start and imports take about ten of a toy page's twelve seconds); the
+# command itself, papermill and every kernel, runs for GPT-2 (the test above: the decoders' kind) and both encoder
+# kinds
+IN_PROCESS = ("llama", "mistral", "phi3", "opt")
+
+
+def _run_in_process(out, plan, monkeypatch):
+    """Every page the plan runs, then the claims page: the generated sources executed here, figure data into
+    ``out/data``."""
+    import jupytext
+    import matplotlib.pyplot as plt
+
+    sources = custom.write_sources(out, plan)
+    monkeypatch.setenv(profiles.CUSTOM_ENV, str(out / custom.SPEC))
+    monkeypatch.setenv("JTC_DATA_OUT", str(out / "data"))
+    monkeypatch.chdir(out)  # the parameters cell's data_dir = "data"
+    for name in [*plan.run, custom.CLAIMS_PAGE]:
+        namespace = {}
+        for cell in jupytext.reads(sources[name], fmt="py:percent").cells:
+            if cell.cell_type == "code":
+                exec(compile(cell.source, f"{name}.py", "exec"), namespace)  # noqa: S102 - the book's own page
+        plt.close("all")
+
+
 @pytest.mark.parametrize("family", FAMILIES + ["bert-headless"])
-def test_every_family_runs_through_the_whole_custom_book(world, family):
+def test_every_family_runs_through_the_whole_custom_book(world, family, monkeypatch):
     """The plan of each family (what it runs and skips), then the custom book itself, as the command runs it: every
-    applicable page executed by papermill into its own notebook, each figure of the page in the book's data, each
-    skipped chapter with its line, and a claims page whose verdicts are the ones the family's figures allow (the
-    others say why not). GPT-2's book, with a second text and resumed, is the test above."""
+    applicable page executed by papermill into its own notebook (or, for the decoders of :data:`IN_PROCESS`, each
+    page's code run here), each figure of the page in the book's data, each skipped chapter with its line, and a
+    claims page whose verdicts are the ones the family's figures allow (the others say why not). GPT-2's book, with a
+    second text and resumed, is the test above."""
     model = world["tmp"] / family
     if family == "bert-headless":
         from transformers import BertConfig, BertModel
@@ -85,6 +111,15 @@ def test_every_family_runs_through_the_whole_custom_book(world, family):
     if family == "gpt2":
         return
     out = world["tmp"] / "book"
+    if family in IN_PROCESS:
+        _run_in_process(out, p, monkeypatch)
+        for page in custom.PAGES:
+            for fig in page.figures[want] if page.name in p.run else ():
+                assert (out / "data" / f"{fig}.json").exists(), (page.name, fig)
+        judged = {r["id"] for r in json.loads((out / "data" / "claims_custom.json").read_text())["data"]
+                  if not str(r["ours"]).startswith("not computed")}
+        assert {"C1a", "C2"} <= judged and "C5" not in judged
+        return
     custom.main(["--model", str(model), "--text", str(world["text"]), "--sentences", "120", "--out", str(out),
                  "--no-html"])
     for page in custom.PAGES:
@@ -117,7 +152,7 @@ def test_the_same_model_and_text_give_the_same_numbers_twice(world, monkeypatch)
     monkeypatch.setattr(cache, "CACHE_DIR", world["tmp"] / "cache-2")
     from jtc_utils.linearity import figures as sl_figures
 
-    sl_figures.study.cache_clear()
+    sl_figures._study.cache_clear()  # the in-process cache too: the second computation starts from nothing
     second = {f: figure_registry.compute(f, "custom")[0] for f in first}
     for f in first:
         assert json.dumps(first[f], default=lambda a: np.asarray(a).tolist(), sort_keys=True) == \

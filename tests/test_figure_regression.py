@@ -6,6 +6,7 @@ stay with its own test file."""
 
 import importlib
 import json
+import os
 import time
 
 import numpy as np
@@ -16,7 +17,9 @@ from jtc_utils.evidence import figdata, figure_registry
 from jtc_utils.core import experiment
 
 TARGETS = regression.targets()
-STARTED = time.time()  # collection: before this session executes any page
+# the pages' re-execution began: `make test` runs them in a pytest run of their own before this one and says when it
+# started (JTC_PAGES_SINCE); run alone, this session's collection (a figure written after it is this session's)
+STARTED = float(os.environ.get("JTC_PAGES_SINCE") or time.time())
 
 
 def test_every_recomputed_figure_and_quantity_has_a_measured_spread():

@@ -616,6 +616,22 @@ def build_html(out: Path) -> Path:
     return index
 
 
+def write_sources(out: Path, plan: Plan) -> dict:
+    """Write the custom profile's spec (:data:`SPEC`) and every page's py:percent source (``notebooks/``) into
+    ``out``; returns the sources by page name, the claims page last."""
+    out.mkdir(parents=True, exist_ok=True)
+    n_train, n_val = plan.sizes
+    spec = {"model": plan.model, "text": plan.texts["text"], "news": plan.texts.get("news"), "n_train": n_train,
+            "n_val": n_val}
+    atomic_write_text(out / SPEC, json.dumps(spec, indent=1) + "\n")
+    sources = {p.name: page_source(p, plan.kind, plan.model, plan.skipped.get(p.name)) for p in PAGES}
+    sources[CLAIMS_PAGE] = claims_source(plan.model)
+    (out / "notebooks").mkdir(exist_ok=True)
+    for name, source in sources.items():
+        atomic_write_text(out / "notebooks" / f"{name}.py", source)
+    return sources
+
+
 def run(out, plan: Plan, timeout: int = runner.CELL_TIMEOUT, device: str | None = None, html: bool = True,
         log=print) -> dict:
     """Execute the custom book planned by ``plan`` into ``out`` (see the module docstring); returns the seconds
@@ -625,17 +641,7 @@ def run(out, plan: Plan, timeout: int = runner.CELL_TIMEOUT, device: str | None 
     from tqdm.auto import tqdm
 
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    n_train, n_val = plan.sizes
-    spec = {"model": plan.model, "text": plan.texts["text"], "news": plan.texts.get("news"), "n_train": n_train,
-            "n_val": n_val}
-    atomic_write_text(out / SPEC, json.dumps(spec, indent=1) + "\n")
-    kind = plan.kind
-    sources = {p.name: page_source(p, kind, plan.model, plan.skipped.get(p.name)) for p in PAGES}
-    sources[CLAIMS_PAGE] = claims_source(plan.model)
-    (out / "notebooks").mkdir(exist_ok=True)
-    for name, source in sources.items():
-        atomic_write_text(out / "notebooks" / f"{name}.py", source)
+    sources = write_sources(out, plan)
     t0 = time.time()
     bar = tqdm(total=len(sources), desc="custom book", unit="page", disable=not sys.stderr.isatty())
 
