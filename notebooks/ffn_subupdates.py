@@ -130,7 +130,8 @@ chapter.verdicts(["F1", "F2", "F3", "F4"])
 values = figure("geva_values")
 table = {m: pd.DataFrame(v["rows"], columns=v["columns"]) for m, v in values.items() if m != "params"}
 small = table["tiny-gpt2"]
-display(small[small["coverage"] >= 0.5].sort_values("coverage", ascending=False).head(12))
+# (a stable sort: values tied in coverage keep their order in the table, by layer and index, on every machine)
+display(small[small["coverage"] >= 0.5].sort_values("coverage", ascending=False, kind="stable").head(12))
 
 # %% [markdown]
 # ## Dominant sub-updates (the paper's Figure 6)

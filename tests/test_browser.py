@@ -21,6 +21,8 @@ import pytest
 from jtc_utils.book import runner
 from jtc_utils.core.paths import CACHE_DIR
 
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # Chromium, and the book rendered
+
 # console messages of the theme itself, not of the book
 KNOWN_CONSOLE = ("Got invalid theme mode",)
 SHOTS = CACHE_DIR / "browser-screenshots"

@@ -23,6 +23,7 @@ def shown(monkeypatch, tmp_path):
     return out
 
 
+@pytest.mark.slow
 def test_a_figure_gets_a_numbered_caption_alt_text_and_a_link_to_its_numbers(shown, tmp_path):
     numbers = figure("fig8")
     assert (tmp_path / "fig8.json").is_file() and numbers.fig == "fig8"
@@ -36,6 +37,7 @@ def test_a_figure_gets_a_numbered_caption_alt_text_and_a_link_to_its_numbers(sho
     assert paper_ref("ext_bert_fig10") == "beyond the paper"
 
 
+@pytest.mark.slow
 def test_small_multiples_share_one_caption(shown, tmp_path):
     out = figure_grid(["fig26", "fig27", "fig28"], ncols=2)
     assert list(out) == ["fig26", "fig27", "fig28"] and all((tmp_path / f"{f}.json").is_file() for f in out)

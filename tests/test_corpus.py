@@ -26,6 +26,7 @@ def _words(s):
 
 
 # ---- what the first corpus promised ---------------------------------------------------------------------
+@pytest.mark.slow
 def test_size_vocabulary_and_sentence_lengths(training):
     assert sum(len(_words(s)) for s in training) >= 2_500_000
     assert len({w for s in training for w in _words(s)}) >= 5000

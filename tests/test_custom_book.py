@@ -12,6 +12,8 @@ from helpers import save_random_model
 from jtc_utils.book import custom
 from jtc_utils.core import cache, profiles
 
+pytestmark = [pytest.mark.pages, pytest.mark.slow]  # generated books executed, papermill and all
+
 FAMILIES = ["gpt2", "llama", "mistral", "phi3", "opt", "bert"]
 
 

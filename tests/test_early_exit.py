@@ -6,6 +6,8 @@ import pytest
 
 from jtc_utils.jtc import early_exit as ee
 
+pytestmark = [pytest.mark.jtc]  # the JTC paper's package
+
 
 def stats(seed=0, L=12, n=400):
     rng = np.random.default_rng(seed)

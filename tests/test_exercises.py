@@ -142,6 +142,7 @@ def test_an_untouched_notebook_of_an_older_edition_is_replaced(tmp_path):
     assert page in written and kept == [] and "an older edition" not in page.read_text()
 
 
+@pytest.mark.slow
 def test_the_fill_executes_each_page_once_and_again_when_its_inputs_change(tmp_path, monkeypatch):
     import papermill
 

@@ -12,6 +12,8 @@ from jtc_utils.ffn import FFN, NotAdditiveError, clusters, concepts, exit_rule, 
 from jtc_utils.evidence import figdata
 from jtc_utils.ffn import figures as ffig
 
+pytestmark = [pytest.mark.ffn]  # FFN sub-updates
+
 
 @pytest.fixture(scope="module")
 def tiny():

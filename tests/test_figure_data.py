@@ -12,6 +12,8 @@ from jtc_utils.evidence import claims, figdata
 from jtc_utils.jtc import claims as jtc_claims
 from jtc_utils.jtc import figures
 
+pytestmark = [pytest.mark.jtc]  # the JTC paper's package
+
 FIG_FILES = sorted(f for f in figures.FIGURES if (DATA_DIR / f"{f}.json").exists())
 R2_FILES = [f for f in FIG_FILES if figures.FIGURES[f][0] == "r2"]
 

@@ -35,6 +35,8 @@ def test_every_recomputed_figure_and_quantity_has_a_measured_spread():
         assert quantities == set(measured), name
 
 
+@pytest.mark.pages
+@pytest.mark.slow
 @pytest.mark.parametrize("name", TARGETS)
 def test_figure_data_is_reproduced(name):
     # what this session's re-execution of the pages wrote (make test runs them first), else computed here
@@ -157,6 +159,7 @@ def test_a_share_may_flip_two_decisions_and_no_more():
     assert tol == regression.FLOOR_REL  # not a share: no step floor
 
 
+@pytest.mark.slow
 def test_the_exit_rule_classifiers_ignore_float_noise(monkeypatch):
     """geva_tab6's classifiers moved by 0.004 on another machine and by 0.03 under another BLAS kernel while they
     stopped L-BFGS at its default tolerance; solved to the optimum, states perturbed by float32 noise give the same
@@ -181,6 +184,7 @@ def test_the_exit_rule_classifiers_ignore_float_noise(monkeypatch):
     assert again is not base and a["accuracy"] == b["accuracy"] and a["saved"] == b["saved"]
 
 
+@pytest.mark.slow
 def test_the_exit_rule_classifiers_are_fitted_once(tmp_path, monkeypatch):
     from jtc_utils.core import cache
     from jtc_utils.ffn import exit_rule
@@ -221,6 +225,7 @@ def test_the_pages_figures_are_used_only_when_written_in_this_session_with_the_s
     assert regression.executed("fig23", 0) is None  # not written
 
 
+@pytest.mark.slow
 def test_the_submodule_predictions_are_computed_once(tmp_path, monkeypatch):
     """Section 6's per-sample predictions (a run of the blocks above every start layer, then a readout) are cached
     on disk like section 4's: a second execution of the page (the student edition after `make student`) reads them."""

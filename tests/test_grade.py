@@ -16,6 +16,8 @@ import pytest
 from jtc_utils.book import grade, student
 from jtc_utils.core.paths import BOOK_DIR, ROOT, ZOO_DIR
 
+pytestmark = [pytest.mark.pages, pytest.mark.slow]  # a class's submissions executed
+
 REFERENCE = Path(__file__).parent / "grading"
 PAGE = "minipage"
 ONE_PAIR, WORLD = "ex-sec3-one-pair", "ex-world-check"

@@ -12,6 +12,8 @@ from jtc_utils.evidence import figdata
 from jtc_utils.jtc import hardness
 from jtc_utils.core import experiment
 
+pytestmark = [pytest.mark.jtc]  # the JTC paper's package
+
 
 def test_the_first_worlds_report_names_its_commit_and_has_every_measure():
     v1 = hardness.stored_v1()
@@ -31,6 +33,7 @@ def test_the_table_sets_both_reports_side_by_side():
     assert leak["first world"].item() == f"{100 * v1['corpus']['encyclopedia']['prefix_leak']:.1f}%"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not (DATA_DIR / "hardness.json").exists(), reason="the embedded-world page writes it")
 def test_the_second_worlds_report_is_reproduced():
     stored = figdata.load("hardness")["data"]

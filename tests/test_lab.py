@@ -14,6 +14,9 @@ from contextlib import contextmanager
 
 from jtc_utils.book import runner
 from jtc_utils.core.paths import ROOT
+import pytest
+
+pytestmark = [pytest.mark.slow]  # JupyterLab started
 
 
 def _free_port() -> int:

@@ -17,6 +17,7 @@ def exp():
     return experiment.shared(figdata.load("layer_view")["data"]["trajectories"][0]["model"], "encyclopedia")
 
 
+@pytest.mark.slow
 def test_stored_trajectories_match_a_recomputation(exp):
     stored = [t for t in figdata.load("layer_view")["data"]["trajectories"] if t["model"] == exp.model_name]
     assert len(stored) == 4

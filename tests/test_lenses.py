@@ -10,6 +10,8 @@ from jtc_utils.lenses import artifacts, closed_form, evaluate, figures, lowrank,
 from jtc_utils.lenses.base import DivergedError, LensError, NotFittedError, StaleLensError
 from jtc_utils.evidence import figdata
 
+pytestmark = [pytest.mark.lenses]  # the lens bench
+
 
 class Readout:
     """A small fixed readout: LayerNorm then a random unembedding, like a GPT-2 head."""
@@ -313,6 +315,7 @@ def test_invariants_hold_on_the_stored_lens_numbers():
     assert min(f2["loss_ratio_min_njtc"], f2["loss_ratio_min_nnjtc"]) >= 1 - 1e-3
 
 
+@pytest.mark.slow
 def test_every_trained_lens_the_book_uses_is_committed_for_the_current_zoo_and_corpus(monkeypatch):
     """A retrained zoo model or a new corpus must come with retrained lenses (python -m jtc_utils.lenses.train);
     otherwise the book would silently train them in the build. Every job of the training command for the zoo
@@ -326,6 +329,7 @@ def test_every_trained_lens_the_book_uses_is_committed_for_the_current_zoo_and_c
     assert artifacts.key_of("tiny-gpt2-xl", "tuned_s0")["recipe"] == {k: v for k, v in tuned.RECIPE.items()}
 
 
+@pytest.mark.real
 def test_the_real_models_tuned_lens_is_trained_only_when_asked():
     """The real model's tuned lens costs hours of CPU (a GPU job): `python -m jtc_utils.lenses.train` trains it
     only with --real-tuned; its low-rank shortcuts are always in the job list."""
@@ -334,6 +338,8 @@ def test_the_real_models_tuned_lens_is_trained_only_when_asked():
     assert plain == ["njtc", "nnjtc"] and asked == ["njtc", "nnjtc", "tuned"]
 
 
+@pytest.mark.slow
+@pytest.mark.real
 def test_the_real_models_tuned_lens_is_found_under_the_key_its_page_computes(monkeypatch):
     """The real model's tuned lens (a GPU job, committed in zoo/lenses) is found, never trained, for the lens
     chapter's experiment: at the full size under its own key, and on the tests' subset (the first n train sentences)
@@ -365,6 +371,7 @@ def test_the_real_models_tuned_lens_is_found_under_the_key_its_page_computes(mon
         figures.lens(other, "tuned")
 
 
+@pytest.mark.real
 def test_the_real_models_lens_key_does_not_depend_on_where_the_checkout_is(tmp_path, monkeypatch):
     """The converted real model records the absolute path of its package file (SOURCE.json, config.json's
     _name_or_path); the key of a committed lens must not, or every other checkout misses the lens and retrains it."""

@@ -7,6 +7,8 @@ from sklearn.metrics import r2_score as sk_r2
 
 from jtc_utils.core import linear, resample
 
+pytestmark = [pytest.mark.jtc]  # the JTC paper's package
+
 
 def _correlated(rng, n, d, rank=None):
     Z = rng.standard_normal((n, rank or d))

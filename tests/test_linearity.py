@@ -13,6 +13,8 @@ from jtc_utils.linearity import artifacts, prune, score, tasks, train
 from jtc_utils.linearity import figures as lfig
 from jtc_utils.evidence import figdata
 
+pytestmark = [pytest.mark.linearity]  # the linearity paper
+
 rng = np.random.default_rng(0)
 
 
@@ -190,6 +192,7 @@ def test_pruning_counts_and_strategies_are_checked():
 
 # ---------------------------------------------------------------------------------------------------------
 # training
+@pytest.mark.slow
 def test_the_regulariser_at_zero_equals_training_without_it():
     from jtc_utils.training import zoo
 
@@ -204,6 +207,7 @@ def test_the_regulariser_at_zero_equals_training_without_it():
     assert rr["penalty_curve"] and all(p >= 0 for p in rr["penalty_curve"])
 
 
+@pytest.mark.slow
 def test_an_interrupted_run_resumes_to_the_same_weights(tmp_path):
     from jtc_utils.training import zoo
 

@@ -8,6 +8,8 @@ from helpers import save_random_model
 from jtc_utils.core import readout
 from jtc_utils.core.experiment import Experiment
 
+pytestmark = [pytest.mark.jtc]  # the JTC paper's package
+
 
 @pytest.fixture(scope="module", params=["gpt2", "bert"])
 def exp(request, tmp_path_factory):

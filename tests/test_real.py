@@ -109,6 +109,7 @@ def test_the_filters_on_fixed_examples(sentence, failed):
     assert first == failed
 
 
+@pytest.mark.real
 @needs_real
 @pytest.mark.parametrize("domain", ["wiki", "bbc"])
 def test_data_cards_count_what_the_profile_serves(domain):
@@ -128,12 +129,14 @@ def test_data_cards_count_what_the_profile_serves(domain):
     assert all(keep(s.text) for s in val[:500] for _, keep in real_text.FILTERS.values())
 
 
+@pytest.mark.real
 @needs_real
 def test_the_committed_data_cards_are_what_the_build_produces():
     stored = figdata.load("real_data_cards")["data"]
     assert stored == figdata.plain({d: real_text.data_card(d) for d in real_text.SOURCES})
 
 
+@pytest.mark.real
 @needs_real
 def test_documents_never_give_sentences_to_both_splits():
     source = {}  # a sentence is kept from the first document that has it (later repeats are dropped)
@@ -148,6 +151,8 @@ def test_documents_never_give_sentences_to_both_splits():
 
 # ------------------------------------------------------------------------------------------------------------
 # the real model itself
+@pytest.mark.slow
+@pytest.mark.real
 @needs_real
 def test_gguf_and_its_cached_safetensors_copy_give_the_same_logits():
     from transformers import AutoModelForCausalLM
@@ -166,6 +171,7 @@ def test_gguf_and_its_cached_safetensors_copy_give_the_same_logits():
     assert ad.tokenizer.decode(b[0, -1].argmax()).strip() == "Paris"  # a working language model
 
 
+@pytest.mark.real
 @needs_real
 def test_the_llama_runner_reproduces_smollm2():
     from jtc_utils.core import blocks, hidden
@@ -180,6 +186,7 @@ def test_the_llama_runner_reproduces_smollm2():
     assert (ref - ours).abs().masked_fill(~real, 0).max().item() <= 1e-4 * ref.abs().max().item()
 
 
+@pytest.mark.real
 @needs_real
 def test_what_the_real_profile_cannot_do_is_refused_clearly():
     with pytest.raises(ValueError, match="unknown domain 'encyclopedia' for profile 'real'; choose one of wiki, bbc"):
@@ -247,6 +254,8 @@ def _compare_real(kind, data, stored, n):
         raise AssertionError(f"no comparison for kind {kind}")
 
 
+@pytest.mark.slow
+@pytest.mark.real
 @needs_real
 def test_the_real_model_figures_are_reproduced_on_the_check_subset():
     stored = figdata.load("real_check")
@@ -258,6 +267,7 @@ def test_the_real_model_figures_are_reproduced_on_the_check_subset():
     assert np.isfinite(stored["data"]["real_fig2"]["r2_mat"][0][-1])
 
 
+@pytest.mark.real
 def test_a_quiet_gguf_conversion_draws_no_progress_bar(capsys):
     """The GGUF reader's own tqdm bar is off while converting quietly (a cold build must store what a warm one
     does), and is restored afterwards."""
@@ -294,6 +304,8 @@ def _folder_in_a_process(cache_dir, log, hold_s):
     return str(rm.folder("smollm2-135m"))
 
 
+@pytest.mark.slow
+@pytest.mark.real
 def test_two_pages_starting_on_a_cold_cache_convert_the_real_model_once(tmp_path):
     """Two pages that start together both miss the dequantized copy: one converts it while the other waits, and
     neither removes the other's staging folder (a cold whole-book run failed so: 'No such file or directory')."""

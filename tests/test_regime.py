@@ -6,6 +6,8 @@ import pytest
 from jtc_utils.core.experiment import Experiment
 from jtc_utils.jtc import regime
 
+pytestmark = [pytest.mark.jtc]  # the JTC paper's package
+
 
 def test_paper_ratios_follow_the_paper_widths():
     assert regime.paper_ratio("gpt2") == pytest.approx(9000 / 768)

@@ -172,16 +172,23 @@ def test_a_prose_edit_refreshes_the_page_without_staling_it_and_a_code_edit_stal
     assert not runner.refresh_prose(name)  # a stale page is left to the executor
 
 
-def _fake_page(log_dir, fail, name):
-    """A page for run_pages, in a worker process: records when it started and ended and its thread setting."""
+def _fake_page(log_dir, fail, partners, name):
+    """A page for run_pages, in a worker process: records when it started and ended and its thread setting. A page
+    with a partner stays until the partner has started (so two pages that can run side by side do overlap, however
+    slowly a busy machine starts the workers: no sleep is guessed long enough); the 120 s deadline only stops a hang,
+    and a page that reaches it fails its test's order assertions."""
     import os
     import time
     from pathlib import Path
 
     t0 = time.time()
+    Path(log_dir, name + ".start").touch()
     if name in fail:
         raise runner.NotebookFailed(f"notebook {name} failed")
-    time.sleep(1.5)  # longer than a spawned worker takes to start on a busy machine
+    deadline = t0 + 120
+    while name in partners and not Path(log_dir, partners[name] + ".start").exists() and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)
     Path(log_dir, name).write_text(f"{t0} {time.time()} {os.environ.get('OMP_NUM_THREADS')}")
     return time.time() - t0
 
@@ -190,9 +197,10 @@ def test_pages_run_side_by_side_and_a_reader_waits_for_the_pages_before_it(tmp_p
     from functools import partial
 
     lines = []
-    times = runner.run_pages(["a", "b", "r", "c"], partial(_fake_page, str(tmp_path), ()), 2, lines.append,
+    pair = {"a": "b", "b": "a", "r": "c", "c": "r"}
+    times = runner.run_pages(["a", "b", "r", "c"], partial(_fake_page, str(tmp_path), (), pair), 2, lines.append,
                              readers=("r",))
-    assert set(times) == {"a", "b", "r", "c"} and all(t > 1.4 for t in times.values())
+    assert set(times) == {"a", "b", "r", "c"} and all(t > 0.45 for t in times.values())
     span = {n: [float(x) for x in (tmp_path / n).read_text().split()[:2]] for n in times}
     assert span["b"][0] < span["a"][1]  # a and b overlapped
     assert span["r"][0] >= max(span["a"][1], span["b"][1])  # the reader started after both ended
@@ -205,21 +213,22 @@ def test_pages_start_in_the_start_order_and_a_reader_still_waits_for_the_pages_b
 
     names = ["a", "b", "r", "c"]
     assert runner.start_order(names, ("c",)) == ["c", "a", "b", "r"]
-    times = runner.run_pages(names, partial(_fake_page, str(tmp_path), ()), 2, lambda _: None, readers=("r",),
-                             order=runner.start_order(names, ("c",)))
+    times = runner.run_pages(names, partial(_fake_page, str(tmp_path), (), {"a": "c", "c": "a"}), 2, lambda _: None,
+                             readers=("r",), order=runner.start_order(names, ("c",)))
     span = {n: [float(x) for x in (tmp_path / n).read_text().split()[:2]] for n in times}
     assert span["c"][0] < span["b"][0]  # c and a started first, b when one of them ended
     assert span["r"][0] >= max(span["a"][1], span["b"][1])  # the reader waited for a and b, not for c's place
     for order in (["a", "b"], names + ["x"]):  # a page missing, a page too many
         with pytest.raises(ValueError, match="same pages"):
-            runner.run_pages(names, partial(_fake_page, str(tmp_path), ()), 2, lambda _: None, order=order)
+            runner.run_pages(names, partial(_fake_page, str(tmp_path), (), {}), 2, lambda _: None, order=order)
 
 
 def test_a_failed_page_stops_new_ones_and_is_raised_after_the_running_ones_end(tmp_path):
     from functools import partial
 
     with pytest.raises(runner.NotebookFailed, match="notebook a failed"):
-        runner.run_pages(["a", "b", "c", "d"], partial(_fake_page, str(tmp_path), ("a",)), 2, lambda _: None)
+        runner.run_pages(["a", "b", "c", "d"], partial(_fake_page, str(tmp_path), ("a",), {"b": "a"}), 2,
+                         lambda _: None)
     assert (tmp_path / "b").exists()  # running beside the failure: it finished and committed
     assert not (tmp_path / "c").exists() and not (tmp_path / "d").exists()  # never started
 

@@ -12,6 +12,8 @@ from jtc_utils.core.experiment import Experiment
 from jtc_utils.core.samples import make_samples
 from jtc_utils.jtc import submodules
 
+pytestmark = [pytest.mark.jtc]  # the JTC paper's package
+
 FAMILIES = ("gpt2", "llama", "bert")
 
 

@@ -34,6 +34,7 @@ def test_bert_tokenizer_is_uncased_wordpiece_with_special_tokens():
     assert tok.convert_ids_to_tokens(tok("a [MASK] b")["input_ids"])[2] == "[MASK]"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(catalogue.ZOO))
 def test_zoo_model_loads_and_beats_the_unigram_and_bigram_baselines(name):
     spec = catalogue.ZOO[name]
@@ -81,6 +82,7 @@ def _micro(name, family="gpt2"):
     return catalogue.Spec(name, family, 2, 16, 2, 4 * 8 * 40, "test", batch=8)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("family", ["gpt2", "bert"])
 def test_training_is_deterministic_and_resumes_after_interruption(tmp_path, monkeypatch, family):
     monkeypatch.setattr(zoo, "ZOO_DIR", tmp_path)

@@ -282,7 +282,7 @@ def pair_statistics(r2_mat, r2_id) -> dict:
     that more than half of the pairs' r²(id) are at or below (the ``floor(n/2)``-th smallest of n)."""
     m, i = np.asarray(r2_mat, dtype=float), np.asarray(r2_id, dtype=float)
     iu = np.triu_indices(m.shape[-1], k=1)
-    gap, ids = (m - i)[..., iu[0], iu[1]], np.sort(i[..., iu[0], iu[1]], axis=-1)
+    gap, ids = (m - i)[..., iu[0], iu[1]], np.sort(i[..., iu[0], iu[1]], axis=-1, kind="stable")
     return {"min_gap": gap.min(-1), "id_majority": ids[..., ids.shape[-1] // 2]}
 
 

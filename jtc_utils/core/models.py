@@ -18,6 +18,7 @@ when neither the network nor a local cache has it.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -38,7 +39,10 @@ RELATED_MODELS = {"N-NJTC": ("gpt2-xl", "microsoft/Phi-3-mini-4k-instruct", "met
 
 
 class ModelUnavailableError(RuntimeError):
-    """A model could not be loaded; the message says why and what to do."""
+    """A model could not be loaded; the message says why and what to do. ``waited_s``: the seconds spent waiting
+    for the Hugging Face hub before giving up, by the probe's own clock (None where the hub was not asked)."""
+
+    waited_s: float | None = None
 
 
 def zoo_names() -> list[str]:
@@ -93,16 +97,18 @@ def _check_zoo_dir(name: str):
 HUB_TIMEOUT = 10  # seconds: the longest the book waits for the hub to answer one request
 
 
-def _hub_problem(ident: str, timeout: float = HUB_TIMEOUT) -> str | None:
-    """None when the Hugging Face hub answers an HTTP request about ``ident`` within ``timeout`` seconds (any
-    answer, 404 included); otherwise why not. The request runs in a daemon thread joined with a timeout, so a
-    server that accepts connections and never answers, or a name lookup that hangs, cannot stall the book."""
+def _hub_problem(ident: str, timeout: float | None = None) -> str | None:
+    """None when the Hugging Face hub answers an HTTP request about ``ident`` within ``timeout`` seconds (default
+    :data:`HUB_TIMEOUT`; any answer, 404 included); otherwise why not. The request runs in a daemon thread joined
+    with a timeout, so a server that accepts connections and never answers, or a name lookup that hangs, cannot
+    stall the book."""
     import threading
     import urllib.error
     import urllib.request
 
     from huggingface_hub import constants
 
+    timeout = HUB_TIMEOUT if timeout is None else timeout
     url = f"{constants.ENDPOINT.rstrip('/')}/api/models/{ident}"
     result = {}
 
@@ -156,17 +162,23 @@ def _from_pretrained(cls, ident, **kw):
            "save_pretrained instead of the id.")
     if offline:
         raise ModelUnavailableError(hint + "HF_HUB_OFFLINE is set, so the hub was not asked. " + fix) from None
+    start = time.monotonic()
     problem = _hub_problem(ident)
     if problem:
-        raise ModelUnavailableError(hint + f"the Hugging Face hub could not be reached ({problem}). " + fix) \
-            from None
+        raise _waited(ModelUnavailableError(hint + f"the Hugging Face hub could not be reached ({problem}). " + fix),
+                      start) from None
     _bound_hub_waits()
     try:
         return cls.from_pretrained(ident, **kw)
     except Exception as e:  # noqa: BLE001 - network errors come in many types
         first = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
-        raise ModelUnavailableError(hint + f"loading it from the Hugging Face hub failed ({first}). " + fix) \
-            from None
+        raise _waited(ModelUnavailableError(hint + f"loading it from the Hugging Face hub failed ({first}). " + fix),
+                      start) from None
+
+
+def _waited(error: ModelUnavailableError, start: float) -> ModelUnavailableError:
+    error.waited_s = round(time.monotonic() - start, 2)
+    return error
 
 
 def _looks_like_path(name: str) -> bool:

@@ -47,7 +47,7 @@ def top_and_gap(logits, k: int = 1):
     calls it too)."""
     import torch
 
-    top = logits.topk(max(k, 2), -1)
+    top = logits.topk(max(k, 2), -1)  # order: counted (top-1 agreement, the gap), never listed
     p12 = torch.exp(top.values[:, :2].double() - torch.logsumexp(logits, -1).double()[:, None])
     return top.indices[:, :k], p12[:, 0] - p12[:, 1]
 
@@ -82,6 +82,7 @@ def final_of(logits, kmax: int) -> dict:
     keeping a float64 [n, V] array."""
     import torch
 
+    # order: a set to test membership in (Precision@k), never listed
     return {"topk": logits.topk(kmax, -1).indices, "logits": logits, "lse": torch.logsumexp(logits.double(), -1)}
 
 

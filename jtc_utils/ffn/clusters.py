@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from jtc_utils.core import ordering
+
 MAX_GLOBAL = 12_000  # values clustered at once: a condensed distance matrix of ~72M doubles
 
 
@@ -44,7 +46,7 @@ def extreme_share(scores: np.ndarray, ids: np.ndarray, top: float = 0.001, cover
     L, n, d_ff = scores.shape
     flat = np.abs(scores).reshape(-1)
     n_top = max(1, int(round(top * flat.size)))
-    pick = np.argpartition(-flat, n_top - 1)[:n_top]
+    pick = ordering.top_k(flat[None], n_top, exact=True)[0][0]
     layer, _, neuron = np.unravel_index(pick, scores.shape)
     occ = np.bincount(ids[layer, neuron], minlength=ids.max() + 1)
     order = np.argsort(-occ, kind="stable")

@@ -35,7 +35,7 @@ def exit_rules(d: dict, model: str, ax=None):
     L = d["n_layers"]
     for m, c in d["curves"].items():
         xs = np.asarray(c["x"])
-        order = np.argsort(xs)
+        order = np.argsort(xs, kind="stable")
         ax.plot(xs[order], np.asarray(c["y"])[order], marker=".", label=f"JTC rule ({m})")
     marks = {"sub-update rule": "*", "saturation oracle": "P", "classifier (r)": "s", "classifier (o)": "^",
              "classifier (r+o)": "D"}

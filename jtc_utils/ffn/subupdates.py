@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jtc_utils.core import cache, readout, resample
+from jtc_utils.core import cache, ordering, readout, resample
 from jtc_utils.core.blocks import runner_for
 from jtc_utils.core.hidden import samples_identity
 
@@ -35,9 +35,7 @@ def dominant(m: np.ndarray, norms: np.ndarray, k: int = TOP) -> tuple[np.ndarray
     """Per row of coefficients ``m`` [n, d_ff]: the indices of the ``k`` largest ``|m| ||v||`` in descending order
     [n, k], and their share of the row's total [n]."""
     c = np.abs(m) * norms[None]
-    part = np.argpartition(-c, k - 1, axis=1)[:, :k]
-    order = np.argsort(-np.take_along_axis(c, part, 1), axis=1, kind="stable")
-    idx = np.take_along_axis(part, order, 1)
+    idx = ordering.top_k(c, k, exact=True)[0]  # exact ties by the lower index, on every CPU
     share = np.take_along_axis(c, idx, 1).sum(1) / c.sum(1)
     return idx, share
 

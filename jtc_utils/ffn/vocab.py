@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jtc_utils.core import ordering
 from jtc_utils.core.blocks import norm_without_shift
 
 READINGS = ("raw", "ln", "ln_nobias")
@@ -41,7 +42,8 @@ def unembedding(adapter):
 
 def top_tokens(adapter, vectors, k: int = 30, reading: str = "raw", chunk: int = CHUNK, bottom: bool = False):
     """Top-``k`` token ids (and their logits) of ``vectors`` [n, d] projected to the vocabulary, [n, k] each, in
-    descending order (ascending, the most demoted first, with ``bottom``); chunks of ``chunk`` vectors."""
+    descending order (ascending, the most demoted first, with ``bottom``); chunks of ``chunk`` vectors. Ranked as
+    every displayed list is (:func:`jtc_utils.core.ordering.top_k`: near-ties by the lower id on every machine)."""
     import torch
 
     n = len(vectors)
@@ -51,9 +53,7 @@ def top_tokens(adapter, vectors, k: int = 30, reading: str = "raw", chunk: int =
     with torch.inference_mode():
         for a in range(0, n, chunk):
             logits = _transform(adapter, vectors[a:a + chunk], reading) @ E.T
-            t = (-logits if bottom else logits).topk(k, -1)
-            ids[a:a + chunk] = t.indices.cpu().numpy()
-            vals[a:a + chunk] = (-t.values if bottom else t.values).cpu().numpy()
+            ids[a:a + chunk], vals[a:a + chunk] = ordering.top_k(logits, k, largest=not bottom)
     return ids, vals
 
 

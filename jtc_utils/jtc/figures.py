@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from jtc_utils.core import profiles, readout
+from jtc_utils.core import ordering, profiles, readout
 from jtc_utils.core.experiment import shared
 from jtc_utils.core.profiles import Profile
 from jtc_utils.evidence import figure_registry
@@ -197,7 +197,7 @@ def table1(exp, sentences=None, samples=None) -> dict:
     for ids, pos, name in inputs:
         with torch.inference_mode():
             logits = ad.model(input_ids=torch.tensor([ids], device=ad.device)).logits[0, pos]
-        final_ok &= top_tokens.token_strings(ad, logits.topk(5).indices.tolist()) == t.loc[name]["final"].tolist()
+        final_ok &= top_tokens.token_strings(ad, ordering.top_k(logits[None], 5)[0][0].tolist()) == t.loc[name]["final"].tolist()
         H = top_tokens.states_at(ad, ids, pos)[:, None]
         for layer in layers:
             fresh = top_tokens.top_ids(exp, H, [layer], "id", 5)[0, 0]

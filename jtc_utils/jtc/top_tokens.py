@@ -20,7 +20,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from jtc_utils.core import readout, resample, sources, validate
+from jtc_utils.core import ordering, readout, resample, sources, validate
 from jtc_utils.core.profiles import Profile
 
 MASK = "[MASK]"
@@ -70,10 +70,15 @@ def token_strings(ad, ids) -> list[str]:
 
 
 def top_ids(exp, H: np.ndarray, layers, mapping: str, k: int) -> np.ndarray:
-    """Top-``k`` ids [len(layers), n, k] of ``mapping`` for states ``H`` [L+1, n, d] at ``layers``."""
+    """Top-``k`` ids [len(layers), n, k] of ``mapping`` for states ``H`` [L+1, n, d] at ``layers``, ranked as every
+    displayed list is (:func:`jtc_utils.core.ordering.top_k`: near-ties by the lower id on every machine)."""
     (k,) = readout.check_ks(exp.adapter, (k,))
-    return np.stack([readout.readout_stats(exp.adapter, readout.cast(exp, mapping, layer, H[layer]), k)[0]
-                     for layer in layers])
+    out = []
+    for layer in layers:
+        V = readout.cast(exp, mapping, layer, H[layer])
+        out.append(np.concatenate([ordering.top_k(readout.readout_logits(exp.adapter, V[a:a + readout.CHUNK]), k)[0]
+                                   for a in range(0, len(V), readout.CHUNK)]))
+    return np.stack(out)
 
 
 def default_layers(n_layers: int) -> list[int]:

@@ -43,7 +43,7 @@ def split_indices(n: int, seed: int, share: float = RECIPE["early_stop_share"]):
     """(fit, early-stop) sample indices: a seeded permutation, the last ``share`` held out."""
     perm = np.random.default_rng(seed).permutation(n)
     n_stop = max(1, int(round(share * n)))
-    return np.sort(perm[:-n_stop]), np.sort(perm[-n_stop:])
+    return np.sort(perm[:-n_stop], kind="stable"), np.sort(perm[-n_stop:], kind="stable")
 
 
 def train(X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: dict | None = None,

@@ -122,7 +122,7 @@ def exit_frontiers(t: dict, labels, title: str | None = None):
         for lab in labels:
             e = t["lenses"][lab]["exit"]
             col = COLORS.get(_base(lab))
-            order = np.argsort(e["x"])
+            order = np.argsort(e["x"], kind="stable")
             ax.plot(np.asarray(e["x"])[order], np.asarray(e["y"])[order], "-", color=col, lw=2,
                     label=f"{_name(lab)}: confidence rule")
             ax.plot(e["oracle"]["x"], e["oracle"]["y"], ":", color=col, lw=2, label=f"{_name(lab)}: oracle")
