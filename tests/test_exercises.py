@@ -90,6 +90,10 @@ def test_the_student_edition_has_no_solutions_and_open_answers(tmp_path):
         assert not any("solution" in c["metadata"].get("tags", []) for c in cells)
         text = "\n".join("".join(c["source"]) for c in cells)
         assert "{solution" not in text and "```{exercise" not in text
+        # no MyST that Jupyter shows raw: directives, roles, anchors of the built book
+        md = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+        assert not re.search(r"```\{|\{glue:|\{cite:|href=\"#figure-", md), p.stem
+        assert all("".join(c["source"]).strip() for c in cells if c["cell_type"] == "code"), f"{p.stem}: an empty cell"
         answers = [c for c in cells if "answer" in c["metadata"].get("tags", [])]
         assert len(answers) == n_solutions and all("answer = None" in "".join(c["source"]) for c in answers)
         assert all(not c.get("outputs") for c in cells if c["cell_type"] == "code")

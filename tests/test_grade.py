@@ -39,6 +39,9 @@ CLASS = {
                WORLD: f"answer = len(open({str(ROOT / 'notebooks' / 'sec3_linear_shortcuts.py')!r}).read())"}, None),
     "spawns": ({ONE_PAIR: "import subprocess\nanswer = subprocess.run(['true']).returncode", WORLD: CORRECT[WORLD]},
                None),
+    # rebinds every name its check cells read (the figure's numbers, the page's `check`) to agree with a wrong answer
+    "rebinds": ({ONE_PAIR: "r2 = np.full((9, 9), 0.123)\nanswer = 0.123",
+                 WORLD: "check = {'mat': np.ones(4), 'id': np.zeros(4)}\nanswer = 3"}, None),
 }
 EXPECTED = {
     "correct": {ONE_PAIR: "✓", WORLD: "✓"},
@@ -51,6 +54,7 @@ EXPECTED = {
     "writes": {ONE_PAIR: "error", WORLD: "error"},
     "peeks": {ONE_PAIR: "error", WORLD: "error"},
     "spawns": {ONE_PAIR: "error", WORLD: "✓"},
+    "rebinds": {ONE_PAIR: "✗", WORLD: "✗"},
 }
 
 
@@ -97,6 +101,7 @@ def graded(tmp_path_factory):
     (subs / "garbled" / f"{PAGE}.ipynb").write_text("this is not JSON")
     (subs / "garbled" / "essay.docx").write_bytes(b"PK\x03\x04")
     (subs / "stray.ipynb").write_text("{}")
+    (subs / "absent").mkdir()  # a student who handed in nothing
     before = tree_digest(BOOK_DIR, ZOO_DIR, REFERENCE)
     out = tmp_path_factory.mktemp("grades")
     # answer cells here take milliseconds; 15 s (the infinite loop's cost) leaves a loaded machine room
@@ -129,10 +134,26 @@ def test_a_failing_submission_says_why(graded):
 
 def test_files_that_are_not_notebooks_are_recorded_and_grading_goes_on(graded):
     rows, *_ = graded
-    bad = {(r.student, r.page): r for r in rows if r.student in ("garbled", "stray.ipynb")}
+    bad = {(r.student, r.page): r for r in rows if r.student in ("garbled", grade.LOOSE)}
     assert bad[("garbled", PAGE)].result == "error" and "not a notebook" in bad[("garbled", PAGE)].message
     assert bad[("garbled", "essay.docx")].result == "error"
-    assert "student's folder" in bad[("stray.ipynb", "stray.ipynb")].message
+    assert "student's folder" in bad[(grade.LOOSE, "stray.ipynb")].message and "graded for nobody" in \
+        bad[(grade.LOOSE, "stray.ipynb")].message
+
+
+def test_an_empty_folder_is_a_student_with_nothing_and_a_loose_file_is_no_student(graded):
+    rows, *_ = graded
+    assert [(r.result, r.message) for r in rows if r.student == "absent"] == [
+        ("error", "no notebook in this student's folder")]
+    t = grade.totals(rows)
+    assert t["absent"] == (0, 0) and grade.LOOSE not in t and "stray.ipynb" not in t
+    assert len(t) == len(CLASS) + 2  # the class, the garbled one and the absent one
+
+
+def test_a_submission_that_rebinds_what_a_check_reads_gets_no_point(graded):
+    rows, *_ = graded
+    msg = {(r.student, r.exercise): r.message for r in rows if r.student == "rebinds"}
+    assert all(m.startswith("✗") for m in msg.values()), msg
 
 
 def test_grading_changes_nothing_in_the_book_the_zoo_or_the_submissions(graded):
@@ -145,16 +166,28 @@ def test_grading_changes_nothing_in_the_book_the_zoo_or_the_submissions(graded):
 
 def test_the_grade_table_and_the_feedback_notebooks_are_written(graded):
     rows, out, *_ = graded
-    with open(out / "grades.csv", newline="", encoding="utf-8") as f:
+    assert (out / "grades.csv").read_bytes().startswith(b"\xef\xbb\xbf")  # a BOM: a spreadsheet reads UTF-8
+    with open(out / "grades.csv", newline="", encoding="utf-8-sig") as f:
         table = list(csv.DictReader(f))
     assert [(t["student"], t["exercise"], t["result"]) for t in table] == [(r.student, r.exercise, r.result)
                                                                            for r in rows]
     assert grade.totals(rows)["correct"] == (2, 2) and grade.totals(rows)["blank"] == (0, 2)
     html = (out / "grades.html").read_text(encoding="utf-8")
     assert "<td>correct</td><td>2</td><td>2</td>" in html
-    fb = nbformat.read(out / "feedback" / "correct" / f"{PAGE}.ipynb", as_version=4)
-    recorded = [o for c in fb.cells if c.get("metadata", {}).get("grading") == "record" for o in c.outputs]
-    assert len(recorded) == 2 and all("recorded for grading" in o.get("text", "") for o in recorded)
+    for student, want in (("correct", ("✓", "✓")), ("wrong", ("✗", "✗")), ("raises", ("error", "✓"))):
+        path = out / "feedback" / student / f"{PAGE}.ipynb"
+        text = path.read_text(encoding="utf-8")
+        fb = nbformat.read(path, as_version=4)
+        verdicts = [c.source for c in fb.cells if c.metadata.get("grading") == "verdict"]
+        assert [v.split("**")[1].split(": ")[1] for v in verdicts] == list(want), (student, verdicts)
+        assert grade.KERNEL_NAME not in text and "recorded for grading" not in text  # no grader's cell
+        for path_of_the_grader in (str(ROOT), str(out), "/tmp/", str(Path.home())):
+            assert path_of_the_grader not in text, (student, path_of_the_grader)
+        answers = [c.source for c in fb.cells if "answer" in c.metadata.get("tags", [])]
+        assert answers == [CLASS[student][0].get(ONE_PAIR, ""), CLASS[student][0].get(WORLD, "")]
+    hint = [c.source for c in nbformat.read(out / "feedback" / "wrong" / f"{PAGE}.ipynb", as_version=4).cells
+            if c.metadata.get("grading") == "verdict"][0]
+    assert "within" in hint  # the check's own hint, beside the verdict
 
 
 def test_answers_travel_as_plain_json():
@@ -181,6 +214,15 @@ def test_every_check_cell_of_the_book_is_found_by_the_grader():
         assert labels == [c.metadata["exercise"] for c in checks]
         assert all(grade.check_call(c.source)[0] == c.metadata["exercise"] for c in checks)
         assert all(f"{grade.KERNEL_NAME}.record(" in c.source for c in nb.cells if c.metadata.get("grading") == "record")
+        # a student's run records the answer alone: nothing a check compares with is read from the student's kernel;
+        # the numbers the page passes to a check are recorded only in the grader's reference run
+        student_run = [c.source for c in nb.cells if c.metadata.get("grading") == "record"]
+        assert all(f"{grade.KERNEL_NAME}.record({c.metadata['exercise']!r}, answer)" in s
+                   for c, s in zip(checks, student_run)), name
+        with_data = [grade.check_call(c.source)[2] for c in checks]
+        reference_run = grade.graded_notebook(ref, ref, "pass", with_data=True)[0]
+        recorded = [c.source for c in reference_run.cells if c.metadata.get("grading") == "record"]
+        assert all((f", data={d})" in s) == bool(d) for d, s in zip(with_data, recorded)), name
         n += len(labels)
     assert n >= 30
 

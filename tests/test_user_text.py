@@ -30,11 +30,51 @@ def _write_all(tmp_path):
     return txt, folder, jsonl
 
 
-def test_the_three_forms_give_the_same_documents(tmp_path):
+def test_the_three_forms_give_the_same_documents_and_sentences(tmp_path):
     forms = _write_all(tmp_path)
-    paragraphs = [[p for _, ps in user_text.documents(f) for p in ps] for f in forms]
-    assert paragraphs[0] == paragraphs[1] == paragraphs[2] == [p for d in _docs() for p in d]
     assert [len(user_text.documents(f)) for f in forms] == [12, 12, 12]
+    # a block's lines are one paragraph in a .txt file (hard wrapping), a .jsonl line's newlines separate them
+    text = [[" ".join(ps) for _, ps in user_text.documents(f)] for f in forms]
+    assert text[0] == text[1] == text[2] == [" ".join(d) for d in _docs()]
+    sents = [user_text.prepare(f, 40, 10) for f in forms]
+    assert sents[0]["counts"]["sentences"] == sents[1]["counts"]["sentences"] == sents[2]["counts"]["sentences"] == 60
+
+
+def test_a_hard_wrapped_text_keeps_every_sentence(tmp_path):
+    import textwrap
+
+    sents = [f"Clause {i}: the licensee may copy, modify and distribute the work, provided that every copy keeps "
+             f"notice number {i} intact and unaltered." for i in range(90)]
+    paragraphs = [" ".join(sents[i:i + 3]) for i in range(0, 90, 3)]
+    wrapped = "\n\n".join(textwrap.fill(p, width=72, break_on_hyphens=False) for p in paragraphs) + "\n"
+    assert max(map(len, wrapped.splitlines())) <= 72 and wrapped.count("\n") > 150  # really wrapped
+    (tmp_path / "licence.txt").write_text(wrapped)
+    got = user_text.prepare(tmp_path / "licence.txt", 60, 30)
+    assert got["counts"]["sentences"] == 90 and sorted(got["train"] + got["validation"]) == sorted(sents)
+    (tmp_path / "hyphen.txt").write_text("A well-\nknown rule holds here, as every reader of the text knows.\n")
+    assert user_text.documents(tmp_path / "hyphen.txt")[0][1] == \
+        ["A well-known rule holds here, as every reader of the text knows."]
+
+
+def test_a_folder_of_a_few_files_meets_the_asked_sizes(tmp_path):
+    """Three files of 150, 110 and 80 sentences (340 in all) and 240 + 60 asked: with whole files as the unit no
+    split works once the largest file is drawn for validation; with the blocks of each file as documents it does,
+    and no block gives sentences to both splits."""
+    sents = _sentences(340)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    start = 0
+    for name, n in (("a.txt", 150), ("b.txt", 110), ("c.txt", 80)):
+        mine = sents[start:start + n]
+        (folder / name).write_text("\n\n".join(" ".join(mine[i:i + 5]) for i in range(0, n, 5)) + "\n")
+        start += n
+    for seed in range(5):
+        got = user_text.prepare(folder, 240, 60, seed=seed)
+        assert (len(got["train"]), len(got["validation"])) == (240, 60)
+        block = {s: i // 5 for i, s in enumerate(sents)}  # every block holds five sentences
+        assert not {block[s] for s in got["train"]} & {block[s] for s in got["validation"]}
+    card = user_text.data_card(folder, 240, 60)
+    assert card["split"] == user_text.SPLIT_RULE and "blank-line-separated blocks" in card["split"]
 
 
 def test_sentences_are_split_by_document_and_the_same_twice(tmp_path):
@@ -52,9 +92,14 @@ def test_sentences_are_split_by_document_and_the_same_twice(tmp_path):
 
 def test_too_little_text_names_the_counts_and_the_fix(tmp_path):
     txt, _, _ = _write_all(tmp_path)
-    with pytest.raises(ValueError, match=r"all.txt has \d+ train and \d+ validation sentences, fewer than the 100 "
-                                         r"and 10 asked for; give more text, or ask for fewer sentences"):
+    with pytest.raises(ValueError, match=r"all.txt has 60 sentences in all, fewer than the 100 train and 10 "
+                                         r"validation sentences asked for; give more text, or ask for fewer sentences"):
         user_text.prepare(txt, 100, 10)
+    # enough in all, but one document too large to leave training its share: said so, with the same fix
+    (tmp_path / "two.txt").write_text(" ".join(SENTENCES[:40]) + "\n\n" + " ".join(SENTENCES[40:]) + "\n")
+    with pytest.raises(ValueError, match=r"two.txt has \d+ train and \d+ validation sentences, fewer than the 30 and "
+                                         r"25 asked for: its documents .* too few and too large to split"):
+        user_text.prepare(tmp_path / "two.txt", 30, 25)
 
 
 @pytest.mark.parametrize("name,content,message", [

@@ -205,6 +205,7 @@ class Plan:
     memory_gb: float = 0.0
     available_gb: float = 0.0
     jobs: int = 1  # pages executed side by side (each single-threaded when more than one)
+    busy: float = 1.0  # wall time over CPU time of the timed forward passes: above 1, other work slowed them
 
     def lines(self) -> list[str]:
         n_train, n_val = self.sizes
@@ -218,8 +219,11 @@ class Plan:
         out.append(f"  pages executed ({len(self.run) + 1}): {', '.join(self.run + [CLAIMS_PAGE])}")
         for name, why in self.skipped.items():
             out.append(f"  skipped: {name}: {why}")
-        out.append(f"  device {self.device}: a forward pass takes {self.forward_s * 1e3:.1f} ms per sentence; "
-                   f"{self.jobs} page(s) at a time")
+        out.append(f"  device {self.device}: a forward pass takes {self.forward_s * 1e3:.1f} ms per sentence "
+                   f"(from one thread's CPU time); {self.jobs} page(s) at a time")
+        if self.busy > BUSY:
+            out.append(f"  the machine was busy: the timed passes took {self.busy:.1f} times their CPU time; the "
+                       f"estimate assumes the cores free, as the run needs them (other work makes it longer)")
         out.append(f"  estimate: {self.estimate_s / 60:.1f} min, peak memory {self.memory_gb:.1f} GB "
                    f"(available {self.available_gb:.1f} GB)")
         return out
@@ -237,6 +241,7 @@ PAGE_COST = {"real_model": 0.62, "sec3_linear_shortcuts": 0.07, "sec4_prediction
              "sec6_submodules": 0.77, "appendix_b_news": 0.41, "lenses": 1.0, "ffn_subupdates": 0.93,
              "secretly_linear": 0.60, CLAIMS_PAGE: 0.0}
 PAGE_OVERHEAD_S = 10.0
+BUSY = 1.3  # wall over CPU time of the timed passes above which the plan says the machine was busy
 # a kernel with torch, transformers and the book's libraries, and the working memory the terms of
 # :func:`estimate_memory_gb` leave out (calibrated: on SmolLM2-135M with 2,000 sentences the largest kernel reached
 # 4.46 GB where the terms give 2.6 GB beyond a bare kernel's 1.2 GB)
@@ -280,22 +285,36 @@ def estimate_memory_gb(n_layers: int, d: int, vocab: int, parameters: int, n_sen
     return BASE_MEMORY_GB + (weights + states + max(maps, every_token) + logits) / 2**30
 
 
-def time_forward(adapter, texts, device: str, n: int = 16) -> float:
+def time_forward(adapter, texts, device: str, n: int = 16) -> tuple[float, float]:
     """Seconds per sentence of one forward pass with every hidden state (as the book extracts them), on ``n`` of
-    the sentences: the median of five passes after a warm-up (single passes vary by a fifth on two cores)."""
+    the sentences, and how busy the machine was: ``(seconds, wall / CPU)``. On a CPU the three passes (after a
+    warm-up on two sentences) run on one thread, timed by that thread's CPU time: other work on the machine does not
+    stretch it (a wall clock, or the CPU time of several threads that spin while they wait for each other, moved the
+    estimate from 25 to 55 minutes for the same inputs). The median pass, divided by :data:`ONE_THREAD_SLOWDOWN`, is
+    the two-thread pass the page costs were calibrated with. ``wall / CPU`` above 1 says by how much other work
+    slowed the passes. On a GPU: the median wall time."""
     import torch
 
     ids = adapter.tokenizer(list(texts[:n]), add_special_tokens=not adapter.causal, truncation=True,
                             max_length=128)["input_ids"]
     inp, att = right_pad(ids, pad_id(adapter.tokenizer))
-    times = []
-    with devices.using(device), torch.inference_mode():
-        adapter.forward_states(inp, att)
-        for _ in range(5):  # the median of five: one pass on a busy machine can take twice as long
-            t0 = time.perf_counter()
-            adapter.forward_states(inp, att)
-            times.append(time.perf_counter() - t0)
-    return sorted(times)[2] / len(ids)
+    cpu, wall, threads = [], [], torch.get_num_threads()
+    gpu = not str(device).startswith("cpu")
+    try:
+        if not gpu:
+            torch.set_num_threads(1)
+        with devices.using(device), torch.inference_mode():
+            adapter.forward_states(inp[:2], att[:2])
+            for _ in range(3):
+                c0, t0 = time.thread_time(), time.perf_counter()
+                adapter.forward_states(inp, att)
+                wall.append(time.perf_counter() - t0)
+                cpu.append(time.thread_time() - c0)
+    finally:
+        torch.set_num_threads(threads)
+    if gpu:
+        return sorted(wall)[1] / len(ids), 1.0
+    return sorted(cpu)[1] / len(ids) / ONE_THREAD_SLOWDOWN, sorted(wall)[1] / max(sorted(cpu)[1], 1e-9)
 
 
 def split_sizes(n: int) -> tuple:
@@ -335,7 +354,8 @@ def plan(model: str, text, news=None, sentences: int = sum(profiles.CUSTOM_SIZES
     p = Plan(model=model, family=adapter.family, kind=kind, n_layers=adapter.n_layers, d=adapter.d,
              vocab=len(adapter.tokenizer), parameters=sum(t.numel() for t in adapter.model.parameters()),
              sizes=(n_train, n_val), texts=texts, counts=counts, run=run, skipped=skipped,
-             forward_s=time_forward(adapter, first, str(dev)), device=str(dev), identity=adapter.identity)
+             forward_s=0.0, device=str(dev), identity=adapter.identity)
+    p.forward_s, p.busy = time_forward(adapter, first, str(dev))
     per_page = estimate_memory_gb(p.n_layers, p.d, p.vocab, p.parameters, n_train + n_val)
     p.available_gb = runner.available_memory_gb() if memory_gb is None else float(memory_gb)
     p.jobs = default_jobs(dev) if jobs is None else int(jobs)
@@ -694,9 +714,13 @@ def main(argv=None) -> None:
         ap.error(f"--sentences must be at least 5 (a fifth of them validate), got {args.sentences}")
     try:
         out = check_out(args.out)
-        p = plan(args.model, args.text, args.text_news, args.sentences, args.device, args.memory, args.jobs)
+        with runner.quiet_interrupt():
+            p = plan(args.model, args.text, args.text_news, args.sentences, args.device, args.memory, args.jobs)
     except ValueError as e:
         raise SystemExit(f"ERROR: {e}") from None
+    except KeyboardInterrupt:
+        print("\ninterrupted while planning: nothing was written", file=sys.stderr)
+        raise SystemExit(130) from None
     print("\n".join(p.lines()), flush=True)
     if p.memory_gb > p.available_gb:
         raise SystemExit(f"ERROR: the run would need about {p.memory_gb:.1f} GB and {p.available_gb:.1f} GB are "
@@ -705,9 +729,14 @@ def main(argv=None) -> None:
     if args.plan_only:
         return
     try:
-        r = run(out, p, args.timeout, None if args.device == "auto" else args.device, not args.no_html)
+        with runner.quiet_interrupt():
+            r = run(out, p, args.timeout, None if args.device == "auto" else args.device, not args.no_html)
     except runner.NotebookFailed as e:
         raise SystemExit(f"ERROR: {e}") from None
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: the pages that finished are kept in {out}; the same command resumes with the rest",
+              file=sys.stderr)
+        raise SystemExit(130) from None
     print(f"done in {r['total_s'] / 60:.1f} min (estimate {p.estimate_s / 60:.1f} min); the pages' peak memory "
           f"{r['peak_memory_gb']:.2f} GB (estimate {p.memory_gb:.1f} GB)" + (f"; the book is at {r['html']}"
                                                                              if "html" in r else ""))

@@ -10,17 +10,22 @@ book's own checks (``make grade SUBMISSIONS=folder``). Usage::
    (:func:`jtc_utils.book.student.strip`) and puts in it only the submission's **answer cells**, found by the exercise
    label in their metadata. Every other cell is the book's: a submission's edited, added or deleted cells (its check
    cells included) change nothing. Write everything an answer needs in its answer cell;
-2. replaces each check cell by a cell that records ``answer`` (and the numbers the page passes to the check) as
-   plain JSON, and executes the notebook in its own process with a time limit for the whole notebook and a shorter
-   one for each answer cell, in a working copy of the student's folder;
+2. replaces each check cell by a cell that records ``answer``, and only ``answer``, as plain JSON, and executes the
+   notebook in its own process with a time limit for the whole notebook and a shorter one for each answer cell, in
+   a working copy of the student's folder;
 3. judges each recorded answer with :func:`jtc_utils.book.exercises.check` **in the grader's process**, never trusting
-   anything the submission printed, against the numbers a student's own run compares with: those the page passes
-   to the check, else the figures this run computed before the submission's first answer cell (recorded then, so
-   that a submission cannot rewrite them), else the book's ``book/data``.
+   anything the submission printed or bound, against the numbers a student's own run compares with, taken from a
+   **reference run** of the page that the grader makes once per page with no submission in it (every answer
+   ``None``): the numbers the page passes to each check there, else the figures that run computed before its first
+   answer cell, else the book's ``book/data``. Nothing compared with comes from the student's kernel: an answer cell
+   that rebinds the page's variables (``check = ...``) changes only its own answer.
 
 One failing, hanging or crashing submission is recorded as such (✓, ✗ or error, with the check's message or the
-error) and never stops the others. Written to ``--out``: ``grades.csv`` and ``grades.html`` (student, page,
-exercise, result, message; totals per student) and ``feedback/<student>/<page>.ipynb``, each executed notebook.
+error) and never stops the others. Written to ``--out``: ``grades.csv`` (UTF-8 with a byte-order mark, so that a
+spreadsheet shows ✓ and ✗) and ``grades.html`` (student, page, exercise, result, message; totals per student), and
+``feedback/<student>/<page>.ipynb``: the student's executed notebook with the grader's cells removed, each check cell
+replaced by the verdict and its hint, and no path of the grading machine. A student folder with no notebook is
+reported as such; a loose file beside the student folders is reported and graded for nobody.
 
 While a submission runs, an audit hook (:func:`sys.addaudithook`, which cannot be removed) refuses writes outside its
 working copy and the project's cache, reads of the book's solutions (``notebooks/``, the executed pages, the tests),
@@ -53,6 +58,7 @@ from jtc_utils.evidence.exercises import CHECKS
 from . import student as edition
 
 RESULTS = ("✓", "✗", "error")
+LOOSE = "(no student)"  # the student column of a file found beside the student folders
 KERNEL_NAME = "__jtc_grade__"  # the recorder's name in the submission's kernel
 SOLUTIONS = (NOTEBOOKS_DIR, ROOT / "tests", ROOT / ".git", BOOK_DIR / "_build")  # never readable while grading
 
@@ -236,9 +242,10 @@ def answer_cells(nb) -> dict[str, str]:
     return out
 
 
-def graded_notebook(reference, submission, setup: str):
+def graded_notebook(reference, submission, setup: str, with_data: bool = False):
     """The notebook to execute: ``reference`` (the student edition) with the submission's answer cells, each check
-    cell replaced by a cell that records the answer, and ``setup`` first. Returns it and the exercises in order."""
+    cell replaced by a cell that records the answer (``with_data``: and the numbers the page passes to the check,
+    for the reference run only), and ``setup`` first. Returns it and the exercises in order."""
     import copy
 
     import nbformat
@@ -261,7 +268,7 @@ def graded_notebook(reference, submission, setup: str):
                 raise ValueError(f"the book's check cell of {label!r} has no exercises.check call")
             _, call, data = found
             cell.source = cell.source.replace(
-                call, f"{KERNEL_NAME}.record({label!r}, answer" + (f", data={data})" if data else ")"), 1)
+                call, f"{KERNEL_NAME}.record({label!r}, answer" + (f", data={data})" if data and with_data else ")"), 1)
             cell.metadata["grading"] = "record"
             labels.append(label)
         cells.append(cell)
@@ -316,33 +323,15 @@ def _child_env(workdir: Path) -> dict:
     return env
 
 
-def grade_one(student: str, path: Path, out: Path, reference: Path, timeout: int, cell_timeout: int,
-              unreadable: list[Path]) -> list[Row]:
-    """Grade one submitted notebook; every failure becomes rows, never an exception."""
+def _run(nb, private: Path, workdir: Path, timeout: int, cell_timeout: int) -> dict:
+    """Execute the graded notebook ``nb`` in a process of its own (its kernel in ``workdir``); what it recorded:
+    ``recorded`` (by exercise), ``figures`` (the snapshot before the first answer cell), ``failed`` (cell index:
+    error), ``killed`` (why the whole run was stopped, or None) and ``executed`` (the executed notebook's path)."""
     import nbformat
 
-
-    page = path.stem
-    if path.suffix != ".ipynb":
-        return [Row(student, path.name, "", "error", "not a notebook (a submission is a .ipynb file)")]
-    try:
-        submission = nbformat.read(path, as_version=4)
-    except Exception as e:  # any unreadable file is that submission's problem only
-        return [Row(student, page, "", "error", f"not a notebook: {type(e).__name__}: {str(e)[:200]}")]
-    try:
-        reference_nb = reference_page(page, reference)
-    except ValueError as e:
-        return [Row(student, page, "", "error", str(e))]
-
-    private = Path(tempfile.mkdtemp(prefix=f".grade-{student}-{page}-", dir=out))
-    workdir = private / "work"
-    shutil.copytree(path.parent, workdir, ignore=shutil.ignore_patterns("*.ipynb", ".*"))
     results, errors = private / "results.jsonl", private / "errors.json"
     notebook, executed = private / "graded.ipynb", private / "executed.ipynb"
-    nb, labels = graded_notebook(reference_nb, submission, setup_source(results, workdir, unreadable + [private]))
-    answer_index = {c.metadata["exercise"]: i for i, c in enumerate(nb.cells) if c.metadata.get("grading") == "answer"}
     atomic_write_text(notebook, nbformat.writes(nb))
-
     killed = None
     proc = subprocess.Popen([sys.executable, "-m", "jtc_utils.book.grade", "--_execute", str(notebook), str(executed),
                              str(errors), str(cell_timeout), str(workdir)],
@@ -356,7 +345,9 @@ def grade_one(student: str, path: Path, out: Path, reference: Path, timeout: int
         os.killpg(proc.pid, signal.SIGKILL)  # the kernel exits with its parent (ipykernel's parent poller)
         proc.communicate()
         killed = f"the notebook ran past its time limit ({timeout} s) and was stopped"
-
+    except BaseException:  # Ctrl-C: the submission's process group goes with the grader
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
     failed = {int(k): v for k, v in json.loads(errors.read_text()).items()} if errors.exists() else {}
     recorded, figures = {}, None
     if results.exists():
@@ -369,7 +360,104 @@ def grade_one(student: str, path: Path, out: Path, reference: Path, timeout: int
                     recorded.setdefault(rec["exercise"], rec)
             except (json.JSONDecodeError, KeyError, TypeError):
                 continue
-    answers, figures = answer_cells(submission), figures or {}
+    return {"recorded": recorded, "figures": figures or {}, "failed": failed, "killed": killed,
+            "executed": executed if executed.exists() else None}
+
+
+def reference_numbers(page: str, reference_nb, out: Path, timeout: int, cell_timeout: int,
+                      unreadable: list[Path]) -> dict:
+    """The numbers each check of ``page`` compares with, from a run of the page with no submission in it (every
+    answer None), made in the grader's own folder: ``{label: {figure or data name: value}}``. A check whose
+    numbers that run could not produce gets only the book's (``book/data``), never a student's."""
+    import nbformat
+
+    private = Path(tempfile.mkdtemp(prefix=f".grade-reference-{page}-", dir=out))
+    try:
+        workdir = private / "work"
+        workdir.mkdir()
+        nb, labels = graded_notebook(reference_nb, nbformat.v4.new_notebook(),
+                                     setup_source(private / "results.jsonl", workdir, unreadable + [private]),
+                                     with_data=True)
+        run = _run(nb, private, workdir, timeout, cell_timeout)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+    numbers = {}
+    for label in labels:
+        data = {f: run["figures"][f] for f in CHECKS.get(label, ((),))[0] if f in run["figures"]}
+        rec = run["recorded"].get(label, {})
+        data.update(decode(rec["data"]) if rec.get("data") is not None else {})
+        numbers[label] = data
+    return numbers
+
+
+def feedback_notebook(executed, rows: list["Row"], paths: dict[str, str]):
+    """What a student gets back: their executed notebook without the grader's cells, each check cell replaced by
+    its verdict (✓, ✗ or error) and the check's hint, and every path of the grading machine in ``paths`` (path:
+    what to write instead) replaced in the outputs."""
+    import nbformat
+
+    verdict = {r.exercise: r for r in rows}
+    cells = []
+    for cell in executed.cells:
+        role = cell.metadata.get("grading")
+        if "grading" in cell.metadata.get("tags", []):
+            continue  # the recorder's set-up, its snapshot, "answer = None"
+        if role == "record":
+            label = cell.metadata.get("exercise", "")
+            r = verdict.get(label)
+            text = (f"**{label}: {r.result}**" + (f" — {r.message}" if r.message else "")) if r else \
+                f"**{label}: not graded**"
+            cells.append(nbformat.v4.new_markdown_cell(text, metadata={"exercise": label, "grading": "verdict"}))
+            continue
+        cell.metadata.pop("grading", None)
+        cells.append(cell)
+    executed.cells = cells
+    text = nbformat.writes(executed)
+    for path, instead in sorted(paths.items(), key=lambda kv: -len(kv[0])):  # the longest first: nested paths
+        text = text.replace(path, instead)
+    return text
+
+
+def grade_one(student: str, path: Path, out: Path, reference: Path, timeout: int, cell_timeout: int,
+              unreadable: list[Path], numbers=None) -> list[Row]:
+    """Grade one submitted notebook; every failure becomes rows, never an exception. ``numbers``: the page's
+    :func:`reference_numbers` (made here when not given)."""
+    import nbformat
+
+    page = path.stem
+    if path.suffix != ".ipynb":
+        return [Row(student, path.name, "", "error", "not a notebook (a submission is a .ipynb file)")]
+    try:
+        submission = nbformat.read(path, as_version=4)
+    except Exception as e:  # any unreadable file is that submission's problem only
+        return [Row(student, page, "", "error", f"not a notebook: {type(e).__name__}: {str(e)[:200]}")]
+    try:
+        reference_nb = reference_page(page, reference)
+    except ValueError as e:
+        return [Row(student, page, "", "error", str(e))]
+    if numbers is None:
+        numbers = reference_numbers(page, reference_nb, out, timeout, cell_timeout, unreadable)
+
+    private = Path(tempfile.mkdtemp(prefix=f".grade-{student}-{page}-", dir=out))
+    try:
+        return _grade_in(student, page, path, submission, reference_nb, numbers, private, out, timeout, cell_timeout,
+                         unreadable)
+    finally:
+        shutil.rmtree(private, ignore_errors=True)
+
+
+def _grade_in(student, page, path, submission, reference_nb, numbers, private, out, timeout, cell_timeout,
+              unreadable) -> list[Row]:
+    import nbformat
+
+    workdir = private / "work"
+    shutil.copytree(path.parent, workdir, ignore=shutil.ignore_patterns("*.ipynb", ".*"))
+    nb, labels = graded_notebook(reference_nb, submission,
+                                 setup_source(private / "results.jsonl", workdir, unreadable + [private]))
+    answer_index = {c.metadata["exercise"]: i for i, c in enumerate(nb.cells) if c.metadata.get("grading") == "answer"}
+    run = _run(nb, private, workdir, timeout, cell_timeout)
+    failed, recorded, killed = run["failed"], run["recorded"], run["killed"]
+    answers = answer_cells(submission)
     rows = []
     for label in labels:
         if label in answer_index and answer_index[label] in failed:
@@ -380,12 +468,8 @@ def grade_one(student: str, path: Path, out: Path, reference: Path, timeout: int
         elif "error" in recorded[label]:
             rows.append(Row(student, page, label, "error", recorded[label]["error"]))
         else:
-            rec = recorded[label]
-            # the numbers the check compares with: what the page passed to it, else the figures this run computed
-            # before the submission's code ran, else the book's
-            data = {f: figures[f] for f in CHECKS.get(label, ((),))[0] if f in figures}
-            data.update(decode(rec["data"]) if rec.get("data") is not None else {})
-            ok, message = _judge(exercises, label, decode(rec["answer"]), data or None)
+            # the numbers the check compares with: the reference run's (never the submission's kernel's)
+            ok, message = _judge(exercises, label, decode(recorded[label]["answer"]), numbers.get(label) or None)
             if ok is None:
                 rows.append(Row(student, page, label, "error", message))
             else:
@@ -396,9 +480,11 @@ def grade_one(student: str, path: Path, out: Path, reference: Path, timeout: int
         rows.append(Row(student, page, "", "error", killed))
     feedback = out / "feedback" / student / f"{page}.ipynb"
     feedback.parent.mkdir(parents=True, exist_ok=True)
-    if executed.exists():
-        shutil.copyfile(executed, feedback)
-    shutil.rmtree(private, ignore_errors=True)
+    if run["executed"] is not None:
+        paths = {str(workdir): ".", str(private): "<grading>", str(out): "<grades>", str(ROOT): "<book>",
+                 os.path.realpath(workdir): ".", os.path.realpath(ROOT): "<book>", sys.prefix: "<python>",
+                 sys.base_prefix: "<python>", str(Path.home()): "~"}
+        atomic_write_text(feedback, feedback_notebook(nbformat.read(run["executed"], as_version=4), rows, paths))
     return rows
 
 
@@ -437,19 +523,32 @@ def grade(submissions: Path, out: Path, reference: Path = NOTEBOOKS_DIR, timeout
     out.mkdir(parents=True, exist_ok=True)
     unreadable = [*SOLUTIONS, reference, submissions, out]
     work = [(s.name, f) for s in students for f in sorted(s.iterdir()) if f.is_file() and not f.name.startswith(".")]
-    rows = [Row(name, name, "", "error", "not in a student's folder (submissions/<student>/<page>.ipynb)")
-            for name in stray]
+    # a loose file is graded for nobody (it is no student), an empty folder is a student with nothing handed in
+    rows = [Row(LOOSE, name, "", "error", "a file beside the student folders, graded for nobody: put it in its "
+                "student's folder (submissions/<student>/<page>.ipynb)") for name in stray]
+    rows += [Row(s.name, "", "", "error", "no notebook in this student's folder") for s in students
+             if not any(st == s.name for st, _ in work)]
+    numbers = {}  # page -> the reference run's numbers, made once per page
     for student, path in tqdm(work, desc="grading", unit="notebook",
                               disable=not (show_progress() if progress is None else progress)):
-        rows.extend(grade_one(student, path, out, reference, timeout, cell_timeout, unreadable))
+        if path.suffix == ".ipynb" and path.stem not in numbers:
+            try:
+                numbers[path.stem] = reference_numbers(path.stem, reference_page(path.stem, reference), out, timeout,
+                                                       cell_timeout, unreadable)
+            except ValueError:
+                numbers[path.stem] = None  # not a page of the book: grade_one says so
+        rows.extend(grade_one(student, path, out, reference, timeout, cell_timeout, unreadable,
+                              numbers.get(path.stem)))
     write_tables(rows, out)
     return rows
 
 
 def totals(rows: list[Row]) -> dict[str, tuple[int, int]]:
-    """Per student: exercises passed, exercises graded."""
+    """Per student: exercises passed, exercises graded (loose files are nobody's)."""
     out: dict[str, list[int]] = {}
     for r in rows:
+        if r.student == LOOSE:
+            continue
         t = out.setdefault(r.student, [0, 0])
         t[0] += r.result == "✓"
         t[1] += bool(r.exercise)
@@ -465,7 +564,7 @@ def write_tables(rows: list[Row], out: Path) -> None:
     w.writerow(["student", "page", "exercise", "result", "message"])
     for r in rows:
         w.writerow([r.student, r.page, r.exercise, r.result, r.message])
-    atomic_write_text(out / "grades.csv", buf.getvalue())
+    atomic_write_text(out / "grades.csv", "\ufeff" + buf.getvalue())  # a BOM: spreadsheets then read UTF-8
     colour = {"✓": "#d9f2d9", "✗": "#f9dcdc", "error": "#fbe8c8"}
     tot = "".join(f"<tr><td>{html.escape(s)}</td><td>{p}</td><td>{n}</td></tr>" for s, (p, n) in totals(rows).items())
     body = "".join(
@@ -499,8 +598,16 @@ def main(argv=None):
         rows = grade(args.submissions, args.out, args.reference, args.timeout, args.cell_timeout)
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
+    except KeyboardInterrupt:
+        print(f"\ninterrupted: grades.csv and grades.html were not written; run the same command again to grade "
+              f"the class (make grade SUBMISSIONS={args.submissions})", file=sys.stderr)
+        raise SystemExit(130) from None
     for student, (passed, n) in totals(rows).items():
-        print(f"{student}: {passed} of {n}")
+        print(f"{student}: {passed} of {n}" + ("  (no notebook in the folder)" if n == 0 else ""))
+    loose = [r.page for r in rows if r.student == LOOSE]
+    if loose:
+        print(f"not graded: {len(loose)} loose file(s) beside the student folders ({', '.join(loose)}); put each in "
+              f"its student's folder")
     print(f"grades of {len(totals(rows))} students in {args.out}/grades.csv and grades.html "
           f"({time.perf_counter() - t0:.0f} s)")
 

@@ -25,9 +25,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import logging
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -412,6 +414,39 @@ def environ(updates: dict, defaults: dict | None = None):
                 os.environ[k] = v
 
 
+@contextlib.contextmanager
+def quiet_interrupt():
+    """Ctrl-C as the caller's one line: inside the block, an interrupt is raised as a bare KeyboardInterrupt, whatever
+    it interrupted (this process waiting, or a kernel's cell that the same Ctrl-C reached, which papermill reports as
+    a failed cell or a dead kernel), and every logger is silenced from then on, so that the kernels' machinery
+    (papermill, nbclient, asyncio's unretrieved tasks) prints nothing more on the way out. Where the block is not in
+    the main thread, interrupts are only passed on."""
+    hit = []
+    main = signal.getsignal(signal.SIGINT) is not None and __import__("threading").current_thread() is \
+        __import__("threading").main_thread()
+
+    def handler(signum, frame):
+        hit.append(signum)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, handler) if main else None
+    try:
+        yield
+    except BaseException as e:
+        if hit or isinstance(e, KeyboardInterrupt) or getattr(e, "ename", "") == "KeyboardInterrupt":
+            logging.disable(logging.CRITICAL)
+            raise KeyboardInterrupt from None
+        raise
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, previous)
+
+
+def _ignore_interrupts() -> None:
+    """A page worker's start: Ctrl-C is the parent's to handle (it stops the workers), never a traceback per worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def transaction(nb, page: Path, data: Path, parameters: dict, env: dict, cwd: Path, timeout: int, record: dict,
                 source: str | None = None) -> float:
     """Execute the notebook ``nb`` with papermill into ``page`` and its figure data into the folder ``data``, as one
@@ -537,36 +572,52 @@ def run_pages(names: list[str], run_one, jobs: int = 1, log=print, readers=READE
             log(f"  {name}: " + ("up to date" if times[name] is None else f"{times[name]:.0f} s"))
         return times
     import multiprocessing
-    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures import ProcessPoolExecutor
 
-    pending, running, failure = list(start_order(names) if order is None else order), {}, None
+    pending, running = list(start_order(names) if order is None else order), {}
     if sorted(pending) != sorted(names):
         raise ValueError(f"the start order {order} must hold the same pages as {names}")
     with environ(ONE_THREAD):  # the workers inherit it, and their kernels from them
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            while running or (pending and failure is None):
-                for name in list(pending):
-                    if failure is not None or len(running) >= jobs:
-                        break
-                    if name in readers and any(n not in times for n in names[:names.index(name)]):
-                        continue  # waits for the pages whose numbers it reads
-                    pending.remove(name)
-                    log(f"executing {name} ...")
-                    running[pool.submit(run_one, name)] = name
-                done, _ = wait(running, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    name = running.pop(fut)
-                    try:
-                        times[name] = fut.result()
-                    except Exception as e:  # noqa: BLE001 - the first failure is raised once the others end
-                        failure = failure or e
-                        times[name] = None
-                        log(f"  {name}: failed")
-                        continue
-                    log(f"  {name}: " + ("up to date" if times[name] is None else f"{times[name]:.0f} s"))
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=_ignore_interrupts) as pool:
+            try:
+                failure = _schedule(pool, names, run_one, jobs, log, readers, pending, running, times)
+            except KeyboardInterrupt:  # stop now: the running pages' transactions commit nothing
+                pool.shutdown(wait=False, cancel_futures=True)
+                for child in multiprocessing.active_children():
+                    child.terminate()
+                raise
     if failure is not None:
         raise failure
     return times
+
+
+def _schedule(pool, names, run_one, jobs, log, readers, pending, running, times):
+    """run_pages' loop over a pool of workers (see there): fills ``times``; returns the first failure, or None."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    failure = None
+    while running or (pending and failure is None):
+        for name in list(pending):
+            if failure is not None or len(running) >= jobs:
+                break
+            if name in readers and any(n not in times for n in names[:names.index(name)]):
+                continue  # waits for the pages whose numbers it reads
+            pending.remove(name)
+            log(f"executing {name} ...")
+            running[pool.submit(run_one, name)] = name
+        done, _ = wait(running, return_when=FIRST_COMPLETED)
+        for fut in done:
+            name = running.pop(fut)
+            try:
+                times[name] = fut.result()
+            except Exception as e:  # noqa: BLE001 - the first failure is raised once the others end
+                failure = failure or e
+                times[name] = None
+                log(f"  {name}: failed")
+                continue
+            log(f"  {name}: " + ("up to date" if times[name] is None else f"{times[name]:.0f} s"))
+    return failure
 
 
 def describe(e: BaseException, timeout: int) -> str:
@@ -689,10 +740,15 @@ def main(argv=None):
                   f"(a page may reach {PAGE_PEAK_GB:.0f} GB)", flush=True)
         print(f"profile {args.profile}: executing {len(todo)} page(s) in {jobs} worker(s)", flush=True)
         try:
-            run_pages(todo, partial(execute, profile=args.profile, timeout=args.timeout, device=args.device),
-                      jobs, lambda line: print(line, flush=True))
+            with quiet_interrupt():
+                run_pages(todo, partial(execute, profile=args.profile, timeout=args.timeout, device=args.device),
+                          jobs, lambda line: print(line, flush=True))
         except NotebookFailed as e:
             raise SystemExit(f"ERROR: {e}") from None
+        except KeyboardInterrupt:
+            print("\ninterrupted: the pages that finished are committed, the others unchanged; `make book` runs the "
+                  "rest", file=sys.stderr)
+            raise SystemExit(130) from None
     if not args.no_build:
         index = build_html(args.html_dir)
         print(f"The book is at {index}")

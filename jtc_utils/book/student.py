@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import sys
 from pathlib import Path
 
 from jtc_utils.core import paths, profiles
@@ -25,6 +26,7 @@ from jtc_utils.core.paths import NOTEBOOKS_DIR, ROOT, atomic_write_text
 from jtc_utils.core.progress import show_progress
 
 from . import runner
+from .runner import quiet_interrupt
 
 # the real model's training and validation sentences in the student edition: the tests' subset (the book's pages
 # run on 9,000 and 3,000; executing them at that size costs minutes per page on two cores)
@@ -41,6 +43,23 @@ _FENCES = (re.compile(r"```\{solution-start\}[^\n]*\n(?::[^\n]*\n)*```[ \t]*\n?"
 _EXERCISES = ((re.compile(r"```\{exercise-start\}[^\n]*\n:label: (\S+)\n```[ \t]*\n"), r"**Exercise `\1`.** "),
               (re.compile(r"```\{exercise-end\}[^\n]*\n```[ \t]*\n?"), ""),
               (re.compile(r"```\{exercise\}[^\n]*\n:label: (\S+)\n(.*?)\n```[ \t]*\n?", re.S), r"**Exercise `\1`.** \2\n"))
+# the rest of the book's MyST, as Jupyter's Markdown shows it: an admonition as a quoted block under its title (its
+# options dropped), a glued value as the name of the variable that holds it, a citation by its key (the book's
+# references page lists them), a link to a figure's anchor in the built book as the figure's name and id
+_ADMONITION = re.compile(r"```\{admonition\}[ \t]*([^\n]*)\n((?::[^\n]*\n)*)(.*?)\n```[ \t]*(\n|$)", re.S)
+_MYST = ((re.compile(r"\{glue:text\}`([^`]+)`"), r"`\1` (the parameters cell)"),
+         (re.compile(r"\{cite:p\}`([^`]+)`"), r"[\1]"),
+         (re.compile(r"""<a href="#figure-([\w-]+)">([^<]*)</a>"""), r"\2 (`\1`)"))
+
+
+def jupyter_markdown(text: str) -> str:
+    """A markdown cell of the book with its MyST written as plain Markdown that Jupyter renders (see above)."""
+    text = _ADMONITION.sub(lambda m: "> **" + m.group(1).strip() + "**\n>\n"
+                           + "\n".join("> " + line if line else ">" for line in m.group(3).splitlines()) + m.group(4),
+                           text)
+    for pattern, plain in _MYST:
+        text = pattern.sub(plain, text)
+    return text
 
 
 def strip(nb):
@@ -74,8 +93,11 @@ def strip(nb):
                 cell.source = fence.sub("", cell.source)
             for directive, plain in _EXERCISES:
                 cell.source = directive.sub(plain, cell.source)
+            cell.source = jupyter_markdown(cell.source)
             if not cell.source.strip():
                 continue
+        elif cell.cell_type == "code" and not cell.source.strip():
+            continue  # the blank line after a py:percent header reads as an empty code cell
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         cells.append(cell)
@@ -170,10 +192,12 @@ def fill(progress: bool | None = None) -> dict[str, float]:
         with tempfile.TemporaryDirectory(prefix="jtc-student-fill-") as tmp:
             written, _ = build(Path(tmp) / "edition")
             pages = {p.stem: p for p in written}
-            bar = tqdm(list(todo), desc="filling the student edition's cache", unit="page",
-                       disable=not (show_progress() if progress is None else progress))
-            for name in bar:
+            show = show_progress() if progress is None else progress
+            bar = tqdm(list(todo), desc="filling the student edition's cache", unit="page", disable=not show)
+            for i, name in enumerate(bar, 1):
                 bar.set_postfix_str(name)
+                if not show:  # no bar (not a terminal, or asked for none): a line per page, so a long fill is seen
+                    print(f"filling the cache: page {i} of {len(todo)}, {name} ...", flush=True)
                 t0 = time.perf_counter()
                 try:
                     pm.execute_notebook(str(pages[name]), str(Path(tmp) / f"{name}.out.ipynb"), cwd=str(pages[name].parent),
@@ -182,6 +206,7 @@ def fill(progress: bool | None = None) -> dict[str, float]:
                     raise SystemExit(f"error: the student edition of {name} failed while filling the cache "
                                      f"({e.ename}: {e.evalue}); run `make book` to see the page's own error") from None
                 seconds[name] = time.perf_counter() - t0
+                (bar.write if show else print)(f"  {name}: {seconds[name]:.0f} s")
                 done[name] = todo[name]
                 atomic_write_text(record, json.dumps(done, indent=1) + "\n")
     return seconds
@@ -201,7 +226,13 @@ def main(argv=None):
           "cells)" + (f"; kept {len(kept)} you have worked on ({', '.join(p.stem for p in kept)}): --replace "
                       "starts them afresh" if kept else ""))
     if args.fill:
-        took = fill()
+        try:
+            with quiet_interrupt():
+                took = fill()
+        except KeyboardInterrupt:
+            print("\ninterrupted: the edition is written, and the pages filled before the interruption are kept; "
+                  "`make student` fills the rest", file=sys.stderr)
+            raise SystemExit(130) from None
         print(f"cache filled: {len(took)} pages executed in {sum(took.values()) / 60:.1f} min"
               if took else "cache already filled for every page")
 

@@ -193,16 +193,26 @@ def prepare(docs: list[tuple[str, list[str]]], want: dict, key: str, name: str, 
     rng = random.Random(key)
     order = list(range(len(per_doc)))
     rng.shuffle(order)
+    # a document goes to validation while it has fewer sentences than asked and the documents not in validation
+    # would still hold enough for training; else to training. On a large text (the real profile's) the second
+    # condition always holds, and this is the plain "validation first, until full" of a shuffled order; on a
+    # text of a few large documents it keeps one large document from taking what training needs.
+    total = sum(len(s) for _, s in per_doc)
     val, train, val_docs = [], [], 0
     for i in order:
-        if len(val) < want["validation"]:
+        n = len(per_doc[i][1])
+        if len(val) < want["validation"] and total - len(val) - n >= want["train"]:
             val += per_doc[i][1]
             val_docs += 1
         else:
             train += per_doc[i][1]
+    if total < want["train"] + want["validation"]:
+        raise ValueError(f"after filtering, {name} has {total} sentences in all, fewer than the {want['train']} "
+                         f"train and {want['validation']} validation sentences asked for{fix}")
     if len(train) < want["train"] or len(val) < want["validation"]:
         raise ValueError(f"after filtering, {name} has {len(train)} train and {len(val)} validation sentences, "
-                         f"fewer than the {want['train']} and {want['validation']} asked for{fix}")
+                         f"fewer than the {want['train']} and {want['validation']} asked for: its documents (blocks "
+                         f"between blank lines) are too few and too large to split without cutting one{fix}")
     rng.shuffle(train)
     rng.shuffle(val)
     return {"train": train[:want["train"]], "validation": val[:want["validation"]],

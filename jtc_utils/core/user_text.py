@@ -2,15 +2,18 @@
 
 The text comes in any plain form:
 
-* a ``.txt`` file: documents are separated by blank lines, and each other line of a document is a paragraph;
-* a folder of ``.txt`` files (searched recursively): each file is a document, each non-empty line a paragraph;
+* a ``.txt`` file: blank lines separate its documents (paragraphs, sections); the lines of a document are joined
+  into one paragraph, so text hard-wrapped at 72-80 columns (licences, books, e-mail) keeps its sentences whole
+  (a line ending in a hyphen is joined without a space: "well-" + "known" gives "well-known");
+* a folder of ``.txt`` files (searched recursively): each file read as a ``.txt`` file, its blank-line-separated
+  blocks the documents (named ``file.txt#k``), so that a few large files can still be split into the sizes asked;
 * a JSON Lines file (``.jsonl``): one document per line, ``{"text": "..."}`` (other fields are ignored), its
   paragraphs separated by newlines.
 
 From there the real profile's pipeline runs unchanged (:func:`jtc_utils.core.real_text.prepare`): split into
 sentences, filter, deduplicate, and split by document, so that no document gives sentences to both the training
-and the validation split. Files must be UTF-8 text; anything else is refused with the problem and the fix, before
-anything is computed.
+and the validation split (the rule: :data:`SPLIT_RULE`). Files must be UTF-8 text; anything else is refused with the
+problem and the fix, before anything is computed.
 """
 
 from __future__ import annotations
@@ -23,6 +26,11 @@ from pathlib import Path
 from . import real_text
 
 FORMS = "a .txt file, a folder of .txt files, or a .jsonl file with a 'text' field per line"
+SPLIT_RULE = ("documents are the blank-line-separated blocks of a .txt file (of each file, in a folder) or the lines "
+              "of a .jsonl file; the lines of a block are joined into one paragraph (hard-wrapped text); the "
+              "documents, in an order shuffled with the seed, go to validation while it has fewer sentences than "
+              "asked and the others still hold enough for training, the rest to training: no document gives "
+              "sentences to both splits")
 TOO_FEW = "; give more text, or ask for fewer sentences (--sentences N)"
 
 
@@ -45,6 +53,20 @@ def _lines(text: str) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
+def _blocks(text: str) -> list[str]:
+    """The blank-line-separated blocks of ``text``, each one paragraph: its lines joined by a space (without one
+    after a line that ends in a hyphen)."""
+    blocks, block = [], ""
+    for line in text.splitlines() + [""]:
+        line = line.strip()
+        if line:
+            block = line if not block else block + line if block.endswith("-") else f"{block} {line}"
+        elif block:
+            blocks.append(block)
+            block = ""
+    return blocks
+
+
 def documents(path) -> list[tuple[str, list[str]]]:
     """``[(document id, [paragraph, ...]), ...]`` of the text at ``path``, in a fixed order (see the module's
     docstring for the three forms)."""
@@ -55,7 +77,8 @@ def documents(path) -> list[tuple[str, list[str]]]:
         files = sorted(p for p in path.rglob("*.txt") if p.is_file())
         if not files:
             raise TextInputError(f"the folder {path} holds no .txt files; give {FORMS}")
-        docs = [(p.relative_to(path).as_posix(), _lines(_read(p))) for p in files]
+        docs = [(f"{p.relative_to(path).as_posix()}#{k}", [b]) for p in files
+                for k, b in enumerate(_blocks(_read(p)), 1)]
     elif path.suffix == ".jsonl":
         docs = []
         for i, line in enumerate(_read(path).splitlines(), 1):
@@ -71,14 +94,7 @@ def documents(path) -> list[tuple[str, list[str]]]:
                                      '{"text": "..."}')
             docs.append((f"line {i}", _lines(record["text"])))
     elif path.suffix == ".txt":
-        blocks, block = [], []
-        for line in _read(path).splitlines() + [""]:
-            if line.strip():
-                block.append(line.strip())
-            elif block:
-                blocks.append(block)
-                block = []
-        docs = [(f"document {i}", b) for i, b in enumerate(blocks, 1)]
+        docs = [(f"document {i}", [b]) for i, b in enumerate(_blocks(_read(path)), 1)]
     else:
         raise TextInputError(f"{path} is neither .txt nor .jsonl; give {FORMS}")
     if not any(paragraphs for _, paragraphs in docs):
@@ -108,7 +124,7 @@ def data_card(path, n_train: int, n_val: int, seed: int = 0, examples: int = 3) 
     """Where the sentences come from and what was done to them: the path and its SHA-256, the filters, the count
     after each step, the split sizes and a few training examples."""
     data = prepare(path, n_train, n_val, seed)
-    return {"source": str(Path(path)), "sha256": fingerprint(path), "seed": seed,
+    return {"source": str(Path(path)), "sha256": fingerprint(path), "seed": seed, "split": SPLIT_RULE,
             "filters": {name: desc for name, (desc, _) in real_text.FILTERS.items()},
             "counts": data["counts"], "train": len(data["train"]), "validation": len(data["validation"]),
             "examples": data["train"][:examples]}
