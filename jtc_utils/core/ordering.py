@@ -10,11 +10,14 @@ The book's rule, used for every order it shows, stores or picks items by:
 
 * sorts are stable (``kind="stable"``, ``stable=True``), so tied items keep their position: the position (a row's
   index, a token id) is the tie-break, an exact key;
-* a displayed top-k list (:func:`top_k`) ranks on scores *rounded to a grid* of :data:`GRID_BITS` mantissa bits
-  (relative steps of 2**-13, about 1.2e-4, a hundred times the measured cross-machine spread of a logit) and breaks
-  the ties this makes by the lower id. Two scores closer than a grid step rank by id on every machine; the list can
-  still differ only where a score lies within the noise of a grid line (about one pair in a hundred of those that are
-  near-tied, instead of one in two).
+* a top-k list that is only shown (:func:`top_k`; Table 1's tokens) ranks on scores *rounded to a grid* of
+  :data:`GRID_BITS` mantissa bits (relative steps of 2**-13, about 1.2e-4, a hundred times the measured
+  cross-machine spread of a logit) and breaks the ties this makes by the lower id. Two scores closer than a grid step
+  rank by id on every machine; the list can still differ only where a score lies within the noise of a grid line
+  (about one pair in a hundred of those that are near-tied, instead of one in two);
+* a top-k set that a statistic counts (``exact=True``: the FFN chapter's coverage, overlaps and clusters, the
+  dominant sub-updates) ranks on the exact scores, exact ties by the lower id: a grid would change the statistic
+  itself, and those sets were reproduced exactly under every other arithmetic measured (``tests/noise.json``).
 
 ``tests/test_ordering.py`` scans the package and the notebooks from the source for sorts that break this rule.
 """

@@ -42,8 +42,10 @@ def unembedding(adapter):
 
 def top_tokens(adapter, vectors, k: int = 30, reading: str = "raw", chunk: int = CHUNK, bottom: bool = False):
     """Top-``k`` token ids (and their logits) of ``vectors`` [n, d] projected to the vocabulary, [n, k] each, in
-    descending order (ascending, the most demoted first, with ``bottom``); chunks of ``chunk`` vectors. Ranked as
-    every displayed list is (:func:`jtc_utils.core.ordering.top_k`: near-ties by the lower id on every machine)."""
+    descending order (ascending, the most demoted first, with ``bottom``); chunks of ``chunk`` vectors. Ranked on the
+    exact logits, exact ties by the lower id (:func:`jtc_utils.core.ordering.top_k` with ``exact``): the chapter's
+    statistics (concept coverage, overlaps, clusters) count these sets, and a grid would move them; the sets were
+    reproduced exactly under every other arithmetic measured (``tests/noise.json``: spread 0)."""
     import torch
 
     n = len(vectors)
@@ -53,7 +55,7 @@ def top_tokens(adapter, vectors, k: int = 30, reading: str = "raw", chunk: int =
     with torch.inference_mode():
         for a in range(0, n, chunk):
             logits = _transform(adapter, vectors[a:a + chunk], reading) @ E.T
-            ids[a:a + chunk], vals[a:a + chunk] = ordering.top_k(logits, k, largest=not bottom)
+            ids[a:a + chunk], vals[a:a + chunk] = ordering.top_k(logits, k, largest=not bottom, exact=True)
     return ids, vals
 
 
