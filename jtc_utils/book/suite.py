@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import codecs
 import json
 import os
 import re
@@ -98,15 +99,22 @@ def _pytest(args: list[str], env: dict, log: Path) -> tuple[int, str]:
     """Run pytest, its output shown as it comes and kept in ``log``; (exit code, its closing summary)."""
     summary = ""
     rootdir = os.path.commonpath([BOOK_DIR, TESTS_DIR])  # the checkout (node ids relative to it)
+    decode = codecs.getincrementaldecoder("utf-8")(errors="replace")
     with open(log, "w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "pytest", f"--rootdir={rootdir}", *args], cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, text=True, bufsize=1)
-        for line in proc.stdout:
-            sys.stdout.write(line)
-            out.write(line)
-            m = SUMMARY.match(line.strip())
-            if m:
-                summary = m.group(1)
+        proc = subprocess.Popen([sys.executable, "-m", "pytest", f"--rootdir={rootdir}", *args], cwd=ROOT, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        line = ""
+        # passed on as it comes, not line by line: pytest's progress dots stand on one line until it is full
+        while chunk := proc.stdout.read1(65536):
+            text = decode.decode(chunk)
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            out.write(text)
+            *done, line = (line + text).split("\n")
+            for d in done:
+                m = SUMMARY.match(d.strip())
+                if m:
+                    summary = m.group(1)
         code = proc.wait()
     return code, summary or f"no summary (exit {code})"
 
