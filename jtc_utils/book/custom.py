@@ -714,13 +714,10 @@ def main(argv=None) -> None:
         ap.error(f"--sentences must be at least 5 (a fifth of them validate), got {args.sentences}")
     try:
         out = check_out(args.out)
-        with runner.quiet_interrupt():
+        with runner.exit_on_interrupt("interrupted while planning: nothing was written"):
             p = plan(args.model, args.text, args.text_news, args.sentences, args.device, args.memory, args.jobs)
     except ValueError as e:
         raise SystemExit(f"ERROR: {e}") from None
-    except KeyboardInterrupt:
-        print("\ninterrupted while planning: nothing was written", file=sys.stderr)
-        raise SystemExit(130) from None
     print("\n".join(p.lines()), flush=True)
     if p.memory_gb > p.available_gb:
         raise SystemExit(f"ERROR: the run would need about {p.memory_gb:.1f} GB and {p.available_gb:.1f} GB are "
@@ -729,14 +726,11 @@ def main(argv=None) -> None:
     if args.plan_only:
         return
     try:
-        with runner.quiet_interrupt():
+        with runner.exit_on_interrupt(f"interrupted: the pages that finished are kept in {out}; the same command "
+                                      f"resumes with the rest"):
             r = run(out, p, args.timeout, None if args.device == "auto" else args.device, not args.no_html)
     except runner.NotebookFailed as e:
         raise SystemExit(f"ERROR: {e}") from None
-    except KeyboardInterrupt:
-        print(f"\ninterrupted: the pages that finished are kept in {out}; the same command resumes with the rest",
-              file=sys.stderr)
-        raise SystemExit(130) from None
     print(f"done in {r['total_s'] / 60:.1f} min (estimate {p.estimate_s / 60:.1f} min); the pages' peak memory "
           f"{r['peak_memory_gb']:.2f} GB (estimate {p.memory_gb:.1f} GB)" + (f"; the book is at {r['html']}"
                                                                              if "html" in r else ""))

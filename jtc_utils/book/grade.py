@@ -55,6 +55,7 @@ from jtc_utils.core.paths import BOOK_DIR, CACHE_DIR, NOTEBOOKS_DIR, ROOT, atomi
 from jtc_utils.core.progress import show_progress
 from jtc_utils.evidence.exercises import CHECKS
 
+from . import runner
 from . import student as edition
 
 RESULTS = ("✓", "✗", "error")
@@ -595,13 +596,11 @@ def main(argv=None):
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     try:
-        rows = grade(args.submissions, args.out, args.reference, args.timeout, args.cell_timeout)
+        with runner.exit_on_interrupt(f"interrupted: grades.csv and grades.html were not written; run the same "
+                                      f"command again to grade the class (make grade SUBMISSIONS={args.submissions})"):
+            rows = grade(args.submissions, args.out, args.reference, args.timeout, args.cell_timeout)
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
-    except KeyboardInterrupt:
-        print(f"\ninterrupted: grades.csv and grades.html were not written; run the same command again to grade "
-              f"the class (make grade SUBMISSIONS={args.submissions})", file=sys.stderr)
-        raise SystemExit(130) from None
     for student, (passed, n) in totals(rows).items():
         print(f"{student}: {passed} of {n}" + ("  (no notebook in the folder)" if n == 0 else ""))
     loose = [r.page for r in rows if r.student == LOOSE]

@@ -33,6 +33,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from functools import partial
 from pathlib import Path
@@ -422,8 +423,7 @@ def quiet_interrupt():
     (papermill, nbclient, asyncio's unretrieved tasks) prints nothing more on the way out. Where the block is not in
     the main thread, interrupts are only passed on."""
     hit = []
-    main = signal.getsignal(signal.SIGINT) is not None and __import__("threading").current_thread() is \
-        __import__("threading").main_thread()
+    main = threading.current_thread() is threading.main_thread()
 
     def handler(signum, frame):
         hit.append(signum)
@@ -440,6 +440,18 @@ def quiet_interrupt():
     finally:
         if main:
             signal.signal(signal.SIGINT, previous)
+
+
+@contextlib.contextmanager
+def exit_on_interrupt(line: str):
+    """A command's Ctrl-C: :func:`quiet_interrupt` inside the block, then ``line`` (what was kept, how to resume) on
+    standard error and exit code 130."""
+    try:
+        with quiet_interrupt():
+            yield
+    except KeyboardInterrupt:
+        print("\n" + line, file=sys.stderr)
+        raise SystemExit(130) from None
 
 
 def _ignore_interrupts() -> None:
@@ -740,15 +752,12 @@ def main(argv=None):
                   f"(a page may reach {PAGE_PEAK_GB:.0f} GB)", flush=True)
         print(f"profile {args.profile}: executing {len(todo)} page(s) in {jobs} worker(s)", flush=True)
         try:
-            with quiet_interrupt():
+            with exit_on_interrupt("interrupted: the pages that finished are committed, the others unchanged; "
+                                   "`make book` runs the rest"):
                 run_pages(todo, partial(execute, profile=args.profile, timeout=args.timeout, device=args.device),
                           jobs, lambda line: print(line, flush=True))
         except NotebookFailed as e:
             raise SystemExit(f"ERROR: {e}") from None
-        except KeyboardInterrupt:
-            print("\ninterrupted: the pages that finished are committed, the others unchanged; `make book` runs the "
-                  "rest", file=sys.stderr)
-            raise SystemExit(130) from None
     if not args.no_build:
         index = build_html(args.html_dir)
         print(f"The book is at {index}")

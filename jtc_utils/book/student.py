@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import sys
 from pathlib import Path
 
 from jtc_utils.core import paths, profiles
@@ -26,7 +25,6 @@ from jtc_utils.core.paths import NOTEBOOKS_DIR, ROOT, atomic_write_text
 from jtc_utils.core.progress import show_progress
 
 from . import runner
-from .runner import quiet_interrupt
 
 # the real model's training and validation sentences in the student edition: the tests' subset (the book's pages
 # run on 9,000 and 3,000; executing them at that size costs minutes per page on two cores)
@@ -226,13 +224,9 @@ def main(argv=None):
           "cells)" + (f"; kept {len(kept)} you have worked on ({', '.join(p.stem for p in kept)}): --replace "
                       "starts them afresh" if kept else ""))
     if args.fill:
-        try:
-            with quiet_interrupt():
-                took = fill()
-        except KeyboardInterrupt:
-            print("\ninterrupted: the edition is written, and the pages filled before the interruption are kept; "
-                  "`make student` fills the rest", file=sys.stderr)
-            raise SystemExit(130) from None
+        with runner.exit_on_interrupt("interrupted: the edition is written, and the pages filled before the "
+                                      "interruption are kept; `make student` fills the rest"):
+            took = fill()
         print(f"cache filled: {len(took)} pages executed in {sum(took.values()) / 60:.1f} min"
               if took else "cache already filled for every page")
 
