@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from helpers import save_random_model
-from jtc_utils.book import custom
+from jtc_utils.book import custom, custom_pages, custom_plan
 from jtc_utils.core import cache, profiles
 
 pytestmark = [pytest.mark.pages, pytest.mark.slow]  # generated books executed, papermill and all
@@ -41,14 +41,14 @@ def test_a_decoder_runs_through_the_whole_custom_book(world):
     out = world["tmp"] / "book"
     custom.main(["--model", str(model), "--text", str(world["text"]), "--text-news", str(world["news"]),
                  "--sentences", "200", "--out", str(out), "--no-html"])
-    pages = {p.name: nbformat.read(out / f"{p.name}.ipynb", as_version=4) for p in custom.PAGES}
-    for page in custom.PAGES:
+    pages = {p.name: nbformat.read(out / f"{p.name}.ipynb", as_version=4) for p in custom_plan.PAGES}
+    for page in custom_plan.PAGES:
         nb = pages[page.name]
         text = "\n".join(c.source for c in nb.cells)
         if page.skip:
             assert page.skip in text and not any(c.cell_type == "code" for c in nb.cells)
         else:
-            for fig in page.figures[custom.CAUSAL]:
+            for fig in page.figures[custom_plan.CAUSAL]:
                 assert (out / "data" / f"{fig}.json").exists(), fig
     records = json.loads((out / "data" / "claims_custom.json").read_text())["data"]
     from jtc_utils.jtc import claims as jtc_claims
@@ -57,7 +57,7 @@ def test_a_decoder_runs_through_the_whole_custom_book(world):
     judged = {r["id"] for r in records if not str(r["ours"]).startswith("not computed")}
     assert {"C1a", "C2", "C3", "C4"} <= judged and "C5" not in judged  # a decoder: no BERT figures
     before = {f.name: f.read_bytes() for f in (out / "data").glob("*.json")}
-    r = custom.run(out, custom.plan(str(model), world["text"], world["news"], 200), html=False, log=lambda _: None)
+    r = custom_pages.run(out, custom_plan.plan(str(model), world["text"], world["news"], 200), html=False, log=lambda _: None)
     assert all(t is None for t in r["pages_s"].values())  # resumed: nothing re-executed
     assert before == {f.name: f.read_bytes() for f in (out / "data").glob("*.json")}
 
@@ -75,11 +75,11 @@ def _run_in_process(out, plan, monkeypatch):
     import jupytext
     import matplotlib.pyplot as plt
 
-    sources = custom.write_sources(out, plan)
-    monkeypatch.setenv(profiles.CUSTOM_ENV, str(out / custom.SPEC))
+    sources = custom_pages.write_sources(out, plan)
+    monkeypatch.setenv(profiles.CUSTOM_ENV, str(out / custom_pages.SPEC))
     monkeypatch.setenv("JTC_DATA_OUT", str(out / "data"))
     monkeypatch.chdir(out)  # the parameters cell's data_dir = "data"
-    for name in [*plan.run, custom.CLAIMS_PAGE]:
+    for name in [*plan.run, custom_plan.CLAIMS_PAGE]:
         namespace = {}
         for cell in jupytext.reads(sources[name], fmt="py:percent").cells:
             if cell.cell_type == "code":
@@ -102,14 +102,14 @@ def test_every_family_runs_through_the_whole_custom_book(world, family, monkeypa
         BertModel(BertConfig.from_pretrained(model)).save_pretrained(model)  # the body only, as MiniLM ships
     else:
         save_random_model(family, model)
-    p = custom.plan(str(model), world["text"], None, 120)
-    want = {"bert": custom.MASKED, "bert-headless": custom.ENCODER}.get(family, custom.CAUSAL)
+    p = custom_plan.plan(str(model), world["text"], None, 120)
+    want = {"bert": custom_plan.MASKED, "bert-headless": custom_plan.ENCODER}.get(family, custom_plan.CAUSAL)
     assert p.kind == want and p.n_layers == 3 and p.d == 32
     assert "appendix_b_news" in p.skipped and "--text-news" in p.skipped["appendix_b_news"]
     assert {"appendix_d_sizes", "embedded_world"} <= set(p.skipped)
-    if want == custom.ENCODER:
+    if want == custom_plan.ENCODER:
         assert p.run == ["real_model", "sec3_linear_shortcuts"]
-    if want == custom.CAUSAL:  # every decoder family has a block runner: sub-modules and FFN sub-updates run
+    if want == custom_plan.CAUSAL:  # every decoder family has a block runner: sub-modules and FFN sub-updates run
         assert {"sec6_submodules", "ffn_subupdates", "lenses", "secretly_linear"} <= set(p.run)
     if family == "gpt2":
         return
@@ -119,7 +119,7 @@ def test_every_family_runs_through_the_whole_custom_book(world, family, monkeypa
     else:
         custom.main(["--model", str(model), "--text", str(world["text"]), "--sentences", "120", "--out", str(out),
                      "--no-html"])
-        for page in custom.PAGES:
+        for page in custom_plan.PAGES:
             nb = nbformat.read(out / f"{page.name}.ipynb", as_version=4)
             code = [c for c in nb.cells if c.cell_type == "code"]
             if page.name in p.skipped:
@@ -127,14 +127,14 @@ def test_every_family_runs_through_the_whole_custom_book(world, family, monkeypa
                 continue
             assert page.name in p.run and code, page.name
             assert not any(o.get("output_type") == "error" for c in code for o in c.get("outputs", [])), page.name
-        claims_page = nbformat.read(out / f"{custom.CLAIMS_PAGE}.ipynb", as_version=4)
+        claims_page = nbformat.read(out / f"{custom_plan.CLAIMS_PAGE}.ipynb", as_version=4)
         assert any(c.cell_type == "code" and c.outputs for c in claims_page.cells)
-    for page in custom.PAGES:
+    for page in custom_plan.PAGES:
         for fig in page.figures[want] if page.name in p.run else ():
             assert (out / "data" / f"{fig}.json").exists(), (page.name, fig)
     records = json.loads((out / "data" / "claims_custom.json").read_text())["data"]
     judged = {r["id"] for r in records if not str(r["ours"]).startswith("not computed")}
-    assert ("C5" in judged) == (want == custom.MASKED) and ("C2" in judged) == (want == custom.CAUSAL)
+    assert ("C5" in judged) == (want == custom_plan.MASKED) and ("C2" in judged) == (want == custom_plan.CAUSAL)
     assert "C1a" in judged
 
 
@@ -192,17 +192,17 @@ def test_pages_side_by_side_fit_the_memory_and_the_estimate_waits_for_the_reader
     """Two pages at a time where both fit the memory, one where they would not; in the estimate, two independent
     pages overlap and the claims page (a reader) starts after every page before it."""
     model = save_random_model("llama", world["tmp"] / "llama")
-    one = custom.plan(str(model), world["text"], None, 120, device="cpu", jobs=1)
-    two = custom.plan(str(model), world["text"], None, 120, device="cpu", memory_gb=3 * one.memory_gb, jobs=2)
+    one = custom_plan.plan(str(model), world["text"], None, 120, device="cpu", jobs=1)
+    two = custom_plan.plan(str(model), world["text"], None, 120, device="cpu", memory_gb=3 * one.memory_gb, jobs=2)
     assert (one.jobs, two.jobs) == (1, 2) and two.memory_gb == pytest.approx(2 * one.memory_gb)
-    assert custom.plan(str(model), world["text"], None, 120, device="cpu", memory_gb=1.5 * one.memory_gb,
+    assert custom_plan.plan(str(model), world["text"], None, 120, device="cpu", memory_gb=1.5 * one.memory_gb,
                        jobs=2).jobs == 1
-    pages = ["sec3_linear_shortcuts", "sec6_submodules", custom.CLAIMS_PAGE]
-    cost = {p: custom.PAGE_OVERHEAD_S + custom.PAGE_COST[p] * 1000 * 0.1 for p in pages}
-    assert custom.estimate_seconds(pages, 1000, 0.1, 1) == pytest.approx(sum(cost.values()))
-    slow = custom.ONE_THREAD_SLOWDOWN
-    assert custom.estimate_seconds(pages, 1000, 0.1, 2) == pytest.approx(
-        slow * (max(cost["sec3_linear_shortcuts"], cost["sec6_submodules"]) + cost[custom.CLAIMS_PAGE]))
+    pages = ["sec3_linear_shortcuts", "sec6_submodules", custom_plan.CLAIMS_PAGE]
+    cost = {p: custom_plan.PAGE_OVERHEAD_S + custom_plan.PAGE_COST[p] * 1000 * 0.1 for p in pages}
+    assert custom_plan.estimate_seconds(pages, 1000, 0.1, 1) == pytest.approx(sum(cost.values()))
+    slow = custom_plan.ONE_THREAD_SLOWDOWN
+    assert custom_plan.estimate_seconds(pages, 1000, 0.1, 2) == pytest.approx(
+        slow * (max(cost["sec3_linear_shortcuts"], cost["sec6_submodules"]) + cost[custom_plan.CLAIMS_PAGE]))
 
 
 def test_a_page_rerun_by_hand_writes_its_data_beside_itself_not_into_the_book(world, monkeypatch):
@@ -217,7 +217,7 @@ def test_a_page_rerun_by_hand_writes_its_data_beside_itself_not_into_the_book(wo
     monkeypatch.setenv("JTC_DATA_OUT", "set")  # so that the page's own setting is undone after the test
     monkeypatch.delenv("JTC_DATA_OUT")
     before = sorted((BOOK_DIR / "data").iterdir())
-    custom.Run(custom.CLAIMS_PAGE, world["tmp"] / "mine" / "data").all_verdicts()
+    custom_pages.Run(custom_plan.CLAIMS_PAGE, world["tmp"] / "mine" / "data").all_verdicts()
     assert (world["tmp"] / "mine" / "data" / "claims_custom.json").exists()
     assert sorted((BOOK_DIR / "data").iterdir()) == before
 
@@ -266,12 +266,12 @@ def test_the_forward_pass_is_timed_the_same_on_a_busy_machine(tmp_path):
     core = {min(allowed)}  # this thread and the burners share one core, however many the machine has
     os.sched_setaffinity(0, core)
     try:
-        idle = [custom.time_forward(ad, texts, "cpu") for _ in range(3)]
+        idle = [custom_plan.time_forward(ad, texts, "cpu") for _ in range(3)]
         pin = f"import os; os.sched_setaffinity(0, {core}); exec('while True: pass')"
         burners = [subprocess.Popen([sys.executable, "-c", pin]) for _ in range(3)]
         try:
             time.sleep(0.5)  # the burners running
-            busy = [custom.time_forward(ad, texts, "cpu") for _ in range(3)]
+            busy = [custom_plan.time_forward(ad, texts, "cpu") for _ in range(3)]
         finally:
             for b in burners:
                 b.kill()
@@ -280,4 +280,4 @@ def test_the_forward_pass_is_timed_the_same_on_a_busy_machine(tmp_path):
     base, loaded = sorted(s for s, _ in idle)[1], sorted(s for s, _ in busy)[1]
     stretch = sorted(f for _, f in busy)[1] / sorted(f for _, f in idle)[1]  # what the wall clock would have moved
     assert stretch > 2 and loaded / base < 1 + (stretch - 1) / 4, (idle, busy)
-    assert sorted(f for _, f in busy)[1] > custom.BUSY  # and the plan says so
+    assert sorted(f for _, f in busy)[1] > custom_plan.BUSY  # and the plan says so

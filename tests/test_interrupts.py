@@ -92,18 +92,19 @@ def test_make_student_fill(tmp_path):
 
 CUSTOM = """
 import time
-from jtc_utils.book import custom
+from jtc_utils.book import custom, custom_plan
 def slow_plan(*a, **k):
     print("planning", flush=True)
     time.sleep(300)
-custom.plan = slow_plan
-custom.main(["--model", "m", "--text", "t.txt", "--out", {out!r}])
+custom_plan.plan = slow_plan
+custom.main(["--model", "tiny-gpt2", "--text", {text!r}, "--out", {out!r}])
 """
 
 
 def test_the_custom_books_plan(tmp_path):
     script = tmp_path / "custom.py"
-    script.write_text(CUSTOM.format(out=str(tmp_path / "book")))
+    (tmp_path / "t.txt").write_text("One sentence here.\n\nAnother one there.\n")
+    script.write_text(CUSTOM.format(out=str(tmp_path / "book"), text=str(tmp_path / "t.txt")))
     code, out, err = _interrupt([sys.executable, str(script)], "planning", tmp_path)
     assert code == 130 and not (tmp_path / "book").exists()
     _one_line(err, "interrupted while planning: nothing was written")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from jtc_utils.book import claim_tables
 from jtc_utils.evidence import claims, figdata, figure_registry
 from jtc_utils.jtc import figures, plots
-from jtc_utils.core import experiment, models, profiles
+from jtc_utils.core import experiment, models, profiles, validate
 from jtc_utils.core.profiles import Profile
 
 
@@ -35,7 +35,7 @@ def real_sizes(n_train=None, n_val=None) -> tuple:
 
 def draw(fig: str, data: dict, params: dict, mappings=None, ax=None, labels=None):
     """Draw a figure from its numbers (computed now or read back from ``book/data``)."""
-    kind = figures.FIGURES[fig][0]
+    kind = figures.setting(fig)[0]  # an unknown id is refused with the known ones
     t = title(data, params)
     if kind == "r2":
         return plots.r2_heatmaps(data["r2_mat"], data["r2_id"], title=t)
@@ -269,6 +269,7 @@ def figure_grid(figs, profile: Profile | str = "tiny", n_train=None, n_val=None,
 
 def computed(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
     """``(data, params)`` of paper figure ``fig``, computed and saved to ``book/data/<fig>.json``."""
+    n_train, n_val = validate.sizes(n_train, n_val)
     data, params = figures.compute(fig, profile, n_train=n_train, n_val=n_val, seed=seed)
     figdata.save(fig, data, params)
     return data, params
@@ -308,8 +309,9 @@ class Chapter:
     def __init__(self, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0, real_n_train=None,
                  real_n_val=None, **draw):
         self.profile = profiles.get(profile)
-        self.n_train, self.n_val, self.seed, self.draw = n_train, n_val, seed, draw
-        self.real_n_train, self.real_n_val = real_sizes(real_n_train, real_n_val)
+        n_train, n_val = validate.sizes(n_train, n_val)
+        self.n_train, self.n_val, self.seed, self.draw = n_train, n_val, validate.seed(seed), draw
+        self.real_n_train, self.real_n_val = validate.sizes(*real_sizes(real_n_train, real_n_val))
         self.results = {}
 
     def sizes(self, fig: str) -> tuple:

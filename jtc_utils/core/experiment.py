@@ -26,6 +26,7 @@ class Experiment:
                  n_train: int | None = None, n_val: int | None = None, seed: int = 0):
         self.profile = profiles.get(profile)
         seed = validate.seed(seed)
+        n_train, n_val = validate.sizes(n_train, n_val)
         self.model_name = model
         self.domain = domain or self.profile.main_domain
         self.n_train, self.n_val, self.seed = n_train, n_val, seed
@@ -116,7 +117,7 @@ def shared(model: str, domain: str | None = None, profile: Profile | str = "tiny
            n_val: int | None = None, seed: int = 0) -> Experiment:
     """One shared :class:`Experiment` per setting, so that every figure on the same model reuses its hidden states
     and fits (a profile and its name are the same setting)."""
-    return _shared(model, domain, profiles.get(profile), n_train, n_val, seed)
+    return _shared(model, domain, profiles.get(profile), *validate.sizes(n_train, n_val), validate.seed(seed))
 
 
 @lru_cache(maxsize=16)

@@ -42,6 +42,16 @@ def warn_underdetermined(n: int, d: int, stacklevel: int = 2) -> None:
                   UnderdeterminedFitWarning, stacklevel=stacklevel + 1)
 
 
+UNDERDETERMINED = "underdetermined"  # the key a figure's numbers carry when its maps were fitted on fewer samples than d
+
+
+def regime_note(n: int, d: int) -> dict:
+    """What a figure's numbers carry about the fit behind them: ``{"underdetermined": {"n_train", "d"}}`` where
+    the maps were fitted on fewer samples than dimensions (the claims give no verdict from such numbers), else
+    nothing (so that numbers from a determined fit are stored as they always were)."""
+    return {UNDERDETERMINED: {"n_train": int(n), "d": int(d)}} if n < d else {}
+
+
 def _t(a, dev):
     """``a`` (numpy or tensor) as a float64 tensor on ``dev``."""
     import torch

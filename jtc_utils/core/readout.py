@@ -32,6 +32,7 @@ def readout_logits(ad, H):
 
 def cast(exp, mapping: str, layer: int, H=None) -> np.ndarray:
     """``m_{l->L}(h^l)``: the layer-``layer`` validation states (or ``H``) cast to the last layer by ``mapping``."""
+    layer = validate.layer(layer, exp.n_layers, model=exp.model_name)
     H = exp.X_val[layer] if H is None else H
     if mapping == "id" or layer == exp.n_layers:
         return H
@@ -224,6 +225,7 @@ def text_fit(exp, n: int = 500) -> dict:
     import torch
 
     ad, s = exp.adapter, exp.val
+    n = validate.integer(n, "n (validation sentences whose perplexity is measured)", minimum=1, example="n=500")
     if not ad.causal:
         raise ValueError(f"text_fit needs a decoder (next-token prediction); {ad.name} is a masked encoder")
     top1 = exp.predictions["final_topk"][:, 0]

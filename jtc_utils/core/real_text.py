@@ -210,6 +210,12 @@ def prepare(docs: list[tuple[str, list[str]]], want: dict, key: str, name: str, 
         raise ValueError(f"after filtering, {name} has {total} sentences in all, fewer than the {want['train']} "
                          f"train and {want['validation']} validation sentences asked for{fix}")
     if len(train) < want["train"] or len(val) < want["validation"]:
+        if len(docs) < 2:
+            raise ValueError(f"{name} is one document ({total} sentences after filtering): no blank line separates "
+                             f"its text into documents, and the split gives no document's sentences to both train "
+                             f"and validation. Put a blank line between its documents (paragraphs, sections or "
+                             f"articles), or give a folder of files (each one's blank-line-separated blocks are "
+                             f"documents) or a .jsonl file (one document per line)")
         raise ValueError(f"after filtering, {name} has {len(train)} train and {len(val)} validation sentences, "
                          f"fewer than the {want['train']} and {want['validation']} asked for: its documents (blocks "
                          f"between blank lines) are too few and too large to split without cutting one{fix}")

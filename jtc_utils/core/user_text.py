@@ -67,16 +67,26 @@ def _blocks(text: str) -> list[str]:
     return blocks
 
 
-def documents(path) -> list[tuple[str, list[str]]]:
-    """``[(document id, [paragraph, ...]), ...]`` of the text at ``path``, in a fixed order (see the module's
-    docstring for the three forms)."""
-    path = Path(path)
+def check_path(path) -> Path:
+    """``path`` as a :class:`~pathlib.Path`, if it is one of the three forms (see the module's docstring); only
+    names are looked at (nothing is read), so that a command can check its every input at once, first."""
+    path = Path(path).expanduser()
     if not path.exists():
         raise TextInputError(f"{path} does not exist; give {FORMS}")
     if path.is_dir():
-        files = sorted(p for p in path.rglob("*.txt") if p.is_file())
-        if not files:
+        if not any(p.is_file() for p in path.rglob("*.txt")):
             raise TextInputError(f"the folder {path} holds no .txt files; give {FORMS}")
+    elif path.suffix not in (".txt", ".jsonl"):
+        raise TextInputError(f"{path} is neither .txt nor .jsonl; give {FORMS}")
+    return path
+
+
+def documents(path) -> list[tuple[str, list[str]]]:
+    """``[(document id, [paragraph, ...]), ...]`` of the text at ``path``, in a fixed order (see the module's
+    docstring for the three forms)."""
+    path = check_path(path)
+    if path.is_dir():
+        files = sorted(p for p in path.rglob("*.txt") if p.is_file())
         docs = [(f"{p.relative_to(path).as_posix()}#{k}", [b]) for p in files
                 for k, b in enumerate(_blocks(_read(p)), 1)]
     elif path.suffix == ".jsonl":
@@ -93,10 +103,8 @@ def documents(path) -> list[tuple[str, list[str]]]:
                 raise TextInputError(f"{path}, line {i}: no 'text' string; each line must be an object such as "
                                      '{"text": "..."}')
             docs.append((f"line {i}", _lines(record["text"])))
-    elif path.suffix == ".txt":
-        docs = [(f"document {i}", [b]) for i, b in enumerate(_blocks(_read(path)), 1)]
     else:
-        raise TextInputError(f"{path} is neither .txt nor .jsonl; give {FORMS}")
+        docs = [(f"document {i}", [b]) for i, b in enumerate(_blocks(_read(path)), 1)]
     if not any(paragraphs for _, paragraphs in docs):
         raise TextInputError(f"{path} holds no text; give {FORMS}")
     return docs
@@ -104,7 +112,7 @@ def documents(path) -> list[tuple[str, list[str]]]:
 
 def fingerprint(path) -> str:
     """SHA-256 of the text's files (names and contents), for cache keys and the data card."""
-    path = Path(path)
+    path = check_path(path)
     files = sorted(p for p in path.rglob("*.txt") if p.is_file()) if path.is_dir() else [path]
     h = hashlib.sha256()
     for p in files:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jtc_utils.core import profiles, resample
+from jtc_utils.core import linear, profiles, resample
 from jtc_utils.core.profiles import Profile
 
 from . import figdata, verdicts
@@ -181,6 +181,32 @@ def reason(record: dict, profile: Profile | str, reasons: dict) -> str | None:
     return text
 
 
+def reading(get):
+    """``get`` that also keeps the figures' numbers it gave (``.read``), so that a claim's record can say what
+    the numbers it was judged on carry (see :func:`underdetermined`)."""
+
+    def rget(fig):
+        d = get(fig)
+        rget.read.append(d)
+        return d
+
+    rget.read = []
+    return rget
+
+
+def underdetermined(read) -> str | None:
+    """Why a claim that read the figures' numbers ``read`` gets no verdict, where any of them came from maps fitted
+    on fewer training samples than the model's width (:func:`jtc_utils.core.linear.regime_note`): such a map
+    interpolates its training set, so its validation numbers say nothing about the claim either way."""
+    notes = [d[linear.UNDERDETERMINED] for d in read if isinstance(d, dict) and d.get(linear.UNDERDETERMINED)]
+    if not notes:
+        return None
+    n, d = min(x["n_train"] for x in notes), max(x["d"] for x in notes)
+    return (f"no verdict: the maps were fitted on {n} training samples for a model {d} wide, fewer samples than "
+            f"dimensions, so the least-squares fit is underdetermined and its validation numbers cannot tell; fit on "
+            f"at least {d} training samples")
+
+
 def evaluate(table: dict, cid: str, get=None, profile: Profile | str = "tiny", reasons: dict | None = None,
              seed_keys=()) -> dict:
     """The record of claim ``cid`` of ``table`` judged on the numbers ``get`` gives, with its verdict from the
@@ -189,13 +215,17 @@ def evaluate(table: dict, cid: str, get=None, profile: Profile | str = "tiny", r
     :func:`judged`). A claim whose figures the profile does not have gets no verdict and says why."""
     get = memo(get or default_get)
     fn = table[cid]
+    seen = reading(get)
     try:
-        rec = fn(get)
+        rec = fn(seen)
     except NotComputed as e:
         text = fn(memo(lambda f: figdata.committed(f)["data"]))  # the wording and rule, from the stand-in's
         mag = text["magnitude"] and {**text["magnitude"], "ours": "-", "holds": None, "note": "not computed"}
         rec = {**text, "ours": f"not computed on this profile: {e}", "margin": None, "magnitude": mag}
         return judged({**rec, **verdicts.decide(None, None), "holds": None, "reason": None}, profile)
+    if (why := underdetermined(seen.read)) and rec["kind"] == "claim":
+        rec = {**rec, "margin": None, "no_verdict": why}
+        return judged({**rec, **verdicts.decide(None, None), "holds": None, "reason": why}, profile)
     judge = rec["kind"] == "claim" and rec["margin"] is not None
     ms = margins(fn, get, seed_keys) if judge and not rec.get("no_interval") else None
     rec = {**rec, **verdicts.decide(rec["margin"], ms)}
@@ -311,6 +341,10 @@ def summary(records: list[dict], profile: Profile | str, titles: dict | None = N
     absent = sum(str(r["ours"]).startswith("not computed") for r in records)
     if absent:
         line += f"; {absent} claims cannot be computed on this profile"
+    unfit = sum(bool(r.get("no_verdict")) for r in records)
+    if unfit:
+        line += (f"; {unfit} claims get no verdict: their maps were fitted on fewer training samples than the model's "
+                 f"width")
     if c["checks"]:
         line += f". Checks: {c['checks passing']} of {c['checks']} pass"
     mags = [r["magnitude"]["holds"] for r in records if r.get("magnitude")]
@@ -332,6 +366,8 @@ def shape_verdict(record: dict) -> str:
         if record.get("kind") == "check":
             return "check passes" if v == verdicts.HOLDS else "CHECK FAILS"
         return v.upper() if record["resampled"] else f"{v}, no interval"
+    if record.get("no_verdict"):
+        return record["no_verdict"]
     if str(record["ours"]).startswith("not computed"):
         return "not computed on this profile"
     return "no verdict: " + ("the claim gives magnitudes only" if record["rule"] == "-" else record["rule"])

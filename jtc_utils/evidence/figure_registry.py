@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from jtc_utils.core import profiles
+from jtc_utils.core import profiles, validate
 from jtc_utils.core.profiles import Profile
 
 from . import figdata
@@ -52,15 +52,19 @@ def profile_of(fig: str, profile: Profile | str) -> Profile:
 def entry(fig: str) -> Registered:
     if fig not in FIGURES:
         papers = sorted({r.paper for r in FIGURES.values()})
-        raise ValueError(f"unknown figure {fig!r}: no paper package registered it (registered: {', '.join(papers)}; "
-                         "import the paper's figures module, e.g. jtc_utils.lenses.figures, to register its figures)")
+        known = "; ".join(f"{p}: {', '.join(f for f, r in FIGURES.items() if r.paper == p)}" for p in papers)
+        raise ValueError(f"unknown figure {fig!r}: no paper package registered it (known ids, by paper: {known}; "
+                         "a paper's ids are registered when its figures module is imported, e.g. "
+                         "jtc_utils.lenses.figures)")
     return FIGURES[fig]
 
 
 def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
     """``(data, params)`` of figure ``fig``, computed by the paper package that registered it, on the profile the
-    figure belongs to (:func:`profile_of`)."""
-    return entry(fig).compute(fig, profile_of(fig, profile), n_train, n_val, seed)
+    figure belongs to (:func:`profile_of`). The sizes and seed are checked here, before anything is computed."""
+    registered = entry(fig)
+    n_train, n_val = validate.sizes(n_train, n_val)
+    return registered.compute(fig, profile_of(fig, profile), n_train, n_val, validate.seed(seed))
 
 
 def figure(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> dict:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from jtc_utils.core import ordering, profiles, readout
+from jtc_utils.core import linear, ordering, profiles, readout, validate
 from jtc_utils.core.experiment import shared
 from jtc_utils.core.profiles import Profile
 from jtc_utils.evidence import figure_registry
@@ -85,11 +85,23 @@ def setting(fig: str, profile: Profile | str = "tiny") -> tuple[str, str, str]:
     return kind, p.role(role), p.domain(dom)
 
 
+NO_FIT = ("norms", "textfit")  # kinds whose numbers read no fitted map
+
+
 def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
-    """The numbers behind paper figure ``fig`` and the parameters that produced them."""
+    """The numbers behind paper figure ``fig`` and the parameters that produced them; numbers read from maps fitted
+    on fewer training samples than the model's width say so (:func:`jtc_utils.core.linear.regime_note`)."""
     profile = figure_registry.profile_of(fig, profile)
     kind, model, domain = setting(fig, profile)
     exp = shared(model, domain, profile, n_train, n_val, seed)
+    data, params = _compute(fig, profile, kind, exp, seed)
+    if kind in NO_FIT or "skipped" in data:
+        return data, params
+    return {**data, **linear.regime_note(params["n_train"], exp.adapter.d)}, params
+
+
+def _compute(fig: str, profile: Profile, kind: str, exp, seed: int) -> tuple[dict, dict]:
+    model, domain = exp.model_name, exp.domain
     params = {"profile": profile.name, "model": model, "paper_model": profiles.PAPER_NAME.get(model, model),
               "domain": domain, "seed": seed, "n_train": len(exp.train), "n_val": len(exp.val)}
     head = {"model": model, "domain": domain, "n_layers": exp.n_layers}
@@ -184,7 +196,8 @@ def table1(exp, sentences=None, samples=None) -> dict:
     if sentences is None and samples is None and real_text:
         sentences = list(PAPER_TABLE1)
     if sentences is None:
-        idx = table1_samples(exp) if samples is None else list(samples)
+        idx = table1_samples(exp) if samples is None else validate.index_list(samples, "samples", len(exp.val),
+                                                                              "validation samples")
         inputs = [(list(exp.val.input_ids[i]), int(exp.val.positions[i]), top_tokens.sample_text(exp, i))
                   for i in idx]
         t = top_tokens.top_tokens_of_samples(exp, idx)

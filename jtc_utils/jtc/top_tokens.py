@@ -95,7 +95,8 @@ def top_tokens(exp, sentence: str, layers=None, k: int = 5) -> pd.DataFrame:
 
 def top_tokens_of_samples(exp, indices, layers=None, k: int = 5) -> pd.DataFrame:
     """Table 1 for validation samples ``indices`` of the experiment (their text with ``[MASK]`` as the index)."""
-    H = exp.X_val[:, list(indices)]
+    indices = validate.index_list(indices, "indices", len(exp.val), "validation samples")
+    H = exp.X_val[:, indices]
     names = [sample_text(exp, i) for i in indices]
     return _table(exp, H, layers, k, names)
 
@@ -112,8 +113,7 @@ def sample_text(exp, i: int) -> str:
 def _table(exp, H, layers, k, names) -> pd.DataFrame:
     L = exp.n_layers
     (k,) = readout.check_ks(exp.adapter, (k,))
-    layers = default_layers(L) if layers is None else [
-        validate.integer(x, f"layer (of {exp.model_name}, which has layers 0..{L})", 0, L) for x in layers]
+    layers = default_layers(L) if layers is None else validate.layer_list(layers, L, exp.model_name)
     cols = {}
     for layer in layers:
         for m in ("id", "mat"):
@@ -150,6 +150,8 @@ def plausibility(exp, n_sentences: int = 50, k: int = 5) -> dict:
     word label, at every layer 0..L, the share of the top-``k`` tokens of ``mat`` and ``id`` that can fill the
     slot's word class. Returns per-layer rates, overall token and instance rates, and the share of instances where
     ``id`` has more plausible tokens than ``mat`` (the paper: 85.36% vs 52.8%, id better in < 4.3%)."""
+    n_sentences = validate.integer(n_sentences, "n_sentences", minimum=1, example="n_sentences=50")
+    (k,) = readout.check_ks(exp.adapter, (k,))
     labels = exp.val.target_labels or exp.val.labels
     chosen = [i for i, lab in enumerate(labels) if lab not in (None, "special", "end")][:n_sentences]
     if len(chosen) < n_sentences:

@@ -284,7 +284,7 @@ def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None,
         data = table(exp, names, with_exit=False)
     params = {"profile": profile.name, "model": exp.model_name, "paper_model": profiles.PAPER_NAME.get(exp.model_name,
               exp.model_name), "domain": exp.domain, "n_train": len(exp.train), "n_val": len(exp.val), "seed": seed}
-    return data, params
+    return {**data, **linear.regime_note(len(exp.train), exp.adapter.d)}, params
 
 
 def quarter_table(t: dict, metrics=("p@1",)) -> "pd.DataFrame":

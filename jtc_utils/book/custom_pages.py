@@ -1,0 +1,356 @@
+"""The custom book's pages (issue 36): each chapter that applies to a reader's model as a generated py:percent
+source (:func:`page_source`), executed by papermill as one transaction (:func:`execute_page`), what a page does in
+its kernel (:class:`Run`), and the run of them all with the Jupyter Book around them (:func:`run`). The plan comes
+from :mod:`jtc_utils.book.custom_plan`; the command is :mod:`jtc_utils.book.custom`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from functools import partial
+from pathlib import Path
+
+from jtc_utils.book import claim_tables, runner
+from jtc_utils.book.chapter import Chapter, show
+from jtc_utils.book.custom_plan import CLAIMS_PAGE, PAGES, Page, Plan, absent, kind_of
+from jtc_utils.core import models, profiles, user_text
+from jtc_utils.core.paths import ROOT, atomic_write_text
+from jtc_utils.evidence import claims, figdata, figure_registry
+from jtc_utils.ffn import figures as _ffn_figures  # noqa: F401  (registers the FFN chapter's figures)
+from jtc_utils.ffn import plots as ffn_plots
+from jtc_utils.jtc import claims as jtc_claims
+from jtc_utils.jtc import figures as jtc_figures
+from jtc_utils.lenses import figures as lens_figures
+from jtc_utils.linearity import plots as sl_plots
+
+def getter(results: dict, data_dir, missing: dict):
+    """A claims ``get`` for the custom book: the numbers computed on this page (``results``), else those another
+    page of the same custom book saved in ``data_dir``; a figure the model does not have raises
+    :class:`~jtc_utils.evidence.claims.NotComputed` with the reason (``missing``). Never the committed book's."""
+    data_dir = Path(data_dir)
+
+    def get(fig):
+        if fig in results:
+            return results[fig]
+        f = data_dir / f"{fig}.json"
+        if fig in missing or not f.exists():
+            raise claims.NotComputed(missing.get(fig, f"{fig} has not been computed (its page has not run)"))
+        return json.loads(f.read_text())["data"]
+
+    return get
+
+
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the pages: generated py:percent sources, executed by papermill
+
+SPEC = profiles.CUSTOM_SPEC  # in the output folder: the custom profile's spec
+
+
+def page_source(page: Page, kind: str, model: str, skip: str | None) -> str:
+    """The py:percent source of one page of the custom book."""
+    head = (f"# # {page.title}\n#\n# On **{models.display_name(model)}** ({kind}), the reader's own text: the custom "
+            f"profile.")
+    cells = ["# %% [markdown]\n" + head]
+    if skip:
+        cells.append(f"# %% [markdown]\n# Skipped: {skip}.")
+        return "\n\n".join(cells) + "\n"
+    if page.omitted:
+        cells.append(f"# %% [markdown]\n# Not here: {page.omitted}.")
+    cells.append('# %% tags=["parameters", "remove-cell"]\ndata_dir = "data"  # this custom book\'s figure data')
+    cells.append("# %% tags=[\"remove-cell\"]\nfrom jtc_utils.book import custom_pages\n\n"
+                 f"page = custom_pages.Run({page.name!r}, data_dir)")
+    if page.name == "real_model":
+        cells.append("# %% [markdown]\n# The model and the text, as the book read them.")
+        cells.append("# %%\npage.cards()")
+    for fig in page.figures[kind]:
+        cells.append(f"# %%\npage.figure({fig!r})")
+    if page.claims.get(kind):
+        cells.append("# %% [markdown]\n# The paper's claims, judged with the book's rules on these numbers.")
+        cells.append(f"# %%\npage.verdicts({list(page.claims[kind])!r})")
+    return "\n\n".join(cells) + "\n"
+
+
+def claims_source(model: str) -> str:
+    """The py:percent source of the custom book's claims page."""
+    return "\n\n".join([
+        f"# %% [markdown]\n# # The claims, judged for {models.display_name(model)}\n#\n"
+        "# Every claim of Jump to Conclusions with the same rules as on every other profile;\n"
+        "# a claim whose figures this model does not have gets no verdict and says why.",
+        '# %% tags=["parameters", "remove-cell"]\ndata_dir = "data"',
+        "# %% tags=[\"remove-cell\"]\nfrom jtc_utils.book import custom_pages\n\npage = custom_pages.Run('claims_verdicts', "
+        "data_dir)",
+        "# %%\npage.all_verdicts()"]) + "\n"
+
+
+class Run:
+    """What one page of the custom book does, in its kernel: the custom profile is the one the spec
+    (:data:`jtc_utils.core.profiles.CUSTOM_ENV`) defines."""
+
+    def __init__(self, name: str, data_dir):
+        self.name, self.data_dir = name, Path(data_dir)
+        # a page re-run by hand (in Jupyter, outside the runner, which points the kernel at a staging folder) writes
+        # its figure data beside itself, never into the committed book's
+        os.environ.setdefault("JTC_DATA_OUT", str(self.data_dir.resolve()))
+        self.profile = profiles.get("custom")
+        self.chapter = Chapter("custom")
+        ad = models.adapter(self.profile.gpt[0])
+        self.kind = kind_of(ad)
+        self.missing = absent(self.kind, "news" in dict(self.profile.texts), ad.family)
+
+    def cards(self) -> None:
+        """The model card and each text's data card, saved as ``custom_cards``."""
+        import pandas as pd
+        from IPython.display import display
+
+        ad = models.adapter(self.profile.gpt[0])
+        n_train, n_val = self.profile.sizes
+        model = {"model": self.profile.gpt[0], "family": ad.family, "kind": self.kind, "layers": ad.n_layers,
+                 "width": ad.d, "vocabulary": len(ad.tokenizer), "identity": ad.identity[:16]}
+        texts = {domain: user_text.data_card(path, n_train, n_val) for domain, path in self.profile.texts}
+        figdata.save("custom_cards", {"model": model, "texts": texts}, {"profile": "custom"})
+        display(pd.Series(model, name="model").to_frame())
+        for domain, card in texts.items():
+            print(f"{domain}: {card['source']} (sha256 {card['sha256'][:16]}…), {card['train']:,} training and "
+                  f"{card['validation']:,} validation sentences")
+            display(pd.Series(card["counts"], name="sentences after each step").to_frame())
+
+    def figure(self, fig: str):
+        """Compute, save and show one figure on the reader's model."""
+        import pandas as pd
+        from IPython.display import display
+
+        d = self.chapter.figure(fig)
+        paper = figure_registry.entry(fig).paper
+        if fig == "real_toplists":
+            for sentence, block in jtc_figures.table1_frame(d).groupby(level=0, sort=False):
+                print(sentence)
+                print(block.droplevel(0).to_string(), end="\n\n")
+        elif fig.endswith("textfit") or fig.endswith("textfit_bbc"):
+            display(pd.Series({k: d[k] for k in ("perplexity", "ppl_tokens", "gold_p1", "n_gold")}, name=fig))
+        elif paper == "lenses":
+            display(lens_figures.quarter_table(d, ("p@1", "kl", "ce_gold")).set_index("lens"))
+        elif paper == "ffn":
+            import matplotlib.pyplot as plt
+
+            name = models.display_name(self.profile.gpt[0])
+            fig_, axes = plt.subplots(1, 2, figsize=(11, 3.4))
+            ffn_plots.per_layer({"dominant ten": d["t10"], "random ten": d["r10"]},
+                                f"{name}: share of the dominant ten", "share", ax=axes[0])
+            ffn_plots.exit_rules(d["exit"], name, ax=axes[1])
+            show([fig], "Geva et al. Figure 6 and Table 6, on your model",
+                 "Left: the dominant ten's share per layer against ten random sub-updates; right: the exit rules.",
+                 "Line plot of the dominant ten's share per layer, and accuracy against layers saved")
+        elif paper == "linearity":
+
+            sl_plots.profiles({}, real=d)
+            show([fig], "Razzhigaev et al. Figure 1, on your model",
+                 "The linearity score of each consecutive layer pair against depth, with the residual (solid) and "
+                 "without it.", "Linearity scores against depth")
+        return None
+
+    def verdicts(self, ids) -> None:
+        """The claims ``ids`` judged on this page's numbers and the pages before (never the committed book's)."""
+        from IPython.display import display
+
+        get = getter(self.chapter.results, self.data_dir, self.missing)
+        display(claim_tables.verdict_table(ids, get, "custom", "verdicts-custom-" + "-".join(ids), link=None))
+
+    def all_verdicts(self) -> None:
+        """Every JTC claim judged for the reader's model, saved as ``claims_custom``, with the summary line."""
+        from IPython.display import display
+
+        get = claims.memo(getter({}, self.data_dir, self.missing))
+        records = [claims.check_any(c, get, "custom") for c in jtc_claims.CLAIMS]
+        figdata.save("claims_custom", records, {"profile": "custom", "model": self.profile.gpt[0]})
+        print(claims.summary(records, "custom"))
+        display(claim_tables.styled(records, "verdicts-custom-all", link=None))
+
+
+def page_digest(plan: Plan, source: str) -> str:
+    """What a page's outputs depend on: its source, the model's identity, the texts (their SHA-256) and sizes, and
+    the book's code (the ``jtc_utils`` files it can run)."""
+    h = hashlib.sha256(json.dumps([source, plan.identity, plan.sizes, {d: user_text.fingerprint(p) for d, p in
+                                                                      plan.texts.items()}]).encode())
+    for f in sorted((ROOT / "jtc_utils").rglob("*.py")):
+        h.update(f.read_bytes())
+    return h.hexdigest()
+
+
+def _up_to_date(page_file: Path, digest: str, data_dir: Path) -> bool:
+    import nbformat
+
+    if not page_file.exists():
+        return False
+    record = nbformat.read(page_file, as_version=4).metadata.get("jtc", {})
+    return record.get("inputs") == digest and not runner.data_mismatches(record, data_dir)
+
+
+def execute_page(out: Path, name: str, source: str, digest: str, timeout: int = runner.CELL_TIMEOUT,
+                 device: str | None = None) -> float | None:
+    """Execute one generated page into ``out/<name>.ipynb`` as one transaction (:func:`runner.transaction`: its
+    figure data into ``out/data`` only when every cell has passed); returns its seconds, or None when it was up to
+    date (its inputs unchanged and its data as it recorded)."""
+    import jupytext
+    import nbformat
+
+    data_dir, page_file = out / "data", out / f"{name}.ipynb"
+    if _up_to_date(page_file, digest, data_dir):
+        return None
+    nb = jupytext.reads(source, fmt="py:percent")
+    record = {"inputs": digest, "profile": "custom"}
+    if not any(c.cell_type == "code" for c in nb.cells):  # a skipped chapter: its line, no kernel
+        t0 = time.time()
+        runner.clean(nb)
+        nb.metadata["jtc"] = {**record, "data": {}}
+        atomic_write_text(page_file, nbformat.writes(nb) + "\n")
+        return time.time() - t0
+    env = {"TRANSFORMERS_VERBOSITY": "error", profiles.CUSTOM_ENV: str(out / SPEC),
+           **({"JTC_DEVICE": device} if device else {})}
+    return runner.transaction(nb, page_file, data_dir, {"data_dir": str(data_dir)}, env, out, timeout, record)
+
+
+class MemoryWatch:
+    """The largest resident memory of this process's descendants together (the page workers and their kernels),
+    sampled every ``every_s`` seconds from ``/proc`` while the block runs; 0 where there is no ``/proc``."""
+
+    def __init__(self, every_s: float = 0.5):
+        import threading
+
+        self.every_s, self.peak_gb, self._stop = every_s, 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    @staticmethod
+    def descendants_gb(root: int | None = None) -> float:
+        """Resident memory of the processes below ``root`` (default: this one), in GB."""
+        parent, rss = {}, {}
+        for status in Path("/proc").glob("[0-9]*/status"):
+            try:
+                fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+            except OSError:
+                continue  # ended while read
+            pid = int(status.parent.name)
+            parent[pid] = int(fields.get("PPid", "0"))
+            rss[pid] = int(fields.get("VmRSS", "0 kB").split()[0]) * 1024
+        root = os.getpid() if root is None else root
+        below, frontier = set(), {root}
+        while frontier:
+            frontier = {p for p, pp in parent.items() if pp in frontier} - below
+            below |= frontier
+        return sum(rss[p] for p in below) / 2**30
+
+    def _watch(self):
+        while not self._stop.wait(self.every_s):
+            self.peak_gb = max(self.peak_gb, self.descendants_gb())
+
+    def __enter__(self):
+        if Path("/proc/self/status").exists():
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        return False
+
+
+def _execute_named(out: Path, sources: dict, digests: dict, timeout: int, device: str | None, name: str):
+    """:func:`execute_page` of page ``name`` (what :func:`runner.run_pages` calls, in a worker process)."""
+    return execute_page(out, name, sources[name], digests[name], timeout, device)
+
+
+def write_book(out: Path, plan: Plan) -> None:
+    """The Jupyter Book around the executed pages: its configuration, table of contents and an introduction that
+    gives the plan."""
+    title = f"The book on {models.display_name(plan.model)}"
+    config = {"title": title, "author": "jtc-book (custom profile)", "only_build_toc_files": True,
+              "execute": {"execute_notebooks": "off"}, "html": {"use_repository_button": False},
+              "exclude_patterns": ["notebooks", "_failed", ".staging-*", "data"],
+              "sphinx": {"config": {"nb_merge_streams": True, "html_show_sourcelink": False,
+                                    "html_static_path": ["_static"], "html_css_files": ["jtc.css"]}}}
+    toc = {"format": "jb-book", "root": "intro",
+           "chapters": [{"file": name} for name in [p.name for p in PAGES] + [CLAIMS_PAGE]]}
+    intro = [f"# {title}", "", "Every chapter of *Jump to Conclusions, reproduced* that applies to this model, "
+             "executed on the reader's own text with `python -m jtc_utils.book.custom`. The plan, as printed "
+             "before the run:", "", "```", *plan.lines(), "```", ""]
+    atomic_write_text(out / "_config.yml", json.dumps(config, indent=1) + "\n")  # JSON is YAML
+    atomic_write_text(out / "_toc.yml", json.dumps(toc, indent=1) + "\n")
+    atomic_write_text(out / "intro.md", "\n".join(intro))
+    shutil.copytree(ROOT / "_static", out / "_static", dirs_exist_ok=True)
+
+
+def build_html(out: Path) -> Path:
+    jb = Path(sys.executable).with_name("jupyter-book")
+    r = subprocess.run([str(jb), "build", str(out), "--path-output", str(out), "--keep-going"], cwd=out,
+                       capture_output=True, text=True)
+    index = out / "_build" / "html" / "index.html"
+    if r.returncode != 0 or not index.exists():
+        raise SystemExit(f"ERROR: jupyter-book build of {out} failed (exit {r.returncode}):\n{r.stdout[-2000:]}"
+                         f"\n{r.stderr[-2000:]}")
+    shutil.copytree(out / "data", out / "_build" / "html" / "data", dirs_exist_ok=True)  # the captions' links
+    return index
+
+
+def write_sources(out: Path, plan: Plan) -> dict:
+    """Write the custom profile's spec (:data:`SPEC`) and every page's py:percent source (``notebooks/``) into
+    ``out``; returns the sources by page name, the claims page last."""
+    out.mkdir(parents=True, exist_ok=True)
+    n_train, n_val = plan.sizes
+    spec = {"model": plan.model, "text": plan.texts["text"], "news": plan.texts.get("news"), "n_train": n_train,
+            "n_val": n_val}
+    atomic_write_text(out / SPEC, json.dumps(spec, indent=1) + "\n")
+    sources = {p.name: page_source(p, plan.kind, plan.model, plan.skipped.get(p.name)) for p in PAGES}
+    sources[CLAIMS_PAGE] = claims_source(plan.model)
+    (out / "notebooks").mkdir(exist_ok=True)
+    for name, source in sources.items():
+        atomic_write_text(out / "notebooks" / f"{name}.py", source)
+    return sources
+
+
+def run(out, plan: Plan, timeout: int = runner.CELL_TIMEOUT, device: str | None = None, html: bool = True,
+        log=print) -> dict:
+    """Execute the custom book planned by ``plan`` into ``out`` (see the module docstring); returns the seconds
+    per page and the kernels' peak memory."""
+    import resource
+
+    from tqdm.auto import tqdm
+
+    out = Path(out)
+    sources = write_sources(out, plan)
+    t0 = time.time()
+    bar = tqdm(total=len(sources), desc="custom book", unit="page", disable=not sys.stderr.isatty())
+
+    def report(line: str) -> None:
+        if line.startswith("  "):  # a page ended
+            bar.update()
+        (bar.write if not bar.disable else log)(line)
+
+    skipped = [name for name in sources if name in plan.skipped]  # a line each, no kernel: here, at once
+    run_one = partial(_execute_named, out, sources, {n: page_digest(plan, src) for n, src in sources.items()},
+                      timeout, device)
+    times = runner.run_pages(skipped, run_one, 1, report)
+    with MemoryWatch() as watch:
+        times.update(runner.run_pages([n for n in sources if n not in skipped], run_one, plan.jobs, report))
+    times = {name: times[name] for name in sources}
+    bar.close()
+    failed = out / "_failed"  # the pages' failed copies: none left once every page has passed
+    if failed.is_dir() and not any(failed.iterdir()):
+        failed.rmdir()
+    peak = max(watch.peak_gb, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20)
+    result = {"plan": plan.lines(), "estimate_s": plan.estimate_s, "memory_estimate_gb": plan.memory_gb,
+              "pages_s": times, "pages_total_s": time.time() - t0, "peak_memory_gb": peak, "jobs": plan.jobs}
+    if html:
+        write_book(out, plan)
+        result["html"] = str(build_html(out))
+    result["total_s"] = time.time() - t0
+    atomic_write_text(out / "run.json", json.dumps(result, indent=1) + "\n")
+    return result
+
+

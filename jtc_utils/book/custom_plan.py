@@ -1,0 +1,349 @@
+"""The custom book's plan (issue 36): what applies to a reader's model (:data:`PAGES`, per kind of model), and what
+a run will do, how long it takes and how much memory it needs (:func:`plan`, printed before anything heavy runs).
+The command is :mod:`jtc_utils.book.custom`; the pages are :mod:`jtc_utils.book.custom_pages`."""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass, field
+
+from jtc_utils.book import runner
+from jtc_utils.core import device as devices
+from jtc_utils.core import blocks, models, profiles, user_text, validate
+from jtc_utils.core.batching import pad_id, right_pad
+from jtc_utils.jtc import regime
+from jtc_utils.linearity import figures as sl_figures
+
+# what a model is, for what applies to it
+CAUSAL, MASKED, ENCODER = "decoder", "masked LM", "headless encoder"
+NEWS = "--text-news"  # the option that gives the second domain
+
+
+@dataclass(frozen=True)
+class Page:
+    """One chapter of the book as it applies to a reader's model: the figures it computes and the claims it judges,
+    per kind of model; a kind it does not list is skipped with ``skip`` (or the default reason)."""
+
+    name: str  # the chapter's notebook (notebooks/<name>.py), so that the custom book mirrors the book
+    title: str
+    figures: dict = field(default_factory=dict)  # kind -> figure ids
+    claims: dict = field(default_factory=dict)  # kind -> claim ids
+    skip: str = ""  # why it never applies to a reader's model
+    needs_news: bool = False  # the second domain (appendix B)
+    needs_blocks: bool = False  # a block runner (sub-module maps, FFN sub-updates): jtc_utils.core.blocks
+    omitted: str = ""  # what of the chapter needs the embedded world, so is not on the custom page
+
+
+NO_PREDICTIONS = "a headless encoder has no masked-LM head, so it makes no token predictions"
+DECODER_ONLY = "the related papers' bench reads a decoder's next-token predictions"
+PAGES = (
+    Page("real_model", "Your model and its text",
+         {CAUSAL: ("real_textfit", "real_norms"), MASKED: ("real_norms",), ENCODER: ("real_norms",)}),
+    Page("sec3_linear_shortcuts", "Linear shortcuts between layers (section 3)",
+         {CAUSAL: ("fig2", "real_r2_first"), MASKED: ("fig3", "real_r2_first"), ENCODER: ("fig3", "real_r2_first")},
+         {CAUSAL: ("C1a",), MASKED: ("C1a", "C1b"), ENCODER: ("C1a", "C1b")}),
+    Page("sec4_predictions", "Predictions from early layers (section 4)",
+         {CAUSAL: ("fig4", "fig5", "real_toplists"), MASKED: ("fig6", "fig7")},
+         {CAUSAL: ("C2", "C3", "C4"), MASKED: ("C5", "C6")},
+         omitted="plausibility and the breakdown by word class (they need the embedded corpus's word labels), and "
+                 "Table 1 (the paper's two sentences on BERT-large)"),
+    Page("sec5_early_exit", "Early exit (section 5)", {CAUSAL: ("fig8",), MASKED: ("fig9",)},
+         {CAUSAL: ("C8", "C10", "C11"), MASKED: ("C9", "C10", "C11")}),
+    Page("sec6_submodules", "Linear stand-ins for sub-modules (section 6)",
+         {CAUSAL: ("fig10", "fig11"), MASKED: ("ext_bert_fig10", "ext_bert_fig11")},
+         {CAUSAL: ("C12a", "C12b", "C12c")}, needs_blocks=True),
+    Page("appendix_b_news", "The second domain (appendix B)",
+         {CAUSAL: ("fig12", "fig14", "fig15", "fig20", "real_r2_first_bbc"), MASKED: ("fig13", "fig16", "fig17",
+                                                                                     "fig21"),
+          ENCODER: ("fig13",)}, {CAUSAL: ("C15",), MASKED: ("C15",), ENCODER: ("C15",)}, needs_news=True),
+    Page("appendix_d_sizes", "Model sizes (appendix D)",
+         skip="it compares four sizes of one model trained alike, which only the embedded zoo has"),
+    Page("lenses", "Low-rank shortcuts and the tuned lens", {CAUSAL: ("real_lens_table",)},
+         omitted="the tuned lens (trained ahead of time: `python -m jtc_utils.lenses.train`), and the rank sweep "
+                 "and the comparisons across the zoo's four sizes"),
+    Page("ffn_subupdates", "FFN sub-updates in the vocabulary space", {CAUSAL: ("real_geva",)}, needs_blocks=True,
+         omitted="the concepts by word class, the steering and the classifiers on the embedded world (they need "
+                 "its word labels)"),
+    Page("secretly_linear", "Your Transformer is Secretly Linear", {CAUSAL: ("real_sl",)},
+         omitted="the training experiments (pretraining with the regulariser, distillation after pruning) and the "
+                 "comparison across model sizes, which need the zoo's training runs"),
+    Page("embedded_world", "The embedded world",
+         skip="it describes the generated corpus and the zoo trained on it, not a reader's model"),
+)
+CLAIMS_PAGE = "claims_verdicts"
+SKIP_REASON = {ENCODER: NO_PREDICTIONS, MASKED: DECODER_ONLY}  # a page with no figures for the kind
+
+
+def kind_of(adapter) -> str:
+    """:data:`CAUSAL`, :data:`MASKED` or :data:`ENCODER`."""
+    if adapter.causal:
+        return CAUSAL
+    return MASKED if adapter.has_head else ENCODER
+
+
+def applies(page: Page, kind: str, news: bool, family: str = "gpt2") -> str | None:
+    """None where ``page`` runs for a model of ``kind`` and ``family``, else the one line that says why it is
+    skipped."""
+    if page.skip:
+        return page.skip
+    if page.needs_blocks and family not in blocks.SUPPORTED_FAMILIES:
+        return (f"it runs each block's sub-modules one by one, which the book does for the families "
+                f"{', '.join(blocks.SUPPORTED_FAMILIES)}, not yet for {family}")
+    if kind not in page.figures:
+        return SKIP_REASON[kind]
+    if page.needs_news and not news:
+        return f"no second text was given (pass one with {NEWS}: it plays the paper's news domain)"
+    return None
+
+
+def absent(kind: str, news: bool, family: str = "gpt2") -> dict:
+    """Why each JTC figure that the claims read does not exist for a model of ``kind`` (the claims that need only
+    such figures get no verdict and say so)."""
+    ran = {f for p in PAGES if applies(p, kind, news, family) is None for f in p.figures.get(kind, ())}
+    out = {}
+    for fig in ("fig2", "fig3", "fig4", "fig5", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "fig13",
+                "fig14", "fig15", "fig16", "fig17", "fig20", "fig21"):
+        if fig in ran:
+            continue
+        second = fig in ("fig12", "fig13", "fig14", "fig15", "fig16", "fig17", "fig20", "fig21")
+        gpt = fig in ("fig2", "fig4", "fig5", "fig8", "fig10", "fig11", "fig12", "fig14", "fig15", "fig20")
+        if second and not news:
+            out[fig] = f"no second text was given ({NEWS})"
+        elif fig in ("fig10", "fig11") and kind == CAUSAL:
+            out[fig] = f"the book has no block runner for the family {family}"
+        elif gpt:
+            out[fig] = f"the model is a {kind}: GPT-2's figures need a decoder"
+        elif kind == CAUSAL:
+            out[fig] = "the model is a decoder: BERT's figures need a masked LM"
+        else:
+            out[fig] = NO_PREDICTIONS
+    for fig in ("fig22", "fig23", "fig24", "fig25", "fig26", "fig27", "fig28", "fig29", "fig30", "fig31", "fig32",
+                "fig33"):
+        out[fig] = "the custom profile has one model, not four sizes trained alike"
+    out["plausibility"] = "it needs the word classes of the embedded corpus; a reader's text has none"
+    out["table1"] = "it shows the paper's two Leipzig sentences on BERT-large"
+    return out
+
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the plan: what will run, how long and how large
+
+
+@dataclass
+class Plan:
+    model: str
+    family: str
+    kind: str
+    n_layers: int
+    d: int
+    vocab: int
+    parameters: int
+    sizes: tuple
+    texts: dict  # domain -> path
+    counts: dict  # domain -> the text's counts after each step
+    run: list  # page names
+    skipped: dict  # page name -> why
+    forward_s: float  # seconds per sentence of a forward pass with every hidden state
+    device: str
+    identity: str = ""  # the model's weights, configuration and tokenizer (what the pages' results depend on)
+    estimate_s: float = 0.0
+    memory_gb: float = 0.0
+    available_gb: float = 0.0
+    jobs: int = 1  # pages executed side by side (each single-threaded when more than one)
+    busy: float = 1.0  # wall time over CPU time of the timed forward passes: above 1, other work slowed them
+
+    def lines(self) -> list[str]:
+        n_train, n_val = self.sizes
+        out = [f"model: {self.model}", f"  family {self.family} ({self.kind}), {self.n_layers} layers, width {self.d}, "
+               f"vocabulary {self.vocab:,}, {self.parameters / 1e6:.1f} M parameters",
+               f"  sample sizes: {n_train:,} training and {n_val:,} validation sentences per domain"]
+        for domain, path in self.texts.items():
+            c = self.counts[domain]
+            out.append(f"  {domain}: {path}: {c['documents']:,} documents, {c['sentences']:,} sentences, "
+                       f"{c['kept_after']['deduplicated']:,} kept after the filters and deduplication")
+        out.append(f"  pages executed ({len(self.run) + 1}): {', '.join(self.run + [CLAIMS_PAGE])}")
+        for name, why in self.skipped.items():
+            out.append(f"  skipped: {name}: {why}")
+        out.append(f"  device {self.device}: a forward pass takes {self.forward_s * 1e3:.1f} ms per sentence "
+                   f"(from one thread's CPU time); {self.jobs} page(s) at a time")
+        if self.busy > BUSY:
+            out.append(f"  the machine was busy: the timed passes took {self.busy:.1f} times their CPU time; the "
+                       f"estimate assumes the cores free, as the run needs them (other work makes it longer)")
+        out.append(f"  estimate: {self.estimate_s / 60:.1f} min, peak memory {self.memory_gb:.1f} GB "
+                   f"(available {self.available_gb:.1f} GB)")
+        out += self.regime_lines()
+        return out
+
+    def regime_lines(self) -> list[str]:
+        """What the sizes mean for the least-squares maps: a fit on fewer training samples than the model's width
+        is underdetermined (the claims read from it get no verdict); one below the paper's samples per dimension
+        is in a regime the paper did not study. Each with the ``--sentences`` that reaches the next regime."""
+        n_train, d = self.sizes[0], self.d
+        paper = regime.PAPER_TRAIN / max(regime.PAPER_WIDTH.values())
+        if n_train < d:
+            return [f"  WARNING: {n_train:,} training samples for a model {d} wide: fewer samples than dimensions, so "
+                    f"every least-squares map is underdetermined; the claims read from such maps get no verdict. "
+                    f"Ask for --sentences {sentences_for(d)} or more ({d} training samples; the paper's regime, "
+                    f"{paper:.1f} per dimension: --sentences {sentences_for(math.ceil(paper * d))})"]
+        if n_train < paper * d:
+            return [f"  the maps are fitted on {n_train / d:.1f} training samples per dimension, fewer than the "
+                    f"paper's least ({paper:.1f}, GPT-2 XL): they overfit more than the paper's did; --sentences "
+                    f"{sentences_for(math.ceil(paper * d))} reaches the paper's regime"]
+        return []
+
+
+# Seconds of each page per (sentence × forward second), measured on SmolLM2-135M with 2,000 Wikipedia sentences on
+# two cores (``benchmarks/bench_custom.py``), one page at a time: a page's time grows with its sentences and with the
+# cost of one forward pass, which carries the model's depth and width. Appendix B was not in that run (no second
+# text): its cost is the sum of the parts it repeats on the second domain (hidden states, r², predictions, early
+# exit). PAGE_OVERHEAD_S: a kernel's start, imports and the model's load, measured on the claims page. Calibrated on
+# one cold run (15.3 min) and rescaled once to the forward pass's median over repeated plans (85 ms per sentence;
+# the run had measured 98.7): a second serial cold run took 13.8 min. On another model the estimate carries that
+# model's forward time, not its vocabulary's readout cost nor the lenses' training epochs.
+PAGE_COST = {"real_model": 0.62, "sec3_linear_shortcuts": 0.07, "sec4_predictions": 0.035, "sec5_early_exit": 0.012,
+             "sec6_submodules": 0.77, "appendix_b_news": 0.41, "lenses": 1.0, "ffn_subupdates": 0.93,
+             "secretly_linear": 0.60, CLAIMS_PAGE: 0.0}
+PAGE_OVERHEAD_S = 10.0
+BUSY = 1.3  # wall over CPU time of the timed passes above which the plan says the machine was busy
+# a kernel with torch, transformers and the book's libraries, and the working memory the terms of
+# :func:`estimate_memory_gb` leave out (calibrated: on SmolLM2-135M with 2,000 sentences the largest kernel reached
+# 4.46 GB where the terms give 2.6 GB beyond a bare kernel's 1.2 GB)
+BASE_MEMORY_GB = 1.9
+
+
+# a page in a single-threaded worker (``--jobs`` above 1) against the same page alone on both cores: the median of
+# the SmolLM2 run's pages (model and text 1.5, section 6 1.75, lenses 1.68, linearity 1.73, FFN 1.03), which also
+# absorbs the pages that wait for the first page's hidden states
+ONE_THREAD_SLOWDOWN = 1.65
+
+
+def estimate_seconds(pages, n_sentences: int, forward_s: float, jobs: int = 1) -> float:
+    """Wall time of ``pages`` (the claims page included by the caller) for ``n_sentences`` sentences per domain at
+    ``forward_s`` seconds per sentence (see :data:`PAGE_COST`), executed ``jobs`` at a time: each page then takes
+    :data:`ONE_THREAD_SLOWDOWN` times longer, the pages go to the first free worker in their start order
+    (:func:`jtc_utils.book.runner.start_order`), and a page that reads others' numbers (:data:`runner.READERS`) waits
+    for every page before it in ``pages``."""
+    cost = {p: PAGE_OVERHEAD_S + PAGE_COST[p] * n_sentences * forward_s for p in pages}
+    if jobs <= 1:
+        return sum(cost.values())
+    free, end = [0.0] * jobs, {}
+    for p in runner.start_order(pages):  # the readers come last in both orders, after the pages they read
+        w = min(range(jobs), key=free.__getitem__)
+        start = max([free[w]] + ([end[q] for q in pages[:pages.index(p)]] if p in runner.READERS else []))
+        end[p] = free[w] = start + cost[p] * ONE_THREAD_SLOWDOWN
+    return max(end.values())
+
+
+def estimate_memory_gb(n_layers: int, d: int, vocab: int, parameters: int, n_sentences: int) -> float:
+    """Peak resident memory of the heaviest page: the model in float32 (weights, and as much again while loading),
+    the hidden states of every sentence at every layer, the least-squares maps between every pair of layers, the
+    linearity chapter's every-token states (two splits) and one chunk of vocabulary logits."""
+
+    f32 = 4
+    weights = 2 * parameters * f32
+    states = n_sentences * (n_layers + 1) * d * f32 * 2
+    maps = (n_layers + 1) * (n_layers + 2) / 2 * d * d * f32 * 2
+    every_token = 2 * sl_figures.REAL_TOKENS * (n_layers + 1) * d * f32
+    logits = 512 * vocab * f32
+    return BASE_MEMORY_GB + (weights + states + max(maps, every_token) + logits) / 2**30
+
+
+def time_forward(adapter, texts, device: str, n: int = 16) -> tuple[float, float]:
+    """Seconds per sentence of one forward pass with every hidden state (as the book extracts them), on ``n`` of
+    the sentences, and how busy the machine was: ``(seconds, wall / CPU)``. On a CPU the three passes (after a
+    warm-up on two sentences) run on one thread, timed by that thread's CPU time: other work on the machine does not
+    stretch it (a wall clock, or the CPU time of several threads that spin while they wait for each other, moved the
+    estimate from 25 to 55 minutes for the same inputs). The median pass, divided by :data:`ONE_THREAD_SLOWDOWN`, is
+    the two-thread pass the page costs were calibrated with. ``wall / CPU`` above 1 says by how much other work
+    slowed the passes. On a GPU: the median wall time."""
+    import torch
+
+    ids = adapter.tokenizer(list(texts[:n]), add_special_tokens=not adapter.causal, truncation=True,
+                            max_length=128)["input_ids"]
+    inp, att = right_pad(ids, pad_id(adapter.tokenizer))
+    cpu, wall, threads = [], [], torch.get_num_threads()
+    gpu = not str(device).startswith("cpu")
+    try:
+        if not gpu:
+            torch.set_num_threads(1)
+        with devices.using(device), torch.inference_mode():
+            adapter.forward_states(inp[:2], att[:2])
+            for _ in range(3):
+                c0, t0 = time.thread_time(), time.perf_counter()
+                adapter.forward_states(inp, att)
+                wall.append(time.perf_counter() - t0)
+                cpu.append(time.thread_time() - c0)
+    finally:
+        torch.set_num_threads(threads)
+    if gpu:
+        return sorted(wall)[1] / len(ids), 1.0
+    return sorted(cpu)[1] / len(ids) / ONE_THREAD_SLOWDOWN, sorted(wall)[1] / max(sorted(cpu)[1], 1e-9)
+
+
+def split_sizes(n: int) -> tuple:
+    """``--sentences N``: N per domain, a fifth of them for validation."""
+    return n - n // 5, n // 5
+
+
+def sentences_for(n_train: int) -> int:
+    """The least ``--sentences`` that gives ``n_train`` training sentences (:func:`split_sizes`)."""
+    n = max(5, math.ceil(n_train * 5 / 4) - 1)
+    while split_sizes(n)[0] < n_train:
+        n += 1
+    return n
+
+
+def default_jobs(device: str) -> int:
+    """Pages side by side when ``--jobs`` is not given: two on a CPU with two cores or more, else one."""
+    return 2 if str(device) == "cpu" and (os.cpu_count() or 1) >= 2 else 1
+
+
+def plan(model: str, text, news=None, sentences: int = sum(profiles.CUSTOM_SIZES), device: str = "auto",
+         memory_gb: float | None = None, jobs: int | None = None) -> Plan:
+    """What the custom book will do for ``model`` on ``text`` (and ``news``), with its estimates; every input is
+    checked here, before anything is written: a bad one raises :class:`ValueError` naming the problem and the fix.
+    ``jobs`` pages run side by side (default :func:`default_jobs`); fewer where their memory would not fit."""
+    sentences = validate.integer(sentences, "--sentences", minimum=5, example="--sentences 2000")
+    n_train, n_val = split_sizes(sentences)
+    texts = {"text": str(text), **({"news": str(news)} if news is not None else {})}
+    problems, counts, first, adapter = [], {}, None, None
+    try:  # the model first: the cheapest to check, and what a wrong folder most often is
+        adapter = models.Adapter(*models.load(model), name=model)
+    except (models.ModelUnavailableError, OSError, ValueError) as e:
+        problems.append(f"--model: {e}")
+    for domain, path in texts.items():
+        try:
+            data = user_text.prepared(path, n_train, n_val)  # a text that cannot be read, or is too short
+        except (ValueError, OSError) as e:
+            problems.append(f"{'--text' if domain == 'text' else '--text-news'}: {e}")
+            continue
+        counts[domain] = data["counts"]
+        first = first or data["train"]
+    if problems:  # every bad input at once
+        raise ValueError("\n  ".join([f"{len(problems)} problem(s); nothing was written:"] + problems))
+    dev = devices.resolve(device)
+    kind = kind_of(adapter)
+    run, skipped = [], {}
+    for page in PAGES:
+        why = applies(page, kind, news is not None, adapter.family)
+        (skipped.__setitem__(page.name, why) if why else run.append(page.name))
+    p = Plan(model=model, family=adapter.family, kind=kind, n_layers=adapter.n_layers, d=adapter.d,
+             vocab=len(adapter.tokenizer), parameters=sum(t.numel() for t in adapter.model.parameters()),
+             sizes=(n_train, n_val), texts=texts, counts=counts, run=run, skipped=skipped,
+             forward_s=0.0, device=str(dev), identity=adapter.identity)
+    p.forward_s, p.busy = time_forward(adapter, first, str(dev))
+    per_page = estimate_memory_gb(p.n_layers, p.d, p.vocab, p.parameters, n_train + n_val)
+    p.available_gb = runner.available_memory_gb() if memory_gb is None else float(memory_gb)
+    p.jobs = default_jobs(dev) if jobs is None else int(jobs)
+    if p.jobs < 1:
+        raise ValueError(f"--jobs must be at least 1, got {jobs}")
+    while p.jobs > 1 and p.jobs * per_page > p.available_gb:  # two kernels at their peak at once, at worst
+        p.jobs -= 1
+    p.memory_gb = p.jobs * per_page
+    p.estimate_s = estimate_seconds(run + [CLAIMS_PAGE], sentences, p.forward_s, p.jobs)
+    return p
+
+
