@@ -26,18 +26,22 @@
 #   magnitude verdict reads "not judged: the paper's models".
 #
 # A shape verdict is one of three. Each rule gives a **margin**, positive on the claim's side and zero on its
-# threshold, and the margin is recomputed on 200 resamples of the validation set (and of the training seeds where a
-# chapter has several): the claim **holds** where at least 95% of the resamples are on its side, **fails** where at
-# least 95% are on the other, and is **undecided** otherwise, with the margin and its 95% interval beside it. What is
-# resampled is what the statistic is computed over: the validation samples for precisions, surprisals, $r^2$, exit
-# rules and sub-update scores, the value vectors for concept coverage, the prompts for steering. A statistic that
-# would need a refit per resample (the linearity scores, the pruning runs, the clusters of extreme scores) has no
-# resamples: its verdict is the point estimate's, marked "no interval" with the reason in its record, and is not
-# counted either way.
+# threshold, and the margin is recomputed on 200 resamples of what its statistic is computed over, which each record
+# names beside its margin: the validation samples for precisions, surprisals, $r^2$, exit rules and sub-update
+# scores, the value vectors for concept coverage, the prompts for steering, the sentences for the linearity scores
+# and the pruning's perplexities, and the training seeds where a chapter has several. The claim **holds** where at least 95% of the resamples are on its side, **fails** where at least 95%
+# are on the other, and is **undecided** otherwise; the interval beside the margin is the one that verdict reads (the
+# 5% and 95% points of the resampled margins), so it excludes 0 exactly when the verdict holds or fails. Three
+# training seeds alone are no such evidence (all three agree by chance one time in eight): a verdict whose only
+# resamples are the seeds is shown as "k of n seeds" and is undecided below five seeds. A statistic without
+# resamples, or one that would need a selection redone per resample (the clusters of extreme scores), and a rule
+# that reads one, get no interval; the linearity scores and the pruning runs are resampled by sentence, each
+# resample a refit from per-sentence sums: the verdict is the point estimate's, marked "no
+# interval" with the reason in its record, and is not counted either way.
 #
-# Each rule reads the sentence through one **lexicon** of the papers' vague words ("every", "most", "close to
-# zero", "substantially", "sharp", ...), shown below: one reading per word, written from the words before any result
-# was looked at, the same for every claim of every paper. Claims that test the same statistic on the same data are
+# Each rule reads the sentence through one **lexicon** of the papers' vague words ("every", "most", "often", "close
+# to zero", "substantially", "sharp", ...), shown below: one reading per word, the same for every claim of every
+# paper; the note under it says when it was written and what a second review changed. Claims that test the same statistic on the same data are
 # one **finding**, and the headline counts findings; checks that cannot fail on data (arithmetic, self-consistency)
 # are shown, not counted.
 #

@@ -21,15 +21,21 @@ _GREY = "color: #57606a; font-style: italic"
 
 
 def margin_text(record: dict) -> str:
-    """The margin, its interval over the resamples and its unit, in a span the nbval sanitizer recognises (the
-    digits are compared by the figure-data regression instead)."""
+    """The margin, the interval its verdict reads (or how many training seeds are on its side) and its unit, in a
+    span the nbval sanitizer recognises (the digits are compared by the figure-data regression instead), then what
+    its resamples resample."""
     if record.get("margin") is None or record.get("kind") == "check":
         return "-"
     text = short_number(record["margin"])
     if record.get("resampled"):
         text += f" [{short_number(record['lo'])}, {short_number(record['hi'])}]"
     unit = f" {record['unit']}" if record.get("unit") else ""
-    return f'<span class="jtc-margin">{text}</span>{unit}'
+    over = ""
+    if record.get("n_seeds"):
+        over = f"; {record['seeds_on_side']} of {record['n_seeds']} seeds"
+    elif record.get("resampled"):
+        over = f"; resampled: {' and '.join(record.get('resamples') or [])}"
+    return f'<span class="jtc-margin">{text}</span>{unit}{over}'
 
 
 def frame(records: list[dict], link: str | None = None):

@@ -53,6 +53,8 @@ def has_boot(data) -> bool:
     """Whether a figure's numbers carry resamples anywhere."""
     if isinstance(data, dict):
         return "boot" in data or any(has_boot(v) for v in data.values())
+    if isinstance(data, list):  # rows, each with its own resamples
+        return any(isinstance(x, dict) and has_boot(x) for x in data)
     return False
 
 

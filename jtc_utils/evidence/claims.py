@@ -73,17 +73,29 @@ def available(get, figs) -> dict:
 # jtc_utils.evidence.verdicts (issue 32): each vague word of the sentence gets the one reading the lexicon gives it, the
 # same for every claim of every paper, and the record names the entries it used. A rule returns a *margin*, positive on
 # the claim's side; the verdict comes from the margins on the resampled validation sets (verdicts.decide).
-RULES_NOTE = ("Every rule reads the sentence through the lexicon below: one reading per word, written from the words "
-              "before any result was looked at, the same for every claim of every paper. A rule gives a margin, "
-              "positive on the claim's side and zero on its threshold. The verdict comes from the margins on "
-              f"{resample.N_RESAMPLES} resamples of the validation set (and of the training seeds, where a chapter "
-              f"has several): **holds** where at least {verdicts.LEVEL:.0%} of them are on the claim's side, "
-              f"**fails** where at least {verdicts.LEVEL:.0%} are on the other, **undecided** otherwise; a margin of "
-              "exactly zero is on neither side. What is resampled is what the statistic averages over: validation "
-              "samples (precisions, surprisals, r², exit rules, sub-update scores), value vectors (concept coverage), "
-              "prompts (steering). A statistic that would need a refit per resample (the linearity scores, the "
-              "pruning runs) has no resamples: its verdict is the point estimate's, marked \"no interval\" with the "
-              "reason, and not counted as evidence either way.")
+RULES_NOTE = ("Every rule reads the sentence through the lexicon below: one reading per word, the same for every "
+              "claim of every paper. The lexicon was written on 2026-11-25 (issue 32), after earlier versions of the "
+              "rules and their verdicts had been seen; since then no rule, threshold or seed has been changed because "
+              "of a verdict. A second review (issue 53) found rules that read only part of their sentence (C4, F3, "
+              "S8) or a measure that could not fail (F9), and words read through entries that did not list them; "
+              "those rules now read the whole sentence and the words have entries, each written from the words and "
+              "the amounts the lexicon already used. A rule gives a margin, positive on the claim's side and zero on "
+              "its threshold. The margin is recomputed on "
+              f"{resample.N_RESAMPLES} resamples of what its statistic averages over, and every record says what "
+              "that is: validation samples (precisions, surprisals, r², exit rules, sub-update scores), value "
+              "vectors (concept coverage), prompts (steering), sentences (the linearity scores, each resample a refit "
+              "from per-sentence sums, and the pruning's perplexities), and training seeds where a chapter has "
+              "several. "
+              f"**holds** where at least {verdicts.LEVEL:.0%} of the resamples are on the claim's side, **fails** "
+              f"where at least {verdicts.LEVEL:.0%} are on the other, **undecided** otherwise; a margin of exactly "
+              f"zero is on neither side. The interval shown is the one the verdict reads: {verdicts.INTERVAL}. "
+              "Training seeds alone are a sign test: a verdict whose only resamples are the seeds is shown as "
+              "\"k of n seeds\" and is decisive only where all of at least "
+              f"{verdicts.LEAST_SEEDS} seeds agree (2^-n <= {1 - verdicts.LEVEL:.2f}); with three seeds it is "
+              "undecided. A rule that reads a statistic without resamples (found by blanking each unresampled "
+              "number it reads: its margin changes), or one whose statistic would need a selection redone per resample (the "
+              "clusters of extreme scores), shows no interval: its verdict "
+              "is the point estimate's, marked \"no interval\" with the reason, and not counted either way.")
 # why a claim has no resamples, where its record does not say
 NO_INTERVAL = "none of the figures it reads keeps per-sample values to resample."
 NOT_JUDGED = "not judged: the paper's models"
@@ -150,15 +162,52 @@ def memo(get):
     return memo
 
 
-def margins(fn, get, seed_keys=()) -> list[float] | None:
-    """The margins of claim function ``fn`` on every resample of the figures ``get`` gives (see
-    :func:`jtc_utils.evidence.verdicts.replicate`), or None where none of the figures it reads has resamples."""
+def reads_fixed(fn, get, seed_keys, first, margin) -> list[str]:
+    """The figures among those a rule read (``first.read``) whose statistics without resamples the rule reads: with
+    each figure's unresampled statistics made NaN in turn (:func:`jtc_utils.evidence.verdicts.replicate`, ``blank``),
+    the rule's margin changes (or it cannot be computed). Such a rule's interval would resample only part of what
+    it reads, so it shows none (issue 53)."""
+    found = []
+    for fig in dict.fromkeys(first.read):
+        try:
+            m = fn(verdicts.replicate(get, 0, seed_keys, blank={fig}))["margin"]
+        except (ValueError, TypeError, ArithmeticError, IndexError, KeyError):
+            m = None
+        if m is None or not np.isfinite(m) or m != margin:
+            found.append(fig)
+    return found
+
+
+def resampling(fn, get, seed_keys=()) -> dict:
+    """How claim function ``fn`` is resampled on the figures ``get`` gives (see
+    :func:`jtc_utils.evidence.verdicts.replicate`): ``units`` (what its resamples resample), and either ``margins``
+    (its margin on every resample), or ``per_seed`` (its margin on each training seed alone, where the seeds are all
+    it resamples: :func:`jtc_utils.evidence.verdicts.seed_test`), or ``fixed`` (why it has no interval: none of its
+    figures has resamples, or it reads a statistic that has none)."""
     first = verdicts.replicate(get, 0, seed_keys)
-    out = [fn(first)["margin"]]
+    m0 = fn(first)["margin"]
+    units = sorted(first.units)
     if not first.used:
-        return None
-    out += [fn(verdicts.replicate(get, b, seed_keys))["margin"] for b in range(1, resample.N_RESAMPLES)]
-    return [np.nan if m is None else m for m in out]
+        return {"units": [], "fixed": NO_INTERVAL}
+    if not first.seeded:  # a rule that draws its seeds in its own layout reads per-seed rows, all resampled
+        fixed = reads_fixed(fn, get, seed_keys, first, m0)
+        if fixed:
+            return {"units": units, "fixed": f"its rule reads numbers of {', '.join(fixed)} that have no resamples "
+                                              f"(found by blanking them: its margin changes), so an interval over "
+                                              f"the {' and '.join(units)} would resample only part of it."}
+    if units == [verdicts.SEEDS]:
+        per_seed = [fn(verdicts.replicate(get, 0, seed_keys, only=i))["margin"] for i in range(first.n_seeds)]
+        return {"units": units, "per_seed": [np.nan if m is None else m for m in per_seed]}
+    out = [m0] + [fn(verdicts.replicate(get, b, seed_keys))["margin"] for b in range(1, resample.N_RESAMPLES)]
+    return {"units": units, "margins": [np.nan if m is None else m for m in out]}
+
+
+def seed_sentence(record: dict) -> str:
+    """Why a verdict that rests on training seeds alone is what it is (the seeds' sign test)."""
+    k, n = record["seeds_on_side"], record["n_seeds"]
+    return (f"Its only resamples are the {n} training seeds, and {k} of {n} are on the claim's side: seeds alone "
+            f"decide only where all of at least {verdicts.LEAST_SEEDS} agree (their sign test, 2^-n <= "
+            f"{1 - verdicts.LEVEL:.2f}).")
 
 
 def reason(record: dict, profile: Profile | str, reasons: dict) -> str | None:
@@ -170,11 +219,13 @@ def reason(record: dict, profile: Profile | str, reasons: dict) -> str | None:
         text = text.get("tiny" if name in ("tiny", "paper") and "tiny" in text else name)
     if record["verdict"] == verdicts.UNDECIDED and not text:
         if record["resampled"]:
-            text = (f"The margin's {verdicts.LEVEL:.0%} interval ({short_number(record['lo'])} to {short_number(record['hi'])}) "
-                    f"has {record['share']:.0%} of the resamples on the claim's side: the validation set cannot "
-                    "tell.")
-        else:
+            text = (f"The margin's interval ({short_number(record['lo'])} to {short_number(record['hi'])}) has "
+                    f"{record['share']:.0%} of the resamples of the {' and '.join(record['resamples'])} on the "
+                    "claim's side: they cannot tell.")
+        elif not record.get("n_seeds"):
             text = "The statistic sits exactly on the rule's threshold."
+    if record.get("n_seeds") and record["verdict"] == verdicts.UNDECIDED:
+        text = (text + " " if text else "") + seed_sentence(record)
     text = text if record["verdict"] in (verdicts.FAILS, verdicts.UNDECIDED) else None
     if record.get("no_interval") and record.get("verdict") is not None and not record.get("resampled"):
         text = (text + " " if text else "") + f"No interval: {record['no_interval']}"
@@ -227,11 +278,15 @@ def evaluate(table: dict, cid: str, get=None, profile: Profile | str = "tiny", r
         rec = {**rec, "margin": None, "no_verdict": why}
         return judged({**rec, **verdicts.decide(None, None), "holds": None, "reason": why}, profile)
     judge = rec["kind"] == "claim" and rec["margin"] is not None
-    ms = margins(fn, get, seed_keys) if judge and not rec.get("no_interval") else None
-    rec = {**rec, **verdicts.decide(rec["margin"], ms)}
+    rs = resampling(fn, get, seed_keys) if judge and not rec.get("no_interval") else {"units": []}
+    if "per_seed" in rs:
+        rec = {**rec, **verdicts.seed_test(rec["margin"], rs["per_seed"])}
+    else:
+        rec = {**rec, **verdicts.decide(rec["margin"], rs.get("margins"))}
+    rec["resamples"] = rs["units"] if (rec["resampled"] or "per_seed" in rs) else []
     rec["holds"] = {verdicts.HOLDS: True, verdicts.FAILS: False}.get(rec["verdict"])
-    if judge and ms is None:
-        rec["no_interval"] = rec.get("no_interval") or NO_INTERVAL
+    if judge and not rec["resampled"] and "per_seed" not in rs:
+        rec["no_interval"] = rec.get("no_interval") or rs.get("fixed") or NO_INTERVAL
     rec["reason"] = reason(rec, profile, reasons or {})
     return judged(rec, profile)
 
@@ -305,7 +360,7 @@ def findings(records: list[dict], titles: dict | None = None) -> list[dict]:
     for stat, recs in groups.items():
         vs = {r["verdict"] for r in recs}
         verdict = vs.pop() if len(vs) == 1 else "mixed"
-        if not all(r["resampled"] for r in recs):
+        if not all(r["resampled"] or r.get("n_seeds") for r in recs):
             verdict = f"{verdict}, no interval"
         out.append({"statistic": stat, "title": titles.get(stat, recs[0]["claim"]), "claims": [r["id"] for r in recs],
                     "verdict": verdict})
@@ -365,6 +420,8 @@ def shape_verdict(record: dict) -> str:
     if v is not None:
         if record.get("kind") == "check":
             return "check passes" if v == verdicts.HOLDS else "CHECK FAILS"
+        if record.get("n_seeds"):
+            return f"{v.upper()} ({record['seeds_on_side']} of {record['n_seeds']} seeds)"
         return v.upper() if record["resampled"] else f"{v}, no interval"
     if record.get("no_verdict"):
         return record["no_verdict"]

@@ -2,18 +2,21 @@
 
 Two things every claim module of the book uses:
 
-* :data:`LEXICON`, the one reading of each vague word the papers' claims use ("every", "most", "close to zero",
-  "substantially", "sharp", "similar", ...). It was written from the words, before any result was looked at, and
-  it is the same for every claim of every paper: a rule takes its thresholds from :func:`value` and names the
-  entries it used, and a test fails if a claim module compares with a number of its own.
-* The **bootstrap** of the validation set. Figures whose numbers are means over validation samples carry, beside
-  each mean, ``boot``: the same mean under :data:`jtc_utils.core.resample.N_RESAMPLES` resamples of the samples
-  (:func:`jtc_utils.core.resample.weights`, a fixed seed; every figure on the same samples is resampled the same way, so
-  a difference of two curves is resampled as a pair). Where a chapter has several training seeds, the seeds are
-  resampled too (:func:`replicate`). A claim's rule gives a *margin*, positive on the claim's side and zero on its
-  threshold; :func:`decide` turns the margins of the replicates into **holds** (the claim's side in at least
-  :data:`LEVEL` of them), **fails** (the other side in at least that many) or **undecided**. A margin of exactly zero is
-  on neither side, so a tie is never a hold.
+* :data:`LEXICON`, the one reading of each vague word the papers' claims use ("every", "most", "often", "close to
+  zero", "substantially", "sharp", "similar", ...). It was written from the words on 2026-11-25, after earlier
+  rules and their verdicts had been seen, and no reading has been changed because of a verdict since; it is the same
+  for every claim of every paper: a rule takes its thresholds from :func:`value` and names the entries it used, and
+  a test fails if a claim module compares with a number of its own.
+* The **bootstrap**. Figures whose numbers are means over samples (validation samples, value vectors, prompts:
+  :data:`RESAMPLED_OVER`) carry, beside each mean, ``boot``: the same mean under
+  :data:`jtc_utils.core.resample.N_RESAMPLES` resamples of the samples (:func:`jtc_utils.core.resample.weights`, a
+  fixed seed; every figure on the same samples is resampled the same way, so a difference of two curves is
+  resampled as a pair). Where a chapter has several training seeds, the seeds are resampled too (:func:`replicate`).
+  A claim's rule gives a *margin*, positive on the claim's side and zero on its threshold; :func:`decide` turns the
+  margins of the replicates into **holds** (the claim's side in at least :data:`LEVEL` of them), **fails** (the other
+  side in at least that many) or **undecided**, with the interval that verdict reads (:func:`interval`). A margin of
+  exactly zero is on neither side, so a tie is never a hold. Training seeds alone are judged by their sign test
+  (:func:`seed_test`).
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ class Reading:
     why: str
 
 
-# Written from the words, before any result was looked at; the same reading for every claim of every paper.
+# Written from the words, the same reading for every claim of every paper (when, and what a review added since:
+# :data:`jtc_utils.evidence.claims.RULES_NOTE`).
 LEXICON = {
     "every": Reading(
         ("every", "all", "across all layers", "across the network", "consistently", "everywhere", "always",
@@ -47,9 +51,20 @@ LEXICON = {
         "the smallest of the points' margins", None,
         "a universal word admits no exception; layer L, where every map is the model's own output, is left out"),
     "most": Reading(
-        ("most", "at most layers", "the majority"),
-        "more than half of the points: the margin is the share of points on the claim's side minus one half", 0.5,
+        ("most", "at most layers", "the majority", "removes most of"),
+        "more than half: of the points (the margin is the share of points on the claim's side minus one half), or "
+        "of an amount (the share of it minus one half)", 0.5,
         "'most' means more than half; nothing in the sentences asks for more"),
+    "often": Reading(
+        ("often", "frequently", "in many cases"),
+        "at a quarter of the points or more: the margin is the share of points on the claim's side minus a quarter",
+        0.25,
+        "weaker than 'most' (more than half) and more than now and then; a quarter is the lexicon's coarsest share "
+        "(the one 'late' uses)"),
+    "portion": Reading(
+        ("a substantial portion", "a substantial share", "a large part"),
+        "a share of a whole of at least a fifth: the margin is the share minus 0.2", 0.2,
+        "the 'substantially' amount (a fifth of the larger value) with the whole as the larger value"),
     "better": Reading(
         ("better", "beats", "outperforms", "improves", "higher", "lower", "more", "less", "above", "below",
          "brighter", "wins", "saves more"),
@@ -58,7 +73,8 @@ LEXICON = {
         "a comparison of two results as wholes, with no word saying where, compares their averages; where the "
         "sentence says where ('at every layer', 'at most layers'), that word decides instead"),
     "close to zero": Reading(
-        ("close to zero", "near 0", "near or below 0", "fails", "barely changes"),
+        ("close to zero", "near 0", "near or below 0", "fails", "barely changes", "a small fraction",
+         "a few (as a share of a whole)"),
         "at most 0.05 on a quantity whose scale is 0 to 1 (precision, r², share, rate)", 0.05,
         "a third of the smallest difference the JTC paper calls a large gain (15%, introduction): a value this "
         "close to 0 is far from anything the papers count as an effect"),
@@ -69,7 +85,8 @@ LEXICON = {
         "a difference that is close to zero is no difference; the same number as 'close to zero', so one word "
         "cannot be read more loosely than the other"),
     "substantially": Reading(
-        ("substantially", "much", "far", "by a large margin", "markedly", "far more", "strongly", "dominant"),
+        ("substantially", "much", "far", "by a large margin", "markedly", "far more", "strongly", "dominant", "strong",
+         "weak (substantially below)", "small next to (substantially below)"),
         "the gap is at least a fifth of the larger of the two values: (a - b) >= 0.2 max(|a|, |b|); the margin is "
         "(a - b) / max(|a|, |b|) - 0.2", 0.2,
         "the JTC paper's own example of a large margin is 0.2 of Precision@1's unit scale ('by more than 0.2'); "
@@ -135,11 +152,51 @@ def share_margin(ok) -> float:
     return float(np.mean(np.asarray(ok, dtype=bool))) - value("most")
 
 
-def _substitute(data, b: int):
+# What a figure's resamples resample, by figure id, where it is not the validation samples (each paper package
+# registers its own: the FFN chapter's concept coverage resamples value vectors, its steering the prompts)
+RESAMPLED_OVER: dict[str, str] = {}
+VALIDATION = "validation samples"
+SEEDS = "training seeds"
+# Numbers of a figure that are constants of its setting, not statistics (10/d_ff, a layer's depth): they have no
+# resamples and need none, so reading them does not take a rule's interval away (see :func:`blank`). By figure id.
+CONSTANTS: dict[str, tuple[str, ...]] = {}
+
+
+def _is_statistic(v) -> bool:
+    """A float, or a list or array of them (NaN stored as None allowed): what a figure computes (counts, ids and
+    names are its setting)."""
+    if isinstance(v, (float, np.floating)):
+        return True
+    if not isinstance(v, (list, tuple, np.ndarray)) or not len(v):
+        return False
+    try:
+        a = np.asarray(v)
+    except ValueError:  # ragged
+        return False
+    if a.dtype.kind == "f":
+        return True
+    if a.dtype != object:
+        return False
+    flat = a.ravel()
+    return all(isinstance(x, (float, np.floating)) or x is None for x in flat) and any(
+        isinstance(x, (float, np.floating)) for x in flat)
+
+
+def _nan_like(v):
+    return float("nan") if np.ndim(v) == 0 else np.full(np.shape(np.asarray(v, dtype=object)), np.nan).tolist()
+
+
+def _substitute(data, b: int, blank: bool = False, keep=()):
+    """A figure's numbers under resample ``b``: every mean that carries ``boot`` replaced by its ``b``-th resample.
+    ``blank``: every other statistic (:func:`_is_statistic`) made NaN, except the keys of ``keep``, so that a rule
+    that reads one gives a different margin (see :func:`reads_fixed`)."""
+    if isinstance(data, list) and data and all(isinstance(x, dict) for x in data):  # rows, each with its resamples
+        return [_substitute(x, b, blank, keep) for x in data]
     if not isinstance(data, dict):
-        return data
-    out = {k: _substitute(v, b) for k, v in data.items() if k != "boot"}
-    for k, v in data.get("boot", {}).items():
+        return _nan_like(data) if blank and _is_statistic(data) else data
+    boot = data.get("boot", {})
+    out = {k: _substitute(v, b, blank and k not in keep, keep) for k, v in data.items() if k != "boot" and k not in boot}
+    for k, v in boot.items():
         out[k] = _row(v, b)
     return out
 
@@ -150,14 +207,26 @@ def _row(v, b):
     return v[b]
 
 
-def _reseed(data: dict, b: int, seed_keys=()) -> dict:
+def _draw(b, n: int, only: int | None = None) -> list[int]:
+    """The seeds (positions) replicate ``b`` draws from ``n`` with replacement; ``only``: that one seed, n times (a
+    replicate of one seed, for the seeds' sign test, :func:`seed_test`)."""
+    if only is not None:
+        return [only] * n
+    return np.random.default_rng([resample.SEED, b, n]).integers(0, n, n).tolist()
+
+
+def _seeded(data) -> bool:
+    return isinstance(data, dict) and len(data.get("seeds") or ()) > 1
+
+
+def _reseed(data: dict, b: int, seed_keys=(), only: int | None = None) -> dict:
     """Resample a figure's training seeds for replicate ``b``: every curve ``label/seedN`` (and ``label`` for the
     first seed) and every key of ``seed_keys`` (a leading axis of seeds) takes the values of a seed drawn with
-    replacement."""
-    seeds = data.get("seeds")
-    if not seeds or len(seeds) < 2:
+    replacement (``only``: of that seed)."""
+    if not _seeded(data):
         return data
-    draw = np.random.default_rng([resample.SEED, b, len(seeds)]).integers(0, len(seeds), len(seeds))
+    seeds = data["seeds"]
+    draw = _draw(b, len(seeds), None if only is None else only % len(seeds))
     out = dict(data)
     if "curves" in data:
         curves = dict(data["curves"])
@@ -172,21 +241,31 @@ def _reseed(data: dict, b: int, seed_keys=()) -> dict:
     return out
 
 
-def replicate(get, b: int, seed_keys=()):
+def replicate(get, b: int, seed_keys=(), only: int | None = None, blank=()):
     """A ``get`` whose figures are those of ``get`` under resample ``b``: every mean that carries ``boot`` replaced by
-    its ``b``-th resample, and the training seeds resampled (see :func:`_reseed`). ``replicate(get, b).used``
-    records whether any figure it gave was resampled."""
+    its ``b``-th resample, and the training seeds resampled (see :func:`_reseed`; ``only``: every draw that one
+    seed). ``replicate(get, b).used`` records whether any figure it gave was resampled, ``.units`` what was
+    resampled (:data:`RESAMPLED_OVER`, :data:`VALIDATION`, :data:`SEEDS`), ``.read`` the figure ids read.
+    ``blank``: the figure ids whose statistics without resamples are made NaN (see :func:`reads_fixed`)."""
     cache = {}
 
     def rget(fig):
         if fig not in cache:
             d = get(fig)
-            used = isinstance(d, dict) and (resample.has_boot(d) or len(d.get("seeds") or ()) > 1)
-            rget.used |= bool(used)
-            cache[fig] = _reseed(_substitute(d, b), b, seed_keys) if isinstance(d, dict) else d
+            rget.read.append(fig)
+            if isinstance(d, dict) and resample.has_boot(d):
+                rget.units.add(RESAMPLED_OVER.get(fig, VALIDATION))
+            if _seeded(d):
+                rget.units.add(SEEDS)
+                rget.n_seeds = max(rget.n_seeds, len(d["seeds"]))
+            rget.used |= bool(isinstance(d, dict) and (resample.has_boot(d) or _seeded(d)))
+            keep = CONSTANTS.get(fig, ()) + ((("curves",) + tuple(seed_keys)) if _seeded(d) else ())
+            out = _substitute(d, b, fig in blank, keep) if isinstance(d, (dict, list, float)) else d
+            cache[fig] = _reseed(out, b, seed_keys, only) if isinstance(out, dict) else out
         return cache[fig]
 
-    rget.used, rget.b = False, b
+    rget.used, rget.b, rget.only, rget.units, rget.read = False, b, only, set(), []
+    rget.n_seeds, rget.seeded = 0, False
     return rget
 
 
@@ -198,13 +277,30 @@ def seed_draw(get, n: int) -> list[int]:
     if b is None or n < 2:
         return list(range(n))
     get.used = True
-    return np.random.default_rng([resample.SEED, b, n]).integers(0, n, n).tolist()
+    get.units.add(SEEDS)
+    get.seeded, get.n_seeds = True, max(get.n_seeds, n)
+    return _draw(b, n, None if get.only is None else get.only % n)
+
+
+def interval(margins) -> tuple[float, float]:
+    """The interval a verdict reads: the resampled margins' order statistics that :func:`decide` compares with 0.
+    Of n sorted margins s, with k = n - ceil(LEVEL n) (10 of 200), it is [s[k], s[n-1-k]]: the claim holds exactly
+    when s[k] > 0 (at most k margins at or below 0, so at least LEVEL of them above) and fails exactly when
+    s[n-1-k] < 0, so the interval excludes 0 exactly when the verdict is decisive (a one-sided LEVEL bound at each
+    end: a central 90% interval at LEVEL 0.95)."""
+    s = np.sort(np.asarray(margins, dtype=float), kind="stable")
+    k = len(s) - int(np.ceil(LEVEL * len(s) - 1e-9))
+    return float(s[k]), float(s[len(s) - 1 - k])
+
+
+INTERVAL = (f"the {1 - LEVEL:.0%} and {LEVEL:.0%} points of the resampled margins (a {2 * LEVEL - 1:.0%} interval, "
+            f"one-sided {LEVEL:.0%} at each end: it excludes 0 exactly when the verdict holds or fails)")
 
 
 def decide(margin: float, margins) -> dict:
     """The verdict of a claim from its margin on the data and its margins on the replicates (None: no resamples):
     holds / fails where at least LEVEL of the replicates are on one side (a margin of exactly 0 is on neither),
-    else undecided; with the margin's percentile interval and the share on the claim's side."""
+    else undecided; with the interval that verdict reads (:func:`interval`) and the share on the claim's side."""
     if margin is None or not np.isfinite(margin):
         return {"verdict": None, "margin": None, "lo": None, "hi": None, "share": None, "resampled": False}
     if margins is None:
@@ -215,6 +311,22 @@ def decide(margin: float, margins) -> dict:
     m = np.where(np.isnan(m), 0.0, m)  # a replicate where the statistic is undefined is on neither side
     above, below = float(np.mean(m > 0)), float(np.mean(m < 0))
     verdict = HOLDS if above >= LEVEL else FAILS if below >= LEVEL else UNDECIDED
-    lo, hi = np.percentile(m, [100 * (1 - LEVEL) / 2, 100 * (1 + LEVEL) / 2])
-    return {"verdict": verdict, "margin": float(margin), "lo": float(lo), "hi": float(hi), "share": above,
-            "resampled": True}
+    lo, hi = interval(m)
+    return {"verdict": verdict, "margin": float(margin), "lo": lo, "hi": hi, "share": above, "resampled": True}
+
+
+# The seeds' sign test: n training seeds that all agree are evidence at the level 2^-n (one-sided), so a verdict
+# that rests on seeds alone is decisive only where 2^-n <= 1 - LEVEL: five seeds or more at LEVEL 0.95.
+LEAST_SEEDS = int(np.ceil(np.log2(1 / (1 - LEVEL)) - 1e-9))
+
+
+def seed_test(margin: float, per_seed) -> dict:
+    """The verdict of a claim whose only resamples are its training seeds, from its margin on each seed alone
+    (``per_seed``): holds / fails where every seed is on one side and there are at least :data:`LEAST_SEEDS`
+    seeds, else undecided; shown as "k of n seeds" (``seeds_on_side``, ``n_seeds``), with no interval."""
+    m = np.nan_to_num(np.asarray(per_seed, dtype=float), nan=0.0)
+    k, n = int((m > 0).sum()), len(m)
+    enough = n >= LEAST_SEEDS
+    verdict = HOLDS if enough and k == n else FAILS if enough and (m < 0).all() else UNDECIDED
+    return {"verdict": verdict, "margin": float(margin), "lo": None, "hi": None, "share": k / n, "resampled": False,
+            "seeds_on_side": k, "n_seeds": n}

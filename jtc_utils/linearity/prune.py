@@ -101,13 +101,16 @@ def _batches(seqs, batch_size: int, pad: int, dev=None):
 
 
 def evaluate(ad: Adapter, seqs: list[list[int]], fact_mask: list[np.ndarray] | None = None,
-             batch_size: int = 32) -> dict:
+             batch_size: int = 32, per_sequence: bool = False) -> dict:
     """Next-token loss (perplexity) and top-1 accuracy over every position of ``seqs`` (each predicts the next token);
-    with ``fact_mask`` (per sequence, True where the *next* token is part of a fact word) also the accuracy there."""
+    with ``fact_mask`` (per sequence, True where the *next* token is part of a fact word) also the accuracy there;
+    ``per_sequence``: also each sequence's summed loss and token count (``seq_nll``, ``seq_tokens``), from which the
+    perplexity under a resample of the sequences is read (:func:`resampled_perplexity`)."""
     import torch
 
 
     nll, correct, count, f_correct, f_count = 0.0, 0, 0, 0, 0
+    seq_nll, seq_tok = [], []
     with torch.inference_mode():
         for i, inp, att in _batches(seqs, batch_size, pad_id(ad.tokenizer), ad.device):
             logits = ad.model(input_ids=inp, attention_mask=att).logits[:, :-1].double()
@@ -117,6 +120,8 @@ def evaluate(ad: Adapter, seqs: list[list[int]], fact_mask: list[np.ndarray] | N
             tok_nll = -lp.gather(-1, tgt[..., None])[..., 0]
             hit = lp.argmax(-1) == tgt
             nll += float(tok_nll[keep].sum())
+            seq_nll += (tok_nll * keep).sum(1).tolist()
+            seq_tok += keep.sum(1).tolist()
             correct += int(hit[keep].sum())
             count += int(keep.sum())
             if fact_mask is not None:
@@ -128,7 +133,16 @@ def evaluate(ad: Adapter, seqs: list[list[int]], fact_mask: list[np.ndarray] | N
     if fact_mask is not None:
         out["fact_accuracy"] = f_correct / max(f_count, 1)
         out["fact_tokens"] = f_count
+    if per_sequence:
+        out["seq_nll"], out["seq_tokens"] = np.array(seq_nll), np.array(seq_tok, dtype=float)
     return out
+
+
+def resampled_perplexity(seq_nll, seq_tokens, weights) -> np.ndarray:
+    """The perplexity under each resample of the sequences (``weights`` [B, n]: how often each is drawn): the
+    exponential of the drawn sequences' summed loss over their tokens, [B]."""
+    W = np.asarray(weights, dtype=float)
+    return np.exp((W @ np.asarray(seq_nll)) / (W @ np.asarray(seq_tokens)))
 
 
 def block_io(ad: Adapter, seqs: list[list[int]], batch_size: int = 32) -> np.ndarray:

@@ -151,3 +151,88 @@ def check_layer(layer: int, n_layers: int) -> int:
         raise ValueError(f"block {layer!r} is out of range: this model has blocks 1..{n_layers} (block l maps h^(l-1) "
                          f"to h^l)")
     return int(layer)
+
+
+def sentences_of(position) -> np.ndarray:
+    """The sentence of each token (0, 1, ...) of stacked whole sentences, from the tokens' positions (a sentence
+    starts where the position is 0): the unit the scores' resamples draw, since the tokens of one sentence are not
+    independent."""
+    position = np.asarray(position)
+    return np.cumsum(position == 0) - 1
+
+
+def _group_sums(A: np.ndarray, B: np.ndarray, group: np.ndarray, n_groups: int) -> np.ndarray:
+    """Per group, ``A_g^T B_g`` flattened: [n_groups, a * b]."""
+    out = np.zeros((n_groups, A.shape[1] * B.shape[1]))
+    bounds = np.flatnonzero(np.diff(np.r_[-1, group, n_groups]))  # groups are contiguous runs
+    for g, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
+        out[group[a]] = (A[a:b].T @ B[a:b]).ravel()
+    return out
+
+
+def _explained_gram(Cxx: np.ndarray, Cxy: np.ndarray, rcond: float = RCOND) -> float:
+    """``tr(Cxy^T Cxx^+ Cxy)`` with the pseudo-inverse cut as :class:`jtc_utils.core.linear.Factor` cuts X's singular
+    values (relative ``rcond``; eigenvalues of X^T X are their squares)."""
+    ev, V = np.linalg.eigh(Cxx)
+    keep = ev > (rcond ** 2) * max(ev.max(), 0.0)
+    P = V[:, keep].T @ Cxy
+    return float((P ** 2 / ev[keep, None]).sum())
+
+
+def resampled_pair(X, Y, group, weights, rcond: float = RCOND) -> dict:
+    """``res_in`` and ``nores_in`` of one pair under each resample of the sentences (``weights`` [B, n_groups]:
+    how often each sentence ``group`` is drawn, :func:`jtc_utils.core.resample.weights`), refitted per resample
+    from per-sentence sums: the weighted centred Gram matrices X^T X and X^T Y give each resample's affine fit and
+    its in-sample R² without touching the tokens again (related-systems spec 4.1; issue 53)."""
+    X, Y = _check(X, Y, fit=False)
+    group = np.asarray(group)
+    G = int(group.max()) + 1
+    one = np.ones((len(X), 1))
+    Xa = np.hstack([X, one])  # per sentence: sums of x x^T, x y^T, x, y, 1 in one product
+    d = X.shape[1]
+    sxx = _group_sums(Xa, Xa, group, G)  # [G, (d+1)^2]
+    sxy = _group_sums(Xa, Y, group, G)  # [G, (d+1) d]
+    syy = np.bincount(group, (Y ** 2).sum(1), G)
+    W = np.asarray(weights, dtype=float)
+    out = {"res_in": [], "nores_in": []}
+    for Sxx, Sxy, yy in zip(W @ sxx, W @ sxy, W @ syy):
+        Sxx, Sxy = Sxx.reshape(d + 1, d + 1), Sxy.reshape(d + 1, d)
+        n, sx, sy = Sxx[d, d], Sxx[d, :d], Sxy[d]
+        Cxx = Sxx[:d, :d] - np.outer(sx, sx) / n
+        Cxy = Sxy[:d] - np.outer(sx, sy) / n
+        Cxu = Cxy - Cxx
+        sst_y = yy - sy @ sy / n
+        sst_u = sst_y - 2 * np.trace(Cxy) + np.trace(Cxx)
+        out["res_in"].append(_explained_gram(Cxx, Cxy, rcond) / sst_y)
+        out["nores_in"].append(_explained_gram(Cxx, Cxu, rcond) / sst_u)
+    return {k: np.array(v) for k, v in out.items()}
+
+
+def weighted_median(values, weights) -> np.ndarray:
+    """The median of ``values`` [n] under each row of ``weights`` [B, n] (the smallest value at which the weights
+    reach half their sum): the median over tokens of a resample that draws whole sentences."""
+    order = np.argsort(values, kind="stable")
+    v, W = np.asarray(values)[order], np.asarray(weights, dtype=float)[:, order]
+    cum = np.cumsum(W, 1)
+    return v[(cum >= cum[:, -1:] / 2).argmax(1)]
+
+
+def resampled_profile(states, position, weights_of, keep=None) -> dict:
+    """:func:`resampled_pair` for every consecutive pair of ``states`` [L+1, n, d] with the tokens' sentences from
+    ``position``, and the median update norm ||Y - X|| / ||X|| under the same resamples: ``{"res_in": [B, L],
+    "nores_in": [B, L], "update_norm": [B, L]}``. ``weights_of(n_sentences)`` gives the resamples' counts
+    (:func:`jtc_utils.core.resample.weights`); ``keep``: a token mask (e.g. all but position 0)."""
+    S = _check_states(states)
+    group = sentences_of(position)
+    k = np.ones(len(group), bool) if keep is None else np.asarray(keep, dtype=bool)
+    W = weights_of(int(group.max()) + 1)
+    g = group[k]
+    out = {"res_in": [], "nores_in": [], "update_norm": []}
+    for i in range(S.shape[0] - 1):
+        X, Y = S[i][k].astype(np.float64), S[i + 1][k].astype(np.float64)
+        r = resampled_pair(X, Y, g, W)
+        out["res_in"].append(r["res_in"])
+        out["nores_in"].append(r["nores_in"])
+        ratio = np.linalg.norm(Y - X, axis=1) / np.linalg.norm(X, axis=1)
+        out["update_norm"].append(weighted_median(ratio, W[:, g]))
+    return {key: np.stack(v, 1) for key, v in out.items()}
