@@ -694,6 +694,8 @@ def build_html(html_dir: Path | None = None) -> str:
     index = out / "_build" / "html" / "index.html"
     if not index.exists():
         raise SystemExit(f"jupyter-book reported success but wrote no {index}")
+    for source_map in (out / "_build" / "html" / "_static").rglob("*.map"):  # the themes' (MBs), for their developers
+        source_map.unlink()
     return str(index)
 
 
