@@ -225,7 +225,7 @@ REASONS = {
 
 # the scores and perplexities are resampled by sentence (the tokens of one sentence are not independent): each
 # resample refits every layer pair from per-sentence sums (jtc_utils.linearity.score.resampled_profile)
-verdicts.RESAMPLED_OVER.update({f: "sentences" for f in ("sl_fig1", "sl_fig2", "sl_fig3", "sl_fig7")})
-verdicts.CONSTANTS.update({"sl_fig1": ("depth",), "sl_fig3": ("depth",)})  # a pair's place in the depth
+verdicts.RESAMPLED_OVER.update({f: "sentences" for f in ("sl_fig1", "sl_fig2", "sl_fig3", "sl_fig7", "real_sl")})
+verdicts.CONSTANTS.update({f: ("depth",) for f in ("sl_fig1", "sl_fig3", "real_sl")})  # a pair's place in the depth
 
 check, all_claims = registry(CLAIMS, "linearity", REASONS)
