@@ -48,8 +48,9 @@
 # Each verdict comes from one function (`jtc_utils.jtc.claims` for the JTC paper, the `claims` module of each chapter's
 # subpackage for the others), with its rule in the table; the lexicon and the resampling are in
 # `jtc_utils.evidence.verdicts`. The numbers are read from `book/data/`, which the chapters write; every table is saved
-# there too. The claim's id links to the chapter section that shows it, and a verdict that fails or is undecided links
-# to its reason at the end of the page.
+# there too. The claim's id links to the chapter section that shows it, and a verdict that fails, is undecided or has
+# no interval folds out its reason under *why* (one click); the reasons are also listed together at the end of the
+# page.
 
 # %% tags=["parameters", "hide-cell"]
 profile = "tiny"
@@ -98,8 +99,6 @@ for records, prof, name in groups.values():
 titles = {**lens_claims.FINDINGS, **ffn_claims.FINDINGS, **sl_claims.FINDINGS}
 counts = pd.DataFrame({title: claims.count_findings(r, titles) for title, (r, _, _) in groups.items()}).T
 display(HTML(claims_page.summary_table(counts, "claims-summary")))
-for title, (recs, prof, _) in groups.items():
-    print(f"{title}: {claims.summary(recs, prof, titles)}")
 
 # %% tags=["remove-cell"]
 # what the introduction pastes (book/intro.md): one sentence per group, from the counts above, and the findings that
@@ -145,7 +144,7 @@ display(claim_tables.style(pd.DataFrame(rows), "claims-findings", widths=False))
 # why. Each verdict that fails, is undecided or has no interval folds its reason under *why*; they are also listed
 # together at the end of the page.
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "hide-input"]
 def table(title, uuid):
     """One group's claims, the profile it is read on named in its verdict column and its caption."""
     recs, prof, _ = groups[title]
@@ -216,9 +215,10 @@ for title, (recs, prof, _) in groups.items():
             continue
         if r["verdict"] in ("fails", "undecided") or not r["resampled"]:  # a point verdict says why it has no interval
             assert r["reason"], f"claim {r['id']} {r['verdict']} on {title} without a reason; add it to REASONS"
-            why.setdefault(r["id"], []).append(f"*{title}, {claims.shape_verdict(r)}*: {r['reason']}")
+            # one reason once, with every group it is given for (the stand-in and the paper's regime often share it)
+            why.setdefault(r["id"], {}).setdefault(r["reason"], []).append(f"{title}, {claims.shape_verdict(r)}")
 lines = [f"* <span id=\"why-{cid.lower()}\"></span>**[{cid}]({claim_tables.page_of(cid)}.html#claim-{cid.lower()})** "
-         + " ".join(texts) for cid, texts in why.items()]
+         + " ".join(f"*{'; '.join(where)}*: {reason}" for reason, where in texts.items()) for cid, texts in why.items()]
 display(Markdown("\n".join(lines) or "Every judged shape holds."))
 
 

@@ -211,7 +211,8 @@ show(['tl_grid'],
      'Four line plots per layer, KL, r², Precision@1 and next-token cross-entropy, for several lenses')
 
 # %% tags=["nbval-check-output"]
-display(pd.DataFrame(fg["training"]).T)
+display(pd.DataFrame(fg["training"]).T.astype({"steps": int, "doublings": int})
+        .round({"improvement": 3, "train_kl_start": 2, "train_kl_end": 2}))
 chapter.verdicts(["T1", "T2", "T3", "H1"])
 
 # %%

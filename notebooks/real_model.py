@@ -113,9 +113,10 @@ for d, c in cards.items():
 
 # %%
 fit = {f: chapter.figure(f) for f in ("real_textfit", "real_textfit_bbc", "textfit")}
-display(pd.DataFrame({f"{d['model']} on {d['domain']}": {
-    "perplexity": round(d["perplexity"], 1), "tokens scored": d["ppl_tokens"],
-    "final P@1 vs gold next token": round(d["gold_p1"], 3), "samples": d["n_gold"]} for d in fit.values()}))
+display(pd.DataFrame([{  # one row per model and text: each column keeps its own type (counts stay whole)
+    "model on text": f"{d['model']} on {d['domain']}", "perplexity": round(d["perplexity"], 1),
+    "tokens scored": d["ppl_tokens"], "final P@1 vs gold next token": round(d["gold_p1"], 3),
+    "samples": d["n_gold"]} for d in fit.values()]).set_index("model on text"))
 
 # %% [markdown]
 # ## Caveats, measured where they can be

@@ -20,6 +20,7 @@ def shown(monkeypatch, tmp_path):
     monkeypatch.setattr(IPython.display, "display", out.append)
     monkeypatch.setenv("JTC_DATA_OUT", str(tmp_path))
     monkeypatch.setitem(_NUMBERED, "n", 0)
+    monkeypatch.setitem(_NUMBERED, "ids", set())
     return out
 
 
@@ -105,3 +106,46 @@ def test_a_grid_is_shown_as_panels_that_can_wrap(shown):
     _, axes = plt.subplots(2, 1)
     show("w", "paper Figure 4", "see", "A column")  # one column: nothing to wrap, one image
     assert len(_imgs(shown[-1].data)) == 1
+
+
+def _drawn(shown, figs, data):
+    import matplotlib.pyplot as plt
+
+    from jtc_utils.book.chapter import captioned
+
+    plt.figure()
+    plt.plot([0, 1], [0, 1])
+    captioned(figs, data, {"model": "tiny-gpt2-medium", "paper_model": "gpt2-medium", "domain": "encyclopedia"})
+    return shown[-1].data
+
+
+def test_a_precision_at_k_caption_names_the_k_it_shows(shown):
+    """Section 6's Figs. 34-35 show Precision@5 and @10: caption and alt text say so (they said Precision@1)."""
+    html = _drawn(shown, "fig35", {"ks": [10]})
+    assert "Precision@10 when one sub-module" in html and 'alt="Line plot of Precision@10 per start layer' in html
+    assert "Precision@1 " not in html
+    assert "Precision@1 when" in _drawn(shown, "fig10", {"ks": [1]})
+
+
+def test_a_figure_shown_twice_on_a_page_has_one_anchor(shown):
+    first, second = _drawn(shown, "fig10", {"ks": [1]}), _drawn(shown, "fig10", {"ks": [1]})
+    assert 'id="figure-fig10"' in first and 'id="figure-' not in second
+
+
+def test_no_built_page_repeats_an_element_id(html):
+    root, _ = html
+    dupes = {}
+    for page in (root / "book").glob("*.html"):
+        ids = re.findall(r'\sid="([^"]+)"', page.read_text())
+        seen = {i for i in ids if ids.count(i) > 1}
+        if seen:
+            dupes[page.name] = sorted(seen)[:5]
+    assert not dupes, dupes
+
+
+def test_reasons_and_lexicon_numbers_read_as_text():
+    from jtc_utils.book import claim_tables, claims_page
+
+    assert claims_page.code_spans("run `make zoo-extras` <now>") == "run <code>make zoo-extras</code> &lt;now&gt;"
+    numbers = claim_tables.lexicon_table().data["number"].tolist()
+    assert "0.5" in numbers and not any(n.endswith("0000") for n in numbers)

@@ -82,7 +82,7 @@ SEE = {
           "for mat and id; the paper finds mat above id at every layer.",
     "surp": "The surprisal of the model's final top token under the cast of each layer, with 95% bootstrap bands "
             "(lower is better); the paper finds mat below id at every layer.",
-    "parts_pk": "Precision@1 when one sub-module of every block from the start layer on is replaced by a linear map, "
+    "parts_pk": "Precision@{k} when one sub-module of every block from the start layer on is replaced by a linear map, "
                 "next to mat for whole blocks; the paper finds attention the part best replaced.",
     "parts_surp": "Surprisal when one sub-module of every block from the start layer on is replaced by a linear map, "
                   "next to mat for whole blocks (lower is better).",
@@ -95,13 +95,13 @@ SEE = {
 }
 ALT = {"r2": "Two heatmaps of r² over layer pairs, mat and id", "pk": "Line plot of Precision@k per layer, mat and id",
        "surp": "Line plot of surprisal per layer with bands, mat and id",
-       "parts_pk": "Line plot of Precision@1 per start layer for the sub-module maps and mat",
+       "parts_pk": "Line plot of Precision@{k} per start layer for the sub-module maps and mat",
        "parts_surp": "Line plot of surprisal per start layer for the sub-module maps and mat",
        "ee": "Precision@1 against layers processed, early exit and fixed exit, mat and id",
        "labels": "Small multiples of Precision@1 per layer, one panel per word class",
        "norms": "Heatmap of hidden-state norms by position and layer",
        "r2_first": "Line plot of r² to the last layer with and without the first position"}
-_NUMBERED = {"n": 0}  # the figures of the page so far (each page runs in a fresh kernel)
+_NUMBERED = {"n": 0, "ids": set()}  # the figures of the page so far (each page runs in a fresh kernel)
 
 
 def paper_ref(fig: str) -> str:
@@ -196,7 +196,9 @@ def show(figs, ref: str, see: str, alt: str, what: str = "") -> None:
     links = ", ".join(f'<a href="data/{f}.json" download>{f}.json</a>' for f in figs)
     links = f" Numbers behind the figure: {links}." if figs else ""
     what = f"{html.escape(what)}. " if what else ""
-    anchor = f' id="figure-{figs[0]}"' if figs else ""
+    # an id once per page: a figure shown twice (drawn, then its table) is linked to where it first appears
+    anchor = f' id="figure-{figs[0]}"' if figs and figs[0] not in _NUMBERED["ids"] else ""
+    _NUMBERED["ids"].update(figs[:1])
     if len(parts) == 1:
         body = (f'<img src="data:image/png;base64,{base64.b64encode(parts[0][0]).decode()}" '
                 f'alt="{html.escape(alt, quote=True)}">')
@@ -233,8 +235,10 @@ def captioned(figs, data: dict, params: dict) -> None:
     figs = [figs] if isinstance(figs, str) else list(figs)
     kind = figures.FIGURES[figs[0]][0]
     one = len(figs) == 1
-    show(figs, "; ".join(paper_ref(f) for f in figs), SEE.get(kind, ""),
-         f"{ALT.get(kind, 'Figure')}: " + (title(data, params) if one else f"{len(figs)} panels, " + ", ".join(figs)),
+    k = (data.get("ks") or [1])[0]  # the k a Precision@k figure shows (section 6's Figs. 34-35: 5 and 10)
+    show(figs, "; ".join(paper_ref(f) for f in figs), SEE.get(kind, "").format(k=k),
+         f"{ALT.get(kind, 'Figure').format(k=k)}: " + (title(data, params) if one else f"{len(figs)} panels, "
+                                                      + ", ".join(figs)),
          title(data, params) if one else "one panel per model")
 
 
@@ -312,7 +316,7 @@ class Chapter:
         n_train, n_val = validate.sizes(n_train, n_val)
         self.n_train, self.n_val, self.seed, self.draw = n_train, n_val, validate.seed(seed), draw
         self.real_n_train, self.real_n_val = validate.sizes(*real_sizes(real_n_train, real_n_val))
-        self.results = {}
+        self.results, self.anchored = {}, set()
 
     def sizes(self, fig: str) -> tuple:
         """(n_train, n_val) of a figure: the real model's for ``real_*`` figures, the chapter's otherwise."""
@@ -339,7 +343,10 @@ class Chapter:
         from IPython.display import display
 
         uuid = "verdicts-" + "-".join(ids) + ("-" + "-".join(alias.values()) if alias else "")
-        display(claim_tables.styled(self.claim_records(ids, alias), uuid, link=None if alias else "anchor"))
+        # a claim's anchor (claim-<id>) once per page: where its verdict is first shown
+        link = None if alias or set(ids) <= self.anchored else "anchor"
+        self.anchored |= set(ids) if link else set()
+        display(claim_tables.styled(self.claim_records(ids, alias), uuid, link=link))
 
     def claim_records(self, ids, alias: dict | None = None) -> list[dict]:
         """The records of claims ``ids`` (of any paper) judged on this chapter's numbers (see :meth:`verdicts`)."""

@@ -115,7 +115,7 @@ def styled(records: list[dict], uuid: str, columns=CHAPTER_COLUMNS, link: str | 
 def lexicon_table():
     """The lexicon (:data:`jtc_utils.evidence.verdicts.LEXICON`) as a table for the claims page."""
     rows = [{"entry": k, "words": ", ".join(f"“{w}”" for w in r.words), "reading": r.reading,
-             "number": "-" if r.value is None else r.value, "why": r.why} for k, r in verdicts.LEXICON.items()]
+             "number": "-" if r.value is None else f"{r.value:g}", "why": r.why} for k, r in verdicts.LEXICON.items()]
     return style(pd.DataFrame(rows).set_index("entry"), "claims-lexicon", widths=False)
 
 

@@ -25,6 +25,11 @@ VERDICT_CLASSES = {"HOLDS": "jtc-v-holds", "FAILS": "jtc-v-fails", "CHECK FAILS"
 SCROLL = "jtc-scroll"  # the wrapper class: a scroll box with shadows at the edges that can still be scrolled to
 
 
+
+def code_spans(text: str) -> str:
+    """``text`` as HTML, with its `code` spans (a reason names a module or a command) set as code, not backticks."""
+    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+
 def verdict_class(record: dict) -> str:
     """The CSS class of a record's shape verdict."""
     return VERDICT_CLASSES.get(claims.shape_verdict(record), "jtc-v-other")
@@ -37,7 +42,7 @@ def verdict_cell(record: dict) -> str:
     cell = (f'<span class="jtc-verdict {verdict_class(record)}">{words}</span><br>{claim_tables.margin_text(record)}'
             f'<br><span class="jtc-ours">{html.escape(str(record["ours"]))}</span>')
     if record.get("reason"):
-        cell += f'<details class="jtc-why"><summary>why</summary>{html.escape(record["reason"])}</details>'
+        cell += f'<details class="jtc-why"><summary>why</summary>{code_spans(record["reason"])}</details>'
     return cell
 
 
