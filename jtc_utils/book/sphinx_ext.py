@@ -9,6 +9,9 @@
   menu's accessibility components. Everything else is removed after the build (:data:`MATHJAX_KEEP`).
 * :func:`page_transfer` measures what a page costs a reader on load (the tests hold it under
   :data:`TRANSFER_LIMIT`).
+* **One element per id.** sphinx-exercise gives every exercise's and every solution's body the same id
+  (``exercise-content``, ``solution-content``), so a page with two exercises repeated both; they are numbered per
+  page (nothing links to them).
 * Figures open at full size: ``_static/jtc-enlarge.js`` (Jupyter Book loads every script of ``_static/``) shows a
   figure's image alone, at its own size, over the page on a click; Escape or a click closes it.
 """
@@ -79,6 +82,21 @@ def page_transfer(page: Path) -> dict:
     return out
 
 
+REPEATED_IDS = ("exercise-content", "solution-content")  # sphinx-exercise's, the same on every exercise
+
+
+def _unique_ids(app, doctree, docname) -> None:
+    """Number the ids of :data:`REPEATED_IDS` within a page: ``exercise-content-2`` for the second exercise."""
+    from docutils import nodes
+
+    count = dict.fromkeys(REPEATED_IDS, 0)
+    for node in doctree.findall(nodes.Element):
+        for i, ident in enumerate(node.get("ids", [])):
+            if ident in count:
+                count[ident] += 1
+                node["ids"][i] = f"{ident}-{count[ident]}"
+
+
 def _build_finished(app, exc) -> None:
     if exc is None and app.builder.format == "html":
         prune_mathjax(Path(app.outdir) / "_static" / "mathjax")
@@ -86,5 +104,6 @@ def _build_finished(app, exc) -> None:
 
 def setup(app):
     app.connect("html-page-context", _unique_scripts, priority=900)
+    app.connect("doctree-resolved", _unique_ids)
     app.connect("build-finished", _build_finished, priority=900)  # after sphinx-mathjax-offline's copy (500)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
