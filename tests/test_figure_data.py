@@ -70,7 +70,8 @@ def test_claims_page_matches_the_stored_numbers():
     for r in stored:
         assert set(r) == {"id", "claim", "quote", "paper", "ours", "holds", "rule", "magnitude", "margin", "unit",
                           "words", "statistic", "kind", "verdict", "lo", "hi", "share", "resampled", "reason",
-                          "no_interval"}
+                          "no_interval", "resamples"}
+        assert r["resamples"] == (["validation samples"] if r["resampled"] else []), r["id"]
         assert r["holds"] in (True, False, None)
         assert r["holds"] is {"holds": True, "fails": False}.get(r["verdict"])
         # off the paper profile the paper's numbers are shown, never judged
