@@ -25,6 +25,8 @@ the settings is written to ``tests/noise.json`` with each setting's own.
     python benchmarks/noise.py run threads1-aten-default     # one setting (resumes: finished figures are kept)
     python benchmarks/noise.py run-all                       # every setting, one after the other
     python benchmarks/noise.py compare                       # tests/noise.json from the finished settings
+    python benchmarks/noise.py run-all --only '^seed\d+_'    # only the figures whose names match (new figures):
+                                                             # the others keep their committed measurement
     python benchmarks/noise.py table [--summary]             # spread and tolerance per quantity (or per kind)
 
 Two single-thread settings may run side by side on two cores; never beside a two-thread job.
@@ -71,12 +73,13 @@ def _out(setting: str) -> Path:
     return WORK / f"{setting}.json"
 
 
-def run(setting: str) -> None:
-    """Recompute every target under ``setting`` (this process must already have its environment; see main)."""
+def run(setting: str, only: str | None = None) -> None:
+    """Recompute every target (whose name matches ``only``) under ``setting`` (this process must already have its
+    environment; see main)."""
     from jtc_utils.book import regression
 
     done = json.loads(_out(setting).read_text()) if _out(setting).exists() else {}
-    names = regression.targets()
+    names = [n for n in regression.targets() if only is None or re.search(only, n)]
     for i, name in enumerate(names):
         if name in done:
             continue
@@ -88,11 +91,12 @@ def run(setting: str) -> None:
         print(f"[{setting}] {i + 1}/{len(names)} {name}: {done[name]['seconds']} s", flush=True)
 
 
-def launch(setting: str) -> int:
+def launch(setting: str, only: str | None = None) -> int:
     WORK.mkdir(parents=True, exist_ok=True)
     env = {**os.environ, **SETTINGS[setting], "JTC_CACHE": str(WORK / f"cache-{setting}"),
            "JTC_DATA_OUT": str(WORK / f"data-{setting}"), "JTC_PROGRESS": "0", "PYTHONWARNINGS": "ignore"}
-    return subprocess.call([sys.executable, __file__, "_child", setting], env=env)
+    return subprocess.call([sys.executable, __file__, "_child", setting] + (["--only", only] if only else []),
+                           env=env)
 
 
 def compare() -> dict:
@@ -102,8 +106,11 @@ def compare() -> dict:
     settings = {s: json.loads(_out(s).read_text()) for s in SETTINGS if _out(s).exists()}
     if not settings:
         raise SystemExit("no setting has been run: python benchmarks/noise.py run-all")
-    figures = {}
+    # a figure no setting recomputed (a run restricted with --only) keeps its committed measurement
+    figures = regression.noise()["figures"] if regression.NOISE_FILE.exists() else {}
     for name in regression.targets():
+        if not any(name in got for got in settings.values()):
+            continue
         stored = regression.quantities(figdata.load(name)["data"])
         per = {}
         for s, got in settings.items():
@@ -124,7 +131,10 @@ def compare() -> dict:
                     best["err"] = max(best["err"], err)
                     best["exact"] = False
                     best["by_setting"]["reported"] = err
-        figures[name] = per
+        # a resampled mean is compared with its mean's spread and a derived statistic with its sources' (see
+        # regression.measured_names): neither is measured itself
+        figures[name] = {q: m for q, m in per.items() if "boot" not in q.split("/") and not any(
+            re.search(pat, q.removesuffix(regression.LARGE)) for pat in regression.DERIVED)}
     out = {"what": __doc__.split("\n\n")[0], "settings": {**{s: SETTINGS[s] for s in settings},
                                                            "reported": "issue 31: another machine"},
            "environment": figdata.environment(), "figures": figures}
@@ -164,14 +174,16 @@ def table(summary: bool = False) -> None:
 
 
 def main(argv) -> None:
+    only = argv[argv.index("--only") + 1] if "--only" in argv else None
+    argv = [a for i, a in enumerate(argv) if a != "--only" and (i == 0 or argv[i - 1] != "--only")]
     cmd = argv[0] if argv else "run-all"
     if cmd == "_child":
-        run(argv[1])
+        run(argv[1], only)
     elif cmd == "run":
-        raise SystemExit(launch(argv[1]))
+        raise SystemExit(launch(argv[1], only))
     elif cmd == "run-all":
         for s in SETTINGS:
-            if launch(s):
+            if launch(s, only):
                 raise SystemExit(f"setting {s} failed")
         compare()
     elif cmd == "compare":

@@ -29,15 +29,17 @@
 # threshold, and the margin is recomputed on 200 resamples of what its statistic is computed over, which each record
 # names beside its margin: the validation samples for precisions, surprisals, $r^2$, exit rules and sub-update
 # scores, the value vectors for concept coverage, the prompts for steering, the sentences for the linearity scores
-# and the pruning's perplexities, and the training seeds where a chapter has several. The claim **holds** where at least 95% of the resamples are on its side, **fails** where at least 95%
-# are on the other, and is **undecided** otherwise; the interval beside the margin is the one that verdict reads (the
-# 5% and 95% points of the resampled margins), so it excludes 0 exactly when the verdict holds or fails. Three
-# training seeds alone are no such evidence (all three agree by chance one time in eight): a verdict whose only
-# resamples are the seeds is shown as "k of n seeds" and is undecided below five seeds. A statistic without
-# resamples, or one that would need a selection redone per resample (the clusters of extreme scores), and a rule
-# that reads one, get no interval; the linearity scores and the pruning runs are resampled by sentence, each
-# resample a refit from per-sentence sums: the verdict is the point estimate's, marked "no
-# interval" with the reason in its record, and is not counted either way.
+# and the pruning's perplexities, and the training seeds where a chapter has several. The claim **holds** where at
+# least 95% of the resamples are on its side, **fails** where at least 95% are on the other, and is **undecided**
+# otherwise; the interval beside the margin is the one that verdict reads (the 5% and 95% points of the resampled
+# margins), so it excludes 0 exactly when the verdict holds or fails. Three training seeds alone are no such evidence
+# (all three agree by chance one time in eight): a verdict whose only resamples are the seeds is shown as "k of n
+# seeds" and is undecided below five seeds. A statistic without resamples, or one that would need a selection redone
+# per resample (the clusters of extreme scores), and a rule that reads one, get no interval: the verdict is the point
+# estimate's, marked "no interval" with the reason in its record, and is not counted either way. The linearity
+# scores and the pruning's perplexities are resampled by sentence, each resample a refit from per-sentence sums.
+# The stand-in of GPT2-XL was also trained on two more seeds: a JTC shape verdict that differs between its
+# three seeds is undecided on the stand-in ([below](#jump-to-conclusions-on-three-training-seeds)).
 #
 # Each rule reads the sentence through one **lexicon** of the papers' vague words ("every", "most", "often", "close
 # to zero", "substantially", "sharp", ...), shown below: one reading per word, the same for every claim of every
@@ -60,7 +62,7 @@ import pandas as pd
 from IPython.display import HTML, Markdown, display
 from myst_nb import glue
 
-from jtc_utils.jtc import regime
+from jtc_utils.jtc import regime, seeds
 from jtc_utils.evidence import claims
 from jtc_utils.jtc import claims as jtc_claims
 from jtc_utils.book import claim_tables
@@ -76,8 +78,17 @@ regime_records = regime.paper_regime_claims(profile, regime_results, regime_para
 for fig, data in regime_results.items():
     figdata.save(regime.REGIME_PREFIX + fig, data, regime_params[fig])
 
+# the stand-in of GPT2-XL on its other training seeds: every figure of its role that a claim reads, recomputed on each
+# (saved as seed<k>_<fig>), and every claim judged again; a shape that differs between the seeds is undecided
+seed_results, seed_params = {}, {}
+by_seed = seeds.seed_claims(profile, seed_results, seed_params)
+for model, figs in seed_results.items():
+    for fig, data in figs.items():
+        figdata.save(seeds.prefix(model) + fig, data, seed_params[model][fig])
+stand_in = seeds.combine(jtc_claims.all_claims(profile=profile), by_seed, profile)
+
 groups = {  # title -> (records, the profile they are read on, the file they are saved to)
-    "Jump to Conclusions, on the stand-in": (jtc_claims.all_claims(profile=profile), profile, "claims"),
+    "Jump to Conclusions, on the stand-in": (stand_in, profile, "claims"),
     "Jump to Conclusions, on the real model": (jtc_claims.all_claims(claims.profile_getter("real_"), "real"), "real",
                                                "claims_real"),
     "Jump to Conclusions, in the paper's regime": (regime_records, profile, "claims_regime"),
@@ -96,8 +107,7 @@ for records, prof, name in groups.values():
 # and fails.
 
 # %% tags=["nbval-check-output", "hide-input"]
-titles = {**lens_claims.FINDINGS, **ffn_claims.FINDINGS, **sl_claims.FINDINGS}
-counts = pd.DataFrame({title: claims.count_findings(r, titles) for title, (r, _, _) in groups.items()}).T
+counts = pd.DataFrame({title: claims.count_findings(r) for title, (r, _, _) in groups.items()}).T
 display(HTML(claims_page.summary_table(counts, "claims-summary")))
 
 # %% tags=["remove-cell"]
@@ -106,10 +116,10 @@ display(HTML(claims_page.summary_table(counts, "claims-summary")))
 for key, title in (("tiny", "Jump to Conclusions, on the stand-in"), ("real", "Jump to Conclusions, on the real model"),
                    ("lenses", "Low-rank shortcuts and the tuned lens"), ("ffn", "FFN sub-updates in the vocabulary space"),
                    ("linearity", "Your Transformer is Secretly Linear")):
-    glue(f"summary_{key}", claims.summary(groups[title][0], groups[title][1], titles), display=False)
+    glue(f"summary_{key}", claims.summary(groups[title][0], groups[title][1]), display=False)
 for key, title in (("tiny", "Jump to Conclusions, on the stand-in"), ("real", "Jump to Conclusions, on the real model")):
     for verdict in ("fails", "undecided"):
-        names = [f"{', '.join(f['claims'])} ({f['title']})" for f in claims.findings(groups[title][0], titles)
+        names = [f"{', '.join(f['claims'])} ({f['title']})" for f in claims.findings(groups[title][0])
                  if f["verdict"] == verdict]
         glue(f"{verdict}_{key}", "; ".join(names) or "none", display=False)
 
@@ -120,7 +130,7 @@ for key, title in (("tiny", "Jump to Conclusions, on the stand-in"), ("real", "J
 
 # %%
 display(Markdown(claims.RULES_NOTE))
-claim_tables.lexicon_table()
+claim_tables.Scrolled(claim_tables.lexicon_table())
 
 # %% [markdown]
 # ## Findings
@@ -130,8 +140,8 @@ claim_tables.lexicon_table()
 
 # %% tags=["nbval-check-output"]
 rows = [{"group": title, "finding": f["title"], "claims": ", ".join(f["claims"]), "verdict": f["verdict"]}
-        for title, (recs, _, _) in groups.items() for f in claims.findings(recs, titles) if len(f["claims"]) > 1]
-display(claim_tables.style(pd.DataFrame(rows), "claims-findings", widths=False))
+        for title, (recs, _, _) in groups.items() for f in claims.findings(recs) if len(f["claims"]) > 1]
+display(claim_tables.Scrolled(claim_tables.style(pd.DataFrame(rows), "claims-findings", widths=False)))
 
 # %% [markdown]
 # ## Jump to Conclusions, on the stand-in and on a real model
@@ -156,6 +166,19 @@ HTML(claims_page.side_by_side(groups["Jump to Conclusions, on the stand-in"][0],
                               "Jump to Conclusions: the stand-in (profile tiny) and the real model (profile real)"))
 
 # %% [markdown]
+# ## Jump to Conclusions, on three training seeds
+#
+# Each stand-in is one trained model, and training randomness alone can move a shape. The stand-in of GPT2-XL was
+# trained twice more (`python -m jtc_utils.training.zoo train --only tiny-gpt2-xl-seed1 tiny-gpt2-xl-seed2`: the same
+# texts, architecture and budget, another initialisation and batch order); every figure of its role that a claim reads
+# is recomputed on each and judged by the same rules (`jtc_utils.jtc.seeds`). A shape verdict that differs between
+# the seeds is **undecided** on the stand-in, in the tables above and in the counts; the other roles have one seed
+# each, so the claims that read only their figures are not in this table.
+
+# %% tags=["nbval-check-output"]
+display(claim_tables.Scrolled(claim_tables.style(seeds.table(stand_in), "claims-seeds", widths=False)))
+
+# %% [markdown]
 # ## Jump to Conclusions, in the paper's statistical regime
 #
 # The paper fits every map on 9,000 training vectors, which is few for its wide models (see the table below); the
@@ -177,8 +200,8 @@ table("Jump to Conclusions, in the paper's regime", "claims-jtc-regime")
 # The two regimes side by side (shape verdicts and our numbers):
 
 # %% tags=["nbval-check-output"]
-display(claim_tables.style(regime.compare(groups["Jump to Conclusions, on the stand-in"][0], regime_records),
-                           "claims-regime-compare", widths=False))
+compared = regime.compare(groups["Jump to Conclusions, on the stand-in"][0], regime_records)
+display(claim_tables.Scrolled(claim_tables.style(compared, "claims-regime-compare", widths=False)))
 
 # %% [markdown]
 # ## The papers around it

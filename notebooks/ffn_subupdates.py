@@ -54,7 +54,7 @@ from jtc_utils.core import device as devices
 from jtc_utils.core import experiment
 from jtc_utils.book.chapter import Chapter, show
 from jtc_utils.evidence import digits
-from jtc_utils.ffn import FFN, decompose, figures, plots  # noqa: F401  (figures: registers the chapter's figures)
+from jtc_utils.ffn import FFN, decompose, plots
 
 devices.use(device)
 

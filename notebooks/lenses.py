@@ -238,22 +238,11 @@ print(f"KL(tuned) > KL(mat+b) at {worse} of {Lg} layers; started from mat, the t
 
 # %%
 fc = figure("tl_cmp")
-fig, axes = plt.subplots(2, len(fc["models"]), figsize=(3.2 * len(fc["models"]), 5.5), sharey="row")
-for j, (model, c) in enumerate(fc["models"].items()):
-    for i, key in enumerate(("kl", "p@1")):
-        for lab in ("id", "mat", "tuned"):
-            axes[i, j].plot(c[lab][key], color=plots.COLORS[lab], label=plots.NAMES[lab])
-        axes[i, j].set_title(model if i == 0 else "", fontsize=9)
-        axes[i, j].set_xlabel("layer" if i == 1 else "")
-    axes[0, j].set_yscale("symlog", linthresh=0.1)
-axes[0, 0].set_ylabel("KL(final ‖ lens)")
-axes[1, 0].set_ylabel("Precision@1")
-axes[0, -1].legend(fontsize=8)
-fig.tight_layout()
+plots.tuned_comparison(fc)
 show(['tl_cmp'],
      f"the tuned-lens paper's comparison, on every stand-in ({', '.join(fc['models'])})",
-     "KL to the final distribution (top, log scale) and Precision@1 (bottom) per layer for the logit lens,"
-     " mat and the tuned lens.",
+     "For each model, KL to the final distribution (log scale) and Precision@1 per layer for the logit lens,"
+     " mat and the tuned lens; each panel names its model and measure.",
      'Grid of line plots of KL and Precision@1 per layer, one column per model')
 
 # %% tags=["nbval-check-output"]

@@ -61,7 +61,7 @@ from IPython.display import display
 from jtc_utils.core import device as devices
 from jtc_utils.book.chapter import Chapter, show
 from jtc_utils.evidence import digits
-from jtc_utils.linearity import claims, figures, plots  # noqa: F401  (figures: registers the chapter's figures)
+from jtc_utils.linearity import claims, plots
 
 devices.use(device)
 

@@ -232,6 +232,7 @@ def _switch_every_sentence(tab):
                           "document.getElementById('layer-view')._fullLayout")
     n = tab.evaluate(_LAYER_VIEW_STATE)["buttons"]
     assert n >= 2
+    assert not tab.evaluate("() => !!document.querySelector('#layer-view .modebar')"), "plotly's toolbar is shown"
     for i in range(n):
         tab.locator("#layer-view .updatemenu-header-group").click()
         tab.locator("#layer-view .updatemenu-dropdown-button").nth(i).click()
@@ -269,18 +270,59 @@ def test_the_introductions_first_screen_says_what_was_found(html, browser, devic
     assert "hold" in found[0][1] and "hold" in found[1][1], found  # the verdict sentences, not a placeholder
 
 
-def test_a_claims_table_wider_than_a_phone_says_it_scrolls(html, browser):
-    """At phone width every claims table that is wider than its box scrolls inside it, with shadows at the edges
-    and a line above it that says so."""
+@pytest.mark.parametrize("page", ["claims_verdicts", "sec4_predictions", "sec5_early_exit", "lenses"])
+def test_a_claims_table_wider_than_a_phone_says_it_scrolls(html, browser, page):
+    """At phone width every verdict table (the claims page's and each chapter's) sits in a scroll box: one wider
+    than its box scrolls inside it, with shadows at the edges and a line above it that says so; a chapter's table
+    shows the verdict in its first columns, within the phone's first screen width."""
     root, _ = html
-    with _opened(browser, root / "book" / "claims_verdicts.html", WIDTHS["phone"], 844) as (tab, _):
-        boxes = tab.evaluate("""() => Array.from(document.querySelectorAll('div.jtc-scroll')).map(d => ({
-        wide: d.scrollWidth > d.clientWidth + 1, overflow: getComputedStyle(d).overflowX,
-        cue: getComputedStyle(d, '::before').content, shadow: getComputedStyle(d).backgroundImage}))""")
+    with _opened(browser, root / "book" / f"{page}.html", WIDTHS["phone"], 844) as (tab, _):
+        boxes = tab.evaluate("""() => Array.from(document.querySelectorAll('table.jtc-claims')).map(t => {
+        const d = t.closest('div.jtc-scroll');
+        const head = Array.from(t.querySelectorAll('thead th')).map(h => h.textContent.trim());
+        const v = Array.from(t.querySelectorAll('thead th')).find(h => h.textContent.trim() === 'verdict');
+        return {boxed: !!d, wide: !!d && d.scrollWidth > d.clientWidth + 1,
+                overflow: d && getComputedStyle(d).overflowX, cue: d && getComputedStyle(d, '::before').content,
+                shadow: d && getComputedStyle(d).backgroundImage, head: head,
+                verdictLeft: v ? v.getBoundingClientRect().left - d.getBoundingClientRect().left : null,
+                boxWidth: d && d.clientWidth};})""")
+    assert boxes, f"{page} shows no verdict table"
+    assert all(b["boxed"] for b in boxes), [b["head"] for b in boxes if not b["boxed"]]
     wide = [b for b in boxes if b["wide"]]
-    assert wide, "no claims table is wider than a phone: the test has nothing to check"
+    assert wide, f"no verdict table of {page} is wider than a phone: the test has nothing to check"
     for b in wide:
         assert b["overflow"] == "auto" and "scroll" in b["cue"] and "radial-gradient" in b["shadow"], b
+    for b in boxes:  # a chapter's table: its verdict column starts within the box's visible width
+        if b["verdictLeft"] is not None:
+            assert b["verdictLeft"] < b["boxWidth"], b
+
+
+def _gzipped(path: Path) -> int:
+    import gzip
+
+    return len(gzip.compress(path.read_bytes(), 6))
+
+
+PAGE_BUDGET = 3 * 10**6  # bytes a first visit downloads, compressed, the layer view's plotly included
+
+
+def test_every_page_with_what_it_loads_is_within_its_size_budget(html):
+    """A first visit to any page downloads the page, its local scripts and styles and, where it has an interactive
+    view, plotly: at most 3 MB compressed (gzip, as a web server sends them)."""
+    from jtc_utils.book import layer_view
+
+    root, _ = html
+    over = {}
+    for page in sorted((root / "book").glob("*.html")):
+        text = page.read_text()
+        assets = set(re.findall(r'(?:src|href)="([^"#?]+\.(?:js|css))', text))
+        if "jtc-plotly-js" in text:  # the layer view loads plotly when the reader reaches it
+            assets.add(layer_view.PLOTLY_JS)
+        files = [(page.parent / a).resolve() for a in assets if "://" not in a]
+        total = _gzipped(page) + sum(_gzipped(f) for f in files if f.is_file())
+        if total > PAGE_BUDGET:
+            over[page.name] = total
+    assert not over, f"pages over {PAGE_BUDGET / 1e6:.0f} MB compressed: {over}"
 
 
 _PANELS = """() => Array.from(document.querySelectorAll('div.jtc-panels')).map(d => ({

@@ -13,7 +13,6 @@ from jtc_utils.book import chapter, custom, custom_plan
 from jtc_utils.core import cache, readout
 from jtc_utils.core.experiment import Experiment
 from jtc_utils.evidence import claims
-from jtc_utils.jtc import claims as jtc_claims  # noqa: F401  (the claim ids C1a... are looked up by id below)
 from jtc_utils.jtc import figures, top_tokens
 
 

@@ -60,3 +60,17 @@ def test_the_page_loads_plotly_from_the_book_when_the_view_is_reached(exp):
     html = layer_view.html(fig, "view")
     assert 's.src = "../plotly.min.js"' in html and "cdn.plot.ly" not in html and 'id="view"' in html
     assert '<script src="../plotly.min.js">' not in html and "IntersectionObserver" in html  # not with the page
+
+
+def test_a_cell_shows_a_short_token_and_its_hover_the_whole_one():
+    """A long token is cut in its cell (it spilled over its neighbours on a desktop) and shown whole on hover."""
+    assert layer_view.short("the") == "the"
+    assert layer_view.short("Wikipedia") == "Wiki…" and len(layer_view.short("Wikipedia")) == layer_view.CELL_CHARS
+    traj = figdata.load("layer_view")["data"]["trajectories"][:1]
+    fig = layer_view.figure(traj, mappings=("id",))
+    trace = fig.data[0]
+    assert all(len(t) <= layer_view.CELL_CHARS for row in trace.text for t in row)
+    full = [cell[1] for row in trace.customdata for cell in row]
+    assert full == [t for row in traj[0]["id"]["token"] for t in row]
+    assert "%{customdata[1]}" in trace.hovertemplate
+    assert '"displayModeBar": false' in layer_view.html(fig, "v")

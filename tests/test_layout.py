@@ -31,26 +31,9 @@ MODULES = _modules()
 
 
 def _imports(name: str, path: Path):
-    """``(imported module, names taken from it, node)`` for every import of a jtc_utils module in ``path``."""
-    pkg = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = pkg.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1] + ([node.module] if node.module else []))
-            if not base.startswith("jtc_utils"):
-                continue
-            for a in node.names:
-                full = f"{base}.{a.name}"
-                if full in MODULES:
-                    yield full, a.asname or a.name, [], node
-                else:
-                    yield base, a.asname or a.name, [a.name], node
-        elif isinstance(node, ast.Import):
-            for a in node.names:
-                if a.name.startswith("jtc_utils"):
-                    yield a.name, a.asname or a.name, [], node
+    """``(imported module, bound name, names taken from it, node)`` for every import of a jtc_utils module in
+    ``path`` (the runner's one import reader)."""
+    return runner.package_imports(path)
 
 
 def _private(name: str) -> bool:
@@ -99,9 +82,8 @@ def test_no_import_cycle_even_through_function_level_imports():
 # the layers, bottom up: a module imports only from its own package and from layers below its own; two packages on
 # one layer (training and evidence; the three related papers) do not import each other. The JTC paper is the base
 # the three related papers build on (its experiment's figures, its early-exit rule), so it sits below them.
-LAYERS = {"core": 0, "embedded": 0, "training": 1, "evidence": 1, "jtc": 2, "lenses": 3, "ffn": 3, "linearity": 3,
-          "book": 4}
-ONE_LAYER = {"embedded": "core"}  # the generated world is part of the core: the data sources read it
+LAYERS = {"base": 0, "embedded": 1, "core": 2, "training": 3, "evidence": 3, "jtc": 4, "lenses": 5, "ffn": 5,
+          "linearity": 5, "book": 6}
 
 
 def _package(module: str) -> str:
@@ -116,8 +98,8 @@ def test_every_module_sits_in_one_layer():
 
 
 def test_imports_flow_one_way():
-    """core <- training, evidence <- jtc <- lenses, ffn, linearity <- book, read from every import statement (a
-    function-level one included)."""
+    """base <- embedded <- core <- training, evidence <- jtc <- lenses, ffn, linearity <- book, read from every
+    import statement (a function-level one included), with no exception."""
     found = []
     for name, path in MODULES.items():
         here = _package(name)
@@ -125,7 +107,7 @@ def test_imports_flow_one_way():
             if target not in MODULES or target == "jtc_utils":
                 continue
             there = _package(target)
-            if there == here or ONE_LAYER.get(there, there) == ONE_LAYER.get(here, here):
+            if there == here:
                 continue
             if LAYERS[there] >= LAYERS[here]:
                 found.append(f"{name} (layer {here}) imports {target} (layer {there}), line {node.lineno}")
@@ -133,13 +115,11 @@ def test_imports_flow_one_way():
 
 
 def test_one_figure_registry_serves_every_paper():
-    from jtc_utils.ffn import figures as _ffn  # noqa: F401
-    from jtc_utils.jtc import figures as _jtc  # noqa: F401  (each paper's figures register as they are imported)
-    from jtc_utils.lenses import figures as _lenses  # noqa: F401
-    from jtc_utils.linearity import figures as _linearity  # noqa: F401
+    from jtc_utils.book import papers
 
-    papers = {r.paper for r in figure_registry.FIGURES.values()}
-    assert papers == {"jtc", "lenses", "ffn", "linearity"}
+    papers.register()
+    assert {r.paper for r in figure_registry.FIGURES.values()} == {p.name for p in papers.PAPERS} == \
+        {"jtc", "lenses", "ffn", "linearity"}
     for pkg in ("lenses", "ffn", "linearity"):
         tree = ast.parse((PKG / pkg / "figures.py").read_text())
         defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
@@ -247,3 +227,79 @@ def test_no_module_outside_the_core_reads_a_model_familys_attribute_names():
              for node in ast.walk(ast.parse(path.read_text()))
              if isinstance(node, ast.Attribute) and node.attr in FAMILY_ATTRIBUTES]
     assert not found, found
+
+
+def test_no_function_body_has_two_blank_lines_in_a_row():
+    """Two blank lines inside an indented block were left where imports moved (issue 54): one is the style."""
+    found = []
+    for name, path in MODULES.items():
+        lines = path.read_text().split("\n")
+        for i in range(len(lines) - 3):
+            a, b, c, d = lines[i:i + 4]
+            if a.startswith(" ") and a.strip() and b == c == "" and d.startswith(" ") and d.strip():
+                found.append(f"{name}:{i + 2}")
+    assert not found, found
+
+
+def test_no_registry_is_filled_by_importing_a_paper_package():
+    """Importing every module of the paper packages fills no registry; :func:`jtc_utils.book.papers.register`, the one
+    list of the papers, fills them all (issue 54). Run in a fresh interpreter, so that nothing imported before
+    counts."""
+    import subprocess
+    import sys
+
+    papers = [n for n in MODULES if _package(n) in ("jtc", "lenses", "ffn", "linearity")]
+    code = "\n".join([*(f"import {n}" for n in papers),
+                      "from jtc_utils.evidence import claims, exercises, figure_registry, verdicts",
+                      "sizes = lambda: [len(figure_registry.FIGURES), len(claims.CLAIM_CHECKS), "
+                      "len(exercises.EXERCISE_CHECKS), len(claims.TITLES), len(claims.ABSENT), "
+                      "len(verdicts.RESAMPLED_OVER), len(verdicts.CONSTANTS)]",
+                      "print(sizes())",
+                      "from jtc_utils.book import papers",
+                      "papers.register()",
+                      "print(sizes())"])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    before, after = (eval(line) for line in out.stdout.splitlines()[-2:])
+    assert before == [0] * 7, f"registries filled by imports alone: {before}"
+    assert all(after), f"a registry papers.register() left empty: {after}"
+
+
+def test_no_import_is_made_only_for_its_side_effect_and_each_registry_has_its_own_name():
+    sources = [*MODULES.values(), *(ROOT / "notebooks").glob("*.py"), *(ROOT / "tests").glob("*.py")]
+    pattern = re.compile(r"^\s*from jtc_utils\.(jtc|lenses|ffn|linearity) import .*noqa: F401", re.M)
+    assert not [str(p) for p in sources if pattern.search(p.read_text())]
+    names = {}
+    for name, path in MODULES.items():
+        for node in ast.parse(path.read_text()).body:
+            target = node.target if isinstance(node, ast.AnnAssign) else (
+                node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
+            if isinstance(target, ast.Name) and target.id.endswith("CHECKS") and _package(name) == "evidence":
+                names.setdefault(target.id, []).append(name)
+    assert names and all(len(v) == 1 for v in names.values()), names
+
+
+def test_one_block_recorder():
+    """Recording the vectors inside the blocks is done once (``core.hidden.block_vectors``): the FFN chapter and
+    section 6 both read it (issue 54 found two recorders)."""
+    users = sorted(name for name, path in MODULES.items() if "record=True" in path.read_text())
+    assert users == ["jtc_utils.core.hidden"], users
+
+
+def test_one_training_loop():
+    """Gradient steps are taken by the shared loop (``training.loop``: ``optimiser_step`` inside ``loop``); the
+    low-rank lenses' epochs with early stopping per pair are the one loop of its own, and say why."""
+    users = sorted(name for name, path in MODULES.items() if ".backward()" in path.read_text())
+    assert users == ["jtc_utils.lenses.lowrank", "jtc_utils.training.loop"], users
+    assert "its own loop" in (PKG / "lenses" / "lowrank.py").read_text()
+
+
+def test_one_html_build_and_one_import_reader():
+    """The book and a reader's custom book are built by one function, and imports are read by one (issue 54 found two
+    of each)."""
+    sources = {name: path.read_text() for name, path in MODULES.items()}
+    sources["tests.test_layout"] = Path(__file__).read_text()
+    build, reader = '"build", ' + "str(", "ast." + "ImportFrom"  # split, so that this test does not match itself
+    builds = sorted(n for n, text in sources.items() if build in text)
+    readers = sorted(n for n, text in sources.items() if reader in text)
+    assert builds == ["jtc_utils.book.runner"], builds
+    assert readers == ["jtc_utils.book.runner"], readers

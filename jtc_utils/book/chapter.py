@@ -4,11 +4,14 @@ so that every notebook draws its figures the same way."""
 
 from __future__ import annotations
 
-from jtc_utils.book import claim_tables
+from jtc_utils.book import claim_tables, figure_layout, papers
 from jtc_utils.evidence import claims, figdata, figure_registry
 from jtc_utils.jtc import figures, plots
-from jtc_utils.core import experiment, models, profiles, validate
+from jtc_utils.core import experiment, models, profiles
+from jtc_utils.base import validate
 from jtc_utils.core.profiles import Profile
+
+papers.register()  # every paper's figures, claims and exercise checks, from the one list of the papers
 
 
 def title(data: dict, params: dict) -> str:
@@ -114,22 +117,64 @@ def paper_ref(fig: str) -> str:
 
 
 PANEL_MIN_PX = 260  # a grid's typical panel is never drawn narrower than this (a phone shows each at full width)
+PNG_COLOURS = 256
+PANEL_DRAW_PX = 520  # a panel's image is drawn at least this wide, so that enlarging it (a click) shows more detail
+
+
+def small_png(data: bytes) -> bytes:
+    """A PNG re-encoded with a palette of :data:`PNG_COLOURS` colours (a plot has few; the antialiased edges lose
+    nothing visible): about a third of the bytes, which keeps the pages within their size budget."""
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    image = Image.open(io.BytesIO(data)).convert("RGB")
+    image.quantize(colors=PNG_COLOURS, method=Image.Quantize.FASTOCTREE).save(out, format="png", optimize=True)
+    return out.getvalue()
+
+
+def _stand_alone(grid) -> None:
+    """Give every panel of a grid what the grid shared with its neighbours: tick values on both axes (shared axes
+    hide them on inner panels), the axis labels of its row and column, and, where it has no title, its column's
+    title (a grid that titles only its top row names the model once per column)."""
+    titled = {}
+    for ax in grid:
+        ss = ax.get_subplotspec()
+        if ax.get_title():
+            titled.setdefault(ss.colspan.start, ax.get_title())
+    for ax in grid:
+        ss = ax.get_subplotspec()
+        ax.tick_params(axis="both", which="both", labelleft=True, labelbottom=True)
+        for t in ax.get_xticklabels() + ax.get_yticklabels():
+            t.set_visible(True)
+        same_row = [o for o in grid if o.get_subplotspec().rowspan == ss.rowspan and o.get_ylabel()]
+        same_col = [o for o in grid if o.get_subplotspec().colspan == ss.colspan and o.get_xlabel()]
+        if not ax.get_ylabel() and same_row and ax.get_shared_y_axes().joined(ax, same_row[0]):
+            ax.set_ylabel(same_row[0].get_ylabel())
+        if not ax.get_xlabel() and same_col and ax.get_shared_x_axes().joined(ax, same_col[0]):
+            ax.set_xlabel(same_col[0].get_xlabel())
+        if not ax.get_title() and not ax.get_title("left") and ss.colspan.start in titled:
+            ax.set_title(titled[ss.colspan.start])
 
 
 def panels(fig) -> tuple[list[tuple[bytes, float, str]], str]:
     """A figure cut into its panels, so that the page can wrap a grid to fewer columns on a narrow screen:
     ``([(png, width in inches, panel title), ...], suptitle)``. A panel is one axes of the figure's grid, with the
-    axes that are not on the grid (a colour bar) joined to the panel beside them; the suptitle is returned as text
-    (the page shows it above the panels). A figure of one column, or one with a figure-level legend or text, comes
-    back whole (one image, empty suptitle)."""
+    axes that are not on the grid (a colour bar) joined to the panel beside them, drawn alone (every other axes
+    hidden) so that no neighbour's labels reach into it and none of its own is cut, with the tick values, axis
+    labels and column title its grid shared (:func:`_stand_alone`), at a resolution worth enlarging
+    (:data:`PANEL_DRAW_PX`); the suptitle is returned as text (the page shows it above the panels). A figure of one
+    column, or one with a figure-level legend or text, comes back whole (one image, empty suptitle)."""
     import io
+    import math
 
     from matplotlib.transforms import Bbox
 
-    def png(bbox=None) -> bytes:
+    def png(bbox=None, dpi=100) -> bytes:
         buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=100, bbox_inches=bbox or "tight", metadata={"Software": None})
-        return buf.getvalue()
+        fig.savefig(buf, format="png", dpi=dpi, bbox_inches=bbox or "tight", metadata={"Software": None})
+        return small_png(buf.getvalue())
 
     grid = _grid(fig)
     extra = [ax for ax in fig.axes if ax.get_visible() and ax not in grid]
@@ -139,37 +184,30 @@ def panels(fig) -> tuple[list[tuple[bytes, float, str]], str]:
         return [(png(), fig.get_figwidth(), "")], ""  # whole: drawn only where it is what the page shows
     if suptitle:
         fig.suptitle("")
+    _stand_alone(grid)
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
-    inches = fig.dpi_scale_trans.inverted()
-    boxes = [ax.get_tightbbox(renderer) for ax in grid]
+    members = {id(ax): [ax] for ax in grid}
     for ax in extra:  # a colour bar joins the panel whose grid cell it shares, else the nearest panel on its left
         box = ax.get_tightbbox(renderer)
+        boxes = [g.get_tightbbox(renderer) for g in grid]
         same = [i for i, g in enumerate(grid) if ax.get_subplotspec() is not None and _top(g) == _top(ax)]
         left = [i for i in range(len(grid)) if boxes[i].x0 <= box.x0] or list(range(len(grid)))
         near = same[0] if same else min(left, key=lambda i: (max(0, box.x0 - boxes[i].x1),
                                                              abs(boxes[i].y0 + boxes[i].y1 - box.y0 - box.y1)))
-        boxes[near] = Bbox.union([boxes[near], box])
+        members[id(grid[near])].append(ax)
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    inches = fig.dpi_scale_trans.inverted()
     out = []
-    W, H = fig.get_figwidth(), fig.get_figheight()
-    boxes = [b.transformed(inches) for b in boxes]
-    for ax, box in zip(grid, boxes):
-        x0, y0, x1, y1 = box.padded(0.04).extents
-        for other in boxes:  # never into a neighbour: stop halfway between the two panels' boxes
-            if other is box:
-                continue
-            if other.y0 < box.y1 and box.y0 < other.y1:  # same row
-                if other.x0 < box.x0:
-                    x0 = max(x0, (other.x1 + box.x0) / 2)
-                else:
-                    x1 = min(x1, (other.x0 + box.x1) / 2)
-            elif other.x0 < box.x1 and box.x0 < other.x1:  # same column
-                if other.y0 < box.y0:
-                    y0 = max(y0, (other.y1 + box.y0) / 2)
-                else:
-                    y1 = min(y1, (other.y0 + box.y1) / 2)
-        b = Bbox.from_extents(max(x0, 0), max(y0, 0), min(x1, W), min(y1, H))
-        out.append((png(b), b.width, ax.get_title() or ax.get_title("left")))
+    for ax in grid:
+        for other in shown:
+            other.set_visible(other in members[id(ax)])
+        fig.canvas.draw()
+        box = Bbox.union([m.get_tightbbox(renderer) for m in members[id(ax)]]).transformed(inches).padded(0.04)
+        dpi = max(100, math.ceil(PANEL_DRAW_PX / box.width))
+        out.append((png(box, dpi), box.width, ax.get_title() or ax.get_title("left")))
+    for other in shown:
+        other.set_visible(True)
     return out, suptitle
 
 
@@ -190,6 +228,7 @@ def show(figs, ref: str, see: str, alt: str, what: str = "") -> None:
 
     figs = [figs] if isinstance(figs, str) else list(figs)
     fig = plt.gcf()
+    figure_layout.tidy(fig)
     parts, suptitle = panels(fig)
     plt.close(fig)
     _NUMBERED["n"] += 1

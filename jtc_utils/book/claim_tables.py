@@ -9,10 +9,13 @@ import re
 
 import pandas as pd
 
+from jtc_utils.book import papers
 from jtc_utils.core.profiles import Profile
 from jtc_utils.evidence import claims, verdicts
 from jtc_utils.evidence.claims import default_get, short_number
 from jtc_utils.jtc import claims as jtc_claims
+
+papers.register()  # every paper's figures, claims and exercise checks, from the one list of the papers
 
 _COLOURS = {"HOLDS": "background-color: #dafbe1; color: #1a7f37; font-weight: bold",
             "FAILS": "background-color: #ffebe9; color: #cf222e; font-weight: bold",
@@ -87,8 +90,23 @@ def _colour(v):
                                             or v == "check passes") else ""
 
 
-CHAPTER_COLUMNS = ("claim", "ours", "rule", "reading", "verdict", "margin", "paper's numbers", "our numbers",
+# the verdict right after the claim: on a phone the first columns are what the reader sees before scrolling
+CHAPTER_COLUMNS = ("claim", "verdict", "margin", "ours", "rule", "reading", "paper's numbers", "our numbers",
                    "magnitude verdict")
+SCROLL = "jtc-scroll"  # the scroll box of a wide table: shadows at the edges, and on a phone a line saying it scrolls
+
+
+class Scrolled:
+    """A styled table in the book's scroll box (:data:`SCROLL`), shown as HTML by IPython and by ``to_html``."""
+
+    def __init__(self, styler):
+        self.styler = styler
+
+    def to_html(self) -> str:
+        return f'<div class="{SCROLL}">{self.styler.to_html()}</div>'
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
 
 
 def style(table, uuid: str, widths: bool = True):
@@ -108,8 +126,9 @@ def style(table, uuid: str, widths: bool = True):
 
 def styled(records: list[dict], uuid: str, columns=CHAPTER_COLUMNS, link: str | None = "anchor"):
     """:func:`frame` of ``records`` as an HTML table with coloured verdicts, wrapped text and a scroll box of its
-    own where it is wider than the page (see :func:`style`)."""
-    return style(frame(records, link)[list(columns)], uuid)
+    own where it is wider than the page (see :func:`style`, :class:`Scrolled`)."""
+    styler = style(frame(records, link)[list(columns)], uuid)
+    return Scrolled(styler.set_table_attributes('class="jtc-claims jtc-sentences"'))
 
 
 def lexicon_table():

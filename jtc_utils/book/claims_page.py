@@ -22,7 +22,6 @@ PROFILE_NAMES = {"tiny": "the stand-in", "real": "the real model", "paper": "the
                  "custom": "your model"}
 VERDICT_CLASSES = {"HOLDS": "jtc-v-holds", "FAILS": "jtc-v-fails", "CHECK FAILS": "jtc-v-fails",
                    "UNDECIDED": "jtc-v-undecided"}
-SCROLL = "jtc-scroll"  # the wrapper class: a scroll box with shadows at the edges that can still be scrolled to
 
 
 
@@ -30,17 +29,24 @@ def code_spans(text: str) -> str:
     """``text`` as HTML, with its `code` spans (a reason names a module or a command) set as code, not backticks."""
     return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
 
+
 def verdict_class(record: dict) -> str:
     """The CSS class of a record's shape verdict."""
     return VERDICT_CLASSES.get(claims.shape_verdict(record), "jtc-v-other")
 
 
-def verdict_cell(record: dict) -> str:
-    """A shape verdict as one table cell: the verdict (coloured), the margin with its interval, our numbers, and,
-    where the claim fails, is undecided or has no interval, its reason folded under "why" (one click)."""
+def verdict_cell(record: dict, column: str = "") -> str:
+    """A shape verdict as one table cell: the verdict (coloured), the margin with its interval, our numbers, the
+    verdict on each training seed where the claim was judged on several, and,
+    where the claim fails, is undecided or has no interval, its reason folded under "why" (one click); ``column``
+    names the column above the cell on a phone, where a long table's header has scrolled away."""
     words = html.escape(claims.shape_verdict(record))
-    cell = (f'<span class="jtc-verdict {verdict_class(record)}">{words}</span><br>{claim_tables.margin_text(record)}'
-            f'<br><span class="jtc-ours">{html.escape(str(record["ours"]))}</span>')
+    label = f'<span class="jtc-col-label">{html.escape(column)}</span>' if column else ""
+    cell = (f'{label}<span class="jtc-verdict {verdict_class(record)}">{words}</span><br>'
+            f'{claim_tables.margin_text(record)}<br><span class="jtc-ours">{html.escape(str(record["ours"]))}</span>')
+    if record.get("per_seed"):
+        cell += ('<br><span class="jtc-seeds">by training seed: '
+                 + html.escape(", ".join(f"{s['seed']}: {s['verdict']}" for s in record["per_seed"])) + "</span>")
     if record.get("reason"):
         cell += f'<details class="jtc-why"><summary>why</summary>{code_spans(record["reason"])}</details>'
     return cell
@@ -70,7 +76,7 @@ def _table(rows: list[dict], uuid: str, caption: str) -> str:
 
     t = pd.DataFrame(rows)
     styler = claim_tables.style(t, uuid, widths=False).set_caption(html.escape(caption))
-    return f'<div class="{SCROLL}">{styler.to_html()}</div>'
+    return claim_tables.Scrolled(styler).to_html()
 
 
 def group_table(records: list[dict], profile: Profile | str, uuid: str, caption: str) -> str:
@@ -92,8 +98,9 @@ def side_by_side(tiny: list[dict], real: list[dict], uuid: str, caption: str) ->
     if missing:
         raise ValueError(f"claims {missing} have no record on the real model: both groups must list every claim")
     rows = [{"claim": _claim_cell(r), "rule and its reading": _rule_cell(r),
-             "on the stand-in: verdict, margin [95% interval], ours": verdict_cell(r),
-             "on the real model: verdict, margin [95% interval], ours": verdict_cell(by_id[r["id"]]),
+             "on the stand-in: verdict, margin [95% interval], ours": verdict_cell(r, "on the stand-in"),
+             "on the real model: verdict, margin [95% interval], ours": verdict_cell(by_id[r["id"]],
+                                                                                    "on the real model"),
              "the paper's numbers": html.escape(str((r.get("magnitude") or {}).get("paper", "-")))}
             for r in tiny]
     return _table(rows, uuid, caption)
@@ -112,4 +119,4 @@ def summary_table(counts, uuid: str) -> str:
             classes[col] = [cls if v else "" for v in counts[col]]
     styler = (counts.style.set_uuid(uuid).set_table_attributes('class="jtc-claims"').set_td_classes(classes)
               .set_table_styles([{"selector": "td, th", "props": "text-align: left; white-space: normal"}]))
-    return f'<div class="{SCROLL}">{styler.to_html()}</div>'
+    return claim_tables.Scrolled(styler).to_html()

@@ -9,24 +9,24 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 from functools import partial
 from pathlib import Path
 
-from jtc_utils.book import claim_tables, runner
+from jtc_utils.book import claim_tables, papers, runner
 from jtc_utils.book.chapter import Chapter, show
 from jtc_utils.book.custom_plan import CLAIMS_PAGE, PAGES, Page, Plan, absent, kind_of
 from jtc_utils.core import models, profiles, user_text
 from jtc_utils.core.paths import ROOT, atomic_write_text
 from jtc_utils.evidence import claims, figdata, figure_registry
-from jtc_utils.ffn import figures as _ffn_figures  # noqa: F401  (registers the FFN chapter's figures)
 from jtc_utils.ffn import plots as ffn_plots
 from jtc_utils.jtc import claims as jtc_claims
 from jtc_utils.jtc import figures as jtc_figures
 from jtc_utils.lenses import figures as lens_figures
 from jtc_utils.linearity import plots as sl_plots
+
+papers.register()  # every paper's figures, claims and exercise checks, from the one list of the papers
 
 def getter(results: dict, data_dir, missing: dict):
     """A claims ``get`` for the custom book: the numbers computed on this page (``results``), else those another
@@ -287,13 +287,8 @@ def write_book(out: Path, plan: Plan) -> None:
 
 
 def build_html(out: Path) -> Path:
-    jb = Path(sys.executable).with_name("jupyter-book")
-    r = subprocess.run([str(jb), "build", str(out), "--path-output", str(out), "--keep-going"], cwd=out,
-                       capture_output=True, text=True)
-    index = out / "_build" / "html" / "index.html"
-    if r.returncode != 0 or not index.exists():
-        raise SystemExit(f"ERROR: jupyter-book build of {out} failed (exit {r.returncode}):\n{r.stdout[-2000:]}"
-                         f"\n{r.stderr[-2000:]}")
+    """The custom book's HTML (:func:`jtc_utils.book.runner.jupyter_book`), with its figures' numbers beside it."""
+    index = runner.jupyter_book(out, out, strict=False, quiet=True)
     shutil.copytree(out / "data", out / "_build" / "html" / "data", dirs_exist_ok=True)  # the captions' links
     return index
 

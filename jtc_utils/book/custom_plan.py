@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 from jtc_utils.book import runner
 from jtc_utils.core import device as devices
-from jtc_utils.core import blocks, models, profiles, user_text, validate
+from jtc_utils.core import blocks, models, profiles, user_text
+from jtc_utils.base import validate
 from jtc_utils.core.batching import pad_id, right_pad
 from jtc_utils.jtc import regime
 from jtc_utils.linearity import figures as sl_figures

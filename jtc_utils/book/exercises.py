@@ -1,5 +1,5 @@
-"""Running the book's exercise checks: every paper's checks (registered by its ``exercises`` module in
-:mod:`jtc_utils.evidence.exercises`) behind one :func:`check`.
+"""Running the book's exercise checks: every paper's checks (marked in its ``exercises`` module, registered by
+:func:`jtc_utils.book.papers.register`) behind one :func:`check`.
 
 An exercise's solution cell (tagged ``solution``; ``make student`` blanks it) leaves its result in ``answer``; the
 cell after it calls ``check(label, answer)``, which prints ✓ or ✗ with a hint and returns whether the answer passes.
@@ -12,14 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from jtc_utils.book import papers
 from jtc_utils.evidence import figdata
-from jtc_utils.evidence.exercises import CHECKS
+from jtc_utils.evidence.exercises import EXERCISE_CHECKS
 
-# every paper's checks register on import
-from jtc_utils.ffn import exercises as _ffn  # noqa: F401
-from jtc_utils.jtc import exercises as _jtc  # noqa: F401
-from jtc_utils.lenses import exercises as _lenses  # noqa: F401
-from jtc_utils.linearity import exercises as _linearity  # noqa: F401
+papers.register()  # every paper's figures, claims and exercise checks, from the one list of the papers
 
 
 class Verdict:
@@ -50,9 +47,10 @@ class Verdict:
 def check(label: str, answer: Any, data: dict | None = None) -> Verdict:
     """Print whether ``answer`` solves exercise ``label`` (with a hint when not); returns a :class:`Verdict`, true
     when it does."""
-    if label not in CHECKS:
-        raise ValueError(f"no check for exercise {label!r}; exercises with checks: {', '.join(sorted(CHECKS))}")
-    figs, fn = CHECKS[label]
+    if label not in EXERCISE_CHECKS:
+        raise ValueError(f"no check for exercise {label!r}; exercises with checks: "
+                         f"{', '.join(sorted(EXERCISE_CHECKS))}")
+    figs, fn = EXERCISE_CHECKS[label]
     if answer is None or answer is Ellipsis:
         print(f"✗ {label}: no answer yet (set `answer` in the cell above)")
         return Verdict(False)

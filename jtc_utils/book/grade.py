@@ -50,13 +50,15 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from jtc_utils.book import exercises
+from jtc_utils.book import exercises, papers
 from jtc_utils.core.paths import BOOK_DIR, CACHE_DIR, NOTEBOOKS_DIR, ROOT, atomic_write_text
 from jtc_utils.core.progress import show_progress
-from jtc_utils.evidence.exercises import CHECKS
+from jtc_utils.evidence.exercises import EXERCISE_CHECKS
 
 from . import runner
 from . import student as edition
+
+papers.register()  # every paper's figures, claims and exercise checks, from the one list of the papers
 
 RESULTS = ("✓", "✗", "error")
 LOOSE = "(no student)"  # the student column of a file found beside the student folders
@@ -224,7 +226,6 @@ def reference_page(page: str, reference: Path = NOTEBOOKS_DIR):
     """The student edition of ``page`` from the book's source in ``reference``."""
     import jupytext
 
-
     source = Path(reference) / f"{page}.py"
     if not source.is_file():
         pages = sorted(p.stem for p in Path(reference).glob("*.py"))
@@ -384,7 +385,7 @@ def reference_numbers(page: str, reference_nb, out: Path, timeout: int, cell_tim
         shutil.rmtree(private, ignore_errors=True)
     numbers = {}
     for label in labels:
-        data = {f: run["figures"][f] for f in CHECKS.get(label, ((),))[0] if f in run["figures"]}
+        data = {f: run["figures"][f] for f in EXERCISE_CHECKS.get(label, ((),))[0] if f in run["figures"]}
         rec = run["recorded"].get(label, {})
         data.update(decode(rec["data"]) if rec.get("data") is not None else {})
         numbers[label] = data
@@ -509,7 +510,6 @@ def grade(submissions: Path, out: Path, reference: Path = NOTEBOOKS_DIR, timeout
           cell_timeout: int = 120, progress: bool | None = None) -> list[Row]:
     """Grade every student's notebooks under ``submissions`` (one folder per student) into ``out``."""
     from tqdm.auto import tqdm
-
 
     submissions, out, reference = Path(submissions).resolve(), Path(out).resolve(), Path(reference).resolve()
     if not submissions.is_dir():

@@ -82,6 +82,15 @@ def _ticks(traj: dict) -> dict:
             "range": [-0.5, T - 0.5]}
 
 
+CELL_CHARS = 5  # a cell shows at most this many characters of its token (a longer one ends in "…"; hover shows it)
+
+
+def short(token: str, chars: int = CELL_CHARS) -> str:
+    """A token as its heatmap cell shows it: cut to ``chars`` characters, so that it never spills into the cells
+    beside it."""
+    return token if len(token) <= chars else token[:chars - 1] + "…"
+
+
 def figure(trajectories: list[dict], mappings=MAPPINGS, title: str | None = None):
     """An interactive figure: for each trajectory one heatmap per mapping, stacked (rows: layers, columns:
     positions, colour: the top token's probability, text: the token), and a menu to switch between
@@ -97,12 +106,13 @@ def figure(trajectories: list[dict], mappings=MAPPINGS, title: str | None = None
         x = list(range(len(traj["tokens"])))
         for r, m in enumerate(mappings):
             fig.add_trace(go.Heatmap(
-                z=traj[m]["p"], text=traj[m]["token"], x=x, y=list(range(len(traj[m]["p"]))), zmin=0, zmax=1,
-                customdata=[traj["tokens"]] * len(traj[m]["p"]),
+                z=traj[m]["p"], text=[[short(tok) for tok in row] for row in traj[m]["token"]], x=x,
+                y=list(range(len(traj[m]["p"]))), zmin=0, zmax=1,
+                customdata=[[[pos, tok] for pos, tok in zip(traj["tokens"], row)] for row in traj[m]["token"]],
                 colorscale="Blues", texttemplate="%{text}", textfont={"size": 10}, showscale=r == 0,
                 colorbar={"title": "p(top)", "len": 0.5, "y": 1, "yanchor": "top"}, visible=t == 0, name=m,
-                hovertemplate="layer %{y}, after %{x}: %{customdata}<br>top token %{text} (p = %{z:.2f})"
-                              "<extra>" + m + "</extra>"),
+                hovertemplate="layer %{y}, after %{x}: %{customdata[0]}<br>top token %{customdata[1]} "
+                              "(p = %{z:.2f})<extra>" + m + "</extra>"),
                 row=r + 1, col=1)
     axes = ["xaxis"] + [f"xaxis{r + 1}" for r in range(1, n)]
 
@@ -176,13 +186,14 @@ _LAZY = """<script type="text/javascript">
 
 def html(fig, div_id: str) -> str:
     """The figure as HTML for a static page of the book: plotly's script from the root of the built book
-    (no network), loaded when the reader scrolls near the view (not with the page), and a fixed div id (so that a
+    (no network), without plotly's toolbar (on a phone it covered the sentence menu; zoom by dragging, double-click
+    to reset), loaded when the reader scrolls near the view (not with the page), and a fixed div id (so that a
     re-executed page is identical)."""
     import json
     import re
 
     out = fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id,
-                      config={"responsive": True, "displaylogo": False})
+                      config={"responsive": True, "displaylogo": False, "displayModeBar": False})
     scripts = re.findall(r"<script>(.*?)</script>", out, flags=re.S)
     if len(scripts) != 1:
         raise RuntimeError(f"plotly's HTML has {len(scripts)} inline scripts, expected one: update layer_view.html")

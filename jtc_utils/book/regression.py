@@ -38,16 +38,17 @@ import math
 import re
 from functools import lru_cache
 
+from jtc_utils.book import papers
 from jtc_utils.core import experiment, resample
 from jtc_utils.core.paths import DATA_DIR, ROOT
 from jtc_utils.embedded import corpus
 from jtc_utils.evidence import figdata, figure_registry
-from jtc_utils.ffn import figures as ffn_figures  # noqa: F401  (each paper's figures register as they are imported)
-from jtc_utils.jtc import figures, regime
-from jtc_utils.lenses import figures as lens_figures  # noqa: F401
-from jtc_utils.linearity import figures as sl_figures  # noqa: F401
+from jtc_utils.jtc import figures, regime, seeds
+
+papers.register()  # every paper's figures, claims and exercise checks, from the one list of the papers
 
 NOISE_FILE = ROOT / "tests" / "noise.json"
+SEED_FIGURE = r"^seed\d+_"  # a figure recomputed on a training-seed replica (jtc_utils.jtc.seeds.prefix)
 MARGIN = 10.0
 FLOOR_REL = 1e-6
 # quantities that are means of n discrete decisions: (figure pattern, quantity pattern, where n comes from: the
@@ -59,15 +60,15 @@ DISCRETE = (
     (r".*", r"(^|/)p@\d+$", "n_val", 1.0),
     (r".*", r"(^|/)p1_(mat|id|rrr|arrr)$", "n_val", 1.0),
     (r".*", r"(^|/)(surprisal|surprisal_lo|surprisal_hi|s_jtc|s_n)$", "n_val", NATS),
-    (r"^(regime_)?fig(8|9|20|21)$", r"^(early/[^/]+/y|fixed/[^/]+|saved/[^/]+/share)$", "n_val", 1.0),
-    (r"^(regime_)?fig(8|9|20|21)$", r"^(early/[^/]+/x|saved/[^/]+/(x|saved))$", "n_val", "scale"),
+    (r"^(regime_|seed\d+_)?fig(8|9|20|21)$", r"^(early/[^/]+/y|fixed/[^/]+|saved/[^/]+/share)$", "n_val", 1.0),
+    (r"^(regime_|seed\d+_)?fig(8|9|20|21)$", r"^(early/[^/]+/x|saved/[^/]+/(x|saved))$", "n_val", "scale"),
     (r"^geva_tab6$", r"/(accuracy|share_saved)$|^curves/[^/]+/y$", "n_val", 1.0),
     (r"^geva_tab6$", r"/(saved|saved_correct)$|^curves/[^/]+/x$", "n_val", "scale"),
     (r"^lens_table$", r"/exit/(.*/)?(y|share)$", "n_val", 1.0),
     (r"^lens_table$", r"/exit/(.*/)?(x|saved)$", "n_val", "scale"),
-    (r"^(regime_)?plausibility$", r"token_rate/.*|per_layer/.*", "infer", 1.0),
-    (r"^(regime_)?labels_.*$", r"by_label/.*", "infer", 1.0),
-    (r"^(regime_)?textfit$", r"gold_p1", "n_val", 1.0),
+    (r"^(regime_|seed\d+_)?plausibility$", r"token_rate/.*|per_layer/.*", "infer", 1.0),
+    (r"^(regime_|seed\d+_)?labels_.*$", r"by_label/.*", "infer", 1.0),
+    (r"^(regime_|seed\d+_)?textfit$", r"gold_p1", "n_val", 1.0),
     (r"^ext_geva_steer$", r"/(positive|negative|neutral|other)$", "infer", 1.0),
     (r"^geva_tab2$", r"/(values|gaussian|updates|values_no_big|gaussian_no_big)$", "infer", 1.0),
     (r"^geva_fig2$|^ext_geva_matffn$", r"^(values|updates|groups/.*|through_mat/coverage_.*)$", "infer", 1.0),
@@ -92,6 +93,7 @@ def targets() -> list[str]:
     names += sorted(p.stem for p in DATA_DIR.glob("regime_fig*.json"))
     names += sorted(p.stem for p in DATA_DIR.glob("regime_[a-eg-z]*.json"))
     names += sorted(p.stem for p in DATA_DIR.glob("sample_size_*.json"))
+    names += sorted(p.stem for p in DATA_DIR.glob("seed[0-9]*_*.json"))
     names += [f for f, r in figure_registry.FIGURES.items()
               if r.paper != "jtc" and not f.startswith(figure_registry.REAL_PREFIX)]
     return [n for n in dict.fromkeys(names) if (DATA_DIR / f"{n}.json").exists()
@@ -117,6 +119,9 @@ def recompute(name: str) -> dict:
     p = stored["params"]
     if name.startswith(regime.REGIME_PREFIX):
         data, _ = figures.compute(name[len(regime.REGIME_PREFIX):], "tiny", n_train=p["n_train"], seed=p["seed"])
+    elif re.match(SEED_FIGURE, name):  # a figure of the stand-in of GPT2-XL on a training-seed replica
+        data, _ = figures.compute(re.sub(SEED_FIGURE, "", name), seeds.replica_profile("tiny", p["model"]),
+                                  seed=p["seed"])
     elif name.startswith("sample_size_"):
         data = regime.sample_size_curve(experiment.shared(p["model"], p["domain"], seed=p["seed"]))
     elif name in figures.FIGURES:

@@ -149,28 +149,45 @@ def _module_name(f: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _imports(f: Path) -> set[str]:
-    """Every ``jtc_utils`` module a file imports anywhere in its body (function-level imports included), relative
-    imports resolved, ``from X import y`` counted as both X and X.y (y may be a submodule)."""
+def _is_module(name: str) -> bool:
+    path = ROOT.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def package_imports(f: Path):
+    """``(module, bound name, names taken, node)`` for every import of a ``jtc_utils`` module anywhere in file ``f``
+    (function-level imports included), relative imports resolved: ``from X import y`` gives ``X.y`` where that is a
+    module of the package, else ``X`` with ``[y]`` taken from it. The one import reader: the closure of a page
+    (:func:`package_closure`) and the layout tests read imports through it."""
     import ast
 
     tree = ast.parse(f.read_text(), filename=str(f))
     here = _module_name(f) if f.is_relative_to(ROOT / PACKAGE) else ""
     package = here if f.name == "__init__.py" else here.rpartition(".")[0]
-    found = set()
+    ours = lambda m: m == PACKAGE or m.startswith(PACKAGE + ".")  # noqa: E731
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            found |= {a.name for a in node.names}
+            for a in node.names:
+                if ours(a.name):
+                    yield a.name, a.asname or a.name, [], node
         elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
             if node.level:
                 parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1])
-                mod = f"{base}.{node.module}" if node.module else base
-            else:
-                mod = node.module or ""
-            found.add(mod)
-            found |= {f"{mod}.{a.name}" for a in node.names}
-    return {m for m in found if m == PACKAGE or m.startswith(PACKAGE + ".")}
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([node.module] if node.module else []))
+            if not ours(base):
+                continue
+            for a in node.names:
+                full = f"{base}.{a.name}"
+                if _is_module(full):
+                    yield full, a.asname or a.name, [], node
+                else:
+                    yield base, a.asname or a.name, [a.name], node
+
+
+def _imports(f: Path) -> set[str]:
+    """Every ``jtc_utils`` module a file imports (see :func:`package_imports`)."""
+    return {module for module, _, _, _ in package_imports(f)}
 
 
 def package_closure(source: Path) -> list[Path]:
@@ -686,17 +703,26 @@ def build_html(html_dir: Path | None = None) -> str:
     # edited stylesheet reaches the built book
     for own in (ROOT / "_static").glob("*"):
         (out / "_build" / "html" / "_static" / own.name).unlink(missing_ok=True)
+    return str(jupyter_book(ROOT, out, strict=True))
+
+
+def jupyter_book(source: Path, out: Path, strict: bool, quiet: bool = False) -> Path:
+    """Build the Jupyter Book at ``source`` into ``<out>/_build/html`` and return its index page; the one HTML build,
+    for the book (``strict``: a warning fails it) and for a reader's custom book (``quiet``: its messages shown only
+    when it fails). The themes' source maps (megabytes, for their developers) are deleted."""
     jb = Path(sys.executable).with_name("jupyter-book")
-    cmd = [str(jb), "build", str(ROOT), "--path-output", str(out), "--warningiserror", "--keep-going"]
-    r = subprocess.run(cmd, cwd=ROOT)
-    if r.returncode != 0:
-        raise SystemExit(f"jupyter-book build failed (exit {r.returncode}); see the messages above")
+    cmd = [str(jb), "build", str(source), "--path-output", str(out), *(["--warningiserror"] if strict else []),
+           "--keep-going"]
+    r = subprocess.run(cmd, cwd=source, capture_output=quiet, text=True)
     index = out / "_build" / "html" / "index.html"
+    if r.returncode != 0:
+        said = f":\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}" if quiet else "; see the messages above"
+        raise SystemExit(f"ERROR: jupyter-book build of {source} failed (exit {r.returncode}){said}")
     if not index.exists():
-        raise SystemExit(f"jupyter-book reported success but wrote no {index}")
-    for source_map in (out / "_build" / "html" / "_static").rglob("*.map"):  # the themes' (MBs), for their developers
+        raise SystemExit(f"ERROR: jupyter-book reported success but wrote no {index}")
+    for source_map in (out / "_build" / "html" / "_static").rglob("*.map"):
         source_map.unlink()
-    return str(index)
+    return index
 
 
 def main(argv=None):

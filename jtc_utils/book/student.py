@@ -135,7 +135,6 @@ def build(out_dir: Path | str = ROOT / "student", replace: bool = False) -> tupl
     import jupytext
     import nbformat
 
-
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     written, kept = [], []

@@ -27,10 +27,13 @@ import sys
 import time
 from pathlib import Path
 
+from jtc_utils.book import papers
 from jtc_utils.core.paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT
 from jtc_utils.evidence import figure_registry
 
 from . import regression, runner
+
+papers.register()  # every paper's figures, claims and exercise checks, from the one list of the papers
 
 TESTS_DIR = ROOT / "tests"
 LOGS = ROOT / ".cache" / "test-logs"  # each phase's whole output

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .paths import ZOO_DIR, atomic_write_text, file_fingerprint
@@ -29,6 +29,8 @@ class Spec:
     lr: float = 2e-3
     batch: int = 64
     mask_prob: float = 0.15  # BERT-style only: share of tokens to predict
+    seed: int = 0  # the training seed (initialisation, batch order, masking) added to the corpus seed; the texts
+    # are the corpus seed's, so replicas of one model differ in their training randomness only
 
 
 ZOO = {s.name: s for s in [  # in training order: the small ones first
@@ -39,6 +41,18 @@ ZOO = {s.name: s for s in [  # in training order: the small ones first
     Spec("tiny-gpt2-large", "gpt2", 18, 80, 4, 1_500_000, "gpt2-large"),
     Spec("tiny-gpt2-xl", "gpt2", 24, 96, 4, 1_500_000, "gpt2-xl"),
 ]}
+
+# Training-seed replicas of the GPT2-XL stand-in (the verdicts' second review): the same architecture, budget and
+# texts, other initialisation and batch order. Not part of ZOO (the book's model list); loaded by name all the same.
+REPLICAS = {s.name: s for s in [
+    replace(ZOO["tiny-gpt2-xl"], name=f"tiny-gpt2-xl-seed{k}", seed=k) for k in (1, 2)
+]}
+ALL = {**ZOO, **REPLICAS}
+
+
+def replicas_of(name: str) -> list[str]:
+    """The zoo model and its training-seed replicas, seed 0 first."""
+    return [name] + [r for r, spec in REPLICAS.items() if replace(spec, name=name, seed=0) == ZOO.get(name)]
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -100,8 +114,8 @@ def verify_files(name: str) -> list[str]:
 
 def load_card(name: str) -> dict:
     """The model card of a zoo model (written by training)."""
-    if name not in ZOO:
-        raise ValueError(f"unknown zoo model {name!r}; the zoo has: {', '.join(ZOO)}")
+    if name not in ALL:
+        raise ValueError(f"unknown zoo model {name!r}; the zoo has: {', '.join(ALL)}")
     path = ZOO_DIR / name / "card.json"
     if not path.exists():
         raise FileNotFoundError(f"{path} is missing; train the model with `python -m jtc_utils.training.zoo train --only "

@@ -10,7 +10,9 @@ from functools import cached_property, lru_cache
 
 import numpy as np
 
-from . import cache, linear, models, profiles, readout, resample, validate
+from jtc_utils.base import validate
+
+from . import cache, linear, models, profiles, readout, resample
 from .hidden import hidden_states, samples_identity
 from .profiles import Profile
 from .samples import Samples, make_samples

@@ -45,11 +45,34 @@ def padded_batches(family: str, s: Samples, batch_size: int, pad: int = 0):
     ones the whole sentence (already holding ``[MASK]``)."""
     import torch
 
-
     seqs = [ids[:p + 1] if family in CAUSAL_FAMILIES else ids for ids, p in zip(s.input_ids, s.positions)]
     for idx in batches_by_length([len(x) for x in seqs], batch_size):
         inp, att = right_pad([seqs[i] for i in idx], pad)
         yield idx, inp, att, torch.as_tensor(s.positions[idx])
+
+
+def block_vectors(run, s: Samples, vectors, batch_size: int, pad: int = 0, progress: bool = False,
+                  desc: str = "") -> dict:
+    """The vectors ``vectors`` of every block (numbered as in :mod:`jtc_utils.core.blocks`: 3 is the mid-block
+    state) at each sample's position, recorded while block runner ``run`` passes the unmodified model over the
+    samples: ``{vector: [L, n, d] float32}``. The one block recorder: the FFN chapter's mid-block states and
+    section 6's sub-module inputs and outputs both read it."""
+    import torch
+    from tqdm.auto import tqdm
+
+    L, n, d = run.n_layers, len(s), run.d
+    out = {v: np.zeros((L, n, d), dtype=np.float32) for v in vectors}
+    with torch.inference_mode():
+        for idx, inp, mask, pos in tqdm(list(padded_batches(run.family, s, batch_size, pad)), desc=desc,
+                                        disable=not progress, leave=False):
+            inp, mask, pos = inp.to(run.device), mask.to(run.device), pos.to(run.device)
+            h = run.embed(inp)
+            rows = torch.arange(len(idx), device=run.device)
+            for j in range(L):
+                h, vecs = run.block(h, j, record=True, mask=mask)
+                for v in vectors:
+                    out[v][j, idx] = vecs[v][rows, pos].float().cpu().numpy()
+    return out
 
 
 def out_of_memory(e: BaseException) -> bool:
@@ -143,7 +166,6 @@ def _slice_of_extraction(ad: Adapter, s: Samples, batch_size: int) -> np.ndarray
 
 def _record_extraction(ad: Adapter, s: Samples, batch_size: int, path) -> None:
     import json
-
 
     index = _index_path(ad, s, batch_size)
     entries = [e for e in _read_index(index) if e["file"] != path.name]

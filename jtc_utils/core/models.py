@@ -26,7 +26,7 @@ from pathlib import Path
 from . import catalogue
 from . import device as devices
 from . import real_models
-from .catalogue import ZOO, manifest_digest
+from .catalogue import ALL, manifest_digest
 from .paths import file_fingerprint
 from .progress import show_progress
 
@@ -46,7 +46,8 @@ class ModelUnavailableError(RuntimeError):
 
 
 def zoo_names() -> list[str]:
-    return list(ZOO)
+    """Every zoo model loadable by name: the book's models and the training-seed replicas."""
+    return list(ALL)
 
 
 # decoders: next-token prediction, the prefix up to the position
@@ -417,7 +418,6 @@ def _folder_digest(folder) -> str:
     import hashlib
     from pathlib import Path
 
-
     h = hashlib.sha256()
     for f in sorted(p for p in Path(folder).iterdir() if p.is_file()):
         h.update(f"{f.name}\0{file_fingerprint(f)}\n".encode())
@@ -438,8 +438,7 @@ def model_identity(ad: Adapter) -> str:
     import hashlib
     import json
 
-
-    if ad.name in ZOO:
+    if ad.name in ALL:
         return "zoo:" + manifest_digest(ad.name)
     if ad.name in real_models.REAL_MODELS:  # the package file's pinned checksum, and the folder loaded from
         return f"real:{real_models.spec(ad.name).sha256}:" + _folder_digest(real_models.folder(ad.name))

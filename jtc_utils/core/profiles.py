@@ -13,7 +13,7 @@ import json
 import os
 from dataclasses import dataclass
 
-from . import user_text
+from . import catalogue, user_text
 
 
 @dataclass(frozen=True)
@@ -91,8 +91,9 @@ PROFILES = {
                      second_domain="leipzig"),
 }
 
-# which paper model each zoo model stands in for
-PAPER_NAME = dict(zip(PROFILES["tiny"].models, PROFILES["paper"].models))
+# which paper model each zoo model stands in for (a training-seed replica, the one its model stands in for)
+PAPER_NAME = {**dict(zip(PROFILES["tiny"].models, PROFILES["paper"].models)),
+              **{name: spec.stands_for for name, spec in catalogue.REPLICAS.items()}}
 
 
 CUSTOM_ENV = "JTC_CUSTOM_PROFILE"  # the path of the custom profile's JSON spec (see :func:`custom_spec`)

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import cache, resample, validate
+from jtc_utils.base import validate
+
+from . import cache, resample
 from .batching import pad_id
 from .hidden import padded_batches, samples_identity
 

@@ -1,7 +1,7 @@
 """The embedded world: the generated world and two-domain corpus that the ``tiny`` profile's zoo is trained on and
 its experiments read (version 2, issue 13: no leak into the experiment pools, harder to read from early layers,
 free of the first version's artefacts). This package imports nothing from the rest of :mod:`jtc_utils` but
-:mod:`jtc_utils.core.validate`; everything else builds on it.
+:mod:`jtc_utils.base.validate`; everything else builds on it.
 
 * :mod:`.world` builds the entities and their facts (countries with natural adjectives, founders born before
   their organisations, a present year after which nothing is told in the past tense);

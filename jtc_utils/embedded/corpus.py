@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
 
-from jtc_utils.core import validate
+from jtc_utils.base import validate
 
 from .world import MONTHS, OCCUPATIONS, ORG_KINDS, PRESENT, WEEKDAYS, World, build_world, plural
 

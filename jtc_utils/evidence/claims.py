@@ -93,9 +93,10 @@ RULES_NOTE = ("Every rule reads the sentence through the lexicon below: one read
               "\"k of n seeds\" and is decisive only where all of at least "
               f"{verdicts.LEAST_SEEDS} seeds agree (2^-n <= {1 - verdicts.LEVEL:.2f}); with three seeds it is "
               "undecided. A rule that reads a statistic without resamples (found by blanking each unresampled "
-              "number it reads: its margin changes), or one whose statistic would need a selection redone per resample (the "
-              "clusters of extreme scores), shows no interval: its verdict "
-              "is the point estimate's, marked \"no interval\" with the reason, and not counted either way.")
+              "number it reads: its margin changes), or one whose statistic would need a selection redone per "
+              "resample (the clusters of extreme scores), shows no interval: its verdict is the point estimate's, "
+              "marked \"no interval\" with the reason, and not counted either way. The JTC stand-in of GPT2-XL was "
+              "trained on three seeds: a JTC shape verdict that differs between them is undecided on the stand-in.")
 # why a claim has no resamples, where its record does not say
 NO_INTERVAL = "none of the figures it reads keeps per-sample values to resample."
 NOT_JUDGED = "not judged: the paper's models"
@@ -233,15 +234,16 @@ def reason(record: dict, profile: Profile | str, reasons: dict) -> str | None:
 
 
 def reading(get):
-    """``get`` that also keeps the figures' numbers it gave (``.read``), so that a claim's record can say what
-    the numbers it was judged on carry (see :func:`underdetermined`)."""
+    """``get`` that also keeps the figure ids it was asked for (``.figs``) and the numbers it gave (``.read``), so
+    that a claim's record can say what the numbers it was judged on carry (see :func:`underdetermined`)."""
 
     def rget(fig):
         d = get(fig)
+        rget.figs.append(fig)
         rget.read.append(d)
         return d
 
-    rget.read = []
+    rget.figs, rget.read = [], []
     return rget
 
 
@@ -291,13 +293,25 @@ def evaluate(table: dict, cid: str, get=None, profile: Profile | str = "tiny", r
     return judged(rec, profile)
 
 
-CHECKS: dict = {}  # claim id -> the check of the paper package that registered it (:func:`registry`)
+# claim id -> the check of the paper package that registered it (:func:`register`, called for every paper by
+# :func:`jtc_utils.book.papers.register`)
+CLAIM_CHECKS: dict = {}
+
+
+def register(table: dict, check) -> None:
+    """Register ``check`` for every claim id of ``table`` (a paper's ``CLAIMS``); a claim id that another check
+    registered is refused."""
+    for cid in table:
+        if cid in CLAIM_CHECKS and CLAIM_CHECKS[cid] is not check:
+            raise ValueError(f"claim {cid!r} is registered twice")
+        CLAIM_CHECKS[cid] = check
 
 
 def registry(table: dict, name: str, reasons: dict | None = None, seed_keys=()):
     """``check`` and ``all_claims`` for a subpackage's table of claim functions (id -> function of ``get``), with
     its ``reasons`` (as :data:`jtc_utils.jtc.claims.REASONS`) and the figure keys that hold one row per training seed
-    (``seed_keys``, see :func:`jtc_utils.evidence.verdicts.replicate`). Where a function gives no magnitude part, the
+    (``seed_keys``, see :func:`jtc_utils.evidence.verdicts.replicate`); :func:`register` makes its claims
+    reachable by id. Where a function gives no magnitude part, the
     paper's numbers (``paper``) are carried as one, not judged off the paper profile."""
 
     def check(cid: str, get=default_get, profile: Profile | str = "tiny") -> dict:
@@ -312,19 +326,16 @@ def registry(table: dict, name: str, reasons: dict | None = None, seed_keys=()):
         get = memo(get)
         return [check(c, get, profile) for c in table]
 
-    for cid in table:
-        if cid in CHECKS:
-            raise ValueError(f"claim {cid!r} is registered twice")
-        CHECKS[cid] = check
     return check, all_claims
 
 
 def check_any(cid: str, get=default_get, profile: Profile | str = "tiny") -> dict:
     """The record of claim ``cid`` of any paper, by the package that registered it (:func:`registry`)."""
-    if cid not in CHECKS:
-        raise ValueError(f"unknown claim {cid!r}; registered: {', '.join(CHECKS)} (import the paper's "
-                         "figures or claims module, e.g. jtc_utils.lenses.claims, to register its claims)")
-    return CHECKS[cid](cid, get, profile)
+    if cid not in CLAIM_CHECKS:
+        raise ValueError(f"unknown claim {cid!r}; registered: {', '.join(CLAIM_CHECKS) or 'none'} (every paper's "
+                         "claims are registered by jtc_utils.book.papers.register(), which importing "
+                         "jtc_utils.book calls)")
+    return CLAIM_CHECKS[cid](cid, get, profile)
 
 
 def getter(results: dict, alias: dict | None = None):

@@ -1,4 +1,4 @@
-"""The exercises' checks, registered by each paper package: one function per exercise whose answer is a number or
+"""The exercises' checks, marked in each paper package's ``exercises`` module: one function per exercise whose answer is a number or
 a property. A check reads the numbers behind the figures it names and returns None when the answer passes, else a
 hint; :func:`jtc_utils.book.exercises.check` runs it for a notebook and prints the verdict.
 """
@@ -9,20 +9,33 @@ from typing import Any, Callable
 
 import numpy as np
 
-# label -> (figures the check reads, check); a check returns None when the answer passes, else a hint
-CHECKS: dict[str, tuple[tuple[str, ...], Callable[[Any, dict], str | None]]] = {}
+# label -> (figures the check reads, check); a check returns None when the answer passes, else a hint. Filled by
+# :func:`register`, called for every paper's ``exercises`` module by :func:`jtc_utils.book.papers.register`.
+EXERCISE_CHECKS: dict[str, tuple[tuple[str, ...], Callable[[Any, dict], str | None]]] = {}
 
 
-def exercise(label: str, *figs: str):
-    """Register the check of exercise ``label``, reading the numbers of ``figs``."""
+class Checks(dict):
+    """One paper's exercise checks (label -> (figures the check reads, check)), filled by its :meth:`exercise`
+    decorator in the paper's ``exercises`` module; :func:`register` puts them into :data:`EXERCISE_CHECKS`."""
 
-    def register(fn):
-        if label in CHECKS:
+    def exercise(self, label: str, *figs: str):
+        """Decorate the check of exercise ``label``, reading the numbers of ``figs``."""
+
+        def add(fn):
+            if label in self:
+                raise ValueError(f"exercise {label!r} has two checks")
+            self[label] = (tuple(figs), fn)
+            return fn
+
+        return add
+
+
+def register(checks: Checks) -> None:
+    """Register a paper's :class:`Checks`; a label that another check registered is refused."""
+    for label, (figs, fn) in checks.items():
+        if label in EXERCISE_CHECKS and EXERCISE_CHECKS[label][1] is not fn:
             raise ValueError(f"exercise {label!r} registered twice")
-        CHECKS[label] = (figs, fn)
-        return fn
-
-    return register
+        EXERCISE_CHECKS[label] = (figs, fn)
 
 
 def close(answer, expected, tol: float, what: str) -> str | None:

@@ -1,18 +1,18 @@
 """The book's one figure registry: every paper package registers the figures it computes, and the book computes,
 saves and returns any of them by id through :func:`figure`.
 
-A paper package registers a ``compute(fig, profile, n_train, n_val, seed) -> (data, params)`` for its figure ids
-(``profile`` a :class:`~jtc_utils.core.profiles.Profile`: the name a notebook passes is resolved once, here)
-(:func:`register`, when its ``figures`` module is imported, which also registers its claims with
-:mod:`jtc_utils.jtc.claims`); a chapter imports its paper's ``figures`` module and reaches each of its figures by id.
-A figure id belongs to exactly one paper."""
+Each paper package's ``figures`` module has a ``compute(fig, profile, n_train, n_val, seed) -> (data, params)`` for
+its figure ids (``profile`` a :class:`~jtc_utils.core.profiles.Profile`: the name a notebook passes is resolved once,
+here); :func:`jtc_utils.book.papers.register` registers each (:func:`register`), with the paper's claims and
+exercise checks, so that a chapter reaches every figure by id. A figure id belongs to exactly one paper."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
 
-from jtc_utils.core import profiles, validate
+from jtc_utils.core import profiles
+from jtc_utils.base import validate
 from jtc_utils.core.profiles import Profile
 
 from . import figdata
@@ -53,9 +53,9 @@ def entry(fig: str) -> Registered:
     if fig not in FIGURES:
         papers = sorted({r.paper for r in FIGURES.values()})
         known = "; ".join(f"{p}: {', '.join(f for f, r in FIGURES.items() if r.paper == p)}" for p in papers)
-        raise ValueError(f"unknown figure {fig!r}: no paper package registered it (known ids, by paper: {known}; "
-                         "a paper's ids are registered when its figures module is imported, e.g. "
-                         "jtc_utils.lenses.figures)")
+        raise ValueError(f"unknown figure {fig!r}: no paper package registered it (known ids, by paper: "
+                         f"{known or 'none'}; every paper's figures are registered by "
+                         "jtc_utils.book.papers.register(), which importing jtc_utils.book calls)")
     return FIGURES[fig]
 
 

@@ -158,7 +158,8 @@ RESAMPLED_OVER: dict[str, str] = {}
 VALIDATION = "validation samples"
 SEEDS = "training seeds"
 # Numbers of a figure that are constants of its setting, not statistics (10/d_ff, a layer's depth): they have no
-# resamples and need none, so reading them does not take a rule's interval away (see :func:`blank`). By figure id.
+# resamples and need none, so reading them does not take a rule's interval away (see :func:`replicate`'s ``blank``).
+# By figure id.
 CONSTANTS: dict[str, tuple[str, ...]] = {}
 
 
@@ -195,7 +196,8 @@ def _substitute(data, b: int, blank: bool = False, keep=()):
     if not isinstance(data, dict):
         return _nan_like(data) if blank and _is_statistic(data) else data
     boot = data.get("boot", {})
-    out = {k: _substitute(v, b, blank and k not in keep, keep) for k, v in data.items() if k != "boot" and k not in boot}
+    out = {k: _substitute(v, b, blank and k not in keep, keep)
+           for k, v in data.items() if k != "boot" and k not in boot}
     for k, v in boot.items():
         out[k] = _row(v, b)
     return out
@@ -208,10 +210,10 @@ def _row(v, b):
 
 
 def _draw(b, n: int, only: int | None = None) -> list[int]:
-    """The seeds (positions) replicate ``b`` draws from ``n`` with replacement; ``only``: that one seed, n times (a
-    replicate of one seed, for the seeds' sign test, :func:`seed_test`)."""
+    """The seeds (positions) replicate ``b`` draws from ``n`` with replacement; ``only``: that one seed (modulo
+    ``n``), n times (a replicate of one seed, for the seeds' sign test, :func:`seed_test`)."""
     if only is not None:
-        return [only] * n
+        return [only % n] * n
     return np.random.default_rng([resample.SEED, b, n]).integers(0, n, n).tolist()
 
 
@@ -226,7 +228,7 @@ def _reseed(data: dict, b: int, seed_keys=(), only: int | None = None) -> dict:
     if not _seeded(data):
         return data
     seeds = data["seeds"]
-    draw = _draw(b, len(seeds), None if only is None else only % len(seeds))
+    draw = _draw(b, len(seeds), only)
     out = dict(data)
     if "curves" in data:
         curves = dict(data["curves"])
@@ -279,7 +281,7 @@ def seed_draw(get, n: int) -> list[int]:
     get.used = True
     get.units.add(SEEDS)
     get.seeded, get.n_seeds = True, max(get.n_seeds, n)
-    return _draw(b, n, None if get.only is None else get.only % n)
+    return _draw(b, n, get.only)
 
 
 def interval(margins) -> tuple[float, float]:

@@ -166,8 +166,6 @@ CLAIMS = {"F1": f1, "F2": f2, "F3": f3, "F4": f4, "F5": f5, "F6": f6, "F7": f7, 
           "F11": f11}
 
 
-# findings that group several claims (see jtc_utils.jtc.claims.FINDINGS): none here, each claim is its own
-FINDINGS: dict = {}
 
 # why a claim fails or is undecided, where its margin does not say it (see jtc_utils.jtc.claims.REASONS)
 REASONS = {
@@ -186,8 +184,8 @@ REASONS = {
 }
 
 # what the FFN figures' resamples resample, where it is not the validation samples
-verdicts.RESAMPLED_OVER.update({"geva_tab2": "value vectors", "geva_fig2": "value vectors", "geva_fig4": "value vectors",
-                                "ext_geva_steer": "prompts"})
-verdicts.CONSTANTS.update({"geva_fig6": ("uniform",)})  # 10 / d_ff: the setting's share, not a statistic
+RESAMPLED_OVER = {"geva_tab2": "value vectors", "geva_fig2": "value vectors", "geva_fig4": "value vectors",
+                  "ext_geva_steer": "prompts"}
+CONSTANTS = {"geva_fig6": ("uniform",)}  # 10 / d_ff: the setting's share, not a statistic
 
 check, all_claims = registry(CLAIMS, "FFN", REASONS)

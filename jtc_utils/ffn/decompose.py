@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from jtc_utils.core import cache, validate
+from jtc_utils.core import cache
+from jtc_utils.base import validate
 from jtc_utils.core.batching import pad_id
 from jtc_utils.core.blocks import runner_for
-from jtc_utils.core.hidden import padded_batches, samples_identity
+from jtc_utils.core.hidden import block_vectors, samples_identity
 from jtc_utils.core.progress import show_progress
 
 BATCH = 64
@@ -111,24 +112,10 @@ class FFN:
 
 def record_mid(adapter, s, progress: bool = False) -> np.ndarray:
     """The mid-block states r^l of every block at each sample's position, [L, n, d] float32 (row j = block j)."""
-    import torch
-    from tqdm.auto import tqdm
-
     run = runner_for(adapter.model)
     if not run.additive:
         raise NotAdditiveError(f"{adapter.name} is BERT-style (post-norm); mid-block states of pre-norm decoders only")
-    L, n = run.n_layers, len(s)
-    out = np.zeros((L, n, run.d), dtype=np.float32)
-    with torch.inference_mode():
-        for idx, inp, mask, pos in tqdm(list(padded_batches(run.family, s, BATCH, pad_id(adapter.tokenizer))),
-                                        desc=f"mid states {adapter.name}", disable=not progress, leave=False):
-            inp, mask, pos = inp.to(run.device), mask.to(run.device), pos.to(run.device)
-            h = run.embed(inp)
-            rows = torch.arange(len(idx), device=run.device)
-            for j in range(L):
-                h, vecs = run.block(h, j, record=True, mask=mask)
-                out[j, idx] = vecs[3][rows, pos].float().cpu().numpy()
-    return out
+    return block_vectors(run, s, (3,), BATCH, pad_id(adapter.tokenizer), progress, f"mid states {adapter.name}")[3]
 
 
 def mid_states(exp, split: str = "validation") -> np.ndarray:

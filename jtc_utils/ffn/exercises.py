@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from jtc_utils.evidence.exercises import close, exercise
+from jtc_utils.evidence.exercises import Checks, close
+
+EXERCISES = Checks()  # this paper's exercise checks, registered by jtc_utils.book.papers
+exercise = EXERCISES.exercise
 
 
 @exercise("ffn-ex-coverage", "geva_tab2")

@@ -24,7 +24,6 @@ from jtc_utils.evidence import figure_registry
 from jtc_utils.jtc import early_exit
 from jtc_utils.core.experiment import for_role, shared
 
-from . import claims as _claims  # noqa: F401  (the chapter's claims register with its figures)
 from . import clusters, concepts, decompose, exit_rule, matffn, steering, subupdates, vocab
 from .decompose import FFN, mid_states
 
@@ -242,5 +241,3 @@ def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None,
                 "through_mat": matffn.through_mat(exp, token_classes(model, profile, seed))}, params
     return steering.experiment(exp.adapter, seed=seed), params
 
-
-figure_registry.register("ffn", FFN_FIGURES, compute)

@@ -34,8 +34,6 @@ REAL_ABSENT = {
 }
 
 
-claims.ABSENT.update(REAL_ABSENT)
-
 
 def _scaled(layer: int, paper_L: int, L: int) -> int:
     return int(round(layer * L / paper_L))
@@ -466,8 +464,6 @@ REASONS = {
 }
 
 
-claims.TITLES.update(FINDINGS)
-
 
 def check(cid: str, get=default_get, profile: Profile | str = "tiny") -> dict:
     """The record of JTC claim ``cid`` (see :func:`jtc_utils.evidence.claims.evaluate`)."""
@@ -481,5 +477,3 @@ def all_claims(get=default_get, profile: Profile | str = "tiny") -> list[dict]:
     get = claims.memo(get)
     return [check(cid, get, profile) for cid in CLAIMS]
 
-
-claims.CHECKS.update({cid: check for cid in CLAIMS})

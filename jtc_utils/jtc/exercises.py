@@ -8,10 +8,13 @@ import numpy as np
 from jtc_utils.core import catalogue, linear
 from jtc_utils.embedded import corpus
 from jtc_utils.evidence import claims, figdata
-from jtc_utils.evidence.exercises import close, exercise
+from jtc_utils.evidence.exercises import Checks, close
 
 from . import claims as jtc_claims
 from .early_exit import layers_saved
+
+EXERCISES = Checks()  # this paper's exercise checks, registered by jtc_utils.book.papers
+exercise = EXERCISES.exercise
 
 
 def _p1(d, m) -> np.ndarray:

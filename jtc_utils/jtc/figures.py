@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from jtc_utils.core import linear, ordering, profiles, readout, validate
+from jtc_utils.core import linear, ordering, profiles, readout
+from jtc_utils.base import validate
 from jtc_utils.core.experiment import shared
 from jtc_utils.core.profiles import Profile
 from jtc_utils.evidence import figure_registry
@@ -240,5 +241,3 @@ def table1_frame(data: dict):
     df = pd.DataFrame(data["rows"], columns=["sentence", "rank", *data["columns"]])
     return df.set_index(["sentence", "rank"])
 
-
-figure_registry.register("jtc", FIGURES, compute)

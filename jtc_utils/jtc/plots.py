@@ -12,12 +12,21 @@ from matplotlib.ticker import MaxNLocator
 from .early_exit import curve_points
 
 
+def heatmap_step(n: int, most: int = 8) -> int:
+    """Every how many cells a heatmap of ``n`` layers labels one: the smallest of 1, 2, 3, 4, 5, 6, 8, 10, ... that
+    labels at most ``most``, so that the labels of a panel drawn at the book's size never run together."""
+    for step in (1, 2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 50):
+        if -(-n // step) <= most:
+            return step
+    return -(-n // most)
+
+
 def r2_heatmaps(r2_mat: np.ndarray, r2_id: np.ndarray, title: str | None = None, figsize=(15, 8.27)):
     """The paper's r² heatmap pair (spec 3.3): ``mat`` left, ``id`` right; rows = source layer l (0 at the top),
     columns = target l'; colormap seismic_r on [0, 1] (blue = good, white = 0.5, red = 0 or below); one shared
     colour bar whose lowest tick reads "≤0.0"."""
     L = r2_mat.shape[0] - 1
-    step = 4 if L >= 40 else 2
+    step = heatmap_step(L + 1)
     with sns.plotting_context("notebook", font_scale=2), sns.axes_style("darkgrid"):
         fig, axes = plt.subplots(1, 2, figsize=figsize)
         cbar_ax = fig.add_axes([.91, .1, .03, .8])

@@ -25,7 +25,7 @@ import numpy as np
 from jtc_utils.core import cache, linear, readout
 from jtc_utils.core.batching import pad_id
 from jtc_utils.core.blocks import PART_NAMES, Blocks, runner_for
-from jtc_utils.core.hidden import padded_batches, samples_identity
+from jtc_utils.core.hidden import block_vectors, padded_batches, samples_identity
 
 MAPPINGS = ("mat_attn", "mat_ln1_ln2", "mat_ffn")  # the paper's plotting order, then mat
 REPLACED = {"mat_attn": ("attn",), "mat_ffn": ("ffn",), "mat_ln1_ln2": ("ln_1", "ln_2")}
@@ -47,21 +47,7 @@ def sample_batches(exp, s, batch_size: int = BATCH):
 def record(run: Blocks, s, pad: int = 0) -> dict:
     """The vectors 0-6 of every block (see :mod:`jtc_utils.core.blocks`) at each sample's position in the unmodified
     model, those that some sub-module reads or writes: ``{vector: [L, n, d]}``."""
-    import torch
-
-    L, n, d = run.n_layers, len(s), run.d
-    keep = sorted({v for pair in run.PARTS.values() for v in pair})
-    out = {b: np.zeros((L, n, d), dtype=np.float32) for b in keep}
-    with torch.inference_mode():
-        for idx, inp, mask, pos in padded_batches(run.family, s, BATCH, pad):
-            inp, mask, pos = inp.to(run.device), mask.to(run.device), pos.to(run.device)
-            h = run.embed(inp)
-            rows = torch.arange(len(idx), device=run.device)
-            for j in range(L):
-                h, vecs = run.block(h, j, record=True, mask=mask)
-                for b in keep:
-                    out[b][j, idx] = vecs[b][rows, pos].cpu().numpy()
-    return out
+    return block_vectors(run, s, sorted({v for pair in run.PARTS.values() for v in pair}), BATCH, pad)
 
 
 def fit(exp) -> dict:

@@ -20,7 +20,8 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from jtc_utils.core import ordering, readout, resample, sources, validate
+from jtc_utils.core import ordering, readout, resample, sources
+from jtc_utils.base import validate
 from jtc_utils.core.profiles import Profile
 
 MASK = "[MASK]"

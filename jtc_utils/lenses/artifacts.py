@@ -16,6 +16,11 @@ from jtc_utils.core.cache import key_hash
 from jtc_utils.core.paths import ZOO_DIR, atomic_open
 
 FOLDER = "lenses"
+# arrays stored in half precision, by model, to keep the committed zoo within its 100 MB: the real model's tuned lens
+# (``M``, ``c``: 30 maps of 576 x 576, 40 MB in float32; their entries lie within +-3, far inside float16's range;
+# the low-rank lenses' losses and running variances do not fit it and stay float32). They are loaded as float32, so
+# the lens computes in single precision from weights rounded to half; the real model's lens table is computed so.
+HALF = {"smollm2-135m": ("M", "c")}
 
 
 def path(model: str, label: str) -> Path:
@@ -34,7 +39,7 @@ def lookup(model: str, label: str, key: dict) -> dict | None:
         meta = s.metadata() or {}
         if meta.get("key") != key_hash(key):
             return None
-        out = {k: s.get_tensor(k) for k in s.keys()}
+        out = {k: s.get_tensor(k).astype(np.float32) for k in s.keys()}
     out["card"] = json.loads(meta.get("card", "{}"))
     return out
 
@@ -51,11 +56,13 @@ def key_of(model: str, label: str) -> dict | None:
 
 
 def store(model: str, label: str, key: dict, arrays: dict, card: dict) -> Path:
-    """Write the arrays (float32) with their key and card, atomically."""
+    """Write the arrays (float32; float16 for those :data:`HALF` names) with their key and card, atomically."""
     from safetensors.numpy import save
 
     f = path(model, label)
-    tensors = {k: np.ascontiguousarray(np.asarray(v, dtype=np.float32)) for k, v in arrays.items() if v is not None}
+    half = HALF.get(model, ())
+    tensors = {k: np.ascontiguousarray(np.asarray(v, dtype=np.float16 if k in half else np.float32))
+               for k, v in arrays.items() if v is not None}
     meta = {"key": key_hash(key), "key_json": json.dumps(key, sort_keys=True, default=str),
             "card": json.dumps(card, sort_keys=True, default=str)}
     with atomic_open(f) as out:

@@ -209,8 +209,6 @@ CLAIMS = {"N0": n0, "N1": n1, "N2": n2, "N3": n3, "N4": n4, "N5": n5, "N6": n6, 
           "T1": t1, "T2": t2, "T3": t3, "H1": h1}
 
 
-# findings that group several claims (see jtc_utils.jtc.claims.FINDINGS): none here, each claim is its own
-FINDINGS: dict = {}
 
 # why a claim fails or is undecided, where its margin does not say it (see jtc_utils.jtc.claims.REASONS)
 REASONS = {

@@ -14,7 +14,8 @@ import weakref
 
 import numpy as np
 
-from jtc_utils.core import linear, validate
+from jtc_utils.core import linear
+from jtc_utils.base import validate
 
 from .base import LensError
 

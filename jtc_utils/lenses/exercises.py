@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from jtc_utils.evidence.exercises import exercise
+from jtc_utils.evidence.exercises import Checks
+
+EXERCISES = Checks()  # this paper's exercise checks, registered by jtc_utils.book.papers
+exercise = EXERCISES.exercise
 
 
 @exercise("ex-lenses-read", "lens_table")

@@ -27,7 +27,6 @@ from jtc_utils.core.experiment import for_role, shared
 from jtc_utils.core.hidden import samples_identity
 from jtc_utils.evidence import figure_registry
 
-from . import claims as _claims  # noqa: F401  (the chapter's claims register with its figures)
 from . import closed_form, evaluate, registry
 from .base import Lens
 
@@ -303,5 +302,3 @@ def quarter_table(t: dict, metrics=("p@1",)) -> "pd.DataFrame":
         rows.append(r)
     return pd.DataFrame(rows)
 
-
-figure_registry.register("lenses", LENS_FIGURES, compute)

@@ -10,6 +10,10 @@ the early-stopping loss uses the same exact statistics.
 All layer pairs of a model train as **one batched model** (parameters [P, d, r] and [P, r, d], ``bmm``): Adam's update
 is elementwise, the pairs share no parameter and see the same minibatches, so each pair follows the trajectory it
 would follow alone (:func:`train_loop` trains them one by one, for the tests and the benchmark).
+
+The epochs are its own loop, not the shared step loop of :mod:`jtc_utils.training.loop`: an epoch over a shuffled
+split with early stopping per pair (each pair keeps the parameters of its own best epoch, and the loop ends when every
+pair has waited out its patience) has no fixed number of steps to run, checkpoint or resume by.
 """
 
 from __future__ import annotations
@@ -62,7 +66,6 @@ def train(X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: di
     final losses are computed directly, in float64."""
     import torch
     from tqdm.auto import tqdm
-
 
     dev = devices.current()  # initial values and sample orders are drawn on the CPU: the same on every device
     rec = {**RECIPE, **(recipe or {})}

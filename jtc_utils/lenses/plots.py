@@ -85,6 +85,28 @@ def curves(c: dict, keys=("p@1",), labels=None, title: str | None = None, seeds_
     return fig
 
 
+def tuned_comparison(fc: dict, lenses=("id", "mat", "tuned")):
+    """The tuned lens against ``id`` and ``mat`` on every model of ``fc`` (figure ``tl_cmp``): for each model a
+    column of two panels, KL to the final distribution (symmetric log scale) and Precision@1 per layer, each
+    titled with its model and measure."""
+    models = list(fc["models"])
+    fig, axes = plt.subplots(2, len(models), figsize=(3.2 * len(models), 5.8), squeeze=False)
+    for j, model in enumerate(models):
+        c = fc["models"][model]
+        for i, (key, measure) in enumerate((("kl", "KL(final ‖ lens)"), ("p@1", "Precision@1"))):
+            ax = axes[i, j]
+            for lab in lenses:
+                ax.plot(c[lab][key], color=COLORS[lab], label=NAMES[lab])
+            ax.set_title(f"{model}: {'KL' if key == 'kl' else 'Precision@1'}", fontsize=9)
+            ax.set(xlabel="layer", ylabel=measure)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axes[0, j].set_yscale("symlog", linthresh=0.1)
+        axes[1, j].set_ylim(-0.02, 1.02)
+    axes[0, -1].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 def rank_sweep(d: dict, title: str | None = None):
     """Precision@1 (at three layers) and mean r² against the rank of the closed-form map, with id's and mat's."""
     ranks = np.asarray(d["ranks"])

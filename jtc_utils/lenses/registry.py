@@ -50,7 +50,6 @@ def lens_model_identity(ad) -> str:
     import hashlib
     import json
 
-
     if ad.name not in real_models.REAL_MODELS:
         return ad.identity
     folder = real_models.folder(ad.name)
@@ -111,7 +110,6 @@ def trained(exp, label: str, hp: dict, recipe: dict, compute, whole_split: bool 
     ``whole_split``: a lens too costly to train in the build (the real model's tuned lens: a GPU job) is, on a
     subset of the train split, the committed one trained on the whole split; its card says on how many."""
     import time
-
 
     key = lens_key(exp, label, hp, recipe)
     if key is None:

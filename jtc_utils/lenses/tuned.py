@@ -124,7 +124,6 @@ def _train(X, readout, variant, init_maps, seed, rec, steps, progress, ckpt: Pat
 
     import torch
 
-
     saved = _load(ckpt)
     if saved is not None and saved.get("done") is not None:
         return {**saved["done"], "earlier_seconds": saved["seconds"]}  # this pass finished in an earlier process

@@ -56,7 +56,6 @@ def variant(file: str):
     from safetensors.torch import load_file
     from transformers import GPT2LMHeadModel
 
-
     path, digest = checked_path(file)
     config, tok = base()
     model = GPT2LMHeadModel(config)

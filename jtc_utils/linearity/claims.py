@@ -211,8 +211,6 @@ CLAIMS = {"S1": s1, "S2": s2, "S3": s3, "S4": s4, "S5": s5, "S6": s6, "S7": s7, 
           "S11": s11, "S12": s12}
 
 
-# findings that group several claims (see jtc_utils.jtc.claims.FINDINGS): none here, each claim is its own
-FINDINGS: dict = {}
 
 # why a claim fails or is undecided, where its margin does not say it (see jtc_utils.jtc.claims.REASONS)
 REASONS = {
@@ -225,7 +223,7 @@ REASONS = {
 
 # the scores and perplexities are resampled by sentence (the tokens of one sentence are not independent): each
 # resample refits every layer pair from per-sentence sums (jtc_utils.linearity.score.resampled_profile)
-verdicts.RESAMPLED_OVER.update({f: "sentences" for f in ("sl_fig1", "sl_fig2", "sl_fig3", "sl_fig7", "real_sl")})
-verdicts.CONSTANTS.update({f: ("depth",) for f in ("sl_fig1", "sl_fig3", "real_sl")})  # a pair's place in the depth
+RESAMPLED_OVER = {f: "sentences" for f in ("sl_fig1", "sl_fig2", "sl_fig3", "sl_fig7", "real_sl")}
+CONSTANTS = {f: ("depth",) for f in ("sl_fig1", "sl_fig3", "real_sl")}  # a pair's place in the depth
 
 check, all_claims = registry(CLAIMS, "linearity", REASONS)

@@ -20,7 +20,6 @@ from jtc_utils.embedded import corpus, lexicon
 from jtc_utils.evidence import figure_registry
 
 from . import artifacts
-from . import claims as _claims  # noqa: F401  (the chapter's claims register with its figures)
 from . import prune, score, states
 from .artifacts import variant
 from jtc_utils.core.experiment import shared
@@ -439,8 +438,8 @@ def compute(fig: str, profile: Profile | str = "tiny", seed: int = 0) -> tuple[d
     return {"sl_fig1": fig1, "sl_fig3": fig3, "sl_fig9": fig9}[fig](profile), {**params, "model": "every zoo model"}
 
 
-def _compute(fig, profile, n_train, n_val, seed):  # the chapter has no sample sizes of its own
+def compute_sized(fig, profile, n_train, n_val, seed):
+    """:func:`compute` with the figure registry's signature: the chapter has no sample sizes of its own, so
+    ``n_train`` and ``n_val`` are ignored."""
     return compute(fig, profile, seed)
 
-
-figure_registry.register("linearity", SL_FIGURES, _compute, params_in_result=False)

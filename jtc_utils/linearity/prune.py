@@ -21,6 +21,7 @@ import numpy as np
 
 from jtc_utils.core.batching import pad_id, right_pad
 from jtc_utils.core.models import Adapter
+from jtc_utils.training import loop
 
 from .score import check_layer, fit_affine
 
@@ -108,7 +109,6 @@ def evaluate(ad: Adapter, seqs: list[list[int]], fact_mask: list[np.ndarray] | N
     perplexity under a resample of the sequences is read (:func:`resampled_perplexity`)."""
     import torch
 
-
     nll, correct, count, f_correct, f_count = 0.0, 0, 0, 0, 0
     seq_nll, seq_tok = [], []
     with torch.inference_mode():
@@ -150,7 +150,6 @@ def block_io(ad: Adapter, seqs: list[list[int]], batch_size: int = 32) -> np.nda
     also works inside :func:`pruned` (Hugging Face records hidden states by block class, which a substitute is not)."""
     import torch
 
-
     chunks = []
     with torch.inference_mode():
         for _, inp, att in _batches(seqs, batch_size, pad_id(ad.tokenizer), ad.device):
@@ -191,7 +190,6 @@ def distil(ad: Adapter, fits: dict, seqs: list[list[int]], steps: int = DISTIL_S
     and the loss curve."""
     import torch
 
-
     first = min(fits)
     batches = list(_batches(seqs, batch_size, pad_id(ad.tokenizer), ad.device))
     teacher = []
@@ -203,16 +201,17 @@ def distil(ad: Adapter, fits: dict, seqs: list[list[int]], steps: int = DISTIL_S
     with pruned(ad, fits) as subs:
         params = [p for m in subs.values() for p in m.parameters()]
         opt = torch.optim.Adam(params, lr=lr)
-        for _ in range(steps):
+
+        def step(_: int) -> None:
             b = int(rng.integers(len(batches)))
             _, inp, att = batches[b]
             outs = _block_outputs(ad, inp, att)
             keep = att.bool()
             loss = sum(torch.nn.functional.mse_loss(o[keep], t[keep]) for o, t in zip(outs[first - 1:], teacher[b]))
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
+            loop.optimiser_step(loss, params, opt, clip=None)  # plain Adam steps, as the distillation was run
             curve.append(loss.item())
+
+        loop.loop(steps, 0, step, desc="distil", progress=False)
         trained = {b: (m.M.detach().double().cpu().numpy().copy(), m.c.detach().double().cpu().numpy().copy())
                    for b, m in subs.items()}
     return trained, curve

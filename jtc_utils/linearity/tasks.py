@@ -22,6 +22,7 @@ from jtc_utils.core import device as devices
 from jtc_utils.core import models
 from jtc_utils.core.batching import pad_id, right_pad
 from jtc_utils.embedded import corpus, lexicon
+from jtc_utils.training import loop
 
 from . import score, states
 
@@ -91,7 +92,6 @@ class Classifier:
     def __init__(self, lm, n_classes: int = 2):
         import torch
 
-
         self.lm = lm
         self.head = torch.nn.Linear(lm.config.n_embd, n_classes).to(devices.of(lm))  # drawn on the CPU
 
@@ -100,7 +100,6 @@ class Classifier:
 
     def __call__(self, inp, att):
         import torch
-
 
         dev = devices.of(self.lm)
         inp, att = inp.to(dev), att.to(dev)
@@ -132,8 +131,6 @@ def finetune(task: str, seed: int, steps: int, batch: int, lr: float, n_val: int
     without residual of every layer pair before and after, on the paper's protocol (every token of the same
     validation text)."""
     import torch
-    from tqdm.auto import tqdm
-
 
     torch.manual_seed(seed)
     lm, tok = models.load("tiny-gpt2")
@@ -149,17 +146,16 @@ def finetune(task: str, seed: int, steps: int, batch: int, lr: float, n_val: int
     lm.train()
     t0 = time.time()
     losses = []
-    for step in tqdm(range(steps), desc=f"fine-tune {task} seed {seed}", disable=not progress):
-        inp, att = _batch(tok, texts[step * batch:(step + 1) * batch])
+
+    def step(i: int) -> None:
+        inp, att = _batch(tok, texts[i * batch:(i + 1) * batch])
         logits = clf(inp, att)
-        y = torch.as_tensor(labels[step * batch:(step + 1) * batch]).to(logits.device)
+        y = torch.as_tensor(labels[i * batch:(i + 1) * batch]).to(logits.device)
         loss = torch.nn.functional.cross_entropy(logits, y)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(clf.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        opt.zero_grad(set_to_none=True)
+        loop.optimiser_step(loss, clf.parameters(), opt, sched, 1.0)
         losses.append(round(loss.item(), 4))
+
+    loop.loop(steps, 0, step, desc=f"fine-tune {task} seed {seed}", progress=progress)
     train_time = time.time() - t0
     lm.eval()
     after = states.extract(models.Adapter(model=lm, tokenizer=tok, name="fine-tuned"), seqs)["X"]

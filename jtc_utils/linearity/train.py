@@ -190,7 +190,6 @@ def save_weights(state: dict, path: Path) -> str:
     """Write half-precision weights atomically; returns the file's SHA-256."""
     from safetensors.torch import save
 
-
     atomic_write_bytes(path, save(_half(state)))
     return file_fingerprint(path)
 
@@ -259,7 +258,6 @@ def run_pretraining(card: dict, progress: bool = True) -> None:
 def _tokenizer():
     from transformers import AutoTokenizer
 
-
     return AutoTokenizer.from_pretrained(catalogue.GPT_TOKENIZER_DIR)
 
 
@@ -282,7 +280,6 @@ def run_distillation(card: dict, progress: bool = True) -> None:
     """Replace + distil on the deepest GPT-style stand-in (the chapter's pruning figure): for each strategy and
     k in DISTIL_K, the least-squares replacements distilled layer-wise; the maps are stored in float32."""
     from safetensors.numpy import save
-
 
     ad = models.adapter(PRUNE_MODEL)
     scores = block_scores(PRUNE_MODEL)
@@ -310,7 +307,6 @@ def run_distillation(card: dict, progress: bool = True) -> None:
 
 def main(argv=None):
     import torch
-
 
     ap = argparse.ArgumentParser(prog="python -m jtc_utils.linearity.train", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -30,14 +30,17 @@ def adamw_warmup_cosine(params, lr: float, steps: int):
     return opt, sched
 
 
-def optimiser_step(loss, params, opt, sched, clip: float = 1.0) -> None:
-    """Back-propagate ``loss``, clip the gradients' global norm to ``clip``, step the optimiser and the schedule."""
+def optimiser_step(loss, params, opt, sched=None, clip: float | None = 1.0) -> None:
+    """Back-propagate ``loss``, clip the gradients' global norm to ``clip`` (None: no clipping), step the optimiser
+    and the schedule (None: none)."""
     import torch
 
     loss.backward()
-    torch.nn.utils.clip_grad_norm_(params, clip)
+    if clip is not None:
+        torch.nn.utils.clip_grad_norm_(params, clip)
     opt.step()
-    sched.step()
+    if sched is not None:
+        sched.step()
     opt.zero_grad(set_to_none=True)
 
 

@@ -149,13 +149,13 @@ def train_model(spec: catalogue.Spec, seed: int = 0, texts: list[str] | None = N
     import torch
     from transformers import AutoTokenizer, BertForMaskedLM, GPT2LMHeadModel
 
-
+    data_seed, seed = seed, seed + spec.seed  # replicas: the corpus seed's texts, their own training randomness
     torch.manual_seed(seed)
     tok = AutoTokenizer.from_pretrained(catalogue.GPT_TOKENIZER_DIR if spec.family == "gpt2" else catalogue.BERT_TOKENIZER_DIR)
     cfg = make_config(spec, tok)
     model = (GPT2LMHeadModel if spec.family == "gpt2" else BertForMaskedLM)(cfg)  # initialised on the CPU, seeded
     dev = devices.of(devices.on(model))
-    texts = texts if texts is not None else training_texts(seed)
+    texts = texts if texts is not None else training_texts(data_seed)
     ids = encode_texts(spec, tok, texts)
     batches = token_batches([len(x) for x in ids], spec.batch, seed)
     tokens_per_batch = sum(len(x) for x in ids) / len(ids) * spec.batch
@@ -203,11 +203,12 @@ def train_model(spec: catalogue.Spec, seed: int = 0, texts: list[str] | None = N
     shutil.rmtree(tmp_dir, ignore_errors=True)
     model.save_pretrained(tmp_dir)
     tok.save_pretrained(tmp_dir)
-    metrics = evaluate(model, tok, spec, texts, seed)
+    metrics = evaluate(model, tok, spec, texts, data_seed)
     card = {"name": spec.name, "stands_for": spec.stands_for, "family": spec.family,
             "config": {"n_layer": spec.n_layer, "d_model": spec.d, "n_head": spec.n_head, "vocab": len(tok)},
             "parameters": sum(p.numel() for p in model.parameters()),
             "tokens_seen": seen, "steps": steps, "batch_size": spec.batch, "lr": spec.lr, "seed": seed,
+            **({"data_seed": data_seed} if data_seed != seed else {}),
             "train_time_s": round(train_time, 1), "torch_threads": torch.get_num_threads(),
             "heldout": metrics, "loss_curve": curve}
     (tmp_dir / "card.json").write_text(json.dumps(card, indent=1))
@@ -222,7 +223,6 @@ def evaluate(model, tok, spec: catalogue.Spec, train_texts: list[str], seed: int
     (:func:`bigram_loss`), on validation sentences of both domains; for BERT-style models also masked-token
     accuracy (15% masking, seeded)."""
     import torch
-
 
     val = [s.text for d in corpus.DOMAINS for s in corpus.pool(d, "validation", n=n, seed=seed)]
     ids = encode_texts(spec, tok, val)
@@ -339,8 +339,9 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     tr = sub.add_parser("train", help="train tokenizers and models (resumes from checkpoints)")
-    tr.add_argument("--only", nargs="*", choices=sorted(catalogue.ZOO), help="train only these models")
-    tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("--only", nargs="*", choices=sorted(catalogue.ALL),
+                    help="train only these models (the seed replicas of tiny-gpt2-xl are trained only when named)")
+    tr.add_argument("--seed", type=int, default=0, help="the corpus seed (texts); a replica adds its own seed")
     tr.add_argument("--force", action="store_true", help="retrain models that are already in the zoo")
     tr.add_argument("--threads", type=int, default=None)
     tr.add_argument("--device", default="auto", help="auto (a GPU when there is one), cpu, cuda or cuda:N")
@@ -350,7 +351,6 @@ def main(argv=None):
         print(f"wrote {catalogue.write_manifest()}")
         return
     import torch
-
 
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -363,7 +363,7 @@ def main(argv=None):
         if (ZOO_DIR / name / "model.safetensors").exists() and not args.force:
             print(f"{name}: already trained, skipping (use --force to retrain)")
             continue
-        card = train_model(catalogue.ZOO[name], args.seed, texts)
+        card = train_model(catalogue.ALL[name], args.seed, texts)
         print(f"{name}: held-out {card['heldout']}, {card['train_time_s']:.0f} s", flush=True)
     print(f"wrote {catalogue.write_manifest()}")
 

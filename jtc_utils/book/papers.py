@@ -1,0 +1,77 @@
+"""The book's four papers, each named once: the one place where every registry of the book is filled.
+
+A paper package defines its figures (``figures.FIGURES``-like ids and ``compute``), its claims (``claims.CLAIMS``
+and ``check``), its exercise checks (its ``exercises`` module's ``EXERCISES``, a
+:class:`jtc_utils.evidence.exercises.Checks`) and the facts its verdicts need (what its resamples resample, its
+constants, its findings' titles, what the real profile lacks); nothing registers itself when imported.
+:func:`register` puts each paper's entries into the registries of :mod:`jtc_utils.evidence`:
+
+* :data:`jtc_utils.evidence.figure_registry.FIGURES` (figure id -> its paper's ``compute``),
+* :data:`jtc_utils.evidence.claims.CLAIM_CHECKS` (claim id -> its paper's ``check``),
+* :data:`jtc_utils.evidence.exercises.EXERCISE_CHECKS` (exercise label -> its check),
+* :data:`jtc_utils.evidence.claims.TITLES`, :data:`~jtc_utils.evidence.claims.ABSENT`,
+  :data:`jtc_utils.evidence.verdicts.RESAMPLED_OVER` and :data:`~jtc_utils.evidence.verdicts.CONSTANTS`.
+
+Importing :mod:`jtc_utils.book` calls :func:`register` (every page, command and test of the book goes through it);
+code that uses the registries without the book layer calls it itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from jtc_utils.evidence import claims, exercises, figure_registry, verdicts
+from jtc_utils.ffn import claims as ffn_claims
+from jtc_utils.ffn import exercises as ffn_exercises
+from jtc_utils.ffn import figures as ffn_figures
+from jtc_utils.jtc import claims as jtc_claims
+from jtc_utils.jtc import exercises as jtc_exercises
+from jtc_utils.jtc import figures as jtc_figures
+from jtc_utils.lenses import claims as lens_claims
+from jtc_utils.lenses import exercises as lens_exercises
+from jtc_utils.lenses import figures as lens_figures
+from jtc_utils.linearity import claims as sl_claims
+from jtc_utils.linearity import exercises as sl_exercises
+from jtc_utils.linearity import figures as sl_figures
+
+
+@dataclass(frozen=True)
+class Paper:
+    name: str  # "jtc", "lenses", "ffn", "linearity": the figure registry's paper
+    figures: tuple  # its figure ids
+    compute: Callable  # (fig, profile, n_train, n_val, seed) -> (data, params)
+    claims: dict  # claim id -> rule (its claims module's CLAIMS)
+    check: Callable  # (cid, get, profile) -> record
+    exercises: exercises.Checks  # its exercise checks (its exercises module's EXERCISES)
+    params_in_result: bool = True  # see jtc_utils.evidence.figure_registry.register
+    titles: dict = field(default_factory=dict)  # finding titles by statistic
+    absent: dict = field(default_factory=dict)  # why a figure has no real-profile counterpart
+    resampled_over: dict = field(default_factory=dict)  # what a figure's resamples resample, where not samples
+    constants: dict = field(default_factory=dict)  # a figure's numbers that are constants of its setting
+
+
+PAPERS = (
+    Paper("jtc", tuple(jtc_figures.FIGURES), jtc_figures.compute, jtc_claims.CLAIMS, jtc_claims.check, jtc_exercises.EXERCISES,
+          titles=jtc_claims.FINDINGS, absent=jtc_claims.REAL_ABSENT),
+    Paper("lenses", tuple(lens_figures.LENS_FIGURES), lens_figures.compute, lens_claims.CLAIMS, lens_claims.check,
+          lens_exercises.EXERCISES),
+    Paper("ffn", tuple(ffn_figures.FFN_FIGURES), ffn_figures.compute, ffn_claims.CLAIMS, ffn_claims.check,
+          ffn_exercises.EXERCISES, resampled_over=ffn_claims.RESAMPLED_OVER, constants=ffn_claims.CONSTANTS),
+    Paper("linearity", tuple(sl_figures.SL_FIGURES), sl_figures.compute_sized, sl_claims.CLAIMS, sl_claims.check,
+          sl_exercises.EXERCISES, params_in_result=False, resampled_over=sl_claims.RESAMPLED_OVER,
+          constants=sl_claims.CONSTANTS),
+)
+
+
+def register() -> None:
+    """Put every paper's figures, claims, exercise checks and verdict facts into the registries (again: the same
+    entries twice change nothing; an id claimed by two papers is refused)."""
+    for p in PAPERS:
+        figure_registry.register(p.name, p.figures, p.compute, p.params_in_result)
+        claims.register(p.claims, p.check)
+        exercises.register(p.exercises)
+        claims.TITLES.update(p.titles)
+        claims.ABSENT.update(p.absent)
+        verdicts.RESAMPLED_OVER.update(p.resampled_over)
+        verdicts.CONSTANTS.update(p.constants)
