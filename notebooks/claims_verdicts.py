@@ -39,7 +39,7 @@
 # estimate's, marked "no interval" with the reason in its record, and is not counted either way. The linearity
 # scores and the pruning's perplexities are resampled by sentence, each resample a refit from per-sentence sums.
 # The stand-in of GPT2-XL was also trained on two more seeds: a JTC shape verdict that differs between its
-# three seeds is undecided on the stand-in ([below](#jump-to-conclusions-on-three-training-seeds)).
+# three seeds is undecided on the stand-in ({ref}`below <claims-seeds>`).
 #
 # Each rule reads the sentence through one **lexicon** of the papers' vague words ("every", "most", "often", "close
 # to zero", "substantially", "sharp", ...), shown below: one reading per word, the same for every claim of every
@@ -166,6 +166,7 @@ HTML(claims_page.side_by_side(groups["Jump to Conclusions, on the stand-in"][0],
                               "Jump to Conclusions: the stand-in (profile tiny) and the real model (profile real)"))
 
 # %% [markdown]
+# (claims-seeds)=
 # ## Jump to Conclusions, on three training seeds
 #
 # Each stand-in is one trained model, and training randomness alone can move a shape. The stand-in of GPT2-XL was

@@ -23,11 +23,11 @@ def html(tmp_path_factory, request):
     import fcntl
     import json
 
-    from jtc_utils.book import runner
+    from jtc_utils.book import website
 
     if not hasattr(request.config, "workerinput"):  # not an xdist worker
         out = tmp_path_factory.mktemp("html")
-        return out / "_build" / "html", runner.build_html(out)
+        return out / "_build" / "html", website.build_html(out)
     shared = tmp_path_factory.getbasetemp().parent / "html"
     shared.mkdir(exist_ok=True)
     done = shared / "index.json"
@@ -35,7 +35,7 @@ def html(tmp_path_factory, request):
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             if not done.exists():
-                done.write_text(json.dumps(str(runner.build_html(shared / "book"))))
+                done.write_text(json.dumps(str(website.build_html(shared / "book"))))
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     return shared / "book" / "_build" / "html", Path(json.loads(done.read_text()))

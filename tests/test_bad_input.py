@@ -9,6 +9,7 @@ from jtc_utils.book import runner
 from jtc_utils.core import linear
 from jtc_utils.core.experiment import Experiment
 from jtc_utils.core.models import ModelUnavailableError
+from helpers import point_book_at
 
 
 def test_unknown_model_domain_profile_and_sizes():
@@ -41,8 +42,8 @@ def test_failing_notebook_names_the_cell_and_writes_no_page(tmp_path, monkeypatc
     nbdir.mkdir()
     (nbdir / "broken.py").write_text('# %% tags=["parameters"]\nprofile = "tiny"\n\n# %%\nx = 1\n\n'
                                      '# %%\nraise ValueError("boom")\n')
-    monkeypatch.setattr(runner, "NOTEBOOKS_DIR", nbdir)
-    monkeypatch.setattr(runner, "BOOK_DIR", book)
+    point_book_at(monkeypatch, "NOTEBOOKS_DIR", nbdir)
+    point_book_at(monkeypatch, "BOOK_DIR", book)
     with pytest.raises(runner.NotebookFailed,
                        match=r"notebook broken failed at cell 3 of 3 \(notebooks/broken.py, line 7\) \(ValueError: boom\)"):
         runner.execute("broken", timeout=120)
@@ -54,8 +55,8 @@ def test_runner_strips_volatile_metadata_and_hides_injected_parameters(tmp_path,
     nbdir, book = tmp_path / "notebooks", tmp_path / "book"
     nbdir.mkdir()
     (nbdir / "ok.py").write_text('# %% tags=["parameters"]\nprofile = "x"\n\n# %%\nprint(profile)\n')
-    monkeypatch.setattr(runner, "NOTEBOOKS_DIR", nbdir)
-    monkeypatch.setattr(runner, "BOOK_DIR", book)
+    point_book_at(monkeypatch, "NOTEBOOKS_DIR", nbdir)
+    point_book_at(monkeypatch, "BOOK_DIR", book)
     runner.execute("ok", profile="tiny", timeout=120)
     import nbformat
 

@@ -6,7 +6,7 @@ import re
 import matplotlib
 import pytest
 
-from jtc_utils.book import runner
+from jtc_utils.book import runner, website
 from jtc_utils.book.chapter import _NUMBERED, PANEL_MIN_PX, figure, figure_grid, panels, paper_ref, show
 
 matplotlib.use("Agg")
@@ -47,9 +47,9 @@ def test_small_multiples_share_one_caption(shown, tmp_path):
 
 
 def test_the_build_ships_the_numbers_and_plotly_beside_the_pages():
-    runner.vendor_static()
-    assert (runner.EXTRA_DIR / "plotly.min.js").stat().st_size > 1_000_000
-    assert (runner.EXTRA_DIR / "book" / "data" / "fig4.json").is_file()
+    website.vendor_static()
+    assert (website.EXTRA_DIR / "plotly.min.js").stat().st_size > 1_000_000
+    assert (website.EXTRA_DIR / "book" / "data" / "fig4.json").is_file()
 
 
 def test_the_built_pages_link_numbers_that_exist(html):

@@ -11,9 +11,10 @@ import jupytext
 import nbformat
 import pytest
 
-from jtc_utils.book import exercises, runner, student
+from jtc_utils.book import exercises, runner, staleness, student
 from jtc_utils.core.paths import BOOK_DIR, NOTEBOOKS_DIR
 from jtc_utils.evidence.exercises import EXERCISE_CHECKS
+from helpers import point_book_at
 
 CHECK_CALL = re.compile(r'^exercises\.check\("([^"]+)"', re.M)
 LABEL = re.compile(r"^:label: (\S+)", re.M)
@@ -158,8 +159,8 @@ def test_the_fill_executes_each_page_once_and_again_when_its_inputs_change(tmp_p
     assert ran == runner.notebook_names() and set(first) == set(ran)
     ran.clear()
     assert student.fill(progress=False) == {} and ran == []
-    real = runner.inputs_fingerprint
-    monkeypatch.setattr(runner, "inputs_fingerprint", lambda name, p: real(name, p) + ("x" if name == "sec5_early_exit" else ""))
+    real = staleness.inputs_fingerprint
+    point_book_at(monkeypatch, "inputs_fingerprint", lambda name, p: real(name, p) + ("x" if name == "sec5_early_exit" else ""))
     student.fill(progress=False)
     assert ran == ["sec5_early_exit"]
 

@@ -22,12 +22,13 @@ import nbformat
 import pytest
 from helpers import save_random_model
 
-from jtc_utils.book import runner
+from jtc_utils.book import runner, staleness
 from jtc_utils.core import catalogue, models, paths, profiles, readout
 from jtc_utils.core.experiment import Experiment
 from jtc_utils.evidence import figdata
 from jtc_utils.jtc import top_tokens
 from jtc_utils.training import zoo
+from helpers import point_book_at
 
 ROOT = Path(__file__).resolve().parent.parent
 HEADER = '# %% tags=["parameters"]\nprofile = "tiny"\n\n'
@@ -45,9 +46,9 @@ def book(tmp_path, monkeypatch):
     consistent, as `make book` leaves them."""
     nb_dir, book_dir = tmp_path / "notebooks", tmp_path / "book"
     nb_dir.mkdir()
-    monkeypatch.setattr(runner, "NOTEBOOKS_DIR", nb_dir)
-    monkeypatch.setattr(runner, "BOOK_DIR", book_dir)
-    monkeypatch.setattr(runner, "notebook_names", lambda: sorted(p.stem for p in nb_dir.glob("*.py")))
+    point_book_at(monkeypatch, "NOTEBOOKS_DIR", nb_dir)
+    point_book_at(monkeypatch, "BOOK_DIR", book_dir)
+    point_book_at(monkeypatch, "notebook_names", lambda: sorted(p.stem for p in nb_dir.glob("*.py")))
 
     def write(body: str, name: str = "ch"):
         (nb_dir / f"{name}.py").write_text(HEADER + textwrap.dedent(body))
@@ -64,8 +65,8 @@ def book(tmp_path, monkeypatch):
 
 
 def _consistent(book_dir: Path, name: str = "ch") -> bool:
-    rec = runner.page_record(name)
-    return bool(rec) and not runner.data_mismatches(rec) and set(rec["data"]) == {
+    rec = staleness.page_record(name)
+    return bool(rec) and not staleness.data_mismatches(rec) and set(rec["data"]) == {
         p.name for p in (book_dir / "data").glob("*.json")}
 
 
@@ -73,7 +74,7 @@ def _consistent(book_dir: Path, name: str = "ch") -> bool:
 # a chapter's page and data are one transaction
 def test_a_committed_chapter_records_the_data_it_wrote(book):
     assert _consistent(book["book"])
-    assert runner.up_to_date("ch", "tiny")
+    assert staleness.up_to_date("ch", "tiny")
     assert json.loads((book["book"] / "data" / "figA.json").read_text())["data"] == {"value": 1.0}
 
 
@@ -152,12 +153,12 @@ def test_data_rewritten_outside_the_runner_makes_the_page_stale_and_is_detected(
     calls the page up to date, and the mismatch is named."""
     f = book["book"] / "data" / "figB.json"
     f.write_text(f.read_text().replace("2.0", "3.0"))
-    assert not runner.up_to_date("ch", "tiny")
-    assert runner.data_mismatches(runner.page_record("ch")) == ["figB.json differs from the page"]
+    assert not staleness.up_to_date("ch", "tiny")
+    assert staleness.data_mismatches(staleness.page_record("ch")) == ["figB.json differs from the page"]
     f.unlink()
-    assert runner.data_mismatches(runner.page_record("ch")) == ["figB.json is missing"]
+    assert staleness.data_mismatches(staleness.page_record("ch")) == ["figB.json is missing"]
     runner.execute("ch", timeout=120)
-    assert runner.up_to_date("ch", "tiny") and _consistent(book["book"])
+    assert staleness.up_to_date("ch", "tiny") and _consistent(book["book"])
 
 
 @pytest.mark.slow
@@ -239,7 +240,7 @@ def test_committed_pages_and_data_agree():
     for page in sorted(paths.BOOK_DIR.glob("*.ipynb")):
         rec = nbformat.read(page, as_version=4).metadata.get("jtc", {})
         assert "data" in rec, f"{page.name} records no data fingerprints: re-run `make book`"
-        assert runner.data_mismatches(rec) == [], f"{page.name} and book/data disagree: re-run `make book`"
+        assert staleness.data_mismatches(rec) == [], f"{page.name} and book/data disagree: re-run `make book`"
         for f in rec["data"]:
             owners.setdefault(f, []).append(page.stem)
     files = {p.name for p in paths.DATA_DIR.glob("*.json")}
@@ -250,7 +251,7 @@ def test_committed_pages_and_data_agree():
 # the runner's command line
 def test_chapter_names_are_all_checked_before_anything_runs(monkeypatch, capsys):
     ran = []
-    monkeypatch.setattr(runner, "execute", lambda *a, **k: ran.append((a, k)) or 0.0)
+    point_book_at(monkeypatch, "execute", lambda *a, **k: ran.append((a, k)) or 0.0)
     for bad in (["../tests/conftest"], ["sec3_linear_shortcuts", "no_such_chapter"], ["/etc/passwd"]):
         with pytest.raises(SystemExit, match="unknown chapter.*nothing outside that folder.*sec3_linear_shortcuts"):
             runner.main(["--only", *bad, "--no-build"])
@@ -396,15 +397,15 @@ def test_model_identity_covers_config_and_tokenizer(tmp_path, zoo_copy):
 def test_page_fingerprint_covers_every_zoo_file(tmp_path, monkeypatch):
     z = tmp_path / "zoo"
     shutil.copytree(paths.ZOO_DIR / "tiny-gpt2", z / "tiny-gpt2")
-    monkeypatch.setattr(runner, "ZOO_DIR", z)
-    before = runner.inputs_fingerprint("claims_verdicts", "tiny")
+    point_book_at(monkeypatch, "ZOO_DIR", z)
+    before = staleness.inputs_fingerprint("claims_verdicts", "tiny")
     for f in ("config.json", "tokenizer.json"):
         p = z / "tiny-gpt2" / f
         old = p.read_bytes()
         p.write_bytes(old + b" ")
-        assert runner.inputs_fingerprint("claims_verdicts", "tiny") != before, f
+        assert staleness.inputs_fingerprint("claims_verdicts", "tiny") != before, f
         p.write_bytes(old)
-    assert runner.inputs_fingerprint("claims_verdicts", "tiny") == before
+    assert staleness.inputs_fingerprint("claims_verdicts", "tiny") == before
 
 
 def test_a_missing_local_folder_is_not_reported_as_a_hub_id(tmp_path):

@@ -48,7 +48,7 @@ def _one_line(err: str, start: str) -> None:
 
 PAGES = """
 import sys, time
-from jtc_utils.book import runner
+from jtc_utils.book import runner, scheduling
 
 def page(name):
     time.sleep(300)
@@ -57,7 +57,7 @@ def page(name):
 if __name__ == "__main__":
     try:
         with runner.quiet_interrupt():
-            runner.run_pages(["a", "b", "c"], page, 2, lambda line: print(line, flush=True))
+            scheduling.run_pages(["a", "b", "c"], page, 2, lambda line: print(line, flush=True))
     except KeyboardInterrupt:
         print("interrupted: pages", file=sys.stderr)
         sys.exit(130)

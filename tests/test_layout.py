@@ -12,7 +12,7 @@ from pathlib import Path
 import jupytext
 import pytest
 
-from jtc_utils.book import runner
+from jtc_utils.book import runner, staleness
 from jtc_utils.core.paths import NOTEBOOKS_DIR, ROOT
 from jtc_utils.evidence import figure_registry
 
@@ -32,8 +32,8 @@ MODULES = _modules()
 
 def _imports(name: str, path: Path):
     """``(imported module, bound name, names taken from it, node)`` for every import of a jtc_utils module in
-    ``path`` (the runner's one import reader)."""
-    return runner.package_imports(path)
+    ``path`` (the book's one import reader, jtc_utils.book.staleness)."""
+    return staleness.package_imports(path)
 
 
 def _private(name: str) -> bool:
@@ -301,5 +301,14 @@ def test_one_html_build_and_one_import_reader():
     build, reader = '"build", ' + "str(", "ast." + "ImportFrom"  # split, so that this test does not match itself
     builds = sorted(n for n, text in sources.items() if build in text)
     readers = sorted(n for n, text in sources.items() if reader in text)
-    assert builds == ["jtc_utils.book.runner"], builds
-    assert readers == ["jtc_utils.book.runner"], readers
+    assert builds == ["jtc_utils.book.website"], builds
+    assert readers == ["jtc_utils.book.staleness"], readers
+
+
+BOOK_MODULE_LINES = 650  # the book layer's modules stay a concern each (issue 54 split custom.py, 717, and runner.py, 702)
+
+
+def test_no_book_module_mixes_concerns_into_one_long_file():
+    long = {name: n for name, path in MODULES.items() if _package(name) == "book"
+            and (n := len(path.read_text().splitlines())) > BOOK_MODULE_LINES}
+    assert not long, long

@@ -4,7 +4,8 @@ import shutil
 
 import pytest
 
-from jtc_utils.book import runner
+from jtc_utils.book import runner, scheduling, staleness
+from helpers import point_book_at
 
 
 def test_fingerprint_follows_the_source_and_the_profile(tmp_path, monkeypatch):
@@ -13,17 +14,17 @@ def test_fingerprint_follows_the_source_and_the_profile(tmp_path, monkeypatch):
     nb_dir = tmp_path / "notebooks"
     nb_dir.mkdir()
     shutil.copy(runner.NOTEBOOKS_DIR / "claims_verdicts.py", nb_dir / "claims_verdicts.py")
-    monkeypatch.setattr(runner, "NOTEBOOKS_DIR", nb_dir)
-    before = runner.inputs_fingerprint("claims_verdicts", "tiny")
-    assert before == runner.inputs_fingerprint("claims_verdicts", "tiny")
-    assert before != runner.inputs_fingerprint("claims_verdicts", "paper")
+    point_book_at(monkeypatch, "NOTEBOOKS_DIR", nb_dir)
+    before = staleness.inputs_fingerprint("claims_verdicts", "tiny")
+    assert before == staleness.inputs_fingerprint("claims_verdicts", "tiny")
+    assert before != staleness.inputs_fingerprint("claims_verdicts", "paper")
     (nb_dir / "claims_verdicts.py").write_text((nb_dir / "claims_verdicts.py").read_text() + "\n# edited\n")
-    assert before != runner.inputs_fingerprint("claims_verdicts", "tiny")
+    assert before != staleness.inputs_fingerprint("claims_verdicts", "tiny")
 
 
 def test_a_page_without_a_stored_fingerprint_is_stale(tmp_path, monkeypatch):
-    monkeypatch.setattr(runner, "BOOK_DIR", tmp_path)
-    assert not runner.up_to_date("claims_verdicts", "tiny")  # no page at all
+    point_book_at(monkeypatch, "BOOK_DIR", tmp_path)
+    assert not staleness.up_to_date("claims_verdicts", "tiny")  # no page at all
 
 
 def test_cleaning_gives_stable_unique_cell_ids():
@@ -47,11 +48,11 @@ def test_a_page_depends_on_the_modules_it_can_run_and_on_no_other(tmp_path, monk
     training, the drawing code or the runner, so editing those must not re-execute it, and editing anything in its
     closure must."""
     closure = {f.relative_to(runner.ROOT).as_posix()
-               for f in runner.package_closure(runner.NOTEBOOKS_DIR / "claims_verdicts.py")}
+               for f in staleness.package_closure(runner.NOTEBOOKS_DIR / "claims_verdicts.py")}
     assert {"jtc_utils/jtc/claims.py", "jtc_utils/core/linear.py", "jtc_utils/evidence/figdata.py", "jtc_utils/__init__.py"} <= closure
     assert not {"jtc_utils/lenses/train.py", "jtc_utils/jtc/plots.py", "jtc_utils/book/runner.py"} & closure
     # the whole closure counts: figures imports experiment, which imports the readout
-    deep = {f.name for f in runner.package_closure(runner.NOTEBOOKS_DIR / "sec4_predictions.py")}
+    deep = {f.name for f in staleness.package_closure(runner.NOTEBOOKS_DIR / "sec4_predictions.py")}
     assert {"readout.py", "submodules.py", "experiment.py", "hidden.py"} <= deep
 
 
@@ -73,16 +74,16 @@ def test_editing_a_module_stales_exactly_the_pages_that_import_it(tmp_path, monk
     (zoo / "lenses").mkdir(parents=True)
     (zoo / "lenses" / "w.safetensors").write_bytes(b"1")
     for attr, value in (("ROOT", root), ("NOTEBOOKS_DIR", nbs), ("ZOO_DIR", zoo)):
-        monkeypatch.setattr(runner, attr, value)
-    names = {f.relative_to(root).as_posix() for f in runner.package_closure(nbs / "page.py")}
+        point_book_at(monkeypatch, attr, value)
+    names = {f.relative_to(root).as_posix() for f in staleness.package_closure(nbs / "page.py")}
     assert names == {"jtc_utils/__init__.py", "jtc_utils/a.py", "jtc_utils/b.py", "jtc_utils/sub/__init__.py",
                      "jtc_utils/sub/c.py"}
-    before = runner.inputs_fingerprint("page", "tiny")
+    before = staleness.inputs_fingerprint("page", "tiny")
     (pkg / "lone.py").write_text("y = 3\n")  # not imported: the page stays up to date
     (zoo / "lenses" / "w.safetensors").write_bytes(b"2")  # trained lenses: only for pages importing the lenses
-    assert runner.inputs_fingerprint("page", "tiny") == before
+    assert staleness.inputs_fingerprint("page", "tiny") == before
     (pkg / "sub" / "c.py").write_text("x = 2\n")  # imported three steps away, inside a function body
-    assert runner.inputs_fingerprint("page", "tiny") != before
+    assert staleness.inputs_fingerprint("page", "tiny") != before
 
 
 @pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="this machine has a GPU")
@@ -147,17 +148,17 @@ def test_a_prose_edit_refreshes_the_page_without_staling_it_and_a_code_edit_stal
     book_dir.mkdir()
     shutil.copy(runner.NOTEBOOKS_DIR / f"{name}.py", nb_dir)
     shutil.copy(runner.BOOK_DIR / f"{name}.ipynb", book_dir)
-    monkeypatch.setattr(runner, "NOTEBOOKS_DIR", nb_dir)
-    monkeypatch.setattr(runner, "BOOK_DIR", book_dir)
+    point_book_at(monkeypatch, "NOTEBOOKS_DIR", nb_dir)
+    point_book_at(monkeypatch, "BOOK_DIR", book_dir)
     src = nb_dir / f"{name}.py"
-    before_code, before_page = runner.code_fingerprint(src), nbformat.read(book_dir / f"{name}.ipynb", as_version=4)
+    before_code, before_page = staleness.code_fingerprint(src), nbformat.read(book_dir / f"{name}.ipynb", as_version=4)
     assert not runner.refresh_prose(name)  # prose already current: nothing written
 
     text = src.read_text()
     first_prose = text.index("# %% [markdown]\n") + len("# %% [markdown]\n")
     src.write_text(text[:first_prose] + "# A new opening sentence.\n#\n" + text[first_prose:]
                    + "\n# %% [markdown]\n# A closing remark.\n")
-    assert runner.code_fingerprint(src) == before_code
+    assert staleness.code_fingerprint(src) == before_code
     assert runner.refresh_prose(name) and not runner.refresh_prose(name)
     after = nbformat.read(book_dir / f"{name}.ipynb", as_version=4)
     nbformat.validate(after)
@@ -168,7 +169,7 @@ def test_a_prose_edit_refreshes_the_page_without_staling_it_and_a_code_edit_stal
     assert after.metadata["jtc"] == before_page.metadata["jtc"]
 
     src.write_text(src.read_text().replace("import ", "import  ", 1))  # a code edit
-    assert runner.code_fingerprint(src) != before_code
+    assert staleness.code_fingerprint(src) != before_code
     assert not runner.refresh_prose(name)  # a stale page is left to the executor
 
 
@@ -198,7 +199,7 @@ def test_pages_run_side_by_side_and_a_reader_waits_for_the_pages_before_it(tmp_p
 
     lines = []
     pair = {"a": "b", "b": "a", "r": "c", "c": "r"}
-    times = runner.run_pages(["a", "b", "r", "c"], partial(_fake_page, str(tmp_path), (), pair), 2, lines.append,
+    times = scheduling.run_pages(["a", "b", "r", "c"], partial(_fake_page, str(tmp_path), (), pair), 2, lines.append,
                              readers=("r",))
     assert set(times) == {"a", "b", "r", "c"} and all(t > 0.45 for t in times.values())
     span = {n: [float(x) for x in (tmp_path / n).read_text().split()[:2]] for n in times}
@@ -212,31 +213,31 @@ def test_pages_start_in_the_start_order_and_a_reader_still_waits_for_the_pages_b
     from functools import partial
 
     names = ["a", "b", "r", "c"]
-    assert runner.start_order(names, ("c",)) == ["c", "a", "b", "r"]
-    times = runner.run_pages(names, partial(_fake_page, str(tmp_path), (), {"a": "c", "c": "a"}), 2, lambda _: None,
-                             readers=("r",), order=runner.start_order(names, ("c",)))
+    assert scheduling.start_order(names, ("c",)) == ["c", "a", "b", "r"]
+    times = scheduling.run_pages(names, partial(_fake_page, str(tmp_path), (), {"a": "c", "c": "a"}), 2, lambda _: None,
+                             readers=("r",), order=scheduling.start_order(names, ("c",)))
     span = {n: [float(x) for x in (tmp_path / n).read_text().split()[:2]] for n in times}
     assert span["c"][0] < span["b"][0]  # c and a started first, b when one of them ended
     assert span["r"][0] >= max(span["a"][1], span["b"][1])  # the reader waited for a and b, not for c's place
     for order in (["a", "b"], names + ["x"]):  # a page missing, a page too many
         with pytest.raises(ValueError, match="same pages"):
-            runner.run_pages(names, partial(_fake_page, str(tmp_path), (), {}), 2, lambda _: None, order=order)
+            scheduling.run_pages(names, partial(_fake_page, str(tmp_path), (), {}), 2, lambda _: None, order=order)
 
 
 def test_a_failed_page_stops_new_ones_and_is_raised_after_the_running_ones_end(tmp_path):
     from functools import partial
 
     with pytest.raises(runner.NotebookFailed, match="notebook a failed"):
-        runner.run_pages(["a", "b", "c", "d"], partial(_fake_page, str(tmp_path), ("a",), {"b": "a"}), 2,
+        scheduling.run_pages(["a", "b", "c", "d"], partial(_fake_page, str(tmp_path), ("a",), {"b": "a"}), 2,
                          lambda _: None)
     assert (tmp_path / "b").exists()  # running beside the failure: it finished and committed
     assert not (tmp_path / "c").exists() and not (tmp_path / "d").exists()  # never started
 
 
 def test_pages_run_side_by_side_only_where_their_memory_fits(monkeypatch):
-    monkeypatch.setattr(runner, "available_memory_gb", lambda: 2.5 * runner.PAGE_PEAK_GB)
-    assert runner.jobs_that_fit(2) == 2 and runner.jobs_that_fit(4) == 2
-    monkeypatch.setattr(runner, "available_memory_gb", lambda: 1.5 * runner.PAGE_PEAK_GB)
-    assert runner.jobs_that_fit(2) == 1
-    monkeypatch.setattr(runner, "available_memory_gb", lambda: 0.5)
-    assert runner.jobs_that_fit(2) == 1  # one page always runs (a page that does not fit fails with its own error)
+    point_book_at(monkeypatch, "available_memory_gb", lambda: 2.5 * scheduling.PAGE_PEAK_GB)
+    assert scheduling.jobs_that_fit(2) == 2 and scheduling.jobs_that_fit(4) == 2
+    point_book_at(monkeypatch, "available_memory_gb", lambda: 1.5 * scheduling.PAGE_PEAK_GB)
+    assert scheduling.jobs_that_fit(2) == 1
+    point_book_at(monkeypatch, "available_memory_gb", lambda: 0.5)
+    assert scheduling.jobs_that_fit(2) == 1  # one page always runs (a page that does not fit fails with its own error)

@@ -20,7 +20,7 @@ model's shape and a short timed forward pass; it stops with the numbers where th
 machine has (or ``--memory``). Every page is one transaction (:func:`jtc_utils.book.runner.transaction`, the
 runner's): its figure data go to a staging folder and are moved into ``DIR/data`` only when every cell has passed;
 a page already executed on the same inputs is kept, so an interrupted run resumes (the heavy numbers come back from
-the cache). On a CPU two pages run at a time, each single-threaded (``--jobs``; :func:`runner.run_pages`).
+the cache). On a CPU two pages run at a time, each single-threaded (``--jobs``; :func:`scheduling.run_pages`).
 
 This module is the command: it checks every argument at once, before anything heavy is imported (a refusal takes a
 fraction of a second and names every bad input, the model's first), then plans (:mod:`jtc_utils.book.custom_plan`)
@@ -32,7 +32,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from jtc_utils.book import runner
+from jtc_utils.book import runner, scheduling
 from jtc_utils.core import models, profiles, user_text
 from jtc_utils.core.paths import ROOT
 

@@ -14,7 +14,7 @@ import time
 from functools import partial
 from pathlib import Path
 
-from jtc_utils.book import claim_tables, papers, runner
+from jtc_utils.book import claim_tables, papers, runner, scheduling, staleness, website
 from jtc_utils.book.chapter import Chapter, show
 from jtc_utils.book.custom_plan import CLAIMS_PAGE, PAGES, Page, Plan, absent, kind_of
 from jtc_utils.core import models, profiles, user_text
@@ -189,7 +189,7 @@ def _up_to_date(page_file: Path, digest: str, data_dir: Path) -> bool:
     if not page_file.exists():
         return False
     record = nbformat.read(page_file, as_version=4).metadata.get("jtc", {})
-    return record.get("inputs") == digest and not runner.data_mismatches(record, data_dir)
+    return record.get("inputs") == digest and not staleness.data_mismatches(record, data_dir)
 
 
 def execute_page(out: Path, name: str, source: str, digest: str, timeout: int = runner.CELL_TIMEOUT,
@@ -262,7 +262,7 @@ class MemoryWatch:
 
 
 def _execute_named(out: Path, sources: dict, digests: dict, timeout: int, device: str | None, name: str):
-    """:func:`execute_page` of page ``name`` (what :func:`runner.run_pages` calls, in a worker process)."""
+    """:func:`execute_page` of page ``name`` (what :func:`scheduling.run_pages` calls, in a worker process)."""
     return execute_page(out, name, sources[name], digests[name], timeout, device)
 
 
@@ -287,8 +287,8 @@ def write_book(out: Path, plan: Plan) -> None:
 
 
 def build_html(out: Path) -> Path:
-    """The custom book's HTML (:func:`jtc_utils.book.runner.jupyter_book`), with its figures' numbers beside it."""
-    index = runner.jupyter_book(out, out, strict=False, quiet=True)
+    """The custom book's HTML (:func:`jtc_utils.book.website.jupyter_book`), with its figures' numbers beside it."""
+    index = website.jupyter_book(out, out, strict=False, quiet=True)
     shutil.copytree(out / "data", out / "_build" / "html" / "data", dirs_exist_ok=True)  # the captions' links
     return index
 
@@ -330,9 +330,9 @@ def run(out, plan: Plan, timeout: int = runner.CELL_TIMEOUT, device: str | None 
     skipped = [name for name in sources if name in plan.skipped]  # a line each, no kernel: here, at once
     run_one = partial(_execute_named, out, sources, {n: page_digest(plan, src) for n, src in sources.items()},
                       timeout, device)
-    times = runner.run_pages(skipped, run_one, 1, report)
+    times = scheduling.run_pages(skipped, run_one, 1, report)
     with MemoryWatch() as watch:
-        times.update(runner.run_pages([n for n in sources if n not in skipped], run_one, plan.jobs, report))
+        times.update(scheduling.run_pages([n for n in sources if n not in skipped], run_one, plan.jobs, report))
     times = {name: times[name] for name in sources}
     bar.close()
     failed = out / "_failed"  # the pages' failed copies: none left once every page has passed

@@ -9,7 +9,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from jtc_utils.book import runner
+from jtc_utils.book import runner, scheduling
 from jtc_utils.core import device as devices
 from jtc_utils.core import blocks, models, profiles, user_text
 from jtc_utils.base import validate
@@ -225,15 +225,15 @@ def estimate_seconds(pages, n_sentences: int, forward_s: float, jobs: int = 1) -
     """Wall time of ``pages`` (the claims page included by the caller) for ``n_sentences`` sentences per domain at
     ``forward_s`` seconds per sentence (see :data:`PAGE_COST`), executed ``jobs`` at a time: each page then takes
     :data:`ONE_THREAD_SLOWDOWN` times longer, the pages go to the first free worker in their start order
-    (:func:`jtc_utils.book.runner.start_order`), and a page that reads others' numbers (:data:`runner.READERS`) waits
+    (:func:`jtc_utils.book.scheduling.start_order`), and a page that reads others' numbers (:data:`scheduling.READERS`) waits
     for every page before it in ``pages``."""
     cost = {p: PAGE_OVERHEAD_S + PAGE_COST[p] * n_sentences * forward_s for p in pages}
     if jobs <= 1:
         return sum(cost.values())
     free, end = [0.0] * jobs, {}
-    for p in runner.start_order(pages):  # the readers come last in both orders, after the pages they read
+    for p in scheduling.start_order(pages):  # the readers come last in both orders, after the pages they read
         w = min(range(jobs), key=free.__getitem__)
-        start = max([free[w]] + ([end[q] for q in pages[:pages.index(p)]] if p in runner.READERS else []))
+        start = max([free[w]] + ([end[q] for q in pages[:pages.index(p)]] if p in scheduling.READERS else []))
         end[p] = free[w] = start + cost[p] * ONE_THREAD_SLOWDOWN
     return max(end.values())
 
@@ -337,7 +337,7 @@ def plan(model: str, text, news=None, sentences: int = sum(profiles.CUSTOM_SIZES
              forward_s=0.0, device=str(dev), identity=adapter.identity)
     p.forward_s, p.busy = time_forward(adapter, first, str(dev))
     per_page = estimate_memory_gb(p.n_layers, p.d, p.vocab, p.parameters, n_train + n_val)
-    p.available_gb = runner.available_memory_gb() if memory_gb is None else float(memory_gb)
+    p.available_gb = scheduling.available_memory_gb() if memory_gb is None else float(memory_gb)
     p.jobs = default_jobs(dev) if jobs is None else int(jobs)
     if p.jobs < 1:
         raise ValueError(f"--jobs must be at least 1, got {jobs}")

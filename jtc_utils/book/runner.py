@@ -16,8 +16,9 @@ moved into place and then its page ``book/<name>.ipynb`` written, holding the SH
 wrote. Any failure (a cell error, the kernel dying, a cell timeout, Ctrl-C) leaves the committed page and data
 untouched, names the notebook and the cell by its position in ``notebooks/<name>.py``, and keeps the executed copy
 in ``book/_failed/``. A page is up to date when its inputs are unchanged *and* its data files are the ones it
-recorded. With ``--jobs N`` the stale pages run N at a time in worker processes (:func:`run_pages`); a page that
-reads the numbers of pages before it (:data:`READERS`) waits for them.
+recorded (:mod:`jtc_utils.book.staleness`). With ``--jobs N`` the stale pages run N at a time in worker processes
+(:mod:`jtc_utils.book.scheduling`); a page that reads the numbers of pages before it waits for them. The HTML is
+built by :mod:`jtc_utils.book.website`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ import os
 import re
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -40,7 +40,11 @@ from pathlib import Path
 
 from jtc_utils.core import device as devices
 from jtc_utils.core.cache import file_fingerprint
-from jtc_utils.core.paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT, ZOO_DIR, atomic_write_bytes, atomic_write_text
+from jtc_utils.core.paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT, atomic_write_text
+
+from .website import build_html, writable
+from .scheduling import PAGE_PEAK_GB, available_memory_gb, environ, jobs_that_fit, run_pages
+from .staleness import data_dir, inputs_fingerprint, up_to_date
 
 CELL_TIMEOUT = 1800
 
@@ -130,123 +134,6 @@ def clean(nb) -> None:
             tags.append("remove-cell")
 
 
-PACKAGE = "jtc_utils"
-# trained lenses (``zoo/lenses``) are inputs only of the pages that import the lens package
-LENS_ARTIFACTS, LENS_PACKAGE = "lenses", "jtc_utils.lenses"
-
-
-def _module_file(module: str) -> Path | None:
-    """The source file of a ``jtc_utils`` module or subpackage, or None if there is none."""
-    base = ROOT.joinpath(*module.split("."))
-    for f in (base.with_suffix(".py"), base / "__init__.py"):
-        if f.is_file():
-            return f
-    return None
-
-
-def _module_name(f: Path) -> str:
-    parts = list(f.relative_to(ROOT).with_suffix("").parts)
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _is_module(name: str) -> bool:
-    path = ROOT.joinpath(*name.split("."))
-    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
-
-
-def package_imports(f: Path):
-    """``(module, bound name, names taken, node)`` for every import of a ``jtc_utils`` module anywhere in file ``f``
-    (function-level imports included), relative imports resolved: ``from X import y`` gives ``X.y`` where that is a
-    module of the package, else ``X`` with ``[y]`` taken from it. The one import reader: the closure of a page
-    (:func:`package_closure`) and the layout tests read imports through it."""
-    import ast
-
-    tree = ast.parse(f.read_text(), filename=str(f))
-    here = _module_name(f) if f.is_relative_to(ROOT / PACKAGE) else ""
-    package = here if f.name == "__init__.py" else here.rpartition(".")[0]
-    ours = lambda m: m == PACKAGE or m.startswith(PACKAGE + ".")  # noqa: E731
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                if ours(a.name):
-                    yield a.name, a.asname or a.name, [], node
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1] + ([node.module] if node.module else []))
-            if not ours(base):
-                continue
-            for a in node.names:
-                full = f"{base}.{a.name}"
-                if _is_module(full):
-                    yield full, a.asname or a.name, [], node
-                else:
-                    yield base, a.asname or a.name, [a.name], node
-
-
-def _imports(f: Path) -> set[str]:
-    """Every ``jtc_utils`` module a file imports (see :func:`package_imports`)."""
-    return {module for module, _, _, _ in package_imports(f)}
-
-
-def package_closure(source: Path) -> list[Path]:
-    """The ``jtc_utils`` source files a notebook can run: the modules it imports, what they import, and so on
-    (a module's parent packages included, since importing ``a.b`` runs ``a/__init__.py``)."""
-    seen: dict[str, Path] = {}
-    todo = list(_imports(source))
-    while todo:
-        mod = todo.pop()
-        parts = mod.split(".")
-        for i in range(1, len(parts) + 1):
-            name = ".".join(parts[:i])
-            f = _module_file(name)
-            if f is None or name in seen:
-                continue
-            seen[name] = f
-            todo.extend(_imports(f))
-    return sorted(seen.values())
-
-
-def _input_files(name: str) -> list[Path]:
-    source = NOTEBOOKS_DIR / f"{name}.py"
-    package = package_closure(source)
-    lenses = any(_module_name(f) == LENS_PACKAGE for f in package)
-    zoo = sorted(p for p in ZOO_DIR.rglob("*") if p.is_file() and not {"_work"} & set(p.parts)
-                 and not p.name.endswith(".tmp") and (lenses or LENS_ARTIFACTS not in p.relative_to(ZOO_DIR).parts))
-    return [source, ROOT / "requirements.txt", *package, *zoo]
-
-
-def code_fingerprint(source: Path) -> str:
-    """What of a chapter's source its outputs depend on: its code cells (source and cell metadata, such as the
-    tags) in order. The markdown cells are the prose around them: editing prose changes no output, so it does not
-    make a page stale; the runner copies the new prose into the stored page instead (:func:`refresh_prose`)."""
-    import json
-
-    import jupytext
-
-    h = hashlib.sha256()
-    for cell in jupytext.read(source).cells:
-        if cell.cell_type == "code":
-            h.update(json.dumps([cell.source, cell.metadata], sort_keys=True, default=str).encode())
-    return h.hexdigest()
-
-
-def inputs_fingerprint(name: str, profile: str) -> str:
-    """What a chapter's outputs depend on: its code (:func:`code_fingerprint`), the ``jtc_utils`` modules it can
-    run (its import closure, :func:`package_closure`), the pinned requirements, every file of the zoo (weights,
-    configs, tokenizers; the trained lenses only for pages that import the lens package) and the profile. A stored
-    page with the same fingerprint is up to date (provided its data files are the ones it recorded, see
-    :func:`up_to_date`)."""
-
-    source = NOTEBOOKS_DIR / f"{name}.py"
-    h = hashlib.sha256(f"{name}/{profile}".encode())
-    for f in _input_files(name):
-        h.update(str(f.relative_to(ROOT) if f.is_relative_to(ROOT) else f.name).encode())
-        h.update((code_fingerprint(f) if f == source else file_fingerprint(f)).encode())
-    return h.hexdigest()
-
-
 def refresh_prose(name: str) -> bool:
     """Bring an up-to-date page's prose in line with its source: the source's markdown cells, in their places,
     around the page's stored code cells and outputs (the injected-parameters cell kept after the parameters cell).
@@ -282,42 +169,6 @@ def refresh_prose(name: str) -> bool:
     nbformat.validate(page)
     atomic_write_text(page_file, nbformat.writes(page) + "\n")
     return True
-
-
-def data_dir() -> Path:
-    return BOOK_DIR / "data"
-
-
-def page_record(name: str) -> dict | None:
-    """What a stored page says about itself (``metadata.jtc``: inputs fingerprint, profile, data files with their
-    SHA-256), or None when there is no page."""
-    import nbformat
-
-    page = BOOK_DIR / f"{name}.ipynb"
-    if not page.exists():
-        return None
-    return dict(nbformat.read(page, as_version=4).metadata.get("jtc", {}))
-
-
-def data_mismatches(record: dict, folder: Path | None = None) -> list[str]:
-    """The data files a page recorded that are missing from ``folder`` (default: the book's data) or differ from
-    what the page saw."""
-    folder = data_dir() if folder is None else folder
-    out = []
-    for fname, digest in (record.get("data") or {}).items():
-        f = folder / fname
-        if not f.exists():
-            out.append(f"{fname} is missing")
-        elif file_fingerprint(f) != digest:
-            out.append(f"{fname} differs from the page")
-    return out
-
-
-def up_to_date(name: str, profile: str) -> bool:
-    record = page_record(name)
-    if not record or "data" not in record:
-        return False
-    return record.get("inputs") == inputs_fingerprint(name, profile) and not data_mismatches(record)
 
 
 def _cell_lines(src: Path) -> list[int]:
@@ -415,24 +266,6 @@ def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT, devic
 
 
 @contextlib.contextmanager
-def environ(updates: dict, defaults: dict | None = None):
-    """``os.environ`` with ``updates`` set (and ``defaults`` where not set already) for the block, every one of those
-    variables restored afterwards: what the kernels and workers started inside inherit."""
-    saved = {k: os.environ.get(k) for k in (*updates, *(defaults or {}))}
-    os.environ.update(updates)
-    for k, v in (defaults or {}).items():
-        os.environ.setdefault(k, v)
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
-@contextlib.contextmanager
 def quiet_interrupt():
     """Ctrl-C as the caller's one line: inside the block, an interrupt is raised as a bare KeyboardInterrupt, whatever
     it interrupted (this process waiting, or a kernel's cell that the same Ctrl-C reached, which papermill reports as
@@ -469,11 +302,6 @@ def exit_on_interrupt(line: str):
     except KeyboardInterrupt:
         print("\n" + line, file=sys.stderr)
         raise SystemExit(130) from None
-
-
-def _ignore_interrupts() -> None:
-    """A page worker's start: Ctrl-C is the parent's to handle (it stops the workers), never a traceback per worker."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def transaction(nb, page: Path, data: Path, parameters: dict, env: dict, cwd: Path, timeout: int, record: dict,
@@ -541,114 +369,6 @@ def transaction(nb, page: Path, data: Path, parameters: dict, env: dict, cwd: Pa
     return time.time() - t0
 
 
-# pages that read figure data other pages write (the claims page reads every chapter's; the appendices read
-# sections 3 and 4's): run in parallel, each starts only when every page before it has finished
-READERS = ("appendix_b_news", "appendix_d_sizes", "claims_verdicts")
-ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-
-
-# the largest resident memory one page's kernel may reach in a cold whole-book run (issue 33's budget: 6 GB; measured
-# 2026-11-27: the model-and-text page 5.55 GB; section 3 6.84 GB before its fits read the states without copies,
-# which saves 1.16 GB, and 3.73 GB after with the hidden states already cached): `make book` runs two pages at a
-# time only where both fit
-PAGE_PEAK_GB = 6.0
-
-
-def available_memory_gb() -> float:
-    """Memory the machine can give now (``MemAvailable``), in GB."""
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) / 2**20
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES") / 2**30
-
-
-def jobs_that_fit(jobs: int, page_gb: float = PAGE_PEAK_GB) -> int:
-    """``jobs``, or fewer where that many pages at their peak would not fit the memory available now."""
-    return max(1, min(jobs, int(available_memory_gb() // page_gb)))
-
-
-# pages started first when several run at a time, the long ones first (longest-first scheduling, from the page times
-# of a cold build on two cores, 2026-11-27): the model-and-text page extracts the real model's hidden states, the
-# longest single step, which most pages need (a cached result is computed once, so a page that needs it meanwhile
-# waits); the linearity chapter's long steps (every-token states, pruning) need no extraction, so it runs beside it;
-# then section 6, the lenses and FFN, so that the short pages are left to fill the end, not one long page alone
-START_FIRST = ("real_model", "secretly_linear", "sec6_submodules", "lenses", "ffn_subupdates")
-
-
-def start_order(names: list[str], first=START_FIRST) -> list[str]:
-    """``names`` with the pages of ``first`` moved to the front (in that order); the others keep theirs."""
-    return sorted(names, key=lambda n: first.index(n) if n in first else len(first))
-
-
-def run_pages(names: list[str], run_one, jobs: int = 1, log=print, readers=READERS, order=None) -> dict:
-    """Run ``run_one(name)`` (a picklable function returning seconds, or None for a page already up to date) for
-    every page in ``names``, in ``jobs`` worker processes; returns ``{name: seconds or None}``. One at a time, the
-    pages run in the order of ``names``; several at a time, they start in the order of ``order`` (default
-    :func:`start_order` of ``names``), a reader still waiting for every page before it in ``names``.
-    With ``jobs`` > 1 every worker and the kernels it starts are single-threaded (``ONE_THREAD``): on two cores two
-    one-thread pages finish sooner than one two-thread page after another (much of a page is Python and small
-    kernels), and they never spin-wait on each other's OpenMP threads; workers that need the same cached result
-    compute it once (:func:`jtc_utils.core.cache.computing`). A page in ``readers`` starts only when every page
-    before it has finished. A failure stops new pages from starting; the running ones finish (each is its own
-    transaction) and the first failure is raised."""
-    times = {}
-    if jobs <= 1:
-        for name in names:
-            times[name] = run_one(name)
-            log(f"  {name}: " + ("up to date" if times[name] is None else f"{times[name]:.0f} s"))
-        return times
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    pending, running = list(start_order(names) if order is None else order), {}
-    if sorted(pending) != sorted(names):
-        raise ValueError(f"the start order {order} must hold the same pages as {names}")
-    with environ(ONE_THREAD):  # the workers inherit it, and their kernels from them
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-                                 initializer=_ignore_interrupts) as pool:
-            try:
-                failure = _schedule(pool, names, run_one, jobs, log, readers, pending, running, times)
-            except KeyboardInterrupt:  # stop now: the running pages' transactions commit nothing
-                pool.shutdown(wait=False, cancel_futures=True)
-                for child in multiprocessing.active_children():
-                    child.terminate()
-                raise
-    if failure is not None:
-        raise failure
-    return times
-
-
-def _schedule(pool, names, run_one, jobs, log, readers, pending, running, times):
-    """run_pages' loop over a pool of workers (see there): fills ``times``; returns the first failure, or None."""
-    from concurrent.futures import FIRST_COMPLETED, wait
-
-    failure = None
-    while running or (pending and failure is None):
-        for name in list(pending):
-            if failure is not None or len(running) >= jobs:
-                break
-            if name in readers and any(n not in times for n in names[:names.index(name)]):
-                continue  # waits for the pages whose numbers it reads
-            pending.remove(name)
-            log(f"executing {name} ...")
-            running[pool.submit(run_one, name)] = name
-        done, _ = wait(running, return_when=FIRST_COMPLETED)
-        for fut in done:
-            name = running.pop(fut)
-            try:
-                times[name] = fut.result()
-            except Exception as e:  # noqa: BLE001 - the first failure is raised once the others end
-                failure = failure or e
-                times[name] = None
-                log(f"  {name}: failed")
-                continue
-            log(f"  {name}: " + ("up to date" if times[name] is None else f"{times[name]:.0f} s"))
-    return failure
-
-
 def describe(e: BaseException, timeout: int) -> str:
     kind = type(e).__name__
     if kind == "DeadKernelError":
@@ -658,71 +378,6 @@ def describe(e: BaseException, timeout: int) -> str:
         return f"a cell ran longer than the {timeout} s per-cell timeout; raise it with --timeout"
     first = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
     return f"{kind}: {first}" if first else kind
-
-
-def _writable(folder: Path) -> bool:
-    """Can files be created in ``folder``? (Tried for real: root passes os.access on a read-only mount.)"""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-test-"):
-            return True
-    except OSError:
-        return False
-
-
-EXTRA_DIR = ROOT / "_extra"  # copied to the root of the built site as is (sphinx's html_extra_path)
-
-
-def vendor_static() -> None:
-    """Put what pages load from the built book itself into ``_extra/`` (copied to the site's root as is): plotly's
-    JavaScript for the interactive layer view, from the installed package (no CDN, nothing committed, not loaded on
-    every page), and the figures' numbers (``book/data``), which each caption links as a download."""
-    import plotly
-
-    src = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    dst = EXTRA_DIR / "plotly.min.js"
-    if not dst.exists() or dst.stat().st_size != src.stat().st_size:
-        EXTRA_DIR.mkdir(exist_ok=True)
-        atomic_write_bytes(dst, src.read_bytes())
-    # the numbers behind the figures, downloadable next to the pages that link them (book/data/<fig>.json)
-    data = EXTRA_DIR / "book" / "data"
-    shutil.rmtree(data, ignore_errors=True)
-    shutil.copytree(BOOK_DIR / "data", data)
-
-
-def build_html(html_dir: Path | None = None) -> str:
-    """Render the book with jupyter-book (notebook execution off: the outputs come from papermill) into
-    ``<html_dir>/_build/html`` (default: ``book/``)."""
-    out = Path(html_dir) if html_dir else BOOK_DIR
-    if not _writable(out):
-        raise SystemExit(f"ERROR: cannot write the HTML under {out} (a read-only checkout?). Point the output "
-                         f"at a writable folder: `python -m jtc_utils.book.runner --build-only --html-dir /tmp/jtc-html` "
-                         f"(and set JTC_CACHE to a writable folder if you re-execute chapters).")
-    vendor_static()
-    # sphinx does not overwrite a static file it copied before: drop the old copies of the book's own, so that an
-    # edited stylesheet reaches the built book
-    for own in (ROOT / "_static").glob("*"):
-        (out / "_build" / "html" / "_static" / own.name).unlink(missing_ok=True)
-    return str(jupyter_book(ROOT, out, strict=True))
-
-
-def jupyter_book(source: Path, out: Path, strict: bool, quiet: bool = False) -> Path:
-    """Build the Jupyter Book at ``source`` into ``<out>/_build/html`` and return its index page; the one HTML build,
-    for the book (``strict``: a warning fails it) and for a reader's custom book (``quiet``: its messages shown only
-    when it fails). The themes' source maps (megabytes, for their developers) are deleted."""
-    jb = Path(sys.executable).with_name("jupyter-book")
-    cmd = [str(jb), "build", str(source), "--path-output", str(out), *(["--warningiserror"] if strict else []),
-           "--keep-going"]
-    r = subprocess.run(cmd, cwd=source, capture_output=quiet, text=True)
-    index = out / "_build" / "html" / "index.html"
-    if r.returncode != 0:
-        said = f":\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}" if quiet else "; see the messages above"
-        raise SystemExit(f"ERROR: jupyter-book build of {source} failed (exit {r.returncode}){said}")
-    if not index.exists():
-        raise SystemExit(f"ERROR: jupyter-book reported success but wrote no {index}")
-    for source_map in (out / "_build" / "html" / "_static").rglob("*.map"):
-        source_map.unlink()
-    return index
 
 
 def main(argv=None):
@@ -757,7 +412,7 @@ def main(argv=None):
             ap.error(str(e))
     names = check_names(args.only) if args.only else notebook_names()
     if not args.build_only:
-        if not _writable(BOOK_DIR):
+        if not writable(BOOK_DIR):
             raise SystemExit(f"ERROR: cannot write the pages under {BOOK_DIR} (a read-only checkout?). Render the "
                              f"stored pages elsewhere with `python -m jtc_utils.book.runner --build-only --html-dir "
                              f"/tmp/jtc-html`, or clone the repository to a writable folder to re-execute.")

@@ -24,7 +24,7 @@ from jtc_utils.core import paths, profiles
 from jtc_utils.core.paths import NOTEBOOKS_DIR, ROOT, atomic_write_text
 from jtc_utils.core.progress import show_progress
 
-from . import runner
+from . import runner, scheduling, staleness
 
 # the real model's training and validation sentences in the student edition: the tests' subset (the book's pages
 # run on 9,000 and 3,000; executing them at that size costs minutes per page on two cores)
@@ -180,12 +180,12 @@ def fill(progress: bool | None = None) -> dict[str, float]:
 
     record = paths.CACHE_DIR / FILL_RECORD
     done = json.loads(record.read_text()) if record.exists() else {}
-    todo = {name: f"{runner.inputs_fingerprint(name, 'tiny')}/{STUDENT_SIZES}"
+    todo = {name: f"{staleness.inputs_fingerprint(name, 'tiny')}/{STUDENT_SIZES}"
             for name in runner.notebook_names()}
     todo = {name: key for name, key in todo.items() if done.get(name) != key}
     seconds = {}
     # the kernels inherit the environment: the bar below is the only one
-    with runner.environ({"JTC_PROGRESS": "0"}, {"PYTHONWARNINGS": "ignore"}):
+    with scheduling.environ({"JTC_PROGRESS": "0"}, {"PYTHONWARNINGS": "ignore"}):
         with tempfile.TemporaryDirectory(prefix="jtc-student-fill-") as tmp:
             written, _ = build(Path(tmp) / "edition")
             pages = {p.stem: p for p in written}

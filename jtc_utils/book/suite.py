@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from jtc_utils.book import papers
+from jtc_utils.book import papers, scheduling
 from jtc_utils.core.paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT
 from jtc_utils.evidence import figure_registry
 
@@ -47,8 +47,8 @@ SUMMARY = re.compile(r"^=+ (.*\d+ (passed|failed|error|errors|skipped|deselected
 
 def default_jobs(page_phase: bool = True) -> int:
     """As many workers as cores, fewer where that many would not fit the memory available now (a page may reach
-    ``runner.PAGE_PEAK_GB``, a test worker :data:`TEST_GB`)."""
-    return runner.jobs_that_fit(os.cpu_count() or 1, runner.PAGE_PEAK_GB if page_phase else TEST_GB)
+    ``scheduling.PAGE_PEAK_GB``, a test worker :data:`TEST_GB`)."""
+    return scheduling.jobs_that_fit(os.cpu_count() or 1, scheduling.PAGE_PEAK_GB if page_phase else TEST_GB)
 
 
 def baseline_dispatch() -> str:

@@ -20,7 +20,7 @@ MAX_LEN = 256  # positions; the longest generated sentence is far shorter
 @dataclass(frozen=True)
 class Spec:
     name: str
-    family: str  # "gpt2" or "bert"
+    family: str  # "gpt2" or "bert": the properties below give each family's facts
     n_layer: int
     d: int
     n_head: int
@@ -31,6 +31,27 @@ class Spec:
     mask_prob: float = 0.15  # BERT-style only: share of tokens to predict
     seed: int = 0  # the training seed (initialisation, batch order, masking) added to the corpus seed; the texts
     # are the corpus seed's, so replicas of one model differ in their training randomness only
+
+    # the family's facts, in one place: what the zoo's training and evaluation ask of a model spec
+    @property
+    def causal(self) -> bool:
+        """Whether the model predicts the next token (GPT-style) rather than masked tokens (BERT-style)."""
+        return self.family == "gpt2"
+
+    @property
+    def tokenizer_dir(self) -> Path:
+        """The zoo's tokenizer of the family: byte-level BPE for GPT-style models, WordPiece for BERT-style ones."""
+        return GPT_TOKENIZER_DIR if self.causal else BERT_TOKENIZER_DIR
+
+    @property
+    def model_class(self) -> str:
+        """The ``transformers`` class the model is trained and saved as."""
+        return "GPT2LMHeadModel" if self.causal else "BertForMaskedLM"
+
+    @property
+    def special_tokens(self) -> bool:
+        """Whether a sentence is encoded with the tokenizer's special tokens (BERT's [CLS] ... [SEP])."""
+        return not self.causal
 
 
 ZOO = {s.name: s for s in [  # in training order: the small ones first

@@ -22,8 +22,9 @@ from collections import Counter, defaultdict
 from dataclasses import asdict
 from pathlib import Path
 
-from jtc_utils.core import catalogue
+from jtc_utils.core import batching, catalogue
 from jtc_utils.core import device as devices
+from jtc_utils.core.batching import right_pad
 from jtc_utils.core.paths import ZOO_DIR, replace_dir
 from jtc_utils.embedded import corpus
 
@@ -83,7 +84,7 @@ def _save_atomically(obj, target: Path) -> None:
 def make_config(spec: catalogue.Spec, tokenizer):
     from transformers import BertConfig, GPT2Config
 
-    if spec.family == "gpt2":
+    if spec.causal:
         return GPT2Config(vocab_size=len(tokenizer), n_positions=catalogue.MAX_LEN, n_embd=spec.d, n_layer=spec.n_layer,
                           n_head=spec.n_head, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
                           bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
@@ -95,9 +96,7 @@ def make_config(spec: catalogue.Spec, tokenizer):
 
 
 def encode_texts(spec: catalogue.Spec, tokenizer, texts: list[str]) -> list[list[int]]:
-    if spec.family == "gpt2":
-        return tokenizer(texts, add_special_tokens=False)["input_ids"]
-    return tokenizer(texts)["input_ids"]  # [CLS] ... [SEP]
+    return tokenizer(texts, add_special_tokens=spec.special_tokens)["input_ids"]  # BERT: [CLS] ... [SEP]
 
 
 def token_batches(lengths: list[int], batch: int, seed: int) -> list[list[int]]:
@@ -118,13 +117,8 @@ def collate(spec: catalogue.Spec, ids: list[list[int]], pad_id: int, step_seed: 
             special: set[int], mask_prob: float | None = None):
     import torch
 
-    T = max(len(x) for x in ids)
-    inp = torch.full((len(ids), T), pad_id, dtype=torch.long)
-    att = torch.zeros((len(ids), T), dtype=torch.long)
-    for r, x in enumerate(ids):
-        inp[r, :len(x)] = torch.tensor(x)
-        att[r, :len(x)] = 1
-    if spec.family == "gpt2":
+    inp, att = right_pad(ids, pad_id)
+    if spec.causal:
         labels = inp.masked_fill(att == 0, -100)
         return inp, att, labels
     # BERT: mask_prob of the real, non-special tokens; of those 80% [MASK], 10% random, 10% unchanged
@@ -147,13 +141,14 @@ def train_model(spec: catalogue.Spec, seed: int = 0, texts: list[str] | None = N
     ``stop_after`` stops (after writing a checkpoint) once that many steps are done in total, as an interruption
     would; the next call resumes from there and ends with the same weights as an uninterrupted run."""
     import torch
-    from transformers import AutoTokenizer, BertForMaskedLM, GPT2LMHeadModel
+    import transformers
+    from transformers import AutoTokenizer
 
     data_seed, seed = seed, seed + spec.seed  # replicas: the corpus seed's texts, their own training randomness
     torch.manual_seed(seed)
-    tok = AutoTokenizer.from_pretrained(catalogue.GPT_TOKENIZER_DIR if spec.family == "gpt2" else catalogue.BERT_TOKENIZER_DIR)
+    tok = AutoTokenizer.from_pretrained(spec.tokenizer_dir)
     cfg = make_config(spec, tok)
-    model = (GPT2LMHeadModel if spec.family == "gpt2" else BertForMaskedLM)(cfg)  # initialised on the CPU, seeded
+    model = getattr(transformers, spec.model_class)(cfg)  # initialised on the CPU, seeded
     dev = devices.of(devices.on(model))
     texts = texts if texts is not None else training_texts(data_seed)
     ids = encode_texts(spec, tok, texts)
@@ -171,7 +166,7 @@ def train_model(spec: catalogue.Spec, seed: int = 0, texts: list[str] | None = N
         sched.load_state_dict(state["sched"])
         start, curve, seen, elapsed = state["step"], state["curve"], state["seen"], state["elapsed"]
     special = set(tok.all_special_ids)
-    pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+    pad_id = batching.pad_id(tok)
     model.train()
     t0 = time.time() - elapsed
 
@@ -229,14 +224,14 @@ def evaluate(model, tok, spec: catalogue.Spec, train_texts: list[str], seed: int
     counts = Counter(t for x in encode_texts(spec, tok, train_texts[:40000]) for t in x)
     total = sum(counts.values()) + len(tok)
     special = set(tok.all_special_ids)
-    pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+    pad_id = batching.pad_id(tok)
     nll, uni, correct, count = 0.0, 0.0, 0, 0
     with torch.no_grad():
         for i in range(0, len(ids), 64):
             inp, att, labels = (t.to(devices.of(model)) for t in collate(
                 spec, ids[i:i + 64], pad_id, 10_000 + i, tok.mask_token_id or 0, len(tok), special, mask_prob=0.15))
             logits = model(input_ids=inp, attention_mask=att).logits
-            if spec.family == "gpt2":
+            if spec.causal:
                 logits, labels = logits[:, :-1], labels[:, 1:]
             keep = labels != -100
             lp = torch.log_softmax(logits[keep].double(), -1)
@@ -248,10 +243,7 @@ def evaluate(model, tok, spec: catalogue.Spec, train_texts: list[str], seed: int
     out = {"sentences": len(val), "predicted_tokens": count, "loss": round(nll / count, 4),
            "perplexity": round(math.exp(nll / count), 2), "unigram_loss": round(uni / count, 4),
            "bigram_loss": round(bigram_loss(spec, tok, train_texts[:40000], val), 4)}
-    if spec.family == "bert":
-        out["masked_token_accuracy"] = round(correct / count, 4)
-    else:
-        out["next_token_accuracy"] = round(correct / count, 4)
+    out["next_token_accuracy" if spec.causal else "masked_token_accuracy"] = round(correct / count, 4)
     return out
 
 
@@ -271,7 +263,7 @@ def bigram_loss(spec: catalogue.Spec, tok, train_texts: list[str], val_texts: li
             follow[a][b] += 1
     ctx = {a: (sum(c.values()), len(c)) for a, c in follow.items()}
     special = set(tok.all_special_ids)
-    pad_id = tok.pad_token_id if tok.pad_token_id is not None else 0
+    pad_id = batching.pad_id(tok)
     ids = encode_texts(spec, tok, val_texts)
     nll, count = 0.0, 0
     for i in range(0, len(ids), 64):

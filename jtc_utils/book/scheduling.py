@@ -1,0 +1,141 @@
+"""Running several pages at a time: which pages start first, how many fit the memory, the worker processes and
+their single-threaded environment, and the pages that wait for the numbers of others (:func:`run_pages`)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from pathlib import Path
+
+@contextlib.contextmanager
+def environ(updates: dict, defaults: dict | None = None):
+    """``os.environ`` with ``updates`` set (and ``defaults`` where not set already) for the block, every one of those
+    variables restored afterwards: what the kernels and workers started inside inherit."""
+    saved = {k: os.environ.get(k) for k in (*updates, *(defaults or {}))}
+    os.environ.update(updates)
+    for k, v in (defaults or {}).items():
+        os.environ.setdefault(k, v)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _ignore_interrupts() -> None:
+    """A page worker's start: Ctrl-C is the parent's to handle (it stops the workers), never a traceback per worker."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+# pages that read figure data other pages write (the claims page reads every chapter's; the appendices read
+# sections 3 and 4's): run in parallel, each starts only when every page before it has finished
+READERS = ("appendix_b_news", "appendix_d_sizes", "claims_verdicts")
+
+
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
+
+
+# the largest resident memory one page's kernel may reach in a cold whole-book run (issue 33's budget: 6 GB; measured
+# 2026-11-27: the model-and-text page 5.55 GB; section 3 6.84 GB before its fits read the states without copies,
+# which saves 1.16 GB, and 3.73 GB after with the hidden states already cached): `make book` runs two pages at a
+# time only where both fit
+PAGE_PEAK_GB = 6.0
+
+
+def available_memory_gb() -> float:
+    """Memory the machine can give now (``MemAvailable``), in GB."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) / 2**20
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES") / 2**30
+
+
+def jobs_that_fit(jobs: int, page_gb: float = PAGE_PEAK_GB) -> int:
+    """``jobs``, or fewer where that many pages at their peak would not fit the memory available now."""
+    return max(1, min(jobs, int(available_memory_gb() // page_gb)))
+
+
+# pages started first when several run at a time, the long ones first (longest-first scheduling, from the page times
+# of a cold build on two cores, 2026-11-27): the model-and-text page extracts the real model's hidden states, the
+# longest single step, which most pages need (a cached result is computed once, so a page that needs it meanwhile
+# waits); the linearity chapter's long steps (every-token states, pruning) need no extraction, so it runs beside it;
+# then section 6, the lenses and FFN, so that the short pages are left to fill the end, not one long page alone
+START_FIRST = ("real_model", "secretly_linear", "sec6_submodules", "lenses", "ffn_subupdates")
+
+
+def start_order(names: list[str], first=START_FIRST) -> list[str]:
+    """``names`` with the pages of ``first`` moved to the front (in that order); the others keep theirs."""
+    return sorted(names, key=lambda n: first.index(n) if n in first else len(first))
+
+
+def run_pages(names: list[str], run_one, jobs: int = 1, log=print, readers=READERS, order=None) -> dict:
+    """Run ``run_one(name)`` (a picklable function returning seconds, or None for a page already up to date) for
+    every page in ``names``, in ``jobs`` worker processes; returns ``{name: seconds or None}``. One at a time, the
+    pages run in the order of ``names``; several at a time, they start in the order of ``order`` (default
+    :func:`start_order` of ``names``), a reader still waiting for every page before it in ``names``.
+    With ``jobs`` > 1 every worker and the kernels it starts are single-threaded (``ONE_THREAD``): on two cores two
+    one-thread pages finish sooner than one two-thread page after another (much of a page is Python and small
+    kernels), and they never spin-wait on each other's OpenMP threads; workers that need the same cached result
+    compute it once (:func:`jtc_utils.core.cache.computing`). A page in ``readers`` starts only when every page
+    before it has finished. A failure stops new pages from starting; the running ones finish (each is its own
+    transaction) and the first failure is raised."""
+    times = {}
+    if jobs <= 1:
+        for name in names:
+            times[name] = run_one(name)
+            log(f"  {name}: " + ("up to date" if times[name] is None else f"{times[name]:.0f} s"))
+        return times
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    pending, running = list(start_order(names) if order is None else order), {}
+    if sorted(pending) != sorted(names):
+        raise ValueError(f"the start order {order} must hold the same pages as {names}")
+    with environ(ONE_THREAD):  # the workers inherit it, and their kernels from them
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
+                                 initializer=_ignore_interrupts) as pool:
+            try:
+                failure = _schedule(pool, names, run_one, jobs, log, readers, pending, running, times)
+            except KeyboardInterrupt:  # stop now: the running pages' transactions commit nothing
+                pool.shutdown(wait=False, cancel_futures=True)
+                for child in multiprocessing.active_children():
+                    child.terminate()
+                raise
+    if failure is not None:
+        raise failure
+    return times
+
+
+def _schedule(pool, names, run_one, jobs, log, readers, pending, running, times):
+    """run_pages' loop over a pool of workers (see there): fills ``times``; returns the first failure, or None."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    failure = None
+    while running or (pending and failure is None):
+        for name in list(pending):
+            if failure is not None or len(running) >= jobs:
+                break
+            if name in readers and any(n not in times for n in names[:names.index(name)]):
+                continue  # waits for the pages whose numbers it reads
+            pending.remove(name)
+            log(f"executing {name} ...")
+            running[pool.submit(run_one, name)] = name
+        done, _ = wait(running, return_when=FIRST_COMPLETED)
+        for fut in done:
+            name = running.pop(fut)
+            try:
+                times[name] = fut.result()
+            except Exception as e:  # noqa: BLE001 - the first failure is raised once the others end
+                failure = failure or e
+                times[name] = None
+                log(f"  {name}: failed")
+                continue
+            log(f"  {name}: " + ("up to date" if times[name] is None else f"{times[name]:.0f} s"))
+    return failure
