@@ -96,8 +96,8 @@ f2 = figure("geva_fig2")
 plots.concept_layers(f2, f2["params"]["model"])
 show(['geva_fig2'],
      'Geva et al. Figure 2',
-     "Left: the share of top-30 tokens that form concepts, per layer, for value vectors, Gaussian random "
-     "vectors and whole FFN updates; right: the values' concepts by kind.",
+     "Concept coverage per layer: the share of top-30 tokens that form concepts, for value vectors, Gaussian "
+     "random vectors and whole FFN updates; the values' concepts by kind: the same share for each kind of concept.",
      'Two line plots per layer: concept coverage, and concepts by kind')
 f4 = figure("geva_fig4")
 plots.per_layer({"values": f4["iou_values"], "random": f4["iou_random"],
@@ -251,8 +251,9 @@ plots.per_layer({"dominant ten": c["error_share_dominant"], "uniform 10/d_ff": [
                  len(c["error_share_dominant"])}, "share of mat_ffn's squared error", "share", ax=axes[1])
 show(['ext_geva_matffn'],
      "beyond the papers: section 6's mat_ffn, opened",
-     "Left: held-out r² of a linear predictor of each FFN coefficient, for the most often dominant ten and"
-     " the others; right: their share of mat_ffn's squared error against the uniform share.",
+     "Held-out r² of a linear predictor of each FFN coefficient, for the most often dominant ten and the others;"
+     " and the dominant ten's share of mat_ffn's squared error against the uniform share (one panel each, titled"
+     " so).",
      'Two line plots per layer: r² of coefficient predictors and share of squared error')
 print(f"A = (U+M)V + U+1 b_V holds at every layer: relative gap {digits.bound(max(c['identity_gap']), 1e-5)}")
 
@@ -299,8 +300,8 @@ plots.per_layer({"dominant ten": rg["t10"], "random ten": rg["r10"]}, "SmolLM2-1
 plots.exit_rules(rg["exit"], "SmolLM2-135M", ax=axes[1])
 show(['real_geva'],
      'Geva et al. Figure 6 and Table 6, on the real model',
-     "Left: the dominant ten's share per layer of SmolLM2 against ten random sub-updates; right: the exit "
-     "rules.",
+     "The dominant ten's share per layer of SmolLM2 against ten random sub-updates; and every exit rule on one"
+     " test set (one panel each, titled so).",
      "Line plot of the dominant ten's share per layer, and accuracy against layers saved for exit rules")
 pd.DataFrame([{"layer": v["layer"], "neuron": v["neuron"], "top tokens": " | ".join(t.strip() for t in v["top"])}
               for v in rg["values"]])

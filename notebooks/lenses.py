@@ -166,8 +166,8 @@ print(f"N-NJTC (rank {k3}) is below id at {below_id} of {L3} layers; it stays wi
 # ## How much is rank, how much is optimisation
 #
 # The closed form gives every rank from one eigendecomposition per layer, so the whole accuracy-against-rank curve
-# costs little more than `mat` (`benchmarks/bench_lenses.py` measures it). Left: Precision@1 at three depths
-# against the rank (dashed lines: `id`); right: mean $r^2$ against rank and parameters.
+# costs little more than `mat` (`benchmarks/bench_lenses.py` measures it). *Precision@1 against rank*: at three
+# depths (dashed lines: `id`); *mean r² against rank*: against the rank and the parameters.
 
 # %%
 fr = figure("ext_nnjtc_rank")

@@ -79,8 +79,8 @@ class FigureNumbers(dict):
 # what to see in a figure of each kind: one sentence, the same for every figure of that kind (no numbers: those are
 # in the figure and in its JSON file)
 SEE = {
-    "r2": "Each cell is the validation r² of casting layer ℓ (row) to layer ℓ′ (column) with mat (left) and id "
-          "(right); the paper finds mat higher across the network.",
+    "r2": "Each cell is the validation r² of casting layer ℓ (row) to layer ℓ′ (column), one panel with mat and one "
+          "with id (each titled so); the paper finds mat higher across the network.",
     "pk": "How often the cast hidden state of each layer already gives the model's final top token (Precision@k), "
           "for mat and id; the paper finds mat above id at every layer.",
     "surp": "The surprisal of the model's final top token under the cast of each layer, with 95% bootstrap bands "

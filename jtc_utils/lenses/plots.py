@@ -120,11 +120,13 @@ def rank_sweep(d: dict, title: str | None = None):
         a.set_xscale("log", base=2)
         a.set_xlabel("rank r (full width = mat)")
         a.set_ylabel("Precision@1 (dashed: id)")
+        a.set_title("Precision@1 against rank")
         b.plot(ranks, as_array(d["r2_rrr"]).mean(1), "o-", color=COLORS["rrr"], label="RRR")
         b.plot(ranks, as_array(d["r2_arrr"]).mean(1), "s:", color=COLORS["arrr"], label="aRRR")
         b.set_xscale("log", base=2)
         b.set_xlabel("rank r")
         b.set_ylabel("mean r² over layers (to the last)")
+        b.set_title("mean r² against rank", pad=28)  # above the parameters' axis on top
         sec = b.secondary_xaxis("top", functions=(lambda r: r * 2 * d["d"], lambda p: p / (2 * d["d"])))
         sec.set_xlabel("parameters 2dr")
         a.legend(fontsize=8, ncol=2)
