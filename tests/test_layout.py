@@ -265,7 +265,7 @@ def test_no_registry_is_filled_by_importing_a_paper_package():
 
 
 def test_no_import_is_made_only_for_its_side_effect_and_each_registry_has_its_own_name():
-    sources = [*MODULES.values(), *(ROOT / "notebooks").glob("*.py"), *(ROOT / "tests").glob("*.py")]
+    sources = [*MODULES.values(), *(ROOT / "notebooks").glob("*.py"), *(ROOT / "tests").rglob("*.py")]
     pattern = re.compile(r"^\s*from jtc_utils\.(jtc|lenses|ffn|linearity) import .*noqa: F401", re.M)
     assert not [str(p) for p in sources if pattern.search(p.read_text())]
     names = {}

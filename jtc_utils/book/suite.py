@@ -91,10 +91,10 @@ def chapter_tests(names: list[str]) -> list[str]:
     """pytest node ids for ``names`` (pages): the unit tests of their papers (every test file marked with one) and
     the figure-data regression of the figures they write."""
     papers = set().union(*(page_papers(n) for n in names))
-    files = [str(p.relative_to(ROOT)) for p in sorted(TESTS_DIR.glob("test_*.py")) if test_papers(p) & papers]
+    files = [str(p.relative_to(ROOT)) for p in sorted(TESTS_DIR.rglob("test_*.py")) if test_papers(p) & papers]
     figures = sorted({f for n in names for f in page_figures(n)})
     targets = set(regression.targets())
-    return files + [f"tests/test_figure_regression.py::test_figure_data_is_reproduced[{f}]" for f in figures
+    return files + [f"tests/book/test_figure_regression.py::test_figure_data_is_reproduced[{f}]" for f in figures
                     if f in targets]
 
 

@@ -59,18 +59,21 @@ def test_one_chapter_selects_its_page_its_figures_and_its_papers_tests():
     ids = suite.chapter_tests(["ffn_subupdates"])
     files = [i for i in ids if "::" not in i]
     figures = {i.split("[")[1].rstrip("]") for i in ids if "::" in i}
-    assert files == ["tests/test_ffn.py"]
+    assert files == ["tests/ffn/test_ffn.py"]
     assert "geva_values" in figures and figures <= set(suite.page_figures("ffn_subupdates"))
     assert suite.page_papers("claims_verdicts") == set(suite.PAPERS)
     assert suite.page_papers("sec3_linear_shortcuts") == {"jtc"}
 
 
 def test_every_test_file_of_a_paper_package_is_marked_with_its_paper():
-    marked = {p.name: suite.test_papers(p) for p in sorted(suite.TESTS_DIR.glob("test_*.py"))}
-    assert marked["test_ffn.py"] == {"ffn"} and marked["test_lenses.py"] == {"lenses"}
-    assert marked["test_linearity.py"] == {"linearity"} and marked["test_early_exit.py"] == {"jtc"}
+    """The tests mirror the package's layers, one folder each: every test file in a paper package's folder is marked
+    with that paper (so that `make test PAGES=...` finds it)."""
+    marked = {p.relative_to(suite.TESTS_DIR).as_posix(): suite.test_papers(p)
+              for p in sorted(suite.TESTS_DIR.rglob("test_*.py"))}
     for paper in suite.PAPERS:
-        assert any(paper in v for v in marked.values()), f"no test file is marked {paper}"
+        mine = [f for f in marked if f.startswith(f"{paper}/")]
+        assert mine, f"no test folder for the {paper} package"
+        assert all(paper in marked[f] for f in mine), {f: marked[f] for f in mine}
 
 
 def test_the_baseline_dispatch_names_only_features_numpy_dispatches():

@@ -14,7 +14,7 @@ from jtc_utils.core import batching, hidden, models
 from jtc_utils.core.samples import make_samples
 
 # the real configurations but for the vocabulary: the offline tokenizers available here are the zoo's (4,096 tokens),
-# and a model whose tokenizer does not fit its vocabulary is refused (tests/test_faults.py)
+# and a model whose tokenizer does not fit its vocabulary is refused (tests/book/test_faults.py)
 GPT2_SMALL = dict(vocab_size=4096, n_positions=1024, n_embd=768, n_layer=12, n_head=12)
 BERT_BASE = dict(vocab_size=4096, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
                  intermediate_size=3072, max_position_embeddings=512)

@@ -99,7 +99,7 @@ def test_prefix_and_padding_do_not_change_the_vectors(gpt, bert):
 
 
 def test_unknown_models_get_clear_errors():
-    """(Damaged models: tests/test_faults.py.)"""
+    """(Damaged models: tests/book/test_faults.py.)"""
     with pytest.raises(models.ModelUnavailableError, match="unknown zoo model 'tiny-gpt7'.*the zoo has"):
         models.load("tiny-gpt7")
     with pytest.raises(models.ModelUnavailableError, match="unknown model 'gpt3'"):

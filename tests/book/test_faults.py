@@ -30,7 +30,7 @@ from jtc_utils.jtc import top_tokens
 from jtc_utils.training import zoo
 from helpers import point_book_at
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HEADER = '# %% tags=["parameters"]\nprofile = "tiny"\n\n'
 
 

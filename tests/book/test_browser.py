@@ -403,3 +403,27 @@ def test_the_build_ships_a_favicon_and_no_source_maps(html):
     page = (root / "book" / "lenses.html").read_text()
     assert 'rel="icon"' in page and "favicon.svg" in page
     assert 'data-theme="auto"' in page  # a colour mode from the first visit on: no console error
+
+
+_GRIDS = """() => Array.from(document.querySelectorAll('div.jtc-panels')).map(d => {
+  const imgs = Array.from(d.querySelectorAll('img'));
+  return {figure: (d.closest('figure') || {}).id || '', n: imgs.length,
+          titled: imgs.filter(i => /panel \\d+ of \\d+: ./.test(i.alt)).length,
+          natural: Math.min(...imgs.map(i => i.naturalWidth))};})"""
+
+
+def test_every_panel_of_a_grid_is_titled_where_its_grid_is_and_worth_enlarging(html, browser):
+    """A grid cut into panels (jtc_utils.book.chapter.panels) names every panel where it names any (a panel that
+    lost its column's title left the reader guessing the model), and every panel's image is drawn at least
+    PANEL_DRAW_PX wide, so that opening it at full size shows more than the page does."""
+    from jtc_utils.book.chapter import PANEL_DRAW_PX
+
+    root, _ = html
+    grids = []
+    for page in runner.notebook_names():
+        with _opened(browser, root / "book" / f"{page}.html", WIDTHS["desktop"]) as (tab, _):
+            grids += [{**g, "page": page} for g in tab.evaluate(_GRIDS)]
+    assert grids, "no grid of panels in the book: the test has nothing to check"
+    for g in grids:
+        assert g["titled"] in (0, g["n"]), g
+        assert g["natural"] >= PANEL_DRAW_PX, g

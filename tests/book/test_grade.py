@@ -1,5 +1,5 @@
 """The grader (`make grade`, :mod:`jtc_utils.book.grade`) on a class of submissions of a one-second page
-(``tests/grading/minipage.py``, two of the book's exercises): a correct one, a blank one, a wrong one, one that
+(``tests/book/grading/minipage.py``, two of the book's exercises): a correct one, a blank one, a wrong one, one that
 raises, one with a syntax error, an infinite loop, one that deletes and edits its check cells, files that are not
 notebooks, one that writes outside its folder, one that reads the solutions, one that starts a process."""
 

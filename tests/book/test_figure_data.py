@@ -1,5 +1,5 @@
 """The JTC paper's invariants on the stored figure data, and its claims judged from them (the recomputation of
-every figure is tests/test_figure_regression.py)."""
+every figure is tests/book/test_figure_regression.py)."""
 
 import json
 
