@@ -190,11 +190,12 @@ display(claim_tables.Scrolled(claim_tables.style(seeds.table(stand_in), "claims-
 # [section 4](sec4_predictions.ipynb) show how $r^2$ and Precision@1 move with the number of vectors.
 
 # %% tags=["nbval-check-output"]
-display(pd.DataFrame([{"figure": f, "model": p["model"], "plays": p["paper_model"], "n_train": p["n_train"]}
-                      for f, p in sorted(regime_params.items())]).groupby(["model", "plays", "n_train"]).size()
-        .rename("figures recomputed").reset_index()
-        .rename(columns={"model": "stand-in", "plays": "plays the paper's", "n_train": "training vectors"})
-        .style.hide(axis="index").set_uuid("claims-regime-sizes").set_table_attributes('class="jtc-claims"'))
+sizes = (pd.DataFrame([{"figure": f, "model": p["model"], "plays": p["paper_model"], "n_train": p["n_train"]}
+                       for f, p in sorted(regime_params.items())]).groupby(["model", "plays", "n_train"]).size()
+         .rename("figures recomputed").reset_index()
+         .rename(columns={"model": "stand-in", "plays": "plays the paper's", "n_train": "training vectors"}))
+display(claim_tables.Scrolled(sizes.style.hide(axis="index").set_uuid("claims-regime-sizes")
+                              .set_table_attributes('class="jtc-claims"')))
 table("Jump to Conclusions, in the paper's regime", "claims-jtc-regime")
 
 # %% [markdown]

@@ -198,13 +198,19 @@ def panels(fig) -> tuple[list[tuple[bytes, float, str]], str]:
         members[id(grid[near])].append(ax)
     shown = [ax for ax in fig.axes if ax.get_visible()]
     inches = fig.dpi_scale_trans.inverted()
-    out = []
+    boxes = []
     for ax in grid:
         for other in shown:
             other.set_visible(other in members[id(ax)])
         fig.canvas.draw()
-        box = Bbox.union([m.get_tightbbox(renderer) for m in members[id(ax)]]).transformed(inches).padded(0.04)
-        dpi = max(100, math.ceil(PANEL_DRAW_PX / box.width))
+        boxes.append(Bbox.union([m.get_tightbbox(renderer) for m in members[id(ax)]]).transformed(inches).padded(0.04))
+    # one resolution for the whole grid, from its narrowest panel: the panels keep one scale, on the page and when
+    # enlarged side by side
+    dpi = max(100, math.ceil(PANEL_DRAW_PX / min(b.width for b in boxes)))
+    out = []
+    for ax, box in zip(grid, boxes):
+        for other in shown:
+            other.set_visible(other in members[id(ax)])
         out.append((png(box, dpi), box.width, ax.get_title() or ax.get_title("left")))
     for other in shown:
         other.set_visible(True)

@@ -218,8 +218,11 @@ def test_an_interrupted_runner_changes_nothing(book):
         import time
         time.sleep(120)
         """)
-    code = (f"from pathlib import Path; from jtc_utils.book import runner; runner.NOTEBOOKS_DIR = Path({str(book['nb_dir'])!r}); "
-            f"runner.BOOK_DIR = Path({str(book['book'])!r}); runner.notebook_names = lambda: ['ch']; "
+    # every module of the runner that holds the book's folders points at the test's (see helpers.point_book_at)
+    code = (f"from pathlib import Path; from jtc_utils.book import runner, staleness\n"
+            f"for m in (runner, staleness):\n"
+            f"    m.NOTEBOOKS_DIR = Path({str(book['nb_dir'])!r}); m.BOOK_DIR = Path({str(book['book'])!r})\n"
+            f"runner.notebook_names = lambda: ['ch']\n"
             f"runner.main(['--only', 'ch', '--no-build'])")
     proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)

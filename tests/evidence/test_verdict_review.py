@@ -266,7 +266,8 @@ def test_a_shape_that_differs_between_seeds_is_undecided_and_one_that_agrees_is_
 
 def test_the_stored_seed_verdicts_are_on_every_claim_that_reads_the_role_and_its_figures_are_the_replicas():
     stored = figdata.load("claims")["data"]  # recomputed in full by test_figure_data
-    role = {r["id"] for r in stored if r.get("kind") == "claim" and seeds.reads_role(r["id"])}
+    role = {r["id"] for r in stored if r.get("kind") == "claim" and r["verdict"] is not None
+            and seeds.reads_role(r["id"])}  # a claim without a shape verdict (C3) has none to compare
     assert role and {r["id"] for r in stored if r.get("per_seed")} == role
     for model in seeds.replicas("tiny")[1:]:
         for fig in ("fig2", "fig4", "fig5"):
