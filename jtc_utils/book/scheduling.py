@@ -104,9 +104,12 @@ def run_pages(names: list[str], run_one, jobs: int = 1, log=print, readers=READE
             try:
                 failure = _schedule(pool, names, run_one, jobs, log, readers, pending, running, times)
             except KeyboardInterrupt:  # stop now: the running pages' transactions commit nothing
-                pool.shutdown(wait=False, cancel_futures=True)
                 for child in multiprocessing.active_children():
                     child.terminate()
+                # then wait for the pool's manager thread, which sees the workers gone and closes its pipe: left
+                # running, it can close that pipe while the interpreter's exit hook writes to it (a traceback
+                # from concurrent.futures on the way out, Python 3.11)
+                pool.shutdown(wait=True, cancel_futures=True)
                 raise
     if failure is not None:
         raise failure
