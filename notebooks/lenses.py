@@ -147,6 +147,25 @@ show(['nnjtc_fig3'],
 # %% tags=["nbval-check-output"]
 chapter.verdicts(["N1", "N2", "N3", "N4", "N5"])
 
+# %% [markdown]
+# The same figure on the real model (SmolLM2-135M, 30 layers of width 576, rank $\lfloor 576/100 \rfloor = 5$),
+# every layer read out on its first 300 validation samples; its NJTC and N-NJTC were trained once (seed 0), so they
+# have no band. The same rules judge it, their resamples the 300 samples:
+
+# %%
+r3 = figure("real_nnjtc_fig3")
+plots.curves(r3["curves"], keys=("p@1", "s_n", "s_jtc"),
+             labels=["id", "mat", f"rrr_{r3['rank']}", f"arrr_{r3['rank']}", f"njtc_{r3['rank']}",
+                     f"nnjtc_{r3['rank']}"], title=f"{r3['params']['model']}: jumping to the last layer")
+show(['real_nnjtc_fig3'],
+     'N-NJTC Figure 3, on the real model',
+     f"Precision@1 and two surprisals when every layer of the real model jumps to the last, for id, mat, the "
+     f"closed-form optima of rank {r3['rank']} (dashed) and the trained low-rank maps (one seed).",
+     'Line plots of Precision@1 and surprisal per layer for six lenses on the real model')
+
+# %% tags=["nbval-check-output"]
+chapter.real_verdicts(["N1", "N2", "N3", "N4", "N5"])
+
 # %%
 c3, k3 = f3["curves"], f3["rank"]
 L3 = len(c3["id"]["p@1"]) - 1
@@ -214,6 +233,24 @@ show(['tl_grid'],
 display(pd.DataFrame(fg["training"]).T.astype({"steps": int, "doublings": int})
         .round({"improvement": 3, "train_kl_start": 2, "train_kl_end": 2}))
 chapter.verdicts(["T1", "T2", "T3", "H1"])
+
+# %% [markdown]
+# On the real model the grid has the lenses it can have: `id`, `mat`, `mat + b` and the tuned lens trained with the
+# same recipe on a GPU (the variants without a bias or started from `mat` were not trained there), every layer read
+# out on the first 300 validation samples:
+
+# %%
+rg = figure("real_tl_grid")
+plots.curves(rg["curves"], keys=("kl", "r2", "p@1", "ce_gold"),
+             title=f"{rg['params']['model']}: objective against form")
+show(['real_tl_grid'],
+     'beyond the papers: objective against form, on the real model',
+     "KL to the final distribution, r², Precision@1 and the cross-entropy on the text's next token per layer of "
+     "the real model, for maps of the same form trained on squared error (mat, mat + b) or on KL (the tuned lens).",
+     'Four line plots per layer of the real model, KL, r², Precision@1 and next-token cross-entropy, for four lenses')
+
+# %% tags=["nbval-check-output"]
+chapter.real_verdicts(["T1", "T2", "T3", "H1"])
 
 # %%
 c = fg["curves"]

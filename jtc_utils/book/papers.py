@@ -55,7 +55,7 @@ PAPERS = (
     Paper("jtc", tuple(jtc_figures.FIGURES), jtc_figures.compute, jtc_claims.CLAIMS, jtc_claims.check, jtc_exercises.EXERCISES,
           titles=jtc_claims.FINDINGS, absent=jtc_claims.REAL_ABSENT),
     Paper("lenses", tuple(lens_figures.LENS_FIGURES), lens_figures.compute, lens_claims.CLAIMS, lens_claims.check,
-          lens_exercises.EXERCISES),
+          lens_exercises.EXERCISES, absent=lens_claims.REAL_ABSENT),
     Paper("ffn", tuple(ffn_figures.FFN_FIGURES), ffn_figures.compute, ffn_claims.CLAIMS, ffn_claims.check,
           ffn_exercises.EXERCISES, resampled_over=ffn_claims.RESAMPLED_OVER, constants=ffn_claims.CONSTANTS),
     Paper("linearity", tuple(sl_figures.SL_FIGURES), sl_figures.compute_sized, sl_claims.CLAIMS, sl_claims.check,

@@ -218,5 +218,12 @@ REASONS = {
           "layers are not better than one-layer jumps from early layers.",
 }
 
+# why a figure the rules read has no counterpart on the real model (its figures are real_<fig>: the lens table at
+# three depths, Figure 3 and the grid at every layer; see jtc_utils.lenses.figures)
+REAL_ABSENT = {
+    "nnjtc_fig2": "Figure 2 needs NJTC and N-NJTC trained by gradient descent for every pair of layers (435 pairs "
+                  "of the real model, three seeds each); the committed real lenses jump to the last layer only",
+}
+
 # the training seeds of the gradient-descent lenses are resampled with the validation set
 check, all_claims = registry(CLAIMS, "lens", REASONS, seed_keys=("r2_to_last_njtc", "r2_to_last_nnjtc"))

@@ -9,7 +9,10 @@
 * ``tl_grid``: objective against form (id, mat, mat+b, tuned, tuned without bias, tuned started from mat);
 * ``tl_cmp``: the tuned lens against id and mat on every zoo model;
 * ``lens_table`` / ``real_lens_table``: every lens × layer × metric with parameter counts, for the stand-in of
-  GPT2-XL and for the real model, and (stand-in) each lens's early-exit curve with its oracle frontier.
+  GPT2-XL and for the real model, and (stand-in) each lens's early-exit curve with its oracle frontier;
+* ``real_nnjtc_fig3`` / ``real_tl_grid``: Figure 3 and the objective-against-form grid on the real model, at every
+  layer, on its first :data:`REAL_VAL` validation samples (the lenses it has: one seed of NJTC/N-NJTC, the tuned
+  lens of the published recipe).
 
 Evaluations are cached on disk, keyed on the model, the samples and the lens's own numbers, so the regression
 tests and the re-executed chapter share them.
@@ -37,8 +40,13 @@ GRID = ("id", "mat", "mat+b", "tuned", "tuned-lin", "tuned<-mat")
 TABLE_LENSES = ("id", "mat", "mat+b", "rrr", "arrr", "njtc", "nnjtc", "tuned", "tuned-lin", "tuned<-mat")
 # the real model's tuned lens is trained on a GPU by ``python -m jtc_utils.lenses.train --real-tuned`` and committed
 REAL_LENSES = ("id", "mat", "mat+b", "rrr", "arrr", "njtc", "nnjtc", "tuned")
+REAL_GRID = ("id", "mat", "mat+b", "tuned")  # the grid's lenses the real model has (its tuned lens: one, trained on a GPU)
+# the real model's every-layer figures read out the first REAL_VAL validation samples (the real profile's validation
+# subset, as its JTC figures): each layer of each lens is a readout over a 49,152-token vocabulary
+REAL_VAL = profiles.REAL_SUBSET[1]
 LENS_FIGURES = {"nnjtc_fig2": "gpt48", "nnjtc_fig3": "gpt48", "ext_nnjtc_rank": "gpt48", "tl_grid": "gpt48",
-                "tl_cmp": None, "lens_table": "gpt48", "real_lens_table": "gpt48"}
+                "tl_cmp": None, "lens_table": "gpt48", "real_lens_table": "gpt48", "real_nnjtc_fig3": "gpt48",
+                "real_tl_grid": "gpt48"}
 
 
 def rank_for(d: int) -> int:
@@ -65,9 +73,11 @@ def _lens_digest(ln: Lens) -> str:
     return h.hexdigest()
 
 
-def _eval_key(exp, ln: Lens, layers) -> dict:
+def _eval_key(exp, ln: Lens, layers, n_val: int | None = None) -> dict:
+    first = {} if n_val is None else {"n_val": int(n_val)}  # the first n_val validation samples
     return {"what": "lens-eval", "version": 4, "model": exp.adapter.identity, "val": samples_identity(exp.val),
-            "lens": _lens_digest(ln), "layers": None if layers is None else list(layers), "ks": list(evaluate.KS)}
+            "lens": _lens_digest(ln), "layers": None if layers is None else list(layers), "ks": list(evaluate.KS),
+            **first}
 
 
 def _flat(r: dict) -> dict:
@@ -83,14 +93,15 @@ def _unflat(flat: dict, ln: Lens) -> dict:
     return out
 
 
-def evaluated_many(exp, lenses, layers=None) -> list[dict]:
+def evaluated_many(exp, lenses, layers=None, n_val: int | None = None) -> list[dict]:
     """:func:`jtc_utils.lenses.evaluate.evaluate_many`, each lens's result cached on disk (keyed on the model, the
-    validation samples, the lens's own numbers and the layers); the lenses not in the cache are evaluated together."""
-    paths = [cache.path_for("lens_eval", _eval_key(exp, ln, layers)) for ln in lenses]
+    validation samples, the lens's own numbers and the layers); the lenses not in the cache are evaluated together.
+    ``n_val``: on the first ``n_val`` validation samples only."""
+    paths = [cache.path_for("lens_eval", _eval_key(exp, ln, layers, n_val)) for ln in lenses]
     hits = [cache.load(p) for p in paths]
     todo = [i for i, h in enumerate(hits) if h is None]
     if todo:
-        for i, r in zip(todo, evaluate.evaluate_many(exp, [lenses[i] for i in todo], layers)):
+        for i, r in zip(todo, evaluate.evaluate_many(exp, [lenses[i] for i in todo], layers, n_val=n_val)):
             hits[i] = {k: np.asarray(v) for k, v in _flat(r).items()}
             cache.save(paths[i], hits[i])
     return [_unflat(h, ln) for h, ln in zip(hits, lenses)]
@@ -163,21 +174,23 @@ def _fitted(exp, names, seeds=(0,)) -> dict:
     return out
 
 
-def _curves(exp, fitted: dict, layers=None, boot: dict | None = None) -> dict:
+def _curves(exp, fitted: dict, layers=None, boot: dict | None = None, n_val: int | None = None) -> dict:
     """Per-layer curves of each fitted lens; ``boot``: {label prefix: metrics} whose resamples are kept, for the
-    curves the claims judge (see :func:`evaluate.curves`)."""
+    curves the claims judge (see :func:`evaluate.curves`); ``n_val``: on the first validation samples only."""
     boot = boot or {}
     keys = {k: next((v for p, v in boot.items() if k.split("_")[0] == p), ()) for k in fitted}
-    return {k: evaluate.curves(r, keys[k]) for k, r in zip(fitted, evaluated_many(exp, list(fitted.values()), layers))}
+    return {k: evaluate.curves(r, keys[k])
+            for k, r in zip(fitted, evaluated_many(exp, list(fitted.values()), layers, n_val))}
 
 
-def fig3(exp) -> dict:
+def fig3(exp, seeds=SEEDS, n_val: int | None = None) -> dict:
     """N-NJTC Figure 3: Precision@1 and surprisal jumping to the last layer for id, mat, the closed-form rank-r
-    maps and NJTC/N-NJTC (every seed)."""
+    maps and NJTC/N-NJTC (every seed of ``seeds``; ``n_val``: on the first validation samples only)."""
     rank = rank_for(exp.adapter.d)
-    return {"rank": rank, "seeds": list(SEEDS),
-            "curves": _curves(exp, _fitted(exp, ("id", "mat", "rrr", "arrr", "njtc", "nnjtc"), SEEDS),
-                              boot={"id": ("p@1", "s_n"), "mat": ("p@1",), "njtc": ("p@1",), "nnjtc": ("p@1", "s_n")})}
+    return {"rank": rank, "seeds": list(seeds),
+            "curves": _curves(exp, _fitted(exp, ("id", "mat", "rrr", "arrr", "njtc", "nnjtc"), seeds),
+                              boot={"id": ("p@1", "s_n"), "mat": ("p@1",), "njtc": ("p@1",), "nnjtc": ("p@1", "s_n")},
+                              n_val=n_val)}
 
 
 def rank_sweep(exp, ranks=SWEEP_RANKS) -> dict:
@@ -210,14 +223,15 @@ def rank_sweep(exp, ranks=SWEEP_RANKS) -> dict:
     return out
 
 
-def grid(exp) -> dict:
-    """Objective against form on the stand-in of GPT2-XL: KL, r², Precision@1 and the bias of each lens of
-    :data:`GRID`, with the tuned lenses' training record (steps, doublings, last-10% improvement)."""
-    fitted = _fitted(exp, GRID)
+def grid(exp, names=GRID, n_val: int | None = None) -> dict:
+    """Objective against form: KL, r², Precision@1 and the bias of each lens of ``names`` (the stand-in of GPT2-XL:
+    :data:`GRID`), with the tuned lenses' training record (steps, doublings, last-10% improvement); ``n_val``: on
+    the first validation samples only."""
+    fitted = _fitted(exp, names)
     curves = _curves(exp, fitted, boot={"id": ("p@1", "kl", "ce_gold"), "tuned": ("p@1", "kl", "ce_gold"),
-                                        "mat+b": ("kl",)})
+                                        "mat+b": ("kl",)}, n_val=n_val)
     cards = {}
-    for name in GRID[3:]:
+    for name in (n for n in names if registry.LENSES[n].family == "tuned lens"):
         rec = fitted[name].record
         cards[name] = {k: float(np.asarray(rec[k]).reshape(-1)[0]) for k in ("steps", "doublings", "improvement")
                        if k in rec}
@@ -278,11 +292,16 @@ def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None,
         data = grid(exp)
     elif fig == "lens_table":
         data = table(exp, TABLE_LENSES, with_exit=True)
+    elif fig == "real_nnjtc_fig3":  # the real model's low-rank lenses were trained once (seed 0)
+        data = fig3(exp, seeds=(0,), n_val=REAL_VAL)
+    elif fig == "real_tl_grid":
+        data = grid(exp, REAL_GRID, n_val=REAL_VAL)
     else:  # a reader's own model has no tuned lens trained ahead of time (``python -m jtc_utils.lenses.train``)
         names = REAL_LENSES if profile.name == "real" else tuple(n for n in REAL_LENSES if n != "tuned")
         data = table(exp, names, with_exit=False)
+    n_val_read = min(REAL_VAL, len(exp.val)) if fig in ("real_nnjtc_fig3", "real_tl_grid") else len(exp.val)
     params = {"profile": profile.name, "model": exp.model_name, "paper_model": profiles.PAPER_NAME.get(exp.model_name,
-              exp.model_name), "domain": exp.domain, "n_train": len(exp.train), "n_val": len(exp.val), "seed": seed}
+              exp.model_name), "domain": exp.domain, "n_train": len(exp.train), "n_val": n_val_read, "seed": seed}
     return {**data, **linear.regime_note(len(exp.train), exp.adapter.d)}, params
 
 
