@@ -198,12 +198,9 @@ def panels(fig) -> tuple[list[tuple[bytes, float, str]], str]:
         members[id(grid[near])].append(ax)
     shown = [ax for ax in fig.axes if ax.get_visible()]
     inches = fig.dpi_scale_trans.inverted()
-    boxes = []
-    for ax in grid:
-        for other in shown:
-            other.set_visible(other in members[id(ax)])
-        fig.canvas.draw()
-        boxes.append(Bbox.union([m.get_tightbbox(renderer) for m in members[id(ax)]]).transformed(inches).padded(0.04))
+    # a panel's box is its axes' own extents, the same whichever others are shown: measured on the one draw above
+    boxes = [Bbox.union([m.get_tightbbox(renderer) for m in members[id(ax)]]).transformed(inches).padded(0.04)
+             for ax in grid]
     # one resolution for the whole grid, from its narrowest panel: the panels keep one scale, on the page and when
     # enlarged side by side
     dpi = max(100, math.ceil(PANEL_DRAW_PX / min(b.width for b in boxes)))
@@ -398,13 +395,16 @@ class Chapter:
         get = claims.memo(claims.getter(self.results, alias))
         return [claims.check_any(c, get, self.profile) for c in ids]
 
-    def real_verdicts(self, ids) -> None:
+    def real_verdicts(self, ids, real_getter=None) -> None:
         """Show the verdicts of claims ``ids`` judged with the same rules on the real model's figures
-        (``real_<fig>``); a claim whose figures the real profile lacks gets no verdict and says why."""
+        (``real_<fig>``; ``real_getter``: a paper's own view of its real figures, a function of this chapter's
+        numbers, such as :func:`jtc_utils.linearity.claims.real_getter`); a claim whose figures the real profile
+        lacks gets no verdict and says why."""
         from IPython.display import display
 
-        display(claim_tables.verdict_table(ids, claims.profile_getter("real_", self.results), "real",
-                                           "verdicts-real-" + "-".join(ids), link=None))
+        get = (claims.profile_getter("real_", self.results) if real_getter is None
+               else real_getter(claims.getter(self.results)))
+        display(claim_tables.verdict_table(ids, get, "real", "verdicts-real-" + "-".join(ids), link=None))
 
     def experiment(self, fig: str):
         _, model, domain = figures.setting(fig, self.profile)

@@ -91,7 +91,7 @@ def group_table(records: list[dict], profile: Profile | str, uuid: str, caption:
 
 
 def side_by_side(tiny: list[dict], real: list[dict], uuid: str, caption: str) -> str:
-    """The JTC claims with their shape verdicts on the stand-in and on the real model in two columns, one row per
+    """A paper's claims with their shape verdicts on the stand-in and on the real model in two columns, one row per
     claim (the same rule judges both)."""
     by_id = {r["id"]: r for r in real}
     missing = [r["id"] for r in tiny if r["id"] not in by_id]

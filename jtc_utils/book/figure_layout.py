@@ -49,14 +49,17 @@ def legend_overlaps(ax, renderer=None) -> int:
     if legend is None or not legend.get_visible():
         return 0
     fig = ax.figure
-    renderer = renderer or fig.canvas.get_renderer()
-    fig.canvas.draw()
+    if renderer is None:  # called alone: lay the figure out first (place_legends draws once for all its axes)
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
     return _inside(_data_points(ax), legend.get_window_extent(renderer))
 
 
 def place_legends(fig) -> None:
     """Move every legend of ``fig`` that covers drawn data to a place inside its axes where it covers none, trying
-    :data:`INSIDE` in turn; where every place inside covers some, beside the axes on the right."""
+    :data:`INSIDE` in turn; where every place inside covers some, beside the axes on the right. The figure is drawn
+    once; a legend's box follows its place without another draw."""
+    fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     for ax in fig.axes:
         legend = ax.get_legend()
@@ -131,8 +134,8 @@ def tick_labels_overlap(ax, renderer=None) -> list[tuple[str, str]]:
 
 
 def tidy(fig) -> None:
-    """Everything this module does to a figure before it is shown."""
-    fig.canvas.draw()
-    integer_layer_ticks(fig)
+    """Everything this module does to a figure before it is shown (two draws: :func:`log_ticks` lays the figure out
+    for the tick checks, :func:`place_legends` after the ticks changed; the two tick rules touch different axes)."""
     log_ticks(fig)
+    integer_layer_ticks(fig)
     place_legends(fig)

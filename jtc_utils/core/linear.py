@@ -26,7 +26,7 @@ from . import device as devices
 
 RCOND = 1.19e-7  # float32 machine epsilon: the cutoff LAPACK sgelsd applied in the paper's sklearn fits
 # the Gram route's relative error is about eps·cond(X)²: with cond(X) <= 1e4 it is below 1e-8 and r² agrees with
-# the SVD route to 1e-9 (tests/test_linear.py checks it)
+# the SVD route to 1e-9 (tests/core/test_linear.py checks it)
 GRAM_MIN_RATIO = 1e-4
 FIT_MEMORY = 2**30  # bytes of float64 states of one split layer_pair_r2 keeps on the device (else converts per use)
 

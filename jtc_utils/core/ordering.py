@@ -19,7 +19,7 @@ The book's rule, used for every order it shows, stores or picks items by:
   dominant sub-updates) ranks on the exact scores, exact ties by the lower id: a grid would change the statistic
   itself, and those sets were reproduced exactly under every other arithmetic measured (``tests/noise.json``).
 
-``tests/test_ordering.py`` scans the package and the notebooks from the source for sorts that break this rule.
+``tests/core/test_ordering.py`` scans the package and the notebooks from the source for sorts that break this rule.
 """
 
 from __future__ import annotations

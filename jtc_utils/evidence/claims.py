@@ -351,6 +351,24 @@ def getter(results: dict, alias: dict | None = None):
     return get
 
 
+def computing_getter(compute, results: dict | None = None, params: dict | None = None, computes=None):
+    """A ``get`` that computes each figure it is asked for, once, with ``compute(fig) -> (numbers, parameters)``
+    (its numbers kept in ``results``, its parameters in ``params``), where ``computes(fig)`` says so (default: every
+    figure), and reads every other figure from ``book/data``: a claim judged on figures recomputed in another setting
+    (the paper's regime, another training seed)."""
+    results = {} if results is None else results
+    params = {} if params is None else params
+
+    def get(fig):
+        if computes is not None and not computes(fig):
+            return default_get(fig)
+        if fig not in results:
+            results[fig], params[fig] = compute(fig)
+        return results[fig]
+
+    return get
+
+
 # --- findings and summaries --------------------------------------------------------------------------------------
 
 def is_evidence(record: dict) -> bool:

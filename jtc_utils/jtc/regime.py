@@ -122,17 +122,13 @@ def regime_getter(results: dict, profile: Profile | str = "tiny", params: dict |
     """A claims ``get`` that computes each figure a claim reads, once, with the paper's vectors per dimension for
     the figure's model (:func:`paper_n_train`), keeping the numbers in ``results`` and the parameters that
     produced them in ``params`` (figure name -> dict)."""
-    params = {} if params is None else params
     profile = profiles.get(profile)
 
-    def get(fig):
-        if fig not in results:
-            model = figures.setting(fig, profile)[1]
-            results[fig], params[fig] = figures.compute(fig, profile,
-                                                        n_train=paper_n_train(model, models.adapter(model).d))
-        return results[fig]
+    def compute(fig):
+        model = figures.setting(fig, profile)[1]
+        return figures.compute(fig, profile, n_train=paper_n_train(model, models.adapter(model).d))
 
-    return get
+    return claims.computing_getter(compute, results, params)
 
 
 def paper_regime_claims(profile: Profile | str = "tiny", results: dict | None = None,

@@ -50,18 +50,8 @@ def replica_getter(model: str, profile: Profile | str = "tiny", results: dict | 
                    params: dict | None = None):
     """A claims ``get`` that computes each figure of the role on replica ``model``, once (its numbers kept in
     ``results``, its parameters in ``params``), and reads every other figure from ``book/data``."""
-    results = {} if results is None else results
-    params = {} if params is None else params
     on = replica_profile(profile, model)
-
-    def get(fig):
-        if not role_figure(fig):
-            return claims.default_get(fig)
-        if fig not in results:
-            results[fig], params[fig] = figures.compute(fig, on)
-        return results[fig]
-
-    return get
+    return claims.computing_getter(lambda fig: figures.compute(fig, on), results, params, role_figure)
 
 
 def stored_getter(model: str):

@@ -11,23 +11,32 @@ from __future__ import annotations
 
 import numpy as np
 
+from jtc_utils.core.models import CAUSAL_FAMILIES
 from jtc_utils.evidence import digits, verdicts
-from jtc_utils.evidence.claims import claim_record, magnitude_part, registry
+from jtc_utils.evidence.claims import NotComputed, claim_record, default_get, magnitude_part, registry
 
 PAPER_LAMBDA = 0.5
 PAPER_LS = 0.99  # "about 0.99 linear" (the abstract)
 
 
 def _gpt(d):
-    return {m: v for m, v in d.items() if v["family"] == "gpt2"}
+    """The GPT-style models among a figure's: the causal decoders (the zoo's GPT-2 stand-ins; on the real profile,
+    SmolLM2, a LLaMA-family decoder), not the encoders."""
+    return {m: v for m, v in d.items() if v["family"] in CAUSAL_FAMILIES}
+
+
+def _with_real(text: str, get, d: dict, value) -> str:
+    """``text`` with the real model's number beside the stand-ins' (``value`` of ``real_sl``, as text), unless the
+    figure ``d`` is already the real model's."""
+    real = get("real_sl")
+    return text if real["model"] in d else f"{text}; {real['model']} {value(real)}"
 
 
 def s1(get):
     d = _gpt(get("sl_fig1"))
     med = {m: float(np.median(v["paper"]["res_in"])) for m, v in d.items()}
-    real = get("real_sl")
-    ours = ("median in-sample LS with residual: " + ", ".join(f"{m} {v:.3f}" for m, v in med.items())
-            + f"; {real['model']} {np.median(real['paper']['res_in']):.3f}")
+    ours = _with_real("median in-sample LS with residual: " + ", ".join(f"{m} {v:.3f}" for m, v in med.items()),
+                      get, d, lambda r: f"{np.median(r['paper']['res_in']):.3f}")
     return claim_record("S1", "consecutive layers are about 0.99 linear", "≈ 0.99 for GPT, OPT, Llama, Mistral (Fig. 1)",
                 "no shape part: the claim gives a magnitude", None, "-",
                 magnitude_part("≈ 0.99 for GPT, OPT, Llama, Mistral (Fig. 1)", ours,
@@ -60,11 +69,11 @@ def _u_gap(nores, depth):
 def s3(get):
     d = _gpt(get("sl_fig1"))
     gaps = {m: _u_gap(v["paper"]["nores_in"], v["depth"]) for m, v in d.items()}
-    real = get("real_sl")
     return claim_record("S3", "without the residual the profile is U-shaped", "≈ 0.35-0.6 mid-depth, ≈ 0.9-1.0 at the end "
-                "(repository figure)", "relative gap of the last pair over the mid-depth minimum: " + ", ".join(
-                    f"{m} {g:+.2f}" for m, g in gaps.items()) + f"; {real['model']} "
-                f"{_u_gap(real['paper']['nores_in'], real['depth']):+.2f}", min(gaps.values()) - verdicts.value(
+                "(repository figure)", _with_real("relative gap of the last pair over the mid-depth minimum: " + ", ".join(
+                    f"{m} {g:+.2f}" for m, g in gaps.items()), get, d,
+                           lambda r: f"{_u_gap(r['paper']['nores_in'], r['depth']):+.2f}"),
+                min(gaps.values()) - verdicts.value(
                     "substantially"), "the last pair's LS_nores above the minimum over mid-depth (between the first and "
                 "the last quarter) by at least a fifth of the larger, every GPT-style model (margin: the smallest relative gap minus 0.2)",
                 words=("substantially", "every", "late"), unit="relative gap - 0.2")
@@ -195,7 +204,7 @@ def s11(get):
     bert = {m: (v["n_layers"], float(np.median(v["paper"]["res_in"]))) for m, v in d.items() if v["family"] == "bert"}
     return claim_record("S11", "the near-linearity is exclusive to decoders", "stated in the abstract; no data shown",
                 "; ".join(f"{m} (L={L}) median LS_res {s:.3f} vs GPT-style of equal depth {gpt.get(L, float('nan')):.3f}"
-                          for m, (L, s) in bert.items()), None,
+                          for m, (L, s) in bert.items()) or "no encoder is scored on this profile", None,
                 "reported without a verdict (spec: the paper shows no data)")
 
 
@@ -220,6 +229,63 @@ REASONS = {
           "1: on the stand-in it raises linearity instead of lowering it.",
     "S9": "With the regulariser the linear probes are worse at most layers of the stand-in.",
 }
+
+# --- the real model ------------------------------------------------------------------------------------------------
+# The real profile's linearity numbers are one figure, real_sl (SmolLM2-135M on held-out Wikipedia sentences: the
+# scores of both protocols with their resamples, and the pruning); the rules read them through the layout of the
+# stand-in's figures (real_views), so that every rule is the same function on both profiles.
+
+# why a figure the rules read has no counterpart on the real model
+REAL_ABSENT = {
+    "sl_fig2": "linearity during pretraining needs the real model's training checkpoints, and pretraining SmolLM2 is "
+               "far beyond two cores; judged on the stand-in's own pretraining only",
+    "sl_fig4": "the cosine regulariser is a pretraining objective: it needs SmolLM2 pretrained again with it",
+    "sl_fig5": "the probes compare models pretrained with and without the regulariser: it needs SmolLM2 pretrained "
+               "again with it",
+    "sl_tab1": "fine-tuning SmolLM2 on the tasks is training of the real model, beyond two cores and the book's "
+               "budget; judged on the stand-in's fine-tuning only",
+    "sl_fig7": "the claim compares a distilled replacement with the linear one and with removal; the real model's "
+               "blocks were replaced and removed (its perplexities are in the chapter) but not distilled, so the "
+               "sentence cannot be read whole",
+}
+
+
+def real_views(real: dict) -> dict:
+    """The real model's figure ``real_sl`` in the layout of the stand-in's figures the rules read: ``sl_fig1``
+    (the scores), ``sl_fig3`` (the updates' norms) and ``sl_fig9`` (the errors), each with one model; the resamples
+    come with the numbers."""
+    m, paper = real["model"], real["paper"]
+    boot = paper.get("boot", {})
+    fig1 = {m: {"family": real["family"], "n_layers": real["n_layers"], "d": real["d"], "depth": real["depth"],
+                "n_tokens": real["n_tokens"], "n_sample": real["n_sample"],
+                **{proto: real[proto] for proto in ("paper_nopos0", "sample")},
+                "paper": {**{k: v for k, v in paper.items() if k != "boot"},
+                          **({"boot": {k: boot[k] for k in ("res_in", "nores_in")}} if boot else {})}}}
+    fig3 = {m: {"depth": real["depth"], "update_norm": paper["update_norm"],
+                "update_norm_nopos0": real["paper_nopos0"]["update_norm"],
+                "spearman_vs_nonlinearity": real["spearman_vs_nonlinearity"],
+                **({"boot": {"update_norm": boot["update_norm"], **real["boot"]}} if boot else {})}}
+    fig9 = {m: {"depth": real["depth"], **{k: paper[k] for k in ("err_kurtosis", "err_max_over_median")}}}
+    return {"sl_fig1": fig1, "sl_fig3": fig3, "sl_fig9": fig9, "real_sl": real}
+
+
+def real_getter(get=default_get):
+    """A ``get`` of the real profile for these rules: the views of ``real_sl`` (:func:`real_views`); a figure the
+    real model does not have raises :class:`~jtc_utils.evidence.claims.NotComputed` with the reason
+    (:data:`REAL_ABSENT`)."""
+    views = {}
+
+    def rget(fig):
+        if fig in REAL_ABSENT:
+            raise NotComputed(REAL_ABSENT[fig])
+        if not views:
+            views.update(real_views(get("real_sl")))
+        if fig not in views:
+            raise NotComputed(f"{fig} has no counterpart on the real model")
+        return views[fig]
+
+    return rget
+
 
 # the scores and perplexities are resampled by sentence (the tokens of one sentence are not independent): each
 # resample refits every layer pair from per-sentence sums (jtc_utils.linearity.score.resampled_profile)

@@ -68,20 +68,27 @@ def _scores(ad, profile: Profile, n_tokens: int) -> dict:
                                           **profile.text_key()), compute)
 
 
-def _boot_scores(ad, profile: Profile, n_tokens: int) -> dict:
-    """The paper-protocol scores of :func:`_scores` (in-sample, validation tokens, ``all`` and ``nopos0``) under
-    each resample of the sentences (:func:`score.resampled_profile`: a refit per resample from per-sentence sums;
-    issue 53), cached apart from the scores themselves."""
+BOOT_TAGS = ("all", "nopos0")
+
+
+def _boot_scores(ad, profile: Profile, n_tokens: int, tags: tuple = BOOT_TAGS) -> dict:
+    """The paper-protocol scores of :func:`_scores` (in-sample, validation tokens; ``tags``: ``all`` and
+    ``nopos0``) under each resample of the sentences (:func:`score.resampled_profile`: a refit per resample from
+    per-sentence sums; issue 53), cached apart from the scores themselves."""
     def compute():
         val = states.all_positions(ad, "validation", n_tokens, profile)
         out = {}
         for tag, keep in (("all", None), ("nopos0", val["position"] > 0)):
+            if tag not in tags:
+                continue
             for k, v in score.resampled_profile(val["X"], val["position"], resample.weights, keep).items():
                 out[f"{tag}/{k}"] = v.round(6)
         return out
 
+    which = {} if tuple(tags) == BOOT_TAGS else {"tags": list(tags)}
     return cache.cached("sl_boot", _key("paper_boot", model=ad.identity, profile=profile.name, n=n_tokens,
-                                        boot=[resample.N_RESAMPLES, resample.SEED], **profile.text_key()), compute)
+                                        boot=[resample.N_RESAMPLES, resample.SEED], **which, **profile.text_key()),
+                        compute)
 
 
 def _unpack(arrays: dict, tag: str) -> dict:
@@ -125,9 +132,11 @@ def _study(model: str, p: Profile) -> dict:
     sizes = p.subset(REAL_SAMPLE_SIZES) if p.one_model else (None, None)
     exp = shared(model, p.main_domain, p, *sizes, 0)
     paper = _paper_scores(exp.adapter, p)
-    # resampled refits for the zoo's models, whose claims are judged (a real model's 577-wide Gram sums per
-    # sentence would take minutes and gigabytes; its scores are shown beside, not judged)
-    boot = None if p.one_model else _boot_scores(exp.adapter, p, int(paper["n_tokens"][0]))
+    # resampled refits where the claims are judged: every zoo model, and the real model (its claims read the
+    # paper protocol with every position, so only that is resampled: 200 refits of 30 pairs 577 wide, about six
+    # minutes on one core); a reader's own model (custom) is shown, not judged
+    boot = (None if p.name == "custom" else
+            _boot_scores(exp.adapter, p, int(paper["n_tokens"][0]), ("all",) if p.one_model else BOOT_TAGS))
     L = exp.n_layers
     return {"model": model, "family": exp.adapter.family, "n_layers": L, "d": exp.adapter.d,
             "depth": ((np.arange(L) + 1) / L).tolist(), "n_tokens": paper["n_tokens"].tolist(),
@@ -414,9 +423,17 @@ def real(seed: int = 0, profile: Profile | str = "real") -> dict:
                                _key("prune", model=ad.identity, ks=ks, n=real_tokens(ad, profile, REAL_PRUNE_TOKENS),
                                     strategies=REAL_STRATEGIES, **profile.text_key()), REAL_STRATEGIES)
     s = study(model, profile)
-    return {"model": model, "n_layers": s["n_layers"], "d": s["d"], "depth": s["depth"], "n_tokens": s["n_tokens"],
-            "n_sample": s["n_sample"], **{proto: _lists(s[proto]) for proto in ("paper", "paper_nopos0", "sample")},
-            "block_scores": [scores[b] for b in sorted(scores)], "pruning": prune_out}
+    out = {"model": model, "family": s["family"], "n_layers": s["n_layers"], "d": s["d"], "depth": s["depth"],
+           "n_tokens": s["n_tokens"], "n_sample": s["n_sample"],
+           **{proto: _lists(s[proto]) for proto in ("paper", "paper_nopos0", "sample")},
+           "spearman_vs_nonlinearity": _spearman(s["paper"]["update_norm"], 1 - s["paper"]["res_in"]),
+           "block_scores": [scores[b] for b in sorted(scores)], "pruning": prune_out}
+    b = s["paper_boot"]
+    if b:  # the resamples the claims read (jtc_utils.linearity.claims.real_getter)
+        out["paper"]["boot"] = {k: b[k].tolist() for k in ("res_in", "nores_in", "update_norm")}
+        out["boot"] = {"spearman_vs_nonlinearity": [round(_spearman(u, 1 - r), 6)
+                                                     for u, r in zip(b["update_norm"], b["res_in"])]}
+    return out
 
 
 def compute(fig: str, profile: Profile | str = "tiny", seed: int = 0) -> tuple[dict, dict]:

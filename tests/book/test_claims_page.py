@@ -47,12 +47,14 @@ def test_every_table_names_the_profile_it_reads(page):
         assert 'class="index_name' not in body, f"{uuid}: a stray index-name header row"
 
 
-def test_the_stand_in_and_the_real_model_sit_side_by_side(page):
-    body, _ = page["claims-jtc"]
+@pytest.mark.parametrize("uuid, stand_in, real", [("claims-jtc", "claims", "claims_real"),
+                                                    ("claims-linearity", "claims_linearity", "claims_linearity_real")])
+def test_the_stand_in_and_the_real_model_sit_side_by_side(page, uuid, stand_in, real):
+    body, _ = page[uuid]
     heads = re.findall(r"<th[^>]*col_heading[^>]*>(.*?)</th>", body, re.S)
     assert any(h.startswith("on the stand-in") for h in heads) and any(h.startswith("on the real model") for h in heads)
     rows = re.findall(r"<tr>(.*?)</tr>", body, re.S)[1:]
-    assert len(rows) == len(figdata.load("claims")["data"]) == len(figdata.load("claims_real")["data"])
+    assert len(rows) == len(figdata.load(stand_in)["data"]) == len(figdata.load(real)["data"])
 
 
 def test_the_summary_is_coloured_and_shows_no_code(page):

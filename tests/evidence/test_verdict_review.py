@@ -17,7 +17,8 @@ from jtc_utils.jtc import seeds
 from jtc_utils.lenses import claims as lens_claims
 from jtc_utils.linearity import claims as sl_claims
 
-STORED = ["claims", "claims_real", "claims_regime", "claims_lenses", "claims_ffn", "claims_linearity"]
+STORED = ["claims", "claims_real", "claims_regime", "claims_lenses", "claims_ffn", "claims_linearity",
+          "claims_linearity_real"]
 
 
 def _decisive(v):
@@ -199,6 +200,28 @@ def test_a_resample_of_sentences_refits_exactly_as_the_drawn_tokens_would():
         ratio = np.linalg.norm(Y - X, axis=1) / np.linalg.norm(X, axis=1)
         med = score.weighted_median(ratio, w[b:b + 1, g])[0]
         assert np.mean(ratio[idx] <= med) >= 0.5 and np.mean(ratio[idx] < med) < 0.5
+
+
+def test_a_rank_deficient_resample_is_cut_as_the_fit_cuts():
+    """States with a column repeated (a Gram matrix with a zero eigenvalue: no Cholesky path) refit under the
+    resample exactly as the pseudo-inverse fit of the drawn tokens does, and a well-conditioned one takes the Cholesky
+    path to the same numbers as the eigendecomposition."""
+    from jtc_utils.core import resample
+    from jtc_utils.linearity import score
+
+    rng = np.random.default_rng(4)
+    pos = np.concatenate([np.arange(rng.integers(2, 15)) for _ in range(80)])
+    X = rng.normal(size=(len(pos), 10))
+    X[:, 9] = X[:, 8]
+    Y = X @ rng.normal(size=(10, 10)) * 0.4 + X + rng.normal(size=X.shape) * 0.3
+    g = score.sentences_of(pos)
+    w = resample.weights(int(g.max()) + 1)[:2]
+    got = score.resampled_pair(X, Y, g, w)
+    for b in range(2):
+        idx = np.concatenate([np.flatnonzero(g == s) for s in range(g.max() + 1) for _ in range(int(w[b, s]))])
+        want = score.pair(X[idx], Y[idx])
+        assert got["res_in"][b] == pytest.approx(want["res_in"], abs=1e-9)
+        assert got["nores_in"][b] == pytest.approx(want["nores_in"], abs=1e-9)
 
 
 def test_a_resampled_perplexity_is_the_drawn_sentences_perplexity():
