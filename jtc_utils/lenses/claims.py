@@ -37,7 +37,7 @@ def n0(get):
     row = t["lenses"][f"nnjtc_{t['rank']}"]
     return claim_record("N0", "N-NJTC needs > 97% fewer parameters than JTC's d×d map",
                 "(2·16·1600 + 4·1600)/1600² = 2.25% of JTC's parameters for GPT2-XL",
-                f"our count for GPT2-XL: {share:.2%}; on the stand-in (d = {t['d']}, r = {t['rank']}): "
+                f"our count for GPT2-XL: {share:.2%}; on the model judged here (d = {t['d']}, r = {t['rank']}): "
                 f"{row['params_share']:.1%}", share < PAPER_SHARE,
                 "parameters 2dr + 4d at r = floor(d/100) for GPT2-XL below 3% of d² (arithmetic on the paper's "
                 "sizes: a check, not evidence)", kind="check")
@@ -212,8 +212,12 @@ CLAIMS = {"N0": n0, "N1": n1, "N2": n2, "N3": n3, "N4": n4, "N5": n5, "N6": n6, 
 
 # why a claim fails or is undecided, where its margin does not say it (see jtc_utils.jtc.claims.REASONS)
 REASONS = {
-    "N1": "At rank 4 the low-rank shortcuts sit below the logit lens at almost every layer of the stand-in: its final "
-          "states carry the next token in many more than four directions.",
+    "N1": {"tiny": "At rank 4 the low-rank shortcuts sit below the logit lens at almost every layer of the stand-in: "
+                   "its final states carry the next token in many more than four directions.",
+           "real": "On the real model N-NJTC's surprisal stays below the logit lens's through the first half, but "
+                   "its Precision@1 falls below the logit lens's at the last layers before half the depth (the "
+                   "record says at how many): the crossing the paper places after the middle comes earlier on "
+                   "SmolLM2."},
     "N6": "A rank-4 map keeps only a small part of the target's variance whatever the jump, so jumps to the last "
           "layers are not better than one-layer jumps from early layers.",
 }
