@@ -54,7 +54,7 @@ from jtc_utils.core import device as devices
 from jtc_utils.core import experiment
 from jtc_utils.book.chapter import Chapter, show
 from jtc_utils.evidence import digits
-from jtc_utils.ffn import FFN, decompose, plots
+from jtc_utils.ffn import FFN, claims, decompose, plots
 
 devices.use(device)
 
@@ -305,6 +305,14 @@ show(['real_geva'],
      "Line plot of the dominant ten's share per layer, and accuracy against layers saved for exit rules")
 pd.DataFrame([{"layer": v["layer"], "neuron": v["neuron"], "top tokens": " | ".join(t.strip() for t in v["top"])}
               for v in rg["values"]])
+
+# %% [markdown]
+# The claims the real model's numbers can judge, by the same rules as the stand-ins' (`ffn.claims.real_getter` reads
+# `real_geva` in the layout of the stand-in's figures), their resamples the 300 validation samples; the concept
+# claims (F1-F4), the extreme clusters (F8) and steering (F9) say why they have no verdict here:
+
+# %% tags=["nbval-check-output"]
+chapter.real_verdicts(list(claims.CLAIMS), claims.real_getter)
 
 # %% [markdown]
 # ## Exercises

@@ -56,10 +56,3 @@ def has_boot(data) -> bool:
     if isinstance(data, list):  # rows, each with its own resamples
         return any(isinstance(x, dict) and has_boot(x) for x in data)
     return False
-
-
-def without_boot(data):
-    """``data`` with every ``boot`` removed (for figures no claim reads)."""
-    if not isinstance(data, dict):
-        return data
-    return {k: without_boot(v) for k, v in data.items() if k != "boot"}

@@ -52,6 +52,25 @@ def profile_getter(prefix: str = "real_", results: dict | None = None, absent: d
     return get
 
 
+def view_getter(fig: str, views, absent: dict, get=default_get):
+    """A ``get`` for another profile whose numbers are one figure, ``fig`` (e.g. ``real_sl``), read through
+    ``views`` (its numbers -> {stand-in figure id: the same numbers in that figure's layout}), so that a paper's
+    rules read it as they read the stand-in's figures; a figure id in ``absent`` raises :class:`NotComputed` with
+    its reason, as does one the views do not give."""
+    cache = {}
+
+    def rget(name):
+        if name in absent:
+            raise NotComputed(absent[name])
+        if not cache:
+            cache.update(views(get(fig)))
+        if name not in cache:
+            raise NotComputed(f"{name} has no counterpart in {fig}")
+        return cache[name]
+
+    return rget
+
+
 def available(get, figs) -> dict:
     """The numbers of those ``figs`` that exist on the profile (all of them on tiny and paper); NotComputed if
     none does. A rule "in every figure" is applied to every figure the profile has."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from jtc_utils.evidence import verdicts
-from jtc_utils.evidence.claims import claim_record, registry
+from jtc_utils.evidence.claims import NotComputed, claim_record, default_get, registry, view_getter
 
 GPT12 = "tiny-gpt2"
 
@@ -108,7 +108,10 @@ def f7(get):
 
 
 def f8(get):
-    x = get("geva_tab4")["extreme"]
+    t = get("geva_tab4")
+    if "extreme" not in t:
+        raise NotComputed(REAL_ABSENT["clusters"])
+    x = t["extreme"]
     return claim_record("F8", "a few clusters explain the extreme sub-updates", "1.7% of the values (GPT-2), 1.1% (WikiLM)",
                 f"{x['clusters']} of {x['of_clusters']} clusters hold {x['occurrence_share']:.0%} of the top-0.1% "
                 f"|score| occurrences; they hold {x['values_share']:.1%} of the values",
@@ -179,9 +182,64 @@ REASONS = {
     "F9": "Toxicity cannot be measured offline (Perspective API). In the stand-in's concept steering the ten values "
           "do not lower the negative share: its generator never separates positive from negative adjectives, so no "
           "value holds one sign without the other.",
+    "F6": {"real": "On SmolLM2 the dominant sub-updates of elimination events push the rival candidate down hard: "
+                   "their mean score is negative and larger in size than the saturation events' largest, so "
+                   "elimination is not the weak side the paper found in GPT-2 (the record's numbers)."},
+    "F7": {"real": "On SmolLM2 the dominant ten's mean score for the layer's top candidate is already negative "
+                   "before the last quarter: its sub-updates push the current top candidate down from early layers "
+                   "on, not only at the end."},
     "F11": "The stand-in is easier to read early than GPT-2: its saturation layers peak at the second layer, with a "
            "second peak at the last, so the distribution is not late-heavy.",
 }
+
+# --- the real model ------------------------------------------------------------------------------------------------
+# The real profile's FFN numbers are one figure, real_geva (SmolLM2-135M on its first validation sentences: the
+# dominant ten, the scores, the events, saturation and the exit rules, with their resamples); the rules read them
+# through the layout of the stand-in's figures (real_views), so that every rule is the same function on both profiles.
+
+# why a claim's figure has no counterpart on the real model
+REAL_ABSENT = {
+    "geva_tab2": "concept coverage needs the vocabulary's tokens labelled with concepts; the stand-in's come from its "
+                 "generator's word classes, and the real vocabulary has no such labels (an automatic labelling of "
+                 "it is not built yet)",
+    "geva_fig2": "concept coverage per layer needs the vocabulary's tokens labelled with concepts, which the real "
+                 "vocabulary does not have (an automatic labelling of it is not built yet)",
+    "geva_fig4": "the final norm's effect is measured on the concept tokens of the top-30 lists, which need the real "
+                 "vocabulary labelled with concepts (not built yet)",
+    "ext_geva_steer": "steering measures the share of continuations that start with a word of a concept class, which "
+                      "the real vocabulary does not have (and the paper's toxicity needs the Perspective API)",
+    "clusters": "the real model's 46,080 values are clustered per block for the exit rule, not over the whole model "
+                "as the extreme sub-updates' clusters need (one complete-linkage clustering of them does not fit two "
+                "cores)",
+}
+
+
+def real_views(real: dict) -> dict:
+    """The real model's figure ``real_geva`` in the layout of the stand-in's figures the rules read: ``geva_fig6``
+    (the dominant ten's share), ``geva_tab4`` (the events and the mean |score|, without the extreme clusters),
+    ``geva_fig3`` (the scores per layer), ``geva_tab10`` (the saturation layers) and ``geva_tab6`` (the exit rules);
+    the resamples come with the numbers."""
+    boot = real.get("boot", {})
+    L = len(real["t10"])
+    pick = lambda keys: {k: boot[k] for k in keys if k in boot}  # noqa: E731
+    return {
+        "geva_fig6": {"t10": real["t10"], "r10": real["r10"], "uniform": real["uniform"], "d_ff": real["d_ff"],
+                      "boot": pick(("t10", "r10"))},
+        "geva_tab4": {"events": real["events"], "abs_dominant": real["abs_dominant"],
+                      "abs_random": real["abs_random"], "boot": pick(("abs_dominant", "abs_random"))},
+        "geva_fig3": {"layers": list(range(1, L + 1)), **real["layer_scores"]},
+        "geva_tab10": {"n_layers": L, "hist": real["sat_hist"][1:],
+                       **({"boot": {"hist": [row[1:] for row in boot["sat_hist"]]}} if "sat_hist" in boot else {})},
+        "geva_tab6": real["exit"],
+    }
+
+
+def real_getter(get=default_get):
+    """A ``get`` of the real profile for these rules: the views of ``real_geva`` (:func:`real_views`); a figure the
+    real model does not have raises :class:`~jtc_utils.evidence.claims.NotComputed` with the reason
+    (:data:`REAL_ABSENT`)."""
+    return view_getter("real_geva", real_views, REAL_ABSENT, get)
+
 
 # what the FFN figures' resamples resample, where it is not the validation samples
 RESAMPLED_OVER = {"geva_tab2": "value vectors", "geva_fig2": "value vectors", "geva_fig4": "value vectors",

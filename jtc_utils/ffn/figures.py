@@ -182,12 +182,20 @@ def real(profile_seed: int = 0, profile: Profile | str = "real") -> dict:
     tok = exp.adapter.tokenizer
     sample = [(j, i) for j in (0, ffn.n_layers // 2, ffn.n_layers - 1) for i in range(5)]
     ids, _ = vocab.top_tokens(exp.adapter, np.stack([ffn.values(j)[i] for j, i in sample]), VALUE_TABLE_TOP)
-    # no claim is judged on these, so they keep no resamples
+    # with the resamples of the validation samples the claims read (jtc_utils.ffn.claims.real_getter), as the
+    # stand-in's figures keep them
+    L = ffn.n_layers
     return {"decomposition": gaps, "t10": sub["t10"].mean(1), "r10": sub["r10"].mean(1), "d_ff": ffn.d_ff,
-            "events": resample.without_boot(subupdates.event_table(sub)),
-            "layer_scores": resample.without_boot(subupdates.layer_scores(sub)),
-            "sat_hist": np.bincount(sub["sat"], minlength=ffn.n_layers + 1),
-            "exit": resample.without_boot(exit_table(exp, sub, REAL_FEATURES)),
+            "uniform": subupdates.TOP / ffn.d_ff,
+            "events": subupdates.event_table(sub),
+            "abs_dominant": float(sub["abs_w"].mean()), "abs_random": float(sub["abs_w_random"].mean()),
+            "layer_scores": subupdates.layer_scores(sub),
+            "sat_hist": np.bincount(sub["sat"], minlength=L + 1),
+            "exit": exit_table(exp, sub, REAL_FEATURES),
+            "boot": {**{k: resample.resampled_mean(sub[k]) for k in ("t10", "r10")},
+                     **{k: resample.resampled_mean(sub[f"abs_w{s}"]).mean(1).round(6)
+                        for k, s in (("abs_dominant", ""), ("abs_random", "_random"))},
+                     "sat_hist": resample.resampled_counts(sub["sat"], L + 1)},
             "values": [{"layer": j + 1, "neuron": i, "top": [tok.decode([t]) for t in row]}
                        for (j, i), row in zip(sample, ids)]}
 

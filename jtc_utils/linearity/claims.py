@@ -13,7 +13,7 @@ import numpy as np
 
 from jtc_utils.core.models import CAUSAL_FAMILIES
 from jtc_utils.evidence import digits, verdicts
-from jtc_utils.evidence.claims import NotComputed, claim_record, default_get, magnitude_part, registry
+from jtc_utils.evidence.claims import claim_record, default_get, magnitude_part, registry, view_getter
 
 PAPER_LAMBDA = 0.5
 PAPER_LS = 0.99  # "about 0.99 linear" (the abstract)
@@ -273,18 +273,7 @@ def real_getter(get=default_get):
     """A ``get`` of the real profile for these rules: the views of ``real_sl`` (:func:`real_views`); a figure the
     real model does not have raises :class:`~jtc_utils.evidence.claims.NotComputed` with the reason
     (:data:`REAL_ABSENT`)."""
-    views = {}
-
-    def rget(fig):
-        if fig in REAL_ABSENT:
-            raise NotComputed(REAL_ABSENT[fig])
-        if not views:
-            views.update(real_views(get("real_sl")))
-        if fig not in views:
-            raise NotComputed(f"{fig} has no counterpart on the real model")
-        return views[fig]
-
-    return rget
+    return view_getter("real_sl", real_views, REAL_ABSENT, get)
 
 
 # the scores and perplexities are resampled by sentence (the tokens of one sentence are not independent): each

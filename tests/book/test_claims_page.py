@@ -49,6 +49,7 @@ def test_every_table_names_the_profile_it_reads(page):
 
 @pytest.mark.parametrize("uuid, stand_in, real", [("claims-jtc", "claims", "claims_real"),
                                                     ("claims-lenses", "claims_lenses", "claims_lenses_real"),
+                                                    ("claims-ffn", "claims_ffn", "claims_ffn_real"),
                                                     ("claims-linearity", "claims_linearity", "claims_linearity_real")])
 def test_the_stand_in_and_the_real_model_sit_side_by_side(page, uuid, stand_in, real):
     body, _ = page[uuid]

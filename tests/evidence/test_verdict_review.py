@@ -18,7 +18,7 @@ from jtc_utils.lenses import claims as lens_claims
 from jtc_utils.linearity import claims as sl_claims
 
 STORED = ["claims", "claims_real", "claims_regime", "claims_lenses", "claims_ffn", "claims_linearity",
-          "claims_linearity_real", "claims_lenses_real"]
+          "claims_linearity_real", "claims_lenses_real", "claims_ffn_real"]
 
 
 def _decisive(v):

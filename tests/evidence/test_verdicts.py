@@ -158,7 +158,8 @@ def test_grouped_claims_share_one_statistic():
 
 
 @pytest.mark.parametrize("name", ["claims", "claims_real", "claims_regime", "claims_lenses", "claims_ffn",
-                                  "claims_linearity", "claims_linearity_real", "claims_lenses_real"])
+                                  "claims_linearity", "claims_linearity_real", "claims_lenses_real",
+                                  "claims_ffn_real"])
 def test_every_failing_or_undecided_claim_carries_its_reason(name):
     for r in figdata.load(name)["data"]:
         if r.get("kind", "claim") == "claim" and r.get("verdict") in (verdicts.FAILS, verdicts.UNDECIDED):

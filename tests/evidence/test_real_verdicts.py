@@ -1,0 +1,56 @@
+"""Issue 55: the three related papers' claims judged on the real model by the same rules as on the stand-ins, read
+from the real model's figures (each paper's records recomputed from the stored real figures equal the stored ones;
+the claims those figures hold are judged on resamples; a claim without a real verdict says why)."""
+
+import importlib
+
+import pytest
+
+from jtc_utils.evidence import claims, figdata, verdicts
+
+# paper -> (its real getter, the file of its real records, the claims its real figures judge, what they resample)
+PAPERS = {
+    "lenses": (lambda m: claims.profile_getter("real_"), "claims_lenses_real",
+               ("N1", "N2", "N3", "N4", "N5", "T1", "T2", "H1"), verdicts.VALIDATION),
+    "ffn": (lambda m: m.real_getter(), "claims_ffn_real", ("F5", "F6", "F7", "F10", "F11"), verdicts.VALIDATION),
+    "linearity": (lambda m: m.real_getter(), "claims_linearity_real", ("S2", "S3", "S4"), "sentences"),
+}
+
+
+def _module(paper):
+    return importlib.import_module(f"jtc_utils.{paper}.claims")
+
+
+@pytest.fixture(scope="module", params=list(PAPERS))
+def paper(request):
+    m = _module(request.param)
+    getter, stored, judged, units = PAPERS[request.param]
+    records = {r["id"]: r for r in m.all_claims(getter(m), "real")}
+    return m, records, {r["id"]: r for r in figdata.load(stored)["data"]}, judged, units
+
+
+def test_the_stored_real_records_are_the_rules_on_the_stored_real_figures(paper):
+    m, records, stored, _, _ = paper
+    assert list(stored) == list(m.CLAIMS) == list(records)
+    for cid, r in records.items():
+        s = stored[cid]
+        assert (r["verdict"], r["holds"], r.get("resamples")) == (s["verdict"], s["holds"], s.get("resamples")), cid
+        if r["margin"] is not None:
+            assert r["margin"] == pytest.approx(s["margin"], rel=1e-9, abs=1e-12), cid
+
+
+def test_the_claims_the_real_figures_hold_are_judged_on_their_resamples(paper):
+    _, records, _, judged, units = paper
+    for cid in judged:
+        r = records[cid]
+        assert r["verdict"] in (verdicts.HOLDS, verdicts.FAILS, verdicts.UNDECIDED), (cid, r["ours"])
+        assert r["resampled"] and r["resamples"] == [units], cid
+
+
+def test_a_claim_without_a_real_verdict_says_why(paper):
+    _, records, _, judged, _ = paper
+    for cid, r in records.items():
+        if r["verdict"] is None:  # in words on the claims page: why there is none
+            said = claims.shape_verdict(r)
+            assert said.startswith(("no verdict: ", "not computed on this profile")), (cid, said)
+            assert len(said) > len("not computed on this profile") + 10, (cid, said)
