@@ -10,6 +10,8 @@ import pytest
 from jtc_utils.evidence import claims, figdata, verdicts
 from jtc_utils.ffn import claims as ffn_claims
 
+pytestmark = [pytest.mark.ffn]  # FFN sub-updates
+
 
 @pytest.fixture(scope="module")
 def real():

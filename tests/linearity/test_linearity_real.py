@@ -10,6 +10,8 @@ import pytest
 from jtc_utils.evidence import claims, figdata, verdicts
 from jtc_utils.linearity import claims as sl_claims
 
+pytestmark = [pytest.mark.linearity]  # the linearity paper
+
 
 @pytest.fixture(scope="module")
 def real():

@@ -9,6 +9,8 @@ import pytest
 from jtc_utils.evidence import claims, figdata, verdicts
 from jtc_utils.lenses import claims as lens_claims
 
+pytestmark = [pytest.mark.lenses]  # the lens bench
+
 
 def test_figure_2_says_why_it_has_no_real_counterpart():
     records = {r["id"]: r for r in lens_claims.all_claims(claims.profile_getter("real_"), "real")}
