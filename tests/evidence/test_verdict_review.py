@@ -179,49 +179,45 @@ def test_registry_of_a_toy_table_names_its_resamples():
     assert "Z9" not in claims.CLAIM_CHECKS  # a registry() table is reachable by id only once registered
 
 
-def test_a_resample_of_sentences_refits_exactly_as_the_drawn_tokens_would():
-    """Issue 53, item 7: the linearity scores under a resample of the sentences, from per-sentence sums, equal the
-    scores of a fit on the drawn sentences' tokens stacked (each as often as drawn)."""
+def _sentences(seed: int, n_sentences: int, d: int, repeat_a_column: bool = False):
+    """Stacked sentences of 2-14 tokens: states X, the next layer's Y (a linear map, the residual and noise), each
+    token's sentence, and the first three resamples' counts of the sentences."""
     from jtc_utils.core import resample
     from jtc_utils.linearity import score
 
-    rng = np.random.default_rng(3)
-    pos = np.concatenate([np.arange(rng.integers(2, 15)) for _ in range(120)])
-    X = rng.normal(size=(len(pos), 12))
-    Y = X @ rng.normal(size=(12, 12)) * 0.4 + X + rng.normal(size=X.shape) * 0.3
+    rng = np.random.default_rng(seed)
+    pos = np.concatenate([np.arange(rng.integers(2, 15)) for _ in range(n_sentences)])
+    X = rng.normal(size=(len(pos), d))
+    if repeat_a_column:
+        X[:, d - 1] = X[:, d - 2]
+    Y = X @ rng.normal(size=(d, d)) * 0.4 + X + rng.normal(size=X.shape) * 0.3
     g = score.sentences_of(pos)
-    w = resample.weights(int(g.max()) + 1)[:3]
+    return X, Y, g, resample.weights(int(g.max()) + 1)[:3]
+
+
+def _drawn(g, w, b):
+    """The tokens of resample ``b``: each sentence's tokens as often as it is drawn."""
+    return np.concatenate([np.flatnonzero(g == s) for s in range(g.max() + 1) for _ in range(int(w[b, s]))])
+
+
+@pytest.mark.parametrize("repeat_a_column", [False, True])
+def test_a_resample_of_sentences_refits_exactly_as_the_drawn_tokens_would(repeat_a_column):
+    """Issue 53, item 7: the linearity scores under a resample of the sentences, from per-sentence sums, equal the
+    scores of a fit on the drawn sentences' tokens stacked (each as often as drawn): on well-conditioned states (the
+    Cholesky path) and on states with a column repeated (a Gram matrix with a zero eigenvalue, cut as the fit's
+    pseudo-inverse cuts it)."""
+    from jtc_utils.linearity import score
+
+    X, Y, g, w = _sentences(3, 120, 12, repeat_a_column)
     got = score.resampled_pair(X, Y, g, w)
-    for b in range(3):
-        idx = np.concatenate([np.flatnonzero(g == s) for s in range(g.max() + 1) for _ in range(int(w[b, s]))])
+    ratio = np.linalg.norm(Y - X, axis=1) / np.linalg.norm(X, axis=1)
+    for b in range(len(w)):
+        idx = _drawn(g, w, b)
         want = score.pair(X[idx], Y[idx])
         assert got["res_in"][b] == pytest.approx(want["res_in"], abs=1e-10)
         assert got["nores_in"][b] == pytest.approx(want["nores_in"], abs=1e-10)
-        ratio = np.linalg.norm(Y - X, axis=1) / np.linalg.norm(X, axis=1)
         med = score.weighted_median(ratio, w[b:b + 1, g])[0]
         assert np.mean(ratio[idx] <= med) >= 0.5 and np.mean(ratio[idx] < med) < 0.5
-
-
-def test_a_rank_deficient_resample_is_cut_as_the_fit_cuts():
-    """States with a column repeated (a Gram matrix with a zero eigenvalue: no Cholesky path) refit under the
-    resample exactly as the pseudo-inverse fit of the drawn tokens does, and a well-conditioned one takes the Cholesky
-    path to the same numbers as the eigendecomposition."""
-    from jtc_utils.core import resample
-    from jtc_utils.linearity import score
-
-    rng = np.random.default_rng(4)
-    pos = np.concatenate([np.arange(rng.integers(2, 15)) for _ in range(80)])
-    X = rng.normal(size=(len(pos), 10))
-    X[:, 9] = X[:, 8]
-    Y = X @ rng.normal(size=(10, 10)) * 0.4 + X + rng.normal(size=X.shape) * 0.3
-    g = score.sentences_of(pos)
-    w = resample.weights(int(g.max()) + 1)[:2]
-    got = score.resampled_pair(X, Y, g, w)
-    for b in range(2):
-        idx = np.concatenate([np.flatnonzero(g == s) for s in range(g.max() + 1) for _ in range(int(w[b, s]))])
-        want = score.pair(X[idx], Y[idx])
-        assert got["res_in"][b] == pytest.approx(want["res_in"], abs=1e-9)
-        assert got["nores_in"][b] == pytest.approx(want["nores_in"], abs=1e-9)
 
 
 def test_a_resampled_perplexity_is_the_drawn_sentences_perplexity():
