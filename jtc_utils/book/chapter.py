@@ -176,7 +176,7 @@ def panels(fig) -> tuple[list[tuple[bytes, float, str]], str]:
         fig.savefig(buf, format="png", dpi=dpi, bbox_inches=bbox or "tight", metadata={"Software": None})
         return small_png(buf.getvalue())
 
-    grid = _grid(fig)
+    grid = grid_axes(fig)
     extra = [ax for ax in fig.axes if ax.get_visible() and ax not in grid]
     suptitle = fig.get_suptitle()
     if (len(grid) < 2 or max(_top(ax).get_gridspec().ncols for ax in grid) < 2 or fig.legends
@@ -264,7 +264,7 @@ def _top(ax):
     return ax.get_subplotspec().get_topmost_subplotspec()
 
 
-def _grid(fig) -> list:
+def grid_axes(fig) -> list:
     """The visible axes on the figure's grid, colour bars left out (matplotlib labels those ``<colorbar>``)."""
     return [ax for ax in fig.axes
             if ax.get_visible() and ax.get_subplotspec() is not None and ax.get_label() != "<colorbar>"]

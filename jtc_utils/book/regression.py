@@ -152,7 +152,7 @@ def quantities(data, prefix: str = "") -> dict:
         if isinstance(x, dict):
             for k, v in x.items():
                 walk(v, f"{key}/{k}" if key else str(k))
-        elif isinstance(x, list) and x and all(isinstance(v, (dict, str, list)) and not _numeric(v) for v in x):
+        elif isinstance(x, list) and x and all(isinstance(v, (dict, str, list)) and not is_numeric(v) for v in x):
             for v in x:
                 walk(v, f"{key}[]")
         elif isinstance(x, list):
@@ -165,9 +165,9 @@ def quantities(data, prefix: str = "") -> dict:
     return out
 
 
-def _numeric(x) -> bool:
+def is_numeric(x) -> bool:
     if isinstance(x, list):
-        return all(_numeric(v) for v in x)
+        return all(is_numeric(v) for v in x)
     return x is None or (isinstance(x, (int, float)) and not isinstance(x, bool))
 
 

@@ -121,7 +121,7 @@ def subset_note(name: str) -> str:
             "passes over the extra sentences.")
 
 
-def _digest(nb) -> str:
+def digest(nb) -> str:
     import hashlib
     import json
 
@@ -146,12 +146,12 @@ def build(out_dir: Path | str = ROOT / "student", replace: bool = False) -> tupl
                if "parameters" in c.metadata.get("tags", [])):
             setup.append(nbformat.v4.new_markdown_cell(subset_note(name)))
         nb.cells[:0] = setup
-        nb.metadata["jtc_student"] = {"edition": _digest(nb)}  # what was written: a student's edits differ from it
+        nb.metadata["jtc_student"] = {"edition": digest(nb)}  # what was written: a student's edits differ from it
         target = out_dir / f"{name}.ipynb"
         if target.exists() and not replace:
             try:
                 old = nbformat.read(target, as_version=4)
-                worked = _digest(old) != old.metadata.get("jtc_student", {}).get("edition")
+                worked = digest(old) != old.metadata.get("jtc_student", {}).get("edition")
             except Exception:  # an unreadable notebook is not a student's work to keep
                 worked = False
             if worked:

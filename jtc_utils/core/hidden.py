@@ -114,7 +114,7 @@ def _states_at(ad: Adapter, inp, att, pos) -> np.ndarray:
                                _states_at(ad, inp[half:], att[half:], pos[half:])], axis=1)
 
 
-def _extract(ad: Adapter, s: Samples, batch_size: int, progress: bool) -> np.ndarray:
+def extract(ad: Adapter, s: Samples, batch_size: int, progress: bool) -> np.ndarray:
     import torch
     from tqdm.auto import tqdm
 
@@ -196,7 +196,7 @@ def hidden_states(ad: Adapter, s: Samples, batch_size: int | None = None, progre
         if X is not None:
             return X
         show = show_progress() if progress is None else progress
-        X = _extract(ad, s, batch_size, show)
+        X = extract(ad, s, batch_size, show)
         cache.save(path, {"X": X})
         _record_extraction(ad, s, batch_size, path)
     return X

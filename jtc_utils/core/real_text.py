@@ -137,7 +137,7 @@ FILTERS = {  # name -> (description, keep?)
 
 # ----------------------------------------------------------------------------------------------------------------
 # raw documents
-def _documents(domain: str) -> list[tuple[str, list[str]]]:
+def documents(domain: str) -> list[tuple[str, list[str]]]:
     """``[(document id, [paragraph, ...]), ...]`` in a fixed order."""
     src = SOURCES[domain]
     path = _package_path(src)
@@ -231,7 +231,7 @@ def prepare(docs: list[tuple[str, list[str]]], want: dict, key: str, name: str, 
 def _build(domain: str, seed: int) -> dict:
     if domain not in SOURCES:
         raise ValueError(f"unknown domain {domain!r} for profile 'real'; choose one of {', '.join(SOURCES)}")
-    return prepare(_documents(domain), sizes(domain), f"real/{domain}/{seed}", domain)
+    return prepare(documents(domain), sizes(domain), f"real/{domain}/{seed}", domain)
 
 
 def sentences(domain: str, split: str, n: int | None = None, seed: int = 0) -> list[str]:

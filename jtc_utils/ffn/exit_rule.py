@@ -166,7 +166,9 @@ def sub_update_rule(exp) -> dict:
     return {**score_exit(ex, te["top1"]), "clusters": int(ids.max() + 1), "global_clusters": glob}
 
 
-def _features(exp, split: str, what: str):
+def classifier_features(exp, split: str, what: str):
+    """Per block but the last, the classifier's feature ``what`` on ``split``: the FFN input ``r``, its output ``o``
+    (the block's hidden state minus ``r``) or both summed (``r+o``, the block's hidden state)."""
     ffn = FFN(exp.adapter)
     R = mid_states(exp, split)
     X = exp.X_train if split == "train" else exp.X_val
@@ -191,12 +193,15 @@ def classifier_exit(exp, what: str, seed: int = 0) -> dict:
            "model": exp.adapter.identity, "train": samples_identity(exp.train),
            "validation": samples_identity(exp.val), "runner": runner_for(exp.adapter.model).version,
            "held_out": HELD_OUT, "folds": FOLDS, "cs": list(CS), "solver": SOLVER, "sklearn": sklearn.__version__}
-    c = cache.cached("ffn_classifier", key, lambda: _classifier_exit(exp, what, seed))
+    c = cache.cached("ffn_classifier", key, lambda: fit_classifier_exit(exp, what, seed))
     thresholds = [None if np.isnan(t) else float(t) for t in c["thresholds"]]
     return {**score_exit(c["exit_layer"], te["top1"]), "thresholds": thresholds}
 
 
-def _classifier_exit(exp, what: str, seed: int) -> dict:
+def fit_classifier_exit(exp, what: str, seed: int) -> dict:
+    """The fit behind :func:`classifier_exit`, uncached: per layer a cross-validated logistic regression of "the
+    prediction has saturated here" on :func:`classifier_features`, its threshold set on held-out training samples;
+    the exit layer of every validation sample and the thresholds."""
     from sklearn.linear_model import LogisticRegressionCV
     from sklearn.metrics import precision_recall_curve
     from sklearn.model_selection import StratifiedKFold
@@ -210,8 +215,8 @@ def _classifier_exit(exp, what: str, seed: int) -> dict:
     held[rng.choice(n_tr, min(HELD_OUT, n_tr // 5), replace=False)] = True
     exit_layer = np.full(len(te["sat"]), L)
     thresholds = []
-    for layer, (Ftr, Fte) in enumerate(zip(_features(exp, "train", what), _features(exp, "validation", what)),
-                                       start=1):
+    for layer, (Ftr, Fte) in enumerate(zip(classifier_features(exp, "train", what),
+                                           classifier_features(exp, "validation", what)), start=1):
         y = tr["sat"] == layer
         if y[~held].sum() < FOLDS or y[held].sum() == 0:
             thresholds.append(np.nan)  # no classifier at this layer

@@ -35,7 +35,7 @@ REAL_ABSENT = {
 
 
 
-def _scaled(layer: int, paper_L: int, L: int) -> int:
+def scaled_layer(layer: int, paper_L: int, L: int) -> int:
     return int(round(layer * L / paper_L))
 
 
@@ -83,7 +83,7 @@ def c1b(get):
 def c2(get):
     d = get("fig4")
     L = d["n_layers"]
-    upto = _scaled(44, 48, L)
+    upto = scaled_layer(44, 48, L)
     diff = _p1_diff(d)
     return claim_record("C2", "mat's Precision@1 is above id's at every layer, by more than 0.2 till layer 44 of 48",
                 "Fig 4", f"mat > id at {(diff[:L] > 0).sum()}/{L} layers l < L; smallest gain {diff[:L].min():+.2f}",
@@ -99,7 +99,7 @@ def c2(get):
 def c3(get):
     d = get("fig4")
     L = d["n_layers"]
-    n = _scaled(10, 48, L)
+    n = scaled_layer(10, 48, L)
     ranges = {1: (0.28, 0.45), 5: (0.52, 0.74), 10: (0.62, 0.82)}
     means = {k: float(figdata.as_array(d["curves"]["mat"][f"p@{k}"])[:n].mean()) for k in ranges}
     widen = verdicts.value("range")
@@ -137,7 +137,7 @@ def c4(get):
 def c5(get):
     d = get("fig6")
     L = d["n_layers"]
-    n = _scaled(10, 24, L)
+    n = scaled_layer(10, 24, L)
     ks = (1, 5, 10)
     mat = np.stack([figdata.as_array(d["curves"]["mat"][f"p@{k}"])[:n] for k in ks])
     idv = np.stack([figdata.as_array(d["curves"]["id"][f"p@{k}"])[:n] for k in ks])
@@ -160,7 +160,7 @@ def c6(get):
     d = get("fig6")
     L = d["n_layers"]
     diff = _p1_diff(d)[:L]
-    start = _scaled(3, 24, L)
+    start = scaled_layer(3, 24, L)
     mat1 = figdata.as_array(d["curves"]["mat"]["p@1"])[start:L]
     return claim_record("C6", "BERT: mat improves id's Precision@1 by more than 0.17 at most layers; > 0.25 from layer 3",
                 "Fig 6", f"mat > id at {(diff > 0).mean():.0%} of l < L", verdicts.share_margin(diff > 0),
@@ -287,7 +287,7 @@ def _parts_p1(d):
 def c12a(get):
     d = get("fig10")
     L = d["n_layers"]
-    start = _scaled(7, 24, L)
+    start = scaled_layer(7, 24, L)
     p = _parts_p1(d)
     done = np.isfinite(p["mat_attn"])  # the start layers computed (all of them, but on the real model)
     done[:start] = False
@@ -324,7 +324,7 @@ def c12b(get):
 def c12c(get):
     d = get("fig10")
     L = d["n_layers"]
-    a, b = _scaled(5, 24, L), _scaled(8, 24, L)
+    a, b = scaled_layer(5, 24, L), scaled_layer(8, 24, L)
     p = _parts_p1(d)
     done = np.flatnonzero(np.isfinite(p["mat_ln1_ln2"][:L + 1]))  # computed start layers: the nearest spanning a..b
     a, b = int(done[done <= a].max()), int(done[done >= b].min())

@@ -141,7 +141,7 @@ def test_an_untouched_notebook_of_an_older_edition_is_replaced(tmp_path):
     page = paths[0]
     nb = nbformat.read(page, as_version=4)
     nb.cells[0].source = "# an older edition's cell"  # the edition changed, the student did not touch it
-    nb.metadata["jtc_student"]["edition"] = student._digest(nb)
+    nb.metadata["jtc_student"]["edition"] = student.digest(nb)
     nbformat.write(nb, page)
     written, kept = student.build(out)
     assert page in written and kept == [] and "an older edition" not in page.read_text()

@@ -97,7 +97,7 @@ def test_two_verdicts_judge_shape_everywhere_and_magnitude_on_the_paper_profile_
     L = d["n_layers"]
     gain = np.asarray(d["curves"]["mat"]["p@1"][:L]) - np.asarray(d["curves"]["id"]["p@1"][:L])
     assert rec["holds"] == bool((gain > 0).all())  # shape: mat above id at every layer
-    assert rec["magnitude"]["holds"] == bool(gain[:jtc_claims._scaled(44, 48, L)].min() > 0.2)
+    assert rec["magnitude"]["holds"] == bool(gain[:jtc_claims.scaled_layer(44, 48, L)].min() > 0.2)
     assert claims.judged(rec, "tiny")["magnitude"] == {**rec["magnitude"], "holds": None, "note": claims.NOT_JUDGED}
     assert claims.judged(rec, "paper") == rec
     # a curve dragged below id at one layer breaks the shape verdict ("every layer" means every layer)

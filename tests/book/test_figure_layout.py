@@ -75,7 +75,7 @@ def test_a_log_axis_within_a_decade_shows_at_least_two_labelled_ticks():
 def test_heatmap_tick_labels_do_not_overlap(n_layers):
     rng = np.random.default_rng(n_layers)
     fig = plots.r2_heatmaps(rng.random((n_layers + 1, n_layers + 1)), rng.random((n_layers + 1, n_layers + 1)))
-    for ax in chapter._grid(fig):
+    for ax in chapter.grid_axes(fig):
         assert not figure_layout.tick_labels_overlap(ax), n_layers
     for part, _, _ in chapter.panels(fig)[0]:  # and cut into panels, as the page shows them
         assert Image.open(io.BytesIO(part)).size[0] >= chapter.PANEL_DRAW_PX

@@ -93,7 +93,7 @@ def _perturbed(name, bucket, err):
     def move(x, path):
         if isinstance(x, dict):
             return {k: move(v, f"{path}/{k}" if path else k) for k, v in x.items()}
-        if isinstance(x, list) and x and all(isinstance(v, (dict, str, list)) and not regression._numeric(v)
+        if isinstance(x, list) and x and all(isinstance(v, (dict, str, list)) and not regression.is_numeric(v)
                                              for v in x):
             return [move(v, f"{path}[]") for v in x]
         if isinstance(x, list):
@@ -172,16 +172,16 @@ def test_the_exit_rule_classifiers_ignore_float_noise(monkeypatch):
 
     exp = experiment.for_role("tiny", "gpt24", seed=0)
     te = exit_rule.split_summary(exp, "validation")
-    base = exit_rule._classifier_exit(exp, "o", 0)  # fitted here, not read from the cache
+    base = exit_rule.fit_classifier_exit(exp, "o", 0)  # fitted here, not read from the cache
     rng = np.random.default_rng(0)
-    features = exit_rule._features
+    features = exit_rule.classifier_features
 
     def noisy(exp, split, what):
         for F in features(exp, split, what):
             yield (F * (1 + 1e-6 * rng.standard_normal(F.shape))).astype(F.dtype)
 
-    monkeypatch.setattr(exit_rule, "_features", noisy)
-    again = exit_rule._classifier_exit(exp, "o", 0)
+    monkeypatch.setattr(exit_rule, "classifier_features", noisy)
+    again = exit_rule.fit_classifier_exit(exp, "o", 0)
     a, b = exit_rule.score_exit(base["exit_layer"], te["top1"]), exit_rule.score_exit(again["exit_layer"], te["top1"])
     assert again is not base and a["accuracy"] == b["accuracy"] and a["saved"] == b["saved"]
 
@@ -194,8 +194,8 @@ def test_the_exit_rule_classifiers_are_fitted_once(tmp_path, monkeypatch):
     monkeypatch.setattr(cache, "CACHE_DIR", tmp_path)
     exp = experiment.for_role("tiny", "gpt24", seed=0)
     fits = []
-    fit = exit_rule._classifier_exit
-    monkeypatch.setattr(exit_rule, "_classifier_exit", lambda *a: fits.append(a[1:]) or fit(*a))
+    fit = exit_rule.fit_classifier_exit
+    monkeypatch.setattr(exit_rule, "fit_classifier_exit", lambda *a: fits.append(a[1:]) or fit(*a))
     first = exit_rule.classifier_exit(exp, "r")
     again = exit_rule.classifier_exit(exp, "r")
     assert fits == [("r", 0)]

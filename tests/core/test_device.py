@@ -62,7 +62,7 @@ def test_a_batch_that_does_not_fit_in_memory_is_split_and_gives_the_same_states(
 
     ad = models.adapter("tiny-gpt2")
     s = make_samples(ad.tokenizer, "gpt2", "encyclopedia", "validation", n=7)
-    want = hidden._extract(ad, s, batch_size=8, progress=False)
+    want = hidden.extract(ad, s, batch_size=8, progress=False)
     real = ad.forward_states
 
     def tight(inp, att, limit):
@@ -72,11 +72,11 @@ def test_a_batch_that_does_not_fit_in_memory_is_split_and_gives_the_same_states(
 
     monkeypatch.setattr(ad, "forward_states", lambda inp, att: tight(inp, att, 2))
     with pytest.warns(ResourceWarning, match="did not fit in the memory"):
-        got = hidden._extract(ad, s, batch_size=8, progress=False)
+        got = hidden.extract(ad, s, batch_size=8, progress=False)
     np.testing.assert_array_equal(got, want)
     monkeypatch.setattr(ad, "forward_states", lambda inp, att: tight(inp, att, 0))
     with pytest.warns(ResourceWarning), pytest.raises(MemoryError, match=r"does not fit.*MB.*device='cpu'"):
-        hidden._extract(ad, s, batch_size=8, progress=False)
+        hidden.extract(ad, s, batch_size=8, progress=False)
 
 
 def test_other_runtime_errors_are_not_taken_for_memory(monkeypatch):
@@ -91,4 +91,4 @@ def test_other_runtime_errors_are_not_taken_for_memory(monkeypatch):
 
     monkeypatch.setattr(ad, "forward_states", broken)
     with pytest.raises(RuntimeError, match="shape mismatch"):
-        hidden._extract(ad, s, batch_size=8, progress=False)
+        hidden.extract(ad, s, batch_size=8, progress=False)

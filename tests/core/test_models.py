@@ -86,12 +86,12 @@ def test_positions_are_uniform_and_seeded(gpt):
 def test_prefix_and_padding_do_not_change_the_vectors(gpt, bert):
     for ad in (gpt, bert):
         s = make_samples(ad.tokenizer, ad.family, "news", "validation", n=40)
-        batched = hidden._extract(ad, s, batch_size=16, progress=False)
-        single = hidden._extract(ad, s, batch_size=1, progress=False)
+        batched = hidden.extract(ad, s, batch_size=16, progress=False)
+        single = hidden.extract(ad, s, batch_size=1, progress=False)
         np.testing.assert_allclose(batched, single, rtol=1e-4, atol=1e-5)
     # GPT: the prefix up to the position gives the same vector as the whole sentence
     s = make_samples(gpt.tokenizer, "gpt2", "news", "validation", n=10)
-    X = hidden._extract(gpt, s, batch_size=4, progress=False)
+    X = hidden.extract(gpt, s, batch_size=4, progress=False)
     with torch.no_grad():
         for i, (ids, p) in enumerate(zip(s.input_ids, s.positions)):
             full = gpt.forward_states(torch.tensor([ids]), torch.ones(1, len(ids), dtype=torch.long))
@@ -142,8 +142,8 @@ def test_a_subset_is_sliced_out_of_the_full_extraction_not_extracted_again(gpt, 
     other = make_samples(gpt.tokenizer, gpt.family, "news", "validation", n=25, seed=1)  # other positions
     X = hidden.hidden_states(gpt, full)
     runs = []
-    real = hidden._extract
-    monkeypatch.setattr(hidden, "_extract", lambda *a: runs.append(len(a[1])) or real(*a))
+    real = hidden.extract
+    monkeypatch.setattr(hidden, "extract", lambda *a: runs.append(len(a[1])) or real(*a))
     sliced = hidden.hidden_states(gpt, first)
     assert runs == []  # sliced, not extracted
     np.testing.assert_array_equal(sliced, X[:, :25])

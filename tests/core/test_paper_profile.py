@@ -51,7 +51,7 @@ def test_paper_models_load_by_id_from_the_offline_cache(hub_cache, monkeypatch):
         assert (ad.family, ad.n_layers, ad.d) == (family, L, d)
         assert next(ad.model.parameters()).dtype == torch.float32
         s = make_samples(ad.tokenizer, family, "news", "validation", n=6)
-        X = hidden._extract(ad, s, batch_size=3, progress=False)
+        X = hidden.extract(ad, s, batch_size=3, progress=False)
         assert X.shape == (L + 1, 6, d) and np.isfinite(X).all()
         logits = ad.readout(torch.from_numpy(X[L]))
         assert logits.shape == (6, ad.vocab_size)

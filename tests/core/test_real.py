@@ -140,7 +140,7 @@ def test_the_committed_data_cards_are_what_the_build_produces():
 @needs_real
 def test_documents_never_give_sentences_to_both_splits():
     source = {}  # a sentence is kept from the first document that has it (later repeats are dropped)
-    for doc, paragraphs in real_text._documents("wiki"):
+    for doc, paragraphs in real_text.documents("wiki"):
         for p in paragraphs:
             for s in real_text.split_sentences(p):
                 source.setdefault(s, doc)
