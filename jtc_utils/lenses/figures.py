@@ -10,9 +10,9 @@
 * ``tl_cmp``: the tuned lens against id and mat on every zoo model;
 * ``lens_table`` / ``real_lens_table``: every lens × layer × metric with parameter counts, for the stand-in of
   GPT2-XL and for the real model, and (stand-in) each lens's early-exit curve with its oracle frontier;
-* ``real_nnjtc_fig3`` / ``real_tl_grid``: Figure 3 and the objective-against-form grid on the real model, at every
-  layer, on its first :data:`REAL_VAL` validation samples (the lenses it has: one seed of NJTC/N-NJTC, the tuned
-  lens of the published recipe).
+* ``real_nnjtc_fig3`` / ``real_tl_grid`` / ``real_lens_exit``: Figure 3, the objective-against-form grid and the
+  early-exit curves with their oracle frontiers on the real model, at every layer, on its first :data:`REAL_VAL`
+  validation samples (the lenses it has: one seed of NJTC/N-NJTC, the tuned lens of the published recipe).
 
 Evaluations are cached on disk, keyed on the model, the samples and the lens's own numbers, so the regression
 tests and the re-executed chapter share them.
@@ -44,9 +44,10 @@ REAL_GRID = ("id", "mat", "mat+b", "tuned")  # the grid's lenses the real model 
 # the real model's every-layer figures read out the first REAL_VAL validation samples (the real profile's validation
 # subset, as its JTC figures): each layer of each lens is a readout over a 49,152-token vocabulary
 REAL_VAL = profiles.REAL_SUBSET[1]
+REAL_EXIT = ("id", "mat", "nnjtc", "tuned")  # the lenses whose early exit the real model's figure draws
 LENS_FIGURES = {"nnjtc_fig2": "gpt48", "nnjtc_fig3": "gpt48", "ext_nnjtc_rank": "gpt48", "tl_grid": "gpt48",
                 "tl_cmp": None, "lens_table": "gpt48", "real_lens_table": "gpt48", "real_nnjtc_fig3": "gpt48",
-                "real_tl_grid": "gpt48"}
+                "real_tl_grid": "gpt48", "real_lens_exit": "gpt48"}
 
 
 def rank_for(d: int) -> int:
@@ -60,7 +61,7 @@ def lens(exp, name: str, seed: int = 0) -> Lens:
     hp = {}
     if spec.rank:
         hp["rank"] = rank_for(exp.adapter.d)
-    if spec.family in ("gradient descent", "tuned lens"):
+    if spec.method in ("gradient descent", "tuned lens"):
         hp["seed"] = seed
     return registry.get(name, **hp).fit(exp)
 
@@ -167,7 +168,7 @@ def _fitted(exp, names, seeds=(0,)) -> dict:
     """The fitted lenses ``names`` (the trained ones at every seed), by curve key (``label`` or ``label/seedN``)."""
     out = {}
     for name in names:
-        trained = registry.LENSES[name].family in ("gradient descent", "tuned lens")
+        trained = registry.LENSES[name].method in ("gradient descent", "tuned lens")
         for seed in (seeds if trained else (0,)):
             ln = lens(exp, name, seed)
             out[ln.label if seed == 0 else f"{ln.label}/seed{seed}"] = ln
@@ -231,7 +232,7 @@ def grid(exp, names=GRID, n_val: int | None = None) -> dict:
     curves = _curves(exp, fitted, boot={"id": ("p@1", "kl", "ce_gold"), "tuned": ("p@1", "kl", "ce_gold"),
                                         "mat+b": ("kl",)}, n_val=n_val)
     cards = {}
-    for name in (n for n in names if registry.LENSES[n].family == "tuned lens"):
+    for name in (n for n in names if registry.LENSES[n].method == "tuned lens"):
         rec = fitted[name].record
         cards[name] = {k: float(np.asarray(rec[k]).reshape(-1)[0]) for k in ("steps", "doublings", "improvement")
                        if k in rec}
@@ -259,17 +260,27 @@ def table(exp, names, with_exit: bool) -> dict:
     rows = {}
     fitted = [lens(exp, name) for name in names]
     for ln, res in zip(fitted, evaluated_many(exp, fitted, layers)):
-        row = {"family": ln.spec.family, "objective": ln.spec.objective, "params": ln.params(),
+        row = {"method": ln.spec.method, "objective": ln.spec.objective, "params": ln.params(),
                "params_share": ln.params() / exp.adapter.d ** 2, **evaluate.curves(res)}
         if with_exit:
             row["exit"] = evaluate.exit_curves(exp, res)
-        if ln.spec.family == "tuned lens" and not with_exit:  # the real table: how its GPU-trained lens was trained
+        if ln.spec.method == "tuned lens" and not with_exit:  # the real table: how its GPU-trained lens was trained
             row["training"] = {k: kind(np.asarray(ln.record[k]).reshape(-1)[0]) for k, kind in
                                (("steps", int), ("doublings", int), ("improvement", float), ("n_train", int))
                                if k in ln.record}
         rows[ln.label] = row
     return {"n_layers": L, "d": exp.adapter.d, "rank": rank_for(exp.adapter.d),
             "quarters": [L // 4, L // 2, 3 * L // 4], "lenses": rows}
+
+
+def exit_table(exp, names, n_val: int | None = None) -> dict:
+    """Each lens of ``names`` read at every layer: section 5's early-exit curve with its oracle frontier
+    (:func:`jtc_utils.lenses.evaluate.exit_curves`), in the layout of the lens table (``lenses`` by label, each with
+    its ``method`` and ``exit``); ``n_val``: on the first validation samples only."""
+    fitted = [lens(exp, name) for name in names]
+    rows = {ln.label: {"method": ln.spec.method, "exit": evaluate.exit_curves(exp, res)}
+            for ln, res in zip(fitted, evaluated_many(exp, fitted, None, n_val))}
+    return {"n_layers": exp.n_layers, "rank": rank_for(exp.adapter.d), "lenses": rows}
 
 
 def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
@@ -296,10 +307,12 @@ def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None,
         data = fig3(exp, seeds=(0,), n_val=REAL_VAL)
     elif fig == "real_tl_grid":
         data = grid(exp, REAL_GRID, n_val=REAL_VAL)
+    elif fig == "real_lens_exit":
+        data = exit_table(exp, REAL_EXIT, n_val=REAL_VAL)
     else:  # a reader's own model has no tuned lens trained ahead of time (``python -m jtc_utils.lenses.train``)
         names = REAL_LENSES if profile.name == "real" else tuple(n for n in REAL_LENSES if n != "tuned")
         data = table(exp, names, with_exit=False)
-    n_val_read = min(REAL_VAL, len(exp.val)) if fig in ("real_nnjtc_fig3", "real_tl_grid") else len(exp.val)
+    n_val_read = min(REAL_VAL, len(exp.val)) if fig in ("real_nnjtc_fig3", "real_tl_grid", "real_lens_exit") else len(exp.val)
     params = {"profile": profile.name, "model": exp.model_name, "paper_model": profiles.PAPER_NAME.get(exp.model_name,
               exp.model_name), "domain": exp.domain, "n_train": len(exp.train), "n_val": n_val_read, "seed": seed}
     return {**data, **linear.regime_note(len(exp.train), exp.adapter.d)}, params
@@ -313,7 +326,7 @@ def quarter_table(t: dict, metrics=("p@1",)) -> "pd.DataFrame":
     rows = []
     for label, row in t["lenses"].items():
         layers = list(row["layers"])
-        r = {"lens": label, "family": row["family"], "objective": row["objective"], "params": row["params"],
+        r = {"lens": label, "method": row["method"], "objective": row["objective"], "params": row["params"],
              "share of d²": f"{row['params_share']:.1%}"}
         for m in metrics:
             for q in t["quarters"]:
@@ -321,3 +334,13 @@ def quarter_table(t: dict, metrics=("p@1",)) -> "pd.DataFrame":
         rows.append(r)
     return pd.DataFrame(rows)
 
+
+def exit_summary(t: dict) -> "pd.DataFrame":
+    """Per lens of a table with early-exit curves (``lens_table``, ``real_lens_exit``): the layers saved at 95%
+    Precision@1 under the confidence rule and under the oracle, and the mean saturation layer (two decimals)."""
+    import pandas as pd
+
+    return pd.DataFrame([{"lens": lab, "layers saved at 95% (rule)": round(r["exit"]["saved"]["saved"], 2),
+                          "layers saved at 95% (oracle)": round(r["exit"]["oracle"]["saved"]["saved"], 2),
+                          "mean saturation layer": round(r["exit"]["oracle"]["mean_saturation"], 2)}
+                         for lab, r in t["lenses"].items() if "exit" in r]).set_index("lens")

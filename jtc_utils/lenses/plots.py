@@ -54,7 +54,7 @@ def heatmaps4(d: dict, title: str | None = None):
 
 
 def curves(c: dict, keys=("p@1",), labels=None, title: str | None = None, seeds_band: bool = True):
-    """One panel per metric in ``keys``, one line per lens (its colour from its family); the seeds of a trained
+    """One panel per metric in ``keys``, one line per lens (its colour from its method); the seeds of a trained
     lens drawn as a band (min to max) around their mean."""
     labels = labels or [k for k in c if "/seed" not in k]
     ylab = {"p@1": "Precision@1", "p@5": "Precision@5", "p@10": "Precision@10", "s_n": "surprisal S_N (nats)",

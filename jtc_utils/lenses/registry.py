@@ -27,7 +27,7 @@ from .base import SPECS, Lens, LensError, StaleLensError
 @dataclass(frozen=True)
 class LensSpec:
     name: str
-    family: str
+    method: str  # how its maps are found: identity, least squares, reduced rank, gradient descent, tuned lens
     objective: str  # what the fit minimises: "none", "MSE" (hidden space), "KL" (output space)
     fit: Callable
     params: Callable  # (d, rank) -> trained parameters per layer
@@ -238,7 +238,7 @@ def get(name: str, **hp) -> Lens:
     elif "rank" in hp:
         raise LensError(f"lens {name!r} has no rank; the low-rank lenses are: "
                         f"{', '.join(n for n, s in LENSES.items() if s.rank)}")
-    allowed = {"rank", "seed"} if spec.family in ("gradient descent", "tuned lens") else {"rank"}
+    allowed = {"rank", "seed"} if spec.method in ("gradient descent", "tuned lens") else {"rank"}
     extra = set(hp) - allowed
     if extra:
         raise LensError(f"lens {name!r} takes no {', '.join(sorted(extra))}; it takes: "

@@ -24,6 +24,10 @@ def test_the_real_figures_are_the_real_models_at_every_layer():
         assert rec["params"]["profile"] == "real" and rec["params"]["model"] == "smollm2-135m", fig
         c = rec["data"]["curves"]
         assert c["id"]["layers"] == list(range(31)), fig
+    ex = figdata.load("real_lens_exit")
+    assert ex["params"]["profile"] == "real" and ex["params"]["n_val"] == 300
+    for lab, row in ex["data"]["lenses"].items():  # an exit curve needs every layer: the oracle ends at layer 30
+        assert max(row["exit"]["oracle"]["x"]) <= ex["data"]["n_layers"] == 30, lab
 
 
 def test_the_real_verdicts_move_with_the_real_numbers():
