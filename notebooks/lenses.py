@@ -341,9 +341,12 @@ show(['real_lens_exit'],
      "oracle exit (dotted), for the real model; a curve further up and to the left saves more computation.",
      'Early-exit curves of four lenses with their oracle curves on the real model')
 
-# %% tags=["nbval-check-output"]
+# %%
+# (like the chapter's other real-model cells, not checked against the stored output: `make test` re-executes them on
+# the real model's subset of sentences)
 display(figures.exit_summary(rx))
-#
+
+# %% [markdown]
 # ## The real model
 #
 # SmolLM2-135M on Wikipedia (see [the real model](real_model.ipynb)), 30 layers of width 576, rank
