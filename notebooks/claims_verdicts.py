@@ -231,13 +231,15 @@ display(claim_tables.Scrolled(claim_tables.style(compared, "claims-regime-compar
 # The lens claims are also judged on the real model (SmolLM2-135M, rank 5), by the same rules on its figures
 # `real_nnjtc_fig3` and `real_tl_grid` (every layer, its first 300 validation samples resampled) and
 # `real_lens_table`; its NJTC and N-NJTC were trained once, so their curves are one seed's, and N-NJTC's Figure 2
-# (N6, N7, N8), which needs the low-rank lenses trained for every pair of layers, is not computed there.
+# (`real_nnjtc_fig2`, N6-N8) has them on the pairs its claims read (each layer to the next and to the last), not on
+# every pair.
 #
-# The FFN claims are judged on the real model where its numbers allow (`real_geva` of the FFN chapter: the dominant
-# ten, the scores, the events, saturation and the exit rules on its first 300 validation samples, resampled). The
-# concept claims (F1-F4) and steering (F9) need the vocabulary labelled with concepts, which the real vocabulary is
-# not (the stand-ins' labels come from their generator's word classes), and F8's clusters need one clustering of all
-# 46,080 values; each says so.
+# The FFN claims are judged on the real model too (`real_geva` of the FFN chapter: the dominant ten, the scores, the
+# events, saturation and the exit rules on its first 300 validation samples, resampled). Its concept claims (F1-F4)
+# read word classes that `jtc_utils.core.word_classes` takes automatically from the real training text (the chapter
+# says what they can and cannot see), their resamples the value vectors; F8's clusters are formed block by block (one
+# clustering of every value does not fit), a deviation its record states; steering (F9) needs word classes with a
+# sign, which the automatic ones are not, and says so.
 #
 # The linearity claims are also judged on the real model (SmolLM2-135M on held-out Wikipedia sentences, the figure
 # `real_sl` of its chapter), by the same rules: "every GPT-style model" reads every causal decoder, which there is

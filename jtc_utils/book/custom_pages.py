@@ -216,51 +216,6 @@ def execute_page(out: Path, name: str, source: str, digest: str, timeout: int = 
     return runner.transaction(nb, page_file, data_dir, {"data_dir": str(data_dir)}, env, out, timeout, record)
 
 
-class MemoryWatch:
-    """The largest resident memory of this process's descendants together (the page workers and their kernels),
-    sampled every ``every_s`` seconds from ``/proc`` while the block runs; 0 where there is no ``/proc``."""
-
-    def __init__(self, every_s: float = 0.5):
-        import threading
-
-        self.every_s, self.peak_gb, self._stop = every_s, 0.0, threading.Event()
-        self._thread = threading.Thread(target=self._watch, daemon=True)
-
-    @staticmethod
-    def descendants_gb(root: int | None = None) -> float:
-        """Resident memory of the processes below ``root`` (default: this one), in GB."""
-        parent, rss = {}, {}
-        for status in Path("/proc").glob("[0-9]*/status"):
-            try:
-                fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
-            except OSError:
-                continue  # ended while read
-            pid = int(status.parent.name)
-            parent[pid] = int(fields.get("PPid", "0"))
-            rss[pid] = int(fields.get("VmRSS", "0 kB").split()[0]) * 1024
-        root = os.getpid() if root is None else root
-        below, frontier = set(), {root}
-        while frontier:
-            frontier = {p for p, pp in parent.items() if pp in frontier} - below
-            below |= frontier
-        return sum(rss[p] for p in below) / 2**30
-
-    def _watch(self):
-        while not self._stop.wait(self.every_s):
-            self.peak_gb = max(self.peak_gb, self.descendants_gb())
-
-    def __enter__(self):
-        if Path("/proc/self/status").exists():
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join()
-        return False
-
-
 def _execute_named(out: Path, sources: dict, digests: dict, timeout: int, device: str | None, name: str):
     """:func:`execute_page` of page ``name`` (what :func:`scheduling.run_pages` calls, in a worker process)."""
     return execute_page(out, name, sources[name], digests[name], timeout, device)
@@ -331,7 +286,7 @@ def run(out, plan: Plan, timeout: int = runner.CELL_TIMEOUT, device: str | None 
     run_one = partial(_execute_named, out, sources, {n: page_digest(plan, src) for n, src in sources.items()},
                       timeout, device)
     times = scheduling.run_pages(skipped, run_one, 1, report)
-    with MemoryWatch() as watch:
+    with runner.MemoryWatch() as watch:
         times.update(scheduling.run_pages([n for n in sources if n not in skipped], run_one, plan.jobs, report))
     times = {name: times[name] for name in sources}
     bar.close()

@@ -98,18 +98,15 @@ def real_seconds(nb, name: str) -> float:
                if c.cell_type == "code" and (name == REAL_PAGE or REAL_CELL.search(c.source)))
 
 
-def slowest_cells(nb, n: int = 3, name: str = "") -> str:
+def slowest_cells(nb, n: int = 3, name: str = "", peak_gb: float | None = None) -> str:
     """A line naming the ``n`` slowest cells of an executed notebook (index, seconds, first source line), the
-    seconds of the real model's cells (:func:`real_seconds`) and the largest resident memory a kernel has reached so
-    far in this process's children (where to look when a page is slow or large)."""
-    import resource
-
+    seconds of the real model's cells (:func:`real_seconds`) and the page's peak resident memory ``peak_gb`` (its
+    kernel's, sampled by :class:`MemoryWatch`; where to look when a page is slow or large)."""
     timed = [(cell_seconds(c), i, c.source.strip().splitlines()[0][:60])
              for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip()]
     cells = "; ".join(f"[{i}] {d:.0f} s `{first}`" for d, i, first in sorted(timed, reverse=True)[:n])
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20  # kilobytes on Linux
-    return (f"    slowest cells: {cells}; the real model's cells {real_seconds(nb, name):.0f} s; kernels' peak memory "
-            f"so far {peak:.2f} GB")
+    memory = "" if not peak_gb else f"; the page's peak memory {peak_gb:.2f} GB"
+    return f"    slowest cells: {cells}; the real model's cells {real_seconds(nb, name):.0f} s{memory}"
 
 
 def clean(nb) -> None:
@@ -304,6 +301,52 @@ def exit_on_interrupt(line: str):
         raise SystemExit(130) from None
 
 
+class MemoryWatch:
+    """The largest resident memory of this process's descendants together (a page's kernel, or a custom book's page
+    workers and their kernels), sampled every ``every_s`` seconds from ``/proc`` while the block runs; 0 where there
+    is no ``/proc``."""
+
+    def __init__(self, every_s: float = 0.5):
+        import threading
+
+        self.every_s, self.peak_gb, self._stop = every_s, 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    @staticmethod
+    def descendants_gb(root: int | None = None) -> float:
+        """Resident memory of the processes below ``root`` (default: this one), in GB."""
+        parent, rss = {}, {}
+        for status in Path("/proc").glob("[0-9]*/status"):
+            try:
+                fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+            except OSError:
+                continue  # ended while read
+            pid = int(status.parent.name)
+            parent[pid] = int(fields.get("PPid", "0"))
+            rss[pid] = int(fields.get("VmRSS", "0 kB").split()[0]) * 1024
+        root = os.getpid() if root is None else root
+        below, frontier = set(), {root}
+        while frontier:
+            frontier = {p for p, pp in parent.items() if pp in frontier} - below
+            below |= frontier
+        return sum(rss[p] for p in below) / 2**30
+
+    def _watch(self):
+        while not self._stop.wait(self.every_s):
+            self.peak_gb = max(self.peak_gb, self.descendants_gb())
+
+    def __enter__(self):
+        if Path("/proc/self/status").exists():
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        return False
+
+
 def transaction(nb, page: Path, data: Path, parameters: dict, env: dict, cwd: Path, timeout: int, record: dict,
                 source: str | None = None) -> float:
     """Execute the notebook ``nb`` with papermill into ``page`` and its figure data into the folder ``data``, as one
@@ -334,9 +377,10 @@ def transaction(nb, page: Path, data: Path, parameters: dict, env: dict, cwd: Pa
     try:
         with environ(kernel_env, {"PYTHONWARNINGS": "ignore"}):
             try:
-                out = pm.execute_notebook(nb, str(failed), parameters=parameters, kernel_name="python3",
-                                          cwd=str(cwd), progress_bar=False, execution_timeout=timeout,
-                                          request_save_on_cell_execute=True)
+                with MemoryWatch() as watch:  # the kernel is this process's child (pages run one per process)
+                    out = pm.execute_notebook(nb, str(failed), parameters=parameters, kernel_name="python3",
+                                              cwd=str(cwd), progress_bar=False, execution_timeout=timeout,
+                                              request_save_on_cell_execute=True)
             except pm.PapermillExecutionError as e:
                 executed = nbformat.read(failed, as_version=4)
                 raise NotebookFailed(f"notebook {name} failed at {where(executed, e.cell_index)} "
@@ -353,7 +397,7 @@ def transaction(nb, page: Path, data: Path, parameters: dict, env: dict, cwd: Pa
                 raise NotebookFailed(f"notebook {name} failed {at} ({reason}); {copy}; the committed page and "
                                      f"data are unchanged") from None
             files = {f.name: file_fingerprint(f) for f in sorted(staging.glob("*.json"))}
-            print(slowest_cells(out, name=name), flush=True)
+            print(slowest_cells(out, name=name, peak_gb=watch.peak_gb), flush=True)
             clean(out)
             out.metadata["jtc"] = {**record, "data": files}
             text = nbformat.writes(out) + "\n"

@@ -178,6 +178,14 @@ def r2_score(Y: np.ndarray, Y_hat: np.ndarray, dev=None) -> float:
     return _r2(((Y - Y_hat) ** 2).sum(0), _sst(Y))
 
 
+def r2_resampled(Y: np.ndarray, Y_hat: np.ndarray, boot: np.ndarray, dev=None) -> np.ndarray:
+    """:func:`r2_score` of ``Y_hat`` for ``Y`` [n, d] under each resample of the samples: ``boot`` [B, n] draw
+    counts (:func:`jtc_utils.core.resample.weights`); returns [B]."""
+    dev = devices.resolve(dev)
+    Y, Y_hat, Wb = _t(Y, dev), _t(Y_hat, dev), _t(np.array(boot, dtype=np.float64), dev)  # a copy: read-only
+    return devices.to_numpy(_r2_rows(Wb @ (Y - Y_hat).square(), _sst_rows(Y, Wb)))
+
+
 class _Layers:
     """Float64 copies on the device of the layers of [L+1, n, d] states (of the samples ``rows`` only, an index
     array or boolean mask, where given), kept when they fit in ``budget`` bytes (all of them) and made on each use

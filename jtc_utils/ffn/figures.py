@@ -4,7 +4,7 @@ spec 6): ``geva_tab2`` (concept coverage, every zoo GPT model), ``geva_fig2`` (c
 (promotion vs elimination, with section 5.2's clusters), ``geva_fig3`` (per-layer candidate scores),
 ``geva_tab10`` (saturation layers), ``geva_tab6`` (every early-exit rule on one test set), ``ext_geva_matffn``
 (mat_ffn and sub-updates through mat), ``ext_geva_steer`` (concept steering), ``geva_values`` (the browsable value
-table) and ``real_geva`` (the analyses that need no word classes, on the real model).
+table) and ``real_geva`` (the chapter's analyses on the real model, under automatic word classes).
 
 Models: the stand-in of GPT-2 (``gpt12``) for the concept analyses, as the paper's annotation study used GPT-2; the
 stand-in of GPT-2 medium (``gpt24``) for the sample-level analyses, as the paper's Table 4 and this book's
@@ -17,7 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from jtc_utils.core import profiles, resample
+from jtc_utils.core import profiles, resample, sources, word_classes
 from jtc_utils.core.profiles import Profile
 from jtc_utils.embedded import lexicon
 from jtc_utils.evidence import figure_registry
@@ -32,6 +32,7 @@ FFN_FIGURES = {"geva_tab2": None, "geva_fig2": "gpt12", "geva_fig4": "gpt12", "g
                "ext_geva_matffn": "gpt24", "ext_geva_steer": "gpt24", "geva_values": None, "real_geva": "gpt24"}
 N_RANDOM = 10  # random vectors and whole updates per layer (spec 2.2 item 12)
 REAL_SIZES = profiles.REAL_SUBSET  # the real model: train and validation sentences
+REAL_VALUES_PER_LAYER = 256  # the real model's values whose top-30 lists are labelled, per block (of 1,536)
 VALUE_TABLE_TOP = 10
 
 
@@ -59,19 +60,30 @@ def concept_study(model: str, profile: Profile | str = "tiny", seed: int = 0) ->
 @lru_cache(maxsize=8)
 def _concept_study(model: str, profile: Profile, seed: int) -> dict:
     exp = _model_experiment(model, profile, seed)
-    ffn, tc, ad = FFN(exp.adapter), token_classes(model, profile, seed), exp.adapter
+    return {"model": model, **concepts_of(exp, token_classes(model, profile, seed), lexicon.GROUPS, seed)}
+
+
+def concepts_of(exp, tc: dict, groups: dict, seed: int = 0, per_layer: int | None = None) -> dict:
+    """Top-30 lists and concept coverage of ``exp``'s values, Gaussian vectors and whole updates, per layer, under
+    the word classes ``tc`` (token id -> class) with their ``groups``; every value of every block, or ``per_layer``
+    values of each block drawn uniformly (a random generator of its own, so the Gaussian vectors and whole updates
+    are the same draws either way)."""
+    ffn, ad = FFN(exp.adapter), exp.adapter
     rng = np.random.default_rng(seed)
+    pick_rng = np.random.default_rng([seed, 55])
     R = mid_states(exp, "validation")
     V_size = ad.vocab_size
     per = {k: [] for k in ("values", "gaussian", "updates", "iou_values", "iou_random", "iou_values_nobias",
                            "iou_random_nobias")}
-    groups = {"values": [], "gaussian": []}
+    by = {"values": [], "gaussian": []}
     value_ids, gauss_lists, dead = [], [], []
     for j in range(ffn.n_layers):
         V = ffn.values(j)
         G = vocab.gaussian_like(V, N_RANDOM, rng)
         m = ffn.coefficients(j, R[j])
         O = ffn.output(j, m[rng.choice(R.shape[1], N_RANDOM, replace=False)])
+        if per_layer is not None and per_layer < len(V):
+            V = V[np.sort(pick_rng.choice(len(V), per_layer, replace=False))]
         ids = {name: vocab.top_tokens(ad, X, concepts.TOP)[0] for name, X in (("values", V), ("gaussian", G),
                                                                               ("updates", O))}
         gauss_lists.append(ids["gaussian"])
@@ -84,14 +96,14 @@ def _concept_study(model: str, profile: Profile, seed: int) -> dict:
             raw = ids["values"] if name == "values" else ids["gaussian"]
             per[f"iou_{name}"].append(vocab.iou(raw, vocab.top_tokens(ad, X, concepts.TOP, "ln")[0]))
             per[f"iou_{name}_nobias"].append(vocab.iou(raw, vocab.top_tokens(ad, X, concepts.TOP, "ln_nobias")[0]))
-        groups["values"].append(concepts.by_group(ids["values"], tc))
-        groups["gaussian"].append(concepts.by_group(ids["gaussian"], tc))
+        by["values"].append(concepts.by_group(ids["values"], tc, groups))
+        by["gaussian"].append(concepts.by_group(ids["gaussian"], tc, groups))
     big = concepts.big_classes(tc, V_size)
     allv, allg = np.concatenate(per["values"]), np.concatenate(per["gaussian"])
     flat_ids = np.concatenate(value_ids)
     gauss_ids = np.concatenate(gauss_lists)
-    return {"model": model, "n_layers": ffn.n_layers, "d_ff": ffn.d_ff, "per_layer": per, "groups": groups,
-            "big_classes": big, "value_ids": flat_ids, "value_coverage": allv,
+    return {"n_layers": ffn.n_layers, "d_ff": ffn.d_ff, "per_layer": per, "groups": by,
+            "big_classes": big, "value_ids": flat_ids, "gaussian_ids": gauss_ids, "value_coverage": allv,
             "summary": {"values": float(allv.mean()), "gaussian": float(allg.mean()),
                         "updates": float(np.concatenate(per["updates"]).mean()),
                         "chance": concepts.chance(tc, V_size, seed=seed),
@@ -102,34 +114,34 @@ def _concept_study(model: str, profile: Profile, seed: int) -> dict:
                         "dead_share": float(np.mean(dead))}}
 
 
+def coverage_tables(c: dict) -> dict:
+    """The numbers of Table 2 (one model), Figure 2 and Figure 4 from one :func:`concepts_of` study, with the
+    resamples of the vectors (resample.weights: every value, Gaussian vector and whole update; per layer for the
+    per-layer figures)."""
+    per = c["per_layer"]
+    iou = ("iou_values", "iou_random", "iou_values_nobias", "iou_random_nobias")
+    return {"tab2": {**c["summary"], "n_layers": c["n_layers"], "n_values": len(c["value_coverage"]),
+                     "big_classes": c["big_classes"],
+                     "boot": {k: resample.resampled_mean(np.concatenate(per[k])) for k in ("values", "gaussian",
+                                                                                           "updates")}},
+            "fig2": {**{k: [float(v.mean()) for v in per[k]] for k in ("values", "gaussian", "updates")},
+                     "groups": c["groups"],
+                     "boot": {k: resample.resampled_mean(np.stack(per[k])) for k in ("values", "gaussian",
+                                                                                     "updates")}},
+            "fig4": {**{k: [float(v.mean()) for v in per[k]] for k in iou},
+                     "boot": {k: resample.resampled_mean(np.stack(per[k])) for k in iou}}}
+
+
 def tab2(profile: Profile, seed) -> dict:
-    out = {}
-    for model in profile.gpt:
-        c = concept_study(model, profile, seed)
-        per = c["per_layer"]
-        out[model] = {**c["summary"], "n_layers": c["n_layers"], "n_values": int(c["n_layers"] * c["d_ff"]),
-                      "big_classes": c["big_classes"],
-                      # the vectors resampled (resample.weights): every value, Gaussian vector and whole update
-                      "boot": {k: resample.resampled_mean(np.concatenate(per[k])) for k in ("values", "gaussian",
-                                                                                            "updates")}}
-    return {"models": out}
+    return {"models": {model: coverage_tables(concept_study(model, profile, seed))["tab2"] for model in profile.gpt}}
 
 
 def fig2(model, profile: Profile, seed) -> dict:
-    c = concept_study(model, profile, seed)
-    per = c["per_layer"]
-    return {"values": [float(v.mean()) for v in per["values"]], "gaussian": [float(v.mean()) for v in per["gaussian"]],
-            "updates": [float(v.mean()) for v in per["updates"]], "groups": c["groups"],
-            # each layer's vectors resampled (resample.weights): [resamples, L]
-            "boot": {k: resample.resampled_mean(np.stack(per[k])) for k in ("values", "gaussian", "updates")}}
+    return coverage_tables(concept_study(model, profile, seed))["fig2"]
 
 
 def fig4(model, profile: Profile, seed) -> dict:
-    per = concept_study(model, profile, seed)["per_layer"]
-    keys = ("iou_values", "iou_random", "iou_values_nobias", "iou_random_nobias")
-    # each layer's vectors resampled (resample.weights): [resamples, L]
-    return {**{k: [float(v.mean()) for v in per[k]] for k in keys},
-            "boot": {k: resample.resampled_mean(np.stack(per[k])) for k in keys}}
+    return coverage_tables(concept_study(model, profile, seed))["fig4"]
 
 
 def value_table(model, profile: Profile, seed, top: int = VALUE_TABLE_TOP) -> dict:
@@ -171,9 +183,17 @@ def exit_table(exp, sub: dict, features=exit_rule.FEATURES) -> dict:
             "curves": {m: {"x": ee["early"][m]["x"], "y": ee["early"][m]["y"]} for m in ("id", "mat")}}
 
 
+def real_word_classes(profile: Profile, tokenizer, seed: int = 0) -> dict:
+    """The word classes of a real vocabulary (:func:`jtc_utils.core.word_classes.word_classes`), read from the
+    profile's training sentences of its main domain, the domain whose validation sentences the chapter reads."""
+    return word_classes.word_classes(tokenizer, sources.sentences(profile, profile.main_domain, "train", seed=seed))
+
+
 def real(profile_seed: int = 0, profile: Profile | str = "real") -> dict:
-    """The analyses that need no word classes, on the real model (first REAL_SIZES sentences; a reader's own model,
-    ``profile="custom"``, on its own sizes)."""
+    """Every analysis of the chapter on the real model (first REAL_SIZES sentences; a reader's own model,
+    ``profile="custom"``, on its own sizes): concept coverage under the automatic word classes
+    (:func:`real_word_classes`, on REAL_VALUES_PER_LAYER values per block), the dominant ten, the scores, the
+    events, the extreme sub-updates' clusters (block by block), saturation and the exit rules."""
     profile = profiles.get(profile)
     exp = for_role(profile, "gpt24", *profile.subset(REAL_SIZES), profile_seed)
     ffn = FFN(exp.adapter)
@@ -185,7 +205,16 @@ def real(profile_seed: int = 0, profile: Profile | str = "real") -> dict:
     # with the resamples of the validation samples the claims read (jtc_utils.ffn.claims.real_getter), as the
     # stand-in's figures keep them
     L = ffn.n_layers
-    return {"decomposition": gaps, "t10": sub["t10"].mean(1), "r10": sub["r10"].mean(1), "d_ff": ffn.d_ff,
+    classes = real_word_classes(profile, tok, profile_seed)
+    study = concepts_of(exp, classes["token_class"], classes["groups"], profile_seed, REAL_VALUES_PER_LAYER)
+    value_clusters, glob = clusters.cluster_model([ffn.values(j) for j in range(L)], 10)
+    return {"word_classes": {k: classes[k] for k in ("counts", "groups", "examples", "sizes")},
+            # the share of the top-30 tokens that carry a class at all: how much of the lists the classes see
+            "concepts": {**coverage_tables(study), "labelled": {
+                "values": concepts.labelled(study["value_ids"], classes["token_class"]),
+                "gaussian": concepts.labelled(study["gaussian_ids"], classes["token_class"])}},
+            "extreme": {**clusters.extreme_share(sub["scores_w"], value_clusters), "global_clusters": glob},
+            "decomposition": gaps, "t10": sub["t10"].mean(1), "r10": sub["r10"].mean(1), "d_ff": ffn.d_ff,
             "uniform": subupdates.TOP / ffn.d_ff,
             "events": subupdates.event_table(sub),
             "abs_dominant": float(sub["abs_w"].mean()), "abs_random": float(sub["abs_w_random"].mean()),

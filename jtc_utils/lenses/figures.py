@@ -10,6 +10,8 @@
 * ``tl_cmp``: the tuned lens against id and mat on every zoo model;
 * ``lens_table`` / ``real_lens_table``: every lens × layer × metric with parameter counts, for the stand-in of
   GPT2-XL and for the real model, and (stand-in) each lens's early-exit curve with its oracle frontier;
+* ``real_nnjtc_fig2``: Figure 2 on the real model, id and mat for every pair, NJTC and N-NJTC on the pairs the
+  claims read (each layer to the next and to the last; :func:`fig2_real`);
 * ``real_nnjtc_fig3`` / ``real_tl_grid`` / ``real_lens_exit``: Figure 3, the objective-against-form grid and the
   early-exit curves with their oracle frontiers on the real model, at every layer, on its first :data:`REAL_VAL`
   validation samples (the lenses it has: one seed of NJTC/N-NJTC, the tuned lens of the published recipe).
@@ -24,7 +26,7 @@ import hashlib
 
 import numpy as np
 
-from jtc_utils.core import cache, linear, profiles
+from jtc_utils.core import cache, linear, profiles, resample
 from jtc_utils.core.profiles import Profile
 from jtc_utils.core.experiment import for_role, shared
 from jtc_utils.core.hidden import samples_identity
@@ -47,7 +49,7 @@ REAL_VAL = profiles.REAL_SUBSET[1]
 REAL_EXIT = ("id", "mat", "nnjtc", "tuned")  # the lenses whose early exit the real model's figure draws
 LENS_FIGURES = {"nnjtc_fig2": "gpt48", "nnjtc_fig3": "gpt48", "ext_nnjtc_rank": "gpt48", "tl_grid": "gpt48",
                 "tl_cmp": None, "lens_table": "gpt48", "real_lens_table": "gpt48", "real_nnjtc_fig3": "gpt48",
-                "real_tl_grid": "gpt48", "real_lens_exit": "gpt48"}
+                "real_tl_grid": "gpt48", "real_lens_exit": "gpt48", "real_nnjtc_fig2": "gpt48"}
 
 
 def rank_for(d: int) -> int:
@@ -184,6 +186,47 @@ def _curves(exp, fitted: dict, layers=None, boot: dict | None = None, n_val: int
             for k, r in zip(fitted, evaluated_many(exp, list(fitted.values()), layers, n_val))}
 
 
+def fig2_real(exp, seed: int = 0) -> dict:
+    """N-NJTC Figure 2 on the real model: id and mat r² for every layer pair; NJTC and N-NJTC (trained once, seed
+    ``seed``) on the pairs its claims read, each layer to the next and each layer to the last (every pair would be
+    465 trainings, hours of two CPU cores; ``python -m jtc_utils.lenses.train --models smollm2-135m`` trains and
+    commits these), their other cells NaN; the r² to the last layer with its resamples of the validation samples,
+    and gradient descent's training loss against the closed-form optimum on those pairs."""
+    rank = rank_for(exp.adapter.d)
+    fits = exp.layer_r2()
+    L = exp.n_layers
+    out = {"rank": rank, "r2_id": fits["r2_id"], "r2_mat": fits["r2_mat"], "seeds": [seed],
+           "pair_sets": ["adjacent", "to-last"]}
+    n, w = exp.X_train.shape[1], resample.weights(exp.X_val.shape[1])
+    boot, pairs_read = {}, set()
+    for norm, name in ((False, "njtc"), (True, "nnjtc")):
+        heat = np.full((L + 1, L + 1), np.nan)
+        np.fill_diagonal(heat, 1.0)
+        ratio = []
+        for which in out["pair_sets"]:
+            r = registry.trained_pairs(exp, rank, norm, seed, which, whole_split=True)
+            pairs = [tuple(int(x) for x in p) for p in r["pairs"]]
+            part = _pair_r2(exp, r["M"], r["c"], pairs)
+            for a, b in pairs:
+                heat[a, b] = part[a, b]
+            pairs_read |= set(pairs)
+            ratio.append(np.asarray(r["train_loss"]) / (_pair_optimum(exp, pairs, rank, norm) / n))
+            if which == "to-last":
+                X = exp.X_val
+                boot[f"r2_to_last_{name}"] = np.round(np.stack(
+                    [linear.r2_resampled(X[L], X[a].astype(np.float64) @ r["M"][p] + (0 if r["c"] is None else
+                                                                                    r["c"][p]), w)
+                     for p, (a, _) in enumerate(pairs)], axis=1)[:, None, :], 6)  # [resamples, 1 seed, L]
+        out[f"r2_{name}"] = heat
+        out[f"r2_to_last_{name}"] = heat[:L, L][None]  # one seed
+        ratio = np.concatenate(ratio)
+        out[f"loss_ratio_min_{name}"] = float(np.min(ratio))
+        out[f"loss_ratio_median_{name}"] = float(np.median(ratio))
+    out["pairs"] = len(pairs_read)
+    out["boot"] = boot
+    return out
+
+
 def fig3(exp, seeds=SEEDS, n_val: int | None = None) -> dict:
     """N-NJTC Figure 3: Precision@1 and surprisal jumping to the last layer for id, mat, the closed-form rank-r
     maps and NJTC/N-NJTC (every seed of ``seeds``; ``n_val``: on the first validation samples only)."""
@@ -283,6 +326,17 @@ def exit_table(exp, names, n_val: int | None = None) -> dict:
     return {"n_layers": exp.n_layers, "rank": rank_for(exp.adapter.d), "lenses": rows}
 
 
+# the real model's every-layer figures, read out on its first REAL_VAL validation samples (its low-rank lenses were
+# trained once: seed 0)
+EVERY_LAYER_REAL = {"real_nnjtc_fig3": lambda exp: fig3(exp, seeds=(0,), n_val=REAL_VAL),
+                    "real_tl_grid": lambda exp: grid(exp, REAL_GRID, n_val=REAL_VAL),
+                    "real_lens_exit": lambda exp: exit_table(exp, REAL_EXIT, n_val=REAL_VAL)}
+# figure id -> the function of the experiment that computes its numbers (real_lens_table and tl_cmp: below)
+COMPUTE = {"nnjtc_fig2": fig2, "real_nnjtc_fig2": fig2_real, "nnjtc_fig3": fig3, "ext_nnjtc_rank": rank_sweep,
+           "tl_grid": grid,
+           "lens_table": lambda exp: table(exp, TABLE_LENSES, with_exit=True), **EVERY_LAYER_REAL}
+
+
 def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
     """``(data, params)`` of a lens-chapter figure (see the module docstring)."""
     if fig not in LENS_FIGURES:
@@ -293,26 +347,12 @@ def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None,
         return data, {"profile": profile.name, "model": "every zoo model", "domain": profile.main_domain,
                       "n_train": n_train, "n_val": n_val, "seed": seed}
     exp = for_role(profile, LENS_FIGURES[fig], n_train, n_val, seed)
-    if fig == "nnjtc_fig2":
-        data = fig2(exp)
-    elif fig == "nnjtc_fig3":
-        data = fig3(exp)
-    elif fig == "ext_nnjtc_rank":
-        data = rank_sweep(exp)
-    elif fig == "tl_grid":
-        data = grid(exp)
-    elif fig == "lens_table":
-        data = table(exp, TABLE_LENSES, with_exit=True)
-    elif fig == "real_nnjtc_fig3":  # the real model's low-rank lenses were trained once (seed 0)
-        data = fig3(exp, seeds=(0,), n_val=REAL_VAL)
-    elif fig == "real_tl_grid":
-        data = grid(exp, REAL_GRID, n_val=REAL_VAL)
-    elif fig == "real_lens_exit":
-        data = exit_table(exp, REAL_EXIT, n_val=REAL_VAL)
-    else:  # a reader's own model has no tuned lens trained ahead of time (``python -m jtc_utils.lenses.train``)
+    if fig in COMPUTE:
+        data = COMPUTE[fig](exp)
+    else:  # real_lens_table; a reader's own model has no tuned lens trained ahead of time (lenses.train)
         names = REAL_LENSES if profile.name == "real" else tuple(n for n in REAL_LENSES if n != "tuned")
         data = table(exp, names, with_exit=False)
-    n_val_read = min(REAL_VAL, len(exp.val)) if fig in ("real_nnjtc_fig3", "real_tl_grid", "real_lens_exit") else len(exp.val)
+    n_val_read = min(REAL_VAL, len(exp.val)) if fig in EVERY_LAYER_REAL else len(exp.val)
     params = {"profile": profile.name, "model": exp.model_name, "paper_model": profiles.PAPER_NAME.get(exp.model_name,
               exp.model_name), "domain": exp.domain, "n_train": len(exp.train), "n_val": n_val_read, "seed": seed}
     return {**data, **linear.regime_note(len(exp.train), exp.adapter.d)}, params

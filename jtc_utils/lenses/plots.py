@@ -85,6 +85,22 @@ def curves(c: dict, keys=("p@1",), labels=None, title: str | None = None, seeds_
     return fig
 
 
+
+def jump_to_last(d: dict):
+    """N-NJTC's Figure 3 from its figure's numbers ``d`` (stand-in or real): Precision@1 and both surprisals per
+    layer for id, mat, the closed-form optima of the figure's rank and the trained low-rank lenses."""
+    k = d["rank"]
+    return curves(d["curves"], keys=("p@1", "s_n", "s_jtc"),
+                  labels=["id", "mat", f"rrr_{k}", f"arrr_{k}", f"njtc_{k}", f"nnjtc_{k}"],
+                  title=f"{d['params']['model']}: jumping to the last layer")
+
+
+def objective_against_form(d: dict):
+    """The tuned-lens grid from its figure's numbers ``d`` (stand-in or real): KL, r², Precision@1 and the
+    next-token cross-entropy per layer for every lens the figure has."""
+    return curves(d["curves"], keys=("kl", "r2", "p@1", "ce_gold"),
+                  title=f"{d['params']['model']}: objective against form")
+
 def tuned_comparison(fc: dict, lenses=("id", "mat", "tuned")):
     """The tuned lens against ``id`` and ``mat`` on every model of ``fc`` (figure ``tl_cmp``): for each model a
     column of two panels, KL to the final distribution (symmetric log scale) and Precision@1 per layer, each

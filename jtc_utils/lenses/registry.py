@@ -152,29 +152,48 @@ def trained(exp, label: str, hp: dict, recipe: dict, compute, whole_split: bool 
     return cache.cached("lenses", key, lambda: {k: v for k, v in compute().items() if v is not None})
 
 
-def all_pairs(exp, rank: int, norm: bool, seed: int = 0) -> dict:
-    """NJTC (or N-NJTC) trained for every layer pair l < l' as one batched model (N-NJTC's Figure 2): the
-    :func:`jtc_utils.lenses.lowrank.train` output, with ``pairs`` [P, 2] and the affine form ``M``, ``c``."""
+# the layer pairs a batched low-rank training covers (N-NJTC's Figure 2: all; the real model: the pairs its claims
+# read, each layer to the next and to the last)
+PAIR_SETS = ("all", "adjacent", "to-last")
+
+
+def pair_list(L: int, which: str) -> list[tuple[int, int]]:
+    """The layer pairs (l, l') of ``which`` (:data:`PAIR_SETS`) for a model of ``L`` layers (l' = L: the output)."""
+    if which == "all":
+        return [(a, b) for a in range(L) for b in range(a + 1, L + 1)]
+    if which == "adjacent":
+        return [(a, a + 1) for a in range(L)]
+    if which == "to-last":
+        return [(a, L) for a in range(L)]
+    raise ValueError(f"unknown pair set {which!r}; choose one of {', '.join(PAIR_SETS)}")
+
+
+def trained_pairs(exp, rank: int, norm: bool, seed: int = 0, which: str = "all", whole_split: bool = False) -> dict:
+    """NJTC (or N-NJTC) trained for the layer pairs ``which`` (:func:`pair_list`) as one batched model: the
+    :func:`jtc_utils.lenses.lowrank.train` output, with ``pairs`` [P, 2] and the affine form ``M``, ``c``.
+    ``whole_split``: on a subset of the train split, the committed lens trained on the whole split (see
+    :func:`trained`)."""
     rank = closed_form.check_rank(rank, exp.X_train.shape[2])
     L = exp.X_train.shape[0] - 1
-    pairs = [(a, b) for a in range(L) for b in range(a + 1, L + 1)]
-    label = f"{'nnjtc' if norm else 'njtc'}_{rank}_pairs_s{seed}"
-    r = trained(exp, label, {"rank": rank, "seed": seed, "pairs": "all"}, lowrank.RECIPE,
-                lambda: lowrank.train(exp.X_train, pairs, rank, norm, seed))
+    pairs = pair_list(L, which)
+    base = f"{'nnjtc' if norm else 'njtc'}_{rank}"
+    label = {"all": f"{base}_pairs_s{seed}", "adjacent": f"{base}_adjacent_s{seed}", "to-last": base}[which]
+    r = trained(exp, label, {"rank": rank, "seed": seed, "pairs": which}, lowrank.RECIPE,
+                lambda: lowrank.train(exp.X_train, pairs, rank, norm, seed), whole_split=whole_split)
     M, c = lowrank.affine_form(r)
     return {**r, "pairs": np.array(pairs), "M": M, "c": c}
 
 
+def all_pairs(exp, rank: int, norm: bool, seed: int = 0) -> dict:
+    """NJTC (or N-NJTC) trained for every layer pair l < l' (N-NJTC's Figure 2; :func:`trained_pairs`)."""
+    return trained_pairs(exp, rank, norm, seed, "all")
+
+
 def _fit_lowrank(norm: bool):
     def fit(exp, rank, seed=0):
-        rank = closed_form.check_rank(rank, exp.X_train.shape[2])
-        L = exp.X_train.shape[0] - 1
-        label = f"{'nnjtc' if norm else 'njtc'}_{rank}"
-        r = trained(exp, label, {"rank": rank, "seed": seed, "pairs": "to-last"}, lowrank.RECIPE,
-                    lambda: lowrank.train(exp.X_train, [(l, L) for l in range(L)], rank, norm, seed))
+        r = trained_pairs(exp, rank, norm, seed, "to-last")
         rec = {k: r[k] for k in ("best_epoch", "epochs", "stop_loss", "train_loss") if k in r}
-        M, c = lowrank.affine_form(r)
-        return M, c, rec
+        return r["M"], r["c"], rec
     return fit
 
 

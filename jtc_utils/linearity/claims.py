@@ -269,6 +269,16 @@ def real_views(real: dict) -> dict:
     return {"sl_fig1": fig1, "sl_fig3": fig3, "sl_fig9": fig9, "real_sl": real}
 
 
+def resampled_protocols(profile, every: tuple) -> tuple:
+    """The score protocols whose refits the linearity figures resample on ``profile``, so that these rules have
+    intervals where they judge: ``every`` protocol on the zoo, the paper protocol with every position (``all``) on a
+    one-model profile (the real model's rules read only that), none on a reader's own model (``custom``: shown,
+    not judged)."""
+    if profile.name == "custom":
+        return ()
+    return ("all",) if profile.one_model else tuple(every)
+
+
 def real_getter(get=default_get):
     """A ``get`` of the real profile for these rules: the views of ``real_sl`` (:func:`real_views`); a figure the
     real model does not have raises :class:`~jtc_utils.evidence.claims.NotComputed` with the reason

@@ -20,7 +20,7 @@ from jtc_utils.embedded import corpus, lexicon
 from jtc_utils.evidence import figure_registry
 
 from . import artifacts
-from . import prune, score, states
+from . import claims, prune, score, states
 from .artifacts import variant
 from jtc_utils.core.experiment import shared
 
@@ -132,11 +132,10 @@ def _study(model: str, p: Profile) -> dict:
     sizes = p.subset(REAL_SAMPLE_SIZES) if p.one_model else (None, None)
     exp = shared(model, p.main_domain, p, *sizes, 0)
     paper = _paper_scores(exp.adapter, p)
-    # resampled refits where the claims are judged: every zoo model, and the real model (its claims read the
-    # paper protocol with every position, so only that is resampled: 200 refits of 30 pairs 577 wide, about six
-    # minutes on one core); a reader's own model (custom) is shown, not judged
-    boot = (None if p.name == "custom" else
-            _boot_scores(exp.adapter, p, int(paper["n_tokens"][0]), ("all",) if p.one_model else BOOT_TAGS))
+    # resampled refits where the claims are judged (claims.resampled_protocols; on the real model 200 refits of 30
+    # pairs 577 wide, a few minutes on one core)
+    tags = claims.resampled_protocols(p, BOOT_TAGS)
+    boot = _boot_scores(exp.adapter, p, int(paper["n_tokens"][0]), tags) if tags else None
     L = exp.n_layers
     return {"model": model, "family": exp.adapter.family, "n_layers": L, "d": exp.adapter.d,
             "depth": ((np.arange(L) + 1) / L).tolist(), "n_tokens": paper["n_tokens"].tolist(),

@@ -1,6 +1,8 @@
 """The runner's up-to-date check: a page is re-executed exactly when something it depends on changed."""
 
 import shutil
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -118,10 +120,23 @@ def test_the_report_names_the_slowest_cells_in_order():
             cell.metadata["papermill"] = {"duration": dt}
         nb.cells.append(cell)
     nb.cells.append(nbformat.v4.new_markdown_cell("text"))
-    line = runner.slowest_cells(nb, n=2)
+    line = runner.slowest_cells(nb, n=2, peak_gb=1.5)
     assert line.index("[1] 12 s `import torch`") < line.index("[3] 3 s `c = 3`")
-    assert "a = 1" not in line and "peak memory" in line and "real model's cells 0 s" in line
+    assert "a = 1" not in line and "the page's peak memory 1.50 GB" in line and "real model's cells 0 s" in line
+    assert "peak memory" not in runner.slowest_cells(nb, n=2)  # where /proc gave nothing to sample
     assert runner.slowest_cells(nb, n=1, name=runner.REAL_PAGE).count("real model's cells 16 s") == 1
+
+
+def test_the_memory_watch_sees_a_childs_memory():
+    """A child process that holds 300 MB: the watch's peak is at least that (sampled from /proc)."""
+    import subprocess
+
+    if not Path("/proc/self/status").exists():
+        pytest.skip("no /proc to sample")
+    code = "import time; b = bytearray(300 * 2**20); b[::4096] = b'x' * len(b[::4096]); time.sleep(1.5)"
+    with runner.MemoryWatch(every_s=0.1) as watch:
+        subprocess.run([sys.executable, "-c", code], check=True)
+    assert watch.peak_gb >= 0.29
 
 
 def test_the_real_models_share_counts_the_cells_that_name_its_figures():

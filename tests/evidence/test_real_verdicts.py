@@ -8,12 +8,15 @@ import pytest
 
 from jtc_utils.evidence import claims, figdata, verdicts
 
-# paper -> (its real getter, the file of its real records, the claims its real figures judge, what they resample)
+# paper -> (its real getter, the file of its real records, the claims its real figures judge on resamples, what they
+# resample)
+V, VEC = verdicts.VALIDATION, "value vectors"
 PAPERS = {
     "lenses": (lambda m: claims.profile_getter("real_"), "claims_lenses_real",
-               ("N1", "N2", "N3", "N4", "N5", "T1", "T2", "H1"), verdicts.VALIDATION),
-    "ffn": (lambda m: m.real_getter(), "claims_ffn_real", ("F5", "F6", "F7", "F10", "F11"), verdicts.VALIDATION),
-    "linearity": (lambda m: m.real_getter(), "claims_linearity_real", ("S2", "S3", "S4"), "sentences"),
+               dict.fromkeys(("N1", "N2", "N3", "N4", "N5", "N7", "T1", "T2", "H1"), V)),
+    "ffn": (lambda m: m.real_getter(), "claims_ffn_real",
+            {**dict.fromkeys(("F1", "F2", "F3", "F4"), VEC), **dict.fromkeys(("F5", "F6", "F7", "F10", "F11"), V)}),
+    "linearity": (lambda m: m.real_getter(), "claims_linearity_real", dict.fromkeys(("S2", "S3", "S4"), "sentences")),
 }
 
 
@@ -24,13 +27,13 @@ def _module(paper):
 @pytest.fixture(scope="module", params=list(PAPERS))
 def paper(request):
     m = _module(request.param)
-    getter, stored, judged, units = PAPERS[request.param]
+    getter, stored, judged = PAPERS[request.param]
     records = {r["id"]: r for r in m.all_claims(getter(m), "real")}
-    return m, records, {r["id"]: r for r in figdata.load(stored)["data"]}, judged, units
+    return m, records, {r["id"]: r for r in figdata.load(stored)["data"]}, judged
 
 
 def test_the_stored_real_records_are_the_rules_on_the_stored_real_figures(paper):
-    m, records, stored, _, _ = paper
+    m, records, stored, _ = paper
     assert list(stored) == list(m.CLAIMS) == list(records)
     for cid, r in records.items():
         s = stored[cid]
@@ -40,15 +43,15 @@ def test_the_stored_real_records_are_the_rules_on_the_stored_real_figures(paper)
 
 
 def test_the_claims_the_real_figures_hold_are_judged_on_their_resamples(paper):
-    _, records, _, judged, units = paper
-    for cid in judged:
+    _, records, _, judged = paper
+    for cid, units in judged.items():
         r = records[cid]
         assert r["verdict"] in (verdicts.HOLDS, verdicts.FAILS, verdicts.UNDECIDED), (cid, r["ours"])
         assert r["resampled"] and r["resamples"] == [units], cid
 
 
 def test_a_claim_without_a_real_verdict_says_why(paper):
-    _, records, _, judged, _ = paper
+    _, records, _, _ = paper
     for cid, r in records.items():
         if r["verdict"] is None:  # in words on the claims page: why there is none
             said = claims.shape_verdict(r)

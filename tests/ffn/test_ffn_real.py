@@ -1,6 +1,6 @@
 """Issue 55, item 2 for the FFN paper: its rules read the real model's figure ``real_geva`` through the stand-in
-figures' layout, so a change in the real numbers moves the real verdict, and the claims that need concept labels say
-so (the checks every paper shares are in tests/evidence/test_real_verdicts.py)."""
+figures' layout, so a change in the real numbers moves the real verdict (concept coverage under the automatic word
+classes included), and the claim that needs word classes with a sign says why it has none (the checks every paper shares are in tests/evidence/test_real_verdicts.py)."""
 
 import copy
 
@@ -30,10 +30,33 @@ def test_the_real_verdicts_move_with_the_real_numbers(real):
     assert ffn_claims.check("F11", ffn_claims.real_getter(lambda f: real), "real")["margin"] > -1
 
 
-@pytest.mark.parametrize("cid, why", [("F1", "geva_tab2"), ("F3", "geva_fig2"), ("F8", "clusters"),
-                                      ("F9", "ext_geva_steer")])
-def test_the_claims_that_need_concepts_or_clusters_say_why(real, cid, why):
-    r = ffn_claims.check(cid, ffn_claims.real_getter(lambda f: real), "real")
-    assert r["verdict"] is None and ffn_claims.REAL_ABSENT[why] in r["ours"]
+def test_the_concept_claims_read_the_real_word_classes_coverage(real):
+    """Give the real values a coverage a quarter above their Gaussian vectors' at every layer and in every resample:
+    F1's real margin becomes that quarter and F3's floor is the smallest layer's coverage minus a fifth, both read
+    from real_geva's concepts."""
+    lifted = copy.deepcopy(real)
+    c = lifted["concepts"]
+    c["tab2"]["values"] = c["tab2"]["gaussian"] + 0.25
+    c["tab2"]["boot"]["values"] = [g + 0.25 for g in c["tab2"]["boot"]["gaussian"]]
+    c["fig2"]["values"] = [0.5] * len(c["fig2"]["values"])
+    c["fig2"]["boot"]["values"] = [[0.5] * len(row) for row in c["fig2"]["boot"]["values"]]
+    get = ffn_claims.real_getter(lambda f: lifted)
+    assert ffn_claims.check("F1", get, "real")["margin"] == pytest.approx(0.25)
+    f3 = ffn_claims.check("F3", get, "real")
+    assert f3["margin"] == pytest.approx(0.5 - verdicts.value("portion")) and f3["verdict"] == verdicts.HOLDS
+    assert ffn_claims.check("F3", ffn_claims.real_getter(lambda f: real), "real")["margin"] != f3["margin"]
+
+
+def test_the_extreme_clusters_are_the_real_models_and_say_they_are_per_block(real):
+    r = ffn_claims.check("F8", ffn_claims.real_getter(lambda f: real), "real")
+    assert r["verdict"] is not None and not real["extreme"]["global_clusters"] and "block by block" in r["ours"]
+    wide = copy.deepcopy(real)
+    wide["extreme"]["values_share"] = 0.5
+    assert ffn_claims.check("F8", ffn_claims.real_getter(lambda f: wide), "real")["verdict"] == verdicts.FAILS
+
+
+def test_steering_says_why_it_has_no_real_verdict(real):
+    r = ffn_claims.check("F9", ffn_claims.real_getter(lambda f: real), "real")
+    assert r["verdict"] is None and ffn_claims.REAL_ABSENT["ext_geva_steer"] in r["ours"]
     with pytest.raises(claims.NotComputed):
-        ffn_claims.real_getter(lambda f: real)(why if why != "clusters" else "geva_tab2")
+        ffn_claims.real_getter(lambda f: real)("ext_geva_steer")

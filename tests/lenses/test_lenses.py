@@ -335,7 +335,8 @@ def test_the_real_models_tuned_lens_is_trained_only_when_asked():
     only with --real-tuned; its low-rank shortcuts are always in the job list."""
     plain = [what for model, what, _ in train.jobs([train.REAL_MODEL])]
     asked = [what for model, what, _ in train.jobs([train.REAL_MODEL], real_tuned=True)]
-    assert plain == ["njtc", "nnjtc"] and asked == ["njtc", "nnjtc", "tuned"]
+    low_rank = ["njtc", "nnjtc", "njtc adjacent pairs", "nnjtc adjacent pairs"]
+    assert plain == low_rank and asked == low_rank + ["tuned"]
 
 
 @pytest.mark.slow
@@ -425,3 +426,29 @@ def test_the_lens_captions_say_what_the_figures_show():
     models = figdata.load("tl_cmp")["data"]["models"]
     assert all(m in caps["tl_cmp"] for m in models) and "GPT-style" not in caps["tl_cmp"]
     assert plots.R2_COLOURS in caps["nnjtc_fig2"] and "brighter" not in caps["nnjtc_fig2"]
+
+
+def test_the_real_figure_2_trains_only_the_pairs_its_claims_read(fake):
+    """The real model's Figure 2 (figures.fig2_real) on hidden states without a model: id and mat at every pair, NJTC
+    and N-NJTC at each layer to the next and to the last and nowhere else, the r² to the last layer with its
+    validation resamples, and gradient descent never below the closed-form optimum on its training loss."""
+
+    class WithFits(Fake):
+        def layer_r2(self):
+            return linear.layer_pair_r2(self.X_train, self.X_val)
+
+    exp = WithFits(fake.X_train, fake.X_val)
+    exp.adapter.d = exp.X_train.shape[2]
+    d = figures.fig2_real(exp)
+    L = exp.n_layers
+    read = {(a, a + 1) for a in range(L)} | {(a, L) for a in range(L)}
+    assert d["pairs"] == len(read)
+    for name in ("njtc", "nnjtc"):
+        r2 = d[f"r2_{name}"]
+        known = {(a, b) for a in range(L + 1) for b in range(a + 1, L + 1) if np.isfinite(r2[a, b])}
+        assert known == read, name
+        assert np.array_equal(d[f"r2_to_last_{name}"][0], r2[:L, L])
+        boot = d["boot"][f"r2_to_last_{name}"]
+        assert boot.shape == (200, 1, L) and np.all(np.abs(boot.mean(0)[0] - r2[:L, L]) < 0.05)
+        assert d[f"loss_ratio_min_{name}"] >= 1 - 1e-3
+    assert np.isfinite(d["r2_mat"][np.triu_indices(L + 1, 1)]).all()

@@ -12,10 +12,29 @@ from jtc_utils.lenses import claims as lens_claims
 pytestmark = [pytest.mark.lenses]  # the lens bench
 
 
-def test_figure_2_says_why_it_has_no_real_counterpart():
-    records = {r["id"]: r for r in lens_claims.all_claims(claims.profile_getter("real_"), "real")}
-    for cid in ("N6", "N7"):  # Figure 2 needs every pair of layers trained
-        assert lens_claims.REAL_ABSENT["nnjtc_fig2"] in records[cid]["ours"], cid
+def test_figure_2_on_the_real_model_has_the_pairs_its_claims_read():
+    """The real Figure 2: id and mat at every pair, NJTC and N-NJTC on each layer to the next and to the last (the
+    other cells blank); N7 is judged on its r² to the last layer, resampled, and moves with it."""
+    rec = figdata.load("real_nnjtc_fig2")
+    d = rec["data"]
+    L = len(d["r2_id"]) - 1
+    assert rec["params"]["profile"] == "real" and L == 30
+    for name in ("njtc", "nnjtc"):
+        r2 = np.asarray(d[f"r2_{name}"], dtype=float)
+        known = {(a, b) for a in range(L + 1) for b in range(a + 1, L + 1) if np.isfinite(r2[a, b])}
+        assert known == {(a, a + 1) for a in range(L)} | {(a, L) for a in range(L)}, name
+        assert np.allclose(np.asarray(d[f"r2_to_last_{name}"], dtype=float)[0], r2[:L, L])
+    assert np.isfinite(np.asarray(d["r2_mat"], dtype=float)[np.triu_indices(L + 1, 1)]).all()
+    get = claims.profile_getter("real_")
+    n7 = lens_claims.check("N7", get, "real")
+    assert n7["resamples"] == [verdicts.VALIDATION] and n7["verdict"] is not None
+    swapped = copy.deepcopy(d)
+    for a, b in (("r2_to_last_njtc", "r2_to_last_nnjtc"), ("r2_to_last_nnjtc", "r2_to_last_njtc")):
+        swapped[a], swapped["boot"][a] = d[b], d["boot"][b]
+    moved = lens_claims.check("N7", claims.profile_getter("real_", {"real_nnjtc_fig2": swapped}), "real")
+    assert moved["margin"] == pytest.approx(-n7["margin"])
+    for cid in ("N6", "N8"):
+        assert lens_claims.check(cid, get, "real")["verdict"] is not None, cid
 
 
 def test_the_real_figures_are_the_real_models_at_every_layer():
