@@ -287,10 +287,10 @@ show(['ext_geva_matffn'],
 # form; the most frequent word-start tokens are function words; every other token seen often enough gets a
 # *distributional class*, shared by the tokens that occur between the same neighbours (left and right neighbour
 # counts, positive PMI, an SVD, Ward's clustering). The concept rule, the Gaussian vectors and the whole updates
-# are then exactly the stand-in's. What it can see: the classes of words that the training text uses often (days,
-# months, first names, nationalities, verbs in one tense, suffixes). What it cannot: the tokens the text rarely
-# uses, which are most of the vocabulary (code, other languages, rare pieces), any meaning beyond the immediate
-# neighbours, and any pattern an annotator names from knowledge of the world. The share of the top-30 tokens that
+# are then exactly the stand-in's. What it can see: the kinds of words that the training text uses often in the
+# same slot (the table below lists the largest classes with their most frequent tokens). What it cannot: the tokens
+# the text rarely uses, which are most of the vocabulary (code, other languages, rare pieces), any meaning beyond
+# the immediate neighbours, and any pattern an annotator names from knowledge of the world. The share of the top-30 tokens that
 # carry any class says how much of the lists it sees; coverage under it is a lower bound of an annotator's.
 #
 # The model's values are too many for one complete-linkage clustering, so the exit rule and the extreme
@@ -305,9 +305,11 @@ wc = rg["word_classes"]
 print("word classes from", wc["counts"]["sentences"], "training sentences:", wc["counts"]["labelled"], "of",
       wc["counts"]["types"], "token types seen carry a class,", wc["counts"]["classes"], "classes; settings:",
       {k: getattr(word_classes, k) for k in ("FUNCTION_WORDS", "MIN_COUNT", "CONTEXTS", "DIMS", "PER_CLASS")})
+order = list(wc["groups"])  # the fifteen largest classes, ties in the classes' order
+largest = sorted(order, key=lambda c: (-wc["sizes"][c], order.index(c)))[:15]
 display(pd.DataFrame([{"class": c, "group": wc["groups"][c], "tokens": wc["sizes"][c],
                        "most frequent": " | ".join(t.strip() or repr(t) for t in wc["examples"][c])}
-                      for c in list(wc["groups"])[:15]]).set_index("class"))
+                      for c in largest]).set_index("class"))
 rc = rg["concepts"]["tab2"]
 print(f"top-30 lists of {ffn_figures.REAL_VALUES_PER_LAYER} values per block (drawn with the seed), "
       f"{ffn_figures.N_RANDOM} Gaussian vectors and {ffn_figures.N_RANDOM} whole updates per block")
@@ -332,7 +334,6 @@ show(['real_geva'],
      'Line plot of IoU per layer for value and random vectors')
 
 # %% tags=["nbval-check-output"]
-rg = figure("real_geva")
 print("decomposition, relative deviation:",
       [f"block {g['block']}: {digits.bound(max(g['vs_module'], g['vs_hidden']) / g['scale'], 1e-5)}"
        for g in rg["decomposition"]])
