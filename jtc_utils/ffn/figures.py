@@ -83,7 +83,7 @@ def concepts_of(exp, tc: dict, groups: dict, seed: int = 0, per_layer: int | Non
         m = ffn.coefficients(j, R[j])
         O = ffn.output(j, m[rng.choice(R.shape[1], N_RANDOM, replace=False)])
         if per_layer is not None and per_layer < len(V):
-            V = V[np.sort(pick_rng.choice(len(V), per_layer, replace=False))]
+            V = V[np.sort(pick_rng.choice(len(V), per_layer, replace=False), kind="stable")]
         ids = {name: vocab.top_tokens(ad, X, concepts.TOP)[0] for name, X in (("values", V), ("gaussian", G),
                                                                               ("updates", O))}
         gauss_lists.append(ids["gaussian"])
