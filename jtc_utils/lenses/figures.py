@@ -115,15 +115,20 @@ def evaluated(exp, ln: Lens, layers=None) -> dict:
     return evaluated_many(exp, [ln], layers)[0]
 
 
-def _pair_r2(exp, M, c, pairs) -> np.ndarray:
+def _pair_r2(exp, M, c, pairs, boot=None):
+    """[L+1, L+1] validation r² of the maps ``M``, ``c`` of ``pairs`` (other cells NaN, diagonal 1); with ``boot``
+    ([B, n_val] draw counts) also each pair's r² under every resample, [B, P], from the same predictions."""
     L = exp.n_layers
     out = np.full((L + 1, L + 1), np.nan)
     np.fill_diagonal(out, 1.0)
     X = exp.X_val
+    resampled = []
     for p, (a, b) in enumerate(pairs):
         pred = X[a].astype(np.float64) @ M[p] + (0 if c is None else c[p])
         out[a, b] = linear.r2_score(X[b], pred)
-    return out
+        if boot is not None:
+            resampled.append(linear.r2_resampled(X[b], pred, boot))
+    return out if boot is None else (out, np.stack(resampled, axis=1))
 
 
 def _pair_optimum(exp, pairs, rank: int, affine: bool) -> np.ndarray:
@@ -202,21 +207,23 @@ def fig2_real(exp, seed: int = 0) -> dict:
     for norm, name in ((False, "njtc"), (True, "nnjtc")):
         heat = np.full((L + 1, L + 1), np.nan)
         np.fill_diagonal(heat, 1.0)
+        sets = {which: registry.trained_pairs(exp, rank, norm, seed, which, whole_split=True)
+                for which in out["pair_sets"]}
+        listed = {which: [tuple(int(x) for x in p) for p in r["pairs"]] for which, r in sets.items()}
+        union = sorted(set().union(*listed.values()))  # each source layer's factorisation once for both sets
+        optimum = dict(zip(union, _pair_optimum(exp, union, rank, norm) / n))
         ratio = []
-        for which in out["pair_sets"]:
-            r = registry.trained_pairs(exp, rank, norm, seed, which, whole_split=True)
-            pairs = [tuple(int(x) for x in p) for p in r["pairs"]]
-            part = _pair_r2(exp, r["M"], r["c"], pairs)
+        for which, r in sets.items():
+            pairs = listed[which]
+            if which == "to-last":
+                part, resampled = _pair_r2(exp, r["M"], r["c"], pairs, boot=w)
+                boot[f"r2_to_last_{name}"] = np.round(resampled[:, None, :], 6)  # [resamples, 1 seed, L]
+            else:
+                part = _pair_r2(exp, r["M"], r["c"], pairs)
             for a, b in pairs:
                 heat[a, b] = part[a, b]
             pairs_read |= set(pairs)
-            ratio.append(np.asarray(r["train_loss"]) / (_pair_optimum(exp, pairs, rank, norm) / n))
-            if which == "to-last":
-                X = exp.X_val
-                boot[f"r2_to_last_{name}"] = np.round(np.stack(
-                    [linear.r2_resampled(X[L], X[a].astype(np.float64) @ r["M"][p] + (0 if r["c"] is None else
-                                                                                    r["c"][p]), w)
-                     for p, (a, _) in enumerate(pairs)], axis=1)[:, None, :], 6)  # [resamples, 1 seed, L]
+            ratio.append(np.asarray(r["train_loss"]) / np.array([optimum[p] for p in pairs]))
         out[f"r2_{name}"] = heat
         out[f"r2_to_last_{name}"] = heat[:L, L][None]  # one seed
         ratio = np.concatenate(ratio)
