@@ -62,7 +62,7 @@ import pandas as pd
 from IPython.display import HTML, Markdown, display
 from myst_nb import glue
 
-from jtc_utils.jtc import regime, seeds
+from jtc_utils.jtc import regime, rejudge, seeds
 from jtc_utils.evidence import claims
 from jtc_utils.jtc import claims as jtc_claims
 from jtc_utils.book import claim_tables
@@ -72,19 +72,13 @@ from jtc_utils.ffn import claims as ffn_claims
 from jtc_utils.lenses import claims as lens_claims
 from jtc_utils.linearity import claims as sl_claims
 
-# the JTC claims again, on figures recomputed with the paper's training vectors per dimension (saved as regime_<fig>)
-regime_results, regime_params = {}, {}
-regime_records = regime.paper_regime_claims(profile, regime_results, regime_params)
-for fig, data in regime_results.items():
-    figdata.save(regime.REGIME_PREFIX + fig, data, regime_params[fig])
-
-# the stand-in of GPT2-XL on its other training seeds: every figure of its role that a claim reads, recomputed on each
-# (saved as seed<k>_<fig>), and every claim judged again; a shape that differs between the seeds is undecided
-seed_results, seed_params = {}, {}
-by_seed = seeds.seed_claims(profile, seed_results, seed_params)
-for model, figs in seed_results.items():
-    for fig, data in figs.items():
-        figdata.save(seeds.prefix(model) + fig, data, seed_params[model][fig])
+# the JTC claims again: on figures recomputed with the paper's training vectors per dimension (saved as
+# regime_<fig>), and on the stand-in of GPT2-XL's other training seeds, every figure of its role that a claim reads
+# recomputed on each (saved as seed<k>_<fig>); a shape that differs between the seeds is undecided
+again = rejudge.rejudge(profile)
+for name, (data, params) in again.figures().items():
+    figdata.save(name, data, params)
+regime_records, regime_params, by_seed = again.regime_records, again.regime_params, again.by_seed
 stand_in = seeds.combine(jtc_claims.all_claims(profile=profile), by_seed, profile)
 
 groups = {  # title -> (records, the profile they are read on, the file they are saved to)

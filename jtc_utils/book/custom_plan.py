@@ -225,15 +225,15 @@ def estimate_seconds(pages, n_sentences: int, forward_s: float, jobs: int = 1) -
     """Wall time of ``pages`` (the claims page included by the caller) for ``n_sentences`` sentences per domain at
     ``forward_s`` seconds per sentence (see :data:`PAGE_COST`), executed ``jobs`` at a time: each page then takes
     :data:`ONE_THREAD_SLOWDOWN` times longer, the pages go to the first free worker in their start order
-    (:func:`jtc_utils.book.scheduling.start_order`), and a page that reads others' numbers (:data:`scheduling.READERS`) waits
-    for every page before it in ``pages``."""
+    (:func:`jtc_utils.book.scheduling.start_order`), and a page that reads others' numbers waits for the pages it
+    reads (:func:`jtc_utils.book.scheduling.waits_for`)."""
     cost = {p: PAGE_OVERHEAD_S + PAGE_COST[p] * n_sentences * forward_s for p in pages}
     if jobs <= 1:
         return sum(cost.values())
     free, end = [0.0] * jobs, {}
     for p in scheduling.start_order(pages):  # the readers come last in both orders, after the pages they read
         w = min(range(jobs), key=free.__getitem__)
-        start = max([free[w]] + ([end[q] for q in pages[:pages.index(p)]] if p in scheduling.READERS else []))
+        start = max([free[w]] + [end[q] for q in scheduling.waits_for(p, pages)])
         end[p] = free[w] = start + cost[p] * ONE_THREAD_SLOWDOWN
     return max(end.values())
 

@@ -3,8 +3,10 @@ recomputation may stray from the stored numbers.
 
 **What is recomputed.** Every figure of the tiny profile whose numbers come from a computation (:func:`targets`): the
 JTC chapters' figures, the claims page's figures in the paper's regime and its sample-size curves, and the lens, FFN
-and linearity chapters' figures. The real model's figures are not recomputed in the tests (their chapter checks them
-at a subset), nor are the claims files (they are judged from the figures, and tested so).
+and linearity chapters' figures. The real model's figures are not recomputed here: the JTC chapters' and the lens
+chapter's are checked at the real subset (``real_check``, ``real_lens_check``: saved by their chapters, compared in
+``tests/core/test_real.py`` and ``tests/lenses/test_lenses_real.py``), the FFN and linearity chapters' by nbval on the
+pages re-executed at that subset; nor are the claims files (they are judged from the figures, and tested so).
 
 **How far it may stray.** A recomputation differs from the stored numbers only through arithmetic: the order of
 summations (thread count), the kernels (``ATEN_CPU_CAPABILITY``, MKL's and OpenBLAS's code paths). How much each
@@ -100,17 +102,20 @@ def targets() -> list[str]:
             and _stored(n)["params"].get("profile") == "tiny"]
 
 
-def executed(name: str, since: float) -> dict | None:
+def executed(name: str, since: float, params: dict | None = None) -> dict | None:
     """The data of stored figure ``name`` as a re-execution of the pages wrote it into ``$JTC_DATA_OUT`` (see
-    :func:`jtc_utils.evidence.figdata.output_dir`) after time ``since``, with the stored parameters; None where it did
-    not. `make test` executes the pages first, so that the regression compares what they computed instead of computing
-    every figure a second time."""
+    :func:`jtc_utils.evidence.figdata.output_dir`) after time ``since``, with the stored parameters (or with those
+    named in ``params``: a figure of the real model that `make test` computes at the real subset); None where it did not. `make test`
+    executes the pages first, so that the regression compares what they computed instead of computing every figure a
+    second time."""
     out = figdata.output_dir()
     f = out / f"{name}.json"
     if out.resolve() == figdata.DATA_DIR.resolve() or not f.exists() or f.stat().st_mtime < since:
         return None
     record = json.loads(f.read_text())
-    return record["data"] if record["params"] == _stored(name)["params"] else None
+    if params is None:
+        return record["data"] if record["params"] == _stored(name)["params"] else None
+    return record["data"] if all(record["params"].get(k) == v for k, v in params.items()) else None
 
 
 def recompute(name: str) -> dict:

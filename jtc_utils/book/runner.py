@@ -413,6 +413,23 @@ def transaction(nb, page: Path, data: Path, parameters: dict, env: dict, cwd: Pa
     return time.time() - t0
 
 
+def claims_ahead(profile: str = "tiny", device: str | None = None) -> None:
+    """The claims page's work that reads no other page's numbers: the JTC claims judged again in the paper's regime
+    and on the other training seeds (:func:`jtc_utils.jtc.rejudge.rejudge`), computed ahead of the page in a worker of
+    its own (no progress bars), so that the page reads the figures from the on-disk cache instead of computing them
+    alone at the end of the build."""
+    from jtc_utils.book import papers  # torch: the runner itself starts without it
+    from jtc_utils.jtc import rejudge
+
+    papers.register()
+    with environ({"JTC_PROGRESS": "0", **({"JTC_DEVICE": device} if device else {})}):
+        rejudge.rejudge(profile)
+
+
+# page -> its work ahead (see jtc_utils.book.scheduling.run_pages), a function of the profile and the device
+AHEAD = {"claims_verdicts": claims_ahead}
+
+
 def describe(e: BaseException, timeout: int) -> str:
     kind = type(e).__name__
     if kind == "DeadKernelError":
@@ -482,7 +499,8 @@ def main(argv=None):
             with exit_on_interrupt("interrupted: the pages that finished are committed, the others unchanged; "
                                    "`make book` runs the rest"):
                 run_pages(todo, partial(execute, profile=args.profile, timeout=args.timeout, device=args.device),
-                          jobs, lambda line: print(line, flush=True))
+                          jobs, lambda line: print(line, flush=True),
+                          ahead={page: partial(work, args.profile, args.device) for page, work in AHEAD.items()})
         except NotebookFailed as e:
             raise SystemExit(f"ERROR: {e}") from None
     if not args.no_build:

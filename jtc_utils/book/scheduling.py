@@ -31,10 +31,23 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-# pages that read figure data other pages write (the claims page reads every chapter's; the appendices read
-# sections 3 and 4's): run in parallel, each starts only when every page before it has finished
-READERS = ("appendix_b_news", "appendix_d_sizes", "claims_verdicts")
+# the pages of the JTC paper's sections and their setting, whose numbers the appendices read
+JTC_PAGES = ("embedded_world", "real_model", "sec3_linear_shortcuts", "sec4_predictions", "sec5_early_exit",
+             "sec6_submodules")
+# pages that read figure data other pages write, and the pages they read (None: every page before it in the book;
+# the claims page reads every chapter's, the appendices sections 3 and 4's and the real model's): run in parallel,
+# each starts only when those of its pages that are being executed have finished
+READERS = {"appendix_b_news": JTC_PAGES, "appendix_d_sizes": JTC_PAGES, "claims_verdicts": None}
 
+
+def waits_for(name: str, names: list[str], readers=READERS) -> list[str]:
+    """The pages of ``names`` that page ``name`` waits for (see :data:`READERS`): none for a page that reads no
+    other page's numbers."""
+    if name not in readers:
+        return []
+    reads = readers[name]
+    before = names[:names.index(name)]
+    return before if reads is None else [n for n in before if n in reads]
 
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
@@ -75,11 +88,29 @@ def start_order(names: list[str], first=START_FIRST) -> list[str]:
     return sorted(names, key=lambda n: first.index(n) if n in first else len(first))
 
 
-def run_pages(names: list[str], run_one, jobs: int = 1, log=print, readers=READERS, order=None) -> dict:
+def _ahead(work) -> float:
+    """Run one page's work ahead (see :func:`run_pages`) in a worker; its seconds."""
+    import time
+
+    t0 = time.time()
+    work()
+    return time.time() - t0
+
+
+def ahead_name(page: str) -> str:
+    return f"{page} (ahead)"
+
+
+def run_pages(names: list[str], run_one, jobs: int = 1, log=print, readers=READERS, order=None,
+              ahead: dict | None = None) -> dict:
     """Run ``run_one(name)`` (a picklable function returning seconds, or None for a page already up to date) for
     every page in ``names``, in ``jobs`` worker processes; returns ``{name: seconds or None}``. One at a time, the
     pages run in the order of ``names``; several at a time, they start in the order of ``order`` (default
-    :func:`start_order` of ``names``), a reader still waiting for every page before it in ``names``.
+    :func:`start_order` of ``names``), a reader still waiting for the pages it reads (:func:`waits_for`).
+    ``ahead`` (several at a time only): page -> a picklable function of no arguments that does work of that page
+    which reads no other page's numbers (it fills the on-disk cache the page then reads): it starts in a worker of its
+    own just before the page's place in the start order, and the page waits for it, so that such work does not run
+    alone at the end of the build beside an idle core (the claims page's recomputations).
     With ``jobs`` > 1 every worker and the kernels it starts are single-threaded (``ONE_THREAD``): on two cores two
     one-thread pages finish sooner than one two-thread page after another (much of a page is Python and small
     kernels), and they never spin-wait on each other's OpenMP threads; workers that need the same cached result
@@ -98,11 +129,14 @@ def run_pages(names: list[str], run_one, jobs: int = 1, log=print, readers=READE
     pending, running = list(start_order(names) if order is None else order), {}
     if sorted(pending) != sorted(names):
         raise ValueError(f"the start order {order} must hold the same pages as {names}")
+    ahead = {page: work for page, work in (ahead or {}).items() if page in names}
+    for page in ahead:
+        pending.insert(pending.index(page), ahead_name(page))
     with environ(ONE_THREAD):  # the workers inherit it, and their kernels from them
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
                                  initializer=_ignore_interrupts) as pool:
             try:
-                failure = _schedule(pool, names, run_one, jobs, log, readers, pending, running, times)
+                failure = _schedule(pool, names, run_one, jobs, log, readers, pending, running, times, ahead)
             except KeyboardInterrupt:  # stop now: the running pages' transactions commit nothing
                 for child in multiprocessing.active_children():
                     child.terminate()
@@ -113,10 +147,10 @@ def run_pages(names: list[str], run_one, jobs: int = 1, log=print, readers=READE
                 raise
     if failure is not None:
         raise failure
-    return times
+    return {n: t for n, t in times.items() if n in names}
 
 
-def _schedule(pool, names, run_one, jobs, log, readers, pending, running, times):
+def _schedule(pool, names, run_one, jobs, log, readers, pending, running, times, ahead):
     """run_pages' loop over a pool of workers (see there): fills ``times``; returns the first failure, or None."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
@@ -125,11 +159,16 @@ def _schedule(pool, names, run_one, jobs, log, readers, pending, running, times)
         for name in list(pending):
             if failure is not None or len(running) >= jobs:
                 break
-            if name in readers and any(n not in times for n in names[:names.index(name)]):
-                continue  # waits for the pages whose numbers it reads
+            if any(n not in times for n in waits_for(name, names, readers)) or (
+                    name in ahead and ahead_name(name) not in times):
+                continue  # waits for the pages whose numbers it reads, or for its own work ahead
             pending.remove(name)
-            log(f"executing {name} ...")
-            running[pool.submit(run_one, name)] = name
+            if name.endswith(" (ahead)"):
+                log(f"executing {name}: the work of the page that reads no other page's numbers ...")
+                running[pool.submit(_ahead, ahead[name.removesuffix(" (ahead)")])] = name
+            else:
+                log(f"executing {name} ...")
+                running[pool.submit(run_one, name)] = name
         done, _ = wait(running, return_when=FIRST_COMPLETED)
         for fut in done:
             name = running.pop(fut)

@@ -11,7 +11,7 @@ rule fixed before any value vector was read:
    token just before and the token just after it, over the :data:`CONTEXTS` most frequent tokens (left and right
    apart); positive pointwise mutual information, a truncated SVD to :data:`DIMS` dimensions, rows scaled to unit
    length, and Ward's agglomerative clustering (scipy) cut into one class per :data:`PER_CLASS` tokens. Words used
-   in the same slots land together (months, past-tense verbs, nationalities, units, suffixes ...).
+   in the same slots land together (past-tense verbs, nationalities, directions, suffixes ...).
 
 A token seen fewer than :data:`MIN_COUNT` times has no class (never part of a concept). Each class has a group,
 Geva et al.'s three kinds of pattern: ``punct``, ``number`` and ``function`` are ``syntactic``; a distributional

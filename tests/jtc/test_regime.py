@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from jtc_utils.core.experiment import Experiment
-from jtc_utils.jtc import regime
+from jtc_utils.jtc import regime, rejudge
 
 pytestmark = [pytest.mark.jtc]  # the JTC paper's package
 
@@ -93,3 +93,12 @@ def test_the_plot_draws_one_panel_per_model_and_refuses_an_unknown_measure(small
     assert len(fig.axes) == 2 and fig.axes[0].get_xscale() == "log"
     with pytest.raises(ValueError, match="'r2' or 'p1'"):
         regime.plot_curves([c], "r3")
+
+
+def test_the_rejudged_figures_are_named_as_the_claims_page_saves_them():
+    """The recomputed figures of both settings under their book/data names, in a total order (setting, then id)."""
+    r = rejudge.Rejudged([], {"fig4": {"a": 1}, "fig2": {"a": 2}}, {"fig4": {"p": 1}, "fig2": {"p": 2}}, {},
+                         {"tiny-gpt2-xl-seed2": {"fig2": {"b": 1}}, "tiny-gpt2-xl-seed1": {"fig5": {"b": 2}}},
+                         {"tiny-gpt2-xl-seed2": {"fig2": {"q": 1}}, "tiny-gpt2-xl-seed1": {"fig5": {"q": 2}}})
+    assert list(r.figures()) == ["regime_fig2", "regime_fig4", "seed1_fig5", "seed2_fig2"]
+    assert r.figures()["seed2_fig2"] == ({"b": 1}, {"q": 1})
