@@ -34,7 +34,8 @@ real_n_val = None  # the real model's validation sentences (None: 3,000 on Wikip
 
 # %% tags=["hide-cell"]
 from jtc_utils.core import device as devices
-from jtc_utils.book.chapter import Chapter, real_model_line
+from jtc_utils.book.chapter import Chapter
+from jtc_utils.jtc.figures import real_model_line
 
 devices.use(device)
 

@@ -63,44 +63,36 @@ from IPython.display import HTML, Markdown, display
 from myst_nb import glue
 
 from jtc_utils.jtc import regime, rejudge, seeds
-from jtc_utils.evidence import claims
+from jtc_utils.evidence import claims, figure_registry
 from jtc_utils.jtc import claims as jtc_claims
 from jtc_utils.book import claim_tables
 from jtc_utils.book import claims_page
+from jtc_utils.book.chapter import figure
 from jtc_utils.evidence import figdata
-from jtc_utils.ffn import claims as ffn_claims
-from jtc_utils.lenses import claims as lens_claims
-from jtc_utils.linearity import claims as sl_claims
 
 # the JTC claims again: on figures recomputed with the paper's training vectors per dimension (saved as
 # regime_<fig>), and on the stand-in of GPT2-XL's other training seeds, every figure of its role that a claim reads
 # recomputed on each (saved as seed<k>_<fig>); a shape that differs between the seeds is undecided
-again = rejudge.rejudge(profile)
+again = rejudge.rejudge(profile)  # computed by the figures' registered functions (ahead of this page, by `make book`)
 for name, (data, params) in again.figures().items():
-    figdata.save(name, data, params)
-regime_records, regime_params, by_seed = again.regime_records, again.regime_params, again.by_seed
-stand_in = seeds.combine(jtc_claims.all_claims(profile=profile), by_seed, profile)
+    figure_registry.save(name, data, params)
+regime_params = again.regime_params
 
-groups = {  # title -> (records, the profile they are read on, the file they are saved to)
-    "Jump to Conclusions, on the stand-in": (stand_in, profile, "claims"),
-    "Jump to Conclusions, on the real model": (jtc_claims.all_claims(claims.profile_getter("real_"), "real"), "real",
-                                               "claims_real"),
-    "Jump to Conclusions, in the paper's regime": (regime_records, profile, "claims_regime"),
-    "Low-rank shortcuts and the tuned lens, on the stand-in": (lens_claims.all_claims(profile=profile), profile,
-                                                               "claims_lenses"),
-    "Low-rank shortcuts and the tuned lens, on the real model": (
-        lens_claims.all_claims(claims.profile_getter("real_"), "real"), "real", "claims_lenses_real"),
-    "FFN sub-updates in the vocabulary space, on the stand-in": (ffn_claims.all_claims(profile=profile), profile,
-                                                                 "claims_ffn"),
-    "FFN sub-updates in the vocabulary space, on the real model": (
-        ffn_claims.all_claims(ffn_claims.real_getter(), "real"), "real", "claims_ffn_real"),
-    "Your Transformer is Secretly Linear, on the stand-in": (sl_claims.all_claims(profile=profile), profile,
-                                                             "claims_linearity"),
-    "Your Transformer is Secretly Linear, on the real model": (sl_claims.all_claims(sl_claims.real_getter(), "real"),
-                                                               "real", "claims_linearity_real"),
+# every claim of the four papers, each group a claims file of the figure registry, judged on the stored figures
+FILES = {  # title -> (the claims file, the profile it is read on)
+    "Jump to Conclusions, on the stand-in": ("claims", profile),
+    "Jump to Conclusions, on the real model": ("claims_real", "real"),
+    "Jump to Conclusions, in the paper's regime": ("claims_regime", profile),
+    "Low-rank shortcuts and the tuned lens, on the stand-in": ("claims_lenses", profile),
+    "Low-rank shortcuts and the tuned lens, on the real model": ("claims_lenses_real", "real"),
+    "FFN sub-updates in the vocabulary space, on the stand-in": ("claims_ffn", profile),
+    "FFN sub-updates in the vocabulary space, on the real model": ("claims_ffn_real", "real"),
+    "Your Transformer is Secretly Linear, on the stand-in": ("claims_linearity", profile),
+    "Your Transformer is Secretly Linear, on the real model": ("claims_linearity_real", "real"),
 }
-for records, prof, name in groups.values():
-    figdata.save(name, records, {"profile": prof, "source": "book/data"})
+groups = {title: (figure(name, profile), prof, name) for title, (name, prof) in FILES.items()}
+regime_records = groups["Jump to Conclusions, in the paper's regime"][0]
+stand_in = groups["Jump to Conclusions, on the stand-in"][0]
 
 # %% [markdown]
 # ## Summary

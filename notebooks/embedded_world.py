@@ -149,12 +149,11 @@ show([], "beyond the paper: the zoo",
 # These are reported, not tuned: no generator setting was chosen by looking at them or at a claim's verdict.
 
 # %% tags=["nbval-check-output"]
-from jtc_utils.evidence import figdata
+from jtc_utils.book.chapter import figure
 from jtc_utils.jtc import hardness
 
 first = hardness.stored_v1()
-second = hardness.report()
-figdata.save("hardness", second, {"first_world_commit": first["commit"]})
+second = figure("hardness", profile).numbers
 print(f"first world: computed at commit {first['commit'][:10]}")
 display(hardness.table(first["report"], second).set_index(["share of", "domain"]))
 
@@ -177,16 +176,10 @@ display(hardness.table(first["report"], second).set_index(["share of", "domain"]
 # stand-in leaves room for `mat` to beat `id`.
 
 # %% tags=["nbval-check-output"]
-from jtc_utils.core import experiment, profiles, readout
-
-P = profiles.get("tiny")
-exp = experiment.shared(P.role("gpt48"), P.main_domain)
-curves = readout.layer_curves(exp, ks=(1,))
-check = pd.DataFrame({"mat": curves["mat"]["p@1"], "id": curves["id"]["p@1"]}).rename_axis("layer")
-figdata.save("world_check", {"layer": list(range(exp.n_layers + 1)), "p@1_mat": check["mat"].values,
-                             "p@1_id": check["id"].values}, {"model": exp.model_name, "domain": exp.domain})
+wc = figure("world_check", profile).numbers
+check = pd.DataFrame({"mat": wc["p@1_mat"], "id": wc["p@1_id"]}).rename_axis("layer")
 print(check.T.round(2).to_string())
-print(f"mat beats id at {(check['mat'] > check['id']).iloc[:-1].sum()} of {exp.n_layers} layers")
+print(f"mat beats id at {(check['mat'] > check['id']).iloc[:-1].sum()} of {len(wc['layer']) - 1} layers")
 
 
 # %% [markdown]

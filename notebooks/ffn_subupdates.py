@@ -47,15 +47,14 @@ device = "auto"  # where the heavy work runs: "auto" (a GPU when there is one), 
 seed = 0
 
 # %% tags=["hide-cell"]
-import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import display
 
 from jtc_utils.core import device as devices
 from jtc_utils.core import experiment, word_classes
-from jtc_utils.book.chapter import Chapter, show
+from jtc_utils.book.chapter import Chapter
 from jtc_utils.evidence import digits
-from jtc_utils.ffn import FFN, claims, decompose, plots
+from jtc_utils.ffn import FFN, claims, decompose
 from jtc_utils.ffn import figures as ffn_figures
 
 devices.use(device)
@@ -95,22 +94,7 @@ display(pd.DataFrame({m: {c: round(v[c], 3) for c in cols} for m, v in t2["model
 
 # %%
 f2 = figure("geva_fig2")
-plots.concept_layers(f2, f2["params"]["model"])
-show(['geva_fig2'],
-     'Geva et al. Figure 2',
-     "Concept coverage per layer: the share of top-30 tokens that form concepts, for value vectors, Gaussian "
-     "random vectors and whole FFN updates; the values' concepts by kind: the same share for each kind of concept.",
-     'Two line plots per layer: concept coverage, and concepts by kind')
 f4 = figure("geva_fig4")
-plots.per_layer({"values": f4["iou_values"], "random": f4["iou_random"],
-                 "values, ln_f without shift": f4["iou_values_nobias"],
-                 "random, ln_f without shift": f4["iou_random_nobias"]},
-                f"{f4['params']['model']}: top-30 overlap, raw vs through ln_f (Geva Fig. 4)", "IoU")
-show(['geva_fig4'],
-     'Geva et al. Figure 4',
-     "Overlap (IoU) of the top-30 tokens of a vector read raw and read through the final layer norm, per "
-     "layer, for value vectors and random vectors, with and without the norm's shift.",
-     'Line plot of IoU per layer for value and random vectors')
 
 # %% tags=["nbval-check-output"]
 chapter.verdicts(["F1", "F2", "F3", "F4"])
@@ -143,14 +127,6 @@ display(small[small["coverage"] >= 0.5].sort_values("coverage", ascending=False,
 
 # %%
 f6 = figure("geva_fig6")
-plots.per_layer({"dominant ten": f6["t10"], "random ten": f6["r10"],
-                 "uniform 10/d_ff": [f6["uniform"]] * len(f6["t10"])},
-                f"{f6['params']['model']}: share of the ten dominant sub-updates", "share of sum |m| ||v||")
-show(['geva_fig6'],
-     'Geva et al. Figure 6 and appendix A.3',
-     "The share of the whole FFN update carried by the ten dominant sub-updates per layer, against ten "
-     "random ones and the uniform share.",
-     "Line plot of the dominant ten's share per layer against random and uniform")
 
 # %% [markdown]
 # ## Promotion, not elimination (the paper's Table 4, Figure 3, section 5.2)
@@ -168,12 +144,6 @@ print({ev: f"{t4['events'][ev]['events']} events of {t4['events'][ev]['of']}" fo
 
 # %%
 f3 = figure("geva_fig3")
-plots.per_layer({k: f3[k] for k in ("max", "mean", "min")}, f"{f3['params']['model']}: scores of the dominant ten "
-                "for the candidate w_l (Geva Fig. 3)", "score")
-show(['geva_fig3'],
-     'Geva et al. Figure 3',
-     'Maximum, mean and minimum score of the dominant ten sub-updates for the candidate token, per layer.',
-     'Line plot of the maximum, mean and minimum score per layer')
 t10 = figure("geva_tab10")
 print("saturation layer distribution (Table 10):", dict(zip(range(1, t10["n_layers"] + 1), t10["hist"])))
 
@@ -224,12 +194,6 @@ chapter.verdicts(["F9"])
 
 # %%
 t6 = figure("geva_tab6")
-plots.exit_rules(t6, t6["params"]["model"])
-show(['geva_tab6'],
-     'Geva et al. Table 6',
-     "Accuracy against layers saved for the sub-update exit rule, the classifier baselines, the JTC "
-     "confidence rule with id and mat, and the saturation oracle.",
-     'Scatter of accuracy against layers saved for several exit rules')
 
 # %% tags=["nbval-check-output"]
 display(pd.DataFrame(t6["rules"]).T[["accuracy", "saved", "share_saved"]].astype(float).round(3))
@@ -246,17 +210,6 @@ chapter.verdicts(["F10"])
 # %%
 mf = figure("ext_geva_matffn")
 c = mf["coefficients"]
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
-plots.per_layer({"most often dominant ten": c["r2_dominant"], "other neurons": c["r2_rest"]},
-                "held-out r² of each coefficient's linear predictor", "r²", ax=axes[0])
-plots.per_layer({"dominant ten": c["error_share_dominant"], "uniform 10/d_ff": [c["uniform_share"]] *
-                 len(c["error_share_dominant"])}, "share of mat_ffn's squared error", "share", ax=axes[1])
-show(['ext_geva_matffn'],
-     "beyond the papers: section 6's mat_ffn, opened",
-     "Held-out r² of a linear predictor of each FFN coefficient, for the most often dominant ten and the others;"
-     " and the dominant ten's share of mat_ffn's squared error against the uniform share (one panel each, titled"
-     " so).",
-     'Two line plots per layer: r² of coefficient predictors and share of squared error')
 print(f"A = (U+M)V + U+1 b_V holds at every layer: relative gap {digits.bound(max(c['identity_gap']), 1e-5)}")
 
 # %% [markdown]
@@ -266,14 +219,7 @@ print(f"A = (U+M)V + U+1 b_V holds at every layer: relative gap {digits.bound(ma
 # layer, while concept coverage stays at the same level:
 
 # %%
-tm = mf["through_mat"]
-plots.per_layer({"IoU with the value's own top-30": tm["iou"], "coverage through mat": tm["coverage_mat"],
-                 "coverage raw": tm["coverage_raw"]}, "values seen through mat", "share")
-show(['ext_geva_matffn'],
-     'beyond the papers: value vectors seen through mat',
-     "Per layer, the overlap of a value's top-30 tokens read through mat with its own, and the concept "
-     "coverage read raw and through mat.",
-     'Line plot of IoU and coverage per layer')
+chapter.show("ext_geva_matffn", view="through_mat")
 
 # %% [markdown]
 # ## The real model
@@ -300,7 +246,7 @@ show(['ext_geva_matffn'],
 # twice as wide again.
 
 # %% tags=["nbval-check-output"]
-rg = figure("real_geva")
+rg = figure("real_geva", plot=False)  # three views of it are drawn below
 wc = rg["word_classes"]
 print("word classes from", wc["counts"]["sentences"], "training sentences:", wc["counts"]["labelled"], "of",
       wc["counts"]["types"], "token types seen carry a class,", wc["counts"]["classes"], "classes; settings:",
@@ -318,20 +264,8 @@ display(pd.DataFrame({"SmolLM2-135M": {**{c: round(rc[c], 3) for c in cols},
                                           for k, v in rg["concepts"]["labelled"].items()}}}).T)
 
 # %%
-plots.concept_layers(rg["concepts"]["fig2"], "SmolLM2-135M")
-show(['real_geva'],
-     'Geva et al. Figure 2, on the real model',
-     "Concept coverage per layer of SmolLM2 under the automatic word classes: the share of top-30 tokens that form "
-     "concepts, for value vectors, Gaussian random vectors and whole FFN updates; the values' concepts by kind.",
-     'Two line plots per layer: concept coverage, and concepts by kind')
-rf4 = rg["concepts"]["fig4"]
-plots.per_layer({"values": rf4["iou_values"], "random": rf4["iou_random"]},
-                "SmolLM2-135M: top-30 overlap, raw vs through the final norm (Geva Fig. 4)", "IoU")
-show(['real_geva'],
-     'Geva et al. Figure 4, on the real model',
-     "Overlap (IoU) of the top-30 tokens of a vector read raw and read through the final norm (an RMSNorm: no "
-     "shift, so one pair of lines), per layer, for value vectors and Gaussian random vectors.",
-     'Line plot of IoU per layer for value and random vectors')
+chapter.show("real_geva", view="concepts")
+chapter.show("real_geva", view="overlap")
 
 # %% tags=["nbval-check-output"]
 print("decomposition, relative deviation:",
@@ -343,15 +277,7 @@ display(pd.DataFrame({f"{ev} ({k})": rg["events"][ev][k] for ev in ("saturation"
 display(pd.DataFrame(rg["exit"]["rules"]).T[["accuracy", "saved", "share_saved"]].astype(float).round(3))
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
-plots.per_layer({"dominant ten": rg["t10"], "random ten": rg["r10"]}, "SmolLM2-135M: share of the dominant ten",
-                "share", ax=axes[0])
-plots.exit_rules(rg["exit"], "SmolLM2-135M", ax=axes[1])
-show(['real_geva'],
-     'Geva et al. Figure 6 and Table 6, on the real model',
-     "The dominant ten's share per layer of SmolLM2 against ten random sub-updates; and every exit rule on one"
-     " test set (one panel each, titled so).",
-     "Line plot of the dominant ten's share per layer, and accuracy against layers saved for exit rules")
+chapter.show("real_geva", view="share_and_exit")
 pd.DataFrame([{"layer": v["layer"], "neuron": v["neuron"], "top tokens": " | ".join(t.strip() for t in v["top"])}
               for v in rg["values"]])
 

@@ -67,9 +67,8 @@ import pandas as pd
 from IPython.display import display
 
 from jtc_utils.core import device as devices
-from jtc_utils.book.chapter import Chapter, show
-from jtc_utils.evidence import figdata
-from jtc_utils.lenses import LENSES, figures, lowrank, plots
+from jtc_utils.book.chapter import Chapter
+from jtc_utils.lenses import LENSES, figures, lowrank
 
 devices.use(device)
 
@@ -109,12 +108,6 @@ for model, d, n_layers in (("GPT2-XL", 1600, 48), ("Phi-3-mini", 3072, 32), ("Ll
 
 # %%
 f2 = figure("nnjtc_fig2")
-plots.heatmaps4(f2, title=f"{f2['params']['model']} (stands for {f2['params']['paper_model']}), rank {f2['rank']}")
-show(['nnjtc_fig2'],
-     'N-NJTC Figure 2',
-     f"r² of each jump from layer ℓ (rows) to ℓ′ (columns) for id, mat, NJTC and N-NJTC at rank {f2['rank']}; "
-     f"{plots.R2_COLOURS}.",
-     f'Four heatmaps of r² over layer pairs: id, mat, NJTC and N-NJTC at rank {f2["rank"]}')
 
 # %% tags=["nbval-check-output"]
 chapter.verdicts(["N6", "N7", "N8"])
@@ -136,13 +129,6 @@ chapter.verdicts(["N6", "N7", "N8"])
 
 # %%
 rf2 = figure("real_nnjtc_fig2")
-plots.heatmaps4(rf2, title=f"{rf2['params']['model']}, rank {rf2['rank']}")
-show(['real_nnjtc_fig2'],
-     'N-NJTC Figure 2, on the real model',
-     f"r² of each jump from layer ℓ (rows) to ℓ′ (columns) of the real model for id and mat (every pair), NJTC and "
-     f"N-NJTC at rank {rf2['rank']} (each layer to the next and to the last; blank: not trained); "
-     f"{plots.R2_COLOURS}.",
-     'Four heatmaps of r² over layer pairs of the real model: id, mat, and NJTC and N-NJTC on two diagonals')
 
 # %%
 chapter.real_verdicts(["N6", "N7", "N8"])
@@ -156,12 +142,6 @@ chapter.real_verdicts(["N6", "N7", "N8"])
 
 # %%
 f3 = figure("nnjtc_fig3")
-plots.jump_to_last(f3)
-show(['nnjtc_fig3'],
-     'N-NJTC Figure 3',
-     f"Precision@1 and two surprisals when every layer jumps to the last, for id, mat, the closed-form "
-     f"optima of rank {f3['rank']} (dashed) and the trained low-rank maps (bands: three seeds).",
-     'Line plots of Precision@1 and surprisal per layer for six lenses')
 
 # %% tags=["nbval-check-output"]
 chapter.verdicts(["N1", "N2", "N3", "N4", "N5"])
@@ -176,12 +156,6 @@ chapter.verdicts(["N1", "N2", "N3", "N4", "N5"])
 
 # %%
 r3 = figure("real_nnjtc_fig3")
-plots.jump_to_last(r3)
-show(['real_nnjtc_fig3'],
-     'N-NJTC Figure 3, on the real model',
-     f"Precision@1 and two surprisals when every layer of the real model jumps to the last, for id, mat, the "
-     f"closed-form optima of rank {r3['rank']} (dashed) and the trained low-rank maps (one seed).",
-     'Line plots of Precision@1 and surprisal per layer for six lenses on the real model')
 
 # %%
 chapter.real_verdicts(["N1", "N2", "N3", "N4", "N5"])
@@ -210,15 +184,9 @@ print(f"N-NJTC (rank {k3}) is below id at {below_id} of {L3} layers; it stays wi
 
 # %%
 fr = figure("ext_nnjtc_rank")
-plots.rank_sweep(fr, title=f"{fr['params']['model']}: the best map of each rank")
-show(['ext_nnjtc_rank'],
-     'beyond the papers',
-     "The best map of each rank: Precision@1 at three depths against the rank (dashed: id), and mean r² "
-     "against rank and parameters.",
-     'Precision@1 and r² against the rank of the closed-form map')
 
 # %% tags=["nbval-check-output"]
-lt = figure("lens_table")
+lt = figure("lens_table", plot=False)  # drawn below, with the early exit
 q = lt["quarters"][1]
 rows = lt["lenses"]
 k = lt["rank"]
@@ -241,12 +209,6 @@ print(f"rank needed to close 90% of the id -> mat gap at layers {fr['layers_p1']
 
 # %%
 fg = figure("tl_grid")
-plots.objective_against_form(fg)
-show(['tl_grid'],
-     'beyond the papers: objective against form',
-     "KL to the final distribution, r², Precision@1 and the cross-entropy on the text's next token per layer "
-     "for maps of the same form trained on squared error (mat) or on KL (the tuned lenses).",
-     'Four line plots per layer, KL, r², Precision@1 and next-token cross-entropy, for several lenses')
 
 # %% tags=["nbval-check-output"]
 display(pd.DataFrame(fg["training"]).T.astype({"steps": int, "doublings": int})
@@ -260,12 +222,6 @@ chapter.verdicts(["T1", "T2", "T3", "H1"])
 
 # %%
 rg = figure("real_tl_grid")
-plots.objective_against_form(rg)
-show(['real_tl_grid'],
-     'beyond the papers: objective against form, on the real model',
-     "KL to the final distribution, r², Precision@1 and the cross-entropy on the text's next token per layer of "
-     "the real model, for maps of the same form trained on squared error (mat, mat + b) or on KL (the tuned lens).",
-     'Four line plots per layer of the real model, KL, r², Precision@1 and next-token cross-entropy, for four lenses')
 
 # %%
 chapter.real_verdicts(["T1", "T2", "T3", "H1"])
@@ -293,12 +249,6 @@ print(f"KL(tuned) > KL(mat+b) at {worse} of {Lg} layers; started from mat, the t
 
 # %%
 fc = figure("tl_cmp")
-plots.tuned_comparison(fc)
-show(['tl_cmp'],
-     f"the tuned-lens paper's comparison, on every stand-in ({', '.join(fc['models'])})",
-     "For each model, KL to the final distribution (log scale) and Precision@1 per layer for the logit lens,"
-     " mat and the tuned lens; each panel names its model and measure.",
-     'Grid of line plots of KL and Precision@1 per layer, one column per model')
 
 # %% tags=["nbval-check-output"]
 held = {m: int(np.sum(np.asarray(c["tuned"]["kl"][:-1]) < np.asarray(c["id"]["kl"][:-1]))) for m, c in
@@ -326,12 +276,7 @@ chapter.verdicts(["N0"])
 # what a better confidence rule could still gain.
 
 # %%
-plots.exit_frontiers(lt, ["id", "mat", f"nnjtc_{k}", "tuned"], title=f"{lt['n_layers']}-layer stand-in: early exit")
-show(['lens_table'],
-     'beyond the papers: early exit with every lens',
-     "Precision@1 against the mean number of layers processed under the confidence rule, with each lens's "
-     "oracle exit (dotted); a curve further up and to the left saves more computation.",
-     'Early-exit curves of four lenses with their oracle curves')
+chapter.show("lens_table")
 
 # %% tags=["nbval-check-output"]
 display(figures.exit_summary(lt))
@@ -346,12 +291,6 @@ display(figures.exit_summary(lt))
 
 # %%
 rx = figure("real_lens_exit")
-plots.exit_frontiers(rx, list(rx["lenses"]), title=f"{rx['params']['model']}: early exit")
-show(['real_lens_exit'],
-     'beyond the papers: early exit with every lens, on the real model',
-     "Precision@1 against the mean number of layers processed under the confidence rule, with each lens's "
-     "oracle exit (dotted), for the real model; a curve further up and to the left saves more computation.",
-     'Early-exit curves of four lenses with their oracle curves on the real model')
 
 # %%
 display(figures.exit_summary(rx))
@@ -365,7 +304,6 @@ display(figures.exit_summary(rx))
 
 # %%
 rt = figure("real_lens_table")
-display(figures.quarter_table(rt, ("p@1", "kl", "ce_gold")).set_index("lens"))
 
 # %%
 rl = rt["lenses"]
@@ -413,10 +351,9 @@ for i, q in enumerate(rt["quarters"]):
 # page's figures with it.
 
 # %%
-check, check_params = figures.real_check(profile, seed)
-figdata.save("real_lens_check", check, check_params)
-print(f"saved {', '.join(check)} at {check_params['n_train']} training and {check_params['n_val']} validation "
-      "sentences")
+check = figure("real_lens_check")
+print(f"saved {', '.join(check.numbers)} at {check.params['n_train']} training and {check.params['n_val']} "
+      "validation sentences")
 
 # %% [markdown]
 # ## Exercises

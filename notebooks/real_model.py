@@ -46,7 +46,7 @@ from IPython.display import display
 
 from jtc_utils.core import device as devices
 from jtc_utils.book.chapter import Chapter
-from jtc_utils.core import models, real_models, real_text
+from jtc_utils.core import models, real_models
 
 devices.use(device)
 
@@ -80,10 +80,7 @@ display(pd.DataFrame(rows).set_index("model"))
 # step; its data card counts what each step keeps.
 
 # %% tags=["nbval-check-output"]
-from jtc_utils.evidence import figdata
-
-cards = {d: real_text.data_card(d, seed=seed) for d in real_text.SOURCES}
-figdata.save("real_data_cards", cards, {"profile": "real", "seed": seed})
+cards = chapter.figure("real_data_cards").numbers
 steps = pd.DataFrame({d: {"documents": c["counts"]["documents"], "paragraphs": c["counts"]["paragraphs"],
                           "sentences split": c["counts"]["sentences"],
                           **{f"kept after {k}": v for k, v in c["counts"]["kept_after"].items()},
@@ -112,7 +109,7 @@ for d, c in cards.items():
 # text put them in context.
 
 # %%
-fit = {f: chapter.figure(f) for f in ("real_textfit", "real_textfit_bbc", "textfit")}
+fit = {f: chapter.figure(f, plot=False) for f in ("real_textfit", "real_textfit_bbc", "textfit")}  # one table
 display(pd.DataFrame([{  # one row per model and text: each column keeps its own type (counts stay whole)
     "model on text": f"{d['model']} on {d['domain']}", "perplexity": round(d["perplexity"], 1),
     "tokens scored": d["ppl_tokens"], "final P@1 vs gold next token": round(d["gold_p1"], 3),
@@ -146,13 +143,9 @@ display(pd.DataFrame([{  # one row per model and text: each column keeps its own
 # re-executes these pages on the same subset.
 
 # %%
-from jtc_utils.jtc import figures
-
-n_tr, n_va = figures.REAL_CHECK_SIZES
-check = {f: figures.compute(f, profile, n_train=n_tr, n_val=n_va, seed=seed)[0] for f in figures.REAL_CHECK}
-figdata.save("real_check", check, {"profile": "real", "figures": list(figures.REAL_CHECK), "n_train": n_tr,
-                                   "n_val": n_va, "seed": seed})
-print(f"saved {', '.join(check)} at {n_tr} training and {n_va} validation sentences")
+check = chapter.figure("real_check")
+print(f"saved {', '.join(check.numbers)} at {check.params['n_train']} training and {check.params['n_val']} validation "
+      "sentences")
 
 
 # %% [markdown]

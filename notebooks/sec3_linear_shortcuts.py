@@ -50,7 +50,8 @@ real_n_val = None  # the real model's validation sentences (None: 3,000 on Wikip
 import pandas as pd
 from myst_nb import glue
 
-from jtc_utils.book.chapter import Chapter, real_model_line, show
+from jtc_utils.book.chapter import Chapter
+from jtc_utils.jtc.figures import real_model_line
 from jtc_utils.core import device as devices
 from jtc_utils.core import linear, profiles
 
@@ -236,28 +237,17 @@ print("on the training set mat >= id for every pair:", train_check)
 # and GPT-2 XL; the solid line marks the stand-in's full set.
 
 # %% tags=["nbval-check-output"]
-from jtc_utils.evidence import figdata
 from jtc_utils.jtc import regime
 
-size_curves = {}
-for role, fig_id in (("gpt12", "fig22"), ("gpt48", "fig2")):  # the stand-ins of GPT-2 and GPT-2 XL
-    exp = chapter.experiment(fig_id)
-    size_curves[role] = regime.sample_size_curve(exp)
-    figdata.save(f"sample_size_{role}", size_curves[role], {"profile": profile, "model": exp.model_name,
-                                                            "domain": exp.domain, "seed": seed})
+# the stand-ins of GPT-2 and GPT-2 XL, on the model and text of paper Figs 22 and 2 (drawn below, side by side)
+size_curves = {role: chapter.figure(f"sample_size_{role}", plot=False) for role in ("gpt12", "gpt48")}
 print(pd.DataFrame([{"model": c["model"], "plays": c["paper_model"], "d": c["d"],
                      "paper: vectors per dimension": round(c["paper_ratio"], 1),
                      "here, all training vectors": round(c["n_full"] / c["d"], 1)}
                     for c in size_curves.values()]).to_string(index=False))
 
 # %%
-regime.plot_curves(list(size_curves.values()), "r2")
-show(["sample_size_gpt12", "sample_size_gpt48"], "beyond the paper: the paper's regime",
-     "Held-out r² of mat from three source layers to the last layer against the training vectors per "
-     "dimension it was fitted on, with id (dashed) for reference. Below one vector per dimension mat "
-     "interpolates its training set and generalises worst; the dotted lines are the paper's ratios.",
-     "Two log-x line charts of held-out r-squared against training vectors per dimension, one per model, "
-     "three source layers each, with the id reference as dashed lines")
+chapter.show("sample_size_gpt12", view="r2", also=[size_curves["gpt48"]])
 
 # %% [markdown]
 # At the paper's ratio and with all 9,000 vectors, averaged over the source layers (the share columns count the

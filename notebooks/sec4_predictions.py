@@ -55,8 +55,9 @@ from IPython.display import display
 from myst_nb import glue
 
 from jtc_utils.core import device as devices
-from jtc_utils.book.chapter import Chapter, real_model_line, show
-from jtc_utils.jtc import figures, top_tokens
+from jtc_utils.book.chapter import Chapter, drawn
+from jtc_utils.jtc.figures import real_model_line
+from jtc_utils.jtc import top_tokens
 from jtc_utils.core import readout
 
 devices.use(device)
@@ -150,9 +151,6 @@ chapter.verdicts(["C5", "C6"])
 
 # %% tags=["nbval-check-output"]
 t1 = figure("table1")
-for sentence, block in figures.table1_frame(t1).groupby(level=0, sort=False):
-    print(sentence)
-    print(block.droplevel(0).to_string(), end="\n\n")
 
 # %% [markdown]
 # Any sentence can be put through the same function, `top_tokens.top_tokens`, with `[MASK]` where the word to
@@ -169,9 +167,6 @@ top_tokens.top_tokens(exp_news, "the government said on [MASK] that it would bui
 
 # %%
 tl = figure("real_toplists")
-for sentence, block in figures.table1_frame(tl).groupby(level=0, sort=False):
-    print(sentence)
-    print(block.droplevel(0).to_string(), end="\n\n")
 
 # %% [markdown]
 # In the paper the `id` columns and the final column depend only on the input, so they can be checked token for
@@ -255,15 +250,10 @@ print(pd.DataFrame(rows).to_string(index=False))
 # %%
 from IPython.display import HTML
 
-from jtc_utils.evidence import figdata
 from jtc_utils.book import layer_view
 
-view_exps = [chapter.experiment("fig4"), chapter.experiment("real_fig4")]
-view_lenses = ("id", "mat", "tuned")
-trajectories = [layer_view.trajectory(e, ids=ids, mappings=view_lenses) for e in view_exps
-                for ids in layer_view.sentences(e, 4)]
-figdata.save("layer_view", layer_view.data(trajectories), {"profile": profile, "sentences_per_model": 4})
-HTML(layer_view.html(layer_view.figure(trajectories, view_lenses), "layer-view"))
+view = figure("layer_view")  # the first four validation sentences of each model, read by id, mat and the tuned lens
+HTML(layer_view.html(layer_view.figure(view["trajectories"], layer_view.BOOK_MAPPINGS), "layer-view"))
 
 
 # %% [markdown]
@@ -278,12 +268,7 @@ HTML(layer_view.html(layer_view.figure(trajectories, view_lenses), "layer-view")
 from jtc_utils.jtc import regime
 
 size_curves = [regime.sample_size_curve(chapter.experiment(f)) for f in ("fig26", "fig4")]
-regime.plot_curves(size_curves, "p1")
-show(["sample_size_gpt12", "sample_size_gpt48"], "beyond the paper: the paper's regime",
-     "Precision@1 of mat from three source layers against the training vectors per dimension it was fitted "
-     "on, with id (dashed) for reference; the dotted lines are the paper's ratios.",
-     "Two log-x line charts of Precision@1 against training vectors per dimension, one per model, three "
-     "source layers each, with the id reference as dashed lines")
+drawn("sample_size_gpt12", size_curves[0], {}, view="p1", also=size_curves[1:])
 print(pd.DataFrame([r for c in size_curves for r in regime.summary(c)]).round(3).to_string(index=False))
 
 # %% [markdown]

@@ -54,7 +54,8 @@ import pandas as pd
 from myst_nb import glue
 
 from jtc_utils.core import device as devices
-from jtc_utils.book.chapter import Chapter, real_model_line
+from jtc_utils.book.chapter import Chapter
+from jtc_utils.jtc.figures import real_model_line
 from jtc_utils.jtc import early_exit
 from jtc_utils.jtc import claims
 

@@ -59,7 +59,8 @@ import pandas as pd
 from myst_nb import glue
 
 from jtc_utils.core import device as devices
-from jtc_utils.book.chapter import Chapter, real_model_line
+from jtc_utils.book.chapter import Chapter
+from jtc_utils.jtc.figures import real_model_line
 from jtc_utils.jtc import submodules
 
 devices.use(device)

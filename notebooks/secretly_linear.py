@@ -53,15 +53,14 @@ device = "auto"  # where the heavy work runs: "auto" (a GPU when there is one), 
 seed = 0
 
 # %% tags=["hide-cell"]
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from IPython.display import display
 
 from jtc_utils.core import device as devices
-from jtc_utils.book.chapter import Chapter, show
+from jtc_utils.book.chapter import Chapter
 from jtc_utils.evidence import digits
-from jtc_utils.linearity import claims, plots, score
+from jtc_utils.linearity import claims, score
 
 devices.use(device)
 
@@ -76,8 +75,8 @@ figure, results = chapter.figure, chapter.results
 # through the final norm; the book uses the raw $h^L$ and keeps it.
 
 # %% tags=["nbval-check-output"]
-f1 = figure("sl_fig1")
-real = figure("real_sl")
+f1 = figure("sl_fig1", plot=False)  # drawn below with the real model's
+real = figure("real_sl", plot=False)
 summary = pd.DataFrame({m: {"family": v["family"], "L": v["n_layers"], "tokens": v["n_tokens"][0],
                             "median LS_res": np.median(v["paper"]["res_in"]),
                             "median LS_nores": np.median(v["paper"]["nores_in"]),
@@ -87,12 +86,7 @@ summary = pd.DataFrame({m: {"family": v["family"], "L": v["n_layers"], "tokens":
 digits.frame(summary, 3)
 
 # %%
-plots.profiles(f1, real=real)
-show(['sl_fig1', 'real_sl'],
-     'Razzhigaev et al. Figure 1',
-     "The linearity score of each consecutive layer pair against depth, with the residual (solid) and "
-     "without it, for the GPT-style stand-ins, the BERT-style ones and the real model.",
-     'Three panels of linearity scores against depth, one per model family')
+chapter.show("sl_fig1", real=real)
 
 # %% [markdown]
 # With the residual the scores are high, and they rise with depth and with model size (the medians above). The
@@ -145,12 +139,6 @@ print({m: round(float(np.max(np.abs(np.subtract(v["paper"]["res_in"], v["paper_n
 
 # %%
 fam = figure("ext_sl_r2family")
-plots.r2family(fam)
-show(['ext_sl_r2family'],
-     "beyond the papers: the linearity score and JTC's r²",
-     "The same least-squares fits read as the centred in-sample linearity score and as JTC's held-out "
-     "coordinate-averaged r², per layer pair.",
-     'Line plot comparing linearity scores and r² per layer')
 
 # %% tags=["nbval-check-output"]
 print(f"largest gap between LS_nores computed directly and through the identity: {digits.bound(fam['identity_max_gap'], 1e-8)}")
@@ -163,17 +151,6 @@ print(f"largest gap between LS_nores computed directly and through the identity:
 
 # %%
 f3 = figure("sl_fig3")
-fig, ax = plt.subplots(figsize=(6, 3.4))
-for m, v in f3.items():
-    ax.plot(v["depth"], v["update_norm"], marker=".", label=m)
-ax.axhline(0.5, color="grey", lw=0.8, ls=":", label="0.5")
-ax.set(xlabel="depth (l+1)/L", ylabel="median ‖Δh‖ / ‖h‖", title="size of the blocks' updates")
-ax.legend(fontsize=7)
-show(['sl_fig3'],
-     'Razzhigaev et al. Figure 3',
-     "The median size of each block's update relative to the stream it is added to, against depth; the "
-     "dotted line is 0.5.",
-     'Line plot of relative update norms against depth for several models')
 
 # %% tags=["nbval-check-output"]
 chapter.verdicts(["S4"])
@@ -188,12 +165,6 @@ chapter.real_verdicts(["S4"], claims.real_getter)
 
 # %%
 f2 = figure("sl_fig2")
-plots.trajectory(f2)
-show(['sl_fig2'],
-     'Razzhigaev et al. Figure 2',
-     "The mean linearity score of tiny-gpt2 at log-spaced steps of pretraining (tokens seen, log axis), "
-     "with and without the residual.",
-     'Line plot of the mean linearity score against training step')
 
 # %% tags=["nbval-check-output"]
 print(f"largest |LS_res(snapshot 630, float16) - LS_res(zoo/tiny-gpt2)|: {digits.bound(f2['fp16_vs_zoo_max_gap'], 1e-4)}")
@@ -230,7 +201,7 @@ chapter.verdicts(["S6"])
 # layer for the next word's class.
 
 # %% tags=["nbval-check-output"]
-f4 = figure("sl_fig4")
+f4 = figure("sl_fig4", plot=False)  # drawn below with the probes of sl_fig5
 runs = pd.DataFrame({n: {"λ": r["lambda"], "seed": r["seed"], "mean LS_res": np.mean(r["all"]["res_in"]),
                          "mean LS_nores": np.mean(r["all"]["nores_in"]),
                          "median ‖Δh‖/‖h‖": np.median(r["all"]["update_norm"]),
@@ -240,16 +211,7 @@ display(digits.frame(runs, 3))
 
 # %%
 f5 = figure("sl_fig5")
-fig, axes = plt.subplots(1, 3, figsize=(15, 3.6))
-plots.regularised(f4, "res_in", ax=axes[0], title="LS with residual")
-plots.regularised(f4, "nores_in", ax=axes[1], title="LS without residual")
-plots.probes(f5, ax=axes[2])
-fig.tight_layout()
-show(['sl_fig4', 'sl_fig5'],
-     'Razzhigaev et al. Figures 4 and 5',
-     "Per layer, the linearity score with and without the residual for plain and cosine-regularised "
-     "pretraining (three seeds each), and the accuracy of linear probes.",
-     'Three line plots per layer: two linearity scores and probe accuracy, plain and regularised runs')
+chapter.show("sl_fig4", probes=f5)
 
 # %% tags=["nbval-check-output"]
 chapter.verdicts(["S7", "S8", "S9"])
@@ -279,15 +241,6 @@ chapter.verdicts(["S7", "S8", "S9"])
 
 # %%
 f7 = figure("sl_fig7")
-fig, axes = plt.subplots(1, 2, figsize=(13, 4))
-plots.pruning(f7, "perplexity", ax=axes[0], title=f"{f7['model']}: perplexity")
-plots.pruning(f7, "fact_accuracy", ax=axes[1], title=f"{f7['model']}: accuracy at fact words")
-fig.tight_layout()
-show(['sl_fig7'],
-     'Razzhigaev et al. Figures 6 and 7',
-     "Perplexity and accuracy at fact words after removing, replacing or distilling k blocks, chosen most "
-     "linear first or at random.",
-     'Two line plots against the number of pruned blocks')
 
 # %% tags=["nbval-check-output"]
 rows = pd.DataFrame(f7["rows"])

@@ -162,6 +162,84 @@ def test_one_figure_registry_serves_every_paper():
         figure_registry.register("ffn", ["fig4"], lambda *a: None)
 
 
+PAPER_PACKAGES = ("jtc", "lenses", "ffn", "linearity")
+
+
+def test_a_figure_is_computed_drawn_and_captioned_on_one_path():
+    """Issue 54, item 1: each drawn figure id is registered once with its computation, its drawing and its caption
+    (a table, with its table), for every paper alike; no figure module picks its computation by a chain of ids, and
+    the chapter and the custom book call the registry the same way for every paper (no branch on a paper or a
+    figure id)."""
+    from jtc_utils.book import papers
+
+    papers.register()
+    for fig, r in figure_registry.FIGURES.items():
+        assert (r.draw is None) == (r.caption is None), fig
+        assert r.draw is None or r.table is None, f"{fig} is both drawn and a table"
+    for p in papers.PAPERS:
+        assert set(p.drawn) | set(p.tabled) <= set(p.figures), p.name
+        assert p.drawn, f"{p.name} draws no figure through the registry"
+    chain = re.compile(r"\b(?:if|elif) fig(?:ure)? (?:==|in \()")
+    found = [f"jtc_utils.{pkg}.figures: line {i}" for pkg in PAPER_PACKAGES
+             for i, line in enumerate((PKG / pkg / "figures.py").read_text().splitlines(), 1) if chain.search(line)]
+    branch = re.compile(r"""\bpaper ==|== ["'](?:jtc|lenses|ffn|linearity)["']|\bfig(?:ure)? == ["']""")
+    for name in ("chapter", "custom", "custom_pages"):
+        text = (PKG / "book" / f"{name}.py").read_text()
+        found += [f"jtc_utils.book.{name}: line {i}" for i, line in enumerate(text.splitlines(), 1)
+                  if chain.search(line) or branch.search(line)]
+        found += [f"jtc_utils.book.{name} imports {t}" for t in _module_level(f"jtc_utils.book.{name}",
+                                                                              PKG / "book" / f"{name}.py")
+                  if re.match(r"jtc_utils\.(?:lenses|ffn|linearity)\.|jtc_utils\.jtc\.plots", t)]
+    assert not found, found
+
+
+def test_every_book_data_record_is_written_through_the_registry():
+    """Only the figure registry writes ``book/data`` (:func:`jtc_utils.evidence.figure_registry.save`): every record a
+    page saves is a registered figure, computed by its registered function. The one other writer is the custom book's
+    page (its model and text cards and its claims, saved into the custom book's own folder, never ``book/data``)."""
+    call = re.compile(r"\bfigdata\.save\(")
+    writers = sorted(name for name, path in MODULES.items() if call.search(path.read_text()))
+    assert writers == ["jtc_utils.book.custom_pages", "jtc_utils.evidence.figure_registry"], writers
+    pages = sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.py") if call.search(p.read_text()))
+    assert not pages, f"notebooks that save numbers outside the registry: {pages}"
+    from jtc_utils.book import papers
+
+    papers.register()
+    stray = sorted(f.stem for f in (ROOT / "book" / "data").glob("*.json") if f.stem not in figure_registry.FIGURES)
+    assert not stray, f"book/data records that no paper registers: {stray}"
+
+
+def test_no_module_outside_a_paper_package_names_a_figure_id_of_that_paper():
+    """A figure id is named only in its paper's package: the evidence and book layers reach figures through the
+    registry (and the paper packages' tables), never by their ids. A dict key or a subscript that happens to spell an
+    id (a record's ``"claims"`` field) is a field name, not a reference."""
+    from jtc_utils.book import papers
+
+    papers.register()
+    # a record the book layer computes itself (the layer view) is the book's, not a paper's
+    owner = {fig: r.paper for fig, r in figure_registry.FIGURES.items()
+             if not r.compute.__module__.startswith("jtc_utils.book.")}
+    found = []
+    for name, path in MODULES.items():
+        if _package(name) not in ("evidence", "book"):
+            continue
+        tree = ast.parse(path.read_text())
+        fields = {id(k) for n in ast.walk(tree) if isinstance(n, ast.Dict) for k in n.keys if k is not None}
+        fields |= {id(n.slice) for n in ast.walk(tree) if isinstance(n, ast.Subscript)}
+        found += [f"{name}: line {n.lineno} names {n.value!r} of jtc_utils.{owner[n.value]}" for n in ast.walk(tree)
+                  if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in owner
+                  and id(n) not in fields]
+    assert not found, found
+
+
+@pytest.mark.parametrize("name", ["lenses", "ffn_subupdates", "secretly_linear"])
+def test_a_related_papers_chapter_draws_its_figures_through_the_registry(name):
+    """The chapters of the related papers draw no figure of their own: every drawing and caption is the one its
+    paper registered (``figure`` draws it, ``chapter.show`` draws a view of it later on the page)."""
+    source = (NOTEBOOKS_DIR / f"{name}.py").read_text()
+    assert not re.search(r"^(?:plots\.|show\(|plt\.subplots)", source, re.M), name
+
+
 @pytest.mark.parametrize("name", runner.notebook_names())
 def test_no_notebook_defines_a_helper_the_book_layer_has(name):
     """Every chapter computes its figures and judges its claims through ``book.Chapter``."""

@@ -1,73 +1,28 @@
-"""What a chapter cell does for one paper figure: compute its numbers (:func:`jtc_utils.jtc.figures.compute`), save
-them to ``book/data/<figure>.json`` and draw it the paper's way (:mod:`jtc_utils.jtc.plots`). One call per figure,
-so that every notebook draws its figures the same way."""
+"""What a chapter cell does for one figure of any paper, by its id: compute its numbers and save them to
+``book/data/<figure>.json`` (:func:`jtc_utils.evidence.figure_registry.figure`, through the function its paper
+registered), draw it with the function its paper registered and show it with its caption (:func:`figure`). One
+call per figure, the same for every paper, so that every notebook draws its figures the same way."""
 
 from __future__ import annotations
 
 from jtc_utils.book import claim_tables, figure_layout, papers
 from jtc_utils.evidence import claims, figdata, figure_registry
-from jtc_utils.jtc import figures, plots
-from jtc_utils.core import experiment, models, profiles
+from jtc_utils.jtc import figures
+from jtc_utils.core import experiment, profiles
 from jtc_utils.base import validate
 from jtc_utils.core.profiles import Profile
 
 papers.register()  # every paper's figures, claims and exercise checks, from the one list of the papers
 
 
-def title(data: dict, params: dict) -> str:
-    model = models.display_name(params["model"])
-    if params["model"] == params["paper_model"]:  # a real model (or a reader's own) stands for itself
-        return f"{model} on {params['domain']}"
-    return f"{model} (stands for {params['paper_model']}) on {params['domain']}"
-
-
-def real_sizes(n_train=None, n_val=None) -> tuple:
-    """The real model's training and validation sizes: the notebook's parameters; when they are None (the full
-    9,000 and 3,000), ``$JTC_REAL_SUBSET`` (``"train,val"``) if set: `make test` re-executes the pages on such a
-    subset so that the tests stay within their time budget."""
-    import os
-
-    sub = os.environ.get("JTC_REAL_SUBSET", "").strip()
-    if sub and n_train is None and n_val is None:
-        try:
-            n_train, n_val = (int(x) for x in sub.split(","))
-        except ValueError:
-            raise ValueError(f"JTC_REAL_SUBSET must be two whole numbers 'train,validation', got {sub!r}") from None
-    return n_train, n_val
-
-
-def draw(fig: str, data: dict, params: dict, mappings=None, ax=None, labels=None):
-    """Draw a figure from its numbers (computed now or read back from ``book/data``)."""
-    kind = figures.setting(fig)[0]  # an unknown id is refused with the known ones
-    t = title(data, params)
-    if kind == "r2":
-        return plots.r2_heatmaps(data["r2_mat"], data["r2_id"], title=t)
-    if kind in ("pk", "parts_pk"):
-        ks = data.get("ks", (1, 5, 10))
-        return plots.precision_curves(data["curves"], mappings or tuple(data["curves"]), ks=ks, title=t, ax=ax)
-    if kind in ("surp", "parts_surp"):
-        return plots.surprisal_curves(data["curves"], mappings or tuple(data["curves"]), title=t, ax=ax)
-    if kind == "ee":
-        return plots.early_exit_plot(data, title=t, ax=ax)
-    if kind == "labels":
-        return plots.label_breakdown(data["by_label"], labels=labels, title=t)
-    if kind == "norms":
-        return plots.norms_by_position(data, title=t)
-    if kind == "r2_first":
-        return plots.r2_with_without_first(data, title=t)
-    raise ValueError(f"figure {fig!r} ({kind}) is a table, not a plot")
-
-
-TABLES = ("table1", "plausibility", "toplists", "textfit")  # kinds shown as tables, not drawn
-
-
 class FigureNumbers(dict):
-    """The numbers behind a figure (a plain dict). A cell that ends with one shows nothing more: the figure's
-    caption links to its saved numbers."""
+    """The numbers behind a figure (a plain dict, as :func:`jtc_utils.evidence.figure_registry.figure` returns
+    them), with the numbers and parameters it was drawn from (``numbers``, ``params``). A cell that ends with one
+    shows nothing more: the figure's caption links to its saved numbers."""
 
-    def __init__(self, fig: str, data: dict):
-        super().__init__(data)
-        self.fig = fig
+    def __init__(self, fig: str, numbers: dict, params: dict):
+        super().__init__(figure_registry.result(fig, numbers, params))
+        self.fig, self.numbers, self.params = fig, numbers, params
 
     def __repr__(self) -> str:
         return f"numbers behind {self.fig}: book/data/{self.fig}.json"
@@ -76,44 +31,7 @@ class FigureNumbers(dict):
         pass
 
 
-# what to see in a figure of each kind: one sentence, the same for every figure of that kind (no numbers: those are
-# in the figure and in its JSON file)
-SEE = {
-    "r2": "Each cell is the validation r² of casting layer ℓ (row) to layer ℓ′ (column), one panel with mat and one "
-          "with id (each titled so); the paper finds mat higher across the network.",
-    "pk": "How often the cast hidden state of each layer already gives the model's final top token (Precision@k), "
-          "for mat and id; the paper finds mat above id at every layer.",
-    "surp": "The surprisal of the model's final top token under the cast of each layer, with 95% bootstrap bands "
-            "(lower is better); the paper finds mat below id at every layer.",
-    "parts_pk": "Precision@{k} when one sub-module of every block from the start layer on is replaced by a linear map, "
-                "next to mat for whole blocks; the paper finds attention the part best replaced.",
-    "parts_surp": "Surprisal when one sub-module of every block from the start layer on is replaced by a linear map, "
-                  "next to mat for whole blocks (lower is better).",
-    "ee": "Precision@1 against the mean number of layers processed, for early exit by confidence and for a fixed "
-          "exit layer, with the 95% target; a curve further up and to the left saves more computation.",
-    "labels": "Precision@1 of mat and id per layer, for each word class of the predicted token.",
-    "norms": "The norm of the hidden state by position and layer: the first position's norm grows far above the "
-             "others' (massive activations).",
-    "r2_first": "r² of casting each layer to the last, with and without the samples at the first position.",
-}
-ALT = {"r2": "Two heatmaps of r² over layer pairs, mat and id", "pk": "Line plot of Precision@k per layer, mat and id",
-       "surp": "Line plot of surprisal per layer with bands, mat and id",
-       "parts_pk": "Line plot of Precision@{k} per start layer for the sub-module maps and mat",
-       "parts_surp": "Line plot of surprisal per start layer for the sub-module maps and mat",
-       "ee": "Precision@1 against layers processed, early exit and fixed exit, mat and id",
-       "labels": "Small multiples of Precision@1 per layer, one panel per word class",
-       "norms": "Heatmap of hidden-state norms by position and layer",
-       "r2_first": "Line plot of r² to the last layer with and without the first position"}
 _NUMBERED = {"n": 0, "ids": set()}  # the figures of the page so far (each page runs in a fresh kernel)
-
-
-def paper_ref(fig: str) -> str:
-    """Which figure of the paper a figure id reproduces, in words."""
-    if fig.startswith(figure_registry.REAL_PREFIX):
-        return paper_ref(fig[len(figure_registry.REAL_PREFIX):]) + ", on the real model"
-    if fig.startswith("fig"):
-        return f"paper Figure {fig[3:]}"
-    return "beyond the paper"
 
 
 PANEL_MIN_PX = 260  # a grid's typical panel is never drawn narrower than this (a phone shows each at full width)
@@ -270,18 +188,21 @@ def grid_axes(fig) -> list:
             if ax.get_visible() and ax.get_subplotspec() is not None and ax.get_label() != "<colorbar>"]
 
 
-def captioned(figs, data: dict, params: dict) -> None:
-    """:func:`show` for paper figures drawn by :func:`draw`: the caption and alt text come from the figure's kind
-    (:data:`SEE`, :data:`ALT`) and its model; ``figs`` is one id or a list of ids drawn as small multiples
-    (``data``, ``params``: the first one's)."""
+def captioned(figs, data: dict, params: dict, **options) -> None:
+    """:func:`show` for figures drawn by their paper's registered ``draw``: the caption its paper registered
+    (:class:`jtc_utils.evidence.figure_registry.Caption`; ``options``: the drawing's); ``figs`` is one id or a list
+    of ids drawn as small multiples (``data``, ``params``: the first one's)."""
     figs = [figs] if isinstance(figs, str) else list(figs)
-    kind = figures.FIGURES[figs[0]][0]
-    one = len(figs) == 1
-    k = (data.get("ks") or [1])[0]  # the k a Precision@k figure shows (section 6's Figs. 34-35: 5 and 10)
-    show(figs, "; ".join(paper_ref(f) for f in figs), SEE.get(kind, "").format(k=k),
-         f"{ALT.get(kind, 'Figure').format(k=k)}: " + (title(data, params) if one else f"{len(figs)} panels, "
-                                                      + ", ".join(figs)),
-         title(data, params) if one else "one panel per model")
+    c = figure_registry.entry(figs[0]).caption(figs, data, params, **options)
+    show(list(c.figs) or figs, c.ref, c.see, c.alt, c.what)
+
+
+def _drawn(fig: str) -> figure_registry.Registered:
+    """The registry entry of a figure that its paper draws; a figure drawn by its page, or a table, is refused."""
+    entry = figure_registry.entry(fig)
+    if entry.draw is None:
+        raise ValueError(f"figure {fig!r} is not drawn through the registry (a table, or drawn by its page)")
+    return entry
 
 
 def figure_grid(figs, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0, ncols: int = 2,
@@ -297,56 +218,53 @@ def figure_grid(figs, profile: Profile | str = "tiny", n_train=None, n_val=None,
     for ax in axes.flat[len(figs):]:
         ax.set_visible(False)
     for ax, fig in zip(axes.flat, figs):
+        entry = _drawn(fig)
         if stored:
             rec = figdata.load(fig)
             data, params = rec["data"], rec["params"]
         else:
-            data, params = computed(fig, profile, n_train, n_val, seed)
-        draw(fig, data, params, ax=ax)
-        ax.set_title(f"{paper_ref(fig)}: {title(data, params)}", fontsize=11)
+            data, params = figure_registry.saved(fig, profile, n_train, n_val, seed)
+        entry.draw(fig, data, params, ax=ax)
+        c = entry.caption([fig], data, params)
+        ax.set_title(f"{c.ref}: {c.what}", fontsize=11)
         if (legend := ax.get_legend()) is not None:  # inside its panel, not beside it
             ax.legend(legend.legend_handles, [t.get_text() for t in legend.get_texts()], loc="best", fontsize=9)
-        out[fig] = FigureNumbers(fig, {**data, "params": params})
+        out[fig] = FigureNumbers(fig, data, params)
     grid.tight_layout()
     first = out[figs[0]]
-    captioned(figs, first, first["params"])
+    captioned(figs, first.numbers, first.params)
     return out
 
 
-def computed(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
-    """``(data, params)`` of paper figure ``fig``, computed and saved to ``book/data/<fig>.json``."""
-    n_train, n_val = validate.sizes(n_train, n_val)
-    data, params = figures.compute(fig, profile, n_train=n_train, n_val=n_val, seed=seed)
-    figdata.save(fig, data, params)
-    return data, params
+def figure(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0, plot: bool = True,
+           **options) -> FigureNumbers:
+    """The one path of a figure of any paper: compute it and save its numbers
+    (:func:`jtc_utils.evidence.figure_registry.saved`), then, unless ``plot=False``, draw it with its paper's
+    registered ``draw`` (``options``: that function's, e.g. ``mappings`` or ``view``) and show it with its
+    registered caption, or show it as the table its paper registered; returns the numbers. A figure with neither
+    is computed and saved only."""
+    numbers, params = figure_registry.saved(fig, profile, n_train, n_val, seed)
+    entry = figure_registry.entry(fig)
+    if isinstance(numbers, dict) and "skipped" in numbers:
+        print(f"{fig} skipped: {numbers['skipped']}")
+    elif plot and entry.draw is not None:
+        drawn(fig, numbers, params, **options)
+    elif plot and entry.table is not None:
+        entry.table(fig, numbers, params)
+    return FigureNumbers(fig, numbers, params) if isinstance(numbers, dict) else numbers  # a list: a claims file
 
 
-def figure(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0, plot: bool = True, **kw):
-    """Compute paper figure ``fig``, save its numbers, draw it (unless ``plot=False``) and return the numbers."""
-    data, params = computed(fig, profile, n_train, n_val, seed)
-    if "skipped" in data:
-        print(f"{fig} skipped: {data['skipped']}")
-    elif plot and figures.FIGURES[fig][0] not in TABLES:
-        draw(fig, data, params, **kw)
-        captioned(fig, data, params)
-    return FigureNumbers(fig, {**data, "params": params})
-
-
-def real_model_line() -> str:
-    """One line on how well the real model fits its text (perplexity on each domain's validation sentences), from
-    the numbers the page "A real model, offline" saved, for the chapters' real-model sections."""
-    parts = []
-    for fig in ("real_textfit", "real_textfit_bbc"):
-        rec = figdata.load(fig)
-        d = rec["data"]
-        parts.append(f"perplexity {d['perplexity']:.1f} on {d['domain']} ({d['ppl_tokens']} tokens)")
-    return f"{rec['params']['model']}: " + "; ".join(parts)
+def drawn(fig: str, data: dict, params: dict, **options) -> None:
+    """Draw figure ``fig`` from its numbers with its paper's registered ``draw`` and show it with its registered
+    caption (:func:`captioned`)."""
+    _drawn(fig).draw(fig, data, params, **options)
+    captioned(fig, data, params, **options)
 
 
 class Chapter:
     """What one chapter computes, under the chapter's parameters, for any paper of the book: ``figure`` computes and
-    saves a figure by its id (through :mod:`jtc_utils.evidence.figure_registry`; the JTC paper's figures are also drawn
-    the paper's way, the other papers' chapters draw with their own ``plots``) and keeps its numbers in ``results``;
+    saves a figure by its id and draws it where its paper registered a drawing (:func:`figure`, the one path for every
+    paper) and keeps its numbers in ``results``;
     ``verdicts`` judges claims of any paper from them (and from ``book/data`` for figures of other chapters);
     ``experiment`` gives the shared :class:`~jtc_utils.core.experiment.Experiment` behind a JTC figure, for
     exercises. ``profile``: the notebook's parameter (a :class:`~jtc_utils.core.profiles.Profile` or its name),
@@ -357,7 +275,7 @@ class Chapter:
         self.profile = profiles.get(profile)
         n_train, n_val = validate.sizes(n_train, n_val)
         self.n_train, self.n_val, self.seed, self.draw = n_train, n_val, validate.seed(seed), draw
-        self.real_n_train, self.real_n_val = validate.sizes(*real_sizes(real_n_train, real_n_val))
+        self.real_n_train, self.real_n_val = validate.sizes(*profiles.real_sizes(real_n_train, real_n_val))
         self.results, self.anchored = {}, set()
 
     def sizes(self, fig: str) -> tuple:
@@ -365,14 +283,17 @@ class Chapter:
         real = figure_registry.profile_of(fig, self.profile).name == "real"
         return (self.real_n_train, self.real_n_val) if real else (self.n_train, self.n_val)
 
-    def figure(self, fig: str, **kw) -> dict:
-        n_train, n_val = self.sizes(fig)
-        if figure_registry.entry(fig).paper == "jtc":
-            self.results[fig] = figure(fig, self.profile, n_train=n_train, n_val=n_val, seed=self.seed,
-                                       **{**self.draw, **kw})
-        else:
-            self.results[fig] = figure_registry.figure(fig, self.profile, n_train, n_val, self.seed)
+    def figure(self, fig: str, plot: bool = True, **kw) -> dict:
+        """Figure ``fig`` of any paper through the one path (:func:`figure`), under the chapter's parameters (its
+        drawing options beside ``kw``, for a drawn figure), kept in ``results``."""
+        options = {**self.draw, **kw} if figure_registry.entry(fig).draw is not None else {}
+        self.results[fig] = figure(fig, self.profile, *self.sizes(fig), self.seed, plot, **options)
         return self.results[fig]
+
+    def show(self, fig: str, **kw) -> None:
+        """Draw figure ``fig``, computed earlier by :meth:`figure` (with ``plot=False``), where the page shows it."""
+        numbers = self.results[fig]
+        drawn(fig, numbers.numbers, numbers.params, **{**self.draw, **kw})
 
     def grid(self, figs, ncols: int = 2, stored: bool = False) -> None:
         """Figures ``figs`` of one kind as small multiples (see :func:`figure_grid`; ``stored``: drawn from the

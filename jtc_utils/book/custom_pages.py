@@ -15,16 +15,12 @@ from functools import partial
 from pathlib import Path
 
 from jtc_utils.book import claim_tables, papers, runner, scheduling, staleness, website
-from jtc_utils.book.chapter import Chapter, show
+from jtc_utils.book.chapter import Chapter
 from jtc_utils.book.custom_plan import CLAIMS_PAGE, PAGES, Page, Plan, absent, kind_of
 from jtc_utils.core import models, profiles, user_text
 from jtc_utils.core.paths import ROOT, atomic_write_text
-from jtc_utils.evidence import claims, figdata, figure_registry
-from jtc_utils.ffn import plots as ffn_plots
+from jtc_utils.evidence import claims, figdata
 from jtc_utils.jtc import claims as jtc_claims
-from jtc_utils.jtc import figures as jtc_figures
-from jtc_utils.lenses import figures as lens_figures
-from jtc_utils.linearity import plots as sl_plots
 
 papers.register()  # every paper's figures, claims and exercise checks, from the one list of the papers
 
@@ -121,39 +117,10 @@ class Run:
                   f"{card['validation']:,} validation sentences")
             display(pd.Series(card["counts"], name="sentences after each step").to_frame())
 
-    def figure(self, fig: str):
-        """Compute, save and show one figure on the reader's model."""
-        import pandas as pd
-        from IPython.display import display
-
-        d = self.chapter.figure(fig)
-        paper = figure_registry.entry(fig).paper
-        if fig == "real_toplists":
-            for sentence, block in jtc_figures.table1_frame(d).groupby(level=0, sort=False):
-                print(sentence)
-                print(block.droplevel(0).to_string(), end="\n\n")
-        elif fig.endswith("textfit") or fig.endswith("textfit_bbc"):
-            display(pd.Series({k: d[k] for k in ("perplexity", "ppl_tokens", "gold_p1", "n_gold")}, name=fig))
-        elif paper == "lenses":
-            display(lens_figures.quarter_table(d, ("p@1", "kl", "ce_gold")).set_index("lens"))
-        elif paper == "ffn":
-            import matplotlib.pyplot as plt
-
-            name = models.display_name(self.profile.gpt[0])
-            fig_, axes = plt.subplots(1, 2, figsize=(11, 3.4))
-            ffn_plots.per_layer({"dominant ten": d["t10"], "random ten": d["r10"]},
-                                f"{name}: share of the dominant ten", "share", ax=axes[0])
-            ffn_plots.exit_rules(d["exit"], name, ax=axes[1])
-            show([fig], "Geva et al. Figure 6 and Table 6, on your model",
-                 "Left: the dominant ten's share per layer against ten random sub-updates; right: the exit rules.",
-                 "Line plot of the dominant ten's share per layer, and accuracy against layers saved")
-        elif paper == "linearity":
-
-            sl_plots.profiles({}, real=d)
-            show([fig], "Razzhigaev et al. Figure 1, on your model",
-                 "The linearity score of each consecutive layer pair against depth, with the residual (solid) and "
-                 "without it.", "Linearity scores against depth")
-        return None
+    def figure(self, fig: str) -> None:
+        """Compute, save and show one figure on the reader's model: drawn with its caption, or shown as a table, as
+        its paper registered it (the chapter's one path, :func:`jtc_utils.book.chapter.figure`)."""
+        self.chapter.figure(fig)
 
     def verdicts(self, ids) -> None:
         """The claims ``ids`` judged on this page's numbers and the pages before (never the committed book's)."""

@@ -14,60 +14,63 @@ from jtc_utils.core import device as devices
 from jtc_utils.core import blocks, models, profiles, user_text
 from jtc_utils.base import validate
 from jtc_utils.core.batching import pad_id, right_pad
+from jtc_utils.core.models import CAUSAL, ENCODER, MASKED, kind_of
+from jtc_utils.ffn import figures as ffn_figures
+from jtc_utils.jtc import claims as jtc_claims
+from jtc_utils.jtc import figures as jtc_figures
 from jtc_utils.jtc import regime
+from jtc_utils.lenses import figures as lens_figures
 from jtc_utils.linearity import figures as sl_figures
 
-# what a model is, for what applies to it
-CAUSAL, MASKED, ENCODER = "decoder", "masked LM", "headless encoder"
 NEWS = "--text-news"  # the option that gives the second domain
 
 
 @dataclass(frozen=True)
 class Page:
     """One chapter of the book as it applies to a reader's model: the figures it computes and the claims it judges,
-    per kind of model; a kind it does not list is skipped with ``skip`` (or the default reason)."""
+    per kind of model (from the paper packages' ``CUSTOM`` tables); a kind it does not list is skipped with ``skip``
+    (or the default reason)."""
 
     name: str  # the chapter's notebook (notebooks/<name>.py), so that the custom book mirrors the book
     title: str
-    figures: dict = field(default_factory=dict)  # kind -> figure ids
-    claims: dict = field(default_factory=dict)  # kind -> claim ids
     skip: str = ""  # why it never applies to a reader's model
     needs_news: bool = False  # the second domain (appendix B)
     needs_blocks: bool = False  # a block runner (sub-module maps, FFN sub-updates): jtc_utils.core.blocks
     omitted: str = ""  # what of the chapter needs the embedded world, so is not on the custom page
 
+    @property
+    def figures(self) -> dict:
+        """kind -> the figure ids the page computes for a model of that kind."""
+        return FIGURES_ON.get(self.name, {})
 
-NO_PREDICTIONS = "a headless encoder has no masked-LM head, so it makes no token predictions"
+    @property
+    def claims(self) -> dict:
+        """kind -> the claim ids the page judges for a model of that kind."""
+        return jtc_claims.CUSTOM.get(self.name, {})
+
+
+# every paper's figures for a reader's model, by page and kind
+FIGURES_ON = {**jtc_figures.CUSTOM, **lens_figures.CUSTOM, **ffn_figures.CUSTOM, **sl_figures.CUSTOM}
+NO_PREDICTIONS = jtc_figures.NO_PREDICTIONS
 DECODER_ONLY = "the related papers' bench reads a decoder's next-token predictions"
 PAGES = (
-    Page("real_model", "Your model and its text",
-         {CAUSAL: ("real_textfit", "real_norms"), MASKED: ("real_norms",), ENCODER: ("real_norms",)}),
-    Page("sec3_linear_shortcuts", "Linear shortcuts between layers (section 3)",
-         {CAUSAL: ("fig2", "real_r2_first"), MASKED: ("fig3", "real_r2_first"), ENCODER: ("fig3", "real_r2_first")},
-         {CAUSAL: ("C1a",), MASKED: ("C1a", "C1b"), ENCODER: ("C1a", "C1b")}),
+    Page("real_model", "Your model and its text"),
+    Page("sec3_linear_shortcuts", "Linear shortcuts between layers (section 3)"),
     Page("sec4_predictions", "Predictions from early layers (section 4)",
-         {CAUSAL: ("fig4", "fig5", "real_toplists"), MASKED: ("fig6", "fig7")},
-         {CAUSAL: ("C2", "C3", "C4"), MASKED: ("C5", "C6")},
          omitted="plausibility and the breakdown by word class (they need the embedded corpus's word labels), and "
                  "Table 1 (the paper's two sentences on BERT-large)"),
-    Page("sec5_early_exit", "Early exit (section 5)", {CAUSAL: ("fig8",), MASKED: ("fig9",)},
-         {CAUSAL: ("C8", "C10", "C11"), MASKED: ("C9", "C10", "C11")}),
-    Page("sec6_submodules", "Linear stand-ins for sub-modules (section 6)",
-         {CAUSAL: ("fig10", "fig11"), MASKED: ("ext_bert_fig10", "ext_bert_fig11")},
-         {CAUSAL: ("C12a", "C12b", "C12c")}, needs_blocks=True),
-    Page("appendix_b_news", "The second domain (appendix B)",
-         {CAUSAL: ("fig12", "fig14", "fig15", "fig20", "real_r2_first_bbc"), MASKED: ("fig13", "fig16", "fig17",
-                                                                                     "fig21"),
-          ENCODER: ("fig13",)}, {CAUSAL: ("C15",), MASKED: ("C15",), ENCODER: ("C15",)}, needs_news=True),
+    Page("sec5_early_exit", "Early exit (section 5)"),
+    Page("sec6_submodules", "Linear stand-ins for sub-modules (section 6)", needs_blocks=True),
+    Page("appendix_b_news", "The second domain (appendix B)", needs_news=True),
     Page("appendix_d_sizes", "Model sizes (appendix D)",
          skip="it compares four sizes of one model trained alike, which only the embedded zoo has"),
-    Page("lenses", "Low-rank shortcuts and the tuned lens", {CAUSAL: ("real_lens_table",)},
+    Page("lenses", "Low-rank shortcuts and the tuned lens",
          omitted="the tuned lens (trained ahead of time: `python -m jtc_utils.lenses.train`), and the rank sweep "
                  "and the comparisons across the zoo's four sizes"),
-    Page("ffn_subupdates", "FFN sub-updates in the vocabulary space", {CAUSAL: ("real_geva",)}, needs_blocks=True,
+    Page("ffn_subupdates", "FFN sub-updates in the vocabulary space", needs_blocks=True,
          omitted="the concepts by word class, the steering and the classifiers on the embedded world (they need "
                  "its word labels)"),
-    Page("secretly_linear", "Your Transformer is Secretly Linear", {CAUSAL: ("real_sl",)},
+    Page("secretly_linear", "Your Transformer is Secretly Linear",
          omitted="the training experiments (pretraining with the regulariser, distillation after pruning) and the "
                  "comparison across model sizes, which need the zoo's training runs"),
     Page("embedded_world", "The embedded world",
@@ -75,13 +78,6 @@ PAGES = (
 )
 CLAIMS_PAGE = "claims_verdicts"
 SKIP_REASON = {ENCODER: NO_PREDICTIONS, MASKED: DECODER_ONLY}  # a page with no figures for the kind
-
-
-def kind_of(adapter) -> str:
-    """:data:`CAUSAL`, :data:`MASKED` or :data:`ENCODER`."""
-    if adapter.causal:
-        return CAUSAL
-    return MASKED if adapter.has_head else ENCODER
 
 
 def applies(page: Page, kind: str, news: bool, family: str = "gpt2") -> str | None:
@@ -101,32 +97,9 @@ def applies(page: Page, kind: str, news: bool, family: str = "gpt2") -> str | No
 
 def absent(kind: str, news: bool, family: str = "gpt2") -> dict:
     """Why each JTC figure that the claims read does not exist for a model of ``kind`` (the claims that need only
-    such figures get no verdict and say so)."""
+    such figures get no verdict and say so; :func:`jtc_utils.jtc.figures.custom_absent`)."""
     ran = {f for p in PAGES if applies(p, kind, news, family) is None for f in p.figures.get(kind, ())}
-    out = {}
-    for fig in ("fig2", "fig3", "fig4", "fig5", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "fig13",
-                "fig14", "fig15", "fig16", "fig17", "fig20", "fig21"):
-        if fig in ran:
-            continue
-        second = fig in ("fig12", "fig13", "fig14", "fig15", "fig16", "fig17", "fig20", "fig21")
-        gpt = fig in ("fig2", "fig4", "fig5", "fig8", "fig10", "fig11", "fig12", "fig14", "fig15", "fig20")
-        if second and not news:
-            out[fig] = f"no second text was given ({NEWS})"
-        elif fig in ("fig10", "fig11") and kind == CAUSAL:
-            out[fig] = f"the book has no block runner for the family {family}"
-        elif gpt:
-            out[fig] = f"the model is a {kind}: GPT-2's figures need a decoder"
-        elif kind == CAUSAL:
-            out[fig] = "the model is a decoder: BERT's figures need a masked LM"
-        else:
-            out[fig] = NO_PREDICTIONS
-    for fig in ("fig22", "fig23", "fig24", "fig25", "fig26", "fig27", "fig28", "fig29", "fig30", "fig31", "fig32",
-                "fig33"):
-        out[fig] = "the custom profile has one model, not four sizes trained alike"
-    out["plausibility"] = "it needs the word classes of the embedded corpus; a reader's text has none"
-    out["table1"] = "it shows the paper's two Leipzig sentences on BERT-large"
-    return out
-
+    return jtc_figures.custom_absent(kind, news, family, ran, NEWS)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -11,7 +11,9 @@ In a live notebook call ``.show()`` on the figure instead, for any typed sentenc
 
 from __future__ import annotations
 
-from jtc_utils.core import readout
+from jtc_utils.core import experiment, profiles, readout
+from jtc_utils.core.profiles import Profile
+from jtc_utils.evidence import figure_registry
 from jtc_utils.jtc import top_tokens
 from jtc_utils.lenses import get
 
@@ -205,3 +207,24 @@ def html(fig, div_id: str) -> str:
 def data(trajectories: list[dict]) -> dict:
     """The numbers behind the view, for ``book/data``."""
     return {"trajectories": trajectories}
+
+
+BOOK_ROLE = "gpt48"  # the book's view reads the deepest GPT-style role on the main text, stand-in and real model
+BOOK_MAPPINGS = ("id", "mat", "tuned")
+BOOK_SENTENCES = 4  # per model
+
+
+def record(fig: str = "layer_view", profile: Profile | str = "tiny", n_train=None, n_val=None,
+           seed: int = 0) -> tuple[dict, dict]:
+    """The book's view (``layer_view``): the first :data:`BOOK_SENTENCES` validation sentences of the model in the
+    role :data:`BOOK_ROLE` on the main text, for the chapter's profile at ``n_train``, ``n_val`` and for the real
+    model at its sizes (:func:`jtc_utils.core.profiles.real_sizes`), under :data:`BOOK_MAPPINGS`."""
+    p = profiles.get(profile)
+    trajectories = []
+    for on, sizes in ((p, (n_train, n_val)), (figure_registry.real_of(p), profiles.real_sizes())):
+        exp = experiment.shared(on.role(BOOK_ROLE), on.main_domain, on, *sizes, seed)
+        trajectories += [trajectory(exp, ids=ids, mappings=BOOK_MAPPINGS) for ids in sentences(exp, BOOK_SENTENCES)]
+    return data(trajectories), {"profile": p.name, "sentences_per_model": BOOK_SENTENCES}
+
+
+RECORDS = {"layer_view": record}

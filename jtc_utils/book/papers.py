@@ -25,15 +25,21 @@ from jtc_utils.evidence import claims, exercises, figure_registry, verdicts
 from jtc_utils.ffn import claims as ffn_claims
 from jtc_utils.ffn import exercises as ffn_exercises
 from jtc_utils.ffn import figures as ffn_figures
+from jtc_utils.ffn import plots as ffn_plots
 from jtc_utils.jtc import claims as jtc_claims
 from jtc_utils.jtc import exercises as jtc_exercises
 from jtc_utils.jtc import figures as jtc_figures
+from jtc_utils.jtc import hardness, regime, rejudge
+from jtc_utils.jtc import plots as jtc_plots
+from jtc_utils.book import layer_view
 from jtc_utils.lenses import claims as lens_claims
 from jtc_utils.lenses import exercises as lens_exercises
 from jtc_utils.lenses import figures as lens_figures
+from jtc_utils.lenses import plots as lens_plots
 from jtc_utils.linearity import claims as sl_claims
 from jtc_utils.linearity import exercises as sl_exercises
 from jtc_utils.linearity import figures as sl_figures
+from jtc_utils.linearity import plots as sl_plots
 
 
 @dataclass(frozen=True)
@@ -49,18 +55,38 @@ class Paper:
     absent: dict = field(default_factory=dict)  # why a figure has no real-profile counterpart
     resampled_over: dict = field(default_factory=dict)  # what a figure's resamples resample, where not samples
     constants: dict = field(default_factory=dict)  # a figure's numbers that are constants of its setting
+    draw: Callable | None = None  # (fig, data, params, **options): draws a figure of ``drawn`` from its numbers
+    caption: Callable | None = None  # (figs, data, params) -> figure_registry.Caption
+    drawn: tuple = ()  # the figure ids the book draws through the registry
+    returns_saved: bool = True  # see jtc_utils.evidence.figure_registry.register
+    table: Callable | None = None  # (fig, data, params): shows a figure of ``tabled`` as a table
+    tabled: tuple = ()  # the figure ids shown as a table through the registry
+    records: dict = field(default_factory=dict)  # what its chapters save beside the figures: id -> its compute
+    record_drawings: dict = field(default_factory=dict)  # id -> View (or views) of the records that are drawn
+    unregressed: tuple = ()  # records the figure-data regression does not recompute (judged or gathered from others)
+    on_demand: tuple = ()  # records saved only where a claim reads them (figures recomputed in another setting)
 
 
 PAPERS = (
     Paper("jtc", tuple(jtc_figures.FIGURES), jtc_figures.compute, jtc_claims.CLAIMS, jtc_claims.check, jtc_exercises.EXERCISES,
-          titles=jtc_claims.FINDINGS, absent=jtc_claims.REAL_ABSENT),
+          titles=jtc_claims.FINDINGS, absent=jtc_claims.REAL_ABSENT, draw=jtc_plots.draw, caption=jtc_plots.caption,
+          drawn=jtc_plots.DRAWN, returns_saved=False, table=jtc_plots.table, tabled=jtc_plots.TABLED,
+          records={**jtc_figures.RECORDS, **hardness.RECORDS, **rejudge.RECORDS, **layer_view.RECORDS},
+          record_drawings=regime.DRAWINGS, unregressed=(*rejudge.CLAIMS_FILES, *layer_view.RECORDS),
+          on_demand=rejudge.RECOMPUTED),
     Paper("lenses", tuple(lens_figures.LENS_FIGURES), lens_figures.compute, lens_claims.CLAIMS, lens_claims.check,
-          lens_exercises.EXERCISES, absent=lens_claims.REAL_ABSENT),
+          lens_exercises.EXERCISES, absent=lens_claims.REAL_ABSENT, draw=lens_plots.draw, caption=lens_plots.caption,
+          drawn=lens_plots.DRAWN, table=lens_plots.table, tabled=lens_plots.TABLED,
+          records={**lens_claims.RECORDS, **lens_figures.RECORDS},
+          unregressed=tuple(lens_claims.RECORDS)),
     Paper("ffn", tuple(ffn_figures.FFN_FIGURES), ffn_figures.compute, ffn_claims.CLAIMS, ffn_claims.check,
-          ffn_exercises.EXERCISES, resampled_over=ffn_claims.RESAMPLED_OVER, constants=ffn_claims.CONSTANTS),
+          ffn_exercises.EXERCISES, resampled_over=ffn_claims.RESAMPLED_OVER, constants=ffn_claims.CONSTANTS,
+          draw=ffn_plots.draw, caption=ffn_plots.caption, drawn=ffn_plots.DRAWN, records=ffn_claims.RECORDS,
+          unregressed=tuple(ffn_claims.RECORDS)),
     Paper("linearity", tuple(sl_figures.SL_FIGURES), sl_figures.compute_sized, sl_claims.CLAIMS, sl_claims.check,
           sl_exercises.EXERCISES, params_in_result=False, resampled_over=sl_claims.RESAMPLED_OVER,
-          constants=sl_claims.CONSTANTS),
+          constants=sl_claims.CONSTANTS, draw=sl_plots.draw, caption=sl_plots.caption, drawn=sl_plots.DRAWN,
+          records=sl_claims.RECORDS, unregressed=tuple(sl_claims.RECORDS)),
 )
 
 
@@ -68,7 +94,13 @@ def register() -> None:
     """Put every paper's figures, claims, exercise checks and verdict facts into the registries (again: the same
     entries twice change nothing; an id claimed by two papers is refused)."""
     for p in PAPERS:
-        figure_registry.register(p.name, p.figures, p.compute, p.params_in_result)
+        figure_registry.register(p.name, p.figures, p.compute, p.params_in_result, p.draw, p.caption, p.drawn,
+                                 p.returns_saved, p.table, p.tabled)
+        draw, caption = figure_registry.drawings(p.record_drawings) if p.record_drawings else (None, None)
+        for rid, compute in p.records.items():
+            figure_registry.register(p.name, [rid], compute, p.params_in_result, draw, caption,
+                                     tuple(p.record_drawings), p.returns_saved, regressed=rid not in p.unregressed,
+                                     on_demand=rid in p.on_demand)
         claims.register(p.claims, p.check)
         exercises.register(p.exercises)
         claims.TITLES.update(p.titles)

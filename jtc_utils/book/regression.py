@@ -41,16 +41,14 @@ import re
 from functools import lru_cache
 
 from jtc_utils.book import papers
-from jtc_utils.core import experiment, resample
+from jtc_utils.core import resample
 from jtc_utils.core.paths import DATA_DIR, ROOT
 from jtc_utils.embedded import corpus
 from jtc_utils.evidence import figdata, figure_registry
-from jtc_utils.jtc import figures, regime, seeds
 
 papers.register()  # every paper's figures, claims and exercise checks, from the one list of the papers
 
 NOISE_FILE = ROOT / "tests" / "noise.json"
-SEED_FIGURE = r"^seed\d+_"  # a figure recomputed on a training-seed replica (jtc_utils.jtc.seeds.prefix)
 MARGIN = 10.0
 FLOOR_REL = 1e-6
 # quantities that are means of n discrete decisions: (figure pattern, quantity pattern, where n comes from: the
@@ -90,16 +88,11 @@ def _stored(name: str) -> dict:
 
 
 def targets() -> list[str]:
-    """Every stored figure that :func:`recompute` recomputes (the tiny profile's)."""
-    names = [f for f in figures.FIGURES if (DATA_DIR / f"{f}.json").exists()]
-    names += sorted(p.stem for p in DATA_DIR.glob("regime_fig*.json"))
-    names += sorted(p.stem for p in DATA_DIR.glob("regime_[a-eg-z]*.json"))
-    names += sorted(p.stem for p in DATA_DIR.glob("sample_size_*.json"))
-    names += sorted(p.stem for p in DATA_DIR.glob("seed[0-9]*_*.json"))
-    names += [f for f, r in figure_registry.FIGURES.items()
-              if r.paper != "jtc" and not f.startswith(figure_registry.REAL_PREFIX)]
-    return [n for n in dict.fromkeys(names) if (DATA_DIR / f"{n}.json").exists()
-            and _stored(n)["params"].get("profile") == "tiny"]
+    """Every stored figure that :func:`recompute` recomputes: each figure and record of the figure registry that the
+    regression recomputes (``regressed``; not the claims files, judged from the figures, nor the layer view, which
+    gathers the real model's) whose stored numbers are the tiny profile's, in the registry's order."""
+    return [f for f, r in figure_registry.FIGURES.items() if r.regressed and (DATA_DIR / f"{f}.json").exists()
+            and _stored(f)["params"].get("profile") == "tiny"]
 
 
 def executed(name: str, since: float, params: dict | None = None) -> dict | None:
@@ -119,25 +112,14 @@ def executed(name: str, since: float, params: dict | None = None) -> dict | None
 
 
 def recompute(name: str) -> dict:
-    """The data of stored figure ``name`` recomputed with the stored parameters, as plain JSON values."""
-    stored = _stored(name)
-    p = stored["params"]
-    if name.startswith(regime.REGIME_PREFIX):
-        data, _ = figures.compute(name[len(regime.REGIME_PREFIX):], "tiny", n_train=p["n_train"], seed=p["seed"])
-    elif re.match(SEED_FIGURE, name):  # a figure of the stand-in of GPT2-XL on a training-seed replica
-        data, _ = figures.compute(re.sub(SEED_FIGURE, "", name), seeds.replica_profile("tiny", p["model"]),
-                                  seed=p["seed"])
-    elif name.startswith("sample_size_"):
-        data = regime.sample_size_curve(experiment.shared(p["model"], p["domain"], seed=p["seed"]))
-    elif name in figures.FIGURES:
-        sizes = corpus.POOL_SIZES[p["domain"]]
-        # the notebooks pass None for the paper's full sizes; pass the same so that the shared cache is hit
-        n_train = None if p["n_train"] == sizes["train"] else p["n_train"]
-        n_val = None if p["n_val"] == sizes["validation"] else p["n_val"]
-        data, params = figures.compute(name, "tiny", n_train=n_train, n_val=n_val, seed=p["seed"])
-        assert params["model"] == p["model"] and params["domain"] == p["domain"], name
-    else:
-        data, _ = figure_registry.compute(name, "tiny", seed=p["seed"])
+    """The data of stored figure ``name`` recomputed by its registered function with the stored parameters, as plain
+    JSON values. A size equal to the domain's full split is passed as None, as the notebooks pass it, so that the
+    shared cache is hit."""
+    p = _stored(name)["params"]
+    full = corpus.POOL_SIZES.get(p.get("domain"), {})
+    n_train = None if p.get("n_train") in (None, full.get("train")) else p["n_train"]
+    n_val = None if p.get("n_val") in (None, full.get("validation")) else p["n_val"]
+    data, _ = figure_registry.compute(name, "tiny", n_train, n_val, p.get("seed", 0))
     return figdata.plain(data)
 
 

@@ -71,11 +71,9 @@ def page_figures(page: str) -> list[str]:
 
 
 def page_papers(page: str) -> set[str]:
-    """The papers whose figures a page draws (each figure's paper in the figure registry) or whose claims it judges
-    (``claims`` is the JTC paper's record, ``claims_<paper>`` another paper's)."""
-    figures = page_figures(page)
-    claims = {f.removeprefix("claims_") if f != "claims" else "jtc" for f in figures if f.startswith("claims")}
-    return {figure_registry.FIGURES[f].paper for f in figures if f in figure_registry.FIGURES} | (claims & set(PAPERS))
+    """The papers whose figures or records a page saves (each one's paper in the figure registry: a claims file is
+    its paper's)."""
+    return {figure_registry.FIGURES[f].paper for f in page_figures(page) if f in figure_registry.FIGURES}
 
 
 def test_papers(path: Path) -> set[str]:

@@ -52,6 +52,8 @@ def zoo_names() -> list[str]:
 
 # decoders: next-token prediction, the prefix up to the position
 CAUSAL_FAMILIES = ("gpt2", "llama", "mistral", "phi3", "opt")
+# what a model is, for what of the book applies to it (a reader's own model: the custom book)
+CAUSAL, MASKED, ENCODER = "decoder", "masked LM", "headless encoder"
 FAMILIES = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
             "phi3": "Phi3ForCausalLM", "opt": "OPTForCausalLM", "bert": "BertForMaskedLM (or BertModel)"}
 
@@ -449,3 +451,10 @@ def model_identity(ad: Adapter) -> str:
     h.update(json.dumps(sorted(map(str, ad.tokenizer.all_special_tokens))).encode())
     rev = getattr(ad.model.config, "_commit_hash", None)
     return f"hub:{ad.name}@{rev}:{h.hexdigest()}"
+
+
+def kind_of(adapter) -> str:
+    """:data:`CAUSAL`, :data:`MASKED` or :data:`ENCODER`."""
+    if adapter.causal:
+        return CAUSAL
+    return MASKED if adapter.has_head else ENCODER

@@ -154,3 +154,16 @@ def get(name) -> Profile:
                          f"model on real text, offline), 'paper' (needs internet and a GPU) or 'custom' (your model "
                          f"on your text: set {CUSTOM_ENV})")
     return PROFILES[name]
+
+
+def real_sizes(n_train=None, n_val=None) -> tuple:
+    """The real model's training and validation sizes: the notebook's parameters; when they are None (the full
+    9,000 and 3,000), ``$JTC_REAL_SUBSET`` (``"train,val"``) if set: `make test` re-executes the pages on such a
+    subset so that the tests stay within their time budget."""
+    sub = os.environ.get("JTC_REAL_SUBSET", "").strip()
+    if sub and n_train is None and n_val is None:
+        try:
+            n_train, n_val = (int(x) for x in sub.split(","))
+        except ValueError:
+            raise ValueError(f"JTC_REAL_SUBSET must be two whole numbers 'train,validation', got {sub!r}") from None
+    return n_train, n_val

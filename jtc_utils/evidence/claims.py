@@ -348,6 +348,22 @@ def registry(table: dict, name: str, reasons: dict | None = None, seed_keys=()):
     return check, all_claims
 
 
+def claims_records(name: str, all_claims, real_getter=None) -> dict:
+    """A paper's two claims files as records of the figure registry (id -> a function with the registry's
+    signature): ``claims_<name>``, every claim judged on the stand-in's stored figures, and ``claims_<name>_real``,
+    judged on the real model's (``real_getter()``: the paper's view of them; default: each ``real_<fig>``)."""
+
+    def stand_in(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0):
+        p = profiles.get(profile)
+        return all_claims(profile=p), {"profile": p.name, "source": "book/data"}
+
+    def real(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0):
+        get = profile_getter("real_") if real_getter is None else real_getter()
+        return all_claims(get, "real"), {"profile": "real", "source": "book/data"}
+
+    return {f"claims_{name}": stand_in, f"claims_{name}_real": real}
+
+
 def check_any(cid: str, get=default_get, profile: Profile | str = "tiny") -> dict:
     """The record of claim ``cid`` of any paper, by the package that registered it (:func:`registry`)."""
     if cid not in CLAIM_CHECKS:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from jtc_utils.evidence import verdicts
-from jtc_utils.evidence.claims import claim_record, default_get, registry, view_getter
+from jtc_utils.evidence.claims import claim_record, claims_records, default_get, registry, view_getter
 
 GPT12 = "tiny-gpt2"
 
@@ -256,3 +256,6 @@ RESAMPLED_OVER = {"geva_tab2": "value vectors", "geva_fig2": "value vectors", "g
 CONSTANTS = {"geva_fig6": ("uniform",)}  # 10 / d_ff: the setting's share, not a statistic
 
 check, all_claims = registry(CLAIMS, "FFN", REASONS)
+
+# the chapter's two claims files, registered with its figures (jtc_utils.book.papers)
+RECORDS = claims_records("ffn", all_claims, real_getter)

@@ -17,6 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from jtc_utils.core.models import CAUSAL
 from jtc_utils.core import profiles, resample, sources, word_classes
 from jtc_utils.core.profiles import Profile
 from jtc_utils.embedded import lexicon
@@ -229,52 +230,107 @@ def real(profile_seed: int = 0, profile: Profile | str = "real") -> dict:
                        for (j, i), row in zip(sample, ids)]}
 
 
+def _on_model(profile: Profile, fig: str, seed: int) -> tuple[str, dict]:
+    """The model of a figure's role and the parameters every stand-in figure records."""
+    model = profile.role(FFN_FIGURES[fig])
+    return model, {"profile": profile.name, "domain": profile.main_domain, "seed": seed, "model": model,
+                   "paper_model": profiles.PAPER_NAME.get(model, model)}
+
+
+def _sample_level(fig: str, profile: Profile, n_train, n_val, seed: int):
+    """The experiment of a sample-level figure, its sub-update analysis (cached) and its parameters."""
+    _, params = _on_model(profile, fig, seed)
+    exp = for_role(profile, FFN_FIGURES[fig], n_train, n_val, seed)
+    return exp, subupdates.analyse(exp, seed), {**params, "n_train": len(exp.train), "n_val": len(exp.val)}
+
+
+def _tab2_figure(fig, profile, n_train, n_val, seed):
+    return tab2(profile, seed), {"profile": profile.name, "domain": profile.main_domain, "seed": seed,
+                                 "model": "every GPT-style zoo model"}
+
+
+def _values_figure(fig, profile, n_train, n_val, seed):
+    return ({m: value_table(m, profile, seed) for m in profile.gpt[:2]},
+            {"profile": profile.name, "domain": profile.main_domain, "seed": seed, "model": ", ".join(profile.gpt[:2])})
+
+
+def _real_figure(fig, profile, n_train, n_val, seed):
+    exp = for_role(profile, "gpt24", *profile.subset(REAL_SIZES), seed)
+    return real(seed, profile), {"profile": profile.name, "model": exp.model_name, "paper_model": exp.model_name,
+                                 "domain": exp.domain, "seed": seed, "n_train": len(exp.train), "n_val": len(exp.val)}
+
+
+def _concept_figure(study):
+    def figure(fig, profile, n_train, n_val, seed):
+        model, params = _on_model(profile, fig, seed)
+        return study(model, profile, seed), params
+    return figure
+
+
+def _fig6(exp, sub) -> dict:
+    d_ff = FFN(exp.adapter).d_ff
+    return {"t10": sub["t10"].mean(1), "r10": sub["r10"].mean(1), "uniform": subupdates.TOP / d_ff, "d_ff": d_ff,
+            "boot": {k: resample.resampled_mean(sub[k]) for k in ("t10", "r10")}}
+
+
+def _tab4(exp, sub) -> dict:
+    ids, glob = clusters.cluster_model([FFN(exp.adapter).values(j) for j in range(exp.n_layers)], 10)
+    return {"events": subupdates.event_table(sub), "abs_dominant": float(sub["abs_w"].mean()),
+            "abs_random": float(sub["abs_w_random"].mean()),
+            "boot": {k: resample.resampled_mean(sub[f"abs_w{s}"]).mean(1).round(6)
+                     for k, s in (("abs_dominant", ""), ("abs_random", "_random"))},
+            "extreme": {**clusters.extreme_share(sub["scores_w"], ids), "global_clusters": glob}}
+
+
+def _tab10(exp, sub) -> dict:
+    L = exp.n_layers
+    return {"n_layers": L, "hist": np.bincount(sub["sat"], minlength=L + 1)[1:],
+            "boot": {"hist": resample.resampled_counts(sub["sat"], L + 1)[:, 1:]}}
+
+
+def _sample_figure(of):
+    """A figure of the sample-level analysis: ``of(exp, sub)`` gives its numbers."""
+    def figure(fig, profile, n_train, n_val, seed):
+        exp, sub, params = _sample_level(fig, profile, n_train, n_val, seed)
+        return of(exp, sub), params
+    return figure
+
+
+def _experiment_figure(of):
+    """A figure computed from the experiment alone: ``of(exp, seed)`` gives its numbers."""
+    def figure(fig, profile, n_train, n_val, seed):
+        model, params = _on_model(profile, fig, seed)
+        exp = for_role(profile, FFN_FIGURES[fig], n_train, n_val, seed)
+        return of(exp, seed, model, profile), {**params, "n_train": len(exp.train), "n_val": len(exp.val)}
+    return figure
+
+
+# figure id -> the function that computes its numbers and parameters, (fig, profile, n_train, n_val, seed)
+COMPUTE = {
+    "geva_tab2": _tab2_figure,
+    "geva_values": _values_figure,
+    "real_geva": _real_figure,
+    "geva_fig2": _concept_figure(fig2),
+    "geva_fig4": _concept_figure(fig4),
+    "geva_fig6": _sample_figure(_fig6),
+    "geva_tab4": _sample_figure(_tab4),
+    "geva_fig3": _sample_figure(lambda exp, sub: {"layers": list(range(1, exp.n_layers + 1)),
+                                                  **subupdates.layer_scores(sub)}),
+    "geva_tab10": _sample_figure(_tab10),
+    "geva_tab6": _sample_figure(exit_table),
+    "ext_geva_matffn": _experiment_figure(lambda exp, seed, model, profile: {
+        "coefficients": matffn.coefficient_fit(exp),
+        "through_mat": matffn.through_mat(exp, token_classes(model, profile, seed))}),
+    "ext_geva_steer": _experiment_figure(lambda exp, seed, model, profile: steering.experiment(exp.adapter, seed=seed)),
+}
+
+
 def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
-    """``(data, params)`` of an FFN-chapter figure."""
+    """``(data, params)`` of an FFN-chapter figure (:data:`COMPUTE`)."""
     if fig not in FFN_FIGURES:
         raise ValueError(f"unknown FFN figure {fig!r}; known: {', '.join(FFN_FIGURES)}")
-    profile = figure_registry.profile_of(fig, profile)
-    params = {"profile": profile.name, "domain": profile.main_domain, "seed": seed}
-    if fig == "geva_tab2":
-        return tab2(profile, seed), {**params, "model": "every GPT-style zoo model"}
-    if fig == "geva_values":
-        return ({m: value_table(m, profile, seed) for m in profile.gpt[:2]},
-                {**params, "model": ", ".join(profile.gpt[:2])})
-    if fig == "real_geva":
-        exp = for_role(profile, "gpt24", *profile.subset(REAL_SIZES), seed)
-        return real(seed, profile), {"profile": profile.name, "model": exp.model_name, "paper_model": exp.model_name,
-                            "domain": exp.domain, "seed": seed, "n_train": len(exp.train), "n_val": len(exp.val)}
-    role = FFN_FIGURES[fig]
-    model = profile.role(role)
-    params.update(model=model, paper_model=profiles.PAPER_NAME.get(model, model))
-    if fig == "geva_fig2":
-        return fig2(model, profile, seed), params
-    if fig == "geva_fig4":
-        return fig4(model, profile, seed), params
-    exp = for_role(profile, role, n_train, n_val, seed)
-    params.update(n_train=len(exp.train), n_val=len(exp.val))
-    sub = subupdates.analyse(exp, seed)
-    L = exp.n_layers
-    if fig == "geva_fig6":
-        d_ff = FFN(exp.adapter).d_ff
-        return {"t10": sub["t10"].mean(1), "r10": sub["r10"].mean(1), "uniform": subupdates.TOP / d_ff,
-                "d_ff": d_ff, "boot": {k: resample.resampled_mean(sub[k]) for k in ("t10", "r10")}}, params
-    if fig == "geva_tab4":
-        ids, glob = clusters.cluster_model([FFN(exp.adapter).values(j) for j in range(L)], 10)
-        return {"events": subupdates.event_table(sub), "abs_dominant": float(sub["abs_w"].mean()),
-                "abs_random": float(sub["abs_w_random"].mean()),
-                "boot": {k: resample.resampled_mean(sub[f"abs_w{s}"]).mean(1).round(6)
-                         for k, s in (("abs_dominant", ""), ("abs_random", "_random"))},
-                "extreme": {**clusters.extreme_share(sub["scores_w"], ids), "global_clusters": glob}}, params
-    if fig == "geva_fig3":
-        return {"layers": list(range(1, L + 1)), **subupdates.layer_scores(sub)}, params
-    if fig == "geva_tab10":
-        return {"n_layers": L, "hist": np.bincount(sub["sat"], minlength=L + 1)[1:],
-                "boot": {"hist": resample.resampled_counts(sub["sat"], L + 1)[:, 1:]}}, params
-    if fig == "geva_tab6":
-        return exit_table(exp, sub), params
-    if fig == "ext_geva_matffn":
-        return {"coefficients": matffn.coefficient_fit(exp),
-                "through_mat": matffn.through_mat(exp, token_classes(model, profile, seed))}, params
-    return steering.experiment(exp.adapter, seed=seed), params
+    return COMPUTE[fig](fig, figure_registry.profile_of(fig, profile), n_train, n_val, seed)
 
+
+# the chapter's figures for a reader's own model (the custom book, jtc_utils.book.custom_plan): page -> kind -> ids
+CUSTOM = {"ffn_subupdates": {CAUSAL: ("real_geva",)}}

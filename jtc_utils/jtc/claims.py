@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jtc_utils.core.models import CAUSAL, ENCODER, MASKED
 from jtc_utils.core.profiles import Profile
 from jtc_utils.evidence import claims, figdata, verdicts
 from jtc_utils.evidence.claims import NotComputed, available, claim_record, default_get, magnitude_part
@@ -477,3 +478,12 @@ def all_claims(get=default_get, profile: Profile | str = "tiny") -> list[dict]:
     get = claims.memo(get)
     return [check(cid, get, profile) for cid in CLAIMS]
 
+
+# the claims each page judges for a reader's own model (the custom book, jtc_utils.book.custom_plan): page -> kind
+CUSTOM = {
+    "sec3_linear_shortcuts": {CAUSAL: ("C1a",), MASKED: ("C1a", "C1b"), ENCODER: ("C1a", "C1b")},
+    "sec4_predictions": {CAUSAL: ("C2", "C3", "C4"), MASKED: ("C5", "C6")},
+    "sec5_early_exit": {CAUSAL: ("C8", "C10", "C11"), MASKED: ("C9", "C10", "C11")},
+    "sec6_submodules": {CAUSAL: ("C12a", "C12b", "C12c")},
+    "appendix_b_news": {CAUSAL: ("C15",), MASKED: ("C15",), ENCODER: ("C15",)},
+}

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import pandas as pd
 
-from jtc_utils.core import linear, ordering, profiles, readout
+from jtc_utils.core import linear, ordering, profiles, readout, real_text
+from jtc_utils.core.models import CAUSAL, ENCODER, MASKED
 from jtc_utils.base import validate
 from jtc_utils.core.experiment import shared
 from jtc_utils.core.profiles import Profile
-from jtc_utils.evidence import figure_registry
+from jtc_utils.evidence import figdata, figure_registry
 
 from . import activations, early_exit, submodules, top_tokens
 
@@ -241,3 +242,88 @@ def table1_frame(data: dict):
     df = pd.DataFrame(data["rows"], columns=["sentence", "rank", *data["columns"]])
     return df.set_index(["sentence", "rank"])
 
+
+
+def real_model_line() -> str:
+    """One line on how well the real model fits its text (perplexity on each domain's validation sentences), from
+    the numbers the page "A real model, offline" saved, for the chapters' real-model sections."""
+    parts = []
+    for fig in ("real_textfit", "real_textfit_bbc"):
+        rec = figdata.load(fig)
+        d = rec["data"]
+        parts.append(f"perplexity {d['perplexity']:.1f} on {d['domain']} ({d['ppl_tokens']} tokens)")
+    return f"{rec['params']['model']}: " + "; ".join(parts)
+
+
+# ---- the records the chapters save beside the figures (registered with the figures: book.papers) ----------------
+
+def real_check(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
+    """The real model's check figures (:data:`REAL_CHECK`) computed at :data:`REAL_CHECK_SIZES`, which the tests
+    recompute and compare (``real_check``)."""
+    n_tr, n_va = REAL_CHECK_SIZES
+    data = {f: compute(f, profile, n_train=n_tr, n_val=n_va, seed=seed)[0] for f in REAL_CHECK}
+    return data, {"profile": "real", "figures": list(REAL_CHECK), "n_train": n_tr, "n_val": n_va, "seed": seed}
+
+
+def data_cards(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
+    """The real profile's data card of each text source: what each step of the splitter and filters keeps
+    (``real_data_cards``)."""
+    return {d: real_text.data_card(d, seed=seed) for d in real_text.SOURCES}, {"profile": "real", "seed": seed}
+
+
+def world_check(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
+    """Precision@1 of mat and id from every layer of the deepest GPT-style stand-in: whether the generated world
+    leaves room for mat to beat id (``world_check``, the embedded world's page)."""
+    p = profiles.get(profile)
+    exp = shared(p.role("gpt48"), p.main_domain, p, n_train, n_val, seed)
+    curves = readout.layer_curves(exp, ks=(1,))
+    return ({"layer": list(range(exp.n_layers + 1)), "p@1_mat": curves["mat"]["p@1"], "p@1_id": curves["id"]["p@1"]},
+            {"model": exp.model_name, "domain": exp.domain})
+
+
+RECORDS = {"real_check": real_check, "real_data_cards": data_cards, "world_check": world_check}
+
+
+# ---- on a reader's own model (the custom book, jtc_utils.book.custom_plan) ----------------------------------------
+
+# page -> kind of model -> the figures the page computes for it
+CUSTOM = {
+    "real_model": {CAUSAL: ("real_textfit", "real_norms"), MASKED: ("real_norms",), ENCODER: ("real_norms",)},
+    "sec3_linear_shortcuts": {CAUSAL: ("fig2", "real_r2_first"), MASKED: ("fig3", "real_r2_first"),
+                              ENCODER: ("fig3", "real_r2_first")},
+    "sec4_predictions": {CAUSAL: ("fig4", "fig5", "real_toplists"), MASKED: ("fig6", "fig7")},
+    "sec5_early_exit": {CAUSAL: ("fig8",), MASKED: ("fig9",)},
+    "sec6_submodules": {CAUSAL: ("fig10", "fig11"), MASKED: ("ext_bert_fig10", "ext_bert_fig11")},
+    "appendix_b_news": {CAUSAL: ("fig12", "fig14", "fig15", "fig20", "real_r2_first_bbc"),
+                        MASKED: ("fig13", "fig16", "fig17", "fig21"), ENCODER: ("fig13",)},
+}
+CLAIMED = ("fig2", "fig3", "fig4", "fig5", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "fig13",
+           "fig14", "fig15", "fig16", "fig17", "fig20", "fig21")  # the claims' figures a reader's model may lack
+SIZES = ("fig22", "fig23", "fig24", "fig25", "fig26", "fig27", "fig28", "fig29", "fig30", "fig31", "fig32", "fig33")
+NO_PREDICTIONS = "a headless encoder has no masked-LM head, so it makes no token predictions"
+
+
+def custom_absent(kind: str, news: bool, family: str, ran: set, news_option: str) -> dict:
+    """Why each figure that the claims read does not exist for a reader's model of ``kind`` (``ran``: the figures
+    its custom book computes; ``news_option``: the option that gives the second text), so that the claims that need
+    only such figures get no verdict and say so."""
+    out = {}
+    for fig in CLAIMED:
+        if fig in ran:
+            continue
+        _, role, domain = FIGURES[fig]
+        if domain == "second" and not news:
+            out[fig] = f"no second text was given ({news_option})"
+        elif FIGURES[fig][0] in ("parts_pk", "parts_surp") and kind == CAUSAL:
+            out[fig] = f"the book has no block runner for the family {family}"
+        elif role.startswith("gpt"):
+            out[fig] = f"the model is a {kind}: GPT-2's figures need a decoder"
+        elif kind == CAUSAL:
+            out[fig] = "the model is a decoder: BERT's figures need a masked LM"
+        else:
+            out[fig] = NO_PREDICTIONS
+    for fig in SIZES:
+        out[fig] = "the custom profile has one model, not four sizes trained alike"
+    out["plausibility"] = "it needs the word classes of the embedded corpus; a reader's text has none"
+    out["table1"] = "it shows the paper's two Leipzig sentences on BERT-large"
+    return out

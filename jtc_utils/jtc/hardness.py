@@ -90,6 +90,16 @@ MODEL_ROWS = (("confident", f"final predictions with probability above {CONFIDEN
               ("bigram", "a bigram model of the training text gives the final top-1"))
 
 
+def record(fig: str = "hardness", profile: Profile | str = "tiny", n_train=None, n_val=None,
+           seed: int = 0) -> tuple[dict, dict]:
+    """The current world's report (:func:`report`) with the commit the first world's was computed at: the
+    ``hardness`` record of the embedded world's page."""
+    return report(profile=profile, seed=seed), {"first_world_commit": stored_v1()["commit"]}
+
+
+RECORDS = {"hardness": record}
+
+
 def stored_v1() -> dict:
     """The first world's report and the commit it was computed at."""
     return json.loads(V1_FILE.read_text())

@@ -1,5 +1,7 @@
 """Paper-style figures. Each function takes the numbers (as computed by :mod:`jtc_utils.core.experiment` or read back
-from ``book/data``) and returns a matplotlib Figure; none of them computes anything."""
+from ``book/data``) and returns a matplotlib Figure; none of them computes anything. :func:`draw` draws any figure
+of the paper from its numbers and :func:`caption` says what it shows: the two the figure registry holds for every
+drawn figure id of the paper (:data:`DRAWN`), beside :func:`jtc_utils.jtc.figures.compute`."""
 
 from __future__ import annotations
 
@@ -9,6 +11,10 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.ticker import MaxNLocator
 
+from jtc_utils.core import models
+from jtc_utils.evidence import figure_registry
+
+from . import figures
 from .early_exit import curve_points
 
 
@@ -219,3 +225,106 @@ def loss_grid(cards: list[dict], ncols: int = 4):
             ax.set_ylabel("training loss", fontsize=9)
         fig.tight_layout()
     return fig
+
+
+def title(data: dict, params: dict) -> str:
+    """The model and text a figure's numbers come from, as its title says them."""
+    model = models.display_name(params["model"])
+    if params["model"] == params["paper_model"]:  # a real model (or a reader's own) stands for itself
+        return f"{model} on {params['domain']}"
+    return f"{model} (stands for {params['paper_model']}) on {params['domain']}"
+
+
+TABLES = ("table1", "plausibility", "toplists", "textfit")  # kinds shown as tables, not drawn
+DRAWN = tuple(f for f, (kind, _, _) in figures.FIGURES.items() if kind not in TABLES)  # the figures :func:`draw` draws
+# the figures :func:`table` shows (the plausibility study's page prints its own lines)
+TABLED = tuple(f for f, (kind, _, _) in figures.FIGURES.items() if kind in ("table1", "toplists", "textfit"))
+
+
+def table(fig: str, data: dict, params: dict) -> None:
+    """Show a figure of :data:`TABLED` as a table: the top-token lists of Table 1 sentence by sentence, or how well
+    the model fits its text."""
+    from IPython.display import display
+
+    if figures.setting(fig)[0] == "textfit":
+        display(pd.Series({k: data[k] for k in ("perplexity", "ppl_tokens", "gold_p1", "n_gold")}, name=fig))
+        return
+    for sentence, block in figures.table1_frame(data).groupby(level=0, sort=False):
+        print(sentence)
+        print(block.droplevel(0).to_string(), end="\n\n")
+
+
+def draw(fig: str, data: dict, params: dict, mappings=None, ax=None, labels=None):
+    """Draw a figure from its numbers (computed now or read back from ``book/data``)."""
+    kind = figures.setting(fig)[0]  # an unknown id is refused with the known ones
+    t = title(data, params)
+    if kind == "r2":
+        return r2_heatmaps(data["r2_mat"], data["r2_id"], title=t)
+    if kind in ("pk", "parts_pk"):
+        ks = data.get("ks", (1, 5, 10))
+        return precision_curves(data["curves"], mappings or tuple(data["curves"]), ks=ks, title=t, ax=ax)
+    if kind in ("surp", "parts_surp"):
+        return surprisal_curves(data["curves"], mappings or tuple(data["curves"]), title=t, ax=ax)
+    if kind == "ee":
+        return early_exit_plot(data, title=t, ax=ax)
+    if kind == "labels":
+        return label_breakdown(data["by_label"], labels=labels, title=t)
+    if kind == "norms":
+        return norms_by_position(data, title=t)
+    if kind == "r2_first":
+        return r2_with_without_first(data, title=t)
+    raise ValueError(f"figure {fig!r} ({kind}) is a table, not a plot")
+
+
+# what to see in a figure of each kind: one sentence, the same for every figure of that kind (no numbers: those are
+# in the figure and in its JSON file)
+SEE = {
+    "r2": "Each cell is the validation r² of casting layer ℓ (row) to layer ℓ′ (column), one panel with mat and one "
+          "with id (each titled so); the paper finds mat higher across the network.",
+    "pk": "How often the cast hidden state of each layer already gives the model's final top token (Precision@k), "
+          "for mat and id; the paper finds mat above id at every layer.",
+    "surp": "The surprisal of the model's final top token under the cast of each layer, with 95% bootstrap bands "
+            "(lower is better); the paper finds mat below id at every layer.",
+    "parts_pk": "Precision@{k} when one sub-module of every block from the start layer on is replaced by a linear map, "
+                "next to mat for whole blocks; the paper finds attention the part best replaced.",
+    "parts_surp": "Surprisal when one sub-module of every block from the start layer on is replaced by a linear map, "
+                  "next to mat for whole blocks (lower is better).",
+    "ee": "Precision@1 against the mean number of layers processed, for early exit by confidence and for a fixed "
+          "exit layer, with the 95% target; a curve further up and to the left saves more computation.",
+    "labels": "Precision@1 of mat and id per layer, for each word class of the predicted token.",
+    "norms": "The norm of the hidden state by position and layer: the first position's norm grows far above the "
+             "others' (massive activations).",
+    "r2_first": "r² of casting each layer to the last, with and without the samples at the first position.",
+}
+ALT = {"r2": "Two heatmaps of r² over layer pairs, mat and id", "pk": "Line plot of Precision@k per layer, mat and id",
+       "surp": "Line plot of surprisal per layer with bands, mat and id",
+       "parts_pk": "Line plot of Precision@{k} per start layer for the sub-module maps and mat",
+       "parts_surp": "Line plot of surprisal per start layer for the sub-module maps and mat",
+       "ee": "Precision@1 against layers processed, early exit and fixed exit, mat and id",
+       "labels": "Small multiples of Precision@1 per layer, one panel per word class",
+       "norms": "Heatmap of hidden-state norms by position and layer",
+       "r2_first": "Line plot of r² to the last layer with and without the first position"}
+
+
+def paper_ref(fig: str) -> str:
+    """Which figure of the paper a figure id reproduces, in words."""
+    if fig.startswith(figure_registry.REAL_PREFIX):
+        return paper_ref(fig[len(figure_registry.REAL_PREFIX):]) + ", on the real model"
+    if fig.startswith("fig"):
+        return f"paper Figure {fig[3:]}"
+    return "beyond the paper"
+
+
+def caption(figs, data: dict, params: dict, **options) -> figure_registry.Caption:
+    """The caption of figures ``figs`` (one id, or several of one kind drawn as small multiples; ``data``,
+    ``params``: the first one's): the paper figure each reproduces, what to see (:data:`SEE`, by kind), the alt text
+    (:data:`ALT`) and the model; the same whatever the drawing's ``options``."""
+    figs = [figs] if isinstance(figs, str) else list(figs)
+    kind = figures.FIGURES[figs[0]][0]
+    one = len(figs) == 1
+    k = (data.get("ks") or [1])[0]  # the k a Precision@k figure shows (section 6's Figs. 34-35: 5 and 10)
+    return figure_registry.Caption(
+        "; ".join(paper_ref(f) for f in figs), SEE.get(kind, "").format(k=k),
+        f"{ALT.get(kind, 'Figure').format(k=k)}: " + (title(data, params) if one else f"{len(figs)} panels, "
+                                                     + ", ".join(figs)),
+        title(data, params) if one else "one panel per model")

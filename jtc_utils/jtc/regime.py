@@ -20,8 +20,10 @@ import warnings
 import numpy as np
 
 from jtc_utils.core import cache, linear, models, profiles, readout
+from jtc_utils.core.experiment import shared
 from jtc_utils.core.profiles import Profile
-from jtc_utils.evidence import claims
+from jtc_utils.evidence import claims, figure_registry
+from jtc_utils.evidence.figure_registry import Caption, View
 
 from . import claims as jtc_claims
 from . import figures
@@ -118,17 +120,44 @@ def summary(curve: dict) -> list[dict]:
     return rows
 
 
+def regime_figure(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None,
+                  seed: int = 0) -> tuple[dict, dict]:
+    """``regime_<fig>``: JTC figure ``<fig>`` recomputed with the paper's vectors per dimension for the figure's
+    model (:func:`paper_n_train`; ``n_train`` is that, whatever is passed)."""
+    base = fig.removeprefix(REGIME_PREFIX)
+    model = figures.setting(base, profile)[1]
+    return figures.compute(base, profile, n_train=paper_n_train(model, models.adapter(model).d), n_val=n_val,
+                           seed=seed)
+
+
 def regime_getter(results: dict, profile: Profile | str = "tiny", params: dict | None = None):
-    """A claims ``get`` that computes each figure a claim reads, once, with the paper's vectors per dimension for
-    the figure's model (:func:`paper_n_train`), keeping the numbers in ``results`` and the parameters that
-    produced them in ``params`` (figure name -> dict)."""
+    """A claims ``get`` that computes each figure a claim reads, once, in the paper's regime (:func:`regime_figure`),
+    keeping the numbers in ``results`` and the parameters that produced them in ``params`` (figure name -> dict)."""
     profile = profiles.get(profile)
+    return claims.computing_getter(lambda fig: regime_figure(REGIME_PREFIX + fig, profile), results, params)
 
-    def compute(fig):
-        model = figures.setting(fig, profile)[1]
-        return figures.compute(fig, profile, n_train=paper_n_train(model, models.adapter(model).d))
 
-    return claims.computing_getter(compute, results, params)
+# the sample-size curves' records: each is read on the model and text of a figure of section 3
+SAMPLE_SIZE_OF = {"sample_size_gpt12": "fig22", "sample_size_gpt48": "fig2"}
+
+
+def sample_size_record(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None,
+                       seed: int = 0) -> tuple[dict, dict]:
+    """``sample_size_<role>``: :func:`sample_size_curve` on the experiment of the role's section-3 figure."""
+    _, model, domain = figures.setting(SAMPLE_SIZE_OF[fig], profile)
+    exp = shared(model, domain, profile, n_train, n_val, seed)
+    return sample_size_curve(exp), {"profile": profiles.get(profile).name, "model": exp.model_name,
+                                    "domain": exp.domain, "seed": seed}
+
+
+def stored_getter(fig: str):
+    """A claims ``get`` of the figures in the paper's regime as the claims page saved them (``regime_<fig>``)."""
+    return claims.default_get(REGIME_PREFIX + fig)
+
+
+RECORDS = {**{REGIME_PREFIX + f: regime_figure for f in figures.FIGURES
+              if not f.startswith(figure_registry.REAL_PREFIX)},
+           **dict.fromkeys(SAMPLE_SIZE_OF, sample_size_record)}
 
 
 def paper_regime_claims(profile: Profile | str = "tiny", results: dict | None = None,
@@ -185,3 +214,28 @@ def plot_curves(curves: list[dict], what: str = "r2", fractions=(0.25, 0.5, 0.75
         ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     return fig
+
+
+def _sample_size_view(what: str, see: str, alt: str) -> View:
+    """Both models' curves in one figure (``also``: the other models' numbers), linking both records."""
+    return View(lambda d, p, also=(): plot_curves([d, *also], what),
+                lambda d, p, also=(): Caption("beyond the paper: the paper's regime", see, alt,
+                                              figs=tuple(SAMPLE_SIZE_OF) if also else ()))
+
+
+# the sample-size curves' drawings: held-out r² (section 3) and Precision@1 (section 4), the stand-ins of GPT-2 and
+# GPT-2 XL side by side
+DRAWINGS = {"sample_size_gpt12": {
+    "r2": _sample_size_view(
+        "r2",
+        "Held-out r² of mat from three source layers to the last layer against the training vectors per dimension it "
+        "was fitted on, with id (dashed) for reference. Below one vector per dimension mat interpolates its training "
+        "set and generalises worst; the dotted lines are the paper's ratios.",
+        "Two log-x line charts of held-out r-squared against training vectors per dimension, one per model, three "
+        "source layers each, with the id reference as dashed lines"),
+    "p1": _sample_size_view(
+        "p1",
+        "Precision@1 of mat from three source layers against the training vectors per dimension it was fitted on, "
+        "with id (dashed) for reference; the dotted lines are the paper's ratios.",
+        "Two log-x line charts of Precision@1 against training vectors per dimension, one per model, three source "
+        "layers each, with the id reference as dashed lines")}}

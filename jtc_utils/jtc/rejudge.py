@@ -11,7 +11,9 @@ from dataclasses import dataclass, field
 
 from jtc_utils.core import profiles
 from jtc_utils.core.profiles import Profile
+from jtc_utils.evidence import claims
 
+from . import claims as jtc_claims
 from . import regime, seeds
 
 
@@ -42,3 +44,29 @@ def rejudge(profile: Profile | str = "tiny") -> Rejudged:
     r.regime_records = regime.paper_regime_claims(p, r.regime_results, r.regime_params)
     r.by_seed = seeds.seed_claims(p, r.seed_results, r.seed_params)
     return r
+
+
+def _claims(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0):
+    """``claims``: every JTC claim on the stand-in as the claims page shows it (seed 0's records with the
+    replicas' shape verdicts, :func:`jtc_utils.jtc.seeds.all_claims`), from the stored figures."""
+    p = profiles.get(profile)
+    return seeds.all_claims(p), {"profile": p.name, "source": "book/data"}
+
+
+def _claims_real(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0):
+    """``claims_real``: every JTC claim judged on the real model's stored figures (``real_<fig>``)."""
+    return jtc_claims.all_claims(claims.profile_getter("real_"), "real"), {"profile": "real", "source": "book/data"}
+
+
+def _claims_regime(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0):
+    """``claims_regime``: every JTC claim judged on the figures stored in the paper's regime (``regime_<fig>``)."""
+    p = profiles.get(profile)
+    return jtc_claims.all_claims(regime.stored_getter, p), {"profile": p.name, "source": "book/data"}
+
+
+# the JTC paper's records beside its figures: the figures recomputed in the paper's regime and on the other seeds,
+# and the three claims files (registered by jtc_utils.book.papers)
+CLAIMS_FILES = {"claims": _claims, "claims_real": _claims_real, "claims_regime": _claims_regime}
+# every figure in the paper's regime and on each replica that a claim may read: saved where one does
+RECOMPUTED = (*(f for f in regime.RECORDS if f.startswith(regime.REGIME_PREFIX)), *seeds.RECORDS)
+RECORDS = {**regime.RECORDS, **seeds.RECORDS, **CLAIMS_FILES}

@@ -46,12 +46,22 @@ def role_figure(fig: str) -> bool:
             and not fig.startswith(figure_registry.REAL_PREFIX))
 
 
+def replica_figure(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None,
+                   seed: int = 0) -> tuple[dict, dict]:
+    """``seed<k>_<fig>``: figure ``<fig>`` of the role recomputed on its training-seed replica ``k``."""
+    for model in replicas(profile)[1:]:
+        if fig.startswith(prefix(model)):
+            return figures.compute(fig.removeprefix(prefix(model)), replica_profile(profile, model), n_train, n_val,
+                                   seed)
+    raise ValueError(f"{fig!r} names no training-seed replica of {profiles.get(profile).role(ROLE)}")
+
+
 def replica_getter(model: str, profile: Profile | str = "tiny", results: dict | None = None,
                    params: dict | None = None):
-    """A claims ``get`` that computes each figure of the role on replica ``model``, once (its numbers kept in
-    ``results``, its parameters in ``params``), and reads every other figure from ``book/data``."""
-    on = replica_profile(profile, model)
-    return claims.computing_getter(lambda fig: figures.compute(fig, on), results, params, role_figure)
+    """A claims ``get`` that computes each figure of the role on replica ``model``, once (:func:`replica_figure`; its
+    numbers kept in ``results``, its parameters in ``params``), and reads every other figure from ``book/data``."""
+    return claims.computing_getter(lambda fig: replica_figure(prefix(model) + fig, profile), results, params,
+                                   role_figure)
 
 
 def stored_getter(model: str):
@@ -125,3 +135,7 @@ def table(records: list[dict]):
     rows = [{"claim": r["id"], **{f"seed {s['seed']}": s["verdict"] for s in r["per_seed"]},
              "on the stand-in": claims.shape_verdict(r)} for r in records if r.get("per_seed")]
     return pd.DataFrame(rows).set_index("claim")
+
+
+# the figures of the role recomputed on each replica of the stand-in, as the claims page saves them
+RECORDS = {prefix(m) + f: replica_figure for m in replicas("tiny")[1:] for f in figures.FIGURES if role_figure(f)}

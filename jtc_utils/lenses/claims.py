@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from jtc_utils.evidence import verdicts
-from jtc_utils.evidence.claims import claim_record, registry
+from jtc_utils.evidence.claims import claim_record, claims_records, registry
 
 from . import lowrank
 
@@ -231,3 +231,6 @@ REAL_ABSENT = {}  # every lens figure the rules read has a real counterpart (rea
 
 # the training seeds of the gradient-descent lenses are resampled with the validation set
 check, all_claims = registry(CLAIMS, "lens", REASONS, seed_keys=("r2_to_last_njtc", "r2_to_last_nnjtc"))
+
+# the chapter's two claims files, registered with its figures (jtc_utils.book.papers)
+RECORDS = claims_records("lenses", all_claims)

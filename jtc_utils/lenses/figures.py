@@ -26,6 +26,7 @@ import hashlib
 
 import numpy as np
 
+from jtc_utils.core.models import CAUSAL
 from jtc_utils.core import cache, linear, profiles, resample
 from jtc_utils.core.profiles import Profile
 from jtc_utils.core.experiment import for_role, shared
@@ -333,24 +334,59 @@ def exit_table(exp, names, n_val: int | None = None) -> dict:
     return {"n_layers": exp.n_layers, "rank": rank_for(exp.adapter.d), "lenses": rows}
 
 
+def _real_table(exp, profile: Profile) -> dict:
+    """The all-lenses table of the real model at three depths; a reader's own model has no tuned lens trained ahead
+    of time (lenses.train)."""
+    names = REAL_LENSES if profile.name == "real" else tuple(n for n in REAL_LENSES if n != "tuned")
+    return table(exp, names, with_exit=False)
+
+
+def _on_experiment(of, read_val=None):
+    """A figure computed from the experiment of its role: ``of(exp, profile)`` gives its numbers; ``read_val``: how
+    many validation samples it reads out (default: all of them)."""
+    def figure(fig: str, profile: Profile, n_train, n_val, seed: int) -> tuple[dict, dict]:
+        exp = for_role(profile, LENS_FIGURES[fig], n_train, n_val, seed)
+        data = of(exp, profile)
+        params = {"profile": profile.name, "model": exp.model_name,
+                  "paper_model": profiles.PAPER_NAME.get(exp.model_name, exp.model_name), "domain": exp.domain,
+                  "n_train": len(exp.train), "n_val": len(exp.val) if read_val is None else min(read_val, len(exp.val)),
+                  "seed": seed}
+        return {**data, **linear.regime_note(len(exp.train), exp.adapter.d)}, params
+    return figure
+
+
+def _tuned_comparison(fig: str, profile: Profile, n_train, n_val, seed: int) -> tuple[dict, dict]:
+    return compare_tuned(profile, n_train, n_val, seed), {
+        "profile": profile.name, "model": "every zoo model", "domain": profile.main_domain, "n_train": n_train,
+        "n_val": n_val, "seed": seed}
+
+
 # the real model's every-layer figures, read out on its first REAL_VAL validation samples (its low-rank lenses were
 # trained once: seed 0)
-EVERY_LAYER_REAL = {"real_nnjtc_fig3": lambda exp: fig3(exp, seeds=(0,), n_val=REAL_VAL),
-                    "real_tl_grid": lambda exp: grid(exp, REAL_GRID, n_val=REAL_VAL),
-                    "real_lens_exit": lambda exp: exit_table(exp, REAL_EXIT, n_val=REAL_VAL)}
-# figure id -> the function of the experiment that computes its numbers (real_lens_table and tl_cmp: below)
-COMPUTE = {"nnjtc_fig2": fig2, "real_nnjtc_fig2": fig2_real, "nnjtc_fig3": fig3, "ext_nnjtc_rank": rank_sweep,
-           "tl_grid": grid,
-           "lens_table": lambda exp: table(exp, TABLE_LENSES, with_exit=True), **EVERY_LAYER_REAL}
+EVERY_LAYER_REAL = {
+    "real_nnjtc_fig3": _on_experiment(lambda exp, p: fig3(exp, seeds=(0,), n_val=REAL_VAL), REAL_VAL),
+    "real_tl_grid": _on_experiment(lambda exp, p: grid(exp, REAL_GRID, n_val=REAL_VAL), REAL_VAL),
+    "real_lens_exit": _on_experiment(lambda exp, p: exit_table(exp, REAL_EXIT, n_val=REAL_VAL), REAL_VAL)}
+# figure id -> the function that computes its numbers and parameters, (fig, profile, n_train, n_val, seed)
+COMPUTE = {"nnjtc_fig2": _on_experiment(lambda exp, p: fig2(exp)),
+           "real_nnjtc_fig2": _on_experiment(lambda exp, p: fig2_real(exp)),
+           "nnjtc_fig3": _on_experiment(lambda exp, p: fig3(exp)),
+           "ext_nnjtc_rank": _on_experiment(lambda exp, p: rank_sweep(exp)),
+           "tl_grid": _on_experiment(lambda exp, p: grid(exp)),
+           "lens_table": _on_experiment(lambda exp, p: table(exp, TABLE_LENSES, with_exit=True)),
+           "real_lens_table": _on_experiment(_real_table),
+           "tl_cmp": _tuned_comparison,
+           **EVERY_LAYER_REAL}
 
 
 # the real model's figures that the tests reproduce: computed once more at the real subset (the sizes `make test`
-# re-executes the pages at) and stored as book/data/real_lens_check.json by the chapter (:func:`real_check`)
+# re-executes the pages at) and stored as book/data/real_lens_check.json (:func:`real_check`)
 REAL_CHECK = ("real_nnjtc_fig2", *EVERY_LAYER_REAL)
 
 
-def real_check(profile: Profile | str = "tiny", seed: int = 0) -> tuple[dict, dict]:
-    """``(data, params)`` of the check the tests reproduce: every figure of :data:`REAL_CHECK` computed on the first
+def real_check(fig: str = "real_lens_check", profile: Profile | str = "tiny", n_train=None, n_val=None,
+               seed: int = 0) -> tuple[dict, dict]:
+    """``(data, params)`` of the check the tests reproduce (``real_lens_check``): every figure of :data:`REAL_CHECK` computed on the first
     :data:`jtc_utils.core.profiles.REAL_SUBSET` training and validation sentences of the real model (its low-rank
     and tuned lenses as trained on the whole split: the build never trains them)."""
     n_train, n_val = profiles.REAL_SUBSET
@@ -358,25 +394,14 @@ def real_check(profile: Profile | str = "tiny", seed: int = 0) -> tuple[dict, di
     return data, {"profile": "real", "figures": list(REAL_CHECK), "n_train": n_train, "n_val": n_val, "seed": seed}
 
 
+RECORDS = {"real_lens_check": real_check}  # what the chapter saves beside its figures (registered with them)
+
+
 def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
-    """``(data, params)`` of a lens-chapter figure (see the module docstring)."""
+    """``(data, params)`` of a lens-chapter figure (:data:`COMPUTE`; see the module docstring)."""
     if fig not in LENS_FIGURES:
         raise ValueError(f"unknown lens figure {fig!r}; known: {', '.join(LENS_FIGURES)}")
-    profile = figure_registry.profile_of(fig, profile)
-    if fig == "tl_cmp":
-        data = compare_tuned(profile, n_train, n_val, seed)
-        return data, {"profile": profile.name, "model": "every zoo model", "domain": profile.main_domain,
-                      "n_train": n_train, "n_val": n_val, "seed": seed}
-    exp = for_role(profile, LENS_FIGURES[fig], n_train, n_val, seed)
-    if fig in COMPUTE:
-        data = COMPUTE[fig](exp)
-    else:  # real_lens_table; a reader's own model has no tuned lens trained ahead of time (lenses.train)
-        names = REAL_LENSES if profile.name == "real" else tuple(n for n in REAL_LENSES if n != "tuned")
-        data = table(exp, names, with_exit=False)
-    n_val_read = min(REAL_VAL, len(exp.val)) if fig in EVERY_LAYER_REAL else len(exp.val)
-    params = {"profile": profile.name, "model": exp.model_name, "paper_model": profiles.PAPER_NAME.get(exp.model_name,
-              exp.model_name), "domain": exp.domain, "n_train": len(exp.train), "n_val": n_val_read, "seed": seed}
-    return {**data, **linear.regime_note(len(exp.train), exp.adapter.d)}, params
+    return COMPUTE[fig](fig, figure_registry.profile_of(fig, profile), n_train, n_val, seed)
 
 
 def quarter_table(t: dict, metrics=("p@1",)) -> "pd.DataFrame":
@@ -405,3 +430,7 @@ def exit_summary(t: dict) -> "pd.DataFrame":
                           "layers saved at 95% (oracle)": round(r["exit"]["oracle"]["saved"]["saved"], 2),
                           "mean saturation layer": round(r["exit"]["oracle"]["mean_saturation"], 2)}
                          for lab, r in t["lenses"].items() if "exit" in r]).set_index("lens")
+
+
+# the chapter's figures for a reader's own model (the custom book, jtc_utils.book.custom_plan): page -> kind -> ids
+CUSTOM = {"lenses": {CAUSAL: ("real_lens_table",)}}

@@ -1,5 +1,6 @@
 """Figures of the lens chapter, drawn from their numbers (computed by :mod:`.figures` or read from ``book/data``);
-nothing here computes. Same conventions as :mod:`jtc_utils.jtc.plots`: seismic_r r² heatmaps on [0, 1], mat blue,
+nothing here computes. :data:`DRAWINGS` gives each drawn figure id its drawing and its caption, which the figure
+registry holds beside its computation (:func:`draw`, :func:`caption`). Same conventions as :mod:`jtc_utils.jtc.plots`: seismic_r r² heatmaps on [0, 1], mat blue,
 id red."""
 
 from __future__ import annotations
@@ -10,6 +11,9 @@ import seaborn as sns
 from matplotlib.ticker import MaxNLocator
 
 from jtc_utils.evidence.figdata import as_array
+from jtc_utils.evidence.figure_registry import Caption, View, drawings
+
+from .figures import quarter_table
 
 COLORS = {"id": "#d62728", "mat": "#1f3cff", "mat+b": "#17becf", "rrr": "#8c564b", "arrr": "#bcbd22",
           "njtc": "#ff7f0e", "nnjtc": "#2ca02c", "tuned": "#9467bd", "tuned-lin": "#e377c2", "tuned<-mat": "#7f7f7f"}
@@ -175,3 +179,92 @@ def exit_frontiers(t: dict, labels, title: str | None = None):
             ax.set_title(title)
         fig.tight_layout()
     return fig
+
+
+def _with_params(d: dict, p: dict) -> dict:
+    return {**d, "params": p}
+
+
+_EXIT_SEE = ("Precision@1 against the mean number of layers processed under the confidence rule, with each lens's "
+             "oracle exit (dotted){}; a curve further up and to the left saves more computation.")
+_GRID_SEE = ("KL to the final distribution, r², Precision@1 and the cross-entropy on the text's next token per layer "
+             "{}for maps of the same form trained on squared error {} or on KL {}.")
+# figure id -> its drawing from its numbers and parameters, and its caption (jtc_utils.evidence.figure_registry.View)
+DRAWINGS = {
+    "nnjtc_fig2": View(
+        lambda d, p: heatmaps4(d, title=f"{p['model']} (stands for {p['paper_model']}), rank {d['rank']}"),
+        lambda d, p: Caption(
+            "N-NJTC Figure 2",
+            f"r² of each jump from layer ℓ (rows) to ℓ′ (columns) for id, mat, NJTC and N-NJTC at rank {d['rank']}; "
+            f"{R2_COLOURS}.",
+            f"Four heatmaps of r² over layer pairs: id, mat, NJTC and N-NJTC at rank {d['rank']}")),
+    "real_nnjtc_fig2": View(
+        lambda d, p: heatmaps4(d, title=f"{p['model']}, rank {d['rank']}"),
+        lambda d, p: Caption(
+            "N-NJTC Figure 2, on the real model",
+            f"r² of each jump from layer ℓ (rows) to ℓ′ (columns) of the real model for id and mat (every pair), NJTC "
+            f"and N-NJTC at rank {d['rank']} (each layer to the next and to the last; blank: not trained); "
+            f"{R2_COLOURS}.",
+            "Four heatmaps of r² over layer pairs of the real model: id, mat, and NJTC and N-NJTC on two diagonals")),
+    "nnjtc_fig3": View(
+        lambda d, p: jump_to_last(_with_params(d, p)),
+        lambda d, p: Caption(
+            "N-NJTC Figure 3",
+            f"Precision@1 and two surprisals when every layer jumps to the last, for id, mat, the closed-form optima "
+            f"of rank {d['rank']} (dashed) and the trained low-rank maps (bands: three seeds).",
+            "Line plots of Precision@1 and surprisal per layer for six lenses")),
+    "real_nnjtc_fig3": View(
+        lambda d, p: jump_to_last(_with_params(d, p)),
+        lambda d, p: Caption(
+            "N-NJTC Figure 3, on the real model",
+            f"Precision@1 and two surprisals when every layer of the real model jumps to the last, for id, mat, the "
+            f"closed-form optima of rank {d['rank']} (dashed) and the trained low-rank maps (one seed).",
+            "Line plots of Precision@1 and surprisal per layer for six lenses on the real model")),
+    "ext_nnjtc_rank": View(
+        lambda d, p: rank_sweep(d, title=f"{p['model']}: the best map of each rank"),
+        lambda d, p: Caption(
+            "beyond the papers",
+            "The best map of each rank: Precision@1 at three depths against the rank (dashed: id), and mean r² "
+            "against rank and parameters.",
+            "Precision@1 and r² against the rank of the closed-form map")),
+    "tl_grid": View(
+        lambda d, p: objective_against_form(_with_params(d, p)),
+        lambda d, p: Caption(
+            "beyond the papers: objective against form",
+            _GRID_SEE.format("", "(mat)", "(the tuned lenses)"),
+            "Four line plots per layer, KL, r², Precision@1 and next-token cross-entropy, for several lenses")),
+    "real_tl_grid": View(
+        lambda d, p: objective_against_form(_with_params(d, p)),
+        lambda d, p: Caption(
+            "beyond the papers: objective against form, on the real model",
+            _GRID_SEE.format("of the real model, ", "(mat, mat + b)", "(the tuned lens)"),
+            "Four line plots per layer of the real model, KL, r², Precision@1 and next-token cross-entropy, for four "
+            "lenses")),
+    "tl_cmp": View(
+        lambda d, p: tuned_comparison(d),
+        lambda d, p: Caption(
+            f"the tuned-lens paper's comparison, on every stand-in ({', '.join(d['models'])})",
+            "For each model, KL to the final distribution (log scale) and Precision@1 per layer for the logit lens,"
+            " mat and the tuned lens; each panel names its model and measure.",
+            "Grid of line plots of KL and Precision@1 per layer, one column per model")),
+    "lens_table": View(
+        lambda d, p: exit_frontiers(d, ["id", "mat", f"nnjtc_{d['rank']}", "tuned"],
+                                    title=f"{d['n_layers']}-layer stand-in: early exit"),
+        lambda d, p: Caption("beyond the papers: early exit with every lens", _EXIT_SEE.format(""),
+                             "Early-exit curves of four lenses with their oracle curves")),
+    "real_lens_exit": View(
+        lambda d, p: exit_frontiers(d, list(d["lenses"]), title=f"{p['model']}: early exit"),
+        lambda d, p: Caption("beyond the papers: early exit with every lens, on the real model",
+                             _EXIT_SEE.format(", for the real model"),
+                             "Early-exit curves of four lenses with their oracle curves on the real model")),
+}
+DRAWN = tuple(DRAWINGS)
+draw, caption = drawings(DRAWINGS)  # what the figure registry holds for each drawn id
+TABLED = ("real_lens_table",)  # the figures :func:`table` shows
+
+
+def table(fig: str, data: dict, params: dict) -> None:
+    """The all-lenses table at three depths: Precision@1, KL and cross-entropy against the gold token per lens."""
+    from IPython.display import display
+
+    display(quarter_table(data, ("p@1", "kl", "ce_gold")).set_index("lens"))

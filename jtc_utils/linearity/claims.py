@@ -13,7 +13,7 @@ import numpy as np
 
 from jtc_utils.core.models import CAUSAL_FAMILIES
 from jtc_utils.evidence import digits, verdicts
-from jtc_utils.evidence.claims import claim_record, default_get, magnitude_part, registry, view_getter
+from jtc_utils.evidence.claims import claim_record, claims_records, default_get, magnitude_part, registry, view_getter
 
 PAPER_LAMBDA = 0.5
 PAPER_LS = 0.99  # "about 0.99 linear" (the abstract)
@@ -292,3 +292,6 @@ RESAMPLED_OVER = {f: "sentences" for f in ("sl_fig1", "sl_fig2", "sl_fig3", "sl_
 CONSTANTS = {f: ("depth",) for f in ("sl_fig1", "sl_fig3", "real_sl")}  # a pair's place in the depth
 
 check, all_claims = registry(CLAIMS, "linearity", REASONS)
+
+# the chapter's two claims files, registered with its figures (jtc_utils.book.papers)
+RECORDS = claims_records("linearity", all_claims, real_getter)

@@ -14,6 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from jtc_utils.core.models import CAUSAL
 from jtc_utils.core import cache, models, profiles, resample
 from jtc_utils.core.profiles import Profile
 from jtc_utils.embedded import corpus, lexicon
@@ -435,23 +436,42 @@ def real(seed: int = 0, profile: Profile | str = "real") -> dict:
     return out
 
 
+def _stand_in(numbers, model):
+    """A stand-in figure: ``numbers(profile, seed)`` gives its numbers, ``model(profile)`` the model it names."""
+    def figure(p: Profile, seed: int) -> tuple[dict, dict]:
+        return numbers(p, seed), {"profile": p.name, "domain": p.main_domain, "seed": seed,
+                                  "n_tokens": states.N_TOKENS, "model": model(p)}
+    return figure
+
+
+def _real_figure(p: Profile, seed: int) -> tuple[dict, dict]:
+    return real(seed, p), {"profile": p.name, "model": p.role("gpt48"), "seed": seed, "n_tokens": REAL_TOKENS,
+                           "sample_sizes": list(p.subset(REAL_SAMPLE_SIZES))}
+
+
+EVERY_MODEL = "every zoo model"
+TRAINED_MODEL = "tiny-gpt2 (zoo/secretly-linear)"  # the training experiments read their own trained models
+# figure id -> the function of the profile and the seed that computes its numbers and parameters
+COMPUTE = {
+    "sl_fig1": _stand_in(lambda p, seed: fig1(p), lambda p: EVERY_MODEL),
+    "sl_fig3": _stand_in(lambda p, seed: fig3(p), lambda p: EVERY_MODEL),
+    "sl_fig9": _stand_in(lambda p, seed: fig9(p), lambda p: EVERY_MODEL),
+    "sl_fig2": _stand_in(lambda p, seed: fig2(), lambda p: TRAINED_MODEL),
+    "sl_fig4": _stand_in(lambda p, seed: fig4(), lambda p: TRAINED_MODEL),
+    "sl_fig5": _stand_in(lambda p, seed: fig5(), lambda p: TRAINED_MODEL),
+    "sl_tab1": _stand_in(lambda p, seed: tab1(), lambda p: TRAINED_MODEL),
+    "sl_fig7": _stand_in(lambda p, seed: fig7(p), lambda p: PRUNE_MODEL),
+    "ext_sl_r2family": _stand_in(lambda p, seed: r2family(p), lambda p: p.role("gpt24")),
+    "real_sl": _real_figure,
+}
+
+
 def compute(fig: str, profile: Profile | str = "tiny", seed: int = 0) -> tuple[dict, dict]:
-    """The numbers behind figure ``fig`` of the linearity chapter and the parameters that produced them."""
+    """The numbers behind figure ``fig`` of the linearity chapter and the parameters that produced them
+    (:data:`COMPUTE`)."""
     if fig not in SL_FIGURES:
         raise ValueError(f"unknown linearity figure {fig!r}; known: {', '.join(SL_FIGURES)}")
-    p = profile = figure_registry.profile_of(fig, profile)
-    params = {"profile": p.name, "domain": p.main_domain, "seed": seed, "n_tokens": states.N_TOKENS}
-    if fig == "real_sl":
-        return real(seed, p), {"profile": p.name, "model": p.role("gpt48"), "seed": seed,
-                               "n_tokens": REAL_TOKENS, "sample_sizes": list(p.subset(REAL_SAMPLE_SIZES))}
-    if fig in ("sl_fig2", "sl_fig4", "sl_fig5", "sl_tab1"):
-        params["model"] = "tiny-gpt2 (zoo/secretly-linear)"
-        return {"sl_fig2": fig2, "sl_fig4": fig4, "sl_fig5": fig5, "sl_tab1": tab1}[fig](), params
-    if fig == "sl_fig7":
-        return fig7(profile), {**params, "model": PRUNE_MODEL}
-    if fig == "ext_sl_r2family":
-        return r2family(profile), {**params, "model": p.role("gpt24")}
-    return {"sl_fig1": fig1, "sl_fig3": fig3, "sl_fig9": fig9}[fig](profile), {**params, "model": "every zoo model"}
+    return COMPUTE[fig](figure_registry.profile_of(fig, profile), seed)
 
 
 def compute_sized(fig, profile, n_train, n_val, seed):
@@ -459,3 +479,6 @@ def compute_sized(fig, profile, n_train, n_val, seed):
     ``n_train`` and ``n_val`` are ignored."""
     return compute(fig, profile, seed)
 
+
+# the chapter's figures for a reader's own model (the custom book, jtc_utils.book.custom_plan): page -> kind -> ids
+CUSTOM = {"secretly_linear": {CAUSAL: ("real_sl",)}}

@@ -1,11 +1,14 @@
 """The linearity chapter's drawings (matplotlib), one function per kind of figure; each takes the figure's numbers as
-:mod:`.figures` returns them."""
+:mod:`.figures` returns them. :data:`DRAWINGS` gives each drawn figure id its drawing and its caption, which the
+figure registry holds beside its computation."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 import numpy as np
+
+from jtc_utils.evidence.figure_registry import Caption, View, drawings
 
 STYLE = {"res_in": ("-", "with residual (in-sample)"), "nores_in": ("--", "without residual (in-sample)"),
          "res_ho": (":", "with residual (held-out)"), "res_null": ("-.", "null (rows shuffled)")}
@@ -105,3 +108,89 @@ def r2family(d: dict, ax=None):
     ax.set(xlabel="pair l-1 -> l (block l)", ylabel="score", title=f"{d['model']}: one cache, five scores")
     ax.legend(fontsize=7)
     return ax
+
+
+def update_norms(fig3: dict, ax=None):
+    """The median relative size of each block's update against depth, one line per model (the paper's Figure 3)."""
+    ax = ax or plt.subplots(figsize=(6, 3.4))[1]
+    for m, v in fig3.items():
+        ax.plot(v["depth"], v["update_norm"], marker=".", label=m)
+    ax.axhline(0.5, color="grey", lw=0.8, ls=":", label="0.5")
+    ax.set(xlabel="depth (l+1)/L", ylabel="median ‖Δh‖ / ‖h‖", title="size of the blocks' updates")
+    ax.legend(fontsize=7)
+    return ax
+
+
+def _regularised_and_probes(fig4: dict, probes_of: dict) -> None:
+    fig, axes = plt.subplots(1, 3, figsize=(15, 3.6))
+    regularised(fig4, "res_in", ax=axes[0], title="LS with residual")
+    regularised(fig4, "nores_in", ax=axes[1], title="LS without residual")
+    probes(probes_of, ax=axes[2])
+    fig.tight_layout()
+
+
+def _pruning_panels(d: dict) -> None:
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4))
+    pruning(d, "perplexity", ax=axes[0], title=f"{d['model']}: perplexity")
+    pruning(d, "fact_accuracy", ax=axes[1], title=f"{d['model']}: accuracy at fact words")
+    fig.tight_layout()
+
+
+_FIG1_SEE = ("The linearity score of each consecutive layer pair against depth, with the residual (solid) and "
+             "without it{}.")
+# figure id -> its drawing and caption (jtc_utils.evidence.figure_registry.View); the numbers of a figure drawn
+# together with another's come as an option (sl_fig1 with real_sl's as ``real``, sl_fig4 with sl_fig5's as
+# ``probes``), and the caption links both
+DRAWINGS = {
+    "sl_fig1": View(
+        lambda d, p, real=None: profiles(d, real=real),
+        lambda d, p, real=None: Caption(
+            "Razzhigaev et al. Figure 1",
+            _FIG1_SEE.format(", for the GPT-style stand-ins, the BERT-style ones" + (" and the real model" if real
+                                                                                     else "")),
+            "Three panels of linearity scores against depth, one per model family",
+            figs=("sl_fig1", "real_sl") if real else ())),
+    "real_sl": View(
+        lambda d, p: profiles({}, real=d),
+        lambda d, p: Caption(
+            "Razzhigaev et al. Figure 1, " + ("on the real model" if p["profile"] == "real" else "on your model"),
+            _FIG1_SEE.format(""), "Linearity scores against depth")),
+    "ext_sl_r2family": View(
+        lambda d, p: r2family(d),
+        lambda d, p: Caption(
+            "beyond the papers: the linearity score and JTC's r²",
+            "The same least-squares fits read as the centred in-sample linearity score and as JTC's held-out "
+            "coordinate-averaged r², per layer pair.",
+            "Line plot comparing linearity scores and r² per layer")),
+    "sl_fig3": View(
+        lambda d, p: update_norms(d),
+        lambda d, p: Caption(
+            "Razzhigaev et al. Figure 3",
+            "The median size of each block's update relative to the stream it is added to, against depth; the "
+            "dotted line is 0.5.",
+            "Line plot of relative update norms against depth for several models")),
+    "sl_fig2": View(
+        lambda d, p: trajectory(d),
+        lambda d, p: Caption(
+            "Razzhigaev et al. Figure 2",
+            "The mean linearity score of tiny-gpt2 at log-spaced steps of pretraining (tokens seen, log axis), "
+            "with and without the residual.",
+            "Line plot of the mean linearity score against training step")),
+    "sl_fig4": View(
+        lambda d, p, probes: _regularised_and_probes(d, probes),
+        lambda d, p, probes: Caption(
+            "Razzhigaev et al. Figures 4 and 5",
+            "Per layer, the linearity score with and without the residual for plain and cosine-regularised "
+            "pretraining (three seeds each), and the accuracy of linear probes.",
+            "Three line plots per layer: two linearity scores and probe accuracy, plain and regularised runs",
+            figs=("sl_fig4", "sl_fig5"))),
+    "sl_fig7": View(
+        lambda d, p: _pruning_panels(d),
+        lambda d, p: Caption(
+            "Razzhigaev et al. Figures 6 and 7",
+            "Perplexity and accuracy at fact words after removing, replacing or distilling k blocks, chosen most "
+            "linear first or at random.",
+            "Two line plots against the number of pruned blocks")),
+}
+DRAWN = tuple(DRAWINGS)
+draw, caption = drawings(DRAWINGS)  # what the figure registry holds for each drawn id

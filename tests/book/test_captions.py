@@ -7,7 +7,8 @@ import matplotlib
 import pytest
 
 from jtc_utils.book import runner, website
-from jtc_utils.book.chapter import _NUMBERED, PANEL_MIN_PX, figure, figure_grid, panels, paper_ref, show
+from jtc_utils.book.chapter import _NUMBERED, PANEL_MIN_PX, figure, figure_grid, panels, show
+from jtc_utils.jtc.plots import paper_ref
 
 matplotlib.use("Agg")
 

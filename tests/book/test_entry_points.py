@@ -14,6 +14,7 @@ from jtc_utils.core import cache, readout
 from jtc_utils.core.experiment import Experiment
 from jtc_utils.evidence import claims
 from jtc_utils.jtc import figures, top_tokens
+from jtc_utils.jtc import plots as jtc_plots
 
 
 @pytest.fixture
@@ -87,7 +88,7 @@ def test_layers_samples_and_counts_are_checked(exp, call, error, match):
 
 def test_an_unknown_figure_id_names_the_known_ones(nothing_written):
     with pytest.raises(ValueError, match=r"unknown figure 'fig99'; known: fig2, fig3"):
-        chapter.draw("fig99", {}, {})
+        jtc_plots.draw("fig99", {}, {})
     with pytest.raises(ValueError, match=r"unknown figure 'fig99'.*jtc: fig2, fig3"):
         chapter.Chapter("tiny").figure("fig99")
 

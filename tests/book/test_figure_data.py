@@ -166,8 +166,8 @@ def test_every_legend_entry_of_the_submodule_figures_is_drawn(fig):
     import matplotlib.pyplot as plt
     from matplotlib.colors import to_rgba
 
-    from jtc_utils.book.chapter import draw
     from jtc_utils.jtc import plots
+    from jtc_utils.jtc.plots import draw
 
     stored = figdata.load(fig)
     out = draw(fig, stored["data"], stored["params"])
@@ -218,7 +218,7 @@ def test_a_layer_axis_has_whole_numbered_ticks(fig):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from jtc_utils.book.chapter import draw
+    from jtc_utils.jtc.plots import draw
 
     stored = figdata.load(fig)
     out = draw(fig, stored["data"], stored["params"])

@@ -104,14 +104,14 @@ def test_every_panel_of_a_shared_grid_stands_alone():
 
 
 DRAWN = [f for f, (kind, _, _) in figures.FIGURES.items()
-         if kind not in chapter.TABLES and figdata.exists(f) and not f.startswith("real_")]
+         if kind not in plots.TABLES and figdata.exists(f) and not f.startswith("real_")]
 
 
 @pytest.mark.parametrize("fig", DRAWN)
 def test_no_legend_of_a_paper_figure_covers_its_data_and_no_tick_labels_overlap(fig):
     stored = figdata.load(fig)
     data = {k: (np.asarray(v, dtype=float) if k.startswith("r2_") else v) for k, v in stored["data"].items()}
-    drawn = chapter.draw(fig, data, stored["params"])
+    drawn = plots.draw(fig, data, stored["params"])
     figure_layout.tidy(drawn)
     for ax in drawn.axes:
         assert figure_layout.legend_overlaps(ax) == 0, (fig, ax.get_title())

@@ -345,7 +345,7 @@ def test_the_real_models_tuned_lens_is_found_under_the_key_its_page_computes(mon
     """The real model's tuned lens (a GPU job, committed in zoo/lenses) is found, never trained, for the lens
     chapter's experiment: at the full size under its own key, and on the tests' subset (the first n train sentences)
     as the lens trained on the whole split, which its record says."""
-    from jtc_utils.book.chapter import real_sizes
+    from jtc_utils.core.profiles import real_sizes
 
     monkeypatch.setattr(registry, "REQUIRE_ARTIFACTS", True)
     hp = {"seed": 0}
