@@ -395,6 +395,16 @@ def test_one_block_recorder():
     assert users == ["jtc_utils.core.hidden"], users
 
 
+def test_one_padding_helper():
+    """Token ids are padded into a batch by one helper (``core.batching.right_pad``, with ``pad_id``'s one pad-id
+    rule); the hidden states' batches go through it (issue 54 found a copy and hand-set pad ids in the zoo)."""
+    defs = sorted(f"{name}.{node.name}" for name, path in MODULES.items() for node in ast.walk(ast.parse(path.read_text()))
+                  if isinstance(node, ast.FunctionDef) and "pad" in node.name)
+    assert defs == ["jtc_utils.core.batching.pad_id", "jtc_utils.core.batching.right_pad",
+                    "jtc_utils.core.hidden.padded_batches"], defs
+    assert "right_pad(" in (PKG / "core" / "hidden.py").read_text()
+
+
 def test_one_training_loop():
     """Gradient steps are taken by the shared loop (``training.loop``: ``optimiser_step`` inside ``loop``); the
     low-rank lenses' epochs with early stopping per pair are the one loop of its own, and say why."""
