@@ -139,8 +139,9 @@ def show(figs, ref: str, see: str, alt: str, what: str = "") -> None:
     to fewer columns where it is not), and a caption naming
     the paper figure it reproduces (``ref``), what it shows (``what``), what to see in it (``see``) and links to the
     numbers behind it (``book/data/<fig>.json`` for each id of ``figs``, shipped with the HTML; none when ``figs`` is
-    empty, for figures whose numbers live elsewhere). Chapters whose
-    figures are drawn by their own ``plots`` call this in place of ``plt.show()``."""
+    empty, for figures whose numbers live elsewhere). :func:`captioned` calls it with a registered figure's caption;
+    a page calls it directly only for an image whose numbers are not a figure of the book (the zoo's training
+    curves, read from the model cards)."""
     import base64
     import html
 

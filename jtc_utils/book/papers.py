@@ -1,18 +1,22 @@
 """The book's four papers, each named once: the one place where every registry of the book is filled.
 
-A paper package defines its figures (``figures.FIGURES``-like ids and ``compute``), its claims (``claims.CLAIMS``
+A paper package defines its figures (``figures.FIGURES``-like ids and ``compute``), their drawings and captions (its
+``plots`` module's ``draw`` and ``caption``, or ``DRAWINGS``), the records its chapters save beside them
+(``RECORDS``), its claims (``claims.CLAIMS``
 and ``check``), its exercise checks (its ``exercises`` module's ``EXERCISES``, a
 :class:`jtc_utils.evidence.exercises.Checks`) and the facts its verdicts need (what its resamples resample, its
 constants, its findings' titles, what the real profile lacks); nothing registers itself when imported.
 :func:`register` puts each paper's entries into the registries of :mod:`jtc_utils.evidence`:
 
-* :data:`jtc_utils.evidence.figure_registry.FIGURES` (figure id -> its paper's ``compute``),
+* :data:`jtc_utils.evidence.figure_registry.FIGURES` (figure id -> its computation, drawing and caption, or table;
+  the paper's figures and the records its chapters save),
 * :data:`jtc_utils.evidence.claims.CLAIM_CHECKS` (claim id -> its paper's ``check``),
 * :data:`jtc_utils.evidence.exercises.EXERCISE_CHECKS` (exercise label -> its check),
 * :data:`jtc_utils.evidence.claims.TITLES`, :data:`~jtc_utils.evidence.claims.ABSENT`,
   :data:`jtc_utils.evidence.verdicts.RESAMPLED_OVER` and :data:`~jtc_utils.evidence.verdicts.CONSTANTS`.
 
-Importing :mod:`jtc_utils.book` calls :func:`register` (every page, command and test of the book goes through it);
+Every module of the book layer that reads a registry calls :func:`register` when imported (:mod:`.chapter`,
+:mod:`.regression`, :mod:`.custom_pages`, ...; every page, command and test of the book goes through one of them);
 code that uses the registries without the book layer calls it itself.
 """
 

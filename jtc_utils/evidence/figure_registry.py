@@ -1,10 +1,14 @@
-"""The book's one figure registry: every paper package registers the figures it computes, and the book computes,
-saves and returns any of them by id through :func:`figure`.
+"""The book's one figure registry: every figure id, registered once with the function that computes its numbers,
+the function that draws it and its caption (or, for a table, the function that shows it), so that the book computes,
+saves, draws and captions any figure of any paper by its id on one path.
 
-Each paper package's ``figures`` module has a ``compute(fig, profile, n_train, n_val, seed) -> (data, params)`` for
-its figure ids (``profile`` a :class:`~jtc_utils.core.profiles.Profile`: the name a notebook passes is resolved once,
-here); :func:`jtc_utils.book.papers.register` registers each (:func:`register`), with the paper's claims and
-exercise checks, so that a chapter reaches every figure by id. A figure id belongs to exactly one paper."""
+Each paper package holds its tables: the figure ids it computes (``compute(fig, profile, n_train, n_val, seed) ->
+(data, params)``, ``profile`` a :class:`~jtc_utils.core.profiles.Profile`: the name a notebook passes is resolved
+once, here), its drawings (``draw`` and ``caption``, from a table of :class:`View` through :func:`drawings`) and the
+records its chapters save beside the figures; :func:`jtc_utils.book.papers.register` registers them all
+(:func:`register`), with the paper's claims and exercise checks. A figure id belongs to exactly one paper.
+:func:`saved` computes and saves a figure, :func:`save` is the one writer of ``book/data``, and
+:func:`jtc_utils.book.chapter.figure` is the path a chapter's cell takes."""
 
 from __future__ import annotations
 

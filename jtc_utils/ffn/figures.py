@@ -297,7 +297,7 @@ def _sample_figure(of):
 
 
 def _experiment_figure(of):
-    """A figure computed from the experiment alone: ``of(exp, seed)`` gives its numbers."""
+    """A figure computed from the experiment of its role: ``of(exp, seed, model, profile)`` gives its numbers."""
     def figure(fig, profile, n_train, n_val, seed):
         model, params = _on_model(profile, fig, seed)
         exp = for_role(profile, FFN_FIGURES[fig], n_train, n_val, seed)
