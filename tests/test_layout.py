@@ -155,7 +155,7 @@ def test_one_figure_registry_serves_every_paper():
     for pkg in ("lenses", "ffn", "linearity"):
         tree = ast.parse((PKG / pkg / "figures.py").read_text())
         defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-        assert "figure" not in defined, f"jtc_utils.{pkg}.figures has its own figure(): use figure_registry.figure"
+        assert "figure" not in defined, f"jtc_utils.{pkg}.figures has its own figure(): use figure_registry.saved"
     with pytest.raises(ValueError, match="unknown figure 'nofig'.*registered"):
         figure_registry.compute("nofig")
     with pytest.raises(ValueError, match="registered by"):

@@ -1,5 +1,5 @@
 """What a chapter cell does for one figure of any paper, by its id: compute its numbers and save them to
-``book/data/<figure>.json`` (:func:`jtc_utils.evidence.figure_registry.figure`, through the function its paper
+``book/data/<figure>.json`` (:func:`jtc_utils.evidence.figure_registry.saved`, through the function its paper
 registered), draw it with the function its paper registered and show it with its caption (:func:`figure`). One
 call per figure, the same for every paper, so that every notebook draws its figures the same way."""
 
@@ -16,7 +16,7 @@ papers.register()  # every paper's figures, claims and exercise checks, from the
 
 
 class FigureNumbers(dict):
-    """The numbers behind a figure (a plain dict, as :func:`jtc_utils.evidence.figure_registry.figure` returns
+    """The numbers behind a figure (a plain dict, as :func:`jtc_utils.evidence.figure_registry.result` gives
     them), with the numbers and parameters it was drawn from (``numbers``, ``params``). A cell that ends with one
     shows nothing more: the figure's caption links to its saved numbers."""
 

@@ -154,7 +154,7 @@ def _schedule(pool, names, run_one, jobs, log, readers, pending, running, times,
     """run_pages' loop over a pool of workers (see there): fills ``times``; returns the first failure, or None."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
-    failure = None
+    failure, works = None, {ahead_name(page): work for page, work in ahead.items()}
     while running or (pending and failure is None):
         for name in list(pending):
             if failure is not None or len(running) >= jobs:
@@ -163,9 +163,9 @@ def _schedule(pool, names, run_one, jobs, log, readers, pending, running, times,
                     name in ahead and ahead_name(name) not in times):
                 continue  # waits for the pages whose numbers it reads, or for its own work ahead
             pending.remove(name)
-            if name.endswith(" (ahead)"):
+            if name in works:
                 log(f"executing {name}: the work of the page that reads no other page's numbers ...")
-                running[pool.submit(_ahead, ahead[name.removesuffix(" (ahead)")])] = name
+                running[pool.submit(_ahead, works[name])] = name
             else:
                 log(f"executing {name} ...")
                 running[pool.submit(run_one, name)] = name

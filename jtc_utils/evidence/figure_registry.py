@@ -74,10 +74,10 @@ def drawings(table: dict) -> tuple[Callable, Callable]:
 class Registered:
     paper: str  # "jtc", "lenses", "ffn" or "linearity"
     compute: Callable  # (fig, profile: Profile, n_train, n_val, seed) -> (data, params)
-    params_in_result: bool  # whether :func:`figure` returns the parameters under "params" beside the data
+    params_in_result: bool  # whether :func:`result` gives the parameters under "params" beside the data
     draw: Callable | None = None  # (fig, data, params, **options) -> draws it with matplotlib; None: not drawn here
     caption: Callable | None = None  # (figs, data, params, **options) -> Caption, for a drawn figure
-    returns_saved: bool = True  # whether :func:`figure` returns the numbers as saved (JSON values) or as computed
+    returns_saved: bool = True  # whether :func:`saved` returns the numbers as saved (JSON values) or as computed
     table: Callable | None = None  # (fig, data, params) -> shows it as a table (display or print); None: no table
     regressed: bool = True  # whether the figure-data regression recomputes it (False: judged or gathered from others)
     on_demand: bool = False  # saved only where a claim reads it (a figure recomputed in another setting)
@@ -155,13 +155,8 @@ def save(fig: str, data, params: dict) -> tuple:
 
 
 def result(fig: str, numbers: dict, params: dict) -> dict:
-    """What :func:`figure` returns: the numbers, with the parameters under ``params`` where the paper registered
-    so (``params_in_result``)."""
+    """What a chapter reads of a figure (:class:`jtc_utils.book.chapter.FigureNumbers`): the numbers, with the
+    parameters under ``params`` where the paper registered so (``params_in_result``)."""
     if not isinstance(numbers, dict):  # a list of records (a claims file)
         return numbers
     return {**numbers, "params": params} if entry(fig).params_in_result else dict(numbers)
-
-
-def figure(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> dict:
-    """Compute figure ``fig``, save its numbers (:func:`saved`) and return them (:func:`result`)."""
-    return result(fig, *saved(fig, profile, n_train, n_val, seed))
