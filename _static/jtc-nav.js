@@ -18,9 +18,29 @@
       });
     });
   }
+  // On a phone the sidebars open as dialogs: choosing an entry (a link inside one) closes it, so that the page the
+  // reader asked for is not left under a drawer over most of the screen; each dialog gets a visible close button.
+  function closable() {
+    document.addEventListener('click', function (event) {
+      var link = event.target.closest && event.target.closest('a[href]');
+      var dialog = link && link.closest('dialog[open]');
+      if (dialog) dialog.close();
+    });
+    document.querySelectorAll('dialog').forEach(function (dialog) {
+      if (dialog.querySelector('button.jtc-dialog-close')) return;
+      var close = document.createElement('button');
+      close.type = 'button';
+      close.className = 'jtc-dialog-close';
+      close.setAttribute('aria-label', 'Close');
+      close.textContent = '×';
+      close.addEventListener('click', function () { dialog.close(); });
+      dialog.insertBefore(close, dialog.firstChild);
+    });
+  }
   function start() {
     forward('.primary-toggle');
     forward('.secondary-toggle');
+    closable();
   }
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
   else start();

@@ -32,7 +32,11 @@
 # and the pruning's perplexities, and the training seeds where a chapter has several. The claim **holds** where at
 # least 95% of the resamples are on its side, **fails** where at least 95% are on the other, and is **undecided**
 # otherwise; the interval beside the margin is the one that verdict reads (the 5% and 95% points of the resampled
-# margins), so it excludes 0 exactly when the verdict holds or fails. Three training seeds alone are no such evidence
+# margins: a 90% interval), so it excludes 0 exactly when the verdict holds or fails. A statistic that does not move
+# under its resamples says so instead of printing an interval of zero width. Before any verdict is drawn, each claim's
+# **instrument** must pass the checks its record states (a baseline that works, a labelling that reaches the tokens,
+# three training runs of every trained component it compares, no single layer deciding a rule over layers); a claim
+# whose instrument fails is **not judged** and counted apart. Three training seeds alone are no such evidence
 # (all three agree by chance one time in eight): a verdict whose only resamples are the seeds is shown as "k of n
 # seeds" and is undecided below five seeds. A statistic without resamples, or one that would need a selection redone
 # per resample (the clusters of extreme scores), and a rule that reads one, get no interval: the verdict is the point
@@ -53,6 +57,11 @@
 # there too. The claim's id links to the chapter section that shows it, and a verdict that fails, is undecided or has
 # no interval folds out its reason under *why* (one click); the reasons are also listed together at the end of the
 # page.
+
+# %% [markdown]
+# **One paper's verdicts:** [Jump to Conclusions](#claims-jtc) · [low-rank shortcuts and the tuned
+# lens](#claims-lenses) · [FFN sub-updates](#claims-ffn) · [Secretly Linear](#claims-linearity) · [which verdict to
+# believe](#claims-which) · [why a shape fails](#claims-why).
 
 # %% tags=["parameters", "hide-cell"]
 profile = "tiny"
@@ -99,11 +108,20 @@ stand_in = groups["Jump to Conclusions, on the stand-in"][0]
 #
 # Findings per group of claims, on the profile each group is read on. "Without an interval" counts findings whose
 # statistic has no resamples (each record says why): their point verdict is in the tables, not in the counts of holds
-# and fails.
+# and fails. The last two columns count claims, not findings: those **not judged**, because the instrument that
+# would measure them fails its check (below), and those **not computed**, because the profile lacks their figures;
+# neither is counted as holds or fails.
 
 # %% tags=["nbval-check-output", "hide-input"]
 counts = pd.DataFrame({title: claims.count_findings(r) for title, (r, _, _) in groups.items()}).T
 display(HTML(claims_page.summary_table(counts, "claims-summary")))
+
+# %% [markdown]
+# The same groups counted by claim, every claim in exactly one column:
+
+# %% tags=["nbval-check-output", "hide-input"]
+by_status = pd.DataFrame({title: claims_page.counts_by_status(r) for title, (r, _, _) in groups.items()}).T
+display(HTML(claims_page.summary_table(by_status, "claims-by-status")))
 
 # %% tags=["remove-cell"]
 # what the introduction pastes (book/intro.md): one sentence per group, from the counts above, and the findings that
@@ -128,8 +146,34 @@ for key, title in (("tiny", "Jump to Conclusions, on the stand-in"), ("real", "J
 # How every rule reads the papers' words, and how a verdict is decided:
 
 # %%
-display(Markdown(claims.RULES_NOTE))
+display(Markdown(claims.RULES_NOTE + "\n\n" + claims.INSTRUMENTS_NOTE + "\n\n" + claims_page.COVERAGE_NOTE))
 claim_tables.Scrolled(claim_tables.lexicon_table())
+
+# %% [markdown]
+# (claims-which)=
+# ## Which verdict to believe
+
+# %% tags=["hide-input"]
+display(Markdown(claims_page.WHICH_TO_BELIEVE))
+
+# %% [markdown]
+# Every claim judged on both profiles whose verdicts differ, with one sentence on why, written beside its rule
+# from the records' numbers:
+
+# %% tags=["nbval-check-output", "hide-input"]
+from jtc_utils.ffn import claims as ffn_claims
+from jtc_utils.lenses import claims as lens_claims
+from jtc_utils.linearity import claims as sl_claims
+DIFFERS = {**jtc_claims.DIFFERS, **lens_claims.DIFFERS, **ffn_claims.DIFFERS, **sl_claims.DIFFERS}
+pairs = [p for stand, real in (("Jump to Conclusions, on the stand-in", "Jump to Conclusions, on the real model"),
+                              ("Low-rank shortcuts and the tuned lens, on the stand-in",
+                               "Low-rank shortcuts and the tuned lens, on the real model"),
+                              ("FFN sub-updates in the vocabulary space, on the stand-in",
+                               "FFN sub-updates in the vocabulary space, on the real model"),
+                              ("Your Transformer is Secretly Linear, on the stand-in",
+                               "Your Transformer is Secretly Linear, on the real model"))
+         for p in claims_page.differing(groups[stand][0], groups[real][0])]
+HTML(claims_page.disagreement_table(pairs, DIFFERS, "claims-differ"))
 
 # %% [markdown]
 # ## Findings
@@ -137,12 +181,13 @@ claim_tables.Scrolled(claim_tables.lexicon_table())
 # The claims that test one statistic on the same data, grouped; a finding's verdict is its claims' when they agree,
 # "mixed" when they do not.
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "hide-input"]
 rows = [{"group": title, "finding": f["title"], "claims": ", ".join(f["claims"]), "verdict": f["verdict"]}
         for title, (recs, _, _) in groups.items() for f in claims.findings(recs) if len(f["claims"]) > 1]
 display(claim_tables.Scrolled(claim_tables.style(pd.DataFrame(rows), "claims-findings", widths=False)))
 
 # %% [markdown]
+# (claims-jtc)=
 # ## Jump to Conclusions, on the stand-in and on a real model
 #
 # Every claim of the paper with one rule, judged twice: on the default profile's small stand-in models (6-24
@@ -175,7 +220,7 @@ HTML(claims_page.side_by_side(groups["Jump to Conclusions, on the stand-in"][0],
 # the seeds is **undecided** on the stand-in, in the tables above and in the counts; the other roles have one seed
 # each, so the claims that read only their figures are not in this table.
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "hide-input"]
 display(claim_tables.Scrolled(claim_tables.style(seeds.table(stand_in), "claims-seeds", widths=False)))
 
 # %% [markdown]
@@ -188,7 +233,7 @@ display(claim_tables.Scrolled(claim_tables.style(seeds.table(stand_in), "claims-
 # of the 9,000), and the same rules judge them. [Section 3](sec3_linear_shortcuts.ipynb) and
 # [section 4](sec4_predictions.ipynb) show how $r^2$ and Precision@1 move with the number of vectors.
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "hide-input"]
 sizes = (pd.DataFrame([{"figure": f, "model": p["model"], "plays": p["paper_model"], "n_train": p["n_train"]}
                        for f, p in sorted(regime_params.items())]).groupby(["model", "plays", "n_train"]).size()
          .rename("figures recomputed").reset_index()
@@ -200,7 +245,7 @@ table("Jump to Conclusions, in the paper's regime", "claims-jtc-regime")
 # %% [markdown]
 # The two regimes side by side (shape verdicts and our numbers):
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "hide-input"]
 compared = regime.compare(groups["Jump to Conclusions, on the stand-in"][0], regime_records)
 display(claim_tables.Scrolled(claim_tables.style(compared, "claims-regime-compare", widths=False)))
 
@@ -214,45 +259,64 @@ display(claim_tables.Scrolled(claim_tables.style(compared, "claims-regime-compar
 # [the linearity chapter](secretly_linear.ipynb), where S11 and S12 are descriptive in the paper and carry no
 # verdict. Their rules were written from those papers' words; the paper's numbers are shown for each.
 #
+# (claims-lenses)=
+# ### Low-rank shortcuts and the tuned lens
+#
 # The lens claims are also judged on the real model (SmolLM2-135M, rank 5), by the same rules on its figures
 # `real_nnjtc_fig3` and `real_tl_grid` (every layer, its first 300 validation samples resampled) and
-# `real_lens_table`; its NJTC and N-NJTC were trained once, so their curves are one seed's, and N-NJTC's Figure 2
-# (`real_nnjtc_fig2`, N6-N8) has them on the pairs its claims read (each layer to the next and to the last), not on
-# every pair.
-#
-# The FFN claims are judged on the real model too (`real_geva` of the FFN chapter: the dominant ten, the scores, the
-# events, saturation and the exit rules on its first 300 validation samples, resampled). Its concept claims (F1-F4)
-# read word classes that `jtc_utils.core.word_classes` takes automatically from the real training text (the chapter
-# says what they can and cannot see), their resamples the value vectors; F8's clusters are formed block by block (one
-# clustering of every value does not fit), a deviation its record states; steering (F9) needs word classes with a
-# sign, which the automatic ones are not, and says so.
-#
-# The linearity claims are also judged on the real model (SmolLM2-135M on held-out Wikipedia sentences, the figure
-# `real_sl` of its chapter), by the same rules: "every GPT-style model" reads every causal decoder, which there is
-# SmolLM2 alone, and the scores are resampled by sentence with a refit per resample, as on the stand-in. The claims
-# about pretraining, the regulariser and fine-tuning (S5-S9) need the real model trained again and say so; S10's
-# sentence compares a distilled replacement, which the real model's blocks did not get.
+# `real_lens_table`; N-NJTC's Figure 2 (`real_nnjtc_fig2`, N6-N8) has NJTC and N-NJTC on the pairs its claims read
+# (each layer to the next and to the last), not on every pair. A claim that compares trained components needs three
+# training runs of each before it is judged: the real model's NJTC and N-NJTC and its tuned lens (a GPU job) were
+# trained once, and so was the stand-in's tuned lens (each of its runs doubles its steps until it converges, about an
+# hour of two CPU cores), so those claims are not judged there; the stand-in's NJTC and N-NJTC have three seeds.
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "hide-input"]
 HTML(claims_page.side_by_side(groups["Low-rank shortcuts and the tuned lens, on the stand-in"][0],
                               groups["Low-rank shortcuts and the tuned lens, on the real model"][0], "claims-lenses",
                               "Low-rank shortcuts and the tuned lens: the stand-in of GPT2-XL (profile tiny) and the "
                               "real model (profile real)"))
 
-# %% tags=["nbval-check-output"]
+# %% [markdown]
+# (claims-ffn)=
+# ### FFN sub-updates in the vocabulary space
+#
+# The FFN claims are judged on the real model too (`real_geva` of the FFN chapter: the dominant ten, the scores, the
+# events, saturation and the exit rules on its first 300 validation samples, resampled). Its concept claims (F1-F4)
+# read word classes that `jtc_utils.core.word_classes` takes automatically from the real training text (the chapter
+# says what they can and cannot see), their resamples the value vectors; F1-F3 need a labelling that reaches at
+# least half of the top tokens they count, and the automatic classes reach about a tenth of them, so those three are
+# not judged on the real model. F10 compares the sub-update rule with classifiers that must work as a baseline (within
+# reach of the paper's accuracy) before its verdict is drawn. F8's clusters are formed block by block (one clustering
+# of every value does not fit), a deviation its record states; steering (F9) needs word classes with a sign, which
+# the automatic ones are not, and says so.
+
+# %% tags=["nbval-check-output", "hide-input"]
 HTML(claims_page.side_by_side(groups["FFN sub-updates in the vocabulary space, on the stand-in"][0],
                               groups["FFN sub-updates in the vocabulary space, on the real model"][0], "claims-ffn",
                               "FFN sub-updates in the vocabulary space: the stand-ins (profile tiny) and the real "
                               "model (profile real)"))
 
-# %% tags=["nbval-check-output"]
+# %% [markdown]
+# (claims-linearity)=
+# ### Your Transformer is Secretly Linear
+#
+# The linearity claims are also judged on the real model (SmolLM2-135M on held-out Wikipedia sentences, the figure
+# `real_sl` of its chapter), by the same rules: "every GPT-style model" reads every causal decoder, which there is
+# SmolLM2 alone, and the scores are resampled by sentence with a refit per resample, as on the stand-in. A refit on
+# a resample fits its own sentences more closely, so the resampled scores sit above the in-sample score; their
+# margins are recentred on the margin before the verdict is read (the shift is shown beside the interval). The claims
+# about pretraining, the regulariser and fine-tuning (S5-S9) need the real model trained again and say so; S10's
+# sentence compares a distilled replacement, which the real model's blocks did not get.
+
+# %% tags=["nbval-check-output", "hide-input"]
 HTML(claims_page.side_by_side(groups["Your Transformer is Secretly Linear, on the stand-in"][0],
                               groups["Your Transformer is Secretly Linear, on the real model"][0], "claims-linearity",
                               "Your Transformer is Secretly Linear: the stand-ins (profile tiny) and the real model "
                               "(profile real)"))
 
 # %% [markdown]
-# ## Why a shape fails or is undecided
+# (claims-why)=
+# ## Why a shape fails, is undecided or is not judged
 #
 # The reason of every claim whose shape verdict fails, is undecided or has no interval on some profile, read from the
 # claim's record
@@ -263,6 +327,9 @@ HTML(claims_page.side_by_side(groups["Your Transformer is Secretly Linear, on th
 why = {}
 for title, (recs, prof, _) in groups.items():
     for r in recs:
+        if r.get("not_judged"):  # an instrument that fails its check: why, from the record's checks
+            why.setdefault(r["id"], {}).setdefault(r["reason"], []).append(f"{title}, {claims.shape_verdict(r)}")
+            continue
         if r.get("kind", "claim") != "claim" or r["verdict"] is None:
             continue
         if r["verdict"] in ("fails", "undecided") or not r["resampled"]:  # a point verdict says why it has no interval

@@ -282,13 +282,15 @@ chapter.verdicts(["S11", "S12"])
 # 576×576 maps through the whole model needs a GPU and is not run.
 
 # %% tags=["nbval-check-output"]
-pd.DataFrame({**{k: real["paper"][k] for k in ("res_in", "nores_in", "res_ho", "res_null")},
-              **{f"{k}, without position 0": real["paper_nopos0"][k] for k in ("res_in", "nores_in")}},
-             index=[f"{i}->{i + 1}" for i in range(real["n_layers"])]).T.round(3)
+# one row per pair of consecutive layers (30 rows fit the column; as columns pandas would cut them), three decimals
+scores = pd.DataFrame({**{k: real["paper"][k] for k in ("res_in", "nores_in", "res_ho", "res_null")},
+                       **{f"{k}, without position 0": real["paper_nopos0"][k] for k in ("res_in", "nores_in")}},
+                      index=pd.Index([f"{i}→{i + 1}" for i in range(real["n_layers"])], name="layers"))
+scores.map(lambda x: f"{x:.3f}")
 
 # %% [markdown]
 # Position 0 matters here as it does in the rest of the book: its massive activations dominate a variance-weighted
-# score, so with it LS_res is 1.000 at mid-depth; without it the mid-depth scores are lower (second-to-last row).
+# score, so with it LS_res is 1.000 at mid-depth; without it the mid-depth scores are lower (second-to-last column).
 # The U without the residual survives without position 0. The real model shares the stand-ins' high LS_res,
 # their drop without the residual and their small updates; unlike them it has the paper's U.
 

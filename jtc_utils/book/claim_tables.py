@@ -30,27 +30,44 @@ def margin_text(record: dict) -> str:
     if record.get("margin") is None or record.get("kind") == "check":
         return "-"
     text = short_number(record["margin"])
-    if record.get("resampled"):
+    spread = record.get("spread", record.get("lo") != record.get("hi"))
+    if record.get("resampled") and spread:
         text += f" [{short_number(record['lo'])}, {short_number(record['hi'])}]"
     unit = f" {record['unit']}" if record.get("unit") else ""
     over = ""
-    if record.get("n_seeds"):
+    if record.get("not_judged"):
+        over = "; not judged (its instrument fails a check)"
+    elif record.get("n_seeds"):
         over = f"; {record['seeds_on_side']} of {record['n_seeds']} seeds"
     elif record.get("resampled"):
-        over = f"; resampled: {' and '.join(record.get('resamples') or [])}"
+        what = " and ".join(record.get("resamples") or [])
+        over = (f"; {verdicts.INTERVAL_NAME}, resampled: {what}" if spread else
+                f"; no spread: every resample of the {what} gives this margin")
+        if record.get("recentred_by") is not None:
+            over += f' (refits, recentred by <span class="jtc-margin">{short_number(-record["recentred_by"])}</span>)'
     return f'<span class="jtc-margin">{text}</span>{unit}{over}'
+
+
+def checks_text(record: dict) -> str:
+    """The record's instrument checks in one line: each one's name, measured value against its threshold, and
+    whether it passed ("" where the claim states none)."""
+    def num(v):
+        return "-" if v is None else (f"{v:.3g}" if isinstance(v, float) else str(v))
+    return "; ".join(f"{c['name']}: <span class=\"jtc-check-value\">{num(c['value'])}</span> (threshold "
+                     f"{num(c['threshold'])}) {'passes' if c['passed'] else 'FAILS'}" for c in record.get("checks") or [])
 
 
 def frame(records: list[dict], link: str | None = None):
     """Claim records (of this module or of a subpackage's ``claims``) as a table indexed by id, with the two
     verdicts in words (columns ``verdict`` and ``magnitude verdict``), the margin with its interval (``margin``),
-    the lexicon entries of the rule (``reading``), the reason (``why``), and the magnitude's numbers (``paper's
-    numbers``, ``our numbers``). ``link="anchor"`` makes each id an anchor (``claim-<id>``) that the claims page
+    the lexicon entries of the rule (``reading``), its instrument checks (``instrument``), the reason (``why``), and
+    the magnitude's numbers (``paper's numbers``, ``our numbers``). ``link="anchor"`` makes each id an anchor (``claim-<id>``) that the claims page
     links to; ``link="page"`` makes it a link to the chapter that shows the claim (see :func:`page_of`)."""
     table = pd.DataFrame(records)
     table["verdict"] = [claims.shape_verdict(r) for r in records]
     table["margin"] = [margin_text(r) for r in records]
     table["reading"] = [", ".join(f"“{w}”" for w in r.get("words") or []) or "-" for r in records]
+    table["instrument"] = [checks_text(r) or "-" for r in records]
     table["why"] = [r.get("reason") or "" for r in records]
     table["magnitude verdict"] = [claims.magnitude_verdict(r) for r in records]
     table["paper's numbers"] = [(r.get("magnitude") or {}).get("paper", "-") for r in records]
@@ -91,8 +108,8 @@ def _colour(v):
 
 
 # the verdict right after the claim: on a phone the first columns are what the reader sees before scrolling
-CHAPTER_COLUMNS = ("claim", "verdict", "margin", "ours", "rule", "reading", "paper's numbers", "our numbers",
-                   "magnitude verdict")
+CHAPTER_COLUMNS = ("claim", "verdict", "margin", "ours", "instrument", "rule", "reading", "paper's numbers",
+                   "our numbers", "magnitude verdict")
 SCROLL = "jtc-scroll"  # the scroll box of a wide table: shadows at the edges, and on a phone a line saying it scrolls
 
 

@@ -16,12 +16,16 @@ import re
 from jtc_utils.book import claim_tables
 from jtc_utils.core import profiles
 from jtc_utils.core.profiles import Profile
-from jtc_utils.evidence import claims
+from jtc_utils.evidence import claims, verdicts
 
 PROFILE_NAMES = {"tiny": "the stand-in", "real": "the real model", "paper": "the paper's models",
                  "custom": "your model"}
 VERDICT_CLASSES = {"HOLDS": "jtc-v-holds", "FAILS": "jtc-v-fails", "CHECK FAILS": "jtc-v-fails",
                    "UNDECIDED": "jtc-v-undecided"}
+# the interval a verdict reads, named by its coverage, and when a claim holds (every table's caption says it)
+COVERAGE_NOTE = (f"The interval beside each margin is a {verdicts.INTERVAL_NAME} (the {1 - verdicts.LEVEL:.0%} and "
+                 f"{verdicts.LEVEL:.0%} points of the resampled margins): a claim holds when its lower end is above "
+                 "0 and fails when its upper end is below 0.")
 
 
 
@@ -44,6 +48,9 @@ def verdict_cell(record: dict, column: str = "") -> str:
     label = f'<span class="jtc-col-label">{html.escape(column)}</span>' if column else ""
     cell = (f'{label}<span class="jtc-verdict {verdict_class(record)}">{words}</span><br>'
             f'{claim_tables.margin_text(record)}<br><span class="jtc-ours">{html.escape(str(record["ours"]))}</span>')
+    if record.get("checks"):
+        cell += f'<br><span class="jtc-checks">instrument: {claim_tables.checks_text(record)}</span>'
+
     if record.get("per_seed"):
         cell += ('<br><span class="jtc-seeds">by training seed: '
                  + html.escape(", ".join(f"{s['seed']}: {s['verdict']}" for s in record["per_seed"])) + "</span>")
@@ -75,7 +82,7 @@ def _table(rows: list[dict], uuid: str, caption: str) -> str:
     import pandas as pd
 
     t = pd.DataFrame(rows)
-    styler = claim_tables.style(t, uuid, widths=False).set_caption(html.escape(caption))
+    styler = claim_tables.style(t, uuid, widths=False).set_caption(html.escape(f"{caption}. {COVERAGE_NOTE}"))
     return claim_tables.Scrolled(styler).to_html()
 
 
@@ -85,7 +92,7 @@ def group_table(records: list[dict], profile: Profile | str, uuid: str, caption:
     name = profiles.name_of(profile)
     where = PROFILE_NAMES.get(name, name)
     rows = [{"claim": _claim_cell(r), "rule and its reading": _rule_cell(r),
-             f"shape on {where}: verdict, margin [95% interval], ours": verdict_cell(r),
+             f"shape on {where}: verdict, margin [{verdicts.INTERVAL_NAME}], ours": verdict_cell(r),
              "magnitude: the paper's numbers, ours, verdict": _magnitude_cell(r)} for r in records]
     return _table(rows, uuid, caption)
 
@@ -98,8 +105,8 @@ def side_by_side(tiny: list[dict], real: list[dict], uuid: str, caption: str) ->
     if missing:
         raise ValueError(f"claims {missing} have no record on the real model: both groups must list every claim")
     rows = [{"claim": _claim_cell(r), "rule and its reading": _rule_cell(r),
-             "on the stand-in: verdict, margin [95% interval], ours": verdict_cell(r, "on the stand-in"),
-             "on the real model: verdict, margin [95% interval], ours": verdict_cell(by_id[r["id"]],
+             f"on the stand-in: verdict, margin [{verdicts.INTERVAL_NAME}], ours": verdict_cell(r, "on the stand-in"),
+             f"on the real model: verdict, margin [{verdicts.INTERVAL_NAME}], ours": verdict_cell(by_id[r["id"]],
                                                                                     "on the real model"),
              "the paper's numbers": html.escape(str((r.get("magnitude") or {}).get("paper", "-")))}
             for r in tiny]
@@ -120,3 +127,48 @@ def summary_table(counts, uuid: str) -> str:
     styler = (counts.style.set_uuid(uuid).set_table_attributes('class="jtc-claims"').set_td_classes(classes)
               .set_table_styles([{"selector": "td, th", "props": "text-align: left; white-space: normal"}]))
     return claim_tables.Scrolled(styler).to_html()
+
+
+# which verdict speaks to the paper's sentence (the claims page states it above the table of disagreements)
+WHICH_TO_BELIEVE = (
+    "**Which verdict to believe.** The real model's verdict is the evidence about the paper's sentence: SmolLM2-135M "
+    "is a pretrained transformer of the kind the papers study, read on real text. The stand-in's verdict is a "
+    "controlled world that helps explain it: small models trained for minutes on a generated corpus whose structure "
+    "the book knows, where a shape can be traced to its cause. Where the two differ, the real model's verdict answers "
+    "the paper and the stand-in's says whether the shape needs the real model's scale or text; a verdict that is not "
+    "judged or not computed on the real model leaves the paper's sentence open there, whatever the stand-in says.")
+JUDGED = ("holds", "fails", "undecided", "no interval")
+
+
+def differing(tiny: list[dict], real: list[dict]) -> list[tuple[dict, dict]]:
+    """The pairs (stand-in record, real record) of the claims judged on both profiles whose statuses differ
+    (:func:`jtc_utils.evidence.claims.status`: holds, fails, undecided, or a point verdict without an interval)."""
+    by_id = {r["id"]: r for r in real}
+    return [(t, by_id[t["id"]]) for t in tiny if t["id"] in by_id and t.get("kind", "claim") == "claim"
+            and claims.status(t) in JUDGED and claims.status(by_id[t["id"]]) in JUDGED
+            and claims.status(t) != claims.status(by_id[t["id"]])]
+
+
+def disagreement_table(pairs: list[tuple[dict, dict]], sentences: dict, uuid: str) -> str:
+    """The claims whose verdicts differ between the stand-in and the real model: each with both verdicts and
+    margins and the one sentence (``sentences``: claim id -> why, written in the claim's module from the numbers) on
+    why they differ. A pair without a sentence is refused, so a new disagreement cannot go unexplained."""
+    missing = [t["id"] for t, _ in pairs if t["id"] not in sentences]
+    if missing:
+        raise ValueError(f"claims {missing} differ between the stand-in and the real model without a sentence on why: "
+                         "add one to the DIFFERS table of the claim's module")
+    rows = [{"claim": _claim_cell(t),
+             "on the stand-in": verdict_cell({**t, "reason": None}, "on the stand-in"),
+             "on the real model": verdict_cell({**r, "reason": None}, "on the real model"),
+             "why they differ": code_spans(sentences[t["id"]])} for t, r in pairs]
+    return _table(rows, uuid, "The claims whose verdicts differ between the stand-in and the real model")
+
+
+def counts_by_status(records: list[dict]) -> dict:
+    """Claims (not findings) by status: holds, fails, undecided, no interval, not judged (instrument), not computed,
+    no verdict; checks apart."""
+    order = ("holds", "fails", "undecided", "no interval", claims.NOT_JUDGED_STATUS, claims.NOT_COMPUTED_STATUS,
+             "no verdict")
+    st = [claims.status(r) for r in records if r.get("kind", "claim") == "claim"]
+    names = {claims.NOT_JUDGED_STATUS: "not judged (instrument)"}
+    return {names.get(k, k): st.count(k) for k in order}

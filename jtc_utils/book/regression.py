@@ -70,7 +70,7 @@ DISCRETE = (
     (r"^(regime_|seed\d+_)?labels_.*$", r"by_label/.*", "infer", 1.0),
     (r"^(regime_|seed\d+_)?textfit$", r"gold_p1", "n_val", 1.0),
     (r"^ext_geva_steer$", r"/(positive|negative|neutral|other)$", "infer", 1.0),
-    (r"^geva_tab2$", r"/(values|gaussian|updates|values_no_big|gaussian_no_big)$", "infer", 1.0),
+    (r"^geva_tab2$", r"/(values|gaussian|updates|values_no_big|gaussian_no_big|labelled_[a-z]+)$", "infer", 1.0),
     (r"^geva_fig2$|^ext_geva_matffn$", r"^(values|updates|groups/.*|through_mat/coverage_.*)$", "infer", 1.0),
     (r"^sl_fig[457]$", r"accuracy$", "infer", 1.0),
 )

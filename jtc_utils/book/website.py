@@ -35,10 +35,34 @@ def vendor_static() -> None:
     if not dst.exists() or dst.stat().st_size != src.stat().st_size:
         EXTRA_DIR.mkdir(exist_ok=True)
         atomic_write_bytes(dst, src.read_bytes())
+    # the site's root page asks the browser for /favicon.ico (it has no icon link of its own): the same icon as
+    # _static/favicon.svg, drawn once into an .ico
+    icon = EXTRA_DIR / "favicon.ico"
+    if not icon.exists():
+        EXTRA_DIR.mkdir(exist_ok=True)
+        write_favicon(icon)
     # the numbers behind the figures, downloadable next to the pages that link them (book/data/<fig>.json)
     data = EXTRA_DIR / "book" / "data"
     shutil.rmtree(data, ignore_errors=True)
     shutil.copytree(BOOK_DIR / "data", data)
+
+
+def write_favicon(path: Path) -> None:
+    """The book's icon (a green square with a white rising line, as ``_static/favicon.svg``) as a 32 px .ico, written
+    whole or not at all."""
+    import io
+
+    from PIL import Image, ImageDraw
+
+    scale = 4  # drawn large, then shrunk: smooth edges
+    img = Image.new("RGBA", (32 * scale, 32 * scale), (0, 0, 0, 0))
+    d = ImageDraw.Draw(img)
+    d.rounded_rectangle([0, 0, 32 * scale - 1, 32 * scale - 1], radius=6 * scale, fill="#1a7f37")
+    d.line([(x * scale, y * scale) for x, y in ((7, 22), (14, 10), (18, 17), (25, 8))], fill="#ffffff",
+           width=3 * scale, joint="curve")
+    buf = io.BytesIO()
+    img.resize((32, 32), Image.LANCZOS).save(buf, format="ICO", sizes=[(32, 32)])
+    atomic_write_bytes(path, buf.getvalue())
 
 
 def build_html(html_dir: Path | None = None) -> str:

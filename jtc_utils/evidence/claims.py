@@ -125,8 +125,69 @@ def magnitude_part(paper: str, ours: str, holds, rule: str) -> dict:
     return {"paper": paper, "ours": ours, "holds": None if holds is None else bool(holds), "rule": rule}
 
 
+# --- instrument checks ----------------------------------------------------------------------------------------------
+# A verdict is drawn only where the instrument that measures the claim works. Each claim states, beside its rule, the
+# conditions its instrument must meet (:func:`instrument`); they are checked on the numbers of each profile, stored in
+# the record (``checks``) and shown with the verdict. A claim any of whose checks fails is **not judged** (its status
+# :data:`NOT_JUDGED_STATUS`, the failing checks in its reason), counted apart, never as holds or fails. The thresholds
+# are stated once here, from the words of the standard they enforce, before any result was read through them.
+LEAST_RUNS = 3  # "a comparison of trained components needs several training runs": at least three of each
+LEAST_REACH = 0.5  # "a labelling must reach what it labels": at least half of the tokens it labels
+BASELINE_SLACK = 0.05  # a baseline "within reach of the paper's accuracy": within the lexicon's 'about' amount of it
+INSTRUMENTS_NOTE = (
+    "A verdict is drawn only where the claim's instrument works. Each claim states, beside its rule, the conditions "
+    "its instrument must meet, checked on each profile and shown with the verdict; a claim any of whose checks fails "
+    "is **not judged**, counted apart and never as holds or fails. The conditions: a claim that compares trained "
+    f"components (NJTC, N-NJTC, the tuned lens) needs at least {LEAST_RUNS} training runs of each, so that the "
+    "run-to-run spread is inside its interval; a claim read through word classes needs a labelling that reaches at "
+    f"least {LEAST_REACH:.0%} of the tokens it labels; a claim that compares with a baseline needs a baseline that "
+    f"works (a classifier within {BASELINE_SLACK:g} of the paper's lowest classifier accuracy); a rule whose margin is "
+    "the extreme of a raw per-layer statistic (F7) must keep its sign when any one layer is left out, so that no "
+    "single layer decides it.")
+NOT_JUDGED_STATUS = "not judged"
+NOT_COMPUTED_STATUS = "not computed"
+
+
+def instrument(name: str, value, threshold, passed, why: str) -> dict:
+    """One condition a claim's instrument must meet before its verdict is drawn: its ``name``, the measured
+    ``value``, the ``threshold`` it is held to, whether it ``passed``, and ``why`` it fails in words (shown as the
+    reason of a claim that is not judged)."""
+    def num(v):
+        return v if v is None or isinstance(v, str) else float(v)
+    return {"name": name, "value": num(value), "threshold": num(threshold), "passed": bool(passed), "why": why}
+
+
+def runs_check(component: str, runs: int) -> dict:
+    """The instrument check of a claim that compares a trained ``component``: at least :data:`LEAST_RUNS` training
+    runs of it."""
+    return instrument(f"training runs of {component}", int(runs), LEAST_RUNS, runs >= LEAST_RUNS,
+                      f"{component} was trained {int(runs)} time{'s' if runs != 1 else ''}, and a comparison of "
+                      f"trained components needs at least {LEAST_RUNS} runs of each, so that one run's luck is not "
+                      "read as a finding")
+
+
+def reach_check(what: str, share: float) -> dict:
+    """The instrument check of a claim read through a labelling: it labels at least :data:`LEAST_REACH` of the
+    tokens of ``what``."""
+    return instrument(f"labelling's reach ({what})", share, LEAST_REACH, share >= LEAST_REACH,
+                      f"the word classes label {share:.1%} of the top tokens of the {what}, below the "
+                      f"{LEAST_REACH:.0%} a labelling must reach: the coverage would measure the labelling, not the "
+                      "vectors")
+
+
+def layers_check(margin: float, left_out) -> dict:
+    """The instrument check of a rule over layers: its margin keeps its sign with any one layer left out
+    (``left_out``: the margin with each layer dropped in turn), so that no single layer decides the verdict."""
+    left_out = np.asarray(left_out, dtype=float)
+    flips = [int(i) for i in np.flatnonzero(np.sign(left_out) != np.sign(margin))]
+    return instrument("one layer does not decide", len(flips), 0, not flips,
+                      f"leaving out layer {', '.join(map(str, flips))} alone turns the margin's sign, so one layer "
+                      "decides the verdict")
+
+
 def claim_record(cid, claim, paper, ours, margin, rule, magnitude: dict | None = None, quote: str | None = None,
-         words=(), unit: str = "", statistic: str | None = None, kind: str = "claim", fixed: str | None = None):
+         words=(), unit: str = "", statistic: str | None = None, kind: str = "claim", fixed: str | None = None,
+         checks=()):
     """A claim record. ``margin``: the rule's margin on these numbers (positive on the claim's side; a bool for a
     check that passes or not; None where the claim has no shape part, or its figures are not computed on the profile);
     ``words``: the lexicon entries the rule reads the sentence with; ``unit``: the margin's unit; ``statistic``: the
@@ -134,7 +195,8 @@ def claim_record(cid, claim, paper, ours, margin, rule, magnitude: dict | None =
     cannot fail on data (arithmetic, self-consistency), which is not counted as evidence. ``magnitude`` (from
     :func:`magnitude_part`, or None where the paper gives no number) holds the paper's numbers, ours, and the magnitude
     verdict before :func:`evaluate` masks it off the paper profile. ``fixed``: why the statistic has no resamples
-    although a figure it reads has some (it is not judged on the resamples then; see :func:`evaluate`)."""
+    although a figure it reads has some (it is not judged on the resamples then; see :func:`evaluate`). ``checks``:
+    the instrument checks (:func:`instrument`) the numbers must pass before a verdict is drawn."""
     unknown = [w for w in words if w not in verdicts.LEXICON]
     if unknown:
         raise ValueError(f"claim {cid}: {unknown} not in the lexicon (jtc_utils.evidence.verdicts.LEXICON)")
@@ -144,7 +206,7 @@ def claim_record(cid, claim, paper, ours, margin, rule, magnitude: dict | None =
     return {"id": cid, "claim": claim, "quote": quote, "paper": paper, "ours": ours,
             "holds": None if margin is None else margin > 0, "rule": rule, "magnitude": magnitude,
             "margin": margin, "unit": unit, "words": list(words), "statistic": statistic or cid, "kind": kind,
-            "no_interval": fixed}
+            "no_interval": fixed, "checks": list(checks)}
 
 
 def short_number(v) -> str:
@@ -293,23 +355,46 @@ def evaluate(table: dict, cid: str, get=None, profile: Profile | str = "tiny", r
     except NotComputed as e:
         text = fn(memo(lambda f: figdata.committed(f)["data"]))  # the wording and rule, from the stand-in's
         mag = text["magnitude"] and {**text["magnitude"], "ours": "-", "holds": None, "note": "not computed"}
-        rec = {**text, "ours": f"not computed on this profile: {e}", "margin": None, "magnitude": mag}
-        return judged({**rec, **verdicts.decide(None, None), "holds": None, "reason": None}, profile)
+        rec = {**text, "ours": f"not computed on this profile: {e}", "margin": None, "magnitude": mag, "checks": []}
+        return judged({**rec, **verdicts.decide(None, None), "holds": None, "reason": None,
+                       "status": NOT_COMPUTED_STATUS}, profile)
     if (why := underdetermined(seen.read)) and rec["kind"] == "claim":
-        rec = {**rec, "margin": None, "no_verdict": why}
+        rec = {**rec, "margin": None, "no_verdict": why, "status": "no verdict"}
         return judged({**rec, **verdicts.decide(None, None), "holds": None, "reason": why}, profile)
+    failed = [c for c in rec.get("checks") or () if not c["passed"]]
+    if failed and rec["kind"] == "claim":  # the instrument does not work: no verdict either way, the margin kept
+        why = "not judged: " + "; ".join(c["why"] for c in failed) + "."
+        return judged({**rec, **verdicts.decide(None, None), "margin": rec["margin"], "holds": None,
+                       "not_judged": why, "reason": why, "status": NOT_JUDGED_STATUS}, profile)
     judge = rec["kind"] == "claim" and rec["margin"] is not None
     rs = resampling(fn, get, seed_keys) if judge and not rec.get("no_interval") else {"units": []}
     if "per_seed" in rs:
         rec = {**rec, **verdicts.seed_test(rec["margin"], rs["per_seed"])}
     else:
-        rec = {**rec, **verdicts.decide(rec["margin"], rs.get("margins"))}
+        recentre = any(u in verdicts.REFITTED_UNITS for u in rs["units"])
+        rec = {**rec, **verdicts.decide(rec["margin"], rs.get("margins"), recentre=recentre)}
     rec["resamples"] = rs["units"] if (rec["resampled"] or "per_seed" in rs) else []
     rec["holds"] = {verdicts.HOLDS: True, verdicts.FAILS: False}.get(rec["verdict"])
     if judge and not rec["resampled"] and "per_seed" not in rs:
         rec["no_interval"] = rec.get("no_interval") or rs.get("fixed") or NO_INTERVAL
     rec["reason"] = reason(rec, profile, reasons or {})
+    rec["status"] = status(rec)
     return judged(rec, profile)
+
+
+def status(record: dict) -> str:
+    """A record's status, from its fields (never from display text): ``holds``, ``fails``, ``undecided`` (a
+    resampled or seed-tested verdict), ``no interval`` (a point verdict), ``not judged`` (its instrument fails a
+    check), ``not computed`` (the profile lacks its figures), ``no verdict`` (underdetermined maps, or no shape part)
+    or, for a check, ``check passes`` / ``check fails``."""
+    if record.get("status") in (NOT_JUDGED_STATUS, NOT_COMPUTED_STATUS, "no verdict"):
+        return record["status"]
+    v = record.get("verdict")
+    if v is None:
+        return "no verdict"
+    if record.get("kind") == "check":
+        return "check passes" if v == verdicts.HOLDS else "check fails"
+    return v if (record.get("resampled") or record.get("n_seeds")) else "no interval"
 
 
 # claim id -> the check of the paper package that registered it (:func:`register`, called for every paper by
@@ -435,13 +520,17 @@ FINDING_VERDICTS = (verdicts.HOLDS, verdicts.FAILS, verdicts.UNDECIDED, "mixed")
 
 
 def count_findings(records: list[dict], titles: dict | None = None) -> dict:
-    """How many findings hold, fail, are undecided or mixed (resampled), how many have no interval, and how many
-    claim sentences and checks there are."""
+    """How many findings hold, fail, are undecided or mixed (resampled), how many have no interval, how many claim
+    sentences and checks there are, and how many claims are not judged (their instrument fails a check) or not
+    computed (the profile lacks their figures); those two are counts of claims, not of findings."""
     fs = findings(records, titles)
     out = {v: sum(f["verdict"] == v for f in fs) for v in FINDING_VERDICTS}
     out["no interval"] = sum(f["verdict"].endswith("no interval") for f in fs)
     out["findings"] = len(fs)
     out["claims"] = sum(len(f["claims"]) for f in fs)
+    claims_only = [r for r in records if r.get("kind", "claim") == "claim"]
+    out["not judged (instrument)"] = sum(status(r) == NOT_JUDGED_STATUS for r in claims_only)
+    out["not computed"] = sum(status(r) == NOT_COMPUTED_STATUS for r in claims_only)
     checks = [r for r in records if r.get("kind") == "check" and r.get("verdict") is not None]
     out["checks"], out["checks passing"] = len(checks), sum(r["margin"] > 0 for r in checks)
     return out
@@ -457,9 +546,11 @@ def summary(records: list[dict], profile: Profile | str, titles: dict | None = N
         line += f", {c['mixed']} mixed"
     if c["no interval"]:
         line += f"; {c['no interval']} without an interval (not resampled; not counted)"
-    absent = sum(str(r["ours"]).startswith("not computed") for r in records)
-    if absent:
-        line += f"; {absent} claims cannot be computed on this profile"
+    if c["not judged (instrument)"]:
+        line += (f"; {c['not judged (instrument)']} claims not judged: their instrument fails its check (not "
+                 "counted as holds or fails)")
+    if c["not computed"]:
+        line += f"; {c['not computed']} claims cannot be computed on this profile"
     unfit = sum(bool(r.get("no_verdict")) for r in records)
     if unfit:
         line += (f"; {unfit} claims get no verdict: their maps were fitted on fewer training samples than the model's "
@@ -480,6 +571,8 @@ def summary(records: list[dict], profile: Profile | str, titles: dict | None = N
 def shape_verdict(record: dict) -> str:
     """The shape verdict in words: HOLDS, FAILS or UNDECIDED from the resamples; a check's pass or fail; a point
     estimate's, marked "no interval"; or why there is none."""
+    if record.get("not_judged"):
+        return "not judged: instrument check fails"
     v = record.get("verdict")
     if v is not None:
         if record.get("kind") == "check":
@@ -489,7 +582,7 @@ def shape_verdict(record: dict) -> str:
         return v.upper() if record["resampled"] else f"{v}, no interval"
     if record.get("no_verdict"):
         return record["no_verdict"]
-    if str(record["ours"]).startswith("not computed"):
+    if record.get("status") == NOT_COMPUTED_STATUS or str(record["ours"]).startswith("not computed"):
         return "not computed on this profile"
     return "no verdict: " + ("the claim gives magnitudes only" if record["rule"] == "-" else record["rule"])
 

@@ -299,10 +299,22 @@ INTERVAL = (f"the {1 - LEVEL:.0%} and {LEVEL:.0%} points of the resampled margin
             f"one-sided {LEVEL:.0%} at each end: it excludes 0 exactly when the verdict holds or fails)")
 
 
-def decide(margin: float, margins) -> dict:
+# What a resample refits rather than re-averages: the linearity scores are in-sample least-squares fits, refitted on
+# each resample of the sentences; a refit on a resample (sentences drawn twice count twice) fits its own sample more
+# closely, so the resampled scores sit above the estimate and a percentile interval can exclude the estimate itself.
+# For these units the margins are recentred on the estimate (each minus the median shift of the resampled margins from
+# the margin: the bootstrap's bias correction, stated in the record as ``recentred_by``) before the verdict is read.
+REFITTED_UNITS = ("sentences",)
+INTERVAL_NAME = f"{2 * LEVEL - 1:.0%} interval"
+
+
+def decide(margin: float, margins, recentre: bool = False) -> dict:
     """The verdict of a claim from its margin on the data and its margins on the replicates (None: no resamples):
     holds / fails where at least LEVEL of the replicates are on one side (a margin of exactly 0 is on neither),
-    else undecided; with the interval that verdict reads (:func:`interval`) and the share on the claim's side."""
+    else undecided; with the interval that verdict reads (:func:`interval`) and the share on the claim's side.
+    ``recentre``: the replicates are refits (:data:`REFITTED_UNITS`), recentred on the margin first; the shift is
+    returned as ``recentred_by``. ``spread``: False where every replicate gives the same margin (the interval is a
+    point: the statistic does not move under its resamples)."""
     if margin is None or not np.isfinite(margin):
         return {"verdict": None, "margin": None, "lo": None, "hi": None, "share": None, "resampled": False}
     if margins is None:
@@ -310,11 +322,17 @@ def decide(margin: float, margins) -> dict:
         return {"verdict": verdict, "margin": float(margin), "lo": None, "hi": None, "share": None,
                 "resampled": False}
     m = np.asarray(margins, dtype=float)
+    extra = {}
+    if recentre:
+        shift = float(np.nanmedian(m) - margin)
+        m = m - shift
+        extra["recentred_by"] = shift
     m = np.where(np.isnan(m), 0.0, m)  # a replicate where the statistic is undefined is on neither side
     above, below = float(np.mean(m > 0)), float(np.mean(m < 0))
     verdict = HOLDS if above >= LEVEL else FAILS if below >= LEVEL else UNDECIDED
     lo, hi = interval(m)
-    return {"verdict": verdict, "margin": float(margin), "lo": lo, "hi": hi, "share": above, "resampled": True}
+    return {"verdict": verdict, "margin": float(margin), "lo": lo, "hi": hi, "share": above, "resampled": True,
+            "spread": bool(hi > lo), **extra}
 
 
 # The seeds' sign test: n training seeds that all agree are evidence at the level 2^-n (one-sided), so a verdict

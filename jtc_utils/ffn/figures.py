@@ -77,7 +77,7 @@ def concepts_of(exp, tc: dict, groups: dict, seed: int = 0, per_layer: int | Non
     per = {k: [] for k in ("values", "gaussian", "updates", "iou_values", "iou_random", "iou_values_nobias",
                            "iou_random_nobias")}
     by = {"values": [], "gaussian": []}
-    value_ids, gauss_lists, dead = [], [], []
+    value_ids, gauss_lists, update_lists, dead = [], [], [], []
     for j in range(ffn.n_layers):
         V = ffn.values(j)
         G = vocab.gaussian_like(V, N_RANDOM, rng)
@@ -88,6 +88,7 @@ def concepts_of(exp, tc: dict, groups: dict, seed: int = 0, per_layer: int | Non
         ids = {name: vocab.top_tokens(ad, X, concepts.TOP)[0] for name, X in (("values", V), ("gaussian", G),
                                                                               ("updates", O))}
         gauss_lists.append(ids["gaussian"])
+        update_lists.append(ids["updates"])
         dead.append(float((np.abs(m).max(0) < 1e-3).mean()))
         value_ids.append(ids["values"])
         per["values"].append(concepts.coverage(ids["values"], tc))
@@ -112,7 +113,11 @@ def concepts_of(exp, tc: dict, groups: dict, seed: int = 0, per_layer: int | Non
                         "chance_no_big": concepts.chance(tc, V_size, seed=seed, exclude=big),
                         "p_values_vs_gaussian": concepts.permutation_p(allv, allg, seed=seed),
                         "gaussian_no_big": float(concepts.coverage(gauss_ids, tc, exclude=big).mean()),
-                        "dead_share": float(np.mean(dead))}}
+                        "dead_share": float(np.mean(dead)),
+                        # how much of each kind of list the word classes see at all (the concept claims' instrument)
+                        "labelled_values": concepts.labelled(flat_ids, tc),
+                        "labelled_gaussian": concepts.labelled(gauss_ids, tc),
+                        "labelled_updates": concepts.labelled(np.concatenate(update_lists), tc)}}
 
 
 def coverage_tables(c: dict) -> dict:

@@ -464,6 +464,26 @@ REASONS = {
              "real reversal of a headline finding there. The real model restores the paper's order."},
 }
 
+# why a claim's verdict differs between the stand-in and the real model, one sentence each from the records' numbers
+# (the claims page shows them under "which verdict to believe"; a disagreement without one stops that page)
+DIFFERS = {
+    "C1b": "On the real encoder `id`'s r² is at or below 0.05 at every pair of both BERT-role figures (the record's "
+           "shares: 1.00), while the stand-in BERTs, trained for minutes, keep their layers close enough that `id` "
+           "stays above 0.05 at about half the pairs: the paper's failure of `id` needs a real encoder's changes of "
+           "scale and direction between layers.",
+    "C10": "On SmolLM2 early exit beats fixed exit by about 0.2 Precision@1 for both maps; on the stand-ins one curve "
+           "of four, `id` on the stand-in of GPT-2 medium, is below its fixed exit on average (the record's "
+           "numbers), so the stand-in's 'every model and mapping' fails on the one miscalibrated readout.",
+    "C12a": "On the stand-in every sub-module map beats `mat` from the paper's layer on; on SmolLM2 `mat_attn` does "
+            "but `mat_ln1_ln2` and `mat_ffn` fall far below `mat` (the record's smallest gains), so the stand-in's "
+            "near-linear norms and FFNs give a shape that the real model's RMSNorms and gated FFNs do not.",
+    "C12b": "The ordering reverses: on the stand-in `mat_attn` has the lowest mean Precision@1 of the three maps, on "
+            "SmolLM2 about three times the others' (the record's means), as the paper found; the real model is "
+            "the evidence here, and the stand-in's attention is the one sub-module its small models need most.",
+    "C15": "On SmolLM2 every domain gap is below 0.02, well inside the 0.05 tolerance; on the stand-ins the largest "
+           "gap is close to the tolerance and its interval crosses it (the record's numbers), so the generated "
+           "corpus's two domains differ more for these small models than Wikipedia and BBC News do for SmolLM2.",
+}
 
 
 def check(cid: str, get=default_get, profile: Profile | str = "tiny") -> dict:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from jtc_utils.evidence import verdicts
-from jtc_utils.evidence.claims import claim_record, claims_records, registry
+from jtc_utils.evidence.claims import claim_record, claims_records, registry, runs_check
 
 from . import lowrank
 
@@ -23,6 +23,25 @@ OPTIMUM_RTOL = 1e-3  # the float32 training's precision: a loss this close to th
 
 def _c(d, label, key="p@1"):
     return np.asarray(d["curves"][label][key], dtype=float)
+
+
+def _runs(d) -> list[dict]:
+    """The instrument check of a rule that reads NJTC and N-NJTC: their training runs (the figure's seeds)."""
+    return [runs_check("NJTC and N-NJTC", len(d.get("seeds") or [0]))]
+
+
+def _tuned_runs(d) -> list[dict]:
+    """The instrument check of a rule that reads the tuned lens: its training runs (``tuned`` and each
+    ``tuned/seedN`` curve of the grid)."""
+    n = sum(1 for k in d["curves"] if k == "tuned" or k.startswith("tuned/seed"))
+    return [runs_check("the tuned lens", n)]
+
+
+def _tuned(d, key):
+    """The tuned lens's curve of ``key``, the mean over its training runs (the grid's seeds)."""
+    rows = [_c(d, "tuned", key)] + [_c(d, f"tuned/seed{s}", key) for s in (d.get("seeds") or [0])[1:]
+                                    if f"tuned/seed{s}" in d["curves"]]
+    return np.mean(rows, 0)
 
 
 def _seed_mean(d, name, key="p@1"):
@@ -55,7 +74,8 @@ def n1(get):
                 "higher precision and lower surprisal than id up to at least half of the depth (Fig. 3)",
                 f"P@1 above and S_N below id at {int(ok[half].sum())} of {int(half.sum())} layers l <= L/2",
                 margin, "every l <= L/2: P@1(N-NJTC) > P@1(id) and S_N(N-NJTC) < S_N(id) (margin: the smallest "
-                "difference, in P@1 or nats)", words=("every", "better", "half"), unit="P@1 or nats")
+                "difference, in P@1 or nats)", words=("every", "better", "half"), unit="P@1 or nats",
+                checks=_runs(d))
 
 
 def n2(get):
@@ -66,7 +86,7 @@ def n2(get):
                 "JTC above both at every layer (Fig. 3)",
                 f"smallest margin P@1(mat) - P@1(low rank) over l < L: {worst:+.3f}", worst,
                 "every l < L: P@1(mat) > P@1(NJTC) and > P@1(N-NJTC) (margin: the smallest difference)",
-                words=("every", "better"), unit="P@1")
+                words=("every", "better"), unit="P@1", checks=_runs(d))
 
 
 def n3(get):
@@ -79,7 +99,7 @@ def n3(get):
                 "id overtakes N-NJTC towards the end of the network (Fig. 3)",
                 f"P@1(id) - P@1(N-NJTC) over the last quarter (l = {late}..{L - 1}): smallest {gap.min():+.3f}",
                 gap.min(), "P@1(id) > P@1(N-NJTC) at every layer of the last quarter, l < L (margin: the smallest "
-                "difference)", words=("every", "better", "late"), unit="P@1")
+                "difference)", words=("every", "better", "late"), unit="P@1", checks=_runs(d))
 
 
 def n4(get):
@@ -88,7 +108,7 @@ def n4(get):
     return claim_record("N4", "N-NJTC's curve is steadier than NJTC's", "N-NJTC stable across layers, unlike NJTC (Fig. 3)",
                 f"largest change of P@1 between adjacent layers: N-NJTC {jump['nnjtc']:.3f}, NJTC {jump['njtc']:.3f}",
                 jump["njtc"] - jump["nnjtc"], "max |P@1(l+1) - P@1(l)| over l + 1 < L smaller for N-NJTC than for "
-                "NJTC (margin: the difference)", words=("better",), unit="P@1")
+                "NJTC (margin: the difference)", words=("better",), unit="P@1", checks=_runs(d))
 
 
 def n5(get):
@@ -101,7 +121,8 @@ def n5(get):
                 "largest drop of P@1 between adjacent layers l + 1 < L: " + ", ".join(
                     f"{n} {v:.3f}" for n, v in drop.items()), margin,
                 "NJTC's largest adjacent drop above every other curve's by at least a fifth of the larger (margin: "
-                "the smallest relative gap minus 0.2)", words=("sharp", "substantially"), unit="relative gap - 0.2")
+                "the smallest relative gap minus 0.2)", words=("sharp", "substantially"), unit="relative gap - 0.2",
+                checks=_runs(d))
 
 
 def _row_decrease(r2):
@@ -130,8 +151,9 @@ def n6(get):
                 f"r² to the last layer {late['njtc']:.2f} / {late['nnjtc']:.2f} vs l -> l+1 in the first half "
                 f"{early['njtc']:.2f} / {early['nnjtc']:.2f} (NJTC / N-NJTC)", margin,
                 "(a) r² decreases along a row at more than half the steps, for id and mat; (b) mean_l r²(l -> L) > "
-                "mean_{l<=L/2} r²(l -> l+1) for NJTC and N-NJTC (margin: the smallest, in share or r²)",
-                words=("most", "better", "every", "half"), unit="share - 0.5 or r²")
+                "mean_{l<=L/2} r²(l -> l+1) for NJTC and N-NJTC (margin: the smallest, in share or r²; its interval "
+                "resamples the r² to the last layer, the heatmaps held fixed)",
+                words=("most", "better", "every", "half"), unit="share - 0.5 or r²", checks=_runs(d))
 
 
 def n7(get):
@@ -140,7 +162,7 @@ def n7(get):
     return claim_record("N7", "N-NJTC reaches the last layers better than NJTC", "Fig. 2: N-NJTC's last columns "
                 "brighter than NJTC's", f"mean r² to the last layer: N-NJTC {m['nnjtc']:.4f}, NJTC {m['njtc']:.4f}",
                 m["nnjtc"] - m["njtc"], "mean_l r²(l -> L) of N-NJTC > NJTC's (mean over seeds; margin: the "
-                "difference)", words=("better",), unit="r²")
+                "difference)", words=("better",), unit="r²", checks=_runs(d))
 
 
 def n8(get):
@@ -161,18 +183,18 @@ def _grid(get):
 
 def t1(get):
     d, L = _grid(get)
-    gap = (_c(d, "id", "kl") - _c(d, "tuned", "kl"))[:L]
+    gap = (_c(d, "id", "kl") - _tuned(d, "kl"))[:L]
     return claim_record("T1", "the tuned lens is closer to the final distribution than the logit lens",
                 "lower KL(final ‖ lens) than the logit lens at every layer (tuned-lens paper)",
                 f"KL(tuned) < KL(id) at {int((gap > 0).sum())} of {L} layers", gap.min(),
                 "every l < L: KL(tuned) < KL(id) (margin: the smallest difference)", words=("every", "better"),
-                unit="nats")
+                unit="nats", checks=_tuned_runs(d))
 
 
 def t2(get):
     d, L = _grid(get)
-    gap = (_c(d, "tuned") - _c(d, "id"))[:L]
-    ce = (_c(d, "id", "ce_gold") - _c(d, "tuned", "ce_gold"))[:L]
+    gap = (_tuned(d, "p@1") - _c(d, "id"))[:L]
+    ce = (_c(d, "id", "ce_gold") - _tuned(d, "ce_gold"))[:L]
     return claim_record("T2", "the tuned lens predicts better than the logit lens",
                 "more predictive than the logit lens: higher agreement with the model and lower cross-entropy on the "
                 "text's next token (tuned-lens paper)",
@@ -180,35 +202,39 @@ def t2(get):
                 f"next token: {ce.mean():+.3f} nats", min(float(gap.mean()), float(ce.mean())),
                 "both parts, means over l < L: P@1(tuned) - P@1(id) > 0 and CE(id) - CE(tuned) > 0, CE against the "
                 "text's next token on the samples that have one (margin: the smaller, in P@1 or nats)",
-                words=("better",), unit="P@1 or nats")
+                words=("better",), unit="P@1 or nats", checks=_tuned_runs(d))
 
 
 def t3(get):
     d, L = _grid(get)
-    tuned, ident = _c(d, "tuned", "bias_kl")[:L], _c(d, "id", "bias_kl")[:L]
+    tuned, ident = _tuned(d, "bias_kl")[:L], _c(d, "id", "bias_kl")[:L]
     removed = float(np.mean(1 - tuned / ident))
     return claim_record("T3", "the logit lens is biased; the tuned lens removes most of that bias",
                 "the logit lens's average distribution is far from the model's; the tuned lens removes most of that "
                 "bias", f"share of id's bias KL that the tuned lens removes, mean over l < L: {removed:.0%}",
                 removed - verdicts.value("most"), "mean over l < L of 1 - biasKL(tuned) / biasKL(id) > 0.5 (margin: "
-                "minus one half)", words=("most",), unit="share - 0.5")
+                "minus one half)", words=("most",), unit="share - 0.5", checks=_tuned_runs(d))
 
 
 def h1(get):
     d, L = _grid(get)
-    kl = float(np.mean((_c(d, "mat+b", "kl") - _c(d, "tuned", "kl"))[:L]))
-    r2 = float(np.mean((_c(d, "mat+b", "r2") - _c(d, "tuned", "r2"))[:L]))
+    kl = float(np.mean((_c(d, "mat+b", "kl") - _tuned(d, "kl"))[:L]))
+    r2 = float(np.mean((_c(d, "mat+b", "r2") - _tuned(d, "r2"))[:L]))
     return claim_record("H1", "(book) the objective decides: each lens wins the metric it was trained on",
                 "none (a book hypothesis: mat+b minimises squared error, the tuned lens KL, in the same affine form)",
                 f"mean over l < L of KL(mat+b) - KL(tuned) {kl:+.3f} nats, r²(mat+b) - r²(tuned) {r2:+.3f}",
                 min(kl, r2), "both means > 0 (Precision@1 reported, not judged; margin: the smaller, in nats or r²)",
-                words=("better", "every"), unit="nats or r²")
+                words=("better", "every"), unit="nats or r²", checks=_tuned_runs(d))
 
 
 CLAIMS = {"N0": n0, "N1": n1, "N2": n2, "N3": n3, "N4": n4, "N5": n5, "N6": n6, "N7": n7, "N8": n8,
           "T1": t1, "T2": t2, "T3": t3, "H1": h1}
 
 
+
+# why a claim's verdict differs between the stand-in and the real model, one sentence each from the records' numbers
+# (see jtc_utils.jtc.claims.DIFFERS)
+DIFFERS = {}
 
 # why a claim fails or is undecided, where its margin does not say it (see jtc_utils.jtc.claims.REASONS)
 REASONS = {
@@ -228,6 +254,12 @@ REASONS = {
 # why a figure the rules read has no counterpart on the real model (its figures are real_<fig>: the lens table at
 # three depths, Figure 3 and the grid at every layer; see jtc_utils.lenses.figures)
 REAL_ABSENT = {}  # every lens figure the rules read has a real counterpart (real_nnjtc_fig2: the pairs they read)
+
+# Figure 2's heatmaps carry no resamples (each cell is a map fitted once and read on the whole validation set); N6
+# reads them beside the resampled r² to the last layer. They are held fixed, as constants of the setting, so that N6's
+# interval is the interval of its resampled parts (the r² to the last layer, over the validation samples and the
+# seeds), and N6's record says so.
+CONSTANTS = {f: ("r2_id", "r2_mat", "r2_njtc", "r2_nnjtc") for f in ("nnjtc_fig2", "real_nnjtc_fig2")}
 
 # the training seeds of the gradient-descent lenses are resampled with the validation set
 check, all_claims = registry(CLAIMS, "lens", REASONS, seed_keys=("r2_to_last_njtc", "r2_to_last_nnjtc"))

@@ -218,7 +218,8 @@ DRAWINGS = {
         lambda d, p: Caption(
             "N-NJTC Figure 3, on the real model",
             f"Precision@1 and two surprisals when every layer of the real model jumps to the last, for id, mat, the "
-            f"closed-form optima of rank {d['rank']} (dashed) and the trained low-rank maps (one seed).",
+            f"closed-form optima of rank {d['rank']} (dashed) and the trained low-rank maps (the band spans their "
+            f"{len(d.get('seeds') or [0])} training seeds).",
             "Line plots of Precision@1 and surprisal per layer for six lenses on the real model")),
     "ext_nnjtc_rank": View(
         lambda d, p: rank_sweep(d, title=f"{p['model']}: the best map of each rank"),

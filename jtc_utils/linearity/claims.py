@@ -221,6 +221,15 @@ CLAIMS = {"S1": s1, "S2": s2, "S3": s3, "S4": s4, "S5": s5, "S6": s6, "S7": s7, 
 
 
 
+# why a claim's verdict differs between the stand-in and the real model, one sentence each from the records' numbers
+# (see jtc_utils.jtc.claims.DIFFERS)
+DIFFERS = {
+    "S3": "Without the residual SmolLM2's linearity dips at mid-depth and rises again at its last pair by more than "
+          "a fifth (the record's relative gap), the U the paper's repository figure shows; on the stand-ins the "
+          "rule asks it of every model, and the smallest, tiny-gpt2, rises by less than a fifth while the three "
+          "deeper ones rise by more (the record's gaps).",
+}
+
 # why a claim fails or is undecided, where its margin does not say it (see jtc_utils.jtc.claims.REASONS)
 REASONS = {
     "S3": "The last blocks of a small model trained on a small world still do non-linear work, so the profile "

@@ -71,3 +71,44 @@ def test_a_verdict_cell_folds_its_reason_and_escapes_it():
     cell = claims_page.verdict_cell(rec)
     assert "jtc-v-fails" in cell and "&lt;small&gt;" in cell and "<details" in cell
     assert "<details" not in claims_page.verdict_cell({**rec, "verdict": "holds", "reason": ""})
+
+
+def test_every_claims_table_names_its_intervals_coverage_and_every_code_cell_is_hidden(page):
+    for uuid in GROUP_TABLES:
+        body, cell = page[uuid]
+        assert "90% interval" in body and "95% interval" not in body, uuid
+        assert "hide-input" in cell.metadata.get("tags", []), f"{uuid}: its code shows above the table"
+
+
+def test_the_page_indexes_each_papers_verdicts_on_its_first_screen():
+    nb = nbformat.read(BOOK_DIR / "claims_verdicts.ipynb", as_version=4)
+    first = "".join(c.source for c in nb.cells[:3] if c.cell_type == "markdown")
+    for label in ("claims-jtc", "claims-lenses", "claims-ffn", "claims-linearity", "claims-which"):
+        assert f"(#{label})" in first, label
+        assert any(c.cell_type == "markdown" and f"({label})=" in c.source for c in nb.cells), label
+
+
+def _rec(cid, verdict, margin):
+    return {"id": cid, "verdict": verdict, "resampled": True, "kind": "claim", "ours": "-", "margin": margin,
+            "lo": margin - 0.1, "hi": margin + 0.1, "unit": "", "rule": "r", "claim": cid, "status": verdict}
+
+
+def test_a_disagreement_between_the_profiles_needs_its_sentence():
+    tiny = [_rec("N1", "holds", 0.3), _rec("N2", "fails", -0.2), {**_rec("N3", "holds", 0.1), "verdict": None,
+                                                                  "status": "not judged", "not_judged": "x"}]
+    real = [_rec("N1", "holds", 0.2), _rec("N2", "holds", 0.4), _rec("N3", "fails", -0.3)]
+    pairs = claims_page.differing(tiny, real)
+    assert [t["id"] for t, _ in pairs] == ["N2"]  # N1 agrees; N3 is not judged on the stand-in: no disagreement
+    with pytest.raises(ValueError, match="N2"):
+        claims_page.disagreement_table(pairs, {}, "t")
+    html = claims_page.disagreement_table(pairs, {"N2": "because `x`"}, "t")
+    assert "<code>x</code>" in html and "jtc-v-fails" in html and "jtc-v-holds" in html
+
+
+def test_the_stored_page_explains_every_disagreement(page):
+    body, cell = page["claims-differ"]
+    assert "hide-input" in cell.metadata.get("tags", [])
+    for stand, real in (("claims", "claims_real"), ("claims_lenses", "claims_lenses_real"),
+                        ("claims_ffn", "claims_ffn_real"), ("claims_linearity", "claims_linearity_real")):
+        for t, _ in claims_page.differing(figdata.load(stand)["data"], figdata.load(real)["data"]):
+            assert f"#claim-{t['id'].lower()}" in body, t["id"]

@@ -70,7 +70,8 @@ def test_claims_page_matches_the_stored_numbers():
     for r in stored:
         assert set(r) - {"per_seed", "seeds_differ"} == {
             "id", "claim", "quote", "paper", "ours", "holds", "rule", "magnitude", "margin", "unit", "words",
-            "statistic", "kind", "verdict", "lo", "hi", "share", "resampled", "reason", "no_interval", "resamples"}
+            "statistic", "kind", "verdict", "lo", "hi", "share", "resampled", "reason", "no_interval", "resamples",
+            "checks", "status"} | ({"spread"} if r["resampled"] else set())
         assert r["resamples"] == (["validation samples"] if r["resampled"] else []), r["id"]
         assert r["holds"] in (True, False, None)
         assert r["holds"] is {"holds": True, "fails": False}.get(r["verdict"])
@@ -117,7 +118,8 @@ def test_summary_line_counts_the_findings():
 
     recs = [rec("A", "holds", "s1"), rec("A2", "holds", "s1"), rec("B", "fails", "s2"),
             rec("U", "undecided", "s3"), rec("P", "holds", "s4", resampled=False), rec("K", "holds", "k", kind="check"),
-            {**rec("C", None, "s5", ours="not computed on this profile: why"), "margin": None}]
+            {**rec("C", None, "s5", ours="not computed on this profile: why"), "margin": None,
+             "status": claims.NOT_COMPUTED_STATUS}]
     line = claims.summary(recs, "tiny")
     assert "4 findings from 5 claim sentences: 1 hold, 1 fail, 1 undecided" in line
     assert "1 without an interval" in line and "1 claims cannot be computed" in line and "Checks: 1 of 1 pass" in line

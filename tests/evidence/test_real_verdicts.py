@@ -10,14 +10,22 @@ from jtc_utils.evidence import claims, figdata, verdicts
 
 # paper -> (its real getter, the file of its real records, the claims its real figures judge on resamples, what they
 # resample)
-V, VEC = verdicts.VALIDATION, "value vectors"
+V, VEC, SEEDS = [verdicts.VALIDATION], ["value vectors"], [verdicts.SEEDS, verdicts.VALIDATION]
 PAPERS = {
-    "lenses": (lambda m: claims.profile_getter("real_"), "claims_lenses_real",
-               dict.fromkeys(("N1", "N2", "N3", "N4", "N5", "N7", "T1", "T2", "H1"), V)),
+    "lenses": (lambda m: claims.profile_getter("real_"), "claims_lenses_real", {}),
     "ffn": (lambda m: m.real_getter(), "claims_ffn_real",
-            {**dict.fromkeys(("F1", "F2", "F3", "F4"), VEC), **dict.fromkeys(("F5", "F6", "F7", "F10", "F11"), V)}),
-    "linearity": (lambda m: m.real_getter(), "claims_linearity_real", dict.fromkeys(("S2", "S3", "S4"), "sentences")),
+            {"F4": VEC, **dict.fromkeys(("F5", "F6", "F7", "F11"), V)}),
+    "linearity": (lambda m: m.real_getter(), "claims_linearity_real", dict.fromkeys(("S2", "S3", "S4"),
+                                                                                     ["sentences"])),
 }
+# the claims whose instrument fails its check on the real model, by the check that fails (issue 65): NJTC, N-NJTC and
+# the tuned lens were trained once (the tuned lens on a GPU), the automatic word classes label a tenth of the values'
+# top tokens, the classifier baseline of the exit rules does not work
+NOT_JUDGED = {"lenses": {**dict.fromkeys(("N1", "N2", "N3", "N4", "N5", "N6", "N7"), "training runs of NJTC"),
+                         **dict.fromkeys(("T1", "T2", "T3", "H1"), "training runs of the tuned lens")},
+              "ffn": {**dict.fromkeys(("F1", "F2", "F3"), "labelling's reach"),
+                      "F10": "the classifier baseline works"},
+              "linearity": {}}
 
 
 def _module(paper):
@@ -47,13 +55,28 @@ def test_the_claims_the_real_figures_hold_are_judged_on_their_resamples(paper):
     for cid, units in judged.items():
         r = records[cid]
         assert r["verdict"] in (verdicts.HOLDS, verdicts.FAILS, verdicts.UNDECIDED), (cid, r["ours"])
-        assert r["resampled"] and r["resamples"] == [units], cid
+        assert r["resampled"] and r["resamples"] == units, cid
+
+
+def test_the_claims_whose_real_instrument_fails_are_not_judged(paper, request):
+    _, records, _, _ = paper
+    expected = NOT_JUDGED[request.node.callspec.params["paper"]]
+    for cid, r in records.items():
+        failing = [c["name"] for c in r["checks"] if not c["passed"]]
+        assert (claims.status(r) == claims.NOT_JUDGED_STATUS) == bool(failing), cid
+        if cid in expected:
+            assert failing and all(f.startswith(expected[cid]) for f in failing), (cid, failing)
+            assert r["verdict"] is None and r["reason"].startswith("not judged: "), cid
+        else:
+            assert not failing, (cid, failing)
 
 
 def test_a_claim_without_a_real_verdict_says_why(paper):
     _, records, _, _ = paper
     for cid, r in records.items():
-        if r["verdict"] is None:  # in words on the claims page: why there is none
+        if r["verdict"] is None and r.get("not_judged"):  # its failing checks, in its reason
+            assert claims.shape_verdict(r).startswith("not judged") and len(r["reason"]) > 40, cid
+        elif r["verdict"] is None:  # in words on the claims page: why there is none
             said = claims.shape_verdict(r)
             if said == "not computed on this profile":  # the reason is the record's "ours", shown beside it
                 said = r["ours"]

@@ -40,6 +40,9 @@ def test_the_concept_claims_read_the_real_word_classes_coverage(real):
     c["tab2"]["boot"]["values"] = [g + 0.25 for g in c["tab2"]["boot"]["gaussian"]]
     c["fig2"]["values"] = [0.5] * len(c["fig2"]["values"])
     c["fig2"]["boot"]["values"] = [[0.5] * len(row) for row in c["fig2"]["boot"]["values"]]
+    assert ffn_claims.check("F3", ffn_claims.real_getter(lambda f: lifted), "real")["status"] == "not judged"
+    for k in ("values", "gaussian", "updates"):  # a labelling that reaches the tokens: the claims are judged
+        c["tab2"][f"labelled_{k}"] = 0.9
     get = ffn_claims.real_getter(lambda f: lifted)
     assert ffn_claims.check("F1", get, "real")["margin"] == pytest.approx(0.25)
     f3 = ffn_claims.check("F3", get, "real")

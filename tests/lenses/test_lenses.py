@@ -99,6 +99,31 @@ def test_reduced_rank_matches_alternating_least_squares_on_a_random_problem():
         assert ((X @ M - Y) ** 2).sum() >= fam.train_sse(r) * (1 - 1e-12)
 
 
+def test_reduced_rank_from_float32_maps_is_the_optimum_on_rows_of_very_different_size():
+    """The real model's case (issue 65, item 4): a few rows a thousand times larger than the rest (a first position's
+    massive activation) and the least-squares map stored in float32, as the experiments store it. The rank-r map
+    from it has the training error of the float64 optimum (lstsq, then the SVD of its fitted values), and no
+    rank-r map found by alternating least squares from several starts does better."""
+    rng = np.random.default_rng(7)
+    n, d, r = 800, 12, 3
+    X = rng.normal(size=(n, d))
+    X[:30, 0] *= 1e3  # the massive rows
+    Y = X @ rng.normal(size=(d, d)) + rng.normal(size=(n, d))
+    Y[:30] *= 50
+    M32 = np.linalg.lstsq(X, Y, rcond=None)[0].astype(np.float32)
+    fam = closed_form.RankFamily(X, Y, M_ols=M32)
+    ols = np.linalg.lstsq(X, Y, rcond=None)[0]
+    top = np.linalg.svd(X @ ols, full_matrices=False)[2][:r]
+    sse = lambda M: float(((X @ M - Y) ** 2).sum())  # noqa: E731
+    assert sse(fam.matrix(r)) == pytest.approx(sse(ols @ top.T @ top), rel=1e-9)
+    for start in range(3):
+        A = np.random.default_rng(start).normal(size=(d, r))
+        for _ in range(300):
+            B = np.linalg.lstsq(X @ A, Y, rcond=None)[0]
+            A = np.linalg.lstsq(np.kron(B.T, X), Y.T.reshape(-1), rcond=None)[0].reshape(r, d).T
+        assert sse(A @ B) >= sse(fam.matrix(r)) * (1 - 1e-7)
+
+
 def test_reduced_rank_is_invariant_to_rescaling_the_input():
     rng = np.random.default_rng(4)
     X, Y = rng.normal(size=(200, 6)), rng.normal(size=(200, 6))

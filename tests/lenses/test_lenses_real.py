@@ -32,17 +32,18 @@ def test_figure_2_on_the_real_model_has_the_pairs_its_claims_read():
         known = {(a, b) for a in range(L + 1) for b in range(a + 1, L + 1) if np.isfinite(r2[a, b])}
         assert known == {(a, a + 1) for a in range(L)} | {(a, L) for a in range(L)}, name
         assert np.allclose(np.asarray(d[f"r2_to_last_{name}"], dtype=float)[0], r2[:L, L])
+        assert np.shape(d[f"r2_to_last_{name}"]) == (len(d["seeds"]), L)  # a row per training run
     assert np.isfinite(np.asarray(d["r2_mat"], dtype=float)[np.triu_indices(L + 1, 1)]).all()
     get = claims.profile_getter("real_")
     n7 = lens_claims.check("N7", get, "real")
-    assert n7["resamples"] == [verdicts.VALIDATION] and n7["verdict"] is not None
+    runs = len(d["seeds"])  # fewer than three training runs: not judged, its margin still read from the numbers
+    assert (n7["status"] == claims.NOT_JUDGED_STATUS) == (runs < claims.LEAST_RUNS) and np.isfinite(n7["margin"])
     swapped = copy.deepcopy(d)
     for a, b in (("r2_to_last_njtc", "r2_to_last_nnjtc"), ("r2_to_last_nnjtc", "r2_to_last_njtc")):
         swapped[a], swapped["boot"][a] = d[b], d["boot"][b]
     moved = lens_claims.check("N7", claims.profile_getter("real_", {"real_nnjtc_fig2": swapped}), "real")
     assert moved["margin"] == pytest.approx(-n7["margin"])
-    for cid in ("N6", "N8"):
-        assert lens_claims.check(cid, get, "real")["verdict"] is not None, cid
+    assert lens_claims.check("N8", get, "real")["verdict"] is not None
 
 
 def test_the_real_figures_are_the_real_models_at_every_layer():
@@ -59,14 +60,19 @@ def test_the_real_figures_are_the_real_models_at_every_layer():
 
 def test_the_real_verdicts_move_with_the_real_numbers():
     """Give the tuned lens the logit lens's KL at every layer (in the numbers and every resample): T1's real margin
-    becomes zero, on neither side, and the claim no longer holds."""
+    becomes zero. The real tuned lens was trained once, so T1 is not judged; given three (identical) runs of it, the
+    claim is judged and, on a margin of zero, undecided."""
     grid = copy.deepcopy(figdata.load("real_tl_grid")["data"])
     c = grid["curves"]
     c["tuned"]["kl"] = list(c["id"]["kl"])
     c["tuned"]["boot"]["kl"] = copy.deepcopy(c["id"]["boot"]["kl"])
     base = claims.profile_getter("real_")
     r = lens_claims.check("T1", lambda f: grid if f == "tl_grid" else base(f), "real")
-    assert r["margin"] == 0 and r["verdict"] == verdicts.UNDECIDED
+    assert r["margin"] == 0 and r["status"] == claims.NOT_JUDGED_STATUS and r["verdict"] is None
+    runs = {**grid, "seeds": [0, 1, 2], "curves": {**c, "tuned/seed1": c["tuned"], "tuned/seed2": c["tuned"]}}
+    r = lens_claims.check("T1", lambda f: runs if f == "tl_grid" else base(f), "real")
+    assert r["margin"] == pytest.approx(0, abs=1e-12) and r["status"] != claims.NOT_JUDGED_STATUS
+    assert r["verdict"] != verdicts.HOLDS and all(ch["passed"] for ch in r["checks"])
     assert np.isfinite(lens_claims.check("T1", base, "real")["margin"])
 
 
@@ -148,3 +154,30 @@ def test_the_real_lens_check_tolerates_float_noise_and_catches_a_moved_number():
         else:
             with pytest.raises(AssertionError):
                 _compare(moved, fig3, ("real_nnjtc_fig3",), n, 0)
+
+
+@pytest.mark.slow
+@pytest.mark.real
+@needs_real
+def test_the_real_reduced_rank_maps_are_the_closed_form_optimum_at_every_layer():
+    """Issue 65, item 4: the book's rrr at the chapter's rank (5 on the real model) is, at every layer, the
+    closed-form optimum computed independently (a float64 least-squares fit, the SVD of its fitted values, no
+    float32 map in between): the same training error to 1e-9 and the same predictions to float32 rounding, so its
+    Precision@1 is the optimum's (the real model's rows are far from unit size, which is what a rank-5 optimum of
+    squared error spends its rank on)."""
+    from jtc_utils.core import profiles
+    from jtc_utils.core.experiment import for_role
+    from jtc_utils.lenses import closed_form
+
+    exp = for_role("real", "gpt48", *profiles.REAL_SUBSET)
+    X, L, rank = exp.X_train, exp.n_layers, lens_figures.rank_for(exp.adapter.d)
+    Y = X[L].astype(np.float64)
+    for layer, fam in enumerate(closed_form.families(exp, affine=False)):
+        Xl = X[layer].astype(np.float64)
+        ols = np.linalg.lstsq(Xl, Y, rcond=None)[0]
+        top = np.linalg.svd(Xl @ ols, full_matrices=False)[2][:rank]
+        ref, book = ols @ top.T @ top, fam.matrix(rank)
+        sse = lambda M: float(((Xl @ M - Y) ** 2).sum())  # noqa: E731
+        assert sse(book) <= sse(ref) * (1 + 1e-9), layer
+        val = exp.X_val[layer].astype(np.float64)
+        assert np.abs(val @ book - val @ ref).max() <= 1e-5 * np.abs(val @ ref).max(), layer
