@@ -16,6 +16,10 @@
 # %% [markdown]
 # # Claims: the papers' sentences, two verdicts each
 #
+# **One paper's verdicts:** [Jump to Conclusions](#claims-jtc) · [low-rank shortcuts and the tuned
+# lens](#claims-lenses) · [FFN sub-updates](#claims-ffn) · [Secretly Linear](#claims-linearity) · [which verdict to
+# believe](#claims-which) · [why a shape fails](#claims-why).
+#
 # Every claim of the four papers that can be checked from computed numbers, with the paper's own sentence and two
 # verdicts, because a claim usually says two things:
 #
@@ -57,11 +61,6 @@
 # there too. The claim's id links to the chapter section that shows it, and a verdict that fails, is undecided or has
 # no interval folds out its reason under *why* (one click); the reasons are also listed together at the end of the
 # page.
-
-# %% [markdown]
-# **One paper's verdicts:** [Jump to Conclusions](#claims-jtc) · [low-rank shortcuts and the tuned
-# lens](#claims-lenses) · [FFN sub-updates](#claims-ffn) · [Secretly Linear](#claims-linearity) · [which verdict to
-# believe](#claims-which) · [why a shape fails](#claims-why).
 
 # %% tags=["parameters", "hide-cell"]
 profile = "tiny"
