@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: browser book test test-fast install real notebooks html bench noise clean-cache zoo zoo-extras student lab grade custom
+.PHONY: browser sandbox book test test-fast install real notebooks html bench noise clean-cache zoo zoo-extras student lab grade custom
 
 $(STAMP): requirements.txt requirements-html.txt requirements-real.txt requirements-lab.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -42,6 +42,14 @@ browser:
 		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) ; } \
 		|| echo "no Chromium (install it with: apt-get install chromium): the browser test will be skipped"
 
+# grading runs each submission in bubblewrap's sandbox (jtc_utils.book.sandbox): installed here where it is missing
+# and apt-get can (as root); elsewhere `make grade` stops with the command that installs it and the sandbox's tests
+# are skipped
+sandbox:
+	@command -v bwrap >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] \
+		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null) ; } \
+		|| echo "no bubblewrap (install it with: apt-get install bubblewrap): grading needs it, its tests are skipped"
+
 # `make test` is jtc_utils.book.suite: the page phase (nbval on the executed pages), then the test phase (tests/),
 # both always run, one summary of both at the end, exit non-zero if either failed. Each phase runs in JOBS
 # pytest-xdist workers (default: cores, fewer where the memory is short), each single-threaded; the real model's
@@ -52,7 +60,7 @@ browser:
 PAGES ?=
 DISPATCH ?= native
 SUITE = $(PY) -m jtc_utils.book.suite $(if $(JOBS),--jobs $(JOBS))
-test: $(STAMP) browser  ## every page (nbval), then every test and the figure-data regression; one summary
+test: $(STAMP) browser sandbox  ## every page (nbval), then every test and the figure-data regression; one summary
 	$(SUITE) $(if $(PAGES),--pages "$(PAGES)") --dispatch $(DISPATCH)
 
 test-fast: $(STAMP)  ## the edit-test loop: tests marked neither slow, pages, real nor browser (a few minutes)
@@ -81,7 +89,7 @@ lab: $(STAMP)  ## JupyterLab, offline, on the student edition (LAB_DIR=notebooks
 		--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate --LabApp.extension_manager=readonly \
 		$(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
-grade: $(STAMP)  ## grade a class: SUBMISSIONS=folder (one folder per student) into GRADES (grades/)
+grade: $(STAMP) sandbox  ## grade a class: SUBMISSIONS=folder (one folder per student) into GRADES (grades/)
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=folder [GRADES=grades] [GRADE_ARGS=...]"; exit 2; }
 	$(PY) -m jtc_utils.book.grade $(SUBMISSIONS) --out $(GRADES) $(GRADE_ARGS)
 

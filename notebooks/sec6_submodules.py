@@ -299,7 +299,7 @@ exercises.check("ex-sec6-real", answer, data={"real_fig10": results["real_fig10"
 # **Change the method.** `mat_attn` removes all interaction between positions, so running it on the single vector
 # $h^\ell_i$ must give the same result as running the whole prefix with attention replaced. Check this for start layer 2
 # on a batch of validation prefixes, with `GPT2Blocks.run` and the fitted matrices `submodules.fit(exp)["attn"]`;
-# `answer` is the largest difference.
+# `answer` is the pair (largest absolute difference, largest absolute value of the single-vector result).
 # ```{exercise-end}
 # ```
 #
@@ -313,8 +313,8 @@ with torch.inference_mode():
     S = exp.adapter.forward_states(inp, mask)
     prefix = run.run(S[2], start=2, replace=lambda j: {"attn": W[j]})[torch.arange(len(idx)), pos]
     single = run.run(S[2][torch.arange(len(idx)), pos], start=2, replace=lambda j: {"attn": W[j]})
-answer = (prefix - single).abs().max().item()
-print(f"largest difference: {answer:.1e}")
+answer = ((prefix - single).abs().max().item(), single.abs().max().item())
+print(f"largest difference: {answer[0]:.1e} (the result's largest absolute value: {answer[1]:.3g})")
 
 # %% [markdown]
 # ```{solution-end}

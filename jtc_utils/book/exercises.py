@@ -63,7 +63,7 @@ def check(label: str, answer: Any, data: dict | None = None) -> Verdict:
             numbers[f] = figdata.load(f)["data"]
     try:
         problem = fn(answer, numbers)
-    except (TypeError, ValueError, KeyError, IndexError) as e:
+    except (TypeError, ValueError, KeyError, IndexError, ArithmeticError, AttributeError) as e:
         problem = f"the answer does not have the expected form ({type(e).__name__}: {e})"
     print(f"✓ {label}: correct" if problem is None else f"✗ {label}: {problem}")
     return Verdict(problem is None)

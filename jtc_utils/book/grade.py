@@ -1,49 +1,50 @@
-"""Grade a class: execute every submitted notebook of the student edition headlessly and judge its answers with the
-book's own checks (``make grade SUBMISSIONS=folder``). Usage::
+"""Grade a class: execute every submitted notebook of the student edition headlessly, each in a sandbox, and judge
+its answers with the book's own checks (``make grade SUBMISSIONS=folder``). Usage::
 
     python -m jtc_utils.book.grade SUBMISSIONS [--out grades] [--timeout 1200] [--cell-timeout 120] [--reference DIR]
+                                   [--memory-gb 16] [--disk-gb 4] [--no-sandbox]
 
 ``SUBMISSIONS`` holds one folder per student with that student's notebooks, named as the book's pages
-(``alice/sec5_early_exit.ipynb``). For each notebook the grader
+(``alice/sec5_early_exit.ipynb``). The grader
 
-1. rebuilds the page from the book's source (``--reference``, default ``notebooks/``) as the student edition
-   (:func:`jtc_utils.book.student.strip`) and puts in it only the submission's **answer cells**, found by the exercise
-   label in their metadata. Every other cell is the book's: a submission's edited, added or deleted cells (its check
-   cells included) change nothing. Write everything an answer needs in its answer cell;
-2. replaces each check cell by a cell that records ``answer``, and only ``answer``, as plain JSON, and executes the
-   notebook in its own process with a time limit for the whole notebook and a shorter one for each answer cell, in
-   a working copy of the student's folder;
-3. judges each recorded answer with :func:`jtc_utils.book.exercises.check` **in the grader's process**, never trusting
-   anything the submission printed or bound, against the numbers a student's own run compares with, taken from a
-   **reference run** of the page that the grader makes once per page with no submission in it (every answer
-   ``None``): the numbers the page passes to each check there, else the figures that run computed before its first
-   answer cell, else the book's ``book/data``. Nothing compared with comes from the student's kernel: an answer cell
-   that rebinds the page's variables (``check = ...``) changes only its own answer.
+1. **computes the references first**, before any submission runs: for every page handed in, a run of the book's own
+   page with the book's solutions in it, in the grader's process tree, with no student code. Each check's numbers
+   come from it (the figures it computed before the first exercise, the numbers the page passes to the check) or, for
+   a figure that run does not compute, from ``book/data`` read then; the book's own answer to each exercise goes
+   with them (:data:`~jtc_utils.evidence.exercises.SOLUTION`). They stay in the grader's memory: no submission can
+   reach them, and no check reads the cache, ``book/data`` or the zoo while it judges;
+2. rebuilds each submitted page from the book's source (``--reference``, default ``notebooks/``) as the student
+   edition (:func:`jtc_utils.book.student.strip`) and puts in it only the submission's **answer cells**, found by the
+   exercise label in their metadata; every other cell is the book's. Each check cell becomes a cell that records
+   ``answer``, and only ``answer``, as plain JSON;
+3. executes it in a **sandbox** (:mod:`jtc_utils.book.sandbox`, bubblewrap): the project, the zoo, ``book/data`` and
+   the cache read-only, the solutions, the tests, the other submissions and the grades invisible, its own working
+   copy of the student's folder, its own cache (the project's entries shown read-only, new ones its own) and
+   ``/tmp``, no network, a clean environment, limits on time (``--timeout`` for the notebook, ``--cell-timeout`` for
+   each answer cell), memory (``--memory-gb`` of address space) and what it writes (``--disk-gb``), and no process
+   outliving it. Where no sandbox can run, grading stops with what to install, unless ``--no-sandbox`` accepts the
+   risk; the grades then say that the submissions ran unisolated;
+4. judges each recorded answer **in the grader's process** with the book's check against the references.
 
 One failing, hanging or crashing submission is recorded as such (✓, ✗ or error, with the check's message or the
 error) and never stops the others. Written to ``--out``: ``grades.csv`` (UTF-8 with a byte-order mark, so that a
-spreadsheet shows ✓ and ✗) and ``grades.html`` (student, page, exercise, result, message; totals per student), and
-``feedback/<student>/<page>.ipynb``: the student's executed notebook with the grader's cells removed, each check cell
-replaced by the verdict and its hint, and no path of the grading machine. A student folder with no notebook is
-reported as such; a loose file beside the student folders is reported and graded for nobody.
+spreadsheet shows ✓ and ✗) and ``grades.html`` (student, page, exercise, result, message; totals per student; the
+sandbox), and ``feedback/<student>/<page>.ipynb``: the student's executed notebook with the grader's cells removed,
+each check cell replaced by the verdict and its hint, and no path of the grading machine. A student folder with no
+notebook is reported as such; a loose file beside the student folders is reported and graded for nobody.
 
-While a submission runs, an audit hook (:func:`sys.addaudithook`, which cannot be removed) refuses writes outside its
-working copy and the project's cache, reads of the book's solutions (``notebooks/``, the executed pages, the tests),
-of other submissions and of the grades, and starting processes. It stops accidents and casual tampering; it is not a
-sandbox (code can reach the C library through ``ctypes``): grade untrusted code in a container.
+Inside the sandbox an audit hook (:func:`sys.addaudithook`) also refuses writes outside the working copy, reads of
+the solutions and starting processes, so that an honest mistake reads as a clear error; it is no boundary (the
+sandbox is), and with ``--no-sandbox`` it is the only guard.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import csv
 import html
-import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -51,21 +52,21 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from jtc_utils.book import exercises, papers
-from jtc_utils.core.paths import BOOK_DIR, CACHE_DIR, NOTEBOOKS_DIR, ROOT, atomic_write_text
+from jtc_utils.core.paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT, atomic_write_text
 from jtc_utils.core.progress import show_progress
-from jtc_utils.evidence.exercises import EXERCISE_CHECKS
+from jtc_utils.evidence import figdata
+from jtc_utils.evidence.exercises import EXERCISE_CHECKS, SOLUTION
 
-from . import runner
-from . import student as edition
+from . import grading_run, runner, sandbox
+from .grading_run import (KERNEL_NAME, UNSANDBOXED, Box, GB, answer_cells, check_call, graded_notebook,  # noqa: F401
+                          reference_page, setup_source, solutions)
+from .recorder import decode, encode  # noqa: F401 -- the answers' form, part of the grader's contract
 
 papers.register()  # every paper's figures, claims and exercise checks, from the one list of the papers
 
 RESULTS = ("✓", "✗", "error")
 LOOSE = "(no student)"  # the student column of a file found beside the student folders
-KERNEL_NAME = "__jtc_grade__"  # the recorder's name in the submission's kernel
 SOLUTIONS = (NOTEBOOKS_DIR, ROOT / "tests", ROOT / ".git", BOOK_DIR / "_build")  # never readable while grading
-
-
 @dataclass
 class Row:
     student: str
@@ -75,319 +76,31 @@ class Row:
     message: str
 
 
-# --- inside the submission's kernel ----------------------------------------------------------------------------
-
-def encode(value):
-    """``value`` as plain JSON (numbers, strings, lists, dicts, arrays as lists), so that the grader never unpickles
-    what a submission made. Raises TypeError for anything else."""
-    import numbers
-
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        return float(value)
-    if hasattr(value, "tolist") and callable(value.tolist):  # numpy arrays and scalars, torch tensors
-        return encode(value.tolist())
-    if isinstance(value, (list, tuple)):
-        return {"__tuple__": [encode(v) for v in value]} if isinstance(value, tuple) else [encode(v) for v in value]
-    if isinstance(value, (set, frozenset)):
-        return {"__set__": [encode(v) for v in sorted(value, key=repr)]}
-    if hasattr(value, "to_dict") and callable(value.to_dict):  # pandas
-        return encode(value.to_dict())
-    if isinstance(value, dict):
-        return {"__dict__": [[encode(k), encode(v)] for k, v in value.items()]}
-    raise TypeError(f"an answer of type {type(value).__name__} cannot be graded: give a number, a string, a list, "
-                    "a tuple, a set or a dict of those")
-
-
-def decode(value):
-    """The inverse of :func:`encode` (lists stay lists)."""
-    if isinstance(value, list):
-        return [decode(v) for v in value]
-    if isinstance(value, dict):
-        if "__tuple__" in value:
-            return tuple(decode(v) for v in value["__tuple__"])
-        if "__set__" in value:
-            return set(decode(v) for v in value["__set__"])
-        if "__dict__" in value:
-            return {_hashable(decode(k)): decode(v) for k, v in value["__dict__"]}
-    return value
-
-
-def _hashable(key):
-    return tuple(_hashable(k) for k in key) if isinstance(key, list) else key
-
-
-class Recorder:
-    """What the graded notebook's first cell installs in the kernel: records each exercise's answer on a file
-    opened before the submission's code runs, and guards the file system (see the module's text)."""
-
-    def __init__(self, results: str, workdir: str, writable: list[str], unreadable: list[str]):
-        self._out = open(results, "a", encoding="utf-8")  # noqa: SIM115 -- kept open for the kernel's life
-        self.workdir = os.path.realpath(workdir)
-        self.project, self.cache = os.path.realpath(ROOT), os.path.realpath(CACHE_DIR)
-        self.book = os.path.realpath(BOOK_DIR)
-        self.writable = [os.path.realpath(p) for p in writable] + [self.workdir]
-        self.unreadable = [os.path.realpath(p) for p in unreadable]
-        self.results = os.path.realpath(results)
-
-    def snapshot(self) -> None:
-        """Record the numbers of every figure the page has computed so far (``$JTC_DATA_OUT``), before any of the
-        submission's code runs: the checks compare the answers with these, as a student's own run does."""
-        figures = {}
-        folder = os.environ.get("JTC_DATA_OUT")
-        if folder and os.path.isdir(folder):
-            for name in sorted(os.listdir(folder)):
-                if name.endswith(".json"):
-                    with open(os.path.join(folder, name), encoding="utf-8") as f:
-                        figures[name[:-5]] = json.load(f)["data"]
-        self._out.write(json.dumps({"figures": figures}) + "\n")
-        self._out.flush()
-
-    def record(self, label: str, answer, data=None) -> None:
-        try:
-            line = {"exercise": label, "answer": encode(answer), "data": encode(data) if data is not None else None}
-        except TypeError as e:
-            line = {"exercise": label, "error": str(e)}
-        self._out.write(json.dumps(line) + "\n")
-        self._out.flush()
-        print(f"{label}: answer recorded for grading")
-
-    # the audit hook ------------------------------------------------------------------------------------------
-    def _inside(self, path: str, roots) -> bool:
-        return any(path == r or path.startswith(r + os.sep) for r in roots)
-
-    def _may_change(self, path: str) -> bool:
-        if self._inside(path, [self.workdir]):
-            return True
-        if self._inside(path, [self.project]) and not self._inside(path, [self.cache]):
-            return False  # the book, the zoo, the sources: also where the project lies under a writable folder
-        return self._inside(path, self.writable) and not self._inside(path, self.unreadable)
-
-    def _refuse(self, what: str, path: str):
-        raise PermissionError(f"grading: {what} is not allowed while a submission is graded ({path})")
-
-    def hook(self, event: str, args) -> None:
-        if event == "open":
-            path, mode, flags = args
-            if path is None or isinstance(path, int):
-                return
-            path = os.path.realpath(os.fsdecode(path))
-            writes = (mode is not None and any(c in str(mode) for c in "wax+")) or (
-                mode is None and isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT
-                                                                     | os.O_APPEND | os.O_TRUNC))
-            if path == self.results:
-                self._refuse("opening the grader's record", path)
-            if writes and not (self._may_change(path) or path.startswith("/dev/")):
-                self._refuse("writing outside the submission's folder", path)
-            if self._inside(path, self.unreadable) and not self._inside(path, [self.workdir]):
-                self._refuse("reading the book's solutions, the grades or other submissions", path)
-            if path.endswith(".ipynb") and self._inside(path, [self.book]):
-                self._refuse("reading the book's executed pages", path)
-        elif event in ("os.remove", "os.rmdir", "os.mkdir", "os.rename", "os.truncate", "os.chmod", "os.symlink",
-                       "os.link", "shutil.rmtree", "os.utime", "os.chown"):
-            for p in args[:2] if event in ("os.rename", "os.symlink", "os.link") else args[:1]:
-                if isinstance(p, (str, bytes, os.PathLike)):
-                    p = os.path.realpath(os.fsdecode(p))
-                    if not self._may_change(p):
-                        self._refuse("changing files outside the submission's folder", p)
-        elif event in ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
-                       "os.forkpty", "pty.spawn"):
-            self._refuse("starting a process", event)
-
-
-def install(results: str, workdir: str, writable: list[str], unreadable: list[str]) -> Recorder:
-    """Called by the graded notebook's first cell: the recorder, with its audit hook installed for good."""
-    rec = Recorder(results, workdir, writable, unreadable)
-    sys.addaudithook(rec.hook)
-    return rec
-
-
-# --- the graded notebook ------------------------------------------------------------------------------------
-
-def check_call(source: str):
-    """The ``exercises.check(label, answer, ...)`` call of a check cell: (label, its source segment, the source of
-    its ``data=`` argument or None); None when the cell has none."""
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "check"
-            and isinstance(node.func.value, ast.Name) and node.func.value.id == "exercises" and node.args
-            and isinstance(node.args[0], ast.Constant)):
-            data = next((ast.get_source_segment(source, k.value) for k in node.keywords if k.arg == "data"), None)
-            if data is None and len(node.args) > 2:
-                data = ast.get_source_segment(source, node.args[2])
-            return node.args[0].value, ast.get_source_segment(source, node), data
-    return None
-
-
-def reference_page(page: str, reference: Path = NOTEBOOKS_DIR):
-    """The student edition of ``page`` from the book's source in ``reference``."""
-    import jupytext
-
-    source = Path(reference) / f"{page}.py"
-    if not source.is_file():
-        pages = sorted(p.stem for p in Path(reference).glob("*.py"))
-        raise ValueError(f"{page!r} is not a page of the book (pages: {', '.join(pages)}): name each submitted "
-                         "notebook as its page")
-    return edition.strip(jupytext.read(source))
-
-
-def answer_cells(nb) -> dict[str, str]:
-    """A submission's answer cells by exercise label (the student edition's ``exercise`` metadata)."""
-    out = {}
-    for cell in nb.cells:
-        label = cell.get("metadata", {}).get("exercise")
-        if cell.get("cell_type") == "code" and label and "answer" in cell.metadata.get("tags", []):
-            out.setdefault(label, cell.source)
-    return out
-
-
-def graded_notebook(reference, submission, setup: str, with_data: bool = False):
-    """The notebook to execute: ``reference`` (the student edition) with the submission's answer cells, each check
-    cell replaced by a cell that records the answer (``with_data``: and the numbers the page passes to the check,
-    for the reference run only), and ``setup`` first. Returns it and the exercises in order."""
-    import copy
-
-    import nbformat
-
-    answers = answer_cells(submission)
-    nb = copy.deepcopy(reference)
-    cells, labels, snapped = [nbformat.v4.new_code_cell(setup, metadata={"tags": ["grading"]})], [], False
-    for cell in nb.cells:
-        label = cell.metadata.get("exercise")
-        if cell.cell_type == "code" and label and "answer" in cell.metadata.get("tags", []):
-            if not snapped:  # the figures computed so far, before the submission's first line runs
-                cells.append(nbformat.v4.new_code_cell(f"{KERNEL_NAME}.snapshot()", metadata={"tags": ["grading"]}))
-                snapped = True
-            cells.append(nbformat.v4.new_code_cell("answer = None", metadata={"tags": ["grading"]}))
-            cell.source = answers.get(label, "")
-            cell.metadata["grading"] = "answer"
-        elif cell.cell_type == "code" and label and "check" in cell.metadata.get("tags", []):
-            found = check_call(cell.source)
-            if found is None:
-                raise ValueError(f"the book's check cell of {label!r} has no exercises.check call")
-            _, call, data = found
-            cell.source = cell.source.replace(
-                call, f"{KERNEL_NAME}.record({label!r}, answer" + (f", data={data})" if data and with_data else ")"), 1)
-            cell.metadata["grading"] = "record"
-            labels.append(label)
-        cells.append(cell)
-    nb.cells = cells
-    for i, cell in enumerate(nb.cells):
-        cell["id"] = f"cell-{i}"
-    nb.nbformat, nb.nbformat_minor = 4, max(nb.get("nbformat_minor", 5), 5)
-    nbformat.validate(nb)
-    return nb, labels
-
-
-def setup_source(results: Path, workdir: Path, unreadable: list[Path]) -> str:
-    writable = [CACHE_DIR, Path(tempfile.gettempdir())]
-    return (f"from jtc_utils.book import grade as _grade\n"
-            f"{KERNEL_NAME} = _grade.install({str(results)!r}, {str(workdir)!r}, {[str(p) for p in writable]!r}, "
-            f"{[str(p) for p in unreadable]!r})\n"
-            f"del _grade")
-
-
-# --- executing one submission (a process of its own) ----------------------------------------------------------
-
-def _execute(notebook: Path, executed: Path, errors: Path, cell_timeout: int, workdir: Path) -> None:
-    """Run in the child process: execute ``notebook`` with nbclient, errors allowed; the error of every cell that
-    raised or ran past its time (answer cells: ``cell_timeout``) goes to ``errors``."""
-    import nbformat
-    from nbclient import NotebookClient
-
-    nb = nbformat.read(notebook, as_version=4)
-    failed = {}
-
-    def on_error(cell, cell_index, execute_reply):
-        c = execute_reply["content"]
-        failed[cell_index] = f"{c.get('ename', 'Error')}: {c.get('evalue', '')}".strip()
-        atomic_write_text(errors, json.dumps(failed))
-
-    client = NotebookClient(
-        nb, kernel_name="python3", allow_errors=True, interrupt_on_timeout=True, timeout=None,
-        timeout_func=lambda cell: cell_timeout if cell.metadata.get("grading") == "answer" else None,
-        error_on_timeout={"ename": "TimeoutError", "evalue": f"the answer cell ran past its {cell_timeout} s"},
-        on_cell_error=on_error, resources={"metadata": {"path": str(workdir)}})
-    try:
-        client.execute()
-    finally:
-        atomic_write_text(executed, nbformat.writes(nb))
-
-
-def _child_env(workdir: Path) -> dict:
-    env = dict(os.environ)
-    env.update({"HOME": str(workdir), "IPYTHONDIR": str(workdir / ".ipython"), "MPLCONFIGDIR": str(CACHE_DIR / "grading-mpl"),
-                "JTC_DATA_OUT": str(workdir / "data"), "JTC_PROGRESS": "0", "PYTHONDONTWRITEBYTECODE": "1",
-                "PYTHONWARNINGS": "ignore"})
-    return env
-
-
-def _run(nb, private: Path, workdir: Path, timeout: int, cell_timeout: int) -> dict:
-    """Execute the graded notebook ``nb`` in a process of its own (its kernel in ``workdir``); what it recorded:
-    ``recorded`` (by exercise), ``figures`` (the snapshot before the first answer cell), ``failed`` (cell index:
-    error), ``killed`` (why the whole run was stopped, or None) and ``executed`` (the executed notebook's path)."""
-    import nbformat
-
-    results, errors = private / "results.jsonl", private / "errors.json"
-    notebook, executed = private / "graded.ipynb", private / "executed.ipynb"
-    atomic_write_text(notebook, nbformat.writes(nb))
-    killed = None
-    proc = subprocess.Popen([sys.executable, "-m", "jtc_utils.book.grade", "--_execute", str(notebook), str(executed),
-                             str(errors), str(cell_timeout), str(workdir)],
-                            cwd=workdir, env=_child_env(workdir), start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    try:
-        log, _ = proc.communicate(timeout=timeout)
-        if proc.returncode != 0:
-            killed = f"the notebook could not be executed ({log.decode(errors='replace').strip().splitlines()[-1:]})"
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)  # the kernel exits with its parent (ipykernel's parent poller)
-        proc.communicate()
-        killed = f"the notebook ran past its time limit ({timeout} s) and was stopped"
-    except BaseException:  # Ctrl-C: the submission's process group goes with the grader
-        os.killpg(proc.pid, signal.SIGKILL)
-        raise
-    failed = {int(k): v for k, v in json.loads(errors.read_text()).items()} if errors.exists() else {}
-    recorded, figures = {}, None
-    if results.exists():
-        for line in results.read_text(encoding="utf-8").splitlines():
-            try:
-                rec = json.loads(line)
-                if "figures" in rec and figures is None:  # the first snapshot, taken before any answer ran
-                    figures = rec["figures"]
-                else:
-                    recorded.setdefault(rec["exercise"], rec)
-            except (json.JSONDecodeError, KeyError, TypeError):
-                continue
-    return {"recorded": recorded, "figures": figures or {}, "failed": failed, "killed": killed,
-            "executed": executed if executed.exists() else None}
-
-
 def reference_numbers(page: str, reference_nb, out: Path, timeout: int, cell_timeout: int,
-                      unreadable: list[Path]) -> dict:
-    """The numbers each check of ``page`` compares with, from a run of the page with no submission in it (every
-    answer None), made in the grader's own folder: ``{label: {figure or data name: value}}``. A check whose
-    numbers that run could not produce gets only the book's (``book/data``), never a student's."""
-    import nbformat
-
+                      reference: Path = NOTEBOOKS_DIR) -> dict:
+    """The numbers each check of ``page`` compares with, from a run of the book's page with the book's solutions
+    in it and no submission, made in the grader's own folder: ``{label: {figure or data name: value, SOLUTION: the
+    book's answer}}``. A figure that run does not compute is read from ``book/data`` here, before any submission
+    runs, so that judging reads nothing a submission could have written."""
     private = Path(tempfile.mkdtemp(prefix=f".grade-reference-{page}-", dir=out))
     try:
         workdir = private / "work"
         workdir.mkdir()
-        nb, labels = graded_notebook(reference_nb, nbformat.v4.new_notebook(),
-                                     setup_source(private / "results.jsonl", workdir, unreadable + [private]),
+        nb, labels = graded_notebook(reference_nb, solutions(page, reference),
+                                     setup_source(private / "results.jsonl", workdir, [], [], guard=False),
                                      with_data=True)
-        run = _run(nb, private, workdir, timeout, cell_timeout)
+        run = grading_run.run(nb, private, workdir, timeout, cell_timeout)
     finally:
         shutil.rmtree(private, ignore_errors=True)
     numbers = {}
     for label in labels:
-        data = {f: run["figures"][f] for f in EXERCISE_CHECKS.get(label, ((),))[0] if f in run["figures"]}
+        figs = EXERCISE_CHECKS.get(label, ((),))[0]
+        data = {f: run["figures"][f] for f in figs if f in run["figures"]}
         rec = run["recorded"].get(label, {})
         data.update(decode(rec["data"]) if rec.get("data") is not None else {})
+        data.update({f: figdata.load(f)["data"] for f in figs if f not in data and figdata.exists(f)})
+        if rec.get("answer") is not None:
+            data[SOLUTION] = decode(rec["answer"])
         numbers[label] = data
     return numbers
 
@@ -421,9 +134,9 @@ def feedback_notebook(executed, rows: list["Row"], paths: dict[str, str]):
 
 
 def grade_one(student: str, path: Path, out: Path, reference: Path, timeout: int, cell_timeout: int,
-              unreadable: list[Path], numbers=None) -> list[Row]:
-    """Grade one submitted notebook; every failure becomes rows, never an exception. ``numbers``: the page's
-    :func:`reference_numbers` (made here when not given)."""
+              hidden: list[Path], numbers: dict, box: Box) -> list[Row]:
+    """Grade one submitted notebook against its page's :func:`reference_numbers`; every failure becomes rows, never
+    an exception."""
     import nbformat
 
     page = path.stem
@@ -437,27 +150,25 @@ def grade_one(student: str, path: Path, out: Path, reference: Path, timeout: int
         reference_nb = reference_page(page, reference)
     except ValueError as e:
         return [Row(student, page, "", "error", str(e))]
-    if numbers is None:
-        numbers = reference_numbers(page, reference_nb, out, timeout, cell_timeout, unreadable)
-
     private = Path(tempfile.mkdtemp(prefix=f".grade-{student}-{page}-", dir=out))
     try:
         return _grade_in(student, page, path, submission, reference_nb, numbers, private, out, timeout, cell_timeout,
-                         unreadable)
+                         hidden, box)
     finally:
         shutil.rmtree(private, ignore_errors=True)
 
 
 def _grade_in(student, page, path, submission, reference_nb, numbers, private, out, timeout, cell_timeout,
-              unreadable) -> list[Row]:
+              hidden, box) -> list[Row]:
     import nbformat
 
     workdir = private / "work"
-    shutil.copytree(path.parent, workdir, ignore=shutil.ignore_patterns("*.ipynb", ".*"))
+    shutil.copytree(path.parent, workdir, ignore=shutil.ignore_patterns("*.ipynb", ".*"), symlinks=True)
     nb, labels = graded_notebook(reference_nb, submission,
-                                 setup_source(private / "results.jsonl", workdir, unreadable + [private]))
+                                 setup_source(private / "results.jsonl", workdir,
+                                              [private / "cache", Path("/tmp")], [*hidden, private]))
     answer_index = {c.metadata["exercise"]: i for i, c in enumerate(nb.cells) if c.metadata.get("grading") == "answer"}
-    run = _run(nb, private, workdir, timeout, cell_timeout)
+    run = grading_run.run(nb, private, workdir, timeout, cell_timeout, box, hidden)
     failed, recorded, killed = run["failed"], run["recorded"], run["killed"]
     answers = answer_cells(submission)
     rows = []
@@ -468,10 +179,10 @@ def _grade_in(student, page, path, submission, reference_nb, numbers, private, o
             rows.append(Row(student, page, label, "error",
                             killed or "the notebook stopped before this exercise's check (an earlier cell failed)"))
         elif "error" in recorded[label]:
-            rows.append(Row(student, page, label, "error", recorded[label]["error"]))
+            rows.append(Row(student, page, label, "error", str(recorded[label]["error"])[:500]))
         else:
             # the numbers the check compares with: the reference run's (never the submission's kernel's)
-            ok, message = _judge(exercises, label, decode(recorded[label]["answer"]), numbers.get(label) or None)
+            ok, message = _judge(label, decode(recorded[label].get("answer")), numbers.get(label))
             if ok is None:
                 rows.append(Row(student, page, label, "error", message))
             else:
@@ -484,31 +195,53 @@ def _grade_in(student, page, path, submission, reference_nb, numbers, private, o
     feedback.parent.mkdir(parents=True, exist_ok=True)
     if run["executed"] is not None:
         paths = {str(workdir): ".", str(private): "<grading>", str(out): "<grades>", str(ROOT): "<book>",
+                 str(path.parent.parent): "<submissions>",
                  os.path.realpath(workdir): ".", os.path.realpath(ROOT): "<book>", sys.prefix: "<python>",
                  sys.base_prefix: "<python>", str(Path.home()): "~"}
-        atomic_write_text(feedback, feedback_notebook(nbformat.read(run["executed"], as_version=4), rows, paths))
+        try:
+            executed = nbformat.read(run["executed"], as_version=4)
+        except Exception:  # the run's own file, which a submission can spoil: then no feedback, never a crash
+            return rows
+        atomic_write_text(feedback, feedback_notebook(executed, rows, paths))
     return rows
 
 
-def _judge(exercises, label: str, answer, data) -> tuple:
-    """The book's check of one answer in this process: (passed, its message), or (None, why) if it could not run."""
+def _judge(label: str, answer, data: dict | None) -> tuple:
+    """The book's check of one answer in this process, against the reference run's numbers alone (every figure
+    the check reads is among them, so that it reads nothing from disk): (passed, its message), or (None, why) if
+    it could not run."""
     import contextlib
     import io
 
+    figs = EXERCISE_CHECKS[label][0] if label in EXERCISE_CHECKS else ()
+    missing = [f for f in figs if f not in (data or {})]
+    if label not in EXERCISE_CHECKS or missing:
+        return None, (f"the reference run did not compute the numbers of {', '.join(missing)}: the teacher's book "
+                      "cannot grade this exercise" if missing else f"no check for exercise {label!r}")
     buf = io.StringIO()
     try:
         with contextlib.redirect_stdout(buf):
             ok = exercises.check(label, answer, data=data)
-    except Exception as e:  # a check that cannot judge this answer (e.g. the page's numbers are missing)
+    except Exception as e:  # a check that cannot judge this answer
         return None, f"the check could not run: {type(e).__name__}: {e}"
     return bool(ok), buf.getvalue().strip()
 
 
 # --- the class --------------------------------------------------------------------------------------------------
 
+def choose_box(isolate: bool = True, memory_gb: float = 16, disk_gb: float = 4) -> Box:
+    """How submissions will run: in the sandbox where the machine has one; without one, ``isolate`` False accepts
+    the risk (the grades say so), else ValueError with what to install."""
+    name = sandbox.available()
+    if name is None and isolate:
+        raise ValueError(sandbox.INSTALL)
+    return Box(name if isolate else UNSANDBOXED, int(memory_gb * GB), int(disk_gb * GB))
+
+
 def grade(submissions: Path, out: Path, reference: Path = NOTEBOOKS_DIR, timeout: int = 1200,
-          cell_timeout: int = 120, progress: bool | None = None) -> list[Row]:
-    """Grade every student's notebooks under ``submissions`` (one folder per student) into ``out``."""
+          cell_timeout: int = 120, progress: bool | None = None, box: Box | None = None) -> list[Row]:
+    """Grade every student's notebooks under ``submissions`` (one folder per student) into ``out``: the references
+    of every page handed in first, then each submission in ``box`` (default: :func:`choose_box`)."""
     from tqdm.auto import tqdm
 
     submissions, out, reference = Path(submissions).resolve(), Path(out).resolve(), Path(reference).resolve()
@@ -521,26 +254,30 @@ def grade(submissions: Path, out: Path, reference: Path = NOTEBOOKS_DIR, timeout
     stray = sorted(p.name for p in submissions.iterdir() if p.is_file() and not p.name.startswith("."))
     if not students and not stray:
         raise ValueError(f"{submissions} is empty: put each student's notebooks in a folder named for the student")
+    box = box or choose_box()
     out.mkdir(parents=True, exist_ok=True)
-    unreadable = [*SOLUTIONS, reference, submissions, out]
+    hidden = [*SOLUTIONS, reference, submissions, out]
     work = [(s.name, f) for s in students for f in sorted(s.iterdir()) if f.is_file() and not f.name.startswith(".")]
     # a loose file is graded for nobody (it is no student), an empty folder is a student with nothing handed in
     rows = [Row(LOOSE, name, "", "error", "a file beside the student folders, graded for nobody: put it in its "
                 "student's folder (submissions/<student>/<page>.ipynb)") for name in stray]
     rows += [Row(s.name, "", "", "error", "no notebook in this student's folder") for s in students
              if not any(st == s.name for st, _ in work)]
-    numbers = {}  # page -> the reference run's numbers, made once per page
-    for student, path in tqdm(work, desc="grading", unit="notebook",
-                              disable=not (show_progress() if progress is None else progress)):
-        if path.suffix == ".ipynb" and path.stem not in numbers:
-            try:
-                numbers[path.stem] = reference_numbers(path.stem, reference_page(path.stem, reference), out, timeout,
-                                                       cell_timeout, unreadable)
-            except ValueError:
-                numbers[path.stem] = None  # not a page of the book: grade_one says so
-        rows.extend(grade_one(student, path, out, reference, timeout, cell_timeout, unreadable,
-                              numbers.get(path.stem)))
-    write_tables(rows, out)
+    show = show_progress() if progress is None else progress
+    numbers = {}  # page -> the reference run's numbers: every page's, before any submission runs
+    pages = sorted({f.stem for _, f in work if f.suffix == ".ipynb"})
+    for page in tqdm(pages, desc="references", unit="page", disable=not show):
+        try:
+            numbers[page] = reference_numbers(page, reference_page(page, reference), out, timeout, cell_timeout,
+                                              reference)
+        except ValueError:
+            numbers[page] = {}  # not a page of the book: grade_one says so
+    for student in students:
+        mine = [f for st, f in work if st == student.name]
+        for path in tqdm(mine, desc=student.name, unit="notebook", disable=not show or not mine):
+            rows.extend(grade_one(student.name, path, out, reference, timeout, cell_timeout, hidden,
+                                  numbers.get(path.stem, {}), box))
+    write_tables(rows, out, box)
     return rows
 
 
@@ -556,25 +293,30 @@ def totals(rows: list[Row]) -> dict[str, tuple[int, int]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
-def write_tables(rows: list[Row], out: Path) -> None:
-    """``grades.csv`` (one row per exercise) and ``grades.html`` (totals, then every row), written atomically."""
+def write_tables(rows: list[Row], out: Path, box: Box) -> None:
+    """``grades.csv`` (one row per exercise, and the sandbox the submissions ran in) and ``grades.html`` (the
+    sandbox, totals, then every row), written atomically."""
     import io
 
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow(["student", "page", "exercise", "result", "message"])
+    w.writerow(["student", "page", "exercise", "result", "message", "sandbox"])
     for r in rows:
-        w.writerow([r.student, r.page, r.exercise, r.result, r.message])
+        w.writerow([r.student, r.page, r.exercise, r.result, r.message, box.name])
     atomic_write_text(out / "grades.csv", "\ufeff" + buf.getvalue())  # a BOM: spreadsheets then read UTF-8
     colour = {"✓": "#d9f2d9", "✗": "#f9dcdc", "error": "#fbe8c8"}
     tot = "".join(f"<tr><td>{html.escape(s)}</td><td>{p}</td><td>{n}</td></tr>" for s, (p, n) in totals(rows).items())
     body = "".join(
         f"<tr style='background:{colour[r.result]}'>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in asdict(r).values())
         + "</tr>" for r in rows)
+    where = (f"<p>Each submission ran in a sandbox ({html.escape(box.name)}): the book, the cache and the other "
+             "submissions read-only or invisible, no network.</p>" if box.isolated else
+             "<p style='background:#fbe8c8;padding:6px'><b>Not sandboxed</b> (--no-sandbox): the submissions ran "
+             "unisolated, so a submission could have changed the book, the cache or other grades.</p>")
     atomic_write_text(out / "grades.html", (
         "<!doctype html><meta charset='utf-8'><title>Grades</title>"
         "<style>body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
-        "padding:3px 8px;text-align:left}</style><h1>Grades</h1>"
+        f"padding:3px 8px;text-align:left}}</style><h1>Grades</h1>{where}"
         f"<h2>Totals</h2><table><tr><th>student</th><th>passed</th><th>exercises</th></tr>{tot}</table>"
         "<h2>Every exercise</h2><table><tr><th>student</th><th>page</th><th>exercise</th><th>result</th>"
         f"<th>message</th></tr>{body}</table>\n"))
@@ -582,10 +324,6 @@ def write_tables(rows: list[Row], out: Path) -> None:
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if argv[:1] == ["--_execute"]:  # the child process of grade_one
-        nb, executed, errors, cell_timeout, workdir = argv[1:]
-        _execute(Path(nb), Path(executed), Path(errors), int(cell_timeout), Path(workdir))
-        return
     ap = argparse.ArgumentParser(prog="python -m jtc_utils.book.grade", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("submissions", type=Path, help="one folder per student, each with that student's notebooks")
@@ -593,14 +331,21 @@ def main(argv=None):
     ap.add_argument("--reference", type=Path, default=NOTEBOOKS_DIR, help="the book's page sources (py:percent)")
     ap.add_argument("--timeout", type=int, default=1200, help="seconds for a whole notebook (default 1200)")
     ap.add_argument("--cell-timeout", type=int, default=120, help="seconds for one answer cell (default 120)")
+    ap.add_argument("--memory-gb", type=float, default=16, help="address space of a submission's run (default 16)")
+    ap.add_argument("--disk-gb", type=float, default=4, help="what a submission's run may write (default 4)")
+    ap.add_argument("--no-sandbox", action="store_true",
+                    help="run the submissions unisolated where no sandbox is installed (the grades say so)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     try:
+        box = choose_box(not args.no_sandbox, args.memory_gb, args.disk_gb)
         with runner.exit_on_interrupt(f"interrupted: grades.csv and grades.html were not written; run the same "
                                       f"command again to grade the class (make grade SUBMISSIONS={args.submissions})"):
-            rows = grade(args.submissions, args.out, args.reference, args.timeout, args.cell_timeout)
+            rows = grade(args.submissions, args.out, args.reference, args.timeout, args.cell_timeout, box=box)
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
+    if not box.isolated:
+        print("warning: the submissions ran without a sandbox (--no-sandbox); the grades say so")
     for student, (passed, n) in totals(rows).items():
         print(f"{student}: {passed} of {n}" + ("  (no notebook in the folder)" if n == 0 else ""))
     loose = [r.page for r in rows if r.student == LOOSE]

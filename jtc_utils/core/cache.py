@@ -1,8 +1,9 @@
 """A content-addressed on-disk cache for arrays (hidden states, fitted maps, metrics).
 
 The key is a dict of everything the result depends on (model identity, data, seed, code version); its SHA-256
-names the file. Files are written to a temporary name and renamed, and carry a checksum of their contents: a
-damaged or half-written file is detected on load, deleted and recomputed.
+names the file. Files are written to a temporary name and renamed, and carry a checksum of their contents and the
+name they were computed for: a damaged or half-written file, or one copied under another entry's name, is detected
+on load, deleted and recomputed. A folder where an entry's file belongs is refused with what to remove.
 
 Processes that share the cache (the test workers, two pages executed side by side) compute each entry once: the
 first to miss takes an advisory lock on it (:func:`computing`), the others wait for it and then load its result.
@@ -46,13 +47,17 @@ def path_for(kind: str, key: dict) -> Path:
 
 def load(path: Path) -> dict | None:
     """The arrays stored at ``path``, or None if missing or damaged (a damaged file is removed)."""
+    if path.is_dir():
+        raise ValueError(f"{path} is a folder where a cache entry's file belongs: remove it (rm -r {path}) and run "
+                         "again")
     if not path.exists():
         return None
     try:
         with np.load(path, allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files if k != "__sha256__"}
+            arrays = {k: z[k] for k in z.files if k not in ("__sha256__", "__entry__")}
             stored = str(z["__sha256__"])
-        if stored == _digest(arrays):
+            entry = str(z["__entry__"]) if "__entry__" in z.files else path.stem  # entries written before it: by name
+        if stored == _digest(arrays) and entry == path.stem:
             return arrays
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
         pass
@@ -62,7 +67,7 @@ def load(path: Path) -> dict | None:
 
 def save(path: Path, arrays: dict) -> None:
     with atomic_open(path) as f:
-        np.savez(f, __sha256__=np.array(_digest(arrays)), **arrays)
+        np.savez(f, __sha256__=np.array(_digest(arrays)), __entry__=np.array(Path(path).stem), **arrays)
 
 
 # how long a process waits for another that computes the same entry before it computes the entry itself (a lock

@@ -8,7 +8,7 @@ import numpy as np
 from jtc_utils.core import catalogue, linear
 from jtc_utils.embedded import corpus
 from jtc_utils.evidence import claims, figdata
-from jtc_utils.evidence.exercises import Checks, close
+from jtc_utils.evidence.exercises import SOLUTION, Checks, a_set, close, numbers_of
 
 from . import claims as jtc_claims
 from .early_exit import layers_saved
@@ -39,6 +39,8 @@ def _(answer, d):
     a = float(answer)
     if a == base:
         return "that is the r² without an intercept: append the constant 1 and refit"
+    if SOLUTION in d:  # graded: the refit's own r², which the figure's numbers cannot give
+        return close(a, float(d[SOLUTION]), 1e-4, "the r² with an intercept")
     return close(a, base, 0.05, "with so many samples per dimension, the r² with an intercept")
 
 
@@ -91,7 +93,13 @@ def _(answer, d):
 
 @exercise("ex-sec6-single")
 def _(answer, d):
-    return None if float(answer) < 1e-4 else "the two ways should agree to float precision (below 1e-4)"
+    diff, scale = numbers_of(answer, 2)
+    if diff < 0 or scale <= 0:
+        return "give the largest absolute difference (0 or more) and the largest absolute value of the result (above 0)"
+    if SOLUTION in d and (p := close(scale, numbers_of(d[SOLUTION], 2)[1], 1e-3 * abs(numbers_of(d[SOLUTION], 2)[1]),
+                                     "the result's largest absolute value")):
+        return p
+    return None if diff < 1e-4 else "the two ways should agree to float precision (below 1e-4)"
 
 
 def _best_sub(d) -> str:
@@ -165,11 +173,13 @@ def _(answer, d):
 def _(answer, d):
     stand = {r["id"] for r in d["claims"] if r["holds"] is False}
     real = {r["id"] for r in d["claims_real"] if r["holds"] is True}
-    return None if set(answer) == stand & real else "compare the shape verdicts of the two tables, claim by claim"
+    return None if a_set(answer) == stand & real else "compare the shape verdicts of the two tables, claim by claim"
 
 
 @exercise("ex-claims-almost")
 def _(answer, d):
+    if SOLUTION in d:  # graded: the book's answer, computed before any submission ran
+        return close(answer, float(d[SOLUTION]), 1e-9, "the smallest share over the figures")
     figs = claims.available(claims.default_get, ("fig2", "fig3", "fig12", "fig13", "fig22", "fig23", "fig24",
                                                  "fig25"))
     share = min(linear.r2_summary(figdata.as_array(v["r2_mat"]), figdata.as_array(v["r2_id"]))["share_mat_above_id"] for v in figs.values())
@@ -178,6 +188,8 @@ def _(answer, d):
 
 @exercise("ex-claims-magnitudes")
 def _(answer, d):
+    if SOLUTION in d:
+        return None if int(answer) == int(d[SOLUTION]) else "judge the magnitude rules without the mask (call the claim functions)"
     n = sum(bool(r["magnitude"]["holds"]) for r in (f(claims.default_get) for f in jtc_claims.CLAIMS.values())
             if r["magnitude"])
     return None if int(answer) == n else "judge the magnitude rules without the mask (call the claim functions)"
@@ -187,6 +199,8 @@ def _(answer, d):
 
 @exercise("ex-world-best")
 def _(answer, d):
+    if SOLUTION in d:  # graded: the cards as the book read them, never as a submission left them
+        return None if answer == d[SOLUTION] else "compare the held-out loss on the model cards (GPT-style models)"
     gpt = [m for m in catalogue.ZOO if catalogue.load_card(m)["family"] == "gpt2"]
     best = min(gpt, key=lambda m: catalogue.load_card(m)["heldout"]["loss"])
     return None if answer == best else "compare the held-out loss on the model cards (GPT-style models)"
@@ -194,6 +208,8 @@ def _(answer, d):
 
 @exercise("ex-world-length")
 def _(answer, d):
+    if SOLUTION in d:
+        return close(answer, float(d[SOLUTION]), 1e-9, "the mean number of words")
     n = np.mean([sum(lab != "punct" for _, lab in s.words()) for s in corpus.pool("news", "validation", n=1000)])
     return close(answer, n, 1e-9, "the mean number of words")
 

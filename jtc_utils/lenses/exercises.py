@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jtc_utils.evidence.exercises import Checks
+from jtc_utils.evidence.exercises import SOLUTION, Checks, numbers_of
 
 EXERCISES = Checks()  # this paper's exercise checks, registered by jtc_utils.book.papers
 exercise = EXERCISES.exercise
@@ -18,5 +18,11 @@ def _(answer, d):
 
 @exercise("ex-lenses-rrr")
 def _(answer, d):
-    a, b = (float(v) for v in answer)
+    a, b = numbers_of(answer, 2)
+    if SOLUTION in d:  # graded: both errors should be the closed form's, not only equal to each other
+        ref = numbers_of(d[SOLUTION], 2)[1]
+        if abs(b - ref) > 1e-6 * abs(ref):
+            return "RankFamily's train error of rank 4 on the layer-12 states is not the one the book computes"
+    if b <= 0:
+        return "a train error of a rank-4 map on these states is above 0"
     return None if abs(a - b) <= 1e-6 * abs(b) else "the two train errors should agree to 1e-6 (relative)"

@@ -13,7 +13,7 @@ import nbformat
 import numpy as np
 import pytest
 
-from jtc_utils.book import grade, student
+from jtc_utils.book import grade, sandbox, student
 from jtc_utils.core.paths import BOOK_DIR, ROOT, ZOO_DIR
 
 pytestmark = [pytest.mark.pages, pytest.mark.slow]  # a class's submissions executed
@@ -105,7 +105,10 @@ def graded(tmp_path_factory):
     before = tree_digest(BOOK_DIR, ZOO_DIR, REFERENCE)
     out = tmp_path_factory.mktemp("grades")
     # answer cells here take milliseconds; 15 s (the infinite loop's cost) leaves a loaded machine room
-    rows = grade.grade(subs, out, reference=REFERENCE, timeout=300, cell_timeout=15, progress=False)
+    # in the sandbox where the machine has one (tests/book/test_grade_attacks.py needs it); the behaviour graded here
+    # is the same without
+    box = grade.choose_box(isolate=sandbox.available() is not None)
+    rows = grade.grade(subs, out, reference=REFERENCE, timeout=300, cell_timeout=15, progress=False, box=box)
     return rows, out, subs, before
 
 
@@ -237,3 +240,31 @@ def test_bad_folders_are_refused_before_anything_runs(tmp_path):
     with pytest.raises(ValueError, match="inside the book"):
         grade.grade(tmp_path / "subs", BOOK_DIR / "grades", reference=REFERENCE)
     assert not (BOOK_DIR / "grades").exists()
+
+
+def test_without_a_sandbox_grading_refuses_in_one_line_unless_the_risk_is_accepted(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(sandbox, "available", lambda: None)
+    (tmp_path / "subs" / "ann").mkdir(parents=True)
+    nbformat.write(submission(CORRECT), tmp_path / "subs" / "ann" / f"{PAGE}.ipynb")
+    with pytest.raises(SystemExit) as e:
+        grade.main([str(tmp_path / "subs"), "--out", str(tmp_path / "out"), "--reference", str(REFERENCE)])
+    assert "install bubblewrap (apt-get install bubblewrap)" in str(e.value) and "--no-sandbox" in str(e.value)
+    assert "\n" not in str(e.value) and not (tmp_path / "out").exists()
+    box = grade.choose_box(isolate=False)
+    assert box.name == grade.UNSANDBOXED and not box.isolated
+    grade.write_tables([grade.Row("ann", PAGE, ONE_PAIR, "✓", "")], tmp_path / "out", box)
+    assert "Not sandboxed" in (tmp_path / "out" / "grades.html").read_text(encoding="utf-8")
+    with open(tmp_path / "out" / "grades.csv", newline="", encoding="utf-8-sig") as f:
+        assert [r["sandbox"] for r in csv.DictReader(f)] == [grade.UNSANDBOXED]
+
+
+def test_the_reference_run_is_the_books_page_with_the_books_solutions():
+    """The references come from the book's own solutions (trusted code), one per exercise with a check."""
+    for name in ("sec3_linear_shortcuts", "sec6_submodules", "secretly_linear"):
+        sol = grade.answer_cells(grade.solutions(name))
+        ref = grade.reference_page(name)
+        checked = [c.metadata["exercise"] for c in ref.cells if "check" in c.metadata.get("tags", [])]
+        assert sorted(sol) == sorted(checked) and all("answer" in src for src in sol.values()), name
+        nb, labels = grade.graded_notebook(ref, grade.solutions(name), "pass", with_data=True)
+        timed = [c for c in nb.cells if c.metadata.get("grading") == "answer"]
+        assert not timed and labels == checked  # the book's solutions run without an answer cell's time limit

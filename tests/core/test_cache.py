@@ -104,3 +104,22 @@ def test_a_lock_held_past_the_wait_limit_lets_the_waiter_compute(tmp_path, monke
             with cache.computing(path, wait_s=0.3):
                 ran = True
     assert ran
+
+
+def test_an_entry_copied_under_another_name_is_recomputed(tmp_path, monkeypatch):
+    """A file with a valid checksum but computed for another key (its arrays of another shape) is not a hit."""
+    monkeypatch.setattr(cache, "CACHE_DIR", tmp_path)
+    small = cache.cached("t", {"k": "small"}, lambda: {"X": np.zeros((2, 3))})
+    cache.cached("t", {"k": "big"}, lambda: {"X": np.ones((5, 7))})
+    big_path, small_path = cache.path_for("t", {"k": "big"}), cache.path_for("t", {"k": "small"})
+    small_path.write_bytes(big_path.read_bytes())  # valid on its own, wrong for this name
+    again = cache.cached("t", {"k": "small"}, lambda: {"X": np.zeros((2, 3))})
+    assert again["X"].shape == small["X"].shape == (2, 3)
+
+
+def test_a_folder_where_an_entry_belongs_is_refused_in_one_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(cache, "CACHE_DIR", tmp_path)
+    cache.path_for("t", {"k": 1}).mkdir(parents=True)
+    with pytest.raises(ValueError, match=r"is a folder where a cache entry's file belongs: remove it") as e:
+        cache.cached("t", {"k": 1}, lambda: {"X": np.zeros(2)})
+    assert "\n" not in str(e.value)

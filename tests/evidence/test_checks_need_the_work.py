@@ -1,0 +1,96 @@
+"""Every exercise check needs the work: it fails on the starting cell (``answer = None``), on constants (0, −1e9,
+−inf, NaN, empty collections, pairs of zeros) and on the values a student can copy from the page (the number the page
+prints beside the asked one, the formula the exercise names). The checks read the book's numbers (``book/data``) and,
+where the figures alone cannot pin the answer down, the book's own answer, which the grader's reference run passes as
+:data:`~jtc_utils.evidence.exercises.SOLUTION`; here that answer is a stand-in value, and the check must pass it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from jtc_utils.book import exercises
+from jtc_utils.evidence import figdata
+from jtc_utils.evidence.exercises import EXERCISE_CHECKS, SOLUTION
+
+# (1 is no such constant: it is the right answer of ex-sec4-half and ex-sec6-real on the book's numbers)
+CONSTANTS = (None, ..., 0, 0.0, -1e9, -math.inf, math.inf, math.nan, "", (), [], {}, set(), (0, 0), (0.0, 0.0), "0")
+# numbers a page passes to its check and that book/data does not hold
+PASSED = {"check": {"mat": [0.2, 0.5, 0.9, 1.0], "id": [0.1, 0.6, 0.4, 1.0]}}
+
+
+def _r2_24() -> float:
+    return float(figdata.as_array(figdata.load("fig23")["data"]["r2_mat"])[2, 4])
+
+
+# label -> (the book's answer as the reference run would pass it, answers copied from the page that must fail)
+SOLVED = {
+    "ex-sec3-intercept": (lambda: _r2_24() + 0.0012,
+                          lambda: [_r2_24(), _r2_24() + 0.001, _r2_24() - 0.049, _r2_24() + 0.0012 + 2e-4]),
+    "ex-sec6-single": (lambda: (0.0, 41.5), lambda: [(0.0, 1.0), (0.0, 0.0), (-1e9, 41.5), (-math.inf, 41.5),
+                                                     (0.0, -41.5), 0.0]),
+    "ex-lenses-rrr": (lambda: (3.75e6, 3.75e6), lambda: [(1.0, 1.0), (3.76e6, 3.76e6), (0.0, 3.75e6)]),
+    "sl-ex-identity": (lambda: (0.7291760877, 0.7291760877), lambda: [(0.5, 0.5), (1.0, 1.0), (0.0, 0.7291760877)]),
+    "ex-world-best": (lambda: "tiny-gpt2-medium", lambda: ["tiny-gpt2-small", "gpt2"]),
+    "ex-world-length": (lambda: 11.25, lambda: [11.0, 12.0]),
+    "ex-claims-almost": (lambda: 0.875, lambda: [0.9, 1.0]),
+    "ex-claims-magnitudes": (lambda: 7, lambda: [6, 8]),
+}
+# answers the page shows or names outright, for checks judged on the figures alone
+COPIED = {
+    "sl-ex-null": lambda: [{n: 48 / (n - 1) for n in (50, 100, 1000, 10000)}, {n: 0.0 for n in (50, 100, 1000, 10000)}],
+}
+
+
+def numbers(label: str, solution=None) -> dict:
+    figs, _ = EXERCISE_CHECKS[label]
+    out = {f: PASSED[f] if f in PASSED else figdata.load(f)["data"] for f in figs}
+    if solution is not None:
+        out[SOLUTION] = solution
+    return out
+
+
+def judged(label, answer, data) -> bool:
+    return bool(exercises.check(label, answer, data=data))
+
+
+@pytest.mark.parametrize("label", sorted(EXERCISE_CHECKS))
+def test_no_check_passes_a_constant_or_the_starting_cell(label, capsys):
+    solution = SOLVED[label][0]() if label in SOLVED else None
+    for answer in CONSTANTS:
+        assert not judged(label, answer, numbers(label, solution)), f"{label} passes the constant {answer!r}"
+
+
+@pytest.mark.parametrize("label", sorted(set(SOLVED) | set(COPIED)))
+def test_no_check_passes_what_the_page_shows(label, capsys):
+    solution = SOLVED[label][0]() if label in SOLVED else None
+    copied = (SOLVED[label][1] if label in SOLVED else COPIED[label])()
+    for answer in copied:
+        assert not judged(label, answer, numbers(label, solution)), f"{label} passes the copied {answer!r}"
+
+
+@pytest.mark.parametrize("label", sorted(SOLVED))
+def test_a_check_that_reads_the_books_answer_passes_it(label, capsys):
+    solution = SOLVED[label][0]()
+    assert judged(label, solution, numbers(label, solution))
+
+
+def test_every_check_that_compares_with_the_books_answer_is_tried_here():
+    """A check that reads SOLUTION is listed in SOLVED (with its copied values), so that the tests above reach it."""
+    import inspect
+
+    reads = {label for label, (_, fn) in EXERCISE_CHECKS.items() if "SOLUTION" in inspect.getsource(fn)}
+    assert reads == set(SOLVED), reads ^ set(SOLVED)
+
+
+def test_a_close_answer_is_judged_on_the_books_answer_not_the_figure():
+    """With the book's answer given, the intercept check's tolerance is the refit's (1e-4), not the figure's 0.05."""
+    base = _r2_24()
+    data = numbers("ex-sec3-intercept", base + 0.0012)
+    assert judged("ex-sec3-intercept", base + 0.0012 + 5e-5, data)
+    assert not judged("ex-sec3-intercept", base + 0.0012 + 5e-4, data)
+    # without it (a student's own notebook), the loose reading stands
+    assert judged("ex-sec3-intercept", base + 0.01, numbers("ex-sec3-intercept"))
+    assert np.isfinite(base)
