@@ -51,6 +51,28 @@ def test_failing_notebook_names_the_cell_and_writes_no_page(tmp_path, monkeypatc
     assert (book / "_failed" / "broken.ipynb").exists()
 
 
+def test_a_syntax_error_in_a_notebook_source_names_the_file_and_line(tmp_path, monkeypatch):
+    nbdir, book = tmp_path / "notebooks", tmp_path / "book"
+    nbdir.mkdir()
+    (nbdir / "broken.py").write_text('# %% tags=["parameters"]\nprofile = "tiny"\n\n# %%\nx = (1,\n')
+    point_book_at(monkeypatch, "NOTEBOOKS_DIR", nbdir)
+    point_book_at(monkeypatch, "BOOK_DIR", book)
+    with pytest.raises(SystemExit, match=r"^ERROR: .*broken\.py, line 5: .*fix the syntax error there") as e:
+        runner.main(["--only", "broken", "--no-build"])
+    assert "\n" not in str(e.value)
+
+
+def test_a_page_runs_without_the_kernels_chatter(tmp_path, monkeypatch, capfd):
+    nbdir, book = tmp_path / "notebooks", tmp_path / "book"
+    nbdir.mkdir()
+    (nbdir / "quiet.py").write_text('# %% tags=["parameters"]\nprofile = "tiny"\n\n# %%\nx = 1\n')
+    point_book_at(monkeypatch, "NOTEBOOKS_DIR", nbdir)
+    point_book_at(monkeypatch, "BOOK_DIR", book)
+    runner.execute("quiet", timeout=120)
+    err = capfd.readouterr().err
+    assert "IPKernelApp" not in err and "KeyboardInterrupt caught" not in err, err
+
+
 def test_runner_strips_volatile_metadata_and_hides_injected_parameters(tmp_path, monkeypatch):
     nbdir, book = tmp_path / "notebooks", tmp_path / "book"
     nbdir.mkdir()
@@ -66,3 +88,30 @@ def test_runner_strips_volatile_metadata_and_hides_injected_parameters(tmp_path,
     assert len(injected) == 1 and "remove-cell" in injected[0].metadata["tags"]
     assert all("papermill" not in c.metadata and "execution" not in c.metadata for c in nb.cells)
     assert nb.cells[-1].outputs[0]["text"] == "tiny\n"
+
+
+def test_the_custom_book_refuses_bad_texts_and_small_sizes_before_the_model_loads(tmp_path, monkeypatch):
+    """An empty, binary or wrongly encoded text and a size that a later page cannot run are refused among the
+    arguments, before the plan loads the model (which took a minute); nothing is written."""
+    from jtc_utils.book import custom, custom_plan
+
+    monkeypatch.setattr(custom_plan, "plan", lambda *a, **k: pytest.fail("the plan ran: the model would load"))
+    (tmp_path / "empty.txt").write_text("\n\n")
+    (tmp_path / "binary.txt").write_bytes(b"\x00\x01\x02 not text")
+    (tmp_path / "latin.txt").write_bytes("Caf\xe9 au lait.".encode("latin-1"))
+    for text, problem in (("empty.txt", "holds no text"), ("binary.txt", "not a text file"),
+                          ("latin.txt", "not UTF-8")):
+        with pytest.raises(SystemExit, match=f"--text: .*{problem}"):
+            custom.main(["--model", str(tmp_path), "--text", str(tmp_path / text), "--out", str(tmp_path / "out")])
+    (tmp_path / "ok.txt").write_text("One sentence here.\n\nAnother one there.\n")
+    with pytest.raises(SystemExit, match=r"--sentences: must be at least 50 .*got 10"):
+        custom.main(["--model", str(tmp_path), "--text", str(tmp_path / "ok.txt"), "--sentences", "10",
+                     "--out", str(tmp_path / "out")])
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_custom_books_least_size_leaves_the_ffn_page_its_draws():
+    from jtc_utils.book import custom
+    from jtc_utils.ffn import figures as ffn_figures
+
+    assert custom.LEAST_SENTENCES // 5 >= ffn_figures.N_RANDOM

@@ -36,7 +36,9 @@ from jtc_utils.book import runner, scheduling
 from jtc_utils.core import models, profiles, user_text
 from jtc_utils.core.paths import ROOT
 
-LEAST_SENTENCES = 5  # a fifth of them validate: fewer leaves no validation sentence
+# a fifth of the sentences validate, and the FFN page draws its random whole updates (jtc_utils.ffn.figures.N_RANDOM,
+# 10) from the validation sentences without replacement: fewer than 50 and a page fails after minutes
+LEAST_SENTENCES = 50
 
 
 def check_out(out) -> Path:
@@ -60,8 +62,8 @@ def check_out(out) -> Path:
 
 def check_arguments(args) -> list[str]:
     """Every problem with the command's arguments, each as one line naming the option, the value and the fix; the
-    model first (the cheapest to check), then the texts, the sizes and the output folder. Nothing is read beyond
-    names and folders, and nothing is imported that loads torch."""
+    model first (the cheapest to check), then the texts (read whole: an empty, binary or wrongly encoded text is
+    refused here, before the model loads), the sizes and the output folder. Nothing is imported that loads torch."""
     problems = []
 
     def check(option, fn, *a):
@@ -71,12 +73,12 @@ def check_arguments(args) -> list[str]:
             problems.append(f"{option}: {e}")
 
     check("--model", models.locate, args.model)
-    check("--text", user_text.check_path, args.text)
+    check("--text", user_text.documents, args.text)
     if args.text_news is not None:
-        check("--text-news", user_text.check_path, args.text_news)
+        check("--text-news", user_text.documents, args.text_news)
     if args.sentences < LEAST_SENTENCES:
-        problems.append(f"--sentences: must be at least {LEAST_SENTENCES} (a fifth of them validate), got "
-                        f"{args.sentences}")
+        problems.append(f"--sentences: must be at least {LEAST_SENTENCES} (a fifth of them validate, and the FFN "
+                        f"page draws 10 of those), got {args.sentences}")
     if args.jobs is not None and args.jobs < 1:
         problems.append(f"--jobs: must be at least 1, got {args.jobs}")
     if args.memory is not None and not args.memory > 0:

@@ -134,7 +134,7 @@ def feedback_notebook(executed, rows: list["Row"], paths: dict[str, str]):
 
 
 def grade_one(student: str, path: Path, out: Path, reference: Path, timeout: int, cell_timeout: int,
-              hidden: list[Path], numbers: dict, box: Box) -> list[Row]:
+              hidden: list[Path], numbers: dict, box: Box, threads: int | None = None, stop=None) -> list[Row]:
     """Grade one submitted notebook against its page's :func:`reference_numbers`; every failure becomes rows, never
     an exception."""
     import nbformat
@@ -153,13 +153,13 @@ def grade_one(student: str, path: Path, out: Path, reference: Path, timeout: int
     private = Path(tempfile.mkdtemp(prefix=f".grade-{student}-{page}-", dir=out))
     try:
         return _grade_in(student, page, path, submission, reference_nb, numbers, private, out, timeout, cell_timeout,
-                         hidden, box)
+                         hidden, box, threads, stop)
     finally:
         shutil.rmtree(private, ignore_errors=True)
 
 
 def _grade_in(student, page, path, submission, reference_nb, numbers, private, out, timeout, cell_timeout,
-              hidden, box) -> list[Row]:
+              hidden, box, threads, stop) -> list[Row]:
     import nbformat
 
     workdir = private / "work"
@@ -168,7 +168,7 @@ def _grade_in(student, page, path, submission, reference_nb, numbers, private, o
                                  setup_source(private / "results.jsonl", workdir,
                                               [private / "cache", Path("/tmp")], [*hidden, private]))
     answer_index = {c.metadata["exercise"]: i for i, c in enumerate(nb.cells) if c.metadata.get("grading") == "answer"}
-    run = grading_run.run(nb, private, workdir, timeout, cell_timeout, box, hidden)
+    run = grading_run.run(nb, private, workdir, timeout, cell_timeout, box, hidden, threads, stop)
     failed, recorded, killed = run["failed"], run["recorded"], run["killed"]
     answers = answer_cells(submission)
     rows = []
@@ -239,9 +239,10 @@ def choose_box(isolate: bool = True, memory_gb: float = 16, disk_gb: float = 4) 
 
 
 def grade(submissions: Path, out: Path, reference: Path = NOTEBOOKS_DIR, timeout: int = 1200,
-          cell_timeout: int = 120, progress: bool | None = None, box: Box | None = None) -> list[Row]:
+          cell_timeout: int = 120, progress: bool | None = None, box: Box | None = None, jobs: int = 1) -> list[Row]:
     """Grade every student's notebooks under ``submissions`` (one folder per student) into ``out``: the references
-    of every page handed in first, then each submission in ``box`` (default: :func:`choose_box`)."""
+    of every page handed in first, then each submission in ``box`` (default: :func:`choose_box`), ``jobs``
+    students at a time (each run then single-threaded)."""
     from tqdm.auto import tqdm
 
     submissions, out, reference = Path(submissions).resolve(), Path(out).resolve(), Path(reference).resolve()
@@ -272,13 +273,52 @@ def grade(submissions: Path, out: Path, reference: Path = NOTEBOOKS_DIR, timeout
                                               reference)
         except ValueError:
             numbers[page] = {}  # not a page of the book: grade_one says so
-    for student in students:
-        mine = [f for st, f in work if st == student.name]
-        for path in tqdm(mine, desc=student.name, unit="notebook", disable=not show or not mine):
-            rows.extend(grade_one(student.name, path, out, reference, timeout, cell_timeout, hidden,
-                                  numbers.get(path.stem, {}), box))
+    by_student = {s.name: [f for st, f in work if st == s.name] for s in students}
+    rows += _grade_students(by_student, out, reference, timeout, cell_timeout, hidden, numbers, box, jobs, show)
     write_tables(rows, out, box)
     return rows
+
+
+def _grade_students(by_student: dict[str, list[Path]], out, reference, timeout, cell_timeout, hidden, numbers, box,
+                    jobs: int, show: bool) -> list[Row]:
+    """Every student's notebooks, ``jobs`` students at a time, a progress bar each; rows in the students' order.
+    Ctrl-C stops every run in flight (each within a second) before it goes on."""
+    import queue
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from tqdm.auto import tqdm
+
+    stop, slots = threading.Event(), queue.Queue()
+    for i in range(max(1, jobs)):
+        slots.put(i)
+
+    def one(student: str, mine: list[Path]) -> list[Row]:
+        slot = slots.get()
+        try:
+            rows = []
+            with tqdm(total=len(mine), desc=student, unit="notebook", position=slot, leave=True,
+                      disable=not show or not mine) as bar:
+                for path in mine:
+                    if stop.is_set():
+                        break
+                    rows.extend(grade_one(student, path, out, reference, timeout, cell_timeout, hidden,
+                                          numbers.get(path.stem, {}), box, threads=1 if jobs > 1 else None,
+                                          stop=stop))
+                    bar.update()
+            return rows
+        finally:
+            slots.put(slot)
+
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    try:
+        futures = [pool.submit(one, student, mine) for student, mine in by_student.items()]
+        return [r for f in futures for r in f.result()]
+    except BaseException:
+        stop.set()  # the runs in flight kill their sandboxes; the ones not started do not start
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def totals(rows: list[Row]) -> dict[str, tuple[int, int]]:
@@ -333,6 +373,8 @@ def main(argv=None):
     ap.add_argument("--cell-timeout", type=int, default=120, help="seconds for one answer cell (default 120)")
     ap.add_argument("--memory-gb", type=float, default=16, help="address space of a submission's run (default 16)")
     ap.add_argument("--disk-gb", type=float, default=4, help="what a submission's run may write (default 4)")
+    ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
+                    help="students graded at a time, each run single-threaded (default: 2, or 1 on one core)")
     ap.add_argument("--no-sandbox", action="store_true",
                     help="run the submissions unisolated where no sandbox is installed (the grades say so)")
     args = ap.parse_args(argv)
@@ -341,7 +383,8 @@ def main(argv=None):
         box = choose_box(not args.no_sandbox, args.memory_gb, args.disk_gb)
         with runner.exit_on_interrupt(f"interrupted: grades.csv and grades.html were not written; run the same "
                                       f"command again to grade the class (make grade SUBMISSIONS={args.submissions})"):
-            rows = grade(args.submissions, args.out, args.reference, args.timeout, args.cell_timeout, box=box)
+            rows = grade(args.submissions, args.out, args.reference, args.timeout, args.cell_timeout, box=box,
+                         jobs=args.jobs)
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
     if not box.isolated:

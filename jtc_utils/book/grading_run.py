@@ -171,7 +171,7 @@ def _execute(notebook: Path, executed: Path, errors: Path, cell_timeout: int, wo
         atomic_write_text(executed, nbformat.writes(nb))
 
 
-def _child_env(private: Path, workdir: Path, cache: Path) -> dict:
+def _child_env(private: Path, workdir: Path, cache: Path, threads: int | None = None) -> dict:
     """The whole environment of a graded run: where it works, its cache and numbers, quiet progress, and the few
     variables of the grader's that set the arithmetic (:data:`PASSED_ON`); nothing else of the grader's."""
     env = {k: os.environ[k] for k in PASSED_ON if k in os.environ}
@@ -180,6 +180,8 @@ def _child_env(private: Path, workdir: Path, cache: Path) -> dict:
                 "MPLCONFIGDIR": str(private / "mpl"), "JTC_CACHE": str(cache), "JTC_DATA_OUT": str(workdir / "data"),
                 "JTC_PROGRESS": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONWARNINGS": "ignore",
                 "HF_HUB_OFFLINE": "1", "LANG": env.get("LANG", "C.UTF-8")})
+    if threads:  # runs side by side: one thread each (OpenMP's spin-waits make two multi-threaded ones crawl)
+        env.update({k: str(threads) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")})
     return env
 
 
@@ -199,7 +201,7 @@ def own_cache(folder: Path) -> Path:
 
 
 def run(nb, private: Path, workdir: Path, timeout: int, cell_timeout: int, box: Box | None = None,
-         hidden: list[Path] = ()) -> dict:
+        hidden: list[Path] = (), threads: int | None = None, stop=None) -> dict:
     """Execute the graded notebook ``nb`` in a process of its own (its kernel in ``workdir``), in the sandbox when
     ``box`` isolates (the reference run, ``box`` None, runs only the book's code); what it recorded: ``recorded``
     (by exercise), ``figures`` (the snapshot before the first answer cell), ``failed`` (cell index: error),
@@ -211,7 +213,7 @@ def run(nb, private: Path, workdir: Path, timeout: int, cell_timeout: int, box: 
     atomic_write_text(notebook, nbformat.writes(nb))
     cache = own_cache(private / "cache") if box is not None else CACHE_DIR
     (private / "mpl").mkdir(exist_ok=True)  # matplotlib's settings folder
-    env = _child_env(private, workdir, cache)
+    env = _child_env(private, workdir, cache, threads)
     argv = [sys.executable, "-m", "jtc_utils.book.grading_run", str(notebook), str(executed), str(errors),
             str(cell_timeout), str(workdir)]
     limits = None
@@ -226,7 +228,7 @@ def run(nb, private: Path, workdir: Path, timeout: int, cell_timeout: int, box: 
         proc = subprocess.Popen(argv, cwd=workdir, env=env if box is None or not box.isolated else {"PATH": "/usr/bin:/bin"},
                                 start_new_session=True, stdout=out, stderr=subprocess.STDOUT, preexec_fn=limits)
         try:
-            killed = _watch(proc, private, timeout, box)
+            killed = _watch(proc, private, timeout, box, stop)
         except BaseException:  # Ctrl-C: the submission's process group (and its sandbox) goes with the grader
             os.killpg(proc.pid, signal.SIGKILL)
             raise
@@ -250,9 +252,10 @@ def run(nb, private: Path, workdir: Path, timeout: int, cell_timeout: int, box: 
             "executed": executed if executed.exists() else None}
 
 
-def _watch(proc, private: Path, timeout: int, box: Box | None) -> str | None:
-    """Wait for ``proc``; stop it (its whole process group, and with it the sandbox) when it runs past ``timeout``
-    or, for a submission, writes more than its share of the disk. Returns why it was stopped, or None."""
+def _watch(proc, private: Path, timeout: int, box: Box | None, stop=None) -> str | None:
+    """Wait for ``proc``; stop it (its whole process group, and with it the sandbox) when it runs past ``timeout``,
+    when ``stop`` (a :class:`threading.Event`) is set, or, for a submission, when it writes more than its share of
+    the disk. Returns why it was stopped, or None."""
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -261,7 +264,9 @@ def _watch(proc, private: Path, timeout: int, box: Box | None) -> str | None:
         except subprocess.TimeoutExpired:
             pass
         why = None
-        if time.monotonic() > deadline:
+        if stop is not None and stop.is_set():
+            why = "grading was interrupted"
+        elif time.monotonic() > deadline:
             why = f"the notebook ran past its time limit ({timeout} s) and was stopped"
         elif box is not None and sandbox.folder_size(private) > box.disk_bytes:
             why = f"the notebook wrote more than {box.disk_bytes / GB:g} GB and was stopped"

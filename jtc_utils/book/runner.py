@@ -44,9 +44,12 @@ from jtc_utils.core.paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT, atomic_write_tex
 
 from .website import build_html, writable
 from .scheduling import PAGE_PEAK_GB, available_memory_gb, environ, jobs_that_fit, run_pages
-from .staleness import data_dir, inputs_fingerprint, up_to_date
+from .staleness import data_dir, inputs_fingerprint, package_closure, up_to_date
 
 CELL_TIMEOUT = 1800
+# the kernel's own log stays quiet: its chatter (running over TCP without encryption, a KeyboardInterrupt caught while
+# the client shuts it down) printed once per page; a cell's error reaches the runner through the cell's output
+KERNEL_QUIET = ["--IPKernelApp.log_level=CRITICAL"]
 
 
 class NotebookFailed(RuntimeError):
@@ -380,7 +383,7 @@ def transaction(nb, page: Path, data: Path, parameters: dict, env: dict, cwd: Pa
                 with MemoryWatch() as watch:  # the kernel is this process's child (pages run one per process)
                     out = pm.execute_notebook(nb, str(failed), parameters=parameters, kernel_name="python3",
                                               cwd=str(cwd), progress_bar=False, execution_timeout=timeout,
-                                              request_save_on_cell_execute=True)
+                                              request_save_on_cell_execute=True, extra_arguments=KERNEL_QUIET)
             except pm.PapermillExecutionError as e:
                 executed = nbformat.read(failed, as_version=4)
                 raise NotebookFailed(f"notebook {name} failed at {where(executed, e.cell_index)} "
@@ -484,6 +487,10 @@ def main(argv=None):
         for name in names:
             # a page is skipped when its inputs and data are unchanged; once one page re-runs, the later ones
             # (which may read the numbers it writes, like the claims page) re-run too
+            try:
+                package_closure(NOTEBOOKS_DIR / f"{name}.py")  # a source that does not parse: one line
+            except ValueError as e:
+                raise SystemExit(f"ERROR: {e}") from None
             stale = stale or not up_to_date(name, args.profile)
             if stale:
                 todo.append(name)

@@ -46,7 +46,10 @@ def package_imports(f: Path):
     (:func:`package_closure`) and the layout tests read imports through it."""
     import ast
 
-    tree = ast.parse(f.read_text(), filename=str(f))
+    try:
+        tree = ast.parse(f.read_text(), filename=str(f))
+    except SyntaxError as e:  # one line naming the place, not a traceback from here
+        raise ValueError(f"{f}, line {e.lineno}: {e.msg}: fix the syntax error there and run again") from None
     here = _module_name(f) if f.is_relative_to(ROOT / PACKAGE) else ""
     package = here if f.name == "__init__.py" else here.rpartition(".")[0]
     ours = lambda m: m == PACKAGE or m.startswith(PACKAGE + ".")  # noqa: E731
