@@ -2,6 +2,7 @@
 half-written."""
 
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -37,13 +38,19 @@ def test_enough_training_samples_do_not_warn():
         exp.layer_r2()
 
 
-def test_failing_notebook_names_the_cell_and_writes_no_page(tmp_path, monkeypatch):
+def a_book_of(tmp_path, monkeypatch, name: str, source: str) -> Path:
+    """A book of one page, ``notebooks/<name>.py`` holding ``source``, in ``tmp_path``: its book folder."""
     nbdir, book = tmp_path / "notebooks", tmp_path / "book"
     nbdir.mkdir()
-    (nbdir / "broken.py").write_text('# %% tags=["parameters"]\nprofile = "tiny"\n\n# %%\nx = 1\n\n'
-                                     '# %%\nraise ValueError("boom")\n')
+    (nbdir / f"{name}.py").write_text(source)
     point_book_at(monkeypatch, "NOTEBOOKS_DIR", nbdir)
     point_book_at(monkeypatch, "BOOK_DIR", book)
+    return book
+
+
+def test_failing_notebook_names_the_cell_and_writes_no_page(tmp_path, monkeypatch):
+    book = a_book_of(tmp_path, monkeypatch, "broken", '# %% tags=["parameters"]\nprofile = "tiny"\n\n# %%\nx = 1\n\n'
+                     '# %%\nraise ValueError("boom")\n')
     with pytest.raises(runner.NotebookFailed,
                        match=r"notebook broken failed at cell 3 of 3 \(notebooks/broken.py, line 7\) \(ValueError: boom\)"):
         runner.execute("broken", timeout=120)
@@ -52,33 +59,21 @@ def test_failing_notebook_names_the_cell_and_writes_no_page(tmp_path, monkeypatc
 
 
 def test_a_syntax_error_in_a_notebook_source_names_the_file_and_line(tmp_path, monkeypatch):
-    nbdir, book = tmp_path / "notebooks", tmp_path / "book"
-    nbdir.mkdir()
-    (nbdir / "broken.py").write_text('# %% tags=["parameters"]\nprofile = "tiny"\n\n# %%\nx = (1,\n')
-    point_book_at(monkeypatch, "NOTEBOOKS_DIR", nbdir)
-    point_book_at(monkeypatch, "BOOK_DIR", book)
+    book = a_book_of(tmp_path, monkeypatch, "broken", '# %% tags=["parameters"]\nprofile = "tiny"\n\n# %%\nx = (1,\n')
     with pytest.raises(SystemExit, match=r"^ERROR: .*broken\.py, line 5: .*fix the syntax error there") as e:
         runner.main(["--only", "broken", "--no-build"])
     assert "\n" not in str(e.value)
 
 
 def test_a_page_runs_without_the_kernels_chatter(tmp_path, monkeypatch, capfd):
-    nbdir, book = tmp_path / "notebooks", tmp_path / "book"
-    nbdir.mkdir()
-    (nbdir / "quiet.py").write_text('# %% tags=["parameters"]\nprofile = "tiny"\n\n# %%\nx = 1\n')
-    point_book_at(monkeypatch, "NOTEBOOKS_DIR", nbdir)
-    point_book_at(monkeypatch, "BOOK_DIR", book)
+    book = a_book_of(tmp_path, monkeypatch, "quiet", '# %% tags=["parameters"]\nprofile = "tiny"\n\n# %%\nx = 1\n')
     runner.execute("quiet", timeout=120)
     err = capfd.readouterr().err
     assert "IPKernelApp" not in err and "KeyboardInterrupt caught" not in err, err
 
 
 def test_runner_strips_volatile_metadata_and_hides_injected_parameters(tmp_path, monkeypatch):
-    nbdir, book = tmp_path / "notebooks", tmp_path / "book"
-    nbdir.mkdir()
-    (nbdir / "ok.py").write_text('# %% tags=["parameters"]\nprofile = "x"\n\n# %%\nprint(profile)\n')
-    point_book_at(monkeypatch, "NOTEBOOKS_DIR", nbdir)
-    point_book_at(monkeypatch, "BOOK_DIR", book)
+    book = a_book_of(tmp_path, monkeypatch, "ok", '# %% tags=["parameters"]\nprofile = "x"\n\n# %%\nprint(profile)\n')
     runner.execute("ok", profile="tiny", timeout=120)
     import nbformat
 

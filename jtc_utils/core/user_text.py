@@ -2,7 +2,7 @@
 
 The text comes in any plain form:
 
-* a ``.txt`` file: blank lines separate its documents (paragraphs, sections); the lines of a document are joined
+* a ``.txt`` file, or a plain-text file of any other name (a licence, ``README``): blank lines separate its documents (paragraphs, sections); the lines of a document are joined
   into one paragraph, so text hard-wrapped at 72-80 columns (licences, books, e-mail) keeps its sentences whole
   (a line ending in a hyphen is joined without a space: "well-" + "known" gives "well-known");
 * a folder of ``.txt`` files (searched recursively): each file read as a ``.txt`` file, its blank-line-separated
@@ -25,7 +25,14 @@ from pathlib import Path
 
 from . import real_text
 
-FORMS = "a .txt file, a folder of .txt files, or a .jsonl file with a 'text' field per line"
+FORMS = ("a .txt file (or a plain-text file of another name), a folder of .txt files, or a .jsonl file with a "
+         "'text' field per line")
+# documents that are not plain text whatever their bytes look like at first: refused by name, with how to convert them
+NOT_TEXT = {".pdf": "pdftotext {name} {stem}.txt", ".doc": "libreoffice --convert-to txt {name}",
+            ".docx": "libreoffice --convert-to txt {name}", ".odt": "libreoffice --convert-to txt {name}",
+            ".rtf": "libreoffice --convert-to txt {name}", ".epub": "ebook-convert {name} {stem}.txt",
+            ".zip": "unzip {name}", ".gz": "gunzip {name}", ".bz2": "bunzip2 {name}", ".xz": "unxz {name}",
+            ".tar": "tar xf {name}"}
 SPLIT_RULE = ("documents are the blank-line-separated blocks of a .txt file (of each file, in a folder) or the lines "
               "of a .jsonl file; the lines of a block are joined into one paragraph (hard-wrapped text); the "
               "documents, in an order shuffled with the seed, go to validation while it has fewer sentences than "
@@ -76,9 +83,11 @@ def check_path(path) -> Path:
     if path.is_dir():
         if not any(p.is_file() for p in path.rglob("*.txt")):
             raise TextInputError(f"the folder {path} holds no .txt files; give {FORMS}")
-    elif path.suffix not in (".txt", ".jsonl"):
-        raise TextInputError(f"{path} is neither .txt nor .jsonl; give {FORMS}")
-    return path
+    elif path.suffix.lower() in NOT_TEXT:
+        how = NOT_TEXT[path.suffix.lower()].format(name=path.name, stem=path.stem)
+        raise TextInputError(f"{path} is a {path.suffix} file, not plain text: convert it (e.g. `{how}`) and give "
+                             f"{FORMS}")
+    return path  # any other file is read as plain text, and refused then if it is not (NUL bytes, not UTF-8)
 
 
 def documents(path) -> list[tuple[str, list[str]]]:

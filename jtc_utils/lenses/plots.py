@@ -10,6 +10,7 @@ import numpy as np
 import seaborn as sns
 from matplotlib.ticker import MaxNLocator
 
+from jtc_utils.core import linear
 from jtc_utils.evidence.figdata import as_array
 from jtc_utils.evidence.figure_registry import Caption, View, drawings
 
@@ -264,8 +265,29 @@ draw, caption = drawings(DRAWINGS)  # what the figure registry holds for each dr
 TABLED = ("real_lens_table",)  # the figures :func:`table` shows
 
 
+UNDERDETERMINED_MARK = " †"  # after a fitted lens's name in a table whose maps were fitted on fewer samples than d
+
+
+def marked_table(data: dict):
+    """The all-lenses table at three depths (Precision@1, KL and cross-entropy against the gold token per lens), and
+    the note under it: where the maps were fitted on fewer samples than dimensions, every fitted lens (one with
+    parameters) is marked and the note says why its numbers cannot tell; else the note is empty."""
+    frame = quarter_table(data, ("p@1", "kl", "ce_gold")).set_index("lens")
+    under = data.get(linear.UNDERDETERMINED)
+    if not under:
+        return frame, ""
+    fitted = {lab for lab, row in data["lenses"].items() if row["params"] > 0}
+    frame.index = [f"{lab}{UNDERDETERMINED_MARK}" if lab in fitted else lab for lab in frame.index]
+    return frame, (f"{UNDERDETERMINED_MARK.strip()} fitted on {under['n_train']:,} samples of dimension {under['d']:,}: "
+                   "the fit is underdetermined, so these lenses' numbers on new text cannot tell how well a map "
+                   "reads the layer; give more sentences")
+
+
 def table(fig: str, data: dict, params: dict) -> None:
-    """The all-lenses table at three depths: Precision@1, KL and cross-entropy against the gold token per lens."""
+    """The all-lenses table at three depths (:func:`marked_table`), its note under it."""
     from IPython.display import display
 
-    display(quarter_table(data, ("p@1", "kl", "ce_gold")).set_index("lens"))
+    frame, note = marked_table(data)
+    display(frame)
+    if note:
+        print(note)

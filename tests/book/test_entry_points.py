@@ -152,7 +152,7 @@ def test_the_custom_command_reports_every_bad_input_at_once_the_model_first(tmp_
     lines = [x.strip() for x in out.splitlines()]
     assert [x.split(":")[0] for x in lines if x.startswith("--")] == ["--model", "--text", "--text-news",
                                                                        "--sentences", "--jobs"]
-    assert "holds no config.json" in out and "neither .txt nor .jsonl" in out
+    assert "holds no config.json" in out and "is a .pdf file, not plain text" in out
 
 
 def test_a_text_of_one_document_is_told_to_add_blank_lines(tmp_path):

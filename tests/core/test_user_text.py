@@ -107,7 +107,8 @@ def test_too_little_text_names_the_counts_and_the_fix(tmp_path):
     ("empty.txt", b"\n \n", "holds no text"),
     ("binary.txt", b"\x89PNG\r\n\x1a\n\x00\x00", "not a text file"),
     ("latin1.txt", "Caf\xe9 au lait is served here every day.".encode("latin-1"), "not UTF-8 text .*iconv"),
-    ("notes.md", b"Some text.", "neither .txt nor .jsonl"),
+    ("notes.pdf", b"%PDF-1.4", r"is a \.pdf file, not plain text: convert it \(e\.g\. `pdftotext notes.pdf notes.txt`\)"),
+    ("LICENSE", b"\x00\x01 compiled", "not a text file"),
     ("bad.jsonl", b'{"text": "fine"}\nnot json\n', "line 2: not JSON"),
     ("nofield.jsonl", b'{"body": "no text field"}\n', "line 1: no 'text' string"),
 ])
@@ -117,6 +118,17 @@ def test_bad_text_is_refused_with_its_fix(tmp_path, name, content, message):
         path.write_bytes(content)
     with pytest.raises(user_text.TextInputError, match=message):
         user_text.documents(path)
+
+
+def test_a_plain_text_file_of_any_name_is_read_as_text(tmp_path):
+    """A licence or a README, whatever its name (/usr/share/common-licenses/GPL-3 has none), is a .txt file."""
+    text = "The first paragraph, hard-wrapped\nat a narrow column.\n\nThe second paragraph.\n"
+    (tmp_path / "GPL-3").write_text(text)
+    (tmp_path / "notes.md").write_text(text)
+    (tmp_path / "same.txt").write_text(text)
+    expected = user_text.documents(tmp_path / "same.txt")
+    assert user_text.documents(tmp_path / "GPL-3") == expected == user_text.documents(tmp_path / "notes.md")
+    assert expected[0][1] == ["The first paragraph, hard-wrapped at a narrow column."]
 
 
 def test_a_folder_without_text_files_is_refused(tmp_path):

@@ -477,3 +477,23 @@ def test_the_real_figure_2_trains_only_the_pairs_its_claims_read(fake):
         assert boot.shape == (200, 1, L) and np.all(np.abs(boot.mean(0)[0] - r2[:L, L]) < 0.05)
         assert d[f"loss_ratio_min_{name}"] >= 1 - 1e-3
     assert np.isfinite(d["r2_mat"][np.triu_indices(L + 1, 1)]).all()
+
+
+def test_a_lens_table_from_an_underdetermined_fit_marks_every_fitted_lens():
+    """The custom book at small sizes fits d × d maps on fewer samples than d: the table says so, row by row."""
+    import copy
+
+    from jtc_utils.core import linear
+    from jtc_utils.evidence import figdata
+    from jtc_utils.lenses import plots as lens_plots
+
+    book = figdata.load("real_lens_table")["data"]
+    frame, note = lens_plots.marked_table(book)
+    assert note == "" and not any(lab.endswith(lens_plots.UNDERDETERMINED_MARK) for lab in frame.index)
+    small = copy.deepcopy(book)
+    small.update(linear.regime_note(300, book["d"]))
+    frame, note = lens_plots.marked_table(small)
+    marked = {lab[: -len(lens_plots.UNDERDETERMINED_MARK)] for lab in frame.index
+              if lab.endswith(lens_plots.UNDERDETERMINED_MARK)}
+    assert marked == {lab for lab, row in book["lenses"].items() if row["params"] > 0} and "id" not in marked
+    assert "fitted on 300 samples of dimension 576" in note and "underdetermined" in note
