@@ -197,7 +197,8 @@ def test_pages_side_by_side_fit_the_memory_and_the_estimate_waits_for_the_reader
     assert custom_plan.plan(str(model), world["text"], None, 120, device="cpu", memory_gb=1.5 * one.memory_gb,
                        jobs=2).jobs == 1
     pages = ["sec3_linear_shortcuts", "sec6_submodules", custom_plan.CLAIMS_PAGE]
-    cost = {p: custom_plan.PAGE_OVERHEAD_S + custom_plan.PAGE_COST[p] * 1000 * 0.1 for p in pages}
+    cost = {p: custom_plan.PAGE_OVERHEAD_S + (custom_plan.PAGE_FIXED.get(p, 0) + custom_plan.PAGE_COST[p] * 1000) * 0.1
+            for p in pages}
     assert custom_plan.estimate_seconds(pages, 1000, 0.1, 1) == pytest.approx(sum(cost.values()))
     slow = custom_plan.ONE_THREAD_SLOWDOWN
     assert custom_plan.estimate_seconds(pages, 1000, 0.1, 2) == pytest.approx(
