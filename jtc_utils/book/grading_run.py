@@ -162,6 +162,7 @@ def _execute(notebook: Path, executed: Path, errors: Path, cell_timeout: int, wo
 
     client = NotebookClient(
         nb, kernel_name="python3", allow_errors=True, interrupt_on_timeout=True, timeout=None,
+        extra_arguments=["--IPKernelApp.log_level=CRITICAL"],  # the kernel's chatter would hide the real error
         timeout_func=lambda cell: cell_timeout if cell.metadata.get("grading") == "answer" else None,
         error_on_timeout={"ename": "TimeoutError", "evalue": f"the answer cell ran past its {cell_timeout} s"},
         on_cell_error=on_error, resources={"metadata": {"path": str(workdir)}})
@@ -234,7 +235,8 @@ def run(nb, private: Path, workdir: Path, timeout: int, cell_timeout: int, box: 
             raise
     if killed is None and proc.returncode != 0:
         tail = log.read_bytes()[-2000:].decode(errors="replace").strip().splitlines()[-1:]
-        killed = f"the notebook could not be executed ({tail})"
+        how = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
+        killed = f"the notebook's run ended before it finished ({how})" + (f": {tail[0]}" if tail else "")
     log.unlink(missing_ok=True)
     failed = {int(k): v for k, v in json.loads(errors.read_text()).items()} if errors.exists() else {}
     recorded, figures = {}, None
