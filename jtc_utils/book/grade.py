@@ -21,7 +21,8 @@ its answers with the book's own checks (``make grade SUBMISSIONS=folder``). Usag
    the cache read-only, the solutions, the tests, the other submissions and the grades invisible, its own working
    copy of the student's folder, its own cache (the project's entries shown read-only, new ones its own) and
    ``/tmp``, no network, a clean environment, limits on time (``--timeout`` for the notebook, ``--cell-timeout`` for
-   each answer cell), memory (``--memory-gb`` of address space) and what it writes (``--disk-gb``), and no process
+   each answer cell), memory (``--memory-gb`` of address space) and what it writes (``--disk-gb``, one file at most
+   half of it), and no process
    outliving it. Where no sandbox can run, grading stops with what to install, unless ``--no-sandbox`` accepts the
    risk; the grades then say that the submissions ran unisolated;
 4. judges each recorded answer **in the grader's process** with the book's check against the references.

@@ -222,7 +222,8 @@ def run(nb, private: Path, workdir: Path, timeout: int, cell_timeout: int, box: 
         argv = sandbox.command(argv, readonly=[ROOT, CACHE_DIR], hidden=list(hidden),
                                binds=[(private, private)], env=env, cwd=workdir, tmp_bytes=TMP_BYTES)
     if box is not None:
-        limits = sandbox.limiter(box.memory_bytes, box.disk_bytes)
+        # one file at most half the disk share: a single growing file meets its limit (EFBIG) before the watch
+        limits = sandbox.limiter(box.memory_bytes, box.disk_bytes // 2)
     log = private.parent / f"{private.name}.log"  # beside the run's folder: what it prints is not its to rewrite
     killed = None
     with open(log, "wb") as out:
