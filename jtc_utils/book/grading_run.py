@@ -17,6 +17,7 @@ from pathlib import Path
 from jtc_utils.core.paths import CACHE_DIR, NOTEBOOKS_DIR, ROOT, atomic_write_text
 
 from . import sandbox
+from .runner import KERNEL_QUIET
 from . import student as edition
 
 KERNEL_NAME = "__jtc_grade__"  # the recorder's name in the submission's kernel
@@ -162,7 +163,7 @@ def _execute(notebook: Path, executed: Path, errors: Path, cell_timeout: int, wo
 
     client = NotebookClient(
         nb, kernel_name="python3", allow_errors=True, interrupt_on_timeout=True, timeout=None,
-        extra_arguments=["--IPKernelApp.log_level=CRITICAL"],  # the kernel's chatter would hide the real error
+        extra_arguments=KERNEL_QUIET,  # the kernel's chatter would hide the real error
         timeout_func=lambda cell: cell_timeout if cell.metadata.get("grading") == "answer" else None,
         error_on_timeout={"ename": "TimeoutError", "evalue": f"the answer cell ran past its {cell_timeout} s"},
         on_cell_error=on_error, resources={"metadata": {"path": str(workdir)}})
@@ -194,7 +195,7 @@ def own_cache(folder: Path) -> Path:
     if CACHE_DIR.is_dir():
         for root, dirs, files in os.walk(CACHE_DIR):
             rel = Path(root).relative_to(CACHE_DIR)
-            dirs[:] = [d for d in dirs if not d.startswith(".") and (rel / d).parts[0] not in ("test-logs",)]
+            dirs[:] = [d for d in dirs if not d.startswith(".") and (rel, d) != (Path("."), "test-logs")]
             (folder / rel).mkdir(parents=True, exist_ok=True)
             for name in files:
                 (folder / rel / name).symlink_to(Path(root) / name)
@@ -217,17 +218,16 @@ def run(nb, private: Path, workdir: Path, timeout: int, cell_timeout: int, box: 
     env = _child_env(private, workdir, cache, threads)
     argv = [sys.executable, "-m", "jtc_utils.book.grading_run", str(notebook), str(executed), str(errors),
             str(cell_timeout), str(workdir)]
-    limits = None
-    if box is not None and box.isolated:
+    isolated = box is not None and box.isolated
+    if isolated:
         argv = sandbox.command(argv, readonly=[ROOT, CACHE_DIR], hidden=list(hidden),
                                binds=[(private, private)], env=env, cwd=workdir, tmp_bytes=TMP_BYTES)
-    if box is not None:
-        # one file at most half the disk share: a single growing file meets its limit (EFBIG) before the watch
-        limits = sandbox.limiter(box.memory_bytes, box.disk_bytes // 2)
+    # one file at most half the disk share: a single growing file meets its limit (EFBIG) before the watch
+    limits = sandbox.limiter(box.memory_bytes, box.disk_bytes // 2) if box is not None else None
     log = private.parent / f"{private.name}.log"  # beside the run's folder: what it prints is not its to rewrite
     killed = None
     with open(log, "wb") as out:
-        proc = subprocess.Popen(argv, cwd=workdir, env=env if box is None or not box.isolated else {"PATH": "/usr/bin:/bin"},
+        proc = subprocess.Popen(argv, cwd=workdir, env={"PATH": "/usr/bin:/bin"} if isolated else env,
                                 start_new_session=True, stdout=out, stderr=subprocess.STDOUT, preexec_fn=limits)
         try:
             killed = _watch(proc, private, timeout, box, stop)
