@@ -56,6 +56,7 @@ from jtc_utils.book.chapter import Chapter
 from jtc_utils.evidence import digits
 from jtc_utils.ffn import FFN, claims, decompose
 from jtc_utils.ffn import figures as ffn_figures
+from jtc_utils.ffn.plots import RULE_COLUMNS, TAB2_COLUMNS
 
 devices.use(device)
 
@@ -90,7 +91,8 @@ print(f"{FFN(exp.adapter)}: largest deviation over {len(exp.val)} samples and al
 t2 = figure("geva_tab2")
 cols = ["values", "gaussian", "updates", "chance", "values_no_big", "gaussian_no_big", "chance_no_big",
         "p_values_vs_gaussian"]
-display(pd.DataFrame({m: {c: round(v[c], 3) for c in cols} for m, v in t2["models"].items()}).T)
+display(pd.DataFrame({m: {c: round(v[c], 3) for c in cols} for m, v in t2["models"].items()}).T
+        .rename(columns=TAB2_COLUMNS))
 
 # %%
 f2 = figure("geva_fig2")
@@ -211,7 +213,7 @@ chapter.verdicts(["F9"])
 t6 = figure("geva_tab6")
 
 # %% tags=["nbval-check-output"]
-display(pd.DataFrame(t6["rules"]).T[["accuracy", "saved", "share_saved"]].astype(float).round(3))
+display(pd.DataFrame(t6["rules"]).T[list(RULE_COLUMNS)].astype(float).round(3).rename(columns=RULE_COLUMNS))
 chapter.verdicts(["F10"])
 
 # %% [markdown]
@@ -285,7 +287,8 @@ print(f"top-30 lists of {ffn_figures.REAL_VALUES_PER_LAYER} values per block (dr
       f"{ffn_figures.N_RANDOM} Gaussian vectors and {ffn_figures.N_RANDOM} whole updates per block")
 display(pd.DataFrame({"SmolLM2-135M": {**{c: round(rc[c], 3) for c in cols},
                                        **{f"labelled ({k})": round(v, 3)
-                                          for k, v in rg["concepts"]["labelled"].items()}}}).T)
+                                          for k, v in rg["concepts"]["labelled"].items()}}}).T
+        .rename(columns=TAB2_COLUMNS))
 
 # %% tags=["nbval-check-output"]
 print("decomposition, relative deviation:",
@@ -294,7 +297,8 @@ print("decomposition, relative deviation:",
 # four significant digits: a 30-layer model's sums of scores move in their sixth digit with the arithmetic
 display(pd.DataFrame({f"{ev} ({k})": rg["events"][ev][k] for ev in ("saturation", "elimination")
                       for k in ("dominant", "random")}).T.map(lambda x: digits.sig(x, 4)))
-display(pd.DataFrame(rg["exit"]["rules"]).T[["accuracy", "saved", "share_saved"]].astype(float).round(3))
+display(pd.DataFrame(rg["exit"]["rules"]).T[list(RULE_COLUMNS)].astype(float).round(3)
+        .rename(columns=RULE_COLUMNS))
 
 # %%
 pd.DataFrame([{"layer": v["layer"], "neuron": v["neuron"], "top tokens": " | ".join(t.strip() for t in v["top"])}

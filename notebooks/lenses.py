@@ -217,7 +217,8 @@ fg = figure("tl_grid")
 
 # %% tags=["nbval-check-output"]
 display(pd.DataFrame(fg["training"]).T.astype({"steps": int, "doublings": int})
-        .round({"improvement": 3, "train_kl_start": 2, "train_kl_end": 2}))
+        .round({"improvement": 3, "train_kl_start": 2, "train_kl_end": 2})
+        .rename(columns={"train_kl_start": "training KL at the start", "train_kl_end": "training KL at the end"}))
 chapter.verdicts(["T1", "T2", "T3", "H1"])
 
 # %% [markdown]

@@ -180,7 +180,7 @@ chapter.verdicts(["S5"])
 
 # %% tags=["nbval-check-output"]
 t1 = figure("sl_tab1")
-display(pd.DataFrame({task: {"mean Δ LS_nores": v["mean"], "std": v["std"],
+display(pd.DataFrame({task: {"mean Δ LS_nores": f"{v['mean']:+.3f}", "std": f"{v['std']:.3f}",
                              "per seed": ", ".join(f"{x:+.3f}" for x in v["delta"]),
                              "validation accuracy": ", ".join(f"{a:.2f}" for a in v["accuracy"])}
                       for task, v in t1["tasks"].items()}).T)
@@ -245,7 +245,7 @@ f7 = figure("sl_fig7")
 # %% tags=["nbval-check-output"]
 rows = pd.DataFrame(f7["rows"])
 display(rows[rows.k.isin([1, 2, 4, 6])].groupby(["strategy", "mode", "k"])[["perplexity", "fact_accuracy"]]
-        .mean().unstack("k").round(3))
+        .mean().unstack("k").round(3).rename(columns={"fact_accuracy": "fact accuracy"}, level=0))
 
 # %% tags=["nbval-check-output"]
 chapter.verdicts(["S10"])
@@ -283,8 +283,9 @@ chapter.verdicts(["S11", "S12"])
 
 # %% tags=["nbval-check-output"]
 # one row per pair of consecutive layers (30 rows fit the column; as columns pandas would cut them), three decimals
-scores = pd.DataFrame({**{k: real["paper"][k] for k in ("res_in", "nores_in", "res_ho", "res_null")},
-                       **{f"{k}, without position 0": real["paper_nopos0"][k] for k in ("res_in", "nores_in")}},
+scores = pd.DataFrame({**{name: real["paper"][k] for k, name in score.SCORE_NAMES.items()},
+                       **{f"{score.SCORE_NAMES[k]}, without position 0": real["paper_nopos0"][k]
+                          for k in ("res_in", "nores_in")}},
                       index=pd.Index([f"{i}→{i + 1}" for i in range(real["n_layers"])], name="layers"))
 scores.map(lambda x: f"{x:.3f}")
 

@@ -5,6 +5,8 @@ call per figure, the same for every paper, so that every notebook draws its figu
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from jtc_utils.book import claim_tables, figure_layout, papers
 from jtc_utils.evidence import claims, figdata, figure_registry
 from jtc_utils.jtc import figures
@@ -34,9 +36,22 @@ class FigureNumbers(dict):
 _NUMBERED = {"n": 0, "ids": set()}  # the figures of the page so far (each page runs in a fresh kernel)
 
 
-PANEL_MIN_PX = 260  # a grid's typical panel is never drawn narrower than this (a phone shows each at full width)
 PNG_COLOURS = 256
 PANEL_DRAW_PX = 520  # a panel's image is drawn at least this wide, so that enlarging it (a click) shows more detail
+WHOLE_DPI = 100  # a figure shown whole is saved at this resolution (its natural width: 100 px an inch)
+
+
+class Panel(NamedTuple):
+    """One image of a figure as the page shows it: the PNG, its width in inches, its title, the height of its
+    smallest tick label's digits in the image's own pixels (``text_px``: the browser test divides by the image's
+    natural width and multiplies by its shown width to get the height as drawn) and the width it is shown at on a
+    1280 px window (``shown_px``)."""
+
+    png: bytes
+    width: float
+    title: str
+    text_px: float
+    shown_px: float
 
 
 def small_png(data: bytes) -> bytes:
@@ -76,72 +91,126 @@ def _stand_alone(grid) -> None:
             ax.set_title(titled[ss.colspan.start])
 
 
-def panels(fig) -> tuple[list[tuple[bytes, float, str]], str]:
+def panel_scale(widths: list[float]) -> float:
+    """The one scale (CSS pixels an inch) at which a grid's panels of ``widths`` inches are shown on a 1280 px
+    window: as many a row as fit at :data:`figure_layout.PANEL_MIN_PX` (two), the widest row filling the column, and
+    never above the panels' own resolution (100 px an inch), so that every panel of a figure is drawn at one scale,
+    a last panel alone on its row too."""
+    column = figure_layout.SHOWN_PX["desktop"]
+    per_row = max(1, min(len(widths), column // figure_layout.PANEL_MIN_PX))
+    widest = max(sum(widths[i:i + per_row]) for i in range(0, len(widths), per_row))
+    return min(float(WHOLE_DPI), column / widest)
+
+
+def _whole(fig, grid) -> bool:
+    """Whether ``fig`` is shown as one image: one panel, one column, or a figure-level legend or text."""
+    suptitle = fig.get_suptitle()
+    return (len(grid) < 2 or max(_top(ax).get_gridspec().ncols for ax in grid) < 2 or bool(fig.legends)
+            or any(t.get_visible() and t.get_text() not in ("", suptitle) for t in fig.texts))
+
+
+def panels(fig) -> tuple[list[Panel], str, bool]:
     """A figure cut into its panels, so that the page can wrap a grid to fewer columns on a narrow screen:
-    ``([(png, width in inches, panel title), ...], suptitle)``. A panel is one axes of the figure's grid, with the
-    axes that are not on the grid (a colour bar) joined to the panel beside them, drawn alone (every other axes
-    hidden) so that no neighbour's labels reach into it and none of its own is cut, with the tick values, axis
-    labels and column title its grid shared (:func:`_stand_alone`), at a resolution worth enlarging
-    (:data:`PANEL_DRAW_PX`); the suptitle is returned as text (the page shows it above the panels). A figure of one
-    column, or one with a figure-level legend or text, comes back whole (one image, empty suptitle)."""
+    ``([Panel, ...], suptitle, enlarge)``. A panel is one axes of the figure's grid, with the axes that are not on
+    the grid (a colour bar) joined to the panel beside them, drawn alone (every other axes hidden) so that no
+    neighbour's labels reach into it and none of its own is cut, with the tick values, axis labels and column title
+    its grid shared (:func:`_stand_alone`), as tall as the other panels of its row of the grid, at a resolution worth
+    enlarging (:data:`PANEL_DRAW_PX`); the suptitle is returned as text (the page shows it above the panels). A
+    figure of one column, or one with a figure-level legend or text, comes back whole (one image, empty suptitle).
+    Before it is cut, the figure is tidied (:func:`figure_layout.tidy`) and its text raised to be readable at the
+    size the page shows each piece (:func:`figure_layout.fit_text`); ``enlarge`` says that some piece is still too
+    small on a phone (its caption says to enlarge it there)."""
     import io
     import math
 
     from matplotlib.transforms import Bbox
 
-    def png(bbox=None, dpi=100) -> bytes:
+    def png(bbox=None, dpi=WHOLE_DPI) -> bytes:
         buf = io.BytesIO()
         fig.savefig(buf, format="png", dpi=dpi, bbox_inches=bbox or "tight", metadata={"Software": None})
         return small_png(buf.getvalue())
 
     grid = grid_axes(fig)
-    extra = [ax for ax in fig.axes if ax.get_visible() and ax not in grid]
     suptitle = fig.get_suptitle()
-    if (len(grid) < 2 or max(_top(ax).get_gridspec().ncols for ax in grid) < 2 or fig.legends
-        or any(t.get_visible() and t.get_text() not in ("", suptitle) for t in fig.texts)):
-        return [(png(), fig.get_figwidth(), "")], ""  # whole: drawn only where it is what the page shows
+    if _whole(fig, grid):
+        import matplotlib
+
+        pad = 2 * matplotlib.rcParams["savefig.pad_inches"]  # what bbox_inches="tight" adds around the figure
+
+        def whole():
+            fig.canvas.draw()
+            width = fig.get_tightbbox(fig.canvas.get_renderer()).width + pad
+            return [(width, figure_layout.tick_height(fig.axes), *(min(px, width * WHOLE_DPI)
+                                                              for px in figure_layout.SHOWN_PX.values()))]
+
+        enlarge = figure_layout.fit_text(fig, whole)
+        (width, pt, shown, _), = whole()
+        return [Panel(png(), width, "", pt * WHOLE_DPI / 72, shown)], "", enlarge
     if suptitle:
         fig.suptitle("")
     _stand_alone(grid)
-    fig.canvas.draw()
-    renderer = fig.canvas.get_renderer()
-    members = {id(ax): [ax] for ax in grid}
-    for ax in extra:  # a colour bar joins the panel whose grid cell it shares, else the nearest panel on its left
-        box = ax.get_tightbbox(renderer)
-        boxes = [g.get_tightbbox(renderer) for g in grid]
-        same = [i for i, g in enumerate(grid) if ax.get_subplotspec() is not None and _top(g) == _top(ax)]
-        left = [i for i in range(len(grid)) if boxes[i].x0 <= box.x0] or list(range(len(grid)))
-        near = same[0] if same else min(left, key=lambda i: (max(0, box.x0 - boxes[i].x1),
-                                                             abs(boxes[i].y0 + boxes[i].y1 - box.y0 - box.y1)))
-        members[id(grid[near])].append(ax)
-    shown = [ax for ax in fig.axes if ax.get_visible()]
+    extra = [ax for ax in fig.axes if ax.get_visible() and ax not in grid]
     inches = fig.dpi_scale_trans.inverted()
-    # a panel's box is its axes' own extents, the same whichever others are shown: measured on the one draw above
-    boxes = [Bbox.union([m.get_tightbbox(renderer) for m in members[id(ax)]]).transformed(inches).padded(0.04)
-             for ax in grid]
-    # one resolution for the whole grid, from its narrowest panel: the panels keep one scale, on the page and when
-    # enlarged side by side
-    dpi = max(100, math.ceil(PANEL_DRAW_PX / min(b.width for b in boxes)))
+
+    def members_and_boxes():
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        members = {id(ax): [ax] for ax in grid}
+        boxes = [g.get_tightbbox(renderer) for g in grid]
+        for ax in extra:  # a colour bar joins the panel whose grid cell it shares, else the nearest panel on its left
+            box = ax.get_tightbbox(renderer)
+            same = [i for i, g in enumerate(grid) if ax.get_subplotspec() is not None and _top(g) == _top(ax)]
+            left = [i for i in range(len(grid)) if boxes[i].x0 <= box.x0] or list(range(len(grid)))
+            near = same[0] if same else min(left, key=lambda i: (max(0, box.x0 - boxes[i].x1),
+                                                                 abs(boxes[i].y0 + boxes[i].y1 - box.y0 - box.y1)))
+            members[id(grid[near])].append(ax)
+        # a panel's box is its axes' own extents, the same whichever others are shown: measured on the one draw
+        # above; the panels of one row of the grid share their top and bottom, so that side by side they are as tall
+        boxes = [Bbox.union([m.get_tightbbox(renderer) for m in members[id(ax)]]).transformed(inches).padded(0.04)
+                 for ax in grid]
+        for i, ax in enumerate(grid):
+            row = [b for g, b in zip(grid, boxes) if g.get_subplotspec().rowspan == ax.get_subplotspec().rowspan]
+            boxes[i] = Bbox.from_extents(boxes[i].x0, min(b.y0 for b in row), boxes[i].x1, max(b.y1 for b in row))
+        return members, boxes
+
+    def measure():
+        members, boxes = members_and_boxes()
+        scale = panel_scale([b.width for b in boxes])
+        phone = figure_layout.SHOWN_PX["phone"]
+        return [(b.width, figure_layout.tick_height(members[id(ax)]), b.width * scale, phone)
+                for ax, b in zip(grid, boxes)]
+
+    enlarge = figure_layout.fit_text(fig, measure)
+    members, boxes = members_and_boxes()
+    scale = panel_scale([b.width for b in boxes])
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    # one resolution for the whole grid, from its narrowest panel: the panels keep one scale when enlarged side by side
+    dpi = max(WHOLE_DPI, math.ceil(PANEL_DRAW_PX / min(b.width for b in boxes)))
     out = []
     for ax, box in zip(grid, boxes):
         for other in shown:
             other.set_visible(other in members[id(ax)])
-        out.append((png(box, dpi), box.width, ax.get_title() or ax.get_title("left")))
+        out.append(Panel(png(box, dpi), box.width, " ".join((ax.get_title() or ax.get_title("left")).split()),
+                         figure_layout.tick_height(members[id(ax)]) * dpi / 72, box.width * scale))
     for other in shown:
         other.set_visible(True)
-    return out, suptitle
+    return out, suptitle, enlarge
+
+
+ENLARGE_HINT = "On a narrow screen, tap the figure to read it at full size."
 
 
 def show(figs, ref: str, see: str, alt: str, what: str = "") -> None:
     """Show the current matplotlib figure as a numbered figure: an image with ``alt`` text (one per panel of a grid,
-    see :func:`panels`: they sit side by side, at one scale, where the column is wide enough for each to be drawn at
-    least :data:`PANEL_MIN_PX` wide (a wider panel, such as one with a colour bar, proportionally wider), and wrap
-    to fewer columns where it is not), and a caption naming
-    the paper figure it reproduces (``ref``), what it shows (``what``), what to see in it (``see``) and links to the
-    numbers behind it (``book/data/<fig>.json`` for each id of ``figs``, shipped with the HTML; none when ``figs`` is
-    empty, for figures whose numbers live elsewhere). :func:`captioned` calls it with a registered figure's caption;
-    a page calls it directly only for an image whose numbers are not a figure of the book (the zoo's training
-    curves, read from the model cards)."""
+    see :func:`panels`: side by side at one scale where the column is wide enough, two a row at 1280 px, one a row
+    on a phone), with text raised to be readable at that size, and a caption naming the paper figure it reproduces
+    (``ref``), what it shows (``what``), what to see in it (``see``), on a phone whether to enlarge it to read it, and
+    links to the numbers behind it (``book/data/<fig>.json`` for each id of ``figs``, shipped with the HTML; none
+    when ``figs`` is empty, for figures whose numbers live elsewhere). Each image carries the height of its
+    smallest tick label's digits (``data-text-px``, in its own pixels; ``none`` without one), which the browser test
+    measures as drawn.
+    :func:`captioned` calls it with a registered figure's caption; a page calls it directly only for an image whose
+    numbers are not a figure of the book (the zoo's training curves, read from the model cards)."""
     import base64
     import html
 
@@ -150,8 +219,7 @@ def show(figs, ref: str, see: str, alt: str, what: str = "") -> None:
 
     figs = [figs] if isinstance(figs, str) else list(figs)
     fig = plt.gcf()
-    figure_layout.tidy(fig)
-    parts, suptitle = panels(fig)
+    parts, suptitle, enlarge = panels(fig)
     plt.close(fig)
     _NUMBERED["n"] += 1
     links = ", ".join(f'<a href="data/{f}.json" download>{f}.json</a>' for f in figs)
@@ -160,23 +228,22 @@ def show(figs, ref: str, see: str, alt: str, what: str = "") -> None:
     # an id once per page: a figure shown twice (drawn, then its table) is linked to where it first appears
     anchor = f' id="figure-{figs[0]}"' if figs and figs[0] not in _NUMBERED["ids"] else ""
     _NUMBERED["ids"].update(figs[:1])
+
+    def img(part: Panel, label: str, style: str = "") -> str:
+        return (f'<img src="data:image/png;base64,{base64.b64encode(part.png).decode()}"{style} '
+                f'data-text-px="{"none" if part.text_px == float("inf") else f"{part.text_px:.2f}"}" '
+                f'alt="{html.escape(label, quote=True)}">')
+
     if len(parts) == 1:
-        body = (f'<img src="data:image/png;base64,{base64.b64encode(parts[0][0]).decode()}" '
-                f'alt="{html.escape(alt, quote=True)}">')
+        body = img(parts[0], alt)
     else:
-        # a panel grows from its smallest width in proportion to its own width, so a row keeps one scale
-        typical = sorted(w for _, w, _ in parts)[len(parts) // 2]
-        imgs = []
-        for i, (data, width, name) in enumerate(parts, 1):
-            label = f"{alt}; panel {i} of {len(parts)}" + (f": {name}" if name else "")
-            least = round(PANEL_MIN_PX * width / typical)
-            imgs.append(f'<img src="data:image/png;base64,{base64.b64encode(data).decode()}" '
-                        f'style="flex: {width:.3f} 1 {least}px; min-width: min(100%, {least}px); '
-                        f'max-width: {round(width * 100)}px" alt="{html.escape(label, quote=True)}">')
+        imgs = [img(part, f"{alt}; panel {i} of {len(parts)}" + (f": {part.title}" if part.title else ""),
+                    f' style="width: {part.shown_px:.0f}px"') for i, part in enumerate(parts, 1)]
         head = f'<div class="jtc-suptitle">{html.escape(suptitle)}</div>' if suptitle else ""
         body = f'{head}<div class="jtc-panels">{"".join(imgs)}</div>'
+    hint = f' <span class="jtc-enlarge-hint">{ENLARGE_HINT}</span>' if enlarge else ""
     display(HTML(f'<figure class="jtc-figure"{anchor}>{body}<figcaption><b>Figure {_NUMBERED["n"]}</b> '
-                 f'({html.escape(ref)}): {what}{html.escape(see)}{links}</figcaption></figure>'))
+                 f'({html.escape(ref)}): {what}{html.escape(see)}{links}{hint}</figcaption></figure>'))
 
 
 def _top(ax):

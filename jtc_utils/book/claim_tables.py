@@ -11,7 +11,7 @@ import pandas as pd
 
 from jtc_utils.book import papers
 from jtc_utils.core.profiles import Profile
-from jtc_utils.evidence import claims, verdicts
+from jtc_utils.evidence import claims, digits, verdicts
 from jtc_utils.evidence.claims import default_get, short_number
 from jtc_utils.jtc import claims as jtc_claims
 
@@ -52,7 +52,7 @@ def checks_text(record: dict) -> str:
     """The record's instrument checks in one line: each one's name, measured value against its threshold, and
     whether it passed ("" where the claim states none)."""
     def num(v):
-        return "-" if v is None else (f"{v:.3g}" if isinstance(v, float) else str(v))
+        return "-" if v is None else (digits.sig(v, 3) if isinstance(v, float) else str(v))
     return "; ".join(f"{c['name']}: <span class=\"jtc-check-value\">{num(c['value'])}</span> (threshold "
                      f"{num(c['threshold'])}) {'passes' if c['passed'] else 'FAILS'}" for c in record.get("checks") or [])
 

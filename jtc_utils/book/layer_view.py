@@ -74,7 +74,7 @@ def sentences(exp, n: int) -> list[list[int]]:
     return [list(ids)[:MAX_TOKENS] for ids in exp.val.input_ids[:n]]
 
 
-LABEL_CHARS = 36  # the sentence menu's labels are cut here, so that the menu fits a phone's width
+LABEL_CHARS = 26  # the sentence menu's labels are cut here, so that the menu fits a phone's screen (its first 342 px)
 
 
 def _ticks(traj: dict) -> dict:
@@ -102,8 +102,11 @@ def figure(trajectories: list[dict], mappings=MAPPINGS, title: str | None = None
     from plotly.subplots import make_subplots
 
     n = len(mappings)
+    rows = max(len(traj[m]["p"]) for traj in trajectories for m in mappings)
+    height = 140 + n * (rows * 13 + TICKS_PX)
+    # every panel names its tokens under it (on a phone the panels are a screen apart)
     fig = make_subplots(rows=n, cols=1, subplot_titles=[f"<b>{m}</b>" for m in mappings], shared_xaxes=True,
-                        vertical_spacing=0.05)
+                        vertical_spacing=(TICKS_PX + 30) / height)
     for t, traj in enumerate(trajectories):
         x = list(range(len(traj["tokens"])))
         for r, m in enumerate(mappings):
@@ -126,20 +129,22 @@ def figure(trajectories: list[dict], mappings=MAPPINGS, title: str | None = None
                 "args": [{"visible": [k // n == t for k in range(n * len(trajectories))]},
                          {f"{ax}.{k}": v for ax in axes for k, v in _ticks(traj).items()}]}
                for t, traj in enumerate(trajectories)]
-    rows = max(len(traj[m]["p"]) for traj in trajectories for m in mappings)
-    fig.update_layout(height=140 + n * rows * 13, margin={"l": 50, "r": 20, "t": 80, "b": 100},
+    fig.update_layout(height=height, margin={"l": 50, "r": 20, "t": 80, "b": 20},
                       title={"text": title, "x": 0, "y": 0.995} if title else None,
                       updatemenus=[{"buttons": buttons, "x": 0, "xanchor": "left", "y": 1.0, "yanchor": "bottom",
                                     "pad": {"b": 30}, "font": {"size": 11}}])
     for r in range(n):
         fig.update_yaxes(title_text="layer", row=r + 1, col=1)
-    fig.update_xaxes(tickangle=-60, tickfont={"size": 9}, tickmode="array", **_ticks(trajectories[0]))
+    fig.update_xaxes(tickangle=-60, tickfont={"size": 9}, tickmode="array", showticklabels=True,
+                     **_ticks(trajectories[0]))
     return fig
 
 
+TICKS_PX = 80  # the height of a panel's rotated token labels
+VIEW_MIN_PX = 640  # the view is never drawn narrower (a phone scrolls it sideways): 16 columns of TEXT_MIN_PX
 PLOTLY_JS = "../plotly.min.js"  # copied to the root of the built book from the plotly package (jtc_utils.book.runner)
-TEXT_MIN_PX = 30  # a cell narrower than this (a phone) shows no token text: the colours stay, the token is in the
-# axis label and on hover
+TEXT_MIN_PX = 30  # a cell narrower than this shows no token text: the colours stay, the token is in the axis label
+# and on hover
 
 # draws the figure once its div comes within a screen of the viewport, loading plotly first if no view on the page
 # has: plotly (4.8 MB, 1.5 MB compressed) is then fetched only by a reader who scrolls to the view
@@ -201,7 +206,12 @@ def html(fig, div_id: str) -> str:
         raise RuntimeError(f"plotly's HTML has {len(scripts)} inline scripts, expected one: update layer_view.html")
     lazy = _LAZY % {"id": json.dumps(div_id), "src": json.dumps(PLOTLY_JS), "draw": scripts[0],
                     "min_px": TEXT_MIN_PX}
-    return out.replace(f"<script>{scripts[0]}</script>", lazy)
+    out = out.replace(f"<script>{scripts[0]}</script>", lazy)
+    # at least VIEW_MIN_PX wide, in a box that scrolls sideways where the column is narrower (a phone): every cell
+    # keeps room for its token
+    graph = 'class="plotly-graph-div" style="'
+    out = out.replace(graph, f"{graph}min-width:{VIEW_MIN_PX}px; ", 1)
+    return f'<div class="jtc-wide-view" style="overflow-x: auto; max-width: 100%">{out}</div>'
 
 
 def data(trajectories: list[dict]) -> dict:

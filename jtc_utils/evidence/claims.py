@@ -210,13 +210,19 @@ def claim_record(cid, claim, paper, ours, margin, rule, magnitude: dict | None =
 
 
 def short_number(v) -> str:
-    """A margin to two significant digits (what a resample's spread supports); one below 1e-4 in size as its
-    bound, so that no noise-level number is printed."""
+    """A margin to two significant digits (what a resample's spread supports), always in plain decimals (``+0.00093``,
+    ``-100``: no exponent beside a decimal in one interval); one below 1e-4 in size as its bound (``+<0.0001``), so
+    that no noise-level number is printed."""
+    import math
+
     if v is None:
         return "-"
-    if 0 < abs(v) < 1e-4:
-        return ("+" if v > 0 else "-") + "below 1e-04"
-    return f"{v:+.2g}"
+    if v == 0:
+        return "0"
+    if abs(v) < 1e-4:
+        return ("+" if v > 0 else "-") + "<0.0001"
+    r = float(f"{v:.2g}")
+    return f"{r:+.{max(0, 1 - math.floor(math.log10(abs(r))))}f}"
 
 
 def judged(record: dict, profile: Profile | str) -> dict:

@@ -6,7 +6,8 @@ makes the test fail on noise; these helpers print what the reader needs instead:
 
 * :func:`bound`: a quantity that should be zero up to rounding (a decomposition's deviation, an identity's gap) is
   shown as the bound it is checked against, ``below 1e-05``, and printed in full only when it breaks the bound;
-* :func:`sig`: a number to a few significant digits (perplexities that range from 30 to 10^5);
+* :func:`sig`: a number to a few significant digits, in plain decimals (perplexities that range from 30 to
+  10^5);
 * :func:`frame`: a table with its numeric columns rounded to fixed decimals, also where pandas' own ``round``
   leaves a mixed-type column untouched.
 
@@ -27,10 +28,14 @@ def bound(x: float, limit: float) -> str:
 
 
 def sig(x: float, digits: int = 3) -> str:
-    """``x`` to ``digits`` significant digits (``31.4``, ``1.24e+05``)."""
+    """``x`` to ``digits`` significant digits in plain decimals (``31.4``, ``124,000``, ``0.000123``: no exponent, so
+    that a column reads in one notation)."""
     if x is None or not math.isfinite(x):
         return str(x)
-    return f"{x:.{digits}g}"
+    if x == 0:
+        return "0"
+    r = float(f"{x:.{digits}g}")
+    return f"{r:,.{max(0, digits - 1 - math.floor(math.log10(abs(r))))}f}"
 
 
 def decimals_for(tolerance: float) -> int:

@@ -12,6 +12,14 @@ from jtc_utils.core import models
 from jtc_utils.evidence.figure_registry import Caption, View, drawings
 
 
+# the coverage table's columns (the paper's Table 2) as the page heads them
+TAB2_COLUMNS = {"values": "values", "gaussian": "Gaussian", "updates": "whole updates", "chance": "chance",
+                "values_no_big": "values, no big classes", "gaussian_no_big": "Gaussian, no big classes",
+                "chance_no_big": "chance, no big classes", "p_values_vs_gaussian": "p (values vs Gaussian)"}
+# an exit rule's columns (the paper's Table 6)
+RULE_COLUMNS = {"accuracy": "accuracy", "saved": "layers saved", "share_saved": "share saved"}
+
+
 def per_layer(series: dict, title: str, ylabel: str, ax=None, styles=None):
     """One line per named series against the 1-based layer."""
     ax = ax or plt.subplots(figsize=(6, 3.2))[1]
@@ -64,10 +72,10 @@ def _matffn_coefficients(d: dict, p: dict) -> None:
     c = d["coefficients"]
     axes = _two_panels()
     per_layer({"most often dominant ten": c["r2_dominant"], "other neurons": c["r2_rest"]},
-              "held-out r² of each coefficient's linear predictor", "r²", ax=axes[0])
+              f"{p['model']}: held-out r² of each coefficient's predictor", "r²", ax=axes[0])
     per_layer({"dominant ten": c["error_share_dominant"],
                "uniform 10/d_ff": [c["uniform_share"]] * len(c["error_share_dominant"])},
-              "share of mat_ffn's squared error", "share", ax=axes[1])
+              f"{p['model']}: share of mat_ffn's squared error", "share", ax=axes[1])
 
 
 def _where(p: dict) -> str:
@@ -141,7 +149,7 @@ DRAWINGS = {
             lambda d, p: per_layer({"IoU with the value's own top-30": d["through_mat"]["iou"],
                                     "coverage through mat": d["through_mat"]["coverage_mat"],
                                     "coverage raw": d["through_mat"]["coverage_raw"]},
-                                   "values seen through mat", "share"),
+                                   f"{p['model']}: values seen through mat", "share"),
             lambda d, p: Caption(
                 "beyond the papers: value vectors seen through mat",
                 "Per layer, the overlap of a value's top-30 tokens read through mat with its own, and the concept "

@@ -216,7 +216,7 @@ def table1(exp, sentences=None, samples=None) -> dict:
         H = top_tokens.states_at(ad, ids, pos)[:, None]
         for layer in layers:
             fresh = top_tokens.top_ids(exp, H, [layer], "id", 5)[0, 0]
-            id_ok &= top_tokens.token_strings(ad, fresh) == t.loc[name][f"id_{layer}"].tolist()
+            id_ok &= top_tokens.token_strings(ad, fresh) == t.loc[name][top_tokens.column("id", layer)].tolist()
     out = {"samples": idx, "layers": layers, "sentences": [name for _, _, name in inputs],
            "columns": list(t.columns), "rows": [[name, rank, *t.loc[(name, rank)].tolist()] for name, rank in t.index],
            "final_matches_model": bool(final_ok), "id_deterministic": bool(id_ok)}

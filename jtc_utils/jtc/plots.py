@@ -221,8 +221,7 @@ def loss_grid(cards: list[dict], ncols: int = 4):
             ax.set_title(f"{card['name']} ({card['config']['n_layer']} layers)", fontsize=10)
             ax.set_xlabel("logged step", fontsize=9)
             ax.tick_params(labelsize=8)
-        for ax in axes[:, 0]:
-            ax.set_ylabel("training loss", fontsize=9)
+            ax.set_ylabel("training loss", fontsize=9)  # on every panel: a phone shows each alone
         fig.tight_layout()
     return fig
 

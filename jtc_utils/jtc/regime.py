@@ -219,8 +219,8 @@ def plot_curves(curves: list[dict], what: str = "r2", fractions=(0.25, 0.5, 0.75
 def _sample_size_view(what: str, see: str, alt: str) -> View:
     """Both models' curves in one figure (``also``: the other models' numbers), linking both records."""
     return View(lambda d, p, also=(): plot_curves([d, *also], what),
-                lambda d, p, also=(): Caption("beyond the paper: the paper's regime", see, alt,
-                                              figs=tuple(SAMPLE_SIZE_OF) if also else ()))
+                lambda d, p, also=(): Caption("beyond the paper: the paper's regime", see.format(n_full=d["n_full"]),
+                                              alt, figs=tuple(SAMPLE_SIZE_OF) if also else ()))
 
 
 # the sample-size curves' drawings: held-out r² (section 3) and Precision@1 (section 4), the stand-ins of GPT-2 and
@@ -230,12 +230,14 @@ DRAWINGS = {"sample_size_gpt12": {
         "r2",
         "Held-out r² of mat from three source layers to the last layer against the training vectors per dimension it "
         "was fitted on, with id (dashed) for reference. Below one vector per dimension mat interpolates its training "
-        "set and generalises worst; the dotted lines are the paper's ratios.",
+        "set and generalises worst; the dotted lines are the paper's ratios, the solid black line the ratio of the "
+        "stand-in's chapters ({n_full:,} training vectors).",
         "Two log-x line charts of held-out r-squared against training vectors per dimension, one per model, three "
         "source layers each, with the id reference as dashed lines"),
     "p1": _sample_size_view(
         "p1",
         "Precision@1 of mat from three source layers against the training vectors per dimension it was fitted on, "
-        "with id (dashed) for reference; the dotted lines are the paper's ratios.",
+        "with id (dashed) for reference; the dotted lines are the paper's ratios, the solid black line the ratio "
+        "of the stand-in's chapters ({n_full:,} training vectors).",
         "Two log-x line charts of Precision@1 against training vectors per dimension, one per model, three source "
         "layers each, with the id reference as dashed lines")}}

@@ -111,6 +111,11 @@ def sample_text(exp, i: int) -> str:
     return ad.tokenizer.decode(ids[:pos + 1]) + " " + MASK
 
 
+def column(mapping: str, layer: int) -> str:
+    """The table's column of a mapping's top tokens at a layer, as the page heads it (``"mat, ℓ=6"``)."""
+    return f"{mapping}, ℓ={layer}"
+
+
 def _table(exp, H, layers, k, names) -> pd.DataFrame:
     L = exp.n_layers
     (k,) = readout.check_ks(exp.adapter, (k,))
@@ -118,7 +123,7 @@ def _table(exp, H, layers, k, names) -> pd.DataFrame:
     cols = {}
     for layer in layers:
         for m in ("id", "mat"):
-            cols[f"{m}_{layer}"] = top_ids(exp, H, [layer], m, k)[0]
+            cols[column(m, layer)] = top_ids(exp, H, [layer], m, k)[0]
     cols["final"] = top_ids(exp, H, [L], "id", k)[0]
     rows = []
     for s, name in enumerate(names):

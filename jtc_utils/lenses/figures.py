@@ -423,6 +423,10 @@ def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None,
     return COMPUTE[fig](fig, figure_registry.profile_of(fig, profile), n_train, n_val, seed)
 
 
+# a metric's key in the lens tables' numbers, as a table heads it
+METRIC_NAMES = {"p@1": "P@1", "kl": "KL", "ce_gold": "next-token CE", "r2": "r²"}
+
+
 def quarter_table(t: dict, metrics=("p@1",)) -> "pd.DataFrame":
     """The all-lenses table at L/4, L/2 and 3L/4: one row per lens, its parameters per layer (and share of d²), and
     each metric at the three layers."""
@@ -435,7 +439,7 @@ def quarter_table(t: dict, metrics=("p@1",)) -> "pd.DataFrame":
              "share of d²": f"{row['params_share']:.1%}"}
         for m in metrics:
             for q in t["quarters"]:
-                r[f"{m} ℓ={q}"] = round(float(row[m][layers.index(q)]), 3)
+                r[f"{METRIC_NAMES.get(m, m)} ℓ={q}"] = round(float(row[m][layers.index(q)]), 3)
         rows.append(r)
     return pd.DataFrame(rows)
 

@@ -50,7 +50,7 @@ def heatmaps4(d: dict, title: str | None = None):
                         cbar_ax=cbar_ax, xticklabels=step, yticklabels=step, square=True)
             ax.set_title(name)
             ax.set_xlabel("target ℓ'")
-            ax.set_ylabel("source ℓ" if k == 0 else "")
+            ax.set_ylabel("source ℓ")  # on every panel: a phone shows each alone
             ax.tick_params(axis="y", rotation=0)
         if title:
             fig.suptitle(title)

@@ -129,6 +129,14 @@ def _regularised_and_probes(fig4: dict, probes_of: dict) -> None:
     fig.tight_layout()
 
 
+def _chosen(d: dict) -> str:
+    """How the pruned blocks were chosen, for the caption: every strategy the figure draws, in its order."""
+    names = {"most linear": "most linear first", "least linear": "least linear first",
+             "random": "at random (the mean of the draws)"}
+    drawn = [names[s] for s in ("most linear", "least linear", "random") if any(r["strategy"] == s for r in d["rows"])]
+    return ", ".join(drawn[:-1]) + (" or " if len(drawn) > 1 else "") + drawn[-1]
+
+
 def _pruning_panels(d: dict) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(13, 4))
     pruning(d, "perplexity", ax=axes[0], title=f"{d['model']}: perplexity")
@@ -188,8 +196,8 @@ DRAWINGS = {
         lambda d, p: _pruning_panels(d),
         lambda d, p: Caption(
             "Razzhigaev et al. Figures 6 and 7",
-            "Perplexity and accuracy at fact words after removing, replacing or distilling k blocks, chosen most "
-            "linear first or at random.",
+            "Perplexity and accuracy at fact words after removing (solid), replacing (dashed) or distilling "
+            "(dotted) k blocks, chosen " + _chosen(d) + " (one colour each).",
             "Two line plots against the number of pruned blocks")),
 }
 DRAWN = tuple(DRAWINGS)

@@ -27,6 +27,9 @@ from jtc_utils.core import device as devices
 from jtc_utils.core import linear
 from jtc_utils.core.linear import RCOND, UnderdeterminedFitWarning
 
+# the scores' keys in the figures' numbers, as a table heads them
+SCORE_NAMES = {"res_in": "LS_res", "nores_in": "LS_nores", "res_ho": "LS_res, held-out", "res_null": "null"}
+
 
 def _check(X, Y, what: str = "X and Y", fit: bool = True):
     X = np.asarray(X, dtype=np.float64)

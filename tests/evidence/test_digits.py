@@ -24,8 +24,10 @@ def test_a_deviation_that_should_be_zero_shows_its_bound():
 def test_a_broken_models_perplexity_shows_three_significant_digits():
     # secretly_linear: a pruned model's perplexity, 124390.18 against 124390.53
     assert f"{124390.18:.2f}" != f"{124390.53:.2f}"
-    assert digits.sig(124390.18) == digits.sig(124390.53) == "1.24e+05"
+    assert digits.sig(124390.18) == digits.sig(124390.53) == "124,000"  # plain decimals: no exponent in a column
     assert digits.sig(31.4243) == "31.4" and digits.sig(float("nan")) == "nan"
+    assert digits.sig(0.00012345) == "0.000123" and digits.sig(-0.06128, 4) == "-0.06128" and digits.sig(0) == "0"
+    assert digits.sig(999.7) == "1,000" and digits.sig(9.996, 3) == "10.0"
 
 
 def test_the_identity_gap_of_the_linearity_verdict_is_its_bound():

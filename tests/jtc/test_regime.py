@@ -102,3 +102,14 @@ def test_the_rejudged_figures_are_named_as_the_claims_page_saves_them():
                          {"tiny-gpt2-xl-seed2": {"fig2": {"q": 1}}, "tiny-gpt2-xl-seed1": {"fig5": {"q": 2}}})
     assert list(r.figures()) == ["regime_fig2", "regime_fig4", "seed1_fig5", "seed2_fig2"]
     assert r.figures()["seed2_fig2"] == ({"b": 1}, {"q": 1})
+
+
+def test_the_sample_size_captions_say_what_every_line_is():
+    """Issue 66, item 7: the caption named the dotted lines but not the solid black one (the stand-in's own ratio);
+    the number of training vectors it names is the figure's own."""
+    from jtc_utils.evidence import figdata
+
+    d = figdata.load("sample_size_gpt12")
+    for view in regime.DRAWINGS["sample_size_gpt12"].values():
+        see = view.caption(d["data"], d["params"]).see
+        assert "solid black line" in see and f"{d['data']['n_full']:,} training vectors" in see

@@ -20,7 +20,7 @@ def exp(request, tmp_path_factory):
 def test_final_column_is_the_model_output(exp):
     ad = exp.adapter
     t = top_tokens.top_tokens(exp, "the river flows through [MASK] .", layers=[1], k=5)
-    assert list(t.columns) == ["id_1", "mat_1", "final"] and len(t) == 5
+    assert list(t.columns) == ["id, ℓ=1", "mat, ℓ=1", "final"] and len(t) == 5
     ids, pos = top_tokens.encode(ad, "the river flows through [MASK] .")
     with torch.no_grad():
         logits = ad.model(input_ids=torch.tensor([ids])).logits[0, pos]

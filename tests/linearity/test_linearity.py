@@ -321,3 +321,16 @@ def test_the_task_classifier_reads_the_bodys_last_real_token_and_trains_body_and
 def test_a_models_study_is_computed_once_whether_its_profile_is_named_or_given():
     one = lfig.study("tiny-gpt2")  # as the pretraining figure asks for it
     assert lfig.study("tiny-gpt2", "tiny") is one and lfig.study("tiny-gpt2", profiles.get("tiny")) is one
+
+
+def test_the_pruning_caption_names_every_way_of_choosing_the_blocks_it_draws():
+    """Issue 66, item 7: linearity Figure 6 drew three strategies and its caption named two."""
+    from jtc_utils.linearity import plots
+
+    d = figdata.load("sl_fig7")
+    see = plots.DRAWINGS["sl_fig7"].caption(d["data"], d["params"]).see
+    drawn = {r["strategy"] for r in d["data"]["rows"]}
+    assert drawn == {"most linear", "least linear", "random"}
+    assert all(f"{s} first" in see or (s == "random" and "at random" in see) for s in drawn), see
+    only = {**d["data"], "rows": [r for r in d["data"]["rows"] if r["strategy"] == "random"]}
+    assert "least linear" not in plots.DRAWINGS["sl_fig7"].caption(only, d["params"]).see
