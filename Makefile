@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: browser sandbox book test test-fast install real notebooks html bench noise clean-cache zoo zoo-extras student lab grade custom
+.PHONY: browser sandbox book test test-fast lint install real notebooks html bench noise clean-cache zoo zoo-extras student lab grade custom
 
 $(STAMP): requirements.txt requirements-html.txt requirements-real.txt requirements-lab.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -60,11 +60,14 @@ sandbox:
 PAGES ?=
 DISPATCH ?= native
 SUITE = $(PY) -m jtc_utils.book.suite $(if $(JOBS),--jobs $(JOBS))
-test: $(STAMP) browser sandbox  ## every page (nbval), then every test and the figure-data regression; one summary
+test: $(STAMP) lint browser sandbox  ## lint, every page (nbval), then every test and the figure-data regression; one summary
 	$(SUITE) $(if $(PAGES),--pages "$(PAGES)") --dispatch $(DISPATCH)
 
-test-fast: $(STAMP)  ## the edit-test loop: tests marked neither slow, pages, real nor browser (a few minutes)
+test-fast: $(STAMP) lint  ## the edit-test loop: lint, then the tests marked neither slow, pages, real nor browser
 	$(SUITE) --fast
+
+lint: $(STAMP)  ## ruff on the package, the notebooks' sources, the tests and the benchmarks (pyproject.toml's [tool.ruff])
+	$(PY) -m ruff check .
 
 # your model on your text: every chapter that applies, into OUT (never book/); see the README's "Your model"
 MODEL ?=

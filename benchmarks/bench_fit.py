@@ -91,7 +91,7 @@ def main():
     print(f"shape {args.shape}: {L} layers, width {d}, {n_tr} train / {n_va} validation samples, {len(pairs)} pairs, "
           f"device {dev} ({torch.get_num_threads()} CPU threads)")
     if (n_tr, n_va) != (9000, 3000):
-        print(f"  (fewer samples than the paper's 9,000 + 3,000 on this device; the floor scales with them)")
+        print("  (fewer samples than the paper's 9,000 + 3,000 on this device; the floor scales with them)")
 
     rate = matmul_rate(n_tr, d, dev)
     flops = len(pairs) * (2 * n_tr * d * d + 2 * n_va * d * d)

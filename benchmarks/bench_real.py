@@ -79,8 +79,8 @@ def profile_extraction(ad, s, batch: int, floor_rate: float, full=None) -> None:
     print(f"matrix multiplies: {mm / total:.1%} of the time; padding: {pad:.3f} x the tokens")
     print("projection rates at " + f"{rows} rows: " + ", ".join(f"{k} {r / 1e9:.0f}" for k, r in rates.items())
           + f" GFLOP/s; together {mm_rate / 1e9:.0f} = {mm_rate / floor_rate:.2f} of the floor's rate")
-    print(f"from this profile: now {mm / total:.2f} (share) x {mm_rate / floor_rate:.2f} (rate) / {pad:.3f} (padding) = "
-          f"{mm / total * mm_rate / floor_rate / pad:.2f} of the floor; with no time at all outside the matrix "
+    print(f"from this profile: now {mm / total:.2f} (share) x {mm_rate / floor_rate:.2f} (rate) / {pad:.3f} (padding) "
+          f"= {mm / total * mm_rate / floor_rate / pad:.2f} of the floor; with no time at all outside the matrix "
           f"multiplies, at most {mm_rate / floor_rate / pad:.2f}")
     if full is not None:
         _, pad_full = padding(full, batch)
@@ -129,7 +129,6 @@ def main(argv=None):
 
     from jtc_utils.core import hidden, models, real_models
     from jtc_utils.core.samples import make_samples
-    from jtc_utils.jtc import figures
 
     real_models.folder("smollm2-135m")  # the one-time GGUF conversion is not part of what is measured
     ad = models.adapter("smollm2-135m")

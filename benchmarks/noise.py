@@ -1,4 +1,4 @@
-"""How much every figure-data quantity moves when only the arithmetic changes: the measurement behind the tolerances
+r"""How much every figure-data quantity moves when only the arithmetic changes: the measurement behind the tolerances
 of the figure-data regression (``jtc_utils.book.regression``), committed in ``tests/noise.json``.
 
 Each *setting* recomputes every figure of :func:`jtc_utils.book.regression.targets` from scratch (its own empty cache,

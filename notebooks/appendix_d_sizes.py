@@ -18,7 +18,8 @@
 #
 # The paper's appendix D repeats the $r^2$ heatmaps and the prediction curves for the other sizes: GPT-2 small,
 # medium and large (12, 24, 36 layers) and BERT-base (12 layers). The heatmaps (the paper's Figs. 22-25) are in
-# [section 3](sec3_linear_shortcuts.ipynb); here are Precision@k (the paper's Figs. 26-29) and Surprisal (its Figs. 30-33) for
+# [section 3](sec3_linear_shortcuts.ipynb); here are Precision@k (the paper's Figs. 26-29) and Surprisal (its Figs.
+# 30-33) for
 # the stand-ins with 6, 12 and 18 GPT-style layers and 6 BERT-style layers, on the encyclopedia domain.
 # The largest models' curves are in [section 4](sec4_predictions.ipynb).
 #

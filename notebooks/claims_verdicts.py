@@ -51,7 +51,8 @@
 #
 # Each rule reads the sentence through one **lexicon** of the papers' vague words ("every", "most", "often", "close
 # to zero", "substantially", "sharp", ...), shown below: one reading per word, the same for every claim of every
-# paper; the note under it says when it was written and what a second review changed. Claims that test the same statistic on the same data are
+# paper; the note under it says when it was written and what a second review changed. Claims that test the same
+# statistic on the same data are
 # one **finding**, and the headline counts findings; checks that cannot fail on data (arithmetic, self-consistency)
 # are shown, not counted.
 #
@@ -133,7 +134,8 @@ for key, title in (("tiny", "Jump to Conclusions, on the stand-in"), ("real", "J
                    ("linearity", "Your Transformer is Secretly Linear, on the stand-in"),
                    ("linearity_real", "Your Transformer is Secretly Linear, on the real model")):
     glue(f"summary_{key}", claims.summary(groups[title][0], groups[title][1]), display=False)
-for key, title in (("tiny", "Jump to Conclusions, on the stand-in"), ("real", "Jump to Conclusions, on the real model")):
+for key, title in (("tiny", "Jump to Conclusions, on the stand-in"),
+                   ("real", "Jump to Conclusions, on the real model")):
     for verdict in ("fails", "undecided"):
         names = [f"{', '.join(f['claims'])} ({f['title']})" for f in claims.findings(groups[title][0])
                  if f["verdict"] == verdict]
@@ -281,13 +283,14 @@ HTML(claims_page.side_by_side(groups["Low-rank shortcuts and the tuned lens, on 
 #
 # The FFN claims are judged on the real model too (`real_geva` of the FFN chapter: the dominant ten, the scores, the
 # events, saturation and the exit rules on its first 300 validation samples, resampled). Its concept claims (F1-F4)
-# read word classes that `jtc_utils.core.word_classes` takes automatically from the real training text (the chapter
-# says what they can and cannot see), their resamples the value vectors; F1-F3 need a labelling that reaches at
-# least half of the top tokens they count, and the automatic classes reach about a tenth of them, so those three are
-# not judged on the real model. F10 compares the sub-update rule with classifiers that must work as a baseline (within
+# read the concept classes of the model's whole vocabulary that `jtc_utils.core.token_concepts` makes with a sentence
+# encoder (the chapter says how they hold hand-checked categories and what they can and cannot see), their resamples
+# the value vectors; F1-F3 need a labelling that reaches at least half of the top tokens they count, which these
+# classes do (each record's instrument check gives the share). F10 compares the sub-update rule with classifiers that
+# must work as a baseline (within
 # reach of the paper's accuracy) before its verdict is drawn. F8's clusters are formed block by block (one clustering
-# of every value does not fit), a deviation its record states; steering (F9) needs word classes with a sign, which
-# the automatic ones are not, and says so.
+# of every value does not fit), a deviation its record states; steering (F9) needs classes with a sign, which
+# the concept classes are not, and says so.
 
 # %% tags=["nbval-check-output", "hide-input"]
 HTML(claims_page.side_by_side(groups["FFN sub-updates in the vocabulary space, on the stand-in"][0],

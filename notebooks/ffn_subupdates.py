@@ -36,8 +36,8 @@
 # by **concept steering** on the world's one polar concept, and named as such. The concept analyses run on the stand-in
 # of GPT-2 (`tiny-gpt2`), the sample-level ones on the stand-in of GPT-2 medium (`tiny-gpt2-medium`), on the same
 # validation sentences as section 5, so every exit rule lands on one plot. The real model (SmolLM2-135M, a gated FFN:
-# $m_i = \mathrm{SiLU}(\text{gate}_i)\cdot\text{up}_i$) gets every analysis, its concepts under word classes read
-# automatically from real text (`jtc_utils.core.word_classes`). Code:
+# $m_i = \mathrm{SiLU}(\text{gate}_i)\cdot\text{up}_i$) gets every analysis, its concepts under concept classes of
+# its whole vocabulary, made by a sentence encoder (`jtc_utils.core.token_concepts`). Code:
 # `jtc_utils.ffn`, one module per analysis.
 # ```
 
@@ -51,7 +51,7 @@ import pandas as pd
 from IPython.display import display
 
 from jtc_utils.core import device as devices
-from jtc_utils.core import experiment, word_classes
+from jtc_utils.core import experiment, token_concepts
 from jtc_utils.book.chapter import Chapter
 from jtc_utils.evidence import digits
 from jtc_utils.ffn import FFN, claims, decompose
@@ -99,8 +99,9 @@ f2 = figure("geva_fig2")
 f4 = figure("geva_fig4")
 
 # %% [markdown]
-# The same two figures on the real model (SmolLM2-135M, under word classes read automatically from its training
-# text; [the real model's section](#ffn-real) says how they are read and what they can see):
+# The same two figures on the real model (SmolLM2-135M, under the concept classes of its vocabulary;
+# [the real model's section](#ffn-real) says how they are made, how they hold hand-checked categories and what they
+# can see):
 
 # %%
 rg = figure("real_geva", plot=False)  # the real model's analyses: its views are drawn beside the stand-in's
@@ -252,20 +253,25 @@ chapter.show("ext_geva_matffn", view="through_mat")
 # of the real profile (each analysis costs a 30-block forward pass per sentence; the sizes are in the figure's
 # parameters).
 #
-# **Automatic word classes.** The real vocabulary has no generator lists, so `jtc_utils.core.word_classes` labels it
-# from the training text alone, by a rule fixed before any value vector was read: punctuation and numbers by their
-# form; the most frequent word-start tokens are function words; every other token seen often enough gets a
-# *distributional class*, shared by the tokens that occur between the same neighbours (left and right neighbour
-# counts, positive PMI, an SVD, Ward's clustering). The concept rule, the Gaussian vectors and the whole updates
-# are then exactly the stand-in's. What it can see: the kinds of words that the training text uses often in the
-# same slot (the table below lists the largest classes with their most frequent tokens). What it cannot: the tokens
-# the text rarely uses, which are most of the vocabulary (code, other languages, rare pieces), any meaning beyond
-# the immediate neighbours, and any pattern an annotator names from knowledge of the world. The share of the top-30 tokens that
-# carry any class says how much of the lists it sees; coverage under it is a lower bound of an annotator's. Where it
-# sees less than half of the tokens a concept claim counts, the coverage measures the labelling more than the
-# vectors, so F1-F3 are not judged there (their instrument check); a labelling that reaches the tokens is still to be
-# built.
+# **Concept classes of the vocabulary.** The real vocabulary has no generator lists, so
+# `jtc_utils.core.token_concepts` labels every one of its tokens by a rule fixed before any value vector was read:
+# punctuation and numbers by their form; the 100 most frequent word-start words of the training text are function
+# words; every other token with a letter is embedded by the project's sentence encoder (all-MiniLM-L6-v2, a model
+# trained on other text, which has never seen SmolLM2's weights) and the embeddings are clustered by k-means, one
+# class per 25 tokens. The classes are made once by `python -m jtc_utils.core.token_concepts` and committed with
+# their card (`zoo/concepts/`); the book reads them. The concept rule, the Gaussian vectors and the whole updates
+# are then exactly the stand-in's.
 #
+# What the classes can see: the meaning of a token's text as the encoder reads it, so words of one topic land
+# together (months, weekdays, colours), and so do a word's spellings (` May`, `May`, ` may`) and its inflections.
+# What they cannot: inflection as a pattern of its own (past-tense verbs are spread over their verbs' classes), a
+# fragment's meaning inside the words it completes (`omonas` is read as a string, not as the end of *Pseudomonas*),
+# and any pattern that needs knowledge of the world. The first table says how they hold six categories checked by
+# hand: for each, the class holding most of its tokens, the share of the category in it (recall) and the share of
+# the class that is the category (precision, against the hand list, so a class's other true members count against
+# it). The second says how much of the top-30 lists they reach (the concept claims' instrument check asks for
+# half).
+
 # The model's values are too many for one complete-linkage clustering, so the exit rule and the extreme
 # sub-updates (F8) both cluster each block's values separately: for the exit rule this changes nothing (it compares
 # clusters within one layer); for F8 it is a deviation from the paper, stated in the verdict. Of the classifier
@@ -273,15 +279,15 @@ chapter.show("ext_geva_matffn", view="through_mat")
 # twice as wide again.
 
 # %% tags=["nbval-check-output"]
-wc = rg["word_classes"]
-print("word classes from", wc["counts"]["sentences"], "training sentences:", wc["counts"]["labelled"], "of",
-      wc["counts"]["types"], "token types seen carry a class,", wc["counts"]["classes"], "classes; settings:",
-      {k: getattr(word_classes, k) for k in ("FUNCTION_WORDS", "MIN_COUNT", "CONTEXTS", "DIMS", "PER_CLASS")})
-order = list(wc["groups"])  # the fifteen largest classes, ties in the classes' order
-largest = sorted(order, key=lambda c: (-wc["sizes"][c], order.index(c)))[:15]
-display(pd.DataFrame([{"class": c, "group": wc["groups"][c], "tokens": wc["sizes"][c],
-                       "most frequent": " | ".join(t.strip() or repr(t) for t in wc["examples"][c])}
-                      for c in largest]).set_index("class"))
+cc = rg["concept_classes"]
+print("concept classes of", cc["counts"]["vocabulary"], "tokens:", cc["counts"]["labelled"], "carry a class,",
+      cc["counts"]["embedded"], "of them in", sum(c.startswith("class ") for c in cc["groups"]),
+      "embedded classes; settings:",
+      {k: getattr(token_concepts, k) for k in ("FUNCTION_WORDS", "PER_CLASS", "ENCODER", "CLUSTER_SEED")})
+display(pd.DataFrame([{"category": v["category"], "tokens in the vocabulary": v["tokens"], "its class": v["class"],
+                       "recall": round(v["recall"], 2), "precision": round(v["precision"], 2),
+                       "the class's first tokens": " | ".join(t.strip() or repr(t) for t in v["examples"][:8])}
+                      for v in cc["validation"]]).set_index("category"))
 rc = rg["concepts"]["tab2"]
 print(f"top-30 lists of {ffn_figures.REAL_VALUES_PER_LAYER} values per block (drawn with the seed), "
       f"{ffn_figures.N_RANDOM} Gaussian vectors and {ffn_figures.N_RANDOM} whole updates per block")

@@ -61,7 +61,6 @@ real_n_train = None  # the real model's training sentences (None: 9,000)
 real_n_val = None  # the real model's validation sentences (None: 3,000 on Wikipedia, 1,000 on BBC News)
 
 # %% tags=["hide-cell"]
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from IPython.display import display

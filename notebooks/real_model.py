@@ -64,7 +64,8 @@ rows = []
 for name, spec in real_models.REAL_MODELS.items():
     ad = models.adapter(name)
     rows.append({"model": name, "family": ad.family, "layers": ad.n_layers, "width": ad.d,
-                 "vocabulary": ad.vocab_size, "parameters (M)": round(sum(p.numel() for p in ad.model.parameters()) / 1e6, 1),
+                 "vocabulary": ad.vocab_size,
+                 "parameters (M)": round(sum(p.numel() for p in ad.model.parameters()) / 1e6, 1),
                  "token predictions": "yes" if ad.has_head else "no (no LM head)",
                  "package": f"{spec.package}=={spec.version}", "what": spec.description})
 display(pd.DataFrame(rows).set_index("model"))

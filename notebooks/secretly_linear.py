@@ -141,7 +141,8 @@ print({m: round(float(np.max(np.abs(np.subtract(v["paper"]["res_in"], v["paper_n
 fam = figure("ext_sl_r2family")
 
 # %% tags=["nbval-check-output"]
-print(f"largest gap between LS_nores computed directly and through the identity: {digits.bound(fam['identity_max_gap'], 1e-8)}")
+print(f"largest gap between LS_nores computed directly and through the identity: "
+      f"{digits.bound(fam['identity_max_gap'], 1e-8)}")
 
 # %% [markdown]
 # ## Why the scores are so high: small updates (the paper's Figure 3)
@@ -167,7 +168,8 @@ chapter.real_verdicts(["S4"], claims.real_getter)
 f2 = figure("sl_fig2")
 
 # %% tags=["nbval-check-output"]
-print(f"largest |LS_res(snapshot 630, float16) - LS_res(zoo/tiny-gpt2)|: {digits.bound(f2['fp16_vs_zoo_max_gap'], 1e-4)}")
+print(f"largest |LS_res(snapshot 630, float16) - LS_res(zoo/tiny-gpt2)|: "
+      f"{digits.bound(f2['fp16_vs_zoo_max_gap'], 1e-4)}")
 chapter.verdicts(["S5"])
 
 # %% [markdown]

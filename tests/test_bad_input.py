@@ -52,21 +52,22 @@ def test_failing_notebook_names_the_cell_and_writes_no_page(tmp_path, monkeypatc
     book = a_book_of(tmp_path, monkeypatch, "broken", '# %% tags=["parameters"]\nprofile = "tiny"\n\n# %%\nx = 1\n\n'
                      '# %%\nraise ValueError("boom")\n')
     with pytest.raises(runner.NotebookFailed,
-                       match=r"notebook broken failed at cell 3 of 3 \(notebooks/broken.py, line 7\) \(ValueError: boom\)"):
+                       match=r"notebook broken failed at cell 3 of 3 \(notebooks/broken.py, line 7\) \(ValueError: "
+                             r"boom\)"):
         runner.execute("broken", timeout=120)
     assert not (book / "broken.ipynb").exists()
     assert (book / "_failed" / "broken.ipynb").exists()
 
 
 def test_a_syntax_error_in_a_notebook_source_names_the_file_and_line(tmp_path, monkeypatch):
-    book = a_book_of(tmp_path, monkeypatch, "broken", '# %% tags=["parameters"]\nprofile = "tiny"\n\n# %%\nx = (1,\n')
+    a_book_of(tmp_path, monkeypatch, "broken", '# %% tags=["parameters"]\nprofile = "tiny"\n\n# %%\nx = (1,\n')
     with pytest.raises(SystemExit, match=r"^ERROR: .*broken\.py, line 5: .*fix the syntax error there") as e:
         runner.main(["--only", "broken", "--no-build"])
     assert "\n" not in str(e.value)
 
 
 def test_a_page_runs_without_the_kernels_chatter(tmp_path, monkeypatch, capfd):
-    book = a_book_of(tmp_path, monkeypatch, "quiet", '# %% tags=["parameters"]\nprofile = "tiny"\n\n# %%\nx = 1\n')
+    a_book_of(tmp_path, monkeypatch, "quiet", '# %% tags=["parameters"]\nprofile = "tiny"\n\n# %%\nx = 1\n')
     runner.execute("quiet", timeout=120)
     err = capfd.readouterr().err
     assert "IPKernelApp" not in err and "KeyboardInterrupt caught" not in err, err

@@ -398,7 +398,8 @@ def test_one_block_recorder():
 def test_one_padding_helper():
     """Token ids are padded into a batch by one helper (``core.batching.right_pad``, with ``pad_id``'s one pad-id
     rule); the hidden states' batches go through it (issue 54 found a copy and hand-set pad ids in the zoo)."""
-    defs = sorted(f"{name}.{node.name}" for name, path in MODULES.items() for node in ast.walk(ast.parse(path.read_text()))
+    defs = sorted(f"{name}.{node.name}" for name, path in MODULES.items()
+                  for node in ast.walk(ast.parse(path.read_text()))
                   if isinstance(node, ast.FunctionDef) and "pad" in node.name)
     assert defs == ["jtc_utils.core.batching.pad_id", "jtc_utils.core.batching.right_pad",
                     "jtc_utils.core.hidden.padded_batches"], defs
@@ -425,7 +426,8 @@ def test_one_html_build_and_one_import_reader():
     assert readers == ["jtc_utils.book.staleness"], readers
 
 
-BOOK_MODULE_LINES = 650  # the book layer's modules stay a concern each (issue 54 split custom.py, 717, and runner.py, 702)
+# the book layer's modules stay a concern each (issue 54 split custom.py, 717, and runner.py, 702)
+BOOK_MODULE_LINES = 650
 
 
 def test_no_book_module_mixes_concerns_into_one_long_file():

@@ -370,7 +370,8 @@ class Chapter:
 
     def verdicts(self, ids, alias: dict | None = None) -> None:
         """Show the verdicts of claims ``ids`` (of any paper) as a table (returns nothing, so that the cell shows
-        only the table); ``alias`` judges them on other figures' numbers (see :func:`jtc_utils.evidence.claims.getter`)."""
+        only the table); ``alias`` judges them on other figures' numbers (see
+        :func:`jtc_utils.evidence.claims.getter`)."""
         from IPython.display import display
 
         uuid = "verdicts-" + "-".join(ids) + ("-" + "-".join(alias.values()) if alias else "")

@@ -54,14 +54,16 @@ def checks_text(record: dict) -> str:
     def num(v):
         return "-" if v is None else (digits.sig(v, 3) if isinstance(v, float) else str(v))
     return "; ".join(f"{c['name']}: <span class=\"jtc-check-value\">{num(c['value'])}</span> (threshold "
-                     f"{num(c['threshold'])}) {'passes' if c['passed'] else 'FAILS'}" for c in record.get("checks") or [])
+                     f"{num(c['threshold'])}) {'passes' if c['passed'] else 'FAILS'}"
+                     for c in record.get("checks") or [])
 
 
 def frame(records: list[dict], link: str | None = None):
     """Claim records (of this module or of a subpackage's ``claims``) as a table indexed by id, with the two
     verdicts in words (columns ``verdict`` and ``magnitude verdict``), the margin with its interval (``margin``),
     the lexicon entries of the rule (``reading``), its instrument checks (``instrument``), the reason (``why``), and
-    the magnitude's numbers (``paper's numbers``, ``our numbers``). ``link="anchor"`` makes each id an anchor (``claim-<id>``) that the claims page
+    the magnitude's numbers (``paper's numbers``, ``our numbers``). ``link="anchor"`` makes each id an anchor
+    (``claim-<id>``) that the claims page
     links to; ``link="page"`` makes it a link to the chapter that shows the claim (see :func:`page_of`)."""
     table = pd.DataFrame(records)
     table["verdict"] = [claims.shape_verdict(r) for r in records]

@@ -1,5 +1,5 @@
 """Your model, your text, the whole book: every chapter that applies to a reader's own model, executed into a folder
-of its own, with the paper's claims judged for that model (issue 36).
+of its own, with the paper's claims judged for that model.
 
     python -m jtc_utils.book.custom --model PATH_OR_HUB_ID --text FILE_OR_FOLDER [--text-news FILE]
         [--sentences N] [--device auto|cpu|cuda] [--memory GB] [--jobs N] [--no-html] --out DIR
@@ -32,7 +32,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from jtc_utils.book import runner, scheduling
+from jtc_utils.book import runner
 from jtc_utils.core import models, profiles, user_text
 from jtc_utils.core.paths import ROOT
 
@@ -54,7 +54,8 @@ def check_out(out) -> Path:
     if out.exists() and not out.is_dir():
         raise ValueError(f"{out} exists and is not a folder; pass --out a folder of its own")
     if out.is_dir() and any(out.iterdir()) and not (out / profiles.CUSTOM_SPEC).exists():
-        raise ValueError(f"{out} is not empty and holds no custom book ({profiles.CUSTOM_SPEC}); pass --out an empty or new folder")
+        raise ValueError(f"{out} is not empty and holds no custom book ({profiles.CUSTOM_SPEC}); pass --out an empty "
+                         f"or new folder")
     return out
 
 

@@ -1,4 +1,4 @@
-"""The custom book's pages (issue 36): each chapter that applies to a reader's model as a generated py:percent
+"""The custom book's pages: each chapter that applies to a reader's model as a generated py:percent
 source (:func:`page_source`), executed by papermill as one transaction (:func:`execute_page`), what a page does in
 its kernel (:class:`Run`), and the run of them all with the Jupyter Book around them (:func:`run`). The plan comes
 from :mod:`jtc_utils.book.custom_plan`; the command is :mod:`jtc_utils.book.custom`."""
@@ -80,8 +80,8 @@ def claims_source(model: str) -> str:
         "# Every claim of Jump to Conclusions with the same rules as on every other profile;\n"
         "# a claim whose figures this model does not have gets no verdict and says why.",
         '# %% tags=["parameters", "remove-cell"]\ndata_dir = "data"',
-        "# %% tags=[\"remove-cell\"]\nfrom jtc_utils.book import custom_pages\n\npage = custom_pages.Run('claims_verdicts', "
-        "data_dir)",
+        "# %% tags=[\"remove-cell\"]\nfrom jtc_utils.book import custom_pages\n\npage = "
+        "custom_pages.Run('claims_verdicts', data_dir)",
         "# %%\npage.all_verdicts()"]) + "\n"
 
 

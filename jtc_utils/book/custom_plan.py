@@ -1,4 +1,4 @@
-"""The custom book's plan (issue 36): what applies to a reader's model (:data:`PAGES`, per kind of model), and what
+"""The custom book's plan: what applies to a reader's model (:data:`PAGES`, per kind of model), and what
 a run will do, how long it takes and how much memory it needs (:func:`plan`, printed before anything heavy runs).
 The command is :mod:`jtc_utils.book.custom`; the pages are :mod:`jtc_utils.book.custom_pages`."""
 
@@ -7,14 +7,14 @@ from __future__ import annotations
 import math
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from jtc_utils.book import runner, scheduling
+from jtc_utils.book import scheduling
 from jtc_utils.core import device as devices
 from jtc_utils.core import blocks, models, profiles, user_text
 from jtc_utils.base import validate
 from jtc_utils.core.batching import pad_id, right_pad
-from jtc_utils.core.models import CAUSAL, ENCODER, MASKED, kind_of
+from jtc_utils.core.models import CAUSAL, ENCODER, MASKED, kind_of  # noqa: F401 (the page kinds, read by its users)
 from jtc_utils.ffn import figures as ffn_figures
 from jtc_utils.jtc import claims as jtc_claims
 from jtc_utils.jtc import figures as jtc_figures

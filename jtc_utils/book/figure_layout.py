@@ -106,7 +106,8 @@ def integer_layer_ticks(fig) -> None:
 
 
 def log_ticks(fig) -> None:
-    """On every log-scale (or symmetric log) axis that shows fewer than two labelled ticks within its limits (a span under a decade
+    """On every log-scale (or symmetric log) axis that shows fewer than two labelled ticks within its limits (a span
+    under a decade
     shows one, "10¹"), label 1, 2 and 5 of each decade instead."""
     from matplotlib.ticker import FuncFormatter, LogLocator, SymmetricalLogLocator
 

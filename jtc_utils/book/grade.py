@@ -348,8 +348,8 @@ def write_tables(rows: list[Row], out: Path, box: Box) -> None:
     colour = {"✓": "#d9f2d9", "✗": "#f9dcdc", "error": "#fbe8c8"}
     tot = "".join(f"<tr><td>{html.escape(s)}</td><td>{p}</td><td>{n}</td></tr>" for s, (p, n) in totals(rows).items())
     body = "".join(
-        f"<tr style='background:{colour[r.result]}'>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in asdict(r).values())
-        + "</tr>" for r in rows)
+        f"<tr style='background:{colour[r.result]}'>"
+        + "".join(f"<td>{html.escape(str(v))}</td>" for v in asdict(r).values()) + "</tr>" for r in rows)
     where = (f"<p>Each submission ran in a sandbox ({html.escape(box.name)}): the book, the cache and the other "
              "submissions read-only or invisible, no network.</p>" if box.isolated else
              "<p style='background:#fbe8c8;padding:6px'><b>Not sandboxed</b> (--no-sandbox): the submissions ran "

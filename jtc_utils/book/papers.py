@@ -72,8 +72,9 @@ class Paper:
 
 
 PAPERS = (
-    Paper("jtc", tuple(jtc_figures.FIGURES), jtc_figures.compute, jtc_claims.CLAIMS, jtc_claims.check, jtc_exercises.EXERCISES,
-          titles=jtc_claims.FINDINGS, absent=jtc_claims.REAL_ABSENT, draw=jtc_plots.draw, caption=jtc_plots.caption,
+    Paper("jtc", tuple(jtc_figures.FIGURES), jtc_figures.compute, jtc_claims.CLAIMS, jtc_claims.check,
+          jtc_exercises.EXERCISES, titles=jtc_claims.FINDINGS, absent=jtc_claims.REAL_ABSENT, draw=jtc_plots.draw,
+          caption=jtc_plots.caption,
           drawn=jtc_plots.DRAWN, returns_saved=False, table=jtc_plots.table, tabled=jtc_plots.TABLED,
           records={**jtc_figures.RECORDS, **hardness.RECORDS, **rejudge.RECORDS, **layer_view.RECORDS},
           record_drawings=regime.DRAWINGS, unregressed=(*rejudge.CLAIMS_FILES, *layer_view.RECORDS),

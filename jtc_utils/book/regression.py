@@ -98,7 +98,8 @@ def targets() -> list[str]:
 def executed(name: str, since: float, params: dict | None = None) -> dict | None:
     """The data of stored figure ``name`` as a re-execution of the pages wrote it into ``$JTC_DATA_OUT`` (see
     :func:`jtc_utils.evidence.figdata.output_dir`) after time ``since``, with the stored parameters (or with those
-    named in ``params``: a figure of the real model that `make test` computes at the real subset); None where it did not. `make test`
+    named in ``params``: a figure of the real model that `make test` computes at the real subset); None where it did
+    not. `make test`
     executes the pages first, so that the regression compares what they computed instead of computing every figure a
     second time."""
     out = figdata.output_dir()
@@ -275,7 +276,8 @@ def tolerance(name: str, quantity: str, measured: dict, stored_params: dict, val
 
 
 def unboot(quantity: str, measured=None) -> str:
-    """The quantity a resampled one (``.../boot/...``, see :mod:`jtc_utils.evidence.verdicts`) resamples. With ``measured``
+    """The quantity a resampled one (``.../boot/...``, see :mod:`jtc_utils.evidence.verdicts`) resamples. With
+    ``measured``
     (a figure's entry of the noise file), the bucket of it that was measured: resampled means straddle 1 where the
     means sit on one side of it, and a resample is compared with the tolerance of the mean it resamples."""
     base = "/".join(part for part in quantity.split("/") if part != "boot")
@@ -305,7 +307,8 @@ def measured_names(quantity: str, measured: dict) -> list[str]:
 
 @lru_cache(maxsize=None)
 def most_draws(n: int) -> float:
-    """The most times one of ``n`` samples is drawn in any of the claims' resamples (:func:`jtc_utils.core.resample.weights`,
+    """The most times one of ``n`` samples is drawn in any of the claims' resamples
+    (:func:`jtc_utils.core.resample.weights`,
     the same for every figure on ``n`` samples): a decision that flips moves a resample by its draw count over n."""
     return float(resample.weights(n).max())
 

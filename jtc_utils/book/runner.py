@@ -85,7 +85,7 @@ def check_names(names) -> list[str]:
 
 
 # a cell that computes or reads the real model's figures: it names one (their ids start with ``real_``) or the real
-# experiment; every cell of the real model's own page counts (issue 33 bounds the real model's share of the book)
+# experiment; every cell of the real model's own page counts (the real model's share of the book is bounded)
 REAL_CELL = re.compile(r"""["']real_|\breal_model_line\b|\bexp_real\b""")
 REAL_PAGE = "real_model"
 

@@ -52,7 +52,7 @@ def waits_for(name: str, names: list[str], readers=READERS) -> list[str]:
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
 
-# the largest resident memory one page's kernel may reach in a cold whole-book run (issue 33's budget: 6 GB; measured
+# the largest resident memory one page's kernel may reach in a cold whole-book run (the budget: 6 GB; measured
 # 2026-11-27: the model-and-text page 5.55 GB; section 3 6.84 GB before its fits read the states without copies,
 # which saves 1.16 GB, and 3.73 GB after with the hidden states already cached): `make book` runs two pages at a
 # time only where both fit

@@ -57,7 +57,7 @@ def prune_mathjax(root: Path) -> int:
     return removed
 
 
-TRANSFER_LIMIT = 3_000_000  # bytes a page may cost a reader on load, compressed (issue 35)
+TRANSFER_LIMIT = 3_000_000  # bytes a page may cost a reader on load, compressed
 
 
 def page_transfer(page: Path) -> dict:

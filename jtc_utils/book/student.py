@@ -40,7 +40,8 @@ _FENCES = (re.compile(r"```\{solution-start\}[^\n]*\n(?::[^\n]*\n)*```[ \t]*\n?"
 # sphinx-exercise's directives read as plain headings in Jupyter
 _EXERCISES = ((re.compile(r"```\{exercise-start\}[^\n]*\n:label: (\S+)\n```[ \t]*\n"), r"**Exercise `\1`.** "),
               (re.compile(r"```\{exercise-end\}[^\n]*\n```[ \t]*\n?"), ""),
-              (re.compile(r"```\{exercise\}[^\n]*\n:label: (\S+)\n(.*?)\n```[ \t]*\n?", re.S), r"**Exercise `\1`.** \2\n"))
+              (re.compile(r"```\{exercise\}[^\n]*\n:label: (\S+)\n(.*?)\n```[ \t]*\n?", re.S), r"**Exercise `\1`.** "
+                                                                                               r"\2\n"))
 # the rest of the book's MyST, as Jupyter's Markdown shows it: an admonition as a quoted block under its title (its
 # options dropped), a glued value as the name of the variable that holds it, a citation by its key (the book's
 # references page lists them), a link to a figure's anchor in the built book as the figure's name and id
@@ -197,8 +198,8 @@ def fill(progress: bool | None = None) -> dict[str, float]:
                     print(f"filling the cache: page {i} of {len(todo)}, {name} ...", flush=True)
                 t0 = time.perf_counter()
                 try:
-                    pm.execute_notebook(str(pages[name]), str(Path(tmp) / f"{name}.out.ipynb"), cwd=str(pages[name].parent),
-                                        progress_bar=False, kernel_name="python3")
+                    pm.execute_notebook(str(pages[name]), str(Path(tmp) / f"{name}.out.ipynb"),
+                                        cwd=str(pages[name].parent), progress_bar=False, kernel_name="python3")
                 except pm.PapermillExecutionError as e:
                     raise SystemExit(f"error: the student edition of {name} failed while filling the cache "
                                      f"({e.ename}: {e.evalue}); run `make book` to see the page's own error") from None

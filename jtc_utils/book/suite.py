@@ -28,10 +28,10 @@ import time
 from pathlib import Path
 
 from jtc_utils.book import papers, scheduling
-from jtc_utils.core.paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT
+from jtc_utils.core.paths import BOOK_DIR, ROOT
 from jtc_utils.evidence import figure_registry
 
-from . import regression, runner
+from . import regression
 
 papers.register()  # every paper's figures, claims and exercise checks, from the one list of the papers
 

@@ -70,8 +70,8 @@ def build_html(html_dir: Path | None = None) -> str:
     ``<html_dir>/_build/html`` (default: ``book/``)."""
     out = Path(html_dir) if html_dir else BOOK_DIR
     if not writable(out):
-        raise SystemExit(f"ERROR: cannot write the HTML under {out} (a read-only checkout?). Point the output "
-                         f"at a writable folder: `python -m jtc_utils.book.runner --build-only --html-dir /tmp/jtc-html` "
+        raise SystemExit(f"ERROR: cannot write the HTML under {out} (a read-only checkout?). Point the output at a "
+                         f"writable folder: `python -m jtc_utils.book.runner --build-only --html-dir /tmp/jtc-html` "
                          f"(and set JTC_CACHE to a writable folder if you re-execute chapters).")
     vendor_static()
     # sphinx does not overwrite a static file it copied before: drop the old copies of the book's own, so that an

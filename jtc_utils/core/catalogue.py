@@ -139,8 +139,8 @@ def load_card(name: str) -> dict:
         raise ValueError(f"unknown zoo model {name!r}; the zoo has: {', '.join(ALL)}")
     path = ZOO_DIR / name / "card.json"
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing; train the model with `python -m jtc_utils.training.zoo train --only "
-                                f"{name}` or restore it with `git checkout -- zoo/{name}`")
+        raise FileNotFoundError(f"{path} is missing; train the model with `python -m jtc_utils.training.zoo train "
+                                f"--only {name}` or restore it with `git checkout -- zoo/{name}`")
     return json.loads(path.read_text())
 
 

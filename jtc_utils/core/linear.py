@@ -42,7 +42,8 @@ def warn_underdetermined(n: int, d: int, stacklevel: int = 2) -> None:
                   UnderdeterminedFitWarning, stacklevel=stacklevel + 1)
 
 
-UNDERDETERMINED = "underdetermined"  # the key a figure's numbers carry when its maps were fitted on fewer samples than d
+# the key a figure's numbers carry when its maps were fitted on fewer samples than d
+UNDERDETERMINED = "underdetermined"
 
 
 def regime_note(n: int, d: int) -> dict:

@@ -61,8 +61,8 @@ FAMILIES = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM", "mistral": "
 def unsupported_family(model_type: str, what: str) -> str:
     return (f"{what} is a {model_type!r} model, which this book has no adapter for; supported families: "
             + ", ".join(f"{f} ({c})" for f, c in FAMILIES.items())
-            + ". Use one of those, or add an adapter for the family in jtc_utils/core/models.py (its body, blocks, final "
-              "norm and output head).")
+            + ". Use one of those, or add an adapter for the family in jtc_utils/core/models.py (its body, blocks, "
+              "final norm and output head).")
 
 
 class NoReadoutError(RuntimeError):

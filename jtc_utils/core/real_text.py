@@ -95,7 +95,6 @@ def split_sentences(paragraph: str) -> list[str]:
     text = " ".join(paragraph.split())
     out, start = [], 0
     for m in _END.finditer(text):
-        end = m.start() + 1  # just after the . ! or ?
         if text[m.start()] == ".":
             word = text[start:m.start()].rsplit(" ", 1)[-1].lstrip("\"'“‘(").lower()
             if word in ABBREVIATIONS or (len(word) == 1 and word.isalpha()) or re.fullmatch(r"(\w\.)+\w", word):

@@ -1,6 +1,7 @@
 """Where experiment sentences come from, per profile.
 
-* ``tiny`` (default, offline): the generated corpus, domains ``encyclopedia`` and ``news`` (:mod:`jtc_utils.embedded.corpus`).
+* ``tiny`` (default, offline): the generated corpus, domains ``encyclopedia`` and ``news``
+(:mod:`jtc_utils.embedded.corpus`).
 * ``real`` (offline): real English text from packages, domains ``wiki`` (Wikipedia lead sections) and ``bbc``
   (BBC News 2004-05) (:mod:`jtc_utils.core.real_text`).
 * ``custom``: a reader's own text, domains ``text`` and (where given) ``news`` (:mod:`jtc_utils.core.user_text`).

@@ -1,8 +1,9 @@
-"""A reader's own text, made into an experiment's sentences exactly as the real profile's text is (issue 36).
+"""A reader's own text, made into an experiment's sentences exactly as the real profile's text is.
 
 The text comes in any plain form:
 
-* a ``.txt`` file, or a plain-text file of any other name (a licence, ``README``): blank lines separate its documents (paragraphs, sections); the lines of a document are joined
+* a ``.txt`` file, or a plain-text file of any other name (a licence, ``README``): blank lines separate its documents
+(paragraphs, sections); the lines of a document are joined
   into one paragraph, so text hard-wrapped at 72-80 columns (licences, books, e-mail) keeps its sentences whole
   (a line ending in a hyphen is joined without a space: "well-" + "known" gives "well-known");
 * a folder of ``.txt`` files (searched recursively): each file read as a ``.txt`` file, its blank-line-separated

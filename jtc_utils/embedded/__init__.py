@@ -1,5 +1,5 @@
 """The embedded world: the generated world and two-domain corpus that the ``tiny`` profile's zoo is trained on and
-its experiments read (version 2, issue 13: no leak into the experiment pools, harder to read from early layers,
+its experiments read (version 2: no leak into the experiment pools, harder to read from early layers,
 free of the first version's artefacts). This package imports nothing from the rest of :mod:`jtc_utils` but
 :mod:`jtc_utils.base.validate`; everything else builds on it.
 

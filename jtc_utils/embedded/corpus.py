@@ -21,7 +21,7 @@ agree      a word whose form is fixed by agreement with an earlier word (was/wer
 punct      punctuation
 =========  ==============================================================================================
 
-This is the second corpus (issue 13, "World v2"); the first stays reproducible from the repository's history.
+This is the second corpus ("World v2"); the first stays reproducible from the repository's history.
 What changed from it:
 
 * **No leak into the pools.** A sentence belongs to the experiment pools or to the training text by a hash of its

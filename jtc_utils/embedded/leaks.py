@@ -1,5 +1,5 @@
 """What a model could copy from its training text into the held-out experiment pools, and the artefacts a reader
-would notice: the corpus half of the hardness report (issue 13). Every measure takes plain lists of
+would notice: the corpus half of the hardness report. Every measure takes plain lists of
 :class:`~jtc_utils.embedded.corpus.Sentence`, so it applies to any corpus with span labels (the first world's
 report was computed with the same functions).
 

@@ -6,7 +6,7 @@ strings, whose order depends on hash randomisation), so the same seed gives the 
 every Python 3 release. Names are pronounceable pseudo-words built from syllables, so that no real-world knowledge
 helps a model: what a model knows about ``Talven Morisk`` it learned from this corpus.
 
-This is the second world (issue 13, "World v2"); the first stays reproducible from the repository's history (its
+This is the second world ("World v2"); the first stays reproducible from the repository's history (its
 last commit is named in ``hardness_v1.json``). What changed, and why:
 
 * **Country adjectives** follow the patterns of real ones (Kelandia -> Kelandian, Morava -> Moravan, Tornland ->

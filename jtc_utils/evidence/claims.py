@@ -85,11 +85,11 @@ def available(get, figs) -> dict:
     return out
 
 
-# Two verdicts per claim (issue 14). The *shape* verdict judges what a claim says about orderings and shapes (which
+# Two verdicts per claim. The *shape* verdict judges what a claim says about orderings and shapes (which
 # curve lies above which, where a curve rises) and is judged on every profile; the *magnitude* verdict judges the
 # paper's numbers and is judged only on the paper profile, where the paper's models run: a stand-in is a different
 # model, so its numbers are shown beside the paper's but not judged. Every rule is built from the lexicon of
-# jtc_utils.evidence.verdicts (issue 32): each vague word of the sentence gets the one reading the lexicon gives it, the
+# jtc_utils.evidence.verdicts: each vague word of the sentence gets the one reading the lexicon gives it, the
 # same for every claim of every paper, and the record names the entries it used. A rule returns a *margin*, positive on
 # the claim's side; the verdict comes from the margins on the resampled validation sets (verdicts.decide).
 RULES_NOTE = ("Every rule reads the sentence through the lexicon below: one reading per word, the same for every "
@@ -139,8 +139,8 @@ INSTRUMENTS_NOTE = (
     "its instrument must meet, checked on each profile and shown with the verdict; a claim any of whose checks fails "
     "is **not judged**, counted apart and never as holds or fails. The conditions: a claim that compares trained "
     f"components (NJTC, N-NJTC, the tuned lens) needs at least {LEAST_RUNS} training runs of each, so that the "
-    "run-to-run spread is inside its interval; a claim read through word classes needs a labelling that reaches at "
-    f"least {LEAST_REACH:.0%} of the tokens it labels; a claim that compares with a baseline needs a baseline that "
+    "run-to-run spread is inside its interval; a claim read through a labelling of the tokens needs one that reaches "
+    f"at least {LEAST_REACH:.0%} of the tokens it labels; a claim that compares with a baseline needs a baseline that "
     f"works (a classifier within {BASELINE_SLACK:g} of the paper's lowest classifier accuracy); a rule whose margin is "
     "the extreme of a raw per-layer statistic (F7) must keep its sign when any one layer is left out, so that no "
     "single layer decides it.")
@@ -170,7 +170,7 @@ def reach_check(what: str, share: float) -> dict:
     """The instrument check of a claim read through a labelling: it labels at least :data:`LEAST_REACH` of the
     tokens of ``what``."""
     return instrument(f"labelling's reach ({what})", share, LEAST_REACH, share >= LEAST_REACH,
-                      f"the word classes label {share:.1%} of the top tokens of the {what}, below the "
+                      f"the labelling labels {share:.1%} of the top tokens of the {what}, below the "
                       f"{LEAST_REACH:.0%} a labelling must reach: the coverage would measure the labelling, not the "
                       "vectors")
 
@@ -254,7 +254,7 @@ def reads_fixed(fn, get, seed_keys, first, margin) -> list[str]:
     """The figures among those a rule read (``first.read``) whose statistics without resamples the rule reads: with
     each figure's unresampled statistics made NaN in turn (:func:`jtc_utils.evidence.verdicts.replicate`, ``blank``),
     the rule's margin changes (or it cannot be computed). Such a rule's interval would resample only part of what
-    it reads, so it shows none (issue 53)."""
+    it reads, so it shows none."""
     found = []
     for fig in dict.fromkeys(first.read):
         try:
@@ -429,7 +429,8 @@ def registry(table: dict, name: str, reasons: dict | None = None, seed_keys=()):
             raise ValueError(f"unknown {name} claim {cid!r}; known: {', '.join(table)}")
         rec = evaluate(table, cid, get, profile, reasons, seed_keys)
         if rec["magnitude"] is None:
-            rec = {**rec, "magnitude": judged({"magnitude": magnitude_part(rec["paper"], "-", None, "-")}, profile)["magnitude"]}
+            part = magnitude_part(rec["paper"], "-", None, "-")
+            rec = {**rec, "magnitude": judged({"magnitude": part}, profile)["magnitude"]}
         return rec
 
     def all_claims(get=default_get, profile: Profile | str = "tiny") -> list[dict]:

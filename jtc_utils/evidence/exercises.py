@@ -1,4 +1,5 @@
-"""The exercises' checks, marked in each paper package's ``exercises`` module: one function per exercise whose answer is a number or
+"""The exercises' checks, marked in each paper package's ``exercises`` module: one function per exercise whose answer is
+a number or
 a property. A check reads the numbers behind the figures it names and returns None when the answer passes, else a
 hint; :func:`jtc_utils.book.exercises.check` runs it for a notebook and prints the verdict.
 
@@ -44,6 +45,12 @@ def register(checks: Checks) -> None:
 
 # the key of the book's own answer in a check's numbers (given by the grader's reference run, absent in a notebook)
 SOLUTION = "solution"
+
+
+def expected(d: dict, compute: Callable[[], Any]) -> Any:
+    """The answer a check compares with: the book's own (``d[SOLUTION]``) when the grader gave it, computed before
+    any submission ran; in a reader's notebook, ``compute()`` now."""
+    return d[SOLUTION] if SOLUTION in d else compute()
 
 
 def close(answer, expected, tol: float, what: str) -> str | None:

@@ -92,7 +92,8 @@ def register(paper: str, ids, compute: Callable, params_in_result: bool = True, 
     """Register ``compute`` for the figure ids ``ids`` of ``paper``, ``draw`` and ``caption`` for those of them in
     ``drawn`` and ``table`` for those in ``tabled`` (figures shown as a table); ``regressed=False`` for records that
     the figure-data regression does not recompute (claims judged from other figures, views that gather them);
-    ``on_demand=True`` for figures recomputed in another setting, saved only where a claim reads them. ``params_in_result=False`` for a paper whose figure data are keyed by model (the parameters would
+    ``on_demand=True`` for figures recomputed in another setting, saved only where a claim reads them.
+    ``params_in_result=False`` for a paper whose figure data are keyed by model (the parameters would
     read as one more model); ``returns_saved=False`` for a paper whose chapters read the numbers as computed (arrays,
     not their JSON form)."""
     if (draw is None) != (caption is None):

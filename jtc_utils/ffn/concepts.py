@@ -41,14 +41,14 @@ def coverage(id_lists, token_class: dict, exclude=()) -> np.ndarray:
 
 def labelled(id_lists, token_class: dict) -> float:
     """Share of the tokens of the lists that carry a class (neither ``mixed`` nor unseen): how much of the lists the
-    word classes can see at all."""
+    labelling can see at all."""
     cls = [c for ids in id_lists for c in classes_of(ids, token_class)]
     return sum(c not in (MIXED, UNSEEN) for c in cls) / max(1, len(cls))
 
 
 def by_group(id_lists, token_class: dict, groups: dict = GROUPS) -> dict:
     """Mean share of the 30 tokens inside concepts of each group (semantic / syntactic / names); ``groups``: class ->
-    group (default the generator's; the real vocabulary's come from :mod:`jtc_utils.core.word_classes`)."""
+    group (default the generator's; the real vocabulary's come from :mod:`jtc_utils.core.token_concepts`)."""
     out = {g: np.zeros(len(id_lists)) for g in ("semantic", "syntactic", "names")}
     for r, ids in enumerate(id_lists):
         for c, n in concept_of(ids, token_class)[2].items():

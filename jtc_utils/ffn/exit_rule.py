@@ -35,7 +35,7 @@ HELD_OUT = 1000
 FOLDS = 4
 # Newton steps to the optimum (tol 1e-10) rather than L-BFGS stopped at its default tolerance: the regularised
 # problem has one optimum, which moves with the float noise of the states by about that noise; a stopped L-BFGS
-# path moved the accuracy by up to 0.03 (95 of 3,000 samples) under another BLAS kernel (issue 31). Reached in a
+# path moved the accuracy by up to 0.03 (95 of 3,000 samples) under another BLAS kernel. Reached in a
 # few steps here, and as fast.
 SOLVER = {"solver": "newton-cholesky", "tol": 1e-10, "max_iter": 100}
 VERSION = 1
@@ -131,7 +131,8 @@ def rule_exit_naive(train_clus, train_sat, test_clus) -> np.ndarray:
         for layer in range(1, L):
             ov = {}
             for s in range(train_clus.shape[1]):
-                o = int(sum(test_clus[layer - 1, t, k] == train_clus[layer - 1, s, k] for k in range(test_clus.shape[2])))
+                o = int(sum(test_clus[layer - 1, t, k] == train_clus[layer - 1, s, k]
+                            for k in range(test_clus.shape[2])))
                 ov.setdefault(int(train_sat[s]), []).append(o)
             if layer not in ov or not any(x > layer for x in ov):
                 continue

@@ -4,7 +4,7 @@ spec 6): ``geva_tab2`` (concept coverage, every zoo GPT model), ``geva_fig2`` (c
 (promotion vs elimination, with section 5.2's clusters), ``geva_fig3`` (per-layer candidate scores),
 ``geva_tab10`` (saturation layers), ``geva_tab6`` (every early-exit rule on one test set), ``ext_geva_matffn``
 (mat_ffn and sub-updates through mat), ``ext_geva_steer`` (concept steering), ``geva_values`` (the browsable value
-table) and ``real_geva`` (the chapter's analyses on the real model, under automatic word classes).
+table) and ``real_geva`` (the chapter's analyses on the real model, under the concept classes of its vocabulary).
 
 Models: the stand-in of GPT-2 (``gpt12``) for the concept analyses, as the paper's annotation study used GPT-2; the
 stand-in of GPT-2 medium (``gpt24``) for the sample-level analyses, as the paper's Table 4 and this book's
@@ -18,7 +18,7 @@ from functools import lru_cache
 import numpy as np
 
 from jtc_utils.core.models import CAUSAL
-from jtc_utils.core import profiles, resample, sources, word_classes
+from jtc_utils.core import profiles, resample, sources, token_concepts
 from jtc_utils.core.profiles import Profile
 from jtc_utils.embedded import lexicon
 from jtc_utils.evidence import figure_registry
@@ -114,7 +114,7 @@ def concepts_of(exp, tc: dict, groups: dict, seed: int = 0, per_layer: int | Non
                         "p_values_vs_gaussian": concepts.permutation_p(allv, allg, seed=seed),
                         "gaussian_no_big": float(concepts.coverage(gauss_ids, tc, exclude=big).mean()),
                         "dead_share": float(np.mean(dead)),
-                        # how much of each kind of list the word classes see at all (the concept claims' instrument)
+                        # how much of each kind of list the labelling sees at all (the concept claims' instrument)
                         "labelled_values": concepts.labelled(flat_ids, tc),
                         "labelled_gaussian": concepts.labelled(gauss_ids, tc),
                         "labelled_updates": concepts.labelled(np.concatenate(update_lists), tc)}}
@@ -157,8 +157,8 @@ def value_table(model, profile: Profile, seed, top: int = VALUE_TABLE_TOP) -> di
     rows = []
     for n, (ids, cov) in enumerate(zip(c["value_ids"], c["value_coverage"])):
         concept = concepts.concept_of(ids, tc)[1]
-        rows.append([n // c["d_ff"] + 1, n % c["d_ff"], " | ".join(tok.decode([t]).strip() or repr(tok.decode([t]))
-                                                                  for t in ids[:top]), concept or "", round(float(cov), 3)])
+        top_tokens = " | ".join(tok.decode([t]).strip() or repr(tok.decode([t])) for t in ids[:top])
+        rows.append([n // c["d_ff"] + 1, n % c["d_ff"], top_tokens, concept or "", round(float(cov), 3)])
     return {"columns": ["layer", "neuron", f"top {top} tokens", "largest concept", "coverage"], "rows": rows}
 
 
@@ -177,7 +177,8 @@ def exit_table(exp, sub: dict, features=exit_rule.FEATURES) -> dict:
     for f in features:
         rows[f"classifier ({f})"] = exit_rule.classifier_exit(exp, f)
     sat = sub["sat"]
-    rows["saturation oracle"] = {"accuracy": 1.0, "saved": float((L - sat).mean()), "share_saved": float((L - sat).mean() / L)}
+    rows["saturation oracle"] = {"accuracy": 1.0, "saved": float((L - sat).mean()),
+                                 "share_saved": float((L - sat).mean() / L)}
     ee = early_exit.early_exit_curves(exp)
     for m in ("id", "mat"):
         at = early_exit.layers_saved(ee["early"][m]["x"], ee["early"][m]["y"], L, target=rule["accuracy"])
@@ -185,20 +186,23 @@ def exit_table(exp, sub: dict, features=exit_rule.FEATURES) -> dict:
                                                      "share_saved": at["share"]}
         rows[f"JTC rule ({m}) at 95%"] = {"accuracy": 0.95, "saved": ee["saved"][m]["saved"],
                                           "share_saved": ee["saved"][m]["share"]}
-    return {"n_layers": L, "rules": {k: {kk: vv for kk, vv in v.items() if kk != "thresholds"} for k, v in rows.items()},
+    return {"n_layers": L,
+            "rules": {k: {kk: vv for kk, vv in v.items() if kk != "thresholds"} for k, v in rows.items()},
             "curves": {m: {"x": ee["early"][m]["x"], "y": ee["early"][m]["y"]} for m in ("id", "mat")}}
 
 
-def real_word_classes(profile: Profile, tokenizer, seed: int = 0) -> dict:
-    """The word classes of a real vocabulary (:func:`jtc_utils.core.word_classes.word_classes`), read from the
-    profile's training sentences of its main domain, the domain whose validation sentences the chapter reads."""
-    return word_classes.word_classes(tokenizer, sources.sentences(profile, profile.main_domain, "train", seed=seed))
+def real_concept_classes(profile: Profile, model: str, tokenizer, seed: int = 0) -> dict:
+    """The concept classes of a real vocabulary (:mod:`jtc_utils.core.token_concepts`): the committed ones of
+    ``model``, or computed from the profile's training sentences of its main domain (a reader's own model)."""
+    return (token_concepts.committed(model, tokenizer)
+            or token_concepts.concept_classes(tokenizer, sources.sentences(profile, profile.main_domain, "train",
+                                                                           seed=seed)))
 
 
 def real(profile_seed: int = 0, profile: Profile | str = "real") -> dict:
     """Every analysis of the chapter on the real model (first REAL_SIZES sentences; a reader's own model,
-    ``profile="custom"``, on its own sizes): concept coverage under the automatic word classes
-    (:func:`real_word_classes`, on REAL_VALUES_PER_LAYER values per block), the dominant ten, the scores, the
+    ``profile="custom"``, on its own sizes): concept coverage under the concept classes of its vocabulary
+    (:func:`real_concept_classes`, on REAL_VALUES_PER_LAYER values per block), the dominant ten, the scores, the
     events, the extreme sub-updates' clusters (block by block), saturation and the exit rules."""
     profile = profiles.get(profile)
     exp = for_role(profile, "gpt24", *profile.subset(REAL_SIZES), profile_seed)
@@ -211,10 +215,11 @@ def real(profile_seed: int = 0, profile: Profile | str = "real") -> dict:
     # with the resamples of the validation samples the claims read (jtc_utils.ffn.claims.real_getter), as the
     # stand-in's figures keep them
     L = ffn.n_layers
-    classes = real_word_classes(profile, tok, profile_seed)
+    classes = real_concept_classes(profile, exp.model_name, tok, profile_seed)
     study = concepts_of(exp, classes["token_class"], classes["groups"], profile_seed, REAL_VALUES_PER_LAYER)
     value_clusters, glob = clusters.cluster_model([ffn.values(j) for j in range(L)], 10)
-    return {"word_classes": {k: classes[k] for k in ("counts", "groups", "examples", "sizes")},
+    return {"concept_classes": {**{k: classes[k] for k in ("counts", "groups", "examples", "sizes")},
+                               "validation": token_concepts.validate(tok, classes["token_class"])},
             # the share of the top-30 tokens that carry a class at all: how much of the lists the classes see
             "concepts": {**coverage_tables(study), "labelled": {
                 "values": concepts.labelled(study["value_ids"], classes["token_class"]),

@@ -168,9 +168,9 @@ DRAWINGS = {
             lambda d, p: concept_layers(d["concepts"]["fig2"], models.display_name(p["model"])),
             lambda d, p: Caption(
                 f"Geva et al. Figure 2, {_where(p)}",
-                f"Concept coverage per layer of {models.display_name(p['model'])} under the automatic word classes: "
-                "the share of top-30 tokens that form concepts, for value vectors, Gaussian random vectors and whole "
-                "FFN updates; the values' concepts by kind.",
+                f"Concept coverage per layer of {models.display_name(p['model'])} under the concept classes of its "
+                "vocabulary: the share of top-30 tokens that form concepts, for value vectors, Gaussian random vectors "
+                "and whole FFN updates; the values' concepts by kind.",
                 "Two line plots per layer: concept coverage, and concepts by kind")),
         "overlap": View(
             lambda d, p: per_layer({"values": d["concepts"]["fig4"]["iou_values"],

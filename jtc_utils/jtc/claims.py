@@ -75,8 +75,8 @@ def c1b(get):
                 TOLERANCE - max(float(d["pairs"]["id_majority"]) for d in figs.values()),
                 f"id r² <= {TOLERANCE} (close to zero, or below) at more than half the pairs, in every BERT figure: "
                 f"the id r² that more than half the pairs are at or below is at most {TOLERANCE} (margin: {TOLERANCE} "
-                "minus the largest such r²)", quote="This gap between mat and id is especially evident in BERT, where id "
-                "completely fails to map the representations between most layers", words=("most", "close to zero",
+                "minus the largest such r²)", quote="This gap between mat and id is especially evident in BERT, where "
+                "id completely fails to map the representations between most layers", words=("most", "close to zero",
                                                                                           "every"),
                 unit="r²", statistic="r2_id_near_zero")
 
@@ -163,13 +163,14 @@ def c6(get):
     diff = _p1_diff(d)[:L]
     start = scaled_layer(3, 24, L)
     mat1 = figdata.as_array(d["curves"]["mat"]["p@1"])[start:L]
-    return claim_record("C6", "BERT: mat improves id's Precision@1 by more than 0.17 at most layers; > 0.25 from layer 3",
+    return claim_record("C6",
+                "BERT: mat improves id's Precision@1 by more than 0.17 at most layers; > 0.25 from layer 3",
                 "Fig 6", f"mat > id at {(diff > 0).mean():.0%} of l < L", verdicts.share_margin(diff > 0),
                 "P@1(mat) > P@1(id) at more than half the layers l < L (margin: the share minus one half)",
                 magnitude_part("gain > 0.17 at most layers; P@1(mat) > 0.25 from l = 3 of 24",
                      f"gain > 0.17 at {(diff > 0.17).mean():.0%} of l < L; min P@1(mat) from l = {start}: "
-                     f"{mat1.min():.2f}", (diff > 0.17).mean() > MOST and mat1.min() > 0.25, f"gain > 0.17 at more than half the layers and P@1(mat) "
-                     f"> 0.25 at every l >= {start} (depth-scaled)"),
+                     f"{mat1.min():.2f}", (diff > 0.17).mean() > MOST and mat1.min() > 0.25, f"gain > 0.17 at more "
+                     f"than half the layers and P@1(mat) > 0.25 at every l >= {start} (depth-scaled)"),
                 quote="mat improves the Precision@1 of id by more than 17% at most layers, and unveils that a "
                       "substantial amount of predictions (>25% starting from layer 3) appear already in the very "
                       "first layers.", words=("most", "better", "depth"), unit="share of layers - 0.5",
@@ -186,8 +187,8 @@ def c7(get):
         ahead[f] = float((diff > 0).mean())
         shares[f] = float(((diff >= lo) & (diff <= hi)).mean())
         early[f] = float(figdata.as_array(d["curves"]["mat"]["p@1"])[:max(1, L // 4)].max())
-    return claim_record("C7", "across models, mat beats id by 15-40% at most layers, and is correct > 30% of the time from "
-                "very early layers", "introduction; Figs 4, 6, 26-29",
+    return claim_record("C7", "across models, mat beats id by 15-40% at most layers, and is correct > 30% of the time "
+                "from very early layers", "introduction; Figs 4, 6, 26-29",
                 "share of layers with mat > id: " + ", ".join(f"{f} {v:.0%}" for f, v in ahead.items()),
                 min(ahead.values()) - MOST, "P@1(mat) > P@1(id) at more than half the layers, in every model "
                 "(margin: the smallest share minus one half)",
@@ -225,7 +226,8 @@ def _ee_claim(cid, fig, get):
     return claim_record(cid, f"{model}: at 95% Precision@1, early exit with mat saves more layers than with id",
                 f"{fig.replace('fig', 'Fig ')}", f"mat {s['mat']['saved']:.2f} vs id {s['id']['saved']:.2f} of {L}",
                 sm - si, "share of layers saved by mat - by id > 0",
-                magnitude_part(f"mat {paper_mat} ({pm:.1%}) vs id {paper_id} ({pi:.1%}) of 24", f"mat {sm:.1%} vs id {si:.1%}",
+                magnitude_part(f"mat {paper_mat} ({pm:.1%}) vs id {paper_id} ({pi:.1%}) of 24",
+                               f"mat {sm:.1%} vs id {si:.1%}",
                      abs(sm - pm) <= about and abs(si - pi) <= about,
                      f"each share of layers saved within {about} of the paper's"),
                 quote=_EE_QUOTE, words=("better", "about"), unit="share of layers", statistic="saved_gain")
@@ -378,10 +380,10 @@ def c14(get):
     return claim_record("C14", "Table 1's id and final columns are deterministic (the model's own output)", "Table 1",
                 f"final column equals the model's own top-5: {final_ok}; id columns recomputed identically: {id_ok}",
                 final_ok and id_ok, "both checks true (a missing check is false)",
-                magnitude or magnitude_part("Table 1's tokens (BERT-large)", "needs bert-large-uncased (paper profile)", None,
-                                  "every id and final column equals the paper's"),
-                quote="Table 1: Examples of top-5 predictions at layers 4, 12 and 24, under the mappings mat and id ... "
-                      "Note that at layer 24 the predictions of mat and id are the same (by definition).",
+                magnitude or magnitude_part("Table 1's tokens (BERT-large)", "needs bert-large-uncased (paper profile)",
+                                            None, "every id and final column equals the paper's"),
+                quote="Table 1: Examples of top-5 predictions at layers 4, 12 and 24, under the mappings mat and id "
+                      "... Note that at layer 24 the predictions of mat and id are the same (by definition).",
                 kind="check")
 
 

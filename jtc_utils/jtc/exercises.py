@@ -8,7 +8,7 @@ import numpy as np
 from jtc_utils.core import catalogue, linear
 from jtc_utils.embedded import corpus
 from jtc_utils.evidence import claims, figdata
-from jtc_utils.evidence.exercises import SOLUTION, Checks, a_set, close, numbers_of
+from jtc_utils.evidence.exercises import SOLUTION, Checks, a_set, close, expected, numbers_of
 
 from . import claims as jtc_claims
 from .early_exit import layers_saved
@@ -96,9 +96,10 @@ def _(answer, d):
     diff, scale = numbers_of(answer, 2)
     if diff < 0 or scale <= 0:
         return "give the largest absolute difference (0 or more) and the largest absolute value of the result (above 0)"
-    if SOLUTION in d and (p := close(scale, numbers_of(d[SOLUTION], 2)[1], 1e-3 * abs(numbers_of(d[SOLUTION], 2)[1]),
-                                     "the result's largest absolute value")):
-        return p
+    if SOLUTION in d:
+        ref = numbers_of(d[SOLUTION], 2)[1]
+        if p := close(scale, ref, 1e-3 * abs(ref), "the result's largest absolute value"):
+            return p
     return None if diff < 1e-4 else "the two ways should agree to float precision (below 1e-4)"
 
 
@@ -157,7 +158,8 @@ def _(answer, d):
 
 @exercise("ex-appd-r2", "fig22", "fig23", "fig24", "fig2")
 def _(answer, d):
-    means = {f: figdata.as_array(d[f]["r2_mat"])[_pairs(d[f]["r2_mat"])[0]].mean() for f in ("fig22", "fig23", "fig24", "fig2")}
+    means = {f: figdata.as_array(d[f]["r2_mat"])[_pairs(d[f]["r2_mat"])[0]].mean()
+             for f in ("fig22", "fig23", "fig24", "fig2")}
     return None if answer == max(means, key=means.get) else "not the figure with the highest mean r²(mat)"
 
 
@@ -178,40 +180,37 @@ def _(answer, d):
 
 @exercise("ex-claims-almost")
 def _(answer, d):
-    if SOLUTION in d:  # graded: the book's answer, computed before any submission ran
-        return close(answer, float(d[SOLUTION]), 1e-9, "the smallest share over the figures")
-    figs = claims.available(claims.default_get, ("fig2", "fig3", "fig12", "fig13", "fig22", "fig23", "fig24",
-                                                 "fig25"))
-    share = min(linear.r2_summary(figdata.as_array(v["r2_mat"]), figdata.as_array(v["r2_id"]))["share_mat_above_id"] for v in figs.values())
-    return close(answer, share, 1e-9, "the smallest share over the figures")
+    def smallest_share():
+        figs = claims.available(claims.default_get, ("fig2", "fig3", "fig12", "fig13", "fig22", "fig23", "fig24",
+                                                     "fig25"))
+        return min(linear.r2_summary(figdata.as_array(v["r2_mat"]), figdata.as_array(v["r2_id"]))["share_mat_above_id"]
+                   for v in figs.values())
+    return close(answer, float(expected(d, smallest_share)), 1e-9, "the smallest share over the figures")
 
 
 @exercise("ex-claims-magnitudes")
 def _(answer, d):
-    if SOLUTION in d:
-        return None if int(answer) == int(d[SOLUTION]) else "judge the magnitude rules without the mask (call the claim functions)"
-    n = sum(bool(r["magnitude"]["holds"]) for r in (f(claims.default_get) for f in jtc_claims.CLAIMS.values())
-            if r["magnitude"])
-    return None if int(answer) == n else "judge the magnitude rules without the mask (call the claim functions)"
+    n = expected(d, lambda: sum(bool(r["magnitude"]["holds"]) for r in (f(claims.default_get)
+                                                                        for f in jtc_claims.CLAIMS.values())
+                                if r["magnitude"]))
+    return None if int(answer) == int(n) else "judge the magnitude rules without the mask (call the claim functions)"
 
 
 # --- the embedded world and the real model --------------------------------------------------------------------
 
 @exercise("ex-world-best")
 def _(answer, d):
-    if SOLUTION in d:  # graded: the cards as the book read them, never as a submission left them
-        return None if answer == d[SOLUTION] else "compare the held-out loss on the model cards (GPT-style models)"
-    gpt = [m for m in catalogue.ZOO if catalogue.load_card(m)["family"] == "gpt2"]
-    best = min(gpt, key=lambda m: catalogue.load_card(m)["heldout"]["loss"])
-    return None if answer == best else "compare the held-out loss on the model cards (GPT-style models)"
+    def best():  # graded: the cards as the book read them, never as a submission left them
+        gpt = [m for m in catalogue.ZOO if catalogue.load_card(m)["family"] == "gpt2"]
+        return min(gpt, key=lambda m: catalogue.load_card(m)["heldout"]["loss"])
+    return None if answer == expected(d, best) else "compare the held-out loss on the model cards (GPT-style models)"
 
 
 @exercise("ex-world-length")
 def _(answer, d):
-    if SOLUTION in d:
-        return close(answer, float(d[SOLUTION]), 1e-9, "the mean number of words")
-    n = np.mean([sum(lab != "punct" for _, lab in s.words()) for s in corpus.pool("news", "validation", n=1000)])
-    return close(answer, n, 1e-9, "the mean number of words")
+    n = expected(d, lambda: np.mean([sum(lab != "punct" for _, lab in s.words())
+                                     for s in corpus.pool("news", "validation", n=1000)]))
+    return close(answer, float(n), 1e-9, "the mean number of words")
 
 
 @exercise("ex-world-check", "check")

@@ -212,7 +212,8 @@ def table1(exp, sentences=None, samples=None) -> dict:
     for ids, pos, name in inputs:
         with torch.inference_mode():
             logits = ad.model(input_ids=torch.tensor([ids], device=ad.device)).logits[0, pos]
-        final_ok &= top_tokens.token_strings(ad, ordering.top_k(logits[None], 5)[0][0].tolist()) == t.loc[name]["final"].tolist()
+        final = top_tokens.token_strings(ad, ordering.top_k(logits[None], 5)[0][0].tolist())
+        final_ok &= final == t.loc[name]["final"].tolist()
         H = top_tokens.states_at(ad, ids, pos)[:, None]
         for layer in layers:
             fresh = top_tokens.top_ids(exp, H, [layer], "id", 5)[0, 0]
@@ -271,7 +272,8 @@ def data_cards(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=No
     return {d: real_text.data_card(d, seed=seed) for d in real_text.SOURCES}, {"profile": "real", "seed": seed}
 
 
-def world_check(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
+def world_check(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None,
+                seed: int = 0) -> tuple[dict, dict]:
     """Precision@1 of mat and id from every layer of the deepest GPT-style stand-in: whether the generated world
     leaves room for mat to beat id (``world_check``, the embedded world's page)."""
     p = profiles.get(profile)

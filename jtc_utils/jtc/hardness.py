@@ -1,4 +1,4 @@
-"""The hardness report of the embedded world (issue 13): how much of the stand-ins' task can be copied from the
+"""The hardness report of the embedded world: how much of the stand-ins' task can be copied from the
 training text or read from the earliest layers. Reported, never tuned: no generator setting is chosen by it.
 
 Corpus measures (:mod:`jtc_utils.embedded.leaks`): prefix leak, skeleton and 4-gram overlap, duplicates, repeated

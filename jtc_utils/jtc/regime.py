@@ -1,4 +1,4 @@
-"""The paper's statistical regime (issue 13): how many training vectors per dimension ``mat`` is fitted with.
+"""The paper's statistical regime: how many training vectors per dimension ``mat`` is fitted with.
 
 The paper fits every map on 9,000 vectors: 11.7 per dimension for GPT-2 (d = 768) and 5.6 for GPT-2 XL
 (d = 1600). The stand-ins are 8-30 times narrower, so the same 9,000 vectors give them 94-188 per dimension, where a

@@ -1,4 +1,4 @@
-"""The JTC claims on each training seed of the stand-in of GPT2-XL (the verdicts' second review, issue 53, item 8).
+"""The JTC claims on each training seed of the stand-in of GPT2-XL (the verdicts' second review).
 
 Every stand-in verdict rests on one trained model per role, and training randomness alone can move a shape. The zoo
 holds two more training seeds of the stand-in of GPT2-XL (:data:`jtc_utils.core.catalogue.REPLICAS`: the same texts,

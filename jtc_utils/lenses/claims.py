@@ -105,7 +105,8 @@ def n3(get):
 def n4(get):
     d = get("nnjtc_fig3")
     jump = {n: float(np.abs(np.diff(_seed_mean(d, n)[:-1])).max()) for n in ("nnjtc", "njtc")}
-    return claim_record("N4", "N-NJTC's curve is steadier than NJTC's", "N-NJTC stable across layers, unlike NJTC (Fig. 3)",
+    return claim_record("N4", "N-NJTC's curve is steadier than NJTC's",
+                "N-NJTC stable across layers, unlike NJTC (Fig. 3)",
                 f"largest change of P@1 between adjacent layers: N-NJTC {jump['nnjtc']:.3f}, NJTC {jump['njtc']:.3f}",
                 jump["njtc"] - jump["nnjtc"], "max |P@1(l+1) - P@1(l)| over l + 1 < L smaller for N-NJTC than for "
                 "NJTC (margin: the difference)", words=("better",), unit="P@1", checks=_runs(d))
@@ -145,8 +146,8 @@ def n6(get):
         late[m] = float(np.mean(np.asarray(d[f"r2_to_last_{m}"], dtype=float)))
         early[m] = float(np.mean([r2[a, a + 1] for a in range(L) if a <= L * verdicts.value("half")]))
     margin = min(min(v - verdicts.value("most") for v in fall.values()), min(late[m] - early[m] for m in late))
-    return claim_record("N6", "id and JTC r² fall with the length of the jump; NJTC/N-NJTC reach the last layers better "
-                "than the next one from early layers", "Fig. 2 heatmaps",
+    return claim_record("N6", "id and JTC r² fall with the length of the jump; NJTC/N-NJTC reach the last layers "
+                "better than the next one from early layers", "Fig. 2 heatmaps",
                 f"(a) r² falls along a row at {fall['id']:.0%} (id) and {fall['mat']:.0%} (mat) of the steps; (b) mean "
                 f"r² to the last layer {late['njtc']:.2f} / {late['nnjtc']:.2f} vs l -> l+1 in the first half "
                 f"{early['njtc']:.2f} / {early['nnjtc']:.2f} (NJTC / N-NJTC)", margin,

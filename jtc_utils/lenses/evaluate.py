@@ -142,7 +142,8 @@ def curves(res: dict, boot=()) -> dict:
             if key == "ce_gold":
                 out["boot"][key] = resample.resampled_mean(np.nan_to_num(ce), w, where=has_gold).tolist()
             else:
-                out["boot"][key] = resample.resampled_mean(res["precision"][1] if key == "p@1" else res[key], w).tolist()
+                per_sample = res["precision"][1] if key == "p@1" else res[key]
+                out["boot"][key] = resample.resampled_mean(per_sample, w).tolist()
     return out
 
 

@@ -23,6 +23,7 @@ tests and the re-executed chapter share them.
 from __future__ import annotations
 
 import hashlib
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -36,6 +37,9 @@ from jtc_utils.evidence import figure_registry
 from . import closed_form, evaluate, registry
 from .base import Lens
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 RANK = 4  # the zoo's rank (spec 3.2 item 3); the paper profile uses floor(d/100)
 SEEDS = (0, 1, 2)
 # the training runs of the lenses trained once: the tuned lens of the stand-in (each run doubles its steps until it
@@ -48,7 +52,8 @@ GRID = ("id", "mat", "mat+b", "tuned", "tuned-lin", "tuned<-mat")
 TABLE_LENSES = ("id", "mat", "mat+b", "rrr", "arrr", "njtc", "nnjtc", "tuned", "tuned-lin", "tuned<-mat")
 # the real model's tuned lens is trained on a GPU by ``python -m jtc_utils.lenses.train --real-tuned`` and committed
 REAL_LENSES = ("id", "mat", "mat+b", "rrr", "arrr", "njtc", "nnjtc", "tuned")
-REAL_GRID = ("id", "mat", "mat+b", "tuned")  # the grid's lenses the real model has (its tuned lens: one, trained on a GPU)
+# the grid's lenses the real model has (its tuned lens: one, trained on a GPU)
+REAL_GRID = ("id", "mat", "mat+b", "tuned")
 # the real model's every-layer figures read out the first REAL_VAL validation samples (the real profile's validation
 # subset, as its JTC figures): each layer of each lens is a readout over a 49,152-token vocabulary
 REAL_VAL = profiles.REAL_SUBSET[1]
@@ -405,7 +410,8 @@ REAL_CHECK = ("real_nnjtc_fig2", *EVERY_LAYER_REAL)
 
 def real_check(fig: str = "real_lens_check", profile: Profile | str = "tiny", n_train=None, n_val=None,
                seed: int = 0) -> tuple[dict, dict]:
-    """``(data, params)`` of the check the tests reproduce (``real_lens_check``): every figure of :data:`REAL_CHECK` computed on the first
+    """``(data, params)`` of the check the tests reproduce (``real_lens_check``): every figure of :data:`REAL_CHECK`
+    computed on the first
     :data:`jtc_utils.core.profiles.REAL_SUBSET` training and validation sentences of the real model (its low-rank
     and tuned lenses as trained on the whole split: the build never trains them)."""
     n_train, n_val = profiles.REAL_SUBSET

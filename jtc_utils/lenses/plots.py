@@ -1,6 +1,7 @@
 """Figures of the lens chapter, drawn from their numbers (computed by :mod:`.figures` or read from ``book/data``);
 nothing here computes. :data:`DRAWINGS` gives each drawn figure id its drawing and its caption, which the figure
-registry holds beside its computation (:func:`draw`, :func:`caption`). Same conventions as :mod:`jtc_utils.jtc.plots`: seismic_r r² heatmaps on [0, 1], mat blue,
+registry holds beside its computation (:func:`draw`, :func:`caption`). Same conventions as :mod:`jtc_utils.jtc.plots`:
+seismic_r r² heatmaps on [0, 1], mat blue,
 id red."""
 
 from __future__ import annotations
@@ -278,9 +279,9 @@ def marked_table(data: dict):
         return frame, ""
     fitted = {lab for lab, row in data["lenses"].items() if row["params"] > 0}
     frame.index = [f"{lab}{UNDERDETERMINED_MARK}" if lab in fitted else lab for lab in frame.index]
-    return frame, (f"{UNDERDETERMINED_MARK.strip()} fitted on {under['n_train']:,} samples of dimension {under['d']:,}: "
-                   "the fit is underdetermined, so these lenses' numbers on new text cannot tell how well a map "
-                   "reads the layer; give more sentences")
+    return frame, (f"{UNDERDETERMINED_MARK.strip()} fitted on {under['n_train']:,} samples of dimension "
+                   f"{under['d']:,}: the fit is underdetermined, so these lenses' numbers on new text cannot tell how "
+                   "well a map reads the layer; give more sentences")
 
 
 def table(fig: str, data: dict, params: dict) -> None:

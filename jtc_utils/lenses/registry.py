@@ -137,7 +137,8 @@ def trained(exp, label: str, hp: dict, recipe: dict, compute, whole_split: bool 
         import shutil
 
         # the tuned lens keeps its training state in the zoo's work folder, so an interrupted run resumes there
-        work = artifacts.ZOO_DIR / "_work" / "lenses" / exp.model_name / f"{artifacts.path(exp.model_name, label).stem}-{key_hash(key)[:16]}"
+        stem = artifacts.path(exp.model_name, label).stem
+        work = artifacts.ZOO_DIR / "_work" / "lenses" / exp.model_name / f"{stem}-{key_hash(key)[:16]}"
         t = time.perf_counter()
         with tuned.checkpoints(work):
             out = {k: v for k, v in compute().items() if v is not None}

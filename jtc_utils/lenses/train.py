@@ -8,7 +8,8 @@ training time and the convergence record). What is trained (the chapter's needs)
   rank for every layer pair (N-NJTC's Figure 2) with seeds 0-2, and for the last layer as lenses;
 * on the real model (``--models smollm2-135m``, profile ``real``) NJTC and N-NJTC at rank floor(576/100) = 5,
   to the last layer (Figure 3's lenses) and from each layer to the next (with the last-layer ones, the pairs
-  N-NJTC's Figure 2 claims read: every pair would be 465, hours of two CPU cores); with ``--real-tuned`` also its tuned lens, which needs a GPU (``--device cuda``): the
+  N-NJTC's Figure 2 claims read: every pair would be 465, hours of two CPU cores); with ``--real-tuned`` also its tuned
+  lens, which needs a GPU (``--device cuda``): the
   published recipe reads out over 49,152 tokens at 30 layers, about 650 TFLOP per 250 steps (an hour of two CPU
   cores, several if the convergence check doubles the steps).
 

@@ -176,8 +176,9 @@ def _train(X, readout, variant, init_maps, seed, rec, steps, progress, ckpt: Pat
         t = h + torch.bmm(h, W) + (b[:, None] if b is not None else 0)
         kl = kl_to_final(logp_f[idx][None], torch.log_softmax(readout(t), -1)).mean(-1)  # [L]
         if not torch.isfinite(kl).all():
-            raise DivergedError(f"the {variant} lens diverged (non-finite KL) at step {len(log) * rec['log_every'] + len(window)}: "
-                                f"lower the learning rate (recipe lr={rec['lr']})")
+            raise DivergedError(f"the {variant} lens diverged (non-finite KL) at step "
+                                f"{len(log) * rec['log_every'] + len(window)}: lower the learning rate (recipe "
+                                f"lr={rec['lr']})")
         loop.optimiser_step(kl.sum(), params, opt, sched, rec["clip"])
         window.append(kl.detach().cpu().numpy())
         if len(window) == rec["log_every"]:

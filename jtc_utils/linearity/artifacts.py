@@ -52,7 +52,8 @@ def base():
 
 
 def variant(file: str):
-    """A stored pretraining run or snapshot (``pretrain/...``, ``trajectory/...``) as an Adapter keyed on its weights."""
+    """A stored pretraining run or snapshot (``pretrain/...``, ``trajectory/...``) as an Adapter keyed on its
+    weights."""
     from safetensors.torch import load_file
     from transformers import GPT2LMHeadModel
 

@@ -37,7 +37,8 @@ def s1(get):
     med = {m: float(np.median(v["paper"]["res_in"])) for m, v in d.items()}
     ours = _with_real("median in-sample LS with residual: " + ", ".join(f"{m} {v:.3f}" for m, v in med.items()),
                       get, d, lambda r: f"{np.median(r['paper']['res_in']):.3f}")
-    return claim_record("S1", "consecutive layers are about 0.99 linear", "≈ 0.99 for GPT, OPT, Llama, Mistral (Fig. 1)",
+    return claim_record("S1", "consecutive layers are about 0.99 linear",
+                "≈ 0.99 for GPT, OPT, Llama, Mistral (Fig. 1)",
                 "no shape part: the claim gives a magnitude", None, "-",
                 magnitude_part("≈ 0.99 for GPT, OPT, Llama, Mistral (Fig. 1)", ours,
                      min(med.values()) >= PAPER_LS - verdicts.value("about"),
@@ -55,8 +56,9 @@ def s2(get):
                 "residual (Fig. 1)", f"mean LS_res {res.mean():.3f}, mean LS_nores {nores.mean():.3f} over {len(res)} "
                 f"pairs; the identity's gap is {digits.bound(gap, 1e-8)}",
                 verdicts.substantially(res.mean(), nores.mean()),
-                "mean LS_nores below mean LS_res by at least a fifth of LS_res, over the pairs of every GPT-style model "
-                "(margin: the relative gap minus 0.2)", words=("substantially", "better"), unit="relative gap - 0.2")
+                "mean LS_nores below mean LS_res by at least a fifth of LS_res, over the pairs of every GPT-style "
+                "model (margin: the relative gap minus 0.2)", words=("substantially", "better"),
+                unit="relative gap - 0.2")
 
 
 def _u_gap(nores, depth):
@@ -69,13 +71,15 @@ def _u_gap(nores, depth):
 def s3(get):
     d = _gpt(get("sl_fig1"))
     gaps = {m: _u_gap(v["paper"]["nores_in"], v["depth"]) for m, v in d.items()}
-    return claim_record("S3", "without the residual the profile is U-shaped", "≈ 0.35-0.6 mid-depth, ≈ 0.9-1.0 at the end "
-                "(repository figure)", _with_real("relative gap of the last pair over the mid-depth minimum: " + ", ".join(
+    return claim_record("S3", "without the residual the profile is U-shaped",
+                "≈ 0.35-0.6 mid-depth, ≈ 0.9-1.0 at the end (repository figure)",
+                _with_real("relative gap of the last pair over the mid-depth minimum: " + ", ".join(
                     f"{m} {g:+.2f}" for m, g in gaps.items()), get, d,
                            lambda r: f"{_u_gap(r['paper']['nores_in'], r['depth']):+.2f}"),
                 min(gaps.values()) - verdicts.value(
-                    "substantially"), "the last pair's LS_nores above the minimum over mid-depth (between the first and "
-                "the last quarter) by at least a fifth of the larger, every GPT-style model (margin: the smallest relative gap minus 0.2)",
+                    "substantially"), "the last pair's LS_nores above the minimum over mid-depth (between the first "
+                "and the last quarter) by at least a fifth of the larger, every GPT-style model (margin: the smallest "
+                "relative gap minus 0.2)",
                 words=("substantially", "every", "late"), unit="relative gap - 0.2")
 
 
@@ -83,7 +87,8 @@ def s4(get):
     d = get("sl_fig3")
     rows = {m: v for m, v in d.items() if m in _gpt(get("sl_fig1"))}
     # "small next to the stream": the update is smaller than the state by at least a fifth (substantially)
-    small = {m: float(np.mean(np.asarray(v["update_norm"]) <= 1 - verdicts.value("substantially"))) for m, v in rows.items()}
+    small = {m: float(np.mean(np.asarray(v["update_norm"]) <= 1 - verdicts.value("substantially")))
+             for m, v in rows.items()}
     rho = {m: v["spearman_vs_nonlinearity"] for m, v in rows.items()}
     margin = min(min(v - verdicts.value("most") for v in small.values()), min(rho.values()))
     return claim_record("S4", "block updates are small next to the stream", "the low norm of the updates explains the "
@@ -103,8 +108,9 @@ def s5(get):
     steps = [s["step"] for s in snaps]
     mean = [float(np.mean(s["all"]["res_in"])) for s in snaps]
     rho = float(spearmanr(steps, mean).statistic)
-    return claim_record("S5", "linearity falls during pretraining", "mean LS of public checkpoints decreases with training "
-                "(Fig. 2)", f"Spearman(step, mean LS_res) = {rho:+.2f} over {len(snaps)} snapshots (mean LS_res "
+    return claim_record("S5", "linearity falls during pretraining",
+                "mean LS of public checkpoints decreases with training (Fig. 2)",
+                f"Spearman(step, mean LS_res) = {rho:+.2f} over {len(snaps)} snapshots (mean LS_res "
                 f"{mean[0]:.3f} at step {steps[0]} -> {mean[-1]:.3f} at step {steps[-1]})", -rho,
                 "Spearman(step, mean LS_res) < 0 over every snapshot (margin: minus rho)", words=("better",),
                 unit="-rho")
@@ -154,8 +160,8 @@ def s8(get):
     # the paper's evidence is the model's own quality (perplexity, knowledge, SuperGLUE); the probes are S9's
     gaps = {"perplexity": verdicts.rel_gap(m(plain, "perplexity"), m(reg, "perplexity")),
             "fact accuracy": verdicts.rel_gap(m(reg, "fact_accuracy"), m(plain, "fact_accuracy"))}
-    return claim_record("S8", "the cosine regulariser helps the model", "SuperGLUE 43.33 -> 46.06 (650M), 41.10 -> 42.78 "
-                "(150M); GPT-4 grades 5.39 -> 6.08", f"λ = {PAPER_LAMBDA} vs plain, means of 3 seeds: perplexity "
+    return claim_record("S8", "the cosine regulariser helps the model", "SuperGLUE 43.33 -> 46.06 (650M), 41.10 -> "
+                "42.78 (150M); GPT-4 grades 5.39 -> 6.08", f"λ = {PAPER_LAMBDA} vs plain, means of 3 seeds: perplexity "
                 f"{m(plain, 'perplexity'):.3f} -> {m(reg, 'perplexity'):.3f}, fact accuracy "
                 f"{m(plain, 'fact_accuracy'):.3f} -> {m(reg, 'fact_accuracy'):.3f} (the probes are S9's)",
                 min(float(v) for v in gaps.values()), "better on both of the model's own measures: perplexity and "
@@ -167,8 +173,9 @@ def s8(get):
 def s9(get):
     plain, reg = _probe_mean(get, 0.0), _probe_mean(get, PAPER_LAMBDA)
     gap = float(np.mean(reg - plain))
-    return claim_record("S9", "linear probes do better with the regulariser", "higher probe accuracy with the regulariser "
-                "(Fig. 5)", f"λ = {PAPER_LAMBDA}: probes (mean of 3 seeds) higher at {np.mean(reg > plain):.0%} of "
+    return claim_record("S9", "linear probes do better with the regulariser",
+                "higher probe accuracy with the regulariser (Fig. 5)",
+                f"λ = {PAPER_LAMBDA}: probes (mean of 3 seeds) higher at {np.mean(reg > plain):.0%} of "
                 f"the {len(plain)} layers; mean difference {gap:+.3f}", gap,
                 "the mean over layers of probe accuracy with the regulariser minus without > 0", words=("better",),
                 unit="accuracy")
@@ -189,8 +196,9 @@ def s10(get):
     txt = "; ".join(f"k={k}: {_ppl(rows, 'most linear', 'replace + distil', k):.3f} / "
                     f"{_ppl(rows, 'most linear', 'replace', k):.3f} / {_ppl(rows, 'most linear', 'remove', k):.3f}"
                     for k in ks)
-    return claim_record("S10", "the most linear blocks can be replaced, better still distilled", "linear + distil < linear < "
-                "removal in perplexity damage (Figs 6-7)", f"perplexity distil / replace / remove, most linear first "
+    return claim_record("S10", "the most linear blocks can be replaced, better still distilled", "linear + distil < "
+                "linear < removal in perplexity damage (Figs "
+                "6-7)", f"perplexity distil / replace / remove, most linear first "
                 f"({d['model']}, base {d['base']['perplexity']:.3f}): {txt}; removing the most linear block: "
                 f"{_ppl(rows, 'most linear', 'remove', 1):.3f} vs a random one {_ppl(rows, 'random', 'remove', 1):.3f}",
                 min(float(g) for g in gaps), "distil < replace < remove in perplexity for every k up to a quarter of "
@@ -203,7 +211,8 @@ def s11(get):
     gpt = {v["n_layers"]: float(np.median(v["paper"]["res_in"])) for v in d.values() if v["family"] == "gpt2"}
     bert = {m: (v["n_layers"], float(np.median(v["paper"]["res_in"]))) for m, v in d.items() if v["family"] == "bert"}
     return claim_record("S11", "the near-linearity is exclusive to decoders", "stated in the abstract; no data shown",
-                "; ".join(f"{m} (L={L}) median LS_res {s:.3f} vs GPT-style of equal depth {gpt.get(L, float('nan')):.3f}"
+                "; ".join(f"{m} (L={L}) median LS_res {s:.3f} vs GPT-style of equal depth "
+                          f"{gpt.get(L, float('nan')):.3f}"
                           for m, (L, s) in bert.items()) or "no encoder is scored on this profile", None,
                 "reported without a verdict (spec: the paper shows no data)")
 

@@ -75,7 +75,7 @@ BOOT_TAGS = ("all", "nopos0")
 def _boot_scores(ad, profile: Profile, n_tokens: int, tags: tuple = BOOT_TAGS) -> dict:
     """The paper-protocol scores of :func:`_scores` (in-sample, validation tokens; ``tags``: ``all`` and
     ``nopos0``) under each resample of the sentences (:func:`score.resampled_profile`: a refit per resample from
-    per-sentence sums; issue 53), cached apart from the scores themselves."""
+    per-sentence sums), cached apart from the scores themselves."""
     def compute():
         val = states.all_positions(ad, "validation", n_tokens, profile)
         out = {}
@@ -361,7 +361,7 @@ def pruning_curves(ad, block_scores: dict, eval_seqs, eval_masks, train_states, 
     """Damage (perplexity, accuracy, fact accuracy) against k for every strategy and mode; the unpruned model at k=0."""
     def compute():
         rows, boot = [], []
-        w = resample.weights(len(eval_seqs))  # the held-out sentences, resampled (issue 53)
+        w = resample.weights(len(eval_seqs))  # the held-out sentences, resampled
         base = prune.evaluate(ad, eval_seqs, eval_masks)
         for strategy in strategies:
             for draw in range(draws if strategy == "random" else 1):

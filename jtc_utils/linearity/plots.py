@@ -10,6 +10,8 @@ import numpy as np
 
 from jtc_utils.evidence.figure_registry import Caption, View, drawings
 
+from .prune import STRATEGIES
+
 STYLE = {"res_in": ("-", "with residual (in-sample)"), "nores_in": ("--", "without residual (in-sample)"),
          "res_ho": (":", "with residual (held-out)"), "res_null": ("-.", "null (rows shuffled)")}
 
@@ -83,7 +85,7 @@ def pruning(d: dict, metric: str = "perplexity", ax=None, title: str = ""):
     ax = ax or plt.subplots(figsize=(6, 3.8))[1]
     rows = d["rows"]
     styles = {"remove": "-", "replace": "--", "replace + distil": ":"}
-    for i, strategy in enumerate(("most linear", "least linear", "random")):
+    for i, strategy in enumerate(STRATEGIES):
         for mode, ls in styles.items():
             ks = sorted({r["k"] for r in rows if r["strategy"] == strategy and r["mode"] == mode})
             if not ks:
@@ -102,7 +104,8 @@ def r2family(d: dict, ax=None):
     ax = ax or plt.subplots(figsize=(6, 3.6))[1]
     x = np.arange(1, len(d["r2_mat"]) + 1)
     for key, label, ls in (("r2_mat", "JTC r², mat (held-out)", "-"), ("r2_id", "JTC r², id (held-out)", "-"),
-                           ("res_in", "LS with residual, in-sample", "--"), ("res_ho", "LS with residual, held-out", ":"),
+                           ("res_in", "LS with residual, in-sample", "--"),
+                           ("res_ho", "LS with residual, held-out", ":"),
                            ("nores_in", "LS without residual, in-sample", "--"), ("res_null", "null", "-.")):
         ax.plot(x, d[key], ls, marker=".", label=label)
     ax.set(xlabel="pair l-1 -> l (block l)", ylabel="score", title=f"{d['model']}: one cache, five scores")
@@ -133,7 +136,7 @@ def _chosen(d: dict) -> str:
     """How the pruned blocks were chosen, for the caption: every strategy the figure draws, in its order."""
     names = {"most linear": "most linear first", "least linear": "least linear first",
              "random": "at random (the mean of the draws)"}
-    drawn = [names[s] for s in ("most linear", "least linear", "random") if any(r["strategy"] == s for r in d["rows"])]
+    drawn = [names[s] for s in STRATEGIES if any(r["strategy"] == s for r in d["rows"])]
     return ", ".join(drawn[:-1]) + (" or " if len(drawn) > 1 else "") + drawn[-1]
 
 

@@ -64,7 +64,8 @@ def check_k(k: int, n_layers: int) -> int:
 
 
 def choose(scores_by_block: dict, k: int, strategy: str, draw: int = 0) -> list[int]:
-    """The blocks (1..L) to prune: ``scores_by_block`` maps block l to the held-out linearity score of h^(l-1) -> h^l."""
+    """The blocks (1..L) to prune: ``scores_by_block`` maps block l to the held-out linearity score of
+    h^(l-1) -> h^l."""
     L = len(scores_by_block)
     check_k(k, L)
     if strategy not in STRATEGIES:

@@ -207,7 +207,7 @@ def resampled_pair(X, Y, group, weights, rcond: float = RCOND) -> dict:
     """``res_in`` and ``nores_in`` of one pair under each resample of the sentences (``weights`` [B, n_groups]:
     how often each sentence ``group`` is drawn, :func:`jtc_utils.core.resample.weights`), refitted per resample
     from per-sentence sums: the weighted centred Gram matrices X^T X and X^T Y give each resample's affine fit and
-    its in-sample R² without touching the tokens again (related-systems spec 4.1; issue 53)."""
+    its in-sample R² without touching the tokens again (related-systems spec 4.1)."""
     X, Y = _check(X, Y, fit=False)
     group = np.asarray(group)
     G = int(group.max()) + 1

@@ -25,7 +25,8 @@ N_TOKENS = 16_000  # the paper's n (128 chunks of 512 characters: about 15-20 th
 
 def sentence_ids(ad: Adapter, split: str, n_tokens: int = N_TOKENS, profile: profiles.Profile | str = "tiny",
                  domain: str | None = None) -> list[list[int]]:
-    """Token ids of the first sentences of ``domain`` (the profile's main one) whose tokens reach ``n_tokens``, tokenised
+    """Token ids of the first sentences of ``domain`` (the profile's main one) whose tokens reach ``n_tokens``,
+    tokenised
     as the book's samples are (decoders without special tokens, encoders with [CLS] ... [SEP])."""
 
     if n_tokens < 2:

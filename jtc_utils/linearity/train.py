@@ -299,7 +299,8 @@ def run_distillation(card: dict, progress: bool = True) -> None:
                       **{f"c{b}": c.astype(np.float32) for b, (_, c) in maps.items()}}
             atomic_write_bytes(OUT_DIR / f, save(arrays))
             card["distil"][f] = {"model": PRUNE_MODEL, "strategy": strategy, "k": k, "blocks": blocks,
-                                 "steps": len(curve), "loss_first": curve[0], "loss_last_50": float(np.mean(curve[-50:])),
+                                 "steps": len(curve), "loss_first": curve[0],
+                                 "loss_last_50": float(np.mean(curve[-50:])),
                                  "train_time_s": round(time.time() - t0, 1), "sha256": file_fingerprint(OUT_DIR / f)}
             save_card(card)
             print(f"{f}: blocks {blocks}, {card['distil'][f]['train_time_s']:.0f} s", flush=True)

@@ -1,4 +1,5 @@
-"""The one training loop of the book: the zoo's language models (:func:`jtc_utils.training.zoo.train_model`), the linearity
+"""The one training loop of the book: the zoo's language models (:func:`jtc_utils.training.zoo.train_model`), the
+linearity
 chapter's regularised runs (:func:`jtc_utils.linearity.train.pretrain`) and the tuned lens
 (:mod:`jtc_utils.lenses.tuned`) each give it a step and a checkpoint writer.
 

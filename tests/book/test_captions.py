@@ -6,7 +6,7 @@ import re
 import matplotlib
 import pytest
 
-from jtc_utils.book import runner, website
+from jtc_utils.book import website
 from jtc_utils.book import figure_layout
 from jtc_utils.book.chapter import _NUMBERED, figure, figure_grid, panel_scale, panels, show
 from jtc_utils.jtc.plots import paper_ref

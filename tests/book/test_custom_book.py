@@ -56,7 +56,8 @@ def test_a_decoder_runs_through_the_whole_custom_book(world):
     judged = {r["id"] for r in records if not str(r["ours"]).startswith("not computed")}
     assert {"C1a", "C2", "C3", "C4"} <= judged and "C5" not in judged  # a decoder: no BERT figures
     before = {f.name: f.read_bytes() for f in (out / "data").glob("*.json")}
-    r = custom_pages.run(out, custom_plan.plan(str(model), world["text"], world["news"], 200), html=False, log=lambda _: None)
+    r = custom_pages.run(out, custom_plan.plan(str(model), world["text"], world["news"], 200), html=False,
+                         log=lambda _: None)
     assert all(t is None for t in r["pages_s"].values())  # resumed: nothing re-executed
     assert before == {f.name: f.read_bytes() for f in (out / "data").glob("*.json")}
 

@@ -160,7 +160,8 @@ def test_the_fill_executes_each_page_once_and_again_when_its_inputs_change(tmp_p
     ran.clear()
     assert student.fill(progress=False) == {} and ran == []
     real = staleness.inputs_fingerprint
-    point_book_at(monkeypatch, "inputs_fingerprint", lambda name, p: real(name, p) + ("x" if name == "sec5_early_exit" else ""))
+    point_book_at(monkeypatch, "inputs_fingerprint",
+                  lambda name, p: real(name, p) + ("x" if name == "sec5_early_exit" else ""))
     student.fill(progress=False)
     assert ran == ["sec5_early_exit"]
 

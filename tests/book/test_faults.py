@@ -25,7 +25,6 @@ from helpers import save_random_model
 from jtc_utils.book import runner, staleness
 from jtc_utils.core import catalogue, models, paths, profiles, readout
 from jtc_utils.core.experiment import Experiment
-from jtc_utils.evidence import figdata
 from jtc_utils.jtc import top_tokens
 from jtc_utils.training import zoo
 from helpers import point_book_at

@@ -177,17 +177,17 @@ def test_the_grade_table_and_the_feedback_notebooks_are_written(graded):
     assert grade.totals(rows)["correct"] == (2, 2) and grade.totals(rows)["blank"] == (0, 2)
     html = (out / "grades.html").read_text(encoding="utf-8")
     assert "<td>correct</td><td>2</td><td>2</td>" in html
-    for student, want in (("correct", ("✓", "✓")), ("wrong", ("✗", "✗")), ("raises", ("error", "✓"))):
-        path = out / "feedback" / student / f"{PAGE}.ipynb"
+    for who, want in (("correct", ("✓", "✓")), ("wrong", ("✗", "✗")), ("raises", ("error", "✓"))):
+        path = out / "feedback" / who / f"{PAGE}.ipynb"
         text = path.read_text(encoding="utf-8")
         fb = nbformat.read(path, as_version=4)
         verdicts = [c.source for c in fb.cells if c.metadata.get("grading") == "verdict"]
-        assert [v.split("**")[1].split(": ")[1] for v in verdicts] == list(want), (student, verdicts)
+        assert [v.split("**")[1].split(": ")[1] for v in verdicts] == list(want), (who, verdicts)
         assert grade.KERNEL_NAME not in text and "recorded for grading" not in text  # no grader's cell
         for path_of_the_grader in (str(ROOT), str(out), "/tmp/", str(Path.home())):
-            assert path_of_the_grader not in text, (student, path_of_the_grader)
+            assert path_of_the_grader not in text, (who, path_of_the_grader)
         answers = [c.source for c in fb.cells if "answer" in c.metadata.get("tags", [])]
-        assert answers == [CLASS[student][0].get(ONE_PAIR, ""), CLASS[student][0].get(WORLD, "")]
+        assert answers == [CLASS[who][0].get(ONE_PAIR, ""), CLASS[who][0].get(WORLD, "")]
     hint = [c.source for c in nbformat.read(out / "feedback" / "wrong" / f"{PAGE}.ipynb", as_version=4).cells
             if c.metadata.get("grading") == "verdict"][0]
     assert "within" in hint  # the check's own hint, beside the verdict
@@ -216,7 +216,8 @@ def test_every_check_cell_of_the_book_is_found_by_the_grader():
         checks = [c for c in ref.cells if "check" in c.metadata.get("tags", [])]
         assert labels == [c.metadata["exercise"] for c in checks]
         assert all(grade.check_call(c.source)[0] == c.metadata["exercise"] for c in checks)
-        assert all(f"{grade.KERNEL_NAME}.record(" in c.source for c in nb.cells if c.metadata.get("grading") == "record")
+        assert all(f"{grade.KERNEL_NAME}.record(" in c.source for c in nb.cells
+                   if c.metadata.get("grading") == "record")
         # a student's run records the answer alone: nothing a check compares with is read from the student's kernel;
         # the numbers the page passes to a check are recorded only in the grader's reference run
         student_run = [c.source for c in nb.cells if c.metadata.get("grading") == "record"]

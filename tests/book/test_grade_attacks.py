@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from jtc_utils.book import grade, sandbox
+from jtc_utils.book import sandbox
 from jtc_utils.core.paths import BOOK_DIR, CACHE_DIR, NOTEBOOKS_DIR, ROOT, ZOO_DIR
 from test_grade import CORRECT, ONE_PAIR, PAGE, REFERENCE, WORLD, submission
 

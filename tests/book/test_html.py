@@ -89,7 +89,8 @@ def test_every_figure_reference_names_its_figure(html):
         text = " ".join(soup.get_text(" ").split())
         for m in re.finditer(r"\b(?:Figures?|Fig\.) \d+", text):
             before = text[max(0, m.start() - 30):m.start()]
-            assert PAPER_WORDS.search(before), f"{page.name}: ...{before}{m.group(0)}... is neither a link nor the paper's"
+            assert PAPER_WORDS.search(before), (f"{page.name}: ...{before}{m.group(0)}... is neither a link nor the "
+                                                "paper's")
 
 
 def test_no_page_costs_more_than_its_limit_to_load(html):

@@ -52,8 +52,8 @@ def test_a_page_depends_on_the_modules_it_can_run_and_on_no_other(tmp_path, monk
     a page that draws a figure must be re-executed when its drawing changes)."""
     closure = {f.relative_to(runner.ROOT).as_posix()
                for f in staleness.package_closure(runner.NOTEBOOKS_DIR / "claims_verdicts.py")}
-    assert {"jtc_utils/jtc/claims.py", "jtc_utils/core/linear.py", "jtc_utils/evidence/figdata.py", "jtc_utils/__init__.py",
-            "jtc_utils/jtc/plots.py"} <= closure
+    assert {"jtc_utils/jtc/claims.py", "jtc_utils/core/linear.py", "jtc_utils/evidence/figdata.py",
+            "jtc_utils/__init__.py", "jtc_utils/jtc/plots.py"} <= closure
     assert not {"jtc_utils/lenses/train.py", "jtc_utils/book/runner.py"} & closure
     # the whole closure counts: figures imports experiment, which imports the readout
     deep = {f.name for f in staleness.package_closure(runner.NOTEBOOKS_DIR / "sec4_predictions.py")}

@@ -59,8 +59,8 @@ def test_one_chapter_selects_its_page_its_figures_and_its_papers_tests():
     ids = suite.chapter_tests(["ffn_subupdates"])
     files = [i for i in ids if "::" not in i]
     figures = {i.split("[")[1].rstrip("]") for i in ids if "::" in i}
-    # the FFN chapter's tests, and the real vocabulary's word classes it reads (a core module, marked ffn)
-    assert files == ["tests/core/test_word_classes.py", "tests/ffn/test_ffn.py", "tests/ffn/test_ffn_instruments.py",
+    # the FFN chapter's tests, and the real vocabulary's concept classes it reads (a core module, marked ffn)
+    assert files == ["tests/core/test_token_concepts.py", "tests/ffn/test_ffn.py", "tests/ffn/test_ffn_instruments.py",
                      "tests/ffn/test_ffn_real.py"]
     assert "geva_values" in figures and figures <= set(suite.page_figures("ffn_subupdates"))
     assert suite.page_papers("claims_verdicts") == set(suite.PAPERS)

@@ -170,7 +170,7 @@ def test_pinv_and_fit_match_lapack_gelsd_min_norm():
 def test_resampled_r2_is_r2_of_the_resampled_validation_set():
     """Each resample's r² (``boot``) equals sklearn's r² on the validation rows drawn by that resample, with the same
     fits; a resample that draws every row once is the point r²."""
-    
+
     rng = np.random.default_rng(3)
     L, n, n_val, d = 3, 60, 25, 5
     X = rng.normal(size=(L + 1, n + n_val, d)).cumsum(0) + 4.0  # a large mean, as hidden states have

@@ -9,7 +9,6 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,7 +17,8 @@ import torch
 from jtc_utils.core import ordering
 from jtc_utils.core.paths import NOTEBOOKS_DIR, ROOT
 
-SOURCES = sorted([*(ROOT / "jtc_utils").rglob("*.py"), *NOTEBOOKS_DIR.glob("*.py"), *(ROOT / "benchmarks").glob("*.py")])
+SOURCES = sorted([*(ROOT / "jtc_utils").rglob("*.py"), *NOTEBOOKS_DIR.glob("*.py"),
+                  *(ROOT / "benchmarks").glob("*.py")])
 STABLE = {"stable", "mergesort"}
 JUSTIFIED = "# order:"  # a call whose order is never shown nor used to pick items says why on its line
 

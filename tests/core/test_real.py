@@ -225,7 +225,8 @@ def _compare_real(kind, data, stored, n):
     if kind == "r2":
         for key in ("r2_mat", "r2_id"):
             np.testing.assert_allclose(data[key], figdata.as_array(stored[key]), rtol=0, atol=2e-4, err_msg=key)
-        for key in ("min_gap", "id_majority"):  # a difference of two r²: the sum of their tolerances; resamples ten times
+        # a difference of two r²: the sum of their tolerances; resamples ten times
+        for key in ("min_gap", "id_majority"):
             assert data["pairs"][key] == pytest.approx(stored["pairs"][key], abs=4e-4), key
             np.testing.assert_allclose(data["boot"]["pairs"][key], stored["boot"]["pairs"][key], rtol=0, atol=4e-3,
                                        err_msg=f"boot {key}")

@@ -1,6 +1,7 @@
 """Issue 55, item 2 for the FFN paper: its rules read the real model's figure ``real_geva`` through the stand-in
 figures' layout, so a change in the real numbers moves the real verdict (concept coverage under the automatic word
-classes included), and the claim that needs word classes with a sign says why it has none (the checks every paper shares are in tests/evidence/test_real_verdicts.py)."""
+classes included), and the claim that needs word classes with a sign says why it has none (the checks every paper shares
+are in tests/evidence/test_real_verdicts.py)."""
 
 import copy
 
