@@ -52,8 +52,8 @@ def test_failing_notebook_names_the_cell_and_writes_no_page(tmp_path, monkeypatc
     book = a_book_of(tmp_path, monkeypatch, "broken", '# %% tags=["parameters"]\nprofile = "tiny"\n\n# %%\nx = 1\n\n'
                      '# %%\nraise ValueError("boom")\n')
     with pytest.raises(runner.NotebookFailed,
-                       match=r"notebook broken failed at cell 3 of 3 \(notebooks/broken.py, line 7\) \(ValueError: "
-                             r"boom\)"):
+                       match=r"notebook broken failed at cell 3 of 3 \(notebooks/broken.py, line 7\) "
+                             r"\(ValueError: boom\)"):
         runner.execute("broken", timeout=120)
     assert not (book / "broken.ipynb").exists()
     assert (book / "_failed" / "broken.ipynb").exists()

@@ -355,10 +355,9 @@ _PANELS = """() => Array.from(document.querySelectorAll('div.jtc-panels')).map(d
 @pytest.mark.parametrize("device", list(WIDTHS))
 def test_a_grid_of_panels_wraps_to_the_width(html, browser, device):
     """A multi-panel figure is one image per panel (jtc_utils.book.chapter.panels): at desktop width two panels of a
-    grid
-    share a row, each at the width the page set for it (its width in inches at the grid's one scale) and the panels
-    of a row at one scale; on a phone every panel takes the column's whole width, one under the other, instead of the
-    whole grid shrunk to a third."""
+    grid share a row, each at the width the page set for it (its width in inches at the grid's one scale) and the
+    panels of a row at one scale; on a phone every panel takes the column's whole width, one under the other,
+    instead of the whole grid shrunk to a third."""
     root, _ = html
     for page in ("appendix_d_sizes", "lenses"):
         with _opened(browser, root / "book" / f"{page}.html", WIDTHS[device]) as (tab, _):
@@ -459,8 +458,8 @@ _CONTRAST = """() => {
   const rgb = c => (c.match(/[\\d.]+/g) || []).map(Number);
   const opaque = c => { const v = rgb(c); return v.length >= 3 && (v.length < 4 || v[3] > 0.5); };
   const lum = c => { const [r, g, b] = rgb(c).slice(0, 3).map(v => { v /= 255;
-      return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); }); return 0.2126 * r + 0.7152 * g + 0.0722
-      * b; };
+      return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); });
+      return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
   const behind = el => { for (let e = el; e; e = e.parentElement) { const c = getComputedStyle(e).backgroundColor;
       if (opaque(c)) return c; } return getComputedStyle(document.body).backgroundColor; };
   const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
@@ -472,8 +471,8 @@ _CONTRAST = """() => {
     if (getComputedStyle(el).visibility === 'hidden') return;
     seen.add(el);
     const r = ratio(getComputedStyle(el).color, behind(el));
-    if (r < 4.5) low.push([el.tagName + '.' + el.className, el.textContent.trim().slice(0, 30), Math.round(r * 100) /
-    100]);
+    if (r < 4.5) low.push([el.tagName + '.' + el.className, el.textContent.trim().slice(0, 30),
+                           Math.round(r * 100) / 100]);
   }));
   const probe = document.createElement('span'); document.body.appendChild(probe);
   const bands = [];
@@ -493,9 +492,8 @@ CONTRAST_PAGES = tuple(runner.notebook_names())  # every page: captions, claims 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("device", list(WIDTHS))
 def test_captions_and_claims_tables_are_readable_in_both_colour_schemes(html, browser, device, scheme):
-    """Issue 66, item 1: every caption, claims-table cell and data-table cell has a text contrast of at least 4.5:1
-    against
-    what is behind it, in light and dark mode at both widths, and no scroll box paints its edge shading in a colour
+    """Every caption, claims-table cell and data-table cell has a text contrast of at least 4.5:1 against what is
+    behind it, in light and dark mode at both widths, and no scroll box paints its edge shading in a colour
     other than what is behind it (in dark mode that was a near-black band over the claim ids)."""
     root, _ = html
     for page in CONTRAST_PAGES:

@@ -67,8 +67,8 @@ def test_plausibility_checks_its_sample_count(exp, value, error, match):
 @pytest.mark.parametrize("call,error,match", [
     (lambda e: top_tokens.top_tokens(e, "the city of", layers=3), TypeError, r"layers must be a list .* pass \[3\]"),
     (lambda e: top_tokens.top_tokens(e, "the city of", layers=[]), ValueError, r"layers is empty"),
-    (lambda e: top_tokens.top_tokens(e, "the city of", layers=[-1]), ValueError, r"each layer .* between 0 and 6, got "
-                                                                                 r"-1"),
+    (lambda e: top_tokens.top_tokens(e, "the city of", layers=[-1]), ValueError,
+     r"each layer .* between 0 and 6, got -1"),
     (lambda e: readout.cast(e, "mat", 99), ValueError, r"layer \(of tiny-gpt2, which has layers 0..6\) must be "
                                                        r"between 0 and 6, got 99"),
     (lambda e: readout.cast(e, "mat", -1), ValueError, r"between 0 and 6, got -1"),

@@ -1,6 +1,5 @@
 """Ctrl-C in each command (`make book`'s runner, the custom book, `make student`, `make grade`): one line saying what
-was
-kept and how to resume, exit code 130, no traceback from any process. A terminal's Ctrl-C reaches the whole
+was kept and how to resume, exit code 130, no traceback from any process. A terminal's Ctrl-C reaches the whole
 foreground process group (the command, its page workers, their kernels): the tests send SIGINT to the group."""
 
 from __future__ import annotations

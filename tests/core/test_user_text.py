@@ -107,8 +107,8 @@ def test_too_little_text_names_the_counts_and_the_fix(tmp_path):
     ("empty.txt", b"\n \n", "holds no text"),
     ("binary.txt", b"\x89PNG\r\n\x1a\n\x00\x00", "not a text file"),
     ("latin1.txt", "Caf\xe9 au lait is served here every day.".encode("latin-1"), "not UTF-8 text .*iconv"),
-    ("notes.pdf", b"%PDF-1.4", r"is a \.pdf file, not plain text: convert it \(e\.g\. `pdftotext notes.pdf "
-                               r"notes.txt`\)"),
+    ("notes.pdf", b"%PDF-1.4",
+     r"is a \.pdf file, not plain text: convert it \(e\.g\. `pdftotext notes.pdf notes.txt`\)"),
     ("LICENSE", b"\x00\x01 compiled", "not a text file"),
     ("bad.jsonl", b'{"text": "fine"}\nnot json\n', "line 2: not JSON"),
     ("nofield.jsonl", b'{"body": "no text field"}\n', "line 1: no 'text' string"),
