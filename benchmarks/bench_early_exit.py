@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from jtc_utils.jtc import early_exit as ee
+from jtc_utils.core import early_exit as ee
 from jtc_utils.core import experiment
 
 

@@ -14,7 +14,7 @@ import time
 import torch
 
 from jtc_utils.core import device as devices, experiment
-from jtc_utils.jtc import submodules
+from jtc_utils.core import submodules
 
 
 def _sync(dev):

@@ -72,7 +72,7 @@ from IPython.display import HTML, Markdown, display
 from myst_nb import glue
 
 from jtc_utils.jtc import regime, rejudge, seeds
-from jtc_utils.evidence import claims, figure_registry
+from jtc_utils.evidence import claims, figure_registry, findings
 from jtc_utils.jtc import claims as jtc_claims
 from jtc_utils.book import claim_tables
 from jtc_utils.book import claims_page
@@ -113,7 +113,7 @@ stand_in = groups["Jump to Conclusions, on the stand-in"][0]
 # neither is counted as holds or fails.
 
 # %% tags=["nbval-check-output", "hide-input"]
-counts = pd.DataFrame({title: claims.count_findings(r) for title, (r, _, _) in groups.items()}).T
+counts = pd.DataFrame({title: findings.count_findings(r) for title, (r, _, _) in groups.items()}).T
 display(HTML(claims_page.summary_table(counts, "claims-summary")))
 
 # %% [markdown]
@@ -133,11 +133,11 @@ for key, title in (("tiny", "Jump to Conclusions, on the stand-in"), ("real", "J
                    ("ffn_real", "FFN sub-updates in the vocabulary space, on the real model"),
                    ("linearity", "Your Transformer is Secretly Linear, on the stand-in"),
                    ("linearity_real", "Your Transformer is Secretly Linear, on the real model")):
-    glue(f"summary_{key}", claims.summary(groups[title][0], groups[title][1]), display=False)
+    glue(f"summary_{key}", findings.summary(groups[title][0], groups[title][1]), display=False)
 for key, title in (("tiny", "Jump to Conclusions, on the stand-in"),
                    ("real", "Jump to Conclusions, on the real model")):
     for verdict in ("fails", "undecided"):
-        names = [f"{', '.join(f['claims'])} ({f['title']})" for f in claims.findings(groups[title][0])
+        names = [f"{', '.join(f['claims'])} ({f['title']})" for f in findings.findings(groups[title][0])
                  if f["verdict"] == verdict]
         glue(f"{verdict}_{key}", "; ".join(names) or "none", display=False)
 
@@ -184,7 +184,7 @@ HTML(claims_page.disagreement_table(pairs, DIFFERS, "claims-differ"))
 
 # %% tags=["nbval-check-output", "hide-input"]
 rows = [{"group": title, "finding": f["title"], "claims": ", ".join(f["claims"]), "verdict": f["verdict"]}
-        for title, (recs, _, _) in groups.items() for f in claims.findings(recs) if len(f["claims"]) > 1]
+        for title, (recs, _, _) in groups.items() for f in findings.findings(recs) if len(f["claims"]) > 1]
 display(claim_tables.Scrolled(claim_tables.style(pd.DataFrame(rows), "claims-findings", widths=False)))
 
 # %% [markdown]
@@ -330,14 +330,14 @@ why = {}
 for title, (recs, prof, _) in groups.items():
     for r in recs:
         if r.get("not_judged"):  # an instrument that fails its check: why, from the record's checks
-            why.setdefault(r["id"], {}).setdefault(r["reason"], []).append(f"{title}, {claims.shape_verdict(r)}")
+            why.setdefault(r["id"], {}).setdefault(r["reason"], []).append(f"{title}, {findings.shape_verdict(r)}")
             continue
         if r.get("kind", "claim") != "claim" or r["verdict"] is None:
             continue
         if r["verdict"] in ("fails", "undecided") or not r["resampled"]:  # a point verdict says why it has no interval
             assert r["reason"], f"claim {r['id']} {r['verdict']} on {title} without a reason; add it to REASONS"
             # one reason once, with every group it is given for (the stand-in and the paper's regime often share it)
-            why.setdefault(r["id"], {}).setdefault(r["reason"], []).append(f"{title}, {claims.shape_verdict(r)}")
+            why.setdefault(r["id"], {}).setdefault(r["reason"], []).append(f"{title}, {findings.shape_verdict(r)}")
 lines = [f"* <span id=\"why-{cid.lower()}\"></span>**[{cid}]({claim_tables.page_of(cid)}.html#claim-{cid.lower()})** "
          + " ".join(f"*{'; '.join(where)}*: {reason}" for reason, where in texts.items()) for cid, texts in why.items()]
 display(Markdown("\n".join(lines) or "Every judged shape holds."))

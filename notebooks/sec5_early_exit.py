@@ -30,7 +30,7 @@
 # Two details follow the authors' code rather than the paper's text: for BERT the position in the rule is
 # the constant 3 for every sample, and the threshold is not clipped to [0, 1]. The λ lists are the paper's
 # (appendix A.3). Because the exit path computes exactly the same cast vectors as the fixed-exit curves,
-# `jtc_utils.jtc.early_exit.sweep` derives every λ for every sample at once from the per-layer confidence gaps and
+# `jtc_utils.core.early_exit.sweep` derives every λ for every sample at once from the per-layer confidence gaps and
 # top-1 tokens of §4, instead of re-running the model per sample (the benchmark `benchmarks/bench_early_exit.py`
 # checks that it agrees exactly with the per-sample loop).
 #
@@ -56,7 +56,7 @@ from myst_nb import glue
 from jtc_utils.core import device as devices
 from jtc_utils.book.chapter import Chapter
 from jtc_utils.jtc.figures import real_model_line
-from jtc_utils.jtc import early_exit
+from jtc_utils.core import early_exit
 from jtc_utils.jtc import claims
 
 devices.use(device)

@@ -35,7 +35,7 @@
 # For the last two the real attention still runs, and it reads the *modified* states of the whole prefix, so the
 # computation starts from the true $h^\ell$ at every prefix position. `jtc_utils.core.blocks.GPT2Blocks` recomputes a
 # GPT-2 block from the Hugging Face weights step by step (tested to reproduce the model's hidden states within
-# $10^{-4}$) and lets any step be swapped; `jtc_utils.jtc.submodules` fits the matrices and runs all start layers
+# $10^{-4}$) and lets any step be swapped; `jtc_utils.core.submodules` fits the matrices and runs all start layers
 # together. Predictions are judged exactly as in [section 4](sec4_predictions.ipynb).
 #
 # ```{admonition} What runs here
@@ -61,7 +61,7 @@ from myst_nb import glue
 from jtc_utils.core import device as devices
 from jtc_utils.book.chapter import Chapter
 from jtc_utils.jtc.figures import real_model_line
-from jtc_utils.jtc import submodules
+from jtc_utils.core import submodules
 
 devices.use(device)
 

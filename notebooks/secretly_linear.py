@@ -315,7 +315,7 @@ rp.pivot_table(index=["strategy", "mode"], columns="k", values="perplexity").map
 # The verdicts above, in one table; the claims page gathers them with those of the other chapters.
 
 # %% tags=["nbval-check-output"]
-from jtc_utils.evidence.claims import summary  # the findings count of the claims page
+from jtc_utils.evidence.findings import summary  # the findings count of the claims page
 
 records = chapter.claim_records(list(claims.CLAIMS))
 print(summary(records, "tiny"))

@@ -64,8 +64,8 @@ TEST_REACHES = {
     "jtc_utils.core.real_models._gguf_bar_disabled": "the progress bar's switch of the GGUF reader, checked in both "
                                                      "positions",
     "jtc_utils.core.real_models._write_converted": "replaced to interrupt the conversion half-way",
-    "jtc_utils.jtc.submodules._replacements": "the stand-in modules themselves, checked against the maps they hold",
-    "jtc_utils.jtc.submodules._per_sample": "replaced to count how often the per-sample numbers are computed",
+    "jtc_utils.core.submodules._replacements": "the stand-in modules themselves, checked against the maps they hold",
+    "jtc_utils.core.submodules._per_sample": "replaced to count how often the per-sample numbers are computed",
     "jtc_utils.core.device._chosen": "the device chosen by use(), checked to be restored after using()",
     "jtc_utils.book.chapter._NUMBERED": "the page's figure numbering, reset so that a test starts a fresh page",
 }
@@ -112,10 +112,10 @@ def test_no_import_cycle_even_through_function_level_imports():
 
 
 # the layers, bottom up: a module imports only from its own package and from layers below its own; two packages on
-# one layer (training and evidence; the three related papers) do not import each other. The JTC paper is the base
-# the three related papers build on (its experiment's figures, its early-exit rule), so it sits below them.
-LAYERS = {"base": 0, "embedded": 1, "core": 2, "training": 3, "evidence": 3, "jtc": 4, "lenses": 5, "ffn": 5,
-          "linearity": 5, "book": 6}
+# one layer do not import each other. The four papers stand side by side on one floor: what two of them share (the
+# early-exit rule, the sub-module maps) lives in the core below them.
+PAPERS = ("jtc", "lenses", "ffn", "linearity")
+LAYERS = {"base": 0, "embedded": 1, "core": 2, "training": 3, "evidence": 3, **dict.fromkeys(PAPERS, 4), "book": 5}
 
 
 def _package(module: str) -> str:
@@ -130,8 +130,8 @@ def test_every_module_sits_in_one_layer():
 
 
 def test_imports_flow_one_way():
-    """base <- embedded <- core <- training, evidence <- jtc <- lenses, ffn, linearity <- book, read from every
-    import statement (a function-level one included), with no exception."""
+    """base <- embedded <- core <- training, evidence <- jtc, lenses, ffn, linearity <- book, read from every
+    import statement (a function-level one included), with no exception: no paper package imports another."""
     found = []
     for name, path in MODULES.items():
         here = _package(name)
@@ -427,10 +427,42 @@ def test_one_html_build_and_one_import_reader():
 
 
 # the book layer's modules stay a concern each (issue 54 split custom.py, 717, and runner.py, 702)
-BOOK_MODULE_LINES = 650
+MODULE_LINES = 500
 
 
-def test_no_book_module_mixes_concerns_into_one_long_file():
-    long = {name: n for name, path in MODULES.items() if _package(name) == "book"
-            and (n := len(path.read_text().splitlines())) > BOOK_MODULE_LINES}
-    assert not long, long
+def test_no_module_mixes_concerns_into_one_long_file():
+    long = {name: n for name, path in MODULES.items() if (n := len(path.read_text().splitlines())) > MODULE_LINES}
+    assert not long, f"modules over {MODULE_LINES} lines: {long}"
+
+
+def _string_test(node) -> bool:
+    """Whether an ``if`` test compares ``kind`` or ``fig`` with a string (or a tuple of strings)."""
+    def strings(n):
+        return (isinstance(n, ast.Constant) and isinstance(n.value, str)) or (
+            isinstance(n, (ast.Tuple, ast.List, ast.Set)) and n.elts and all(strings(e) for e in n.elts))
+    return (isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id in ("kind", "fig")
+            and any(strings(c) for c in node.comparators))
+
+
+def test_no_paper_package_picks_a_computation_by_an_if_chain_on_a_figure_id_or_kind():
+    """A paper's figures are tables (id or kind -> its computation, its drawing): no function of a paper package
+    tests ``kind`` or ``fig`` against strings in three ``if`` statements or more."""
+    found = []
+    for name, path in MODULES.items():
+        if _package(name) not in PAPERS:
+            continue
+        for fn in ast.walk(ast.parse(path.read_text())):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                tests = [n for n in ast.walk(fn) if isinstance(n, ast.If) and _string_test(n.test)]
+                if len(tests) >= 3:
+                    found.append(f"{name}.{fn.name}: {len(tests)} ifs on a figure id or kind, line {fn.lineno}")
+    assert not found, found
+
+
+def test_every_kind_of_a_jtc_figure_has_its_computation_and_a_drawing_or_a_table():
+    from jtc_utils.jtc import figures, plots
+
+    kinds = {kind for kind, _, _ in figures.FIGURES.values()}
+    assert kinds == set(figures.KINDS), kinds ^ set(figures.KINDS)
+    tabled = {figures.FIGURES[f][0] for f in plots.TABLED}
+    assert set(plots.DRAWINGS) <= kinds and not set(plots.DRAWINGS) & tabled  # (plausibility: the page's own table)

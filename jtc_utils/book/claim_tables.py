@@ -11,7 +11,7 @@ import pandas as pd
 
 from jtc_utils.book import papers
 from jtc_utils.core.profiles import Profile
-from jtc_utils.evidence import claims, digits, verdicts
+from jtc_utils.evidence import claims, digits, findings, verdicts
 from jtc_utils.evidence.claims import default_get, short_number
 from jtc_utils.jtc import claims as jtc_claims
 
@@ -66,12 +66,12 @@ def frame(records: list[dict], link: str | None = None):
     (``claim-<id>``) that the claims page
     links to; ``link="page"`` makes it a link to the chapter that shows the claim (see :func:`page_of`)."""
     table = pd.DataFrame(records)
-    table["verdict"] = [claims.shape_verdict(r) for r in records]
+    table["verdict"] = [findings.shape_verdict(r) for r in records]
     table["margin"] = [margin_text(r) for r in records]
     table["reading"] = [", ".join(f"“{w}”" for w in r.get("words") or []) or "-" for r in records]
     table["instrument"] = [checks_text(r) or "-" for r in records]
     table["why"] = [r.get("reason") or "" for r in records]
-    table["magnitude verdict"] = [claims.magnitude_verdict(r) for r in records]
+    table["magnitude verdict"] = [findings.magnitude_verdict(r) for r in records]
     table["paper's numbers"] = [(r.get("magnitude") or {}).get("paper", "-") for r in records]
     table["our numbers"] = [(r.get("magnitude") or {}).get("ours", "-") for r in records]
     if "quote" not in table:

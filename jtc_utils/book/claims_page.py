@@ -16,7 +16,7 @@ import re
 from jtc_utils.book import claim_tables
 from jtc_utils.core import profiles
 from jtc_utils.core.profiles import Profile
-from jtc_utils.evidence import claims, verdicts
+from jtc_utils.evidence import claims, findings, verdicts
 
 PROFILE_NAMES = {"tiny": "the stand-in", "real": "the real model", "paper": "the paper's models",
                  "custom": "your model"}
@@ -36,7 +36,7 @@ def code_spans(text: str) -> str:
 
 def verdict_class(record: dict) -> str:
     """The CSS class of a record's shape verdict."""
-    return VERDICT_CLASSES.get(claims.shape_verdict(record), "jtc-v-other")
+    return VERDICT_CLASSES.get(findings.shape_verdict(record), "jtc-v-other")
 
 
 def verdict_cell(record: dict, column: str = "") -> str:
@@ -44,7 +44,7 @@ def verdict_cell(record: dict, column: str = "") -> str:
     verdict on each training seed where the claim was judged on several, and,
     where the claim fails, is undecided or has no interval, its reason folded under "why" (one click); ``column``
     names the column above the cell on a phone, where a long table's header has scrolled away."""
-    words = html.escape(claims.shape_verdict(record))
+    words = html.escape(findings.shape_verdict(record))
     label = f'<span class="jtc-col-label">{html.escape(column)}</span>' if column else ""
     cell = (f'{label}<span class="jtc-verdict {verdict_class(record)}">{words}</span><br>'
             f'{claim_tables.margin_text(record)}<br><span class="jtc-ours">{html.escape(str(record["ours"]))}</span>')
@@ -74,7 +74,7 @@ def _rule_cell(record: dict) -> str:
 def _magnitude_cell(record: dict) -> str:
     mag = record.get("magnitude") or {}
     return (f'paper: {html.escape(str(mag.get("paper", "-")))}<br>ours: {html.escape(str(mag.get("ours", "-")))}'
-            f'<br><b>{html.escape(claims.magnitude_verdict(record))}</b>')
+            f'<br><b>{html.escape(findings.magnitude_verdict(record))}</b>')
 
 
 def _table(rows: list[dict], uuid: str, caption: str) -> str:

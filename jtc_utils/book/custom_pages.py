@@ -19,7 +19,7 @@ from jtc_utils.book.chapter import Chapter
 from jtc_utils.book.custom_plan import CLAIMS_PAGE, PAGES, Page, Plan, absent, kind_of
 from jtc_utils.core import models, profiles, user_text
 from jtc_utils.core.paths import ROOT, atomic_write_text
-from jtc_utils.evidence import claims, figdata
+from jtc_utils.evidence import claims, figdata, findings
 from jtc_utils.jtc import claims as jtc_claims
 
 papers.register()  # every paper's figures, claims and exercise checks, from the one list of the papers
@@ -136,7 +136,7 @@ class Run:
         get = claims.memo(getter({}, self.data_dir, self.missing))
         records = [claims.check_any(c, get, "custom") for c in jtc_claims.CLAIMS]
         figdata.save("claims_custom", records, {"profile": "custom", "model": self.profile.gpt[0]})
-        print(claims.summary(records, "custom"))
+        print(findings.summary(records, "custom"))
         display(claim_tables.styled(records, "verdicts-custom-all", link=None))
 
 
@@ -253,7 +253,7 @@ def run(out, plan: Plan, timeout: int = runner.CELL_TIMEOUT, device: str | None 
     run_one = partial(_execute_named, out, sources, {n: page_digest(plan, src) for n, src in sources.items()},
                       timeout, device)
     times = scheduling.run_pages(skipped, run_one, 1, report)
-    with runner.MemoryWatch() as watch:
+    with scheduling.MemoryWatch() as watch:
         times.update(scheduling.run_pages([n for n in sources if n not in skipped], run_one, plan.jobs, report))
     times = {name: times[name] for name in sources}
     bar.close()

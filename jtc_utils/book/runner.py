@@ -43,7 +43,7 @@ from jtc_utils.core.cache import file_fingerprint
 from jtc_utils.core.paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT, atomic_write_text
 
 from .website import build_html, writable
-from .scheduling import PAGE_PEAK_GB, available_memory_gb, environ, jobs_that_fit, run_pages
+from .scheduling import PAGE_PEAK_GB, MemoryWatch, available_memory_gb, environ, jobs_that_fit, run_pages
 from .staleness import data_dir, inputs_fingerprint, package_closure, up_to_date
 
 CELL_TIMEOUT = 1800
@@ -302,52 +302,6 @@ def exit_on_interrupt(line: str):
     except KeyboardInterrupt:
         print("\n" + line, file=sys.stderr)
         raise SystemExit(130) from None
-
-
-class MemoryWatch:
-    """The largest resident memory of this process's descendants together (a page's kernel, or a custom book's page
-    workers and their kernels), sampled every ``every_s`` seconds from ``/proc`` while the block runs; 0 where there
-    is no ``/proc``."""
-
-    def __init__(self, every_s: float = 0.5):
-        import threading
-
-        self.every_s, self.peak_gb, self._stop = every_s, 0.0, threading.Event()
-        self._thread = threading.Thread(target=self._watch, daemon=True)
-
-    @staticmethod
-    def descendants_gb(root: int | None = None) -> float:
-        """Resident memory of the processes below ``root`` (default: this one), in GB."""
-        parent, rss = {}, {}
-        for status in Path("/proc").glob("[0-9]*/status"):
-            try:
-                fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
-            except OSError:
-                continue  # ended while read
-            pid = int(status.parent.name)
-            parent[pid] = int(fields.get("PPid", "0"))
-            rss[pid] = int(fields.get("VmRSS", "0 kB").split()[0]) * 1024
-        root = os.getpid() if root is None else root
-        below, frontier = set(), {root}
-        while frontier:
-            frontier = {p for p, pp in parent.items() if pp in frontier} - below
-            below |= frontier
-        return sum(rss[p] for p in below) / 2**30
-
-    def _watch(self):
-        while not self._stop.wait(self.every_s):
-            self.peak_gb = max(self.peak_gb, self.descendants_gb())
-
-    def __enter__(self):
-        if Path("/proc/self/status").exists():
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        if self._thread.is_alive():
-            self._thread.join()
-        return False
 
 
 def transaction(nb, page: Path, data: Path, parameters: dict, env: dict, cwd: Path, timeout: int, record: dict,

@@ -1,11 +1,13 @@
-"""Running several pages at a time: which pages start first, how many fit the memory, the worker processes and
-their single-threaded environment, and the pages that wait for the numbers of others (:func:`run_pages`)."""
+"""Running several pages at a time: which pages start first, how many fit the memory (and the largest memory a run
+reached, :class:`MemoryWatch`), the worker processes and their single-threaded environment, and the pages that wait
+for the numbers of others (:func:`run_pages`)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import signal
+import threading
 from pathlib import Path
 
 @contextlib.contextmanager
@@ -68,6 +70,50 @@ def available_memory_gb() -> float:
     except OSError:
         pass
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES") / 2**30
+
+
+class MemoryWatch:
+    """The largest resident memory of this process's descendants together (a page's kernel, or a custom book's page
+    workers and their kernels), sampled every ``every_s`` seconds from ``/proc`` while the block runs; 0 where there
+    is no ``/proc``."""
+
+    def __init__(self, every_s: float = 0.5):
+        self.every_s, self.peak_gb, self._stop = every_s, 0.0, threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+
+    @staticmethod
+    def descendants_gb(root: int | None = None) -> float:
+        """Resident memory of the processes below ``root`` (default: this one), in GB."""
+        parent, rss = {}, {}
+        for status in Path("/proc").glob("[0-9]*/status"):
+            try:
+                fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+            except OSError:
+                continue  # ended while read
+            pid = int(status.parent.name)
+            parent[pid] = int(fields.get("PPid", "0"))
+            rss[pid] = int(fields.get("VmRSS", "0 kB").split()[0]) * 1024
+        root = os.getpid() if root is None else root
+        below, frontier = set(), {root}
+        while frontier:
+            frontier = {p for p, pp in parent.items() if pp in frontier} - below
+            below |= frontier
+        return sum(rss[p] for p in below) / 2**30
+
+    def _watch(self):
+        while not self._stop.wait(self.every_s):
+            self.peak_gb = max(self.peak_gb, self.descendants_gb())
+
+    def __enter__(self):
+        if Path("/proc/self/status").exists():
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join()
+        return False
 
 
 def jobs_that_fit(jobs: int, page_gb: float = PAGE_PEAK_GB) -> int:

@@ -5,8 +5,8 @@ free of the first version's artefacts). This package imports nothing from the re
 
 * :mod:`.world` builds the entities and their facts (countries with natural adjectives, founders born before
   their organisations, a present year after which nothing is told in the past tense);
-* :mod:`.corpus` writes labelled sentences about them with a compositional grammar (:func:`~.corpus.pool`,
-  :func:`~.corpus.training_sentences`);
+* :mod:`.corpus` gives the labelled sentences about them (:func:`~.corpus.pool`, :func:`~.corpus.training_sentences`),
+  written by the compositional grammar of :mod:`.grammar` from :mod:`.words`' lists into :mod:`.sentence`'s records;
 * :mod:`.lexicon` gives every generated word a fine class from the generator's own lists;
 * :mod:`.leaks` measures what a model could copy from its training text into the held-out pools.
 

@@ -18,7 +18,7 @@ import re
 from collections import Counter, defaultdict
 from functools import lru_cache
 
-from . import corpus
+from . import corpus, words
 from .world import MONTHS, OCCUPATIONS, ORG_KINDS, WEEKDAYS
 
 MIXED = "mixed"
@@ -33,11 +33,11 @@ _TEMPLATE = (
     ("month", MONTHS), ("weekday", WEEKDAYS),
     ("occupation", [s for s, _ in OCCUPATIONS]), ("occupations (plural)", [p for _, p in OCCUPATIONS]),
     ("organisation kind", [k[1] for k in ORG_KINDS]), ("organisation members", [k[2] for k in ORG_KINDS]),
-    ("project", corpus.PROJECTS), ("build verb", corpus.BUILD_VERBS), ("report adjective", corpus.ADJ),
-    ("vehicle", corpus.VEHICLES), ("accident", corpus.ACCIDENTS), ("topic", corpus.TOPICS),
-    ("work", corpus.WORKS), ("quote verb", corpus.QUOTE_VERBS), ("quote noun", corpus.QUOTE_NOUNS),
-    ("unit", [u for u, _ in corpus.UNITS] + [w for _, w in corpus.UNITS if w]), ("report verb", corpus.REPORT_VERBS),
-    ("event", corpus.EVENTS), ("time phrase", corpus.WHEN), ("role", corpus.ROLES),
+    ("project", words.PROJECTS), ("build verb", words.BUILD_VERBS), ("report adjective", words.ADJ),
+    ("vehicle", words.VEHICLES), ("accident", words.ACCIDENTS), ("topic", words.TOPICS),
+    ("work", words.WORKS), ("quote verb", words.QUOTE_VERBS), ("quote noun", words.QUOTE_NOUNS),
+    ("unit", [u for u, _ in words.UNITS] + [w for _, w in words.UNITS if w]), ("report verb", words.REPORT_VERBS),
+    ("event", words.EVENTS), ("time phrase", words.WHEN), ("role", words.ROLES),
 )
 _NAMES = ("first name", "surname", "city", "country", "country adjective", "river", "currency", "organisation name")
 GROUPS = {

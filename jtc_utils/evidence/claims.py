@@ -1,6 +1,7 @@
 """The claims framework every paper's claims module uses: a claim record (:func:`claim_record`), its verdict from the
 resamples (:func:`evaluate`), the registry of every paper's claims (:func:`registry`, :func:`check_any`), getters of
-the numbers a rule reads (stored in ``book/data``, just computed, or another profile's), and findings.
+the numbers a rule reads (stored in ``book/data``, just computed, or another profile's). The instrument checks a rule
+states are :mod:`jtc_utils.evidence.instruments`; the findings and summaries, :mod:`jtc_utils.evidence.findings`.
 
 A paper's claims module writes its rules as functions of ``get`` (a function from a figure id to its numbers) that
 return :func:`claim_record` s; :func:`registry` turns its table of rules into ``check`` and ``all_claims`` and
@@ -17,6 +18,7 @@ from jtc_utils.core import linear, profiles, resample
 from jtc_utils.core.profiles import Profile
 
 from . import figdata, verdicts
+from .instruments import BASELINE_SLACK, LEAST_REACH, LEAST_RUNS
 
 
 def default_get(fig: str) -> dict:
@@ -125,15 +127,7 @@ def magnitude_part(paper: str, ours: str, holds, rule: str) -> dict:
     return {"paper": paper, "ours": ours, "holds": None if holds is None else bool(holds), "rule": rule}
 
 
-# --- instrument checks ----------------------------------------------------------------------------------------------
-# A verdict is drawn only where the instrument that measures the claim works. Each claim states, beside its rule, the
-# conditions its instrument must meet (:func:`instrument`); they are checked on the numbers of each profile, stored in
-# the record (``checks``) and shown with the verdict. A claim any of whose checks fails is **not judged** (its status
-# :data:`NOT_JUDGED_STATUS`, the failing checks in its reason), counted apart, never as holds or fails. The thresholds
-# are stated once here, from the words of the standard they enforce, before any result was read through them.
-LEAST_RUNS = 3  # "a comparison of trained components needs several training runs": at least three of each
-LEAST_REACH = 0.5  # "a labelling must reach what it labels": at least half of the tokens it labels
-BASELINE_SLACK = 0.05  # a baseline "within reach of the paper's accuracy": within the lexicon's 'about' amount of it
+# the instrument checks in words, as the claims page shows them (the checks themselves: evidence.instruments)
 INSTRUMENTS_NOTE = (
     "A verdict is drawn only where the claim's instrument works. Each claim states, beside its rule, the conditions "
     "its instrument must meet, checked on each profile and shown with the verdict; a claim any of whose checks fails "
@@ -146,43 +140,6 @@ INSTRUMENTS_NOTE = (
     "single layer decides it.")
 NOT_JUDGED_STATUS = "not judged"
 NOT_COMPUTED_STATUS = "not computed"
-
-
-def instrument(name: str, value, threshold, passed, why: str) -> dict:
-    """One condition a claim's instrument must meet before its verdict is drawn: its ``name``, the measured
-    ``value``, the ``threshold`` it is held to, whether it ``passed``, and ``why`` it fails in words (shown as the
-    reason of a claim that is not judged)."""
-    def num(v):
-        return v if v is None or isinstance(v, str) else float(v)
-    return {"name": name, "value": num(value), "threshold": num(threshold), "passed": bool(passed), "why": why}
-
-
-def runs_check(component: str, runs: int) -> dict:
-    """The instrument check of a claim that compares a trained ``component``: at least :data:`LEAST_RUNS` training
-    runs of it."""
-    return instrument(f"training runs of {component}", int(runs), LEAST_RUNS, runs >= LEAST_RUNS,
-                      f"{component} was trained {int(runs)} time{'s' if runs != 1 else ''}, and a comparison of "
-                      f"trained components needs at least {LEAST_RUNS} runs of each, so that one run's luck is not "
-                      "read as a finding")
-
-
-def reach_check(what: str, share: float) -> dict:
-    """The instrument check of a claim read through a labelling: it labels at least :data:`LEAST_REACH` of the
-    tokens of ``what``."""
-    return instrument(f"labelling's reach ({what})", share, LEAST_REACH, share >= LEAST_REACH,
-                      f"the labelling labels {share:.1%} of the top tokens of the {what}, below the "
-                      f"{LEAST_REACH:.0%} a labelling must reach: the coverage would measure the labelling, not the "
-                      "vectors")
-
-
-def layers_check(margin: float, left_out) -> dict:
-    """The instrument check of a rule over layers: its margin keeps its sign with any one layer left out
-    (``left_out``: the margin with each layer dropped in turn), so that no single layer decides the verdict."""
-    left_out = np.asarray(left_out, dtype=float)
-    flips = [int(i) for i in np.flatnonzero(np.sign(left_out) != np.sign(margin))]
-    return instrument("one layer does not decide", len(flips), 0, not flips,
-                      f"leaving out layer {', '.join(map(str, flips))} alone turns the margin's sign, so one layer "
-                      "decides the verdict")
 
 
 def claim_record(cid, claim, paper, ours, margin, rule, magnitude: dict | None = None, quote: str | None = None,
@@ -494,111 +451,3 @@ def computing_getter(compute, results: dict | None = None, params: dict | None =
         return results[fig]
 
     return get
-
-
-# --- findings and summaries --------------------------------------------------------------------------------------
-
-def is_evidence(record: dict) -> bool:
-    """Whether a record counts as evidence: a claim (not a check) with a shape verdict on this profile."""
-    return record.get("kind", "claim") == "claim" and record.get("verdict") is not None
-
-
-def findings(records: list[dict], titles: dict | None = None) -> list[dict]:
-    """The findings among ``records``: claims that share a ``statistic`` are one finding. Each finding: its
-    ``statistic``, ``title``, ``claims`` (ids), and ``verdict``: the verdict its claims share, "mixed" where they
-    differ, with "no interval" where any of them was not resampled."""
-    titles = {**TITLES, **(titles or {})}
-    groups: dict = {}
-    for r in records:
-        if is_evidence(r):
-            groups.setdefault(r["statistic"], []).append(r)
-    out = []
-    for stat, recs in groups.items():
-        vs = {r["verdict"] for r in recs}
-        verdict = vs.pop() if len(vs) == 1 else "mixed"
-        if not all(r["resampled"] or r.get("n_seeds") for r in recs):
-            verdict = f"{verdict}, no interval"
-        out.append({"statistic": stat, "title": titles.get(stat, recs[0]["claim"]), "claims": [r["id"] for r in recs],
-                    "verdict": verdict})
-    return out
-
-
-FINDING_VERDICTS = (verdicts.HOLDS, verdicts.FAILS, verdicts.UNDECIDED, "mixed")
-
-
-def count_findings(records: list[dict], titles: dict | None = None) -> dict:
-    """How many findings hold, fail, are undecided or mixed (resampled), how many have no interval, how many claim
-    sentences and checks there are, and how many claims are not judged (their instrument fails a check) or not
-    computed (the profile lacks their figures); those two are counts of claims, not of findings."""
-    fs = findings(records, titles)
-    out = {v: sum(f["verdict"] == v for f in fs) for v in FINDING_VERDICTS}
-    out["no interval"] = sum(f["verdict"].endswith("no interval") for f in fs)
-    out["findings"] = len(fs)
-    out["claims"] = sum(len(f["claims"]) for f in fs)
-    claims_only = [r for r in records if r.get("kind", "claim") == "claim"]
-    out["not judged (instrument)"] = sum(status(r) == NOT_JUDGED_STATUS for r in claims_only)
-    out["not computed"] = sum(status(r) == NOT_COMPUTED_STATUS for r in claims_only)
-    checks = [r for r in records if r.get("kind") == "check" and r.get("verdict") is not None]
-    out["checks"], out["checks passing"] = len(checks), sum(r["margin"] > 0 for r in checks)
-    return out
-
-
-def summary(records: list[dict], profile: Profile | str, titles: dict | None = None) -> str:
-    """One line: how many findings hold, fail, are undecided (or mixed, or have no interval), from how many claim
-    sentences, the checks apart; and what happens to the magnitudes."""
-    c = count_findings(records, titles)
-    line = (f"{c['findings']} findings from {c['claims']} claim sentences: {c[verdicts.HOLDS]} hold, "
-            f"{c[verdicts.FAILS]} fail, {c[verdicts.UNDECIDED]} undecided")
-    if c["mixed"]:
-        line += f", {c['mixed']} mixed"
-    if c["no interval"]:
-        line += f"; {c['no interval']} without an interval (not resampled; not counted)"
-    if c["not judged (instrument)"]:
-        line += (f"; {c['not judged (instrument)']} claims not judged: their instrument fails its check (not "
-                 "counted as holds or fails)")
-    if c["not computed"]:
-        line += f"; {c['not computed']} claims cannot be computed on this profile"
-    unfit = sum(bool(r.get("no_verdict")) for r in records)
-    if unfit:
-        line += (f"; {unfit} claims get no verdict: their maps were fitted on fewer training samples than the model's "
-                 f"width")
-    if c["checks"]:
-        line += f". Checks: {c['checks passing']} of {c['checks']} pass"
-    mags = [r["magnitude"]["holds"] for r in records if r.get("magnitude")]
-    profile = profiles.name_of(profile)
-    if profile == "paper":
-        line += f". Magnitude: {mags.count(True)} of {mags.count(True) + mags.count(False)} hold."
-    else:
-        line += f". Magnitudes ({len(mags)} claims give numbers): not judged on the {profile} profile."
-    return line
-
-
-# --- verdicts in words ----------------------------------------------------------------------------------------
-
-def shape_verdict(record: dict) -> str:
-    """The shape verdict in words: HOLDS, FAILS or UNDECIDED from the resamples; a check's pass or fail; a point
-    estimate's, marked "no interval"; or why there is none."""
-    if record.get("not_judged"):
-        return "not judged: instrument check fails"
-    v = record.get("verdict")
-    if v is not None:
-        if record.get("kind") == "check":
-            return "check passes" if v == verdicts.HOLDS else "CHECK FAILS"
-        if record.get("n_seeds"):
-            return f"{v.upper()} ({record['seeds_on_side']} of {record['n_seeds']} seeds)"
-        return v.upper() if record["resampled"] else f"{v}, no interval"
-    if record.get("no_verdict"):
-        return record["no_verdict"]
-    if record.get("status") == NOT_COMPUTED_STATUS or str(record["ours"]).startswith("not computed"):
-        return "not computed on this profile"
-    return "no verdict: " + ("the claim gives magnitudes only" if record["rule"] == "-" else record["rule"])
-
-
-def magnitude_verdict(record: dict) -> str:
-    """The magnitude verdict in words: judged on the paper profile only."""
-    mag = record.get("magnitude")
-    if mag is None:
-        return "no number in the claim"
-    if mag["holds"] is None:
-        return mag.get("note", NOT_JUDGED)
-    return "HOLDS" if mag["holds"] else "FAILS"

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from jtc_utils.evidence import verdicts
-from jtc_utils.evidence.claims import (BASELINE_SLACK, claim_record, claims_records, default_get, instrument,
-                                       layers_check, reach_check, registry, view_getter)
+from jtc_utils.evidence.claims import claim_record, claims_records, default_get, registry, view_getter
+from jtc_utils.evidence.instruments import BASELINE_SLACK, instrument, layers_check, reach_check
 
 GPT12 = "tiny-gpt2"
 

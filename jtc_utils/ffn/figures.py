@@ -22,7 +22,7 @@ from jtc_utils.core import profiles, resample, sources, token_concepts
 from jtc_utils.core.profiles import Profile
 from jtc_utils.embedded import lexicon
 from jtc_utils.evidence import figure_registry
-from jtc_utils.jtc import early_exit
+from jtc_utils.core import early_exit
 from jtc_utils.core.experiment import for_role, shared
 
 from . import clusters, concepts, decompose, exit_rule, matffn, steering, subupdates, vocab

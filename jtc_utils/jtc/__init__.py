@@ -1,3 +1,3 @@
-"""The JTC paper (Din et al. 2023): its figures, early exit, sub-module shortcuts, claims and exercises. The base the
-three related papers compare against.
+"""The JTC paper (Din et al. 2023): its figures, claims and exercises; its early exit and sub-module shortcuts are
+the core's (``core.early_exit``, ``core.submodules``), which the related papers read too.
 """

@@ -1,30 +1,25 @@
 """The paper's checkable claims (spec section 9), each judged by one function from the numbers behind the figures.
 
-Every function takes ``get``, a function from a figure id to its numbers (by default read from ``book/data``;
-chapters pass what they just computed), and returns a record ``{id, claim, quote, paper, ours, margin, rule, words,
-unit, statistic, kind, magnitude}``: the shape rule's ``margin`` (positive on the claim's side), read through the
-lexicon entries ``words`` of :mod:`jtc_utils.evidence.verdicts`, and the magnitude part. :func:`check`
-(:func:`jtc_utils.evidence.claims.evaluate`) adds the shape verdict from the resampled validation set (``verdict``:
-holds, fails or undecided, with the margin's interval, and ``holds`` True / False / None), the ``reason`` of a claim
-that fails or is undecided, and masks the magnitude verdict off the paper profile (see
-:data:`jtc_utils.evidence.claims.RULES_NOTE`). Each rule is written next to its claim from the paper's words
-(``quote``) and is the same for every profile. Where the stand-in has fewer layers than the paper's model, layer
-numbers are scaled by depth (layer 44 of 48 becomes 22 of 24).
+Every function takes ``get`` (a figure id -> its numbers: ``book/data`` by default, or what a chapter just computed)
+and returns a :func:`jtc_utils.evidence.claims.claim_record`: the shape rule's ``margin`` (positive on the claim's
+side), read through the lexicon entries ``words`` of :mod:`jtc_utils.evidence.verdicts`, and the magnitude part.
+:func:`check` adds the verdict from the resamples, the reason of a claim that fails or is undecided, and masks the
+magnitude verdict off the paper profile. Each rule is written next to its claim from the paper's words (``quote``),
+the same for every profile; where the stand-in has fewer layers than the paper's model, layer numbers are scaled by
+depth (layer 44 of 48 becomes 22 of 24).
 """
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
+from jtc_utils.core.early_exit import curve_points
 from jtc_utils.core.models import CAUSAL, ENCODER, MASKED
 from jtc_utils.core.profiles import Profile
 from jtc_utils.evidence import claims, figdata, verdicts
 from jtc_utils.evidence.claims import NotComputed, available, claim_record, default_get, magnitude_part
-
-from .early_exit import curve_points
-
-# the zoo has half the paper's depth; "layer 44 of 48" is compared at the same relative depth
-
 
 # why a figure has no counterpart on the real profile
 REAL_ABSENT = {
@@ -35,8 +30,9 @@ REAL_ABSENT = {
 }
 
 
-
 def scaled_layer(layer: int, paper_L: int, L: int) -> int:
+    """Layer ``layer`` of a model of ``paper_L`` layers at the same relative depth of one of ``L`` layers (the zoo
+    has half the paper's depth: "layer 44 of 48" is compared at 22 of 24)."""
     return int(round(layer * L / paper_L))
 
 
@@ -76,9 +72,8 @@ def c1b(get):
                 f"id r² <= {TOLERANCE} (close to zero, or below) at more than half the pairs, in every BERT figure: "
                 f"the id r² that more than half the pairs are at or below is at most {TOLERANCE} (margin: {TOLERANCE} "
                 "minus the largest such r²)", quote="This gap between mat and id is especially evident in BERT, where "
-                "id completely fails to map the representations between most layers", words=("most", "close to zero",
-                                                                                          "every"),
-                unit="r²", statistic="r2_id_near_zero")
+                "id completely fails to map the representations between most layers",
+                words=("most", "close to zero", "every"), unit="r²", statistic="r2_id_near_zero")
 
 
 def c2(get):
@@ -231,14 +226,6 @@ def _ee_claim(cid, fig, get):
                      abs(sm - pm) <= about and abs(si - pi) <= about,
                      f"each share of layers saved within {about} of the paper's"),
                 quote=_EE_QUOTE, words=("better", "about"), unit="share of layers", statistic="saved_gain")
-
-
-def c8(get):
-    return _ee_claim("C8", "fig8", get)
-
-
-def c9(get):
-    return _ee_claim("C9", "fig9", get)
 
 
 def _interp_early(d, m):
@@ -419,8 +406,9 @@ def c15(get):
                 unit="P@1 or share", statistic="news_vs_main")
 
 
-CLAIMS = {"C1a": c1a, "C1b": c1b, "C2": c2, "C3": c3, "C4": c4, "C5": c5, "C6": c6, "C7": c7, "C8": c8, "C9": c9,
-          "C10": c10, "C11": c11, "C12a": c12a, "C12b": c12b, "C12c": c12c, "C13": c13, "C14": c14, "C15": c15}
+CLAIMS = {"C1a": c1a, "C1b": c1b, "C2": c2, "C3": c3, "C4": c4, "C5": c5, "C6": c6, "C7": c7,
+          "C8": partial(_ee_claim, "C8", "fig8"), "C9": partial(_ee_claim, "C9", "fig9"), "C10": c10, "C11": c11,
+          "C12a": c12a, "C12b": c12b, "C12c": c12c, "C13": c13, "C14": c14, "C15": c15}
 
 # the chapter whose verdict table shows each claim (the claims page links to it)
 PAGES = {"C1a": "sec3_linear_shortcuts", "C1b": "sec3_linear_shortcuts", "C7": "appendix_d_sizes",

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 
 from jtc_utils.core import catalogue, linear
+from jtc_utils.core.early_exit import layers_saved
 from jtc_utils.embedded import corpus
 from jtc_utils.evidence import claims, figdata
 from jtc_utils.evidence.exercises import SOLUTION, Checks, a_set, close, expected, numbers_of
 
 from . import claims as jtc_claims
-from .early_exit import layers_saved
 
 EXERCISES = Checks()  # this paper's exercise checks, registered by jtc_utils.book.papers
 exercise = EXERCISES.exercise

@@ -5,16 +5,18 @@ The notebooks call :func:`compute`; the regression tests call it too and compare
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
-from jtc_utils.core import linear, ordering, profiles, readout, real_text
+from jtc_utils.core import early_exit, linear, ordering, profiles, readout, real_text, submodules
 from jtc_utils.core.models import CAUSAL, ENCODER, MASKED
 from jtc_utils.base import validate
 from jtc_utils.core.experiment import shared
 from jtc_utils.core.profiles import Profile
 from jtc_utils.evidence import figdata, figure_registry
 
-from . import activations, early_exit, submodules, top_tokens
+from . import activations, top_tokens
 
 # paper figure -> (kind, model role, domain); spec section 8
 FIGURES = {
@@ -107,45 +109,73 @@ def _compute(fig: str, profile: Profile, kind: str, exp, seed: int) -> tuple[dic
     params = {"profile": profile.name, "model": model, "paper_model": profiles.PAPER_NAME.get(model, model),
               "domain": domain, "seed": seed, "n_train": len(exp.train), "n_val": len(exp.val)}
     head = {"model": model, "domain": domain, "n_layers": exp.n_layers}
-    if kind == "r2":
-        return exp.layer_r2(), params
-    if kind in ("pk", "surp"):
-        c = readout.curves(exp.predictions, seed=seed)
-        keys = ("p@1", "p@5", "p@10") if kind == "pk" else ("surprisal", "surprisal_lo", "surprisal_hi")
-        return {**head, "curves": {m: _pick(c[m], keys) for m in c}}, params
-    if kind in ("parts_pk", "parts_surp"):
-        if profile.one_model:  # a real model's depth: every fifth start layer
-            sub = REAL_PARTS
-            ex = shared(model, domain, profile, min(sub["n_train"], len(exp.train)),
-                        min(sub["n_val"], len(exp.val)), seed)
-            params.update(n_train=len(ex.train), n_val=len(ex.val), start_every=sub["start_every"])
-            r = submodules.per_sample(ex, start_layers=range(0, ex.n_layers + 1, sub["start_every"]))
-            head = {**head, "start_layers": list(range(0, ex.n_layers + 1, sub["start_every"])) + [ex.n_layers]}
-        else:
-            r = submodules.per_sample(exp)  # cached on disk: the figures of one model share it
-        c = readout.curves(r, seed=seed)
-        if kind == "parts_pk":
-            k = PARTS_K[fig]
-            return {**head, "ks": [k], "curves": {m: _pick(c[m], (f"p@{k}",)) for m in c}}, params
-        keys = ("surprisal", "surprisal_lo", "surprisal_hi")
-        return {**head, "curves": {m: _pick(c[m], keys) for m in c}}, params
-    if kind == "ee":
-        return {**head, **early_exit.early_exit_curves(exp)}, params
-    if kind == "table1":
-        return {**head, **table1(exp)}, params
-    if kind == "toplists":
-        return {**head, **table1(exp, samples=toplist_samples(exp))}, params
-    if kind == "norms":
-        return {**head, **activations.norms_by_position(exp)}, params
-    if kind == "r2_first":
-        return {**head, **activations.r2_without_first(exp)}, params
-    if kind == "textfit":
-        return {**head, **readout.text_fit(exp)}, params
-    if kind == "plausibility":
-        return {**head, **(needs_labels(exp, kind) or top_tokens.plausibility(exp))}, params
-    if kind == "labels":
-        return {**head, **(needs_labels(exp, kind) or {"by_label": readout.by_label(exp)})}, params
-    raise NotImplementedError(kind)
+    return KINDS[kind](Work(fig, profile, exp, seed, head, params)), params
+
+
+@dataclass
+class Work:
+    """What a figure kind's computation reads: the figure, its profile and experiment, the seed, the record's
+    ``head`` (model, domain, layers) and the ``params`` it may add to (the sizes it computed on)."""
+
+    fig: str
+    profile: Profile
+    exp: object
+    seed: int
+    head: dict
+    params: dict
+
+
+PK_KEYS, SURPRISAL_KEYS = ("p@1", "p@5", "p@10"), ("surprisal", "surprisal_lo", "surprisal_hi")
+
+
+def _readout(w: Work, keys) -> dict:
+    c = readout.curves(w.exp.predictions, seed=w.seed)
+    return {**w.head, "curves": {m: _pick(c[m], keys) for m in c}}
+
+
+def _parts(w: Work) -> tuple[dict, dict]:
+    """The sub-module maps' per-sample numbers as curves, and the record's head; a real model's depth: every fifth
+    start layer (:data:`REAL_PARTS`)."""
+    exp, head = w.exp, w.head
+    if w.profile.one_model:
+        sub = REAL_PARTS
+        ex = shared(exp.model_name, exp.domain, w.profile, min(sub["n_train"], len(exp.train)),
+                    min(sub["n_val"], len(exp.val)), w.seed)
+        w.params.update(n_train=len(ex.train), n_val=len(ex.val), start_every=sub["start_every"])
+        r = submodules.per_sample(ex, start_layers=range(0, ex.n_layers + 1, sub["start_every"]))
+        head = {**head, "start_layers": list(range(0, ex.n_layers + 1, sub["start_every"])) + [ex.n_layers]}
+    else:
+        r = submodules.per_sample(exp)  # cached on disk: the figures of one model share it
+    return readout.curves(r, seed=w.seed), head
+
+
+def _parts_pk(w: Work) -> dict:
+    c, head = _parts(w)
+    k = PARTS_K[w.fig]
+    return {**head, "ks": [k], "curves": {m: _pick(c[m], (f"p@{k}",)) for m in c}}
+
+
+def _parts_surp(w: Work) -> dict:
+    c, head = _parts(w)
+    return {**head, "curves": {m: _pick(c[m], SURPRISAL_KEYS) for m in c}}
+
+
+# figure kind -> the computation of its numbers from a :class:`Work` (every kind of :data:`FIGURES`)
+KINDS = {
+    "r2": lambda w: w.exp.layer_r2(),
+    "pk": lambda w: _readout(w, PK_KEYS),
+    "surp": lambda w: _readout(w, SURPRISAL_KEYS),
+    "parts_pk": _parts_pk,
+    "parts_surp": _parts_surp,
+    "ee": lambda w: {**w.head, **early_exit.early_exit_curves(w.exp)},
+    "table1": lambda w: {**w.head, **table1(w.exp)},
+    "toplists": lambda w: {**w.head, **table1(w.exp, samples=toplist_samples(w.exp))},
+    "norms": lambda w: {**w.head, **activations.norms_by_position(w.exp)},
+    "r2_first": lambda w: {**w.head, **activations.r2_without_first(w.exp)},
+    "textfit": lambda w: {**w.head, **readout.text_fit(w.exp)},
+    "plausibility": lambda w: {**w.head, **(needs_labels(w.exp, "plausibility") or top_tokens.plausibility(w.exp))},
+    "labels": lambda w: {**w.head, **(needs_labels(w.exp, "labels") or {"by_label": readout.by_label(w.exp)})},
+}
 
 
 def _pick(curve: dict, keys) -> dict:

@@ -12,10 +12,10 @@ import seaborn as sns
 from matplotlib.ticker import MaxNLocator
 
 from jtc_utils.core import models
+from jtc_utils.core.early_exit import curve_points
 from jtc_utils.evidence import figure_registry
 
 from . import figures
-from .early_exit import curve_points
 
 
 def heatmap_step(n: int, most: int = 8) -> int:
@@ -253,26 +253,27 @@ def table(fig: str, data: dict, params: dict) -> None:
         print(block.droplevel(0).to_string(), end="\n\n")
 
 
+# figure kind -> how a figure of that kind is drawn from its numbers: (data, title, mappings, ax, word classes) ->
+# a Figure; the kinds of TABLED are shown as tables (:func:`table`)
+DRAWINGS = {
+    "r2": lambda d, t, m, ax, labels: r2_heatmaps(d["r2_mat"], d["r2_id"], title=t),
+    "pk": lambda d, t, m, ax, labels: precision_curves(d["curves"], m or tuple(d["curves"]), ks=d.get("ks", (1, 5, 10)),
+                                                       title=t, ax=ax),
+    "surp": lambda d, t, m, ax, labels: surprisal_curves(d["curves"], m or tuple(d["curves"]), title=t, ax=ax),
+    "ee": lambda d, t, m, ax, labels: early_exit_plot(d, title=t, ax=ax),
+    "labels": lambda d, t, m, ax, labels: label_breakdown(d["by_label"], labels=labels, title=t),
+    "norms": lambda d, t, m, ax, labels: norms_by_position(d, title=t),
+    "r2_first": lambda d, t, m, ax, labels: r2_with_without_first(d, title=t),
+}
+DRAWINGS.update(parts_pk=DRAWINGS["pk"], parts_surp=DRAWINGS["surp"])  # a sub-module figure draws as its curves
+
+
 def draw(fig: str, data: dict, params: dict, mappings=None, ax=None, labels=None):
     """Draw a figure from its numbers (computed now or read back from ``book/data``)."""
     kind = figures.setting(fig)[0]  # an unknown id is refused with the known ones
-    t = title(data, params)
-    if kind == "r2":
-        return r2_heatmaps(data["r2_mat"], data["r2_id"], title=t)
-    if kind in ("pk", "parts_pk"):
-        ks = data.get("ks", (1, 5, 10))
-        return precision_curves(data["curves"], mappings or tuple(data["curves"]), ks=ks, title=t, ax=ax)
-    if kind in ("surp", "parts_surp"):
-        return surprisal_curves(data["curves"], mappings or tuple(data["curves"]), title=t, ax=ax)
-    if kind == "ee":
-        return early_exit_plot(data, title=t, ax=ax)
-    if kind == "labels":
-        return label_breakdown(data["by_label"], labels=labels, title=t)
-    if kind == "norms":
-        return norms_by_position(data, title=t)
-    if kind == "r2_first":
-        return r2_with_without_first(data, title=t)
-    raise ValueError(f"figure {fig!r} ({kind}) is a table, not a plot")
+    if kind not in DRAWINGS:
+        raise ValueError(f"figure {fig!r} ({kind}) is a table, not a plot")
+    return DRAWINGS[kind](data, title(data, params), mappings, ax, labels)
 
 
 # what to see in a figure of each kind: one sentence, the same for every figure of that kind (no numbers: those are

@@ -22,7 +22,7 @@ import numpy as np
 from jtc_utils.core import cache, linear, models, profiles, readout
 from jtc_utils.core.experiment import shared
 from jtc_utils.core.profiles import Profile
-from jtc_utils.evidence import claims, figure_registry
+from jtc_utils.evidence import claims, figure_registry, findings
 from jtc_utils.evidence.figure_registry import Caption, View
 
 from . import claims as jtc_claims
@@ -175,8 +175,8 @@ def compare(full: list[dict], regime: list[dict]):
     import pandas as pd
 
     by_id = {r["id"]: r for r in regime}
-    return pd.DataFrame([{"claim": r["id"], "at 9,000": claims.shape_verdict(r),
-                          "at the paper's ratio": claims.shape_verdict(by_id[r["id"]]),
+    return pd.DataFrame([{"claim": r["id"], "at 9,000": findings.shape_verdict(r),
+                          "at the paper's ratio": findings.shape_verdict(by_id[r["id"]]),
                           "ours at 9,000": r["ours"], "ours at the paper's ratio": by_id[r["id"]]["ours"]}
                          for r in full if r["id"] in by_id]).set_index("claim")
 

@@ -15,7 +15,7 @@ import dataclasses
 
 from jtc_utils.core import catalogue, profiles
 from jtc_utils.core.profiles import Profile
-from jtc_utils.evidence import claims, figure_registry, verdicts
+from jtc_utils.evidence import claims, figure_registry, findings, verdicts
 
 from . import claims as jtc_claims
 from . import figures
@@ -108,7 +108,7 @@ def combine(records: list[dict], by_seed: dict[str, list[dict]], profile: Profil
             out.append(r)
             continue
         per_seed = [{"seed": catalogue.ALL[m].seed, "model": m,
-                     "verdict": claims.shape_verdict(index[m][r["id"]] if m in index else r)} for m in models]
+                     "verdict": findings.shape_verdict(index[m][r["id"]] if m in index else r)} for m in models]
         rec = {**r, "per_seed": per_seed}
         if len({s["verdict"] for s in per_seed}) > 1:
             split = ", ".join(f"seed {s['seed']} {s['verdict']}" for s in per_seed)
@@ -133,7 +133,7 @@ def table(records: list[dict]):
     import pandas as pd
 
     rows = [{"claim": r["id"], **{f"seed {s['seed']}": s["verdict"] for s in r["per_seed"]},
-             "on the stand-in": claims.shape_verdict(r)} for r in records if r.get("per_seed")]
+             "on the stand-in": findings.shape_verdict(r)} for r in records if r.get("per_seed")]
     return pd.DataFrame(rows).set_index("claim")
 
 

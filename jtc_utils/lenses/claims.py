@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from jtc_utils.evidence import verdicts
-from jtc_utils.evidence.claims import claim_record, claims_records, registry, runs_check
+from jtc_utils.evidence.claims import claim_record, claims_records, registry
+from jtc_utils.evidence.instruments import runs_check
 
 from . import lowrank
 

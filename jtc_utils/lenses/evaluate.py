@@ -27,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from jtc_utils.core import linear, readout, resample
-from jtc_utils.jtc import early_exit
+from jtc_utils.core import early_exit
 
 KS = (1, 5, 10)
 

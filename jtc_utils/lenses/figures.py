@@ -44,7 +44,7 @@ RANK = 4  # the zoo's rank (spec 3.2 item 3); the paper profile uses floor(d/100
 SEEDS = (0, 1, 2)
 # the training runs of the lenses trained once: the tuned lens of the stand-in (each run doubles its steps until it
 # converges, about an hour of two CPU cores) and the real model's NJTC and N-NJTC to the last layer and its tuned lens
-# (a GPU job); the claims that compare them are not judged until they have three (evidence.claims.LEAST_RUNS)
+# (a GPU job); the claims that compare them are not judged until they have three (evidence.instruments.LEAST_RUNS)
 TUNED_SEEDS = (0,)
 REAL_SEEDS = (0,)
 SWEEP_RANKS = (1, 2, 4, 8, 16, 32)

@@ -12,7 +12,7 @@ import pytest
 from jtc_utils.book import chapter, custom, custom_plan
 from jtc_utils.core import cache, readout
 from jtc_utils.core.experiment import Experiment
-from jtc_utils.evidence import claims
+from jtc_utils.evidence import claims, findings
 from jtc_utils.jtc import figures, top_tokens
 from jtc_utils.jtc import plots as jtc_plots
 
@@ -103,8 +103,8 @@ def test_an_underdetermined_fit_gives_no_verdict(tmp_path, monkeypatch):
     rec = claims.check_any("C1a", claims.getter({"fig2": small}))
     assert rec["verdict"] is None and rec["holds"] is None and rec["margin"] is None
     assert "underdetermined" in rec["reason"] and "at least 96 training samples" in rec["reason"]
-    assert claims.shape_verdict(rec).startswith("no verdict: the maps were fitted on 40 training samples")
-    assert "1 claims get no verdict" in claims.summary([rec], "tiny")
+    assert findings.shape_verdict(rec).startswith("no verdict: the maps were fitted on 40 training samples")
+    assert "1 claims get no verdict" in findings.summary([rec], "tiny")
     enough, _ = figures.compute("fig2", "tiny", n_train=200, n_val=40)
     assert "underdetermined" not in enough
     assert claims.check_any("C1a", claims.getter({"fig2": enough}))["verdict"] is not None

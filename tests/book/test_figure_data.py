@@ -8,7 +8,7 @@ import pytest
 
 from jtc_utils.book import claim_tables
 from jtc_utils.core.paths import DATA_DIR, ROOT
-from jtc_utils.evidence import claims, figdata
+from jtc_utils.evidence import claims, figdata, findings
 from jtc_utils.jtc import claims as jtc_claims
 from jtc_utils.jtc import figures, seeds
 
@@ -107,8 +107,8 @@ def test_two_verdicts_judge_shape_everywhere_and_magnitude_on_the_paper_profile_
     assert jtc_claims.c2(lambda fig: worse)["holds"] is False
     # C3 gives only magnitudes: no shape verdict, and the words say so
     c3 = jtc_claims.check("C3")
-    assert c3["holds"] is None and claims.shape_verdict(c3).startswith("no verdict")
-    assert claims.magnitude_verdict(c3) == claims.NOT_JUDGED
+    assert c3["holds"] is None and findings.shape_verdict(c3).startswith("no verdict")
+    assert findings.magnitude_verdict(c3) == claims.NOT_JUDGED
 
 
 def test_summary_line_counts_the_findings():
@@ -120,14 +120,14 @@ def test_summary_line_counts_the_findings():
             rec("U", "undecided", "s3"), rec("P", "holds", "s4", resampled=False), rec("K", "holds", "k", kind="check"),
             {**rec("C", None, "s5", ours="not computed on this profile: why"), "margin": None,
              "status": claims.NOT_COMPUTED_STATUS}]
-    line = claims.summary(recs, "tiny")
+    line = findings.summary(recs, "tiny")
     assert "4 findings from 5 claim sentences: 1 hold, 1 fail, 1 undecided" in line
     assert "1 without an interval" in line and "1 claims cannot be computed" in line and "Checks: 1 of 1 pass" in line
     assert "not judged on the tiny profile" in line
-    mixed = claims.findings([rec("A", "holds", "s"), rec("B", "fails", "s")])
+    mixed = findings.findings([rec("A", "holds", "s"), rec("B", "fails", "s")])
     assert [f["verdict"] for f in mixed] == ["mixed"]
     paper = [{**recs[2], "magnitude": {"holds": True}}]
-    assert "Magnitude: 1 of 1 hold" in claims.summary(paper, "paper")
+    assert "Magnitude: 1 of 1 hold" in findings.summary(paper, "paper")
 
 
 def test_verdict_tables_are_html_with_anchors_and_links():

@@ -232,7 +232,7 @@ def test_the_submodule_predictions_are_computed_once(tmp_path, monkeypatch):
     """Section 6's per-sample predictions (a run of the blocks above every start layer, then a readout) are cached
     on disk like section 4's: a second execution of the page (the student edition after `make student`) reads them."""
     from jtc_utils.core import cache
-    from jtc_utils.jtc import submodules
+    from jtc_utils.core import submodules
 
     exp = experiment.shared("tiny-gpt2", "encyclopedia")
     exp.predictions  # noqa: B018 (section 4's predictions, from the book's cache, before the cache moves)

@@ -82,12 +82,14 @@ def attacks(out: Path, subs: Path) -> dict[str, str]:
 
 def stat_digest(*folders: Path) -> dict:
     """Every file under ``folders``: its size, modification time and inode (content changes move these). Left out:
-    what other tests running beside this one write (the built book, page transactions' staging folders, locks)."""
+    what other tests running beside this one write (the built book, page transactions' staging folders, locks, and
+    the suite's figure data, ``$JTC_DATA_OUT``, which a test of a page's function saves into again)."""
+    suite_data = os.path.realpath(os.environ["JTC_DATA_OUT"])
     out = {}
     for folder in folders:
         for root, dirs, files in os.walk(folder):
             dirs[:] = [d for d in dirs if d not in ("_build", ".locks", "test-logs", "grading-mpl")
-                       and not d.startswith(".staging-")]
+                       and not d.startswith(".staging-") and os.path.realpath(os.path.join(root, d)) != suite_data]
             for name in files:
                 st = os.lstat(os.path.join(root, name))
                 out[os.path.join(root, name)] = (st.st_size, st.st_mtime_ns, st.st_ino)

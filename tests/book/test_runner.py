@@ -136,7 +136,7 @@ def test_the_memory_watch_sees_a_childs_memory():
     if not Path("/proc/self/status").exists():
         pytest.skip("no /proc to sample")
     code = "import time; b = bytearray(300 * 2**20); b[::4096] = b'x' * len(b[::4096]); time.sleep(1.5)"
-    with runner.MemoryWatch(every_s=0.1) as watch:
+    with scheduling.MemoryWatch(every_s=0.1) as watch:
         subprocess.run([sys.executable, "-c", code], check=True)
     assert watch.peak_gb >= 0.29
 

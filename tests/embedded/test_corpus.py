@@ -7,7 +7,7 @@ import statistics
 
 import pytest
 
-from jtc_utils.embedded import corpus, leaks
+from jtc_utils.embedded import corpus, leaks, words
 from jtc_utils.embedded.world import COUNTRY_FORMS, PRESENT, build_world
 
 
@@ -150,7 +150,7 @@ def test_rare_words_form_a_zipfian_tail(training):
     for s in training[:40000]:
         for t in re.findall(r"(?:on|about) ([a-z]+ [a-z]+)(?: and|[.;,]|$)", s.text):
             counts[t] += 1
-    topics = [counts[t] for t in corpus.TOPICS if counts[t]]
+    topics = [counts[t] for t in words.TOPICS if counts[t]]
     assert len(topics) > 300  # many distinct topics ...
     assert sum(c <= 2 for c in topics) / len(topics) > 0.5  # ... most of them rare
     assert max(topics) >= 20 * statistics.median(topics)  # and a few frequent

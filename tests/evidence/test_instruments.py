@@ -10,7 +10,7 @@ import pytest
 
 from jtc_utils.book import claim_tables, claims_page
 from jtc_utils.core import resample
-from jtc_utils.evidence import claims, verdicts
+from jtc_utils.evidence import claims, findings, instruments, verdicts
 
 DATA = Path(__file__).resolve().parents[2] / "book" / "data"
 CLAIMS_FILES = sorted(p.stem for p in DATA.glob("claims*.json"))
@@ -32,10 +32,10 @@ def _table(checks):
 
 @pytest.mark.parametrize("checks, status", [
     ((), verdicts.HOLDS),
-    ([claims.runs_check("the lens", 3)], verdicts.HOLDS),
-    ([claims.runs_check("the lens", 1)], claims.NOT_JUDGED_STATUS),
-    ([claims.reach_check("value vectors", 0.098)], claims.NOT_JUDGED_STATUS),
-    ([claims.reach_check("value vectors", 0.6), claims.runs_check("the lens", 2)], claims.NOT_JUDGED_STATUS),
+    ([instruments.runs_check("the lens", 3)], verdicts.HOLDS),
+    ([instruments.runs_check("the lens", 1)], claims.NOT_JUDGED_STATUS),
+    ([instruments.reach_check("value vectors", 0.098)], claims.NOT_JUDGED_STATUS),
+    ([instruments.reach_check("value vectors", 0.6), instruments.runs_check("the lens", 2)], claims.NOT_JUDGED_STATUS),
 ])
 def test_a_failing_instrument_check_turns_a_verdict_into_not_judged(checks, status):
     get = claims.getter({"fig": _figure(2.0)})
@@ -45,8 +45,8 @@ def test_a_failing_instrument_check_turns_a_verdict_into_not_judged(checks, stat
         assert rec["verdict"] is None and rec["holds"] is None
         assert rec["reason"].startswith("not judged: ") and all(c["why"] in rec["reason"] for c in checks
                                                                  if not c["passed"])
-        assert claims.shape_verdict(rec).startswith("not judged")
-        assert not claims.is_evidence(rec)
+        assert findings.shape_verdict(rec).startswith("not judged")
+        assert not findings.is_evidence(rec)
     else:
         assert rec["verdict"] == verdicts.HOLDS and rec["resampled"]
     assert rec["checks"] == list(checks)  # the record carries its checks, passed or not
@@ -54,20 +54,21 @@ def test_a_failing_instrument_check_turns_a_verdict_into_not_judged(checks, stat
 
 def test_not_judged_and_not_computed_are_counted_apart_never_as_holds_or_fails():
     judged = claims.evaluate(_table([]), "X1", claims.getter({"fig": _figure(2.0)}))
-    unjudged = claims.evaluate(_table([claims.runs_check("the lens", 1)]), "X1", claims.getter({"fig": _figure(2.0)}))
+    unjudged = claims.evaluate(_table([instruments.runs_check("the lens", 1)]), "X1",
+                               claims.getter({"fig": _figure(2.0)}))
     absent = {**judged, "verdict": None, "status": claims.NOT_COMPUTED_STATUS}
-    c = claims.count_findings([judged, {**unjudged, "id": "X2", "statistic": "X2"}, {**absent, "id": "X3"}])
+    c = findings.count_findings([judged, {**unjudged, "id": "X2", "statistic": "X2"}, {**absent, "id": "X3"}])
     assert (c[verdicts.HOLDS], c[verdicts.FAILS], c["not judged (instrument)"], c["not computed"]) == (1, 0, 1, 1)
     by = claims_page.counts_by_status([judged, unjudged, absent])
     assert (by["holds"], by["not judged (instrument)"], by["not computed"]) == (1, 1, 1)
     assert sum(by.values()) == 3  # every claim in exactly one column
-    assert "not judged" in claims.summary([judged, unjudged], "real")
+    assert "not judged" in findings.summary([judged, unjudged], "real")
 
 
 def test_the_runs_and_reach_checks_hold_their_thresholds():
-    assert [claims.runs_check("x", n)["passed"] for n in (1, 2, 3, 5)] == [False, False, True, True]
-    assert [claims.reach_check("x", s)["passed"] for s in (0.098, 0.49, 0.5, 0.9)] == [False, False, True, True]
-    assert not claims.reach_check("x", float("nan"))["passed"]  # a labelling that was not measured does not pass
+    assert [instruments.runs_check("x", n)["passed"] for n in (1, 2, 3, 5)] == [False, False, True, True]
+    assert [instruments.reach_check("x", s)["passed"] for s in (0.098, 0.49, 0.5, 0.9)] == [False, False, True, True]
+    assert not instruments.reach_check("x", float("nan"))["passed"]  # a labelling that was not measured does not pass
 
 
 def test_the_layers_check_finds_a_margin_that_one_layer_decides():
@@ -75,10 +76,10 @@ def test_the_layers_check_finds_a_margin_that_one_layer_decides():
     per_layer = np.array([0.3, 0.2, -5.0, 0.4])
     margin = per_layer.min()
     left_out = [np.delete(per_layer, k).min() for k in range(len(per_layer))]
-    check = claims.layers_check(margin, left_out)
+    check = instruments.layers_check(margin, left_out)
     assert not check["passed"] and check["value"] == 1 and "layer 2" in check["why"]
     robust = np.array([0.3, -0.2, -5.0, 0.4])
-    assert claims.layers_check(robust.min(), [np.delete(robust, k).min() for k in range(4)])["passed"]
+    assert instruments.layers_check(robust.min(), [np.delete(robust, k).min() for k in range(4)])["passed"]
 
 
 def test_refitted_resamples_are_recentred_so_the_interval_contains_the_estimate():

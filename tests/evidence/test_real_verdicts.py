@@ -6,7 +6,7 @@ import importlib
 
 import pytest
 
-from jtc_utils.evidence import claims, figdata, verdicts
+from jtc_utils.evidence import claims, figdata, findings, verdicts
 
 # paper -> (its real getter, the file of its real records, the claims its real figures judge on resamples, what they
 # resample)
@@ -74,9 +74,9 @@ def test_a_claim_without_a_real_verdict_says_why(paper):
     _, records, _, _ = paper
     for cid, r in records.items():
         if r["verdict"] is None and r.get("not_judged"):  # its failing checks, in its reason
-            assert claims.shape_verdict(r).startswith("not judged") and len(r["reason"]) > 40, cid
+            assert findings.shape_verdict(r).startswith("not judged") and len(r["reason"]) > 40, cid
         elif r["verdict"] is None:  # in words on the claims page: why there is none
-            said = claims.shape_verdict(r)
+            said = findings.shape_verdict(r)
             if said == "not computed on this profile":  # the reason is the record's "ours", shown beside it
                 said = r["ours"]
                 assert said.startswith("not computed on this profile: "), (cid, said)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from jtc_utils.core import profiles
-from jtc_utils.evidence import claims, figdata, verdicts
+from jtc_utils.evidence import claims, figdata, findings, verdicts
 from jtc_utils.evidence.claims import claim_record, registry
 from jtc_utils.ffn import claims as ffn_claims
 from jtc_utils.jtc import claims as jtc_claims
@@ -88,7 +88,7 @@ def test_a_rule_that_reads_an_unresampled_statistic_shows_no_interval():
     assert clean["resampled"] and clean["resamples"] == [verdicts.VALIDATION] and clean["lo"] < clean["hi"]
     assert not mixed["resampled"] and mixed["lo"] is None and mixed["resamples"] == []
     assert "toy" in mixed["no_interval"] and "no resamples" in mixed["no_interval"]
-    assert claims.shape_verdict(mixed).endswith("no interval")
+    assert findings.shape_verdict(mixed).endswith("no interval")
 
 
 def test_t3_reads_the_bias_kl_which_has_no_resamples():
@@ -114,7 +114,7 @@ def test_seeds_alone_are_a_sign_test():
 
     rec = claims.evaluate({"Z2": rule}, "Z2", claims.memo(lambda fig: d), seed_keys=("rows",))
     assert rec["verdict"] == verdicts.UNDECIDED and (rec["seeds_on_side"], rec["n_seeds"]) == (3, 3)
-    assert rec["resamples"] == [verdicts.SEEDS] and "3 of 3 seeds" in claims.shape_verdict(rec)
+    assert rec["resamples"] == [verdicts.SEEDS] and "3 of 3 seeds" in findings.shape_verdict(rec)
     assert "sign test" in rec["reason"]
     five = {"seeds": list(range(5)), "rows": [0.3, 0.2, 0.1, 0.4, 0.2]}
     rec5 = claims.evaluate({"Z2": rule}, "Z2", claims.memo(lambda fig: five), seed_keys=("rows",))

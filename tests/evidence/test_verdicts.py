@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from jtc_utils.core import resample
-from jtc_utils.evidence import claims, figdata, verdicts
+from jtc_utils.evidence import claims, figdata, findings, verdicts
 from jtc_utils.ffn import claims as ffn_claims
 from jtc_utils.jtc import claims as jtc_claims
 from jtc_utils.lenses import claims as lens_claims
@@ -147,14 +147,14 @@ def test_saved_layers_rule_flips_with_the_shares():
 def test_grouped_claims_share_one_statistic():
     records = jtc_claims.all_claims()
     by = {r["id"]: r for r in records}
-    groups = {f["statistic"]: f["claims"] for f in claims.findings(records)}
+    groups = {f["statistic"]: f["claims"] for f in findings.findings(records)}
     assert set(groups["p1_gain"]) == {"C2", "C6", "C7"} and set(groups["saved_gain"]) == {"C8", "C9", "C11"}
     # C11 is C8 and C9 together: its margin is the smaller of theirs, from the same numbers
     assert by["C11"]["margin"] == pytest.approx(min(by["C8"]["margin"], by["C9"]["margin"]))
     for stat in jtc_claims.FINDINGS:
         assert stat in groups, f"finding {stat} has no claims"
     assert all(r["kind"] == "check" for r in records if r["id"] == "C14")
-    assert not any(r["id"] == "C14" for f in claims.findings(records) for r in [by[c] for c in f["claims"]])
+    assert not any(r["id"] == "C14" for f in findings.findings(records) for r in [by[c] for c in f["claims"]])
 
 
 @pytest.mark.parametrize("name", ["claims", "claims_real", "claims_regime", "claims_lenses", "claims_ffn",
@@ -168,11 +168,11 @@ def test_every_failing_or_undecided_claim_carries_its_reason(name):
 
 def test_findings_count_claims_once_and_leave_checks_out():
     records = jtc_claims.all_claims()
-    c = claims.count_findings(records)
-    evidence = [r for r in records if claims.is_evidence(r)]
+    c = findings.count_findings(records)
+    evidence = [r for r in records if findings.is_evidence(r)]
     assert c["claims"] == len(evidence) and c["findings"] < len(evidence)
     assert c["checks"] == sum(r["kind"] == "check" for r in records)
-    assert sum(c[v] for v in claims.FINDING_VERDICTS) + c["no interval"] >= c["findings"] - c["no interval"]
+    assert sum(c[v] for v in findings.FINDING_VERDICTS) + c["no interval"] >= c["findings"] - c["no interval"]
 
 
 def test_resampled_means_of_a_subset_and_histograms():
@@ -192,5 +192,5 @@ def test_a_statistic_without_resamples_says_why_and_is_not_counted():
     scores) has none: it is judged on the point estimate, says why, and is no evidence either way."""
     rec = ffn_claims.check("F8")
     assert not rec["resampled"] and rec["no_interval"] and "No interval" in rec["reason"]
-    assert claims.shape_verdict(rec).endswith("no interval")
+    assert findings.shape_verdict(rec).endswith("no interval")
     assert ffn_claims.check("F6")["resampled"]  # the same figure's event scores are resampled

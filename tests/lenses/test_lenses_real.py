@@ -10,7 +10,7 @@ import pytest
 from helpers import needs_real
 
 from jtc_utils.book import papers, regression
-from jtc_utils.evidence import claims, figdata, verdicts
+from jtc_utils.evidence import claims, figdata, instruments, verdicts
 from jtc_utils.lenses import claims as lens_claims
 from jtc_utils.lenses import figures as lens_figures
 
@@ -37,7 +37,7 @@ def test_figure_2_on_the_real_model_has_the_pairs_its_claims_read():
     get = claims.profile_getter("real_")
     n7 = lens_claims.check("N7", get, "real")
     runs = len(d["seeds"])  # fewer than three training runs: not judged, its margin still read from the numbers
-    assert (n7["status"] == claims.NOT_JUDGED_STATUS) == (runs < claims.LEAST_RUNS) and np.isfinite(n7["margin"])
+    assert (n7["status"] == claims.NOT_JUDGED_STATUS) == (runs < instruments.LEAST_RUNS) and np.isfinite(n7["margin"])
     swapped = copy.deepcopy(d)
     for a, b in (("r2_to_last_njtc", "r2_to_last_nnjtc"), ("r2_to_last_nnjtc", "r2_to_last_njtc")):
         swapped[a], swapped["boot"][a] = d[b], d["boot"][b]

@@ -4,9 +4,9 @@ threshold details, and the read-out of layers saved."""
 import numpy as np
 import pytest
 
-from jtc_utils.jtc import early_exit as ee
+from jtc_utils.core import early_exit as ee
 
-pytestmark = [pytest.mark.jtc]  # the JTC paper's package
+pytestmark = [pytest.mark.jtc]  # the JTC paper's method, in the core: its chapters select these tests
 
 
 def stats(seed=0, L=12, n=400):

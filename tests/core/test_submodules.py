@@ -10,9 +10,9 @@ from transformers import BertConfig, BertForMaskedLM, GPT2Config, GPT2LMHeadMode
 from jtc_utils.core import batching, blocks, hidden, models, readout
 from jtc_utils.core.experiment import Experiment
 from jtc_utils.core.samples import make_samples
-from jtc_utils.jtc import submodules
+from jtc_utils.core import submodules
 
-pytestmark = [pytest.mark.jtc]  # the JTC paper's package
+pytestmark = [pytest.mark.jtc]  # the JTC paper's method, in the core: its chapters select these tests
 
 FAMILIES = ("gpt2", "llama", "bert")
 

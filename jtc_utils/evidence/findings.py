@@ -1,0 +1,115 @@
+"""Findings and summaries of claim records: claims that read one statistic grouped into one finding, the counts of
+holds, fails, undecided, not judged and not computed per paper and profile, and each verdict in words."""
+
+from __future__ import annotations
+
+from jtc_utils.core import profiles
+from jtc_utils.core.profiles import Profile
+
+from . import verdicts
+from .claims import NOT_COMPUTED_STATUS, NOT_JUDGED, NOT_JUDGED_STATUS, TITLES, status
+
+def is_evidence(record: dict) -> bool:
+    """Whether a record counts as evidence: a claim (not a check) with a shape verdict on this profile."""
+    return record.get("kind", "claim") == "claim" and record.get("verdict") is not None
+
+
+def findings(records: list[dict], titles: dict | None = None) -> list[dict]:
+    """The findings among ``records``: claims that share a ``statistic`` are one finding. Each finding: its
+    ``statistic``, ``title``, ``claims`` (ids), and ``verdict``: the verdict its claims share, "mixed" where they
+    differ, with "no interval" where any of them was not resampled."""
+    titles = {**TITLES, **(titles or {})}
+    groups: dict = {}
+    for r in records:
+        if is_evidence(r):
+            groups.setdefault(r["statistic"], []).append(r)
+    out = []
+    for stat, recs in groups.items():
+        vs = {r["verdict"] for r in recs}
+        verdict = vs.pop() if len(vs) == 1 else "mixed"
+        if not all(r["resampled"] or r.get("n_seeds") for r in recs):
+            verdict = f"{verdict}, no interval"
+        out.append({"statistic": stat, "title": titles.get(stat, recs[0]["claim"]), "claims": [r["id"] for r in recs],
+                    "verdict": verdict})
+    return out
+
+
+FINDING_VERDICTS = (verdicts.HOLDS, verdicts.FAILS, verdicts.UNDECIDED, "mixed")
+
+
+def count_findings(records: list[dict], titles: dict | None = None) -> dict:
+    """How many findings hold, fail, are undecided or mixed (resampled), how many have no interval, how many claim
+    sentences and checks there are, and how many claims are not judged (their instrument fails a check) or not
+    computed (the profile lacks their figures); those two are counts of claims, not of findings."""
+    fs = findings(records, titles)
+    out = {v: sum(f["verdict"] == v for f in fs) for v in FINDING_VERDICTS}
+    out["no interval"] = sum(f["verdict"].endswith("no interval") for f in fs)
+    out["findings"] = len(fs)
+    out["claims"] = sum(len(f["claims"]) for f in fs)
+    claims_only = [r for r in records if r.get("kind", "claim") == "claim"]
+    out["not judged (instrument)"] = sum(status(r) == NOT_JUDGED_STATUS for r in claims_only)
+    out["not computed"] = sum(status(r) == NOT_COMPUTED_STATUS for r in claims_only)
+    checks = [r for r in records if r.get("kind") == "check" and r.get("verdict") is not None]
+    out["checks"], out["checks passing"] = len(checks), sum(r["margin"] > 0 for r in checks)
+    return out
+
+
+def summary(records: list[dict], profile: Profile | str, titles: dict | None = None) -> str:
+    """One line: how many findings hold, fail, are undecided (or mixed, or have no interval), from how many claim
+    sentences, the checks apart; and what happens to the magnitudes."""
+    c = count_findings(records, titles)
+    line = (f"{c['findings']} findings from {c['claims']} claim sentences: {c[verdicts.HOLDS]} hold, "
+            f"{c[verdicts.FAILS]} fail, {c[verdicts.UNDECIDED]} undecided")
+    if c["mixed"]:
+        line += f", {c['mixed']} mixed"
+    if c["no interval"]:
+        line += f"; {c['no interval']} without an interval (not resampled; not counted)"
+    if c["not judged (instrument)"]:
+        line += (f"; {c['not judged (instrument)']} claims not judged: their instrument fails its check (not "
+                 "counted as holds or fails)")
+    if c["not computed"]:
+        line += f"; {c['not computed']} claims cannot be computed on this profile"
+    unfit = sum(bool(r.get("no_verdict")) for r in records)
+    if unfit:
+        line += (f"; {unfit} claims get no verdict: their maps were fitted on fewer training samples than the model's "
+                 f"width")
+    if c["checks"]:
+        line += f". Checks: {c['checks passing']} of {c['checks']} pass"
+    mags = [r["magnitude"]["holds"] for r in records if r.get("magnitude")]
+    profile = profiles.name_of(profile)
+    if profile == "paper":
+        line += f". Magnitude: {mags.count(True)} of {mags.count(True) + mags.count(False)} hold."
+    else:
+        line += f". Magnitudes ({len(mags)} claims give numbers): not judged on the {profile} profile."
+    return line
+
+
+# --- verdicts in words ----------------------------------------------------------------------------------------
+
+def shape_verdict(record: dict) -> str:
+    """The shape verdict in words: HOLDS, FAILS or UNDECIDED from the resamples; a check's pass or fail; a point
+    estimate's, marked "no interval"; or why there is none."""
+    if record.get("not_judged"):
+        return "not judged: instrument check fails"
+    v = record.get("verdict")
+    if v is not None:
+        if record.get("kind") == "check":
+            return "check passes" if v == verdicts.HOLDS else "CHECK FAILS"
+        if record.get("n_seeds"):
+            return f"{v.upper()} ({record['seeds_on_side']} of {record['n_seeds']} seeds)"
+        return v.upper() if record["resampled"] else f"{v}, no interval"
+    if record.get("no_verdict"):
+        return record["no_verdict"]
+    if record.get("status") == NOT_COMPUTED_STATUS or str(record["ours"]).startswith("not computed"):
+        return "not computed on this profile"
+    return "no verdict: " + ("the claim gives magnitudes only" if record["rule"] == "-" else record["rule"])
+
+
+def magnitude_verdict(record: dict) -> str:
+    """The magnitude verdict in words: judged on the paper profile only."""
+    mag = record.get("magnitude")
+    if mag is None:
+        return "no number in the claim"
+    if mag["holds"] is None:
+        return mag.get("note", NOT_JUDGED)
+    return "HOLDS" if mag["holds"] else "FAILS"
