@@ -466,3 +466,21 @@ def test_every_kind_of_a_jtc_figure_has_its_computation_and_a_drawing_or_a_table
     assert kinds == set(figures.KINDS), kinds ^ set(figures.KINDS)
     tabled = {figures.FIGURES[f][0] for f in plots.TABLED}
     assert set(plots.DRAWINGS) <= kinds and not set(plots.DRAWINGS) & tabled  # (plausibility: the page's own table)
+
+
+def test_no_lens_method_or_claim_status_is_read_from_its_text():
+    """A lens's method is a :class:`jtc_utils.lenses.registry.Method` (compared as a member or by ``trained``), and
+    a claim's status is its record's ``status`` field: no ``method`` is compared with a string, and no status is
+    recovered from a record's display text (``ours`` or a verdict in words) with ``startswith``."""
+    found = []
+    for name, path in MODULES.items():
+        for n in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(n, ast.Compare) and isinstance(n.left, ast.Attribute) and n.left.attr == "method"
+                    and any(_string_test(ast.Compare(left=ast.Name("kind"), ops=n.ops, comparators=[c]))
+                            for c in n.comparators)):
+                found.append(f"{name}: line {n.lineno} compares a lens method with a string")
+            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "startswith"
+                    and n.args and isinstance(n.args[0], ast.Constant)
+                    and str(n.args[0].value).startswith(("not computed", "not judged", "no verdict"))):
+                found.append(f"{name}: line {n.lineno} reads a status from text")
+    assert not found, found

@@ -100,7 +100,7 @@ def shape_verdict(record: dict) -> str:
         return v.upper() if record["resampled"] else f"{v}, no interval"
     if record.get("no_verdict"):
         return record["no_verdict"]
-    if record.get("status") == NOT_COMPUTED_STATUS or str(record["ours"]).startswith("not computed"):
+    if record.get("status") == NOT_COMPUTED_STATUS:
         return "not computed on this profile"
     return "no verdict: " + ("the claim gives magnitudes only" if record["rule"] == "-" else record["rule"])
 

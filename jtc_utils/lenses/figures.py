@@ -74,7 +74,7 @@ def lens(exp, name: str, seed: int = 0) -> Lens:
     hp = {}
     if spec.rank:
         hp["rank"] = rank_for(exp.adapter.d)
-    if spec.method in ("gradient descent", "tuned lens"):
+    if spec.method.trained:
         hp["seed"] = seed
     return registry.get(name, **hp).fit(exp)
 
@@ -186,7 +186,7 @@ def _fitted(exp, names, seeds=(0,)) -> dict:
     """The fitted lenses ``names`` (the trained ones at every seed), by curve key (``label`` or ``label/seedN``)."""
     out = {}
     for name in names:
-        trained = registry.LENSES[name].method in ("gradient descent", "tuned lens")
+        trained = registry.LENSES[name].method.trained
         for seed in (seeds if trained else (0,)):
             ln = lens(exp, name, seed)
             out[ln.label if seed == 0 else f"{ln.label}/seed{seed}"] = ln
@@ -307,7 +307,7 @@ def grid(exp, names=GRID, n_val: int | None = None, tuned_seeds=(0,)) -> dict:
     curves = _curves(exp, fitted, boot={"id": ("p@1", "kl", "ce_gold"), "tuned": ("p@1", "kl", "ce_gold"),
                                         "mat+b": ("kl",)}, n_val=n_val)
     cards = {}
-    for name in (n for n in names if registry.LENSES[n].method == "tuned lens"):
+    for name in (n for n in names if registry.LENSES[n].method is registry.Method.TUNED_LENS):
         rec = fitted[name].record
         cards[name] = {k: float(np.asarray(rec[k]).reshape(-1)[0]) for k in ("steps", "doublings", "improvement")
                        if k in rec}
@@ -339,7 +339,8 @@ def table(exp, names, with_exit: bool) -> dict:
                "params_share": ln.params() / exp.adapter.d ** 2, **evaluate.curves(res)}
         if with_exit:
             row["exit"] = evaluate.exit_curves(exp, res)
-        if ln.spec.method == "tuned lens" and not with_exit:  # the real table: how its GPU-trained lens was trained
+        # the real table: how its GPU-trained lens was trained
+        if ln.spec.method is registry.Method.TUNED_LENS and not with_exit:
             row["training"] = {k: kind(np.asarray(ln.record[k]).reshape(-1)[0]) for k, kind in
                                (("steps", int), ("doublings", int), ("improvement", float), ("n_train", int))
                                if k in ln.record}

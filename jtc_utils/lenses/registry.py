@@ -10,6 +10,7 @@ the recipe: found in the committed ``zoo/lenses`` (see :mod:`.artifacts`), else 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Callable
 
 import numpy as np
@@ -24,10 +25,25 @@ from . import artifacts, closed_form, lowrank, tuned
 from .base import SPECS, Lens, LensError, StaleLensError
 
 
+class Method(StrEnum):
+    """How a lens's maps are found (a string: its value is what the tables show)."""
+
+    IDENTITY = "identity"
+    LEAST_SQUARES = "least squares"
+    REDUCED_RANK = "reduced rank"
+    GRADIENT_DESCENT = "gradient descent"
+    TUNED_LENS = "tuned lens"
+
+    @property
+    def trained(self) -> bool:
+        """Whether the maps are trained (by gradient descent or as a tuned lens), so that a seed picks a run."""
+        return self in (Method.GRADIENT_DESCENT, Method.TUNED_LENS)
+
+
 @dataclass(frozen=True)
 class LensSpec:
     name: str
-    method: str  # how its maps are found: identity, least squares, reduced rank, gradient descent, tuned lens
+    method: Method  # how its maps are found
     objective: str  # what the fit minimises: "none", "MSE" (hidden space), "KL" (output space)
     fit: Callable
     params: Callable  # (d, rank) -> trained parameters per layer
@@ -222,25 +238,25 @@ def _fit_tuned(variant: str):
 
 
 LENSES = {s.name: s for s in (
-    LensSpec("id", "identity", "none", closed_form.fit_identity, lambda d, r: 0,
+    LensSpec("id", Method.IDENTITY, "none", closed_form.fit_identity, lambda d, r: 0,
              description="the hidden state read as it is (the logit lens; the paper's id)"),
-    LensSpec("mat", "least squares", "MSE", closed_form.fit_mat, lambda d, r: d * d,
+    LensSpec("mat", Method.LEAST_SQUARES, "MSE", closed_form.fit_mat, lambda d, r: d * d,
              description="the paper's least-squares map, no intercept"),
-    LensSpec("mat+b", "least squares", "MSE", closed_form.fit_mat_affine, lambda d, r: d * d + d,
+    LensSpec("mat+b", Method.LEAST_SQUARES, "MSE", closed_form.fit_mat_affine, lambda d, r: d * d + d,
              description="least squares with an intercept"),
-    LensSpec("rrr", "reduced rank", "MSE", closed_form.fit_rrr, lambda d, r: 2 * d * r, rank=True,
+    LensSpec("rrr", Method.REDUCED_RANK, "MSE", closed_form.fit_rrr, lambda d, r: 2 * d * r, rank=True,
              description="the best map of rank r (closed form): NJTC's global optimum"),
-    LensSpec("arrr", "reduced rank", "MSE", closed_form.fit_arrr, lambda d, r: 2 * d * r + d, rank=True,
+    LensSpec("arrr", Method.REDUCED_RANK, "MSE", closed_form.fit_arrr, lambda d, r: 2 * d * r + d, rank=True,
              description="the best rank-r map with an intercept: N-NJTC's function class, optimum"),
-    LensSpec("njtc", "gradient descent", "MSE", _fit_lowrank(False), lambda d, r: lowrank.params(d, r, False),
+    LensSpec("njtc", Method.GRADIENT_DESCENT, "MSE", _fit_lowrank(False), lambda d, r: lowrank.params(d, r, False),
              rank=True, description="NJTC: h A B by gradient descent"),
-    LensSpec("nnjtc", "gradient descent", "MSE", _fit_lowrank(True), lambda d, r: lowrank.params(d, r, True),
+    LensSpec("nnjtc", Method.GRADIENT_DESCENT, "MSE", _fit_lowrank(True), lambda d, r: lowrank.params(d, r, True),
              rank=True, description="N-NJTC: BatchNorm(h) A B by gradient descent"),
-    LensSpec("tuned", "tuned lens", "KL", _fit_tuned("tuned"), lambda d, r: d * d + d,
+    LensSpec("tuned", Method.TUNED_LENS, "KL", _fit_tuned("tuned"), lambda d, r: d * d + d,
              description="the tuned lens: h + h W + b trained on KL to the final distribution"),
-    LensSpec("tuned-lin", "tuned lens", "KL", _fit_tuned("tuned-lin"), lambda d, r: d * d,
+    LensSpec("tuned-lin", Method.TUNED_LENS, "KL", _fit_tuned("tuned-lin"), lambda d, r: d * d,
              description="the tuned lens without its bias"),
-    LensSpec("tuned<-mat", "tuned lens", "KL", _fit_tuned("tuned<-mat"), lambda d, r: d * d + d,
+    LensSpec("tuned<-mat", Method.TUNED_LENS, "KL", _fit_tuned("tuned<-mat"), lambda d, r: d * d + d,
              description="the tuned lens started from mat"),
 )}
 SPECS.update(LENSES)
@@ -258,7 +274,7 @@ def get(name: str, **hp) -> Lens:
     elif "rank" in hp:
         raise LensError(f"lens {name!r} has no rank; the low-rank lenses are: "
                         f"{', '.join(n for n, s in LENSES.items() if s.rank)}")
-    allowed = {"rank", "seed"} if spec.method in ("gradient descent", "tuned lens") else {"rank"}
+    allowed = {"rank", "seed"} if spec.method.trained else {"rank"}
     extra = set(hp) - allowed
     if extra:
         raise LensError(f"lens {name!r} takes no {', '.join(sorted(extra))}; it takes: "
