@@ -9,6 +9,7 @@ from jtc_utils.core.profiles import Profile
 from . import verdicts
 from .claims import NOT_COMPUTED_STATUS, NOT_JUDGED, NOT_JUDGED_STATUS, TITLES, status
 
+
 def is_evidence(record: dict) -> bool:
     """Whether a record counts as evidence: a claim (not a check) with a shape verdict on this profile."""
     return record.get("kind", "claim") == "claim" and record.get("verdict") is not None
@@ -85,6 +86,7 @@ def summary(records: list[dict], profile: Profile | str, titles: dict | None = N
 
 
 # --- verdicts in words ----------------------------------------------------------------------------------------
+
 
 def shape_verdict(record: dict) -> str:
     """The shape verdict in words: HOLDS, FAILS or UNDECIDED from the resamples; a check's pass or fail; a point

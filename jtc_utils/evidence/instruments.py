@@ -15,6 +15,7 @@ LEAST_RUNS = 3  # "a comparison of trained components needs several training run
 LEAST_REACH = 0.5  # "a labelling must reach what it labels": at least half of the tokens it labels
 BASELINE_SLACK = 0.05  # a baseline "within reach of the paper's accuracy": within the lexicon's 'about' amount of it
 
+
 def instrument(name: str, value, threshold, passed, why: str) -> dict:
     """One condition a claim's instrument must meet before its verdict is drawn: its ``name``, the measured
     ``value``, the ``threshold`` it is held to, whether it ``passed``, and ``why`` it fails in words (shown as the

@@ -142,8 +142,9 @@ def _parts(w: Work) -> tuple[dict, dict]:
         ex = shared(exp.model_name, exp.domain, w.profile, min(sub["n_train"], len(exp.train)),
                     min(sub["n_val"], len(exp.val)), w.seed)
         w.params.update(n_train=len(ex.train), n_val=len(ex.val), start_every=sub["start_every"])
-        r = submodules.per_sample(ex, start_layers=range(0, ex.n_layers + 1, sub["start_every"]))
-        head = {**head, "start_layers": list(range(0, ex.n_layers + 1, sub["start_every"])) + [ex.n_layers]}
+        starts = range(0, ex.n_layers + 1, sub["start_every"])
+        r = submodules.per_sample(ex, start_layers=starts)
+        head = {**head, "start_layers": list(starts) + [ex.n_layers]}
     else:
         r = submodules.per_sample(exp)  # cached on disk: the figures of one model share it
     return readout.curves(r, seed=w.seed), head

@@ -255,17 +255,23 @@ def table(fig: str, data: dict, params: dict) -> None:
 
 # figure kind -> how a figure of that kind is drawn from its numbers: (data, title, mappings, ax, word classes) ->
 # a Figure; the kinds of TABLED are shown as tables (:func:`table`)
+def _precision(d, t, m, ax, labels):
+    return precision_curves(d["curves"], m or tuple(d["curves"]), ks=d.get("ks", (1, 5, 10)), title=t, ax=ax)
+
+
+def _surprisal(d, t, m, ax, labels):
+    return surprisal_curves(d["curves"], m or tuple(d["curves"]), title=t, ax=ax)
+
+
 DRAWINGS = {
     "r2": lambda d, t, m, ax, labels: r2_heatmaps(d["r2_mat"], d["r2_id"], title=t),
-    "pk": lambda d, t, m, ax, labels: precision_curves(d["curves"], m or tuple(d["curves"]), ks=d.get("ks", (1, 5, 10)),
-                                                       title=t, ax=ax),
-    "surp": lambda d, t, m, ax, labels: surprisal_curves(d["curves"], m or tuple(d["curves"]), title=t, ax=ax),
+    "pk": _precision, "parts_pk": _precision,  # a sub-module figure draws as its curves
+    "surp": _surprisal, "parts_surp": _surprisal,
     "ee": lambda d, t, m, ax, labels: early_exit_plot(d, title=t, ax=ax),
     "labels": lambda d, t, m, ax, labels: label_breakdown(d["by_label"], labels=labels, title=t),
     "norms": lambda d, t, m, ax, labels: norms_by_position(d, title=t),
     "r2_first": lambda d, t, m, ax, labels: r2_with_without_first(d, title=t),
 }
-DRAWINGS.update(parts_pk=DRAWINGS["pk"], parts_surp=DRAWINGS["surp"])  # a sub-module figure draws as its curves
 
 
 def draw(fig: str, data: dict, params: dict, mappings=None, ax=None, labels=None):
