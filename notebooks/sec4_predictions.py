@@ -244,8 +244,9 @@ print(pd.DataFrame(rows).to_string(index=False))
 # 4) and of SmolLM2 on Wikipedia, the top token and its probability under `id` (top), `mat` (middle) and the tuned lens
 # (bottom; see [every lens on one bench](lenses.ipynb)). Pick a sentence in the menu and hover for details. The column
 # of a token shows the prediction of the token *after* it; the top row is the model's own output. In a live notebook,
-# `layer_view.figure([layer_view.trajectory(exp, "any sentence")]).show()` draws the same view for a sentence of your
-# own. The numbers are saved to `book/data/layer_view.json`.
+# `layer_view.figure([trajectory.trajectory(exp, "any sentence")]).show()` (`trajectory` is
+# `jtc_utils.lenses.trajectory`) draws the same view for a sentence of your own. The numbers are saved to
+# `book/data/layer_view.json`.
 
 # %%
 from IPython.display import HTML

@@ -10,10 +10,6 @@ if "JTC_DATA_OUT" not in os.environ:  # a bare `pytest` must not rewrite the com
 
 import pytest  # noqa: E402
 
-from jtc_utils.book import papers  # noqa: E402 - after the environment above is set
-
-papers.register()  # every registry filled from the one list of the papers, as the book fills them
-
 
 @pytest.fixture(scope="session")
 def html(tmp_path_factory, request):

@@ -14,7 +14,7 @@ import pytest
 
 from jtc_utils.book import runner, staleness
 from jtc_utils.core.paths import NOTEBOOKS_DIR, ROOT
-from jtc_utils.evidence import figure_registry
+from jtc_utils.evidence import figure_registry, registry
 
 PKG = ROOT / "jtc_utils"
 
@@ -66,8 +66,6 @@ TEST_REACHES = {
     "jtc_utils.core.real_models._write_converted": "replaced to interrupt the conversion half-way",
     "jtc_utils.core.submodules._replacements": "the stand-in modules themselves, checked against the maps they hold",
     "jtc_utils.core.submodules._per_sample": "replaced to count how often the per-sample numbers are computed",
-    "jtc_utils.core.device._chosen": "the device chosen by use(), checked to be restored after using()",
-    "jtc_utils.book.chapter._NUMBERED": "the page's figure numbering, reset so that a test starts a fresh page",
 }
 
 
@@ -147,19 +145,14 @@ def test_imports_flow_one_way():
 
 
 def test_one_figure_registry_serves_every_paper():
-    from jtc_utils.book import papers
-
-    papers.register()
-    assert {r.paper for r in figure_registry.FIGURES.values()} == {p.name for p in papers.PAPERS} == \
-        {"jtc", "lenses", "ffn", "linearity"}
+    reg = registry.get()
+    assert {r.paper for r in reg.figures.values()} == set(reg.papers) == set(registry.PAPERS) == set(PAPERS)
     for pkg in ("lenses", "ffn", "linearity"):
         tree = ast.parse((PKG / pkg / "figures.py").read_text())
         defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
         assert "figure" not in defined, f"jtc_utils.{pkg}.figures has its own figure(): use figure_registry.saved"
     with pytest.raises(ValueError, match="unknown figure 'nofig'.*registered"):
         figure_registry.compute("nofig")
-    with pytest.raises(ValueError, match="registered by"):
-        figure_registry.register("ffn", ["fig4"], lambda *a: None)
 
 
 PAPER_PACKAGES = ("jtc", "lenses", "ffn", "linearity")
@@ -170,13 +163,10 @@ def test_a_figure_is_computed_drawn_and_captioned_on_one_path():
     (a table, with its table), for every paper alike; no figure module picks its computation by a chain of ids, and
     the chapter and the custom book call the registry the same way for every paper (no branch on a paper or a
     figure id)."""
-    from jtc_utils.book import papers
-
-    papers.register()
-    for fig, r in figure_registry.FIGURES.items():
+    for fig, r in registry.get().figures.items():
         assert (r.draw is None) == (r.caption is None), fig
         assert r.draw is None or r.table is None, f"{fig} is both drawn and a table"
-    for p in papers.PAPERS:
+    for p in registry.get().papers.values():
         assert set(p.drawn) | set(p.tabled) <= set(p.figures), p.name
         assert p.drawn, f"{p.name} draws no figure through the registry"
     chain = re.compile(r"\b(?:if|elif) fig(?:ure)? (?:==|in \()")
@@ -202,10 +192,7 @@ def test_every_book_data_record_is_written_through_the_registry():
     assert writers == ["jtc_utils.book.custom_pages", "jtc_utils.evidence.figure_registry"], writers
     pages = sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.py") if call.search(p.read_text()))
     assert not pages, f"notebooks that save numbers outside the registry: {pages}"
-    from jtc_utils.book import papers
-
-    papers.register()
-    stray = sorted(f.stem for f in (ROOT / "book" / "data").glob("*.json") if f.stem not in figure_registry.FIGURES)
+    stray = sorted(f.stem for f in (ROOT / "book" / "data").glob("*.json") if f.stem not in registry.get().figures)
     assert not stray, f"book/data records that no paper registers: {stray}"
 
 
@@ -213,12 +200,7 @@ def test_no_module_outside_a_paper_package_names_a_figure_id_of_that_paper():
     """A figure id is named only in its paper's package: the evidence and book layers reach figures through the
     registry (and the paper packages' tables), never by their ids. A dict key or a subscript that happens to spell an
     id (a record's ``"claims"`` field) is a field name, not a reference."""
-    from jtc_utils.book import papers
-
-    papers.register()
-    # a record the book layer computes itself (the layer view) is the book's, not a paper's
-    owner = {fig: r.paper for fig, r in figure_registry.FIGURES.items()
-             if not r.compute.__module__.startswith("jtc_utils.book.")}
+    owner = {fig: r.paper for fig, r in registry.get().figures.items()}
     found = []
     for name, path in MODULES.items():
         if _package(name) not in ("evidence", "book"):
@@ -351,41 +333,132 @@ def test_no_function_body_has_two_blank_lines_in_a_row():
     assert not found, found
 
 
-def test_no_registry_is_filled_by_importing_a_paper_package():
-    """Importing every module of the paper packages fills no registry; :func:`jtc_utils.book.papers.register`, the one
-    list of the papers, fills them all (issue 54). Run in a fresh interpreter, so that nothing imported before
-    counts."""
+def test_no_registry_is_filled_or_built_by_importing_a_module():
+    """Importing every module of the package builds no registry: the one registry is built on first use, from the
+    literal table of the papers (:func:`jtc_utils.evidence.registry.get`), and then holds every paper's figures,
+    claims and exercise checks. Run in a fresh interpreter, so that nothing imported before counts."""
     import subprocess
     import sys
 
-    papers = [n for n in MODULES if _package(n) in ("jtc", "lenses", "ffn", "linearity")]
-    code = "\n".join([*(f"import {n}" for n in papers),
-                      "from jtc_utils.evidence import claims, exercises, figure_registry, verdicts",
-                      "sizes = lambda: [len(figure_registry.FIGURES), len(claims.CLAIM_CHECKS), "
-                      "len(exercises.EXERCISE_CHECKS), len(claims.TITLES), len(claims.ABSENT), "
-                      "len(verdicts.RESAMPLED_OVER), len(verdicts.CONSTANTS)]",
-                      "print(sizes())",
-                      "from jtc_utils.book import papers",
-                      "papers.register()",
-                      "print(sizes())"])
+    code = "\n".join([*(f"import {n}" for n in sorted(MODULES)),
+                      "from jtc_utils.evidence import registry",
+                      "print(registry.get.cache_info().currsize)",
+                      "r = registry.get()",
+                      "print([len(r.figures), len(r.claim_checks), len(r.exercise_checks), len(r.titles), "
+                      "len(r.absent), len(r.resampled_over), len(r.constants), len(r.ahead), len(r.custom)])"])
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
-    before, after = (eval(line) for line in out.stdout.splitlines()[-2:])
-    assert before == [0] * 7, f"registries filled by imports alone: {before}"
-    assert all(after), f"a registry papers.register() left empty: {after}"
+    built, sizes = (eval(line) for line in out.stdout.splitlines()[-2:])
+    assert built == 0, "importing the package built the registry"
+    assert all(sizes), f"a table of the registry is empty: {sizes}"
 
 
-def test_no_import_is_made_only_for_its_side_effect_and_each_registry_has_its_own_name():
+def _module_level_names(tree) -> set[str]:
+    names = set()
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
+            node, ast.AnnAssign) else []
+        names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return names
+
+
+MUTATORS = {"update", "append", "extend", "add", "setdefault", "insert", "pop", "clear", "discard", "remove"}
+
+
+def test_no_table_is_filled_after_it_is_written():
+    """A module-level table is one literal: no statement at a module's top level adds to a table it named before
+    (``TABLE.update(...)``, ``TABLE[key] = ...``), so that what a lookup finds never depends on what ran first."""
+    found = []
+    for name, path in MODULES.items():
+        tree = ast.parse(path.read_text())
+        tables = _module_level_names(tree)
+        for node in tree.body:
+            call = node.value if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) else None
+            if (call is not None and isinstance(call.func, ast.Attribute) and call.func.attr in MUTATORS
+                    and isinstance(call.func.value, ast.Name) and call.func.value.id in tables):
+                found.append(f"{name}: line {node.lineno} fills {call.func.value.id}")
+            if isinstance(node, (ast.Assign, ast.AugAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                found += [f"{name}: line {node.lineno} fills {t.value.id}" for t in targets
+                          if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in tables]
+    assert not found, found
+
+
+def _containers(tree) -> set[str]:
+    """The module-level names bound to a dict, list or set (a display, a comprehension or a call of the type)."""
+    kinds = (ast.Dict, ast.List, ast.Set, ast.DictComp, ast.ListComp, ast.SetComp)
+    out = set()
+    for node in tree.body:
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        if isinstance(value, kinds) or (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
+                                        and value.func.id in ("dict", "list", "set", "defaultdict")):
+            out |= _module_level_names(ast.Module(body=[node], type_ignores=[]))
+    return out
+
+
+def _bound(target) -> set[str]:
+    """The names an assignment binds (``x``, ``x, y``), not those it writes into (``x[k]``, ``x.a``)."""
+    if isinstance(target, ast.Name):
+        return {target.id}
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return set().union(*map(_bound, target.elts))
+    return set()
+
+
+def test_process_state_lives_in_an_object_that_owns_it():
+    """No ``global`` statement, and no function fills a module-level dict, list or set: what must live for a process
+    (the device chosen, a checkpoint folder, a page's figure numbering, the files a page wrote, counts made once) is
+    held by one object with methods (:class:`jtc_utils.base.state.Setting`, :class:`~jtc_utils.base.state.Memo`,
+    :class:`jtc_utils.book.chapter.Numbering`), never a bare table that a lookup depends on."""
+    found = []
+    for name, path in MODULES.items():
+        tree = ast.parse(path.read_text())
+        tables = _containers(tree)
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            local = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
+            local |= {name for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.For))
+                      for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) for name in _bound(t)}
+            owned = tables - local
+            for n in ast.walk(fn):
+                if isinstance(n, ast.Global):
+                    found.append(f"{name}.{fn.name}: line {n.lineno} global {', '.join(n.names)}")
+                elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in MUTATORS
+                      and isinstance(n.func.value, ast.Name) and n.func.value.id in owned):
+                    found.append(f"{name}.{fn.name}: line {n.lineno} fills {n.func.value.id}")
+                elif isinstance(n, (ast.Assign, ast.AugAssign)):
+                    targets = n.targets if isinstance(n, ast.Assign) else [n.target]
+                    found += [f"{name}.{fn.name}: line {n.lineno} fills {t.value.id}" for t in targets
+                              if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
+                              and t.value.id in owned]
+    assert not found, found
+
+
+def test_the_book_layer_imports_no_paper_and_only_the_registry_names_them():
+    """The book knows no paper: no module of the book layer imports a paper package (a function-level import
+    included); the papers plug in through the literal table :data:`jtc_utils.evidence.registry.PAPERS`, the one
+    place that names their modules, each of which declares its ``PAPER``."""
+    found = [f"{name} imports {target}, line {node.lineno}" for name, path in MODULES.items()
+             if _package(name) == "book" for target, _, _, node in _imports(name, path)
+             if target in MODULES and _package(target) in PAPERS]
+    assert not found, found
+    assert list(registry.PAPERS) == list(PAPERS)
+    assert all(MODULES.get(module) and module == f"jtc_utils.{p}.paper" for p, module in registry.PAPERS.items())
+    dynamic = sorted(name for name, path in MODULES.items() if "import_module(" in path.read_text())
+    assert dynamic == ["jtc_utils.evidence.registry"], dynamic
+
+
+def test_no_paper_package_imports_another():
+    found = [f"{name} imports {target}" for name, path in MODULES.items() if _package(name) in PAPERS
+             for target, _, _, _ in _imports(name, path)
+             if target in MODULES and _package(target) in PAPERS and _package(target) != _package(name)]
+    assert not found, found
+
+
+def test_no_import_is_made_only_for_its_side_effect():
     sources = [*MODULES.values(), *(ROOT / "notebooks").glob("*.py"), *(ROOT / "tests").rglob("*.py")]
     pattern = re.compile(r"^\s*from jtc_utils\.(jtc|lenses|ffn|linearity) import .*noqa: F401", re.M)
     assert not [str(p) for p in sources if pattern.search(p.read_text())]
-    names = {}
-    for name, path in MODULES.items():
-        for node in ast.parse(path.read_text()).body:
-            target = node.target if isinstance(node, ast.AnnAssign) else (
-                node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
-            if isinstance(target, ast.Name) and target.id.endswith("CHECKS") and _package(name) == "evidence":
-                names.setdefault(target.id, []).append(name)
-    assert names and all(len(v) == 1 for v in names.values()), names
 
 
 def test_one_block_recorder():
@@ -484,3 +557,26 @@ def test_no_lens_method_or_claim_status_is_read_from_its_text():
                     and str(n.args[0].value).startswith(("not computed", "not judged", "no verdict"))):
                 found.append(f"{name}: line {n.lineno} reads a status from text")
     assert not found, found
+
+
+def test_no_curve_key_or_lens_label_is_split_to_recover_its_parts():
+    """A trained curve's key (``label/seedN``) is written by one function, :func:`jtc_utils.evidence.verdicts.seed_key`,
+    and every reader builds the keys it looks for with it; a lens's label (``rrr_4``) is written by
+    :func:`jtc_utils.lenses.base.lens_label` and read back by :func:`jtc_utils.lenses.registry.label_of` alone: no
+    other module spells the ``/seed`` form or splits a label at ``/`` or ``_``."""
+    found = []
+    for name, path in MODULES.items():
+        tree = ast.parse(path.read_text())
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body
+                and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        for n in ast.walk(tree):
+            if (isinstance(n, ast.Constant) and isinstance(n.value, str) and "/seed" in n.value
+                    and id(n) not in docs and name != "jtc_utils.evidence.verdicts"):
+                found.append(f"{name}: line {n.lineno} spells a seed key")
+            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("split", "rsplit")
+                    and n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value == "_"
+                    and _package(name) == "lenses"):
+                found.append(f"{name}: line {n.lineno} splits a label at '_'")
+    assert not found, found
+

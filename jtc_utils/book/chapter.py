@@ -7,14 +7,13 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from jtc_utils.book import claim_tables, figure_layout, papers
+from jtc_utils.book import claim_tables, figure_layout
 from jtc_utils.evidence import claims, figdata, figure_registry
-from jtc_utils.jtc import figures
+from jtc_utils.evidence.registry import Registered
+from jtc_utils.evidence.registry import get as registered
 from jtc_utils.core import experiment, profiles
 from jtc_utils.base import validate
 from jtc_utils.core.profiles import Profile
-
-papers.register()  # every paper's figures, claims and exercise checks, from the one list of the papers
 
 
 class FigureNumbers(dict):
@@ -22,8 +21,8 @@ class FigureNumbers(dict):
     them), with the numbers and parameters it was drawn from (``numbers``, ``params``). A cell that ends with one
     shows nothing more: the figure's caption links to its saved numbers."""
 
-    def __init__(self, fig: str, numbers: dict, params: dict):
-        super().__init__(figure_registry.result(fig, numbers, params))
+    def __init__(self, fig: str, numbers: dict, params: dict, registered: Registered | None = None):
+        super().__init__(figure_registry.result(fig, numbers, params, registered))
         self.fig, self.numbers, self.params = fig, numbers, params
 
     def __repr__(self) -> str:
@@ -33,7 +32,21 @@ class FigureNumbers(dict):
         pass
 
 
-_NUMBERED = {"n": 0, "ids": set()}  # the figures of the page so far (each page runs in a fresh kernel)
+class Numbering:
+    """The figures of the page so far (each page runs in a fresh kernel): :meth:`next` numbers the next one and says
+    whether its first figure id is shown for the first time on the page (where its anchor goes)."""
+
+    def __init__(self):
+        self.n, self._ids = 0, set()
+
+    def next(self, figs: list) -> tuple[int, bool]:
+        self.n += 1
+        first = bool(figs) and figs[0] not in self._ids
+        self._ids.update(figs[:1])
+        return self.n, first
+
+
+PAGE = Numbering()  # this page's numbering
 
 
 PNG_COLOURS = 256
@@ -221,13 +234,12 @@ def show(figs, ref: str, see: str, alt: str, what: str = "") -> None:
     fig = plt.gcf()
     parts, suptitle, enlarge = panels(fig)
     plt.close(fig)
-    _NUMBERED["n"] += 1
+    number, first = PAGE.next(figs)
     links = ", ".join(f'<a href="data/{f}.json" download>{f}.json</a>' for f in figs)
     links = f" Numbers behind the figure: {links}." if figs else ""
     what = f"{html.escape(what)}. " if what else ""
     # an id once per page: a figure shown twice (drawn, then its table) is linked to where it first appears
-    anchor = f' id="figure-{figs[0]}"' if figs and figs[0] not in _NUMBERED["ids"] else ""
-    _NUMBERED["ids"].update(figs[:1])
+    anchor = f' id="figure-{figs[0]}"' if first else ""
 
     def img(part: Panel, label: str, style: str = "") -> str:
         return (f'<img src="data:image/png;base64,{base64.b64encode(part.png).decode()}"{style} '
@@ -242,7 +254,7 @@ def show(figs, ref: str, see: str, alt: str, what: str = "") -> None:
         head = f'<div class="jtc-suptitle">{html.escape(suptitle)}</div>' if suptitle else ""
         body = f'{head}<div class="jtc-panels">{"".join(imgs)}</div>'
     hint = f' <span class="jtc-enlarge-hint">{ENLARGE_HINT}</span>' if enlarge else ""
-    display(HTML(f'<figure class="jtc-figure"{anchor}>{body}<figcaption><b>Figure {_NUMBERED["n"]}</b> '
+    display(HTML(f'<figure class="jtc-figure"{anchor}>{body}<figcaption><b>Figure {number}</b> '
                  f'({html.escape(ref)}): {what}{html.escape(see)}{links}{hint}</figcaption></figure>'))
 
 
@@ -258,16 +270,20 @@ def grid_axes(fig) -> list:
 
 def captioned(figs, data: dict, params: dict, **options) -> None:
     """:func:`show` for figures drawn by their paper's registered ``draw``: the caption its paper registered
-    (:class:`jtc_utils.evidence.figure_registry.Caption`; ``options``: the drawing's); ``figs`` is one id or a list
+    (:class:`jtc_utils.evidence.registry.Caption`; ``options``: the drawing's); ``figs`` is one id or a list
     of ids drawn as small multiples (``data``, ``params``: the first one's)."""
     figs = [figs] if isinstance(figs, str) else list(figs)
-    c = figure_registry.entry(figs[0]).caption(figs, data, params, **options)
+    _captioned(figure_registry.entry(figs[0]), figs, data, params, **options)
+
+
+def _captioned(entry: Registered, figs: list, data: dict, params: dict, **options) -> None:
+    c = entry.caption(figs, data, params, **options)
     show(list(c.figs) or figs, c.ref, c.see, c.alt, c.what)
 
 
-def _drawn(fig: str) -> figure_registry.Registered:
+def _drawn(fig: str, entry: Registered | None = None) -> Registered:
     """The registry entry of a figure that its paper draws; a figure drawn by its page, or a table, is refused."""
-    entry = figure_registry.entry(fig)
+    entry = entry or figure_registry.entry(fig)
     if entry.draw is None:
         raise ValueError(f"figure {fig!r} is not drawn through the registry (a table, or drawn by its page)")
     return entry
@@ -291,42 +307,46 @@ def figure_grid(figs, profile: Profile | str = "tiny", n_train=None, n_val=None,
             rec = figdata.load(fig)
             data, params = rec["data"], rec["params"]
         else:
-            data, params = figure_registry.saved(fig, profile, n_train, n_val, seed)
+            data, params = figure_registry.saved(fig, profile, n_train, n_val, seed, entry)
         entry.draw(fig, data, params, ax=ax)
         c = entry.caption([fig], data, params)
         ax.set_title(f"{c.ref}: {c.what}", fontsize=11)
         if (legend := ax.get_legend()) is not None:  # inside its panel, not beside it
             ax.legend(legend.legend_handles, [t.get_text() for t in legend.get_texts()], loc="best", fontsize=9)
-        out[fig] = FigureNumbers(fig, data, params)
+        out[fig] = FigureNumbers(fig, data, params, entry)
     grid.tight_layout()
     first = out[figs[0]]
-    captioned(figs, first.numbers, first.params)
+    _captioned(_drawn(figs[0]), figs, first.numbers, first.params)
     return out
 
 
 def figure(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0, plot: bool = True,
-           **options) -> FigureNumbers:
+           registered: Registered | None = None, **options) -> FigureNumbers:
     """The one path of a figure of any paper: compute it and save its numbers
     (:func:`jtc_utils.evidence.figure_registry.saved`), then, unless ``plot=False``, draw it with its paper's
     registered ``draw`` (``options``: that function's, e.g. ``mappings`` or ``view``) and show it with its
     registered caption, or show it as the table its paper registered; returns the numbers. A figure with neither
-    is computed and saved only."""
-    numbers, params = figure_registry.saved(fig, profile, n_train, n_val, seed)
-    entry = figure_registry.entry(fig)
+    is computed and saved only. ``registered``: the figure's entry, where the caller looked it up already."""
+    entry = registered or figure_registry.entry(fig)
+    numbers, params = figure_registry.saved(fig, profile, n_train, n_val, seed, entry)
     if isinstance(numbers, dict) and "skipped" in numbers:
         print(f"{fig} skipped: {numbers['skipped']}")
     elif plot and entry.draw is not None:
-        drawn(fig, numbers, params, **options)
+        _draw(entry, fig, numbers, params, **options)
     elif plot and entry.table is not None:
         entry.table(fig, numbers, params)
-    return FigureNumbers(fig, numbers, params) if isinstance(numbers, dict) else numbers  # a list: a claims file
+    return FigureNumbers(fig, numbers, params, entry) if isinstance(numbers, dict) else numbers  # a claims file
 
 
 def drawn(fig: str, data: dict, params: dict, **options) -> None:
     """Draw figure ``fig`` from its numbers with its paper's registered ``draw`` and show it with its registered
     caption (:func:`captioned`)."""
-    _drawn(fig).draw(fig, data, params, **options)
-    captioned(fig, data, params, **options)
+    _draw(_drawn(fig), fig, data, params, **options)
+
+
+def _draw(entry: Registered, fig: str, data: dict, params: dict, **options) -> None:
+    entry.draw(fig, data, params, **options)
+    _captioned(entry, [fig], data, params, **options)
 
 
 class Chapter:
@@ -354,8 +374,9 @@ class Chapter:
     def figure(self, fig: str, plot: bool = True, **kw) -> dict:
         """Figure ``fig`` of any paper through the one path (:func:`figure`), under the chapter's parameters (its
         drawing options beside ``kw``, for a drawn figure), kept in ``results``."""
-        options = {**self.draw, **kw} if figure_registry.entry(fig).draw is not None else {}
-        self.results[fig] = figure(fig, self.profile, *self.sizes(fig), self.seed, plot, **options)
+        entry = figure_registry.entry(fig)
+        options = {**self.draw, **kw} if entry.draw is not None else {}
+        self.results[fig] = figure(fig, self.profile, *self.sizes(fig), self.seed, plot, entry, **options)
         return self.results[fig]
 
     def show(self, fig: str, **kw) -> None:
@@ -397,6 +418,6 @@ class Chapter:
         display(claim_tables.verdict_table(ids, get, "real", "verdicts-real-" + "-".join(ids), link=None))
 
     def experiment(self, fig: str):
-        _, model, domain = figures.setting(fig, self.profile)
+        _, model, domain = registered().paper(figure_registry.entry(fig).paper).setting(fig, self.profile)
         return experiment.shared(model, domain, figure_registry.profile_of(fig, self.profile), *self.sizes(fig),
                                  self.seed)

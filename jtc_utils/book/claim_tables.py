@@ -9,13 +9,10 @@ import re
 
 import pandas as pd
 
-from jtc_utils.book import papers
 from jtc_utils.core.profiles import Profile
 from jtc_utils.evidence import claims, digits, findings, verdicts
 from jtc_utils.evidence.claims import default_get, short_number
-from jtc_utils.jtc import claims as jtc_claims
-
-papers.register()  # every paper's figures, claims and exercise checks, from the one list of the papers
+from jtc_utils.evidence.registry import get as registered
 
 _COLOURS = {"HOLDS": "background-color: #dafbe1; color: #1a7f37; font-weight: bold",
             "FAILS": "background-color: #ffebe9; color: #cf222e; font-weight: bold",
@@ -92,13 +89,10 @@ def frame(records: list[dict], link: str | None = None):
 
 def page_of(cid: str) -> str:
     """The chapter (notebook name) whose verdict table shows claim ``cid``."""
-    if cid in jtc_claims.PAGES:
-        return jtc_claims.PAGES[cid]
-    for prefix, page in (("N", "lenses"), ("T", "lenses"), ("H", "lenses"), ("F", "ffn_subupdates"),
-                         ("S", "secretly_linear")):
-        if cid.startswith(prefix):
-            return page
-    raise ValueError(f"no chapter known for claim {cid!r}")
+    pages = registered().claim_pages
+    if cid not in pages:
+        raise ValueError(f"no chapter known for claim {cid!r}; the claims: {', '.join(pages)}")
+    return pages[cid]
 
 
 def _colour(v):
@@ -158,8 +152,8 @@ def lexicon_table():
 
 
 def verdict_table(ids=None, get=default_get, profile: Profile | str = "tiny", uuid: str | None = None, link="anchor"):
-    """The claims ``ids`` of any paper (default: every JTC claim) as a styled HTML table (see :func:`styled`), ready to
-    ``display``."""
+    """The claims ``ids`` of any paper (default: every claim of the papers the custom book judges whole, the JTC
+    paper's) as a styled HTML table (see :func:`styled`), ready to ``display``."""
     get = claims.memo(get)
-    records = [claims.check_any(c, get, profile) for c in (ids or jtc_claims.CLAIMS)]
+    records = [claims.check_any(c, get, profile) for c in (ids or registered().judged_on_custom)]
     return styled(records, uuid or "verdicts-" + "-".join(ids or ["all"]), link=link)

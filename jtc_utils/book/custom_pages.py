@@ -14,15 +14,12 @@ import time
 from functools import partial
 from pathlib import Path
 
-from jtc_utils.book import claim_tables, papers, runner, scheduling, staleness, website
+from jtc_utils.book import claim_tables, runner, scheduling, staleness, website
 from jtc_utils.book.chapter import Chapter
-from jtc_utils.book.custom_plan import CLAIMS_PAGE, PAGES, Page, Plan, absent, kind_of
+from jtc_utils.book.custom_plan import CLAIMS_PAGE, PAGES, Page, Plan, absent, judged_claims, kind_of
 from jtc_utils.core import models, profiles, user_text
 from jtc_utils.core.paths import ROOT, atomic_write_text
 from jtc_utils.evidence import claims, figdata, findings
-from jtc_utils.jtc import claims as jtc_claims
-
-papers.register()  # every paper's figures, claims and exercise checks, from the one list of the papers
 
 def getter(results: dict, data_dir, missing: dict):
     """A claims ``get`` for the custom book: the numbers computed on this page (``results``), else those another
@@ -134,7 +131,7 @@ class Run:
         from IPython.display import display
 
         get = claims.memo(getter({}, self.data_dir, self.missing))
-        records = [claims.check_any(c, get, "custom") for c in jtc_claims.CLAIMS]
+        records = [claims.check_any(c, get, "custom") for c in judged_claims()]
         figdata.save("claims_custom", records, {"profile": "custom", "model": self.profile.gpt[0]})
         print(findings.summary(records, "custom"))
         display(claim_tables.styled(records, "verdicts-custom-all", link=None))

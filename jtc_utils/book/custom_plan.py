@@ -15,12 +15,7 @@ from jtc_utils.core import blocks, models, profiles, user_text
 from jtc_utils.base import validate
 from jtc_utils.core.batching import pad_id, right_pad
 from jtc_utils.core.models import CAUSAL, ENCODER, MASKED, kind_of  # noqa: F401 (the page kinds, read by its users)
-from jtc_utils.ffn import figures as ffn_figures
-from jtc_utils.jtc import claims as jtc_claims
-from jtc_utils.jtc import figures as jtc_figures
-from jtc_utils.jtc import regime
-from jtc_utils.lenses import figures as lens_figures
-from jtc_utils.linearity import figures as sl_figures
+from jtc_utils.evidence.registry import get as registered
 
 NEWS = "--text-news"  # the option that gives the second domain
 
@@ -41,17 +36,14 @@ class Page:
     @property
     def figures(self) -> dict:
         """kind -> the figure ids the page computes for a model of that kind."""
-        return FIGURES_ON.get(self.name, {})
+        return registered().custom.get(self.name, {})
 
     @property
     def claims(self) -> dict:
         """kind -> the claim ids the page judges for a model of that kind."""
-        return jtc_claims.CUSTOM.get(self.name, {})
+        return registered().custom_claims.get(self.name, {})
 
 
-# every paper's figures for a reader's model, by page and kind
-FIGURES_ON = {**jtc_figures.CUSTOM, **lens_figures.CUSTOM, **ffn_figures.CUSTOM, **sl_figures.CUSTOM}
-NO_PREDICTIONS = jtc_figures.NO_PREDICTIONS
 DECODER_ONLY = "the related papers' bench reads a decoder's next-token predictions"
 PAGES = (
     Page("real_model", "Your model and its text"),
@@ -77,7 +69,6 @@ PAGES = (
          skip="it describes the generated corpus and the zoo trained on it, not a reader's model"),
 )
 CLAIMS_PAGE = "claims_verdicts"
-SKIP_REASON = {ENCODER: NO_PREDICTIONS, MASKED: DECODER_ONLY}  # a page with no figures for the kind
 
 
 def applies(page: Page, kind: str, news: bool, family: str = "gpt2") -> str | None:
@@ -88,18 +79,26 @@ def applies(page: Page, kind: str, news: bool, family: str = "gpt2") -> str | No
     if page.needs_blocks and family not in blocks.SUPPORTED_FAMILIES:
         return (f"it runs each block's sub-modules one by one, which the book does for the families "
                 f"{', '.join(blocks.SUPPORTED_FAMILIES)}, not yet for {family}")
-    if kind not in page.figures:
-        return SKIP_REASON[kind]
+    if kind not in page.figures:  # a page with no figures for the kind
+        return {ENCODER: registered().facts["no predictions"], MASKED: DECODER_ONLY}[kind]
     if page.needs_news and not news:
         return f"no second text was given (pass one with {NEWS}: it plays the paper's news domain)"
     return None
 
 
 def absent(kind: str, news: bool, family: str = "gpt2") -> dict:
-    """Why each JTC figure that the claims read does not exist for a model of ``kind`` (the claims that need only
-    such figures get no verdict and say so; :func:`jtc_utils.jtc.figures.custom_absent`)."""
+    """Why each figure that the claims read does not exist for a model of ``kind`` (the claims that need only such
+    figures get no verdict and say so; each paper's ``custom_absent``, such as
+    :func:`jtc_utils.jtc.figures.custom_absent`)."""
     ran = {f for p in PAGES if applies(p, kind, news, family) is None for f in p.figures.get(kind, ())}
-    return jtc_figures.custom_absent(kind, news, family, ran, NEWS)
+    return {fig: why for p in registered().papers.values() if p.custom_absent
+            for fig, why in p.custom_absent(kind, news, family, ran, NEWS).items()}
+
+
+def judged_claims() -> tuple:
+    """The claims the custom book's claims page judges: every claim of the papers it judges whole (the JTC
+    paper's)."""
+    return registered().judged_on_custom
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -156,7 +155,7 @@ class Plan:
         is underdetermined (the claims read from it get no verdict); one below the paper's samples per dimension
         is in a regime the paper did not study. Each with the ``--sentences`` that reaches the next regime."""
         n_train, d = self.sizes[0], self.d
-        paper = regime.PAPER_TRAIN / max(regime.PAPER_WIDTH.values())
+        paper = registered().facts["paper's samples per dimension"]
         if n_train < d:
             return [f"  WARNING: {n_train:,} training samples for a model {d} wide: fewer samples than dimensions, so "
                     f"every least-squares map is underdetermined; the claims read from such maps get no verdict. "
@@ -227,7 +226,7 @@ def estimate_memory_gb(n_layers: int, d: int, vocab: int, parameters: int, n_sen
     weights = 2 * parameters * f32
     states = n_sentences * (n_layers + 1) * d * f32 * 2
     maps = (n_layers + 1) * (n_layers + 2) / 2 * d * d * f32 * 2
-    every_token = 2 * sl_figures.REAL_TOKENS * (n_layers + 1) * d * f32
+    every_token = 2 * registered().facts["every-token states per split"] * (n_layers + 1) * d * f32
     logits = 512 * vocab * f32
     return BASE_MEMORY_GB + (weights + states + max(maps, every_token) + logits) / 2**30
 

@@ -1,5 +1,5 @@
-"""Running the book's exercise checks: every paper's checks (marked in its ``exercises`` module, registered by
-:func:`jtc_utils.book.papers.register`) behind one :func:`check`.
+"""Running the book's exercise checks: every paper's checks (marked in its ``exercises`` module, declared by
+its ``PAPER``, read from the one registry) behind one :func:`check`.
 
 An exercise's solution cell (tagged ``solution``; ``make student`` blanks it) leaves its result in ``answer``; the
 cell after it calls ``check(label, answer)``, which prints ✓ or ✗ with a hint and returns whether the answer passes.
@@ -12,11 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from jtc_utils.book import papers
 from jtc_utils.evidence import figdata
-from jtc_utils.evidence.exercises import EXERCISE_CHECKS
-
-papers.register()  # every paper's figures, claims and exercise checks, from the one list of the papers
+from jtc_utils.evidence.registry import get as registered
 
 
 class Verdict:
@@ -47,10 +44,11 @@ class Verdict:
 def check(label: str, answer: Any, data: dict | None = None) -> Verdict:
     """Print whether ``answer`` solves exercise ``label`` (with a hint when not); returns a :class:`Verdict`, true
     when it does."""
-    if label not in EXERCISE_CHECKS:
+    checks = registered().exercise_checks
+    if label not in checks:
         raise ValueError(f"no check for exercise {label!r}; exercises with checks: "
-                         f"{', '.join(sorted(EXERCISE_CHECKS))}")
-    figs, fn = EXERCISE_CHECKS[label]
+                         f"{', '.join(sorted(checks))}")
+    figs, fn = checks[label]
     if answer is None or answer is Ellipsis:
         print(f"✗ {label}: no answer yet (set `answer` in the cell above)")
         return Verdict(False)

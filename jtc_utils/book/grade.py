@@ -52,18 +52,17 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from jtc_utils.book import exercises, papers
+from jtc_utils.book import exercises
 from jtc_utils.core.paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT, atomic_write_text
 from jtc_utils.core.progress import show_progress
 from jtc_utils.evidence import figdata
-from jtc_utils.evidence.exercises import EXERCISE_CHECKS, SOLUTION
+from jtc_utils.evidence.exercises import SOLUTION
+from jtc_utils.evidence.registry import get as registered
 
 from . import grading_run, runner, sandbox
 from .grading_run import (KERNEL_NAME, UNSANDBOXED, Box, GB, answer_cells, check_call, graded_notebook,  # noqa: F401
                           reference_page, setup_source, solutions)
 from .recorder import decode, encode  # noqa: F401 -- the answers' form, part of the grader's contract
-
-papers.register()  # every paper's figures, claims and exercise checks, from the one list of the papers
 
 RESULTS = ("✓", "✗", "error")
 LOOSE = "(no student)"  # the student column of a file found beside the student folders
@@ -95,7 +94,7 @@ def reference_numbers(page: str, reference_nb, out: Path, timeout: int, cell_tim
         shutil.rmtree(private, ignore_errors=True)
     numbers = {}
     for label in labels:
-        figs = EXERCISE_CHECKS.get(label, ((),))[0]
+        figs = registered().exercise_checks.get(label, ((),))[0]
         data = {f: run["figures"][f] for f in figs if f in run["figures"]}
         rec = run["recorded"].get(label, {})
         data.update(decode(rec["data"]) if rec.get("data") is not None else {})
@@ -214,9 +213,10 @@ def _judge(label: str, answer, data: dict | None) -> tuple:
     import contextlib
     import io
 
-    figs = EXERCISE_CHECKS[label][0] if label in EXERCISE_CHECKS else ()
+    checks = registered().exercise_checks
+    figs = checks[label][0] if label in checks else ()
     missing = [f for f in figs if f not in (data or {})]
-    if label not in EXERCISE_CHECKS or missing:
+    if label not in checks or missing:
         return None, (f"the reference run did not compute the numbers of {', '.join(missing)}: the teacher's book "
                       "cannot grade this exercise" if missing else f"no check for exercise {label!r}")
     buf = io.StringIO()

@@ -40,13 +40,11 @@ import math
 import re
 from functools import lru_cache
 
-from jtc_utils.book import papers
 from jtc_utils.core import resample
 from jtc_utils.core.paths import DATA_DIR, ROOT
 from jtc_utils.embedded import corpus
 from jtc_utils.evidence import figdata, figure_registry
-
-papers.register()  # every paper's figures, claims and exercise checks, from the one list of the papers
+from jtc_utils.evidence.registry import get as registered
 
 NOISE_FILE = ROOT / "tests" / "noise.json"
 MARGIN = 10.0
@@ -91,7 +89,7 @@ def targets() -> list[str]:
     """Every stored figure that :func:`recompute` recomputes: each figure and record of the figure registry that the
     regression recomputes (``regressed``; not the claims files, judged from the figures, nor the layer view, which
     gathers the real model's) whose stored numbers are the tiny profile's, in the registry's order."""
-    return [f for f, r in figure_registry.FIGURES.items() if r.regressed and (DATA_DIR / f"{f}.json").exists()
+    return [f for f, r in registered().figures.items() if r.regressed and (DATA_DIR / f"{f}.json").exists()
             and _stored(f)["params"].get("profile") == "tiny"]
 
 

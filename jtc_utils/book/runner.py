@@ -41,6 +41,7 @@ from pathlib import Path
 from jtc_utils.core import device as devices
 from jtc_utils.core.cache import file_fingerprint
 from jtc_utils.core.paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT, atomic_write_text
+from jtc_utils.evidence.registry import get as registered
 
 from .website import build_html, writable
 from .scheduling import PAGE_PEAK_GB, MemoryWatch, available_memory_gb, environ, jobs_that_fit, run_pages
@@ -370,21 +371,18 @@ def transaction(nb, page: Path, data: Path, parameters: dict, env: dict, cwd: Pa
     return time.time() - t0
 
 
-def claims_ahead(profile: str = "tiny", device: str | None = None) -> None:
-    """The claims page's work that reads no other page's numbers: the JTC claims judged again in the paper's regime
-    and on the other training seeds (:func:`jtc_utils.jtc.rejudge.rejudge`), computed ahead of the page in a worker of
-    its own (no progress bars), so that the page reads the figures from the on-disk cache instead of computing them
-    alone at the end of the build."""
-    from jtc_utils.book import papers  # torch: the runner itself starts without it
-    from jtc_utils.jtc import rejudge
-
-    papers.register()
+def work_ahead(page: str, profile: str = "tiny", device: str | None = None) -> None:
+    """A page's work that reads no other page's numbers, declared by a paper (the registry's ``ahead``: the claims
+    page's JTC claims judged again in the paper's regime and on the other training seeds,
+    :func:`jtc_utils.jtc.rejudge.rejudge`), computed ahead of the page in a worker of its own (no progress bars), so
+    that the page reads the figures from the on-disk cache instead of computing them alone at the end of the
+    build."""
     with environ({"JTC_PROGRESS": "0", **({"JTC_DEVICE": device} if device else {})}):
-        rejudge.rejudge(profile)
+        registered().ahead[page](profile)
 
 
-# page -> its work ahead (see jtc_utils.book.scheduling.run_pages), a function of the profile and the device
-AHEAD = {"claims_verdicts": claims_ahead}
+# the pages with work ahead (see jtc_utils.book.scheduling.run_pages; what the work is, the registry's ``ahead``)
+AHEAD = ("claims_verdicts",)
 
 
 def describe(e: BaseException, timeout: int) -> str:
@@ -461,7 +459,7 @@ def main(argv=None):
                                    "`make book` runs the rest"):
                 run_pages(todo, partial(execute, profile=args.profile, timeout=args.timeout, device=args.device),
                           jobs, lambda line: print(line, flush=True),
-                          ahead={page: partial(work, args.profile, args.device) for page, work in AHEAD.items()})
+                          ahead={page: partial(work_ahead, page, args.profile, args.device) for page in AHEAD})
         except NotebookFailed as e:
             raise SystemExit(f"ERROR: {e}") from None
     if not args.no_build:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from jtc_utils.core.cache import file_fingerprint
 from jtc_utils.core.paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT, ZOO_DIR
+from jtc_utils.evidence import registry
 
 PACKAGE = "jtc_utils"
 
@@ -74,8 +75,12 @@ def package_imports(f: Path):
 
 
 def _imports(f: Path) -> set[str]:
-    """Every ``jtc_utils`` module a file imports (see :func:`package_imports`)."""
-    return {module for module, _, _, _ in package_imports(f)}
+    """Every ``jtc_utils`` module a file imports (see :func:`package_imports`); the one registry's also the modules
+    of the papers, which plug in by name (:data:`jtc_utils.evidence.registry.PAPERS`)."""
+    found = {module for module, _, _, _ in package_imports(f)}
+    if f == _module_file(registry.__name__):
+        found |= set(registry.PAPERS.values())
+    return found
 
 
 def package_closure(source: Path) -> list[Path]:

@@ -27,13 +27,11 @@ import sys
 import time
 from pathlib import Path
 
-from jtc_utils.book import papers, scheduling
+from jtc_utils.book import scheduling
 from jtc_utils.core.paths import BOOK_DIR, ROOT
-from jtc_utils.evidence import figure_registry
+from jtc_utils.evidence.registry import get as registered
 
 from . import regression
-
-papers.register()  # every paper's figures, claims and exercise checks, from the one list of the papers
 
 TESTS_DIR = ROOT / "tests"
 LOGS = ROOT / ".cache" / "test-logs"  # each phase's whole output
@@ -73,7 +71,8 @@ def page_figures(page: str) -> list[str]:
 def page_papers(page: str) -> set[str]:
     """The papers whose figures or records a page saves (each one's paper in the figure registry: a claims file is
     its paper's)."""
-    return {figure_registry.FIGURES[f].paper for f in page_figures(page) if f in figure_registry.FIGURES}
+    figures = registered().figures
+    return {figures[f].paper for f in page_figures(page) if f in figures}
 
 
 def test_papers(path: Path) -> set[str]:

@@ -19,9 +19,11 @@ from __future__ import annotations
 import os
 from contextlib import contextmanager
 
+from jtc_utils.base.state import Setting
+
 ENV = "JTC_DEVICE"
 CHOICES = ("auto", "cpu", "cuda", "cuda:N")
-_chosen = None  # set by use(); None: the environment variable, then auto
+CHOSEN = Setting()  # set by use() or using(); None: the environment variable, then auto
 
 
 def resolve(name=None):
@@ -67,17 +69,15 @@ def _prepare(dev) -> None:
 
 def use(name="auto"):
     """Set the device of the heavy work for this process; returns it. An unknown or absent device is refused."""
-    global _chosen
     dev = resolve(name)
     _prepare(dev)
-    _chosen = dev
-    return dev
+    return CHOSEN.set(dev)
 
 
 def current():
     """The device the heavy work runs on now (see the module's docstring for where the setting comes from)."""
-    if _chosen is not None:
-        return _chosen
+    if CHOSEN.value is not None:
+        return CHOSEN.value
     dev = resolve(os.environ.get(ENV, "").strip() or "auto")
     _prepare(dev)
     return dev
@@ -86,12 +86,10 @@ def current():
 @contextmanager
 def using(name):
     """Run a block of code on another device, then restore the previous setting."""
-    global _chosen
-    before = _chosen
-    try:
-        yield use(name)
-    finally:
-        _chosen = before
+    dev = resolve(name)
+    _prepare(dev)
+    with CHOSEN.within(dev):
+        yield dev
 
 
 def to_numpy(t, dtype=None):

@@ -267,3 +267,8 @@ def saturation_layer(top1: np.ndarray, final_top1: np.ndarray) -> np.ndarray:
     # suffix "all agree from here": reverse cumulative AND
     stays = np.flip(np.logical_and.accumulate(np.flip(agree, 0), 0), 0)
     return stays.argmax(0)
+
+
+def token_strings(ad, ids) -> list[str]:
+    """Tokens as the tokenizer writes them (``##`` continuation pieces kept; GPT's leading space shown as '␣')."""
+    return [t.replace("Ġ", "␣").replace("Ċ", "\\n") for t in ad.tokenizer.convert_ids_to_tokens(list(ids))]

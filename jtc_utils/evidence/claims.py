@@ -4,9 +4,9 @@ the numbers a rule reads (stored in ``book/data``, just computed, or another pro
 states are :mod:`jtc_utils.evidence.instruments`; the findings and summaries, :mod:`jtc_utils.evidence.findings`.
 
 A paper's claims module writes its rules as functions of ``get`` (a function from a figure id to its numbers) that
-return :func:`claim_record` s; :func:`registry` turns its table of rules into ``check`` and ``all_claims`` and
-registers every claim id in :data:`CHECKS`, so that the book reaches any claim by id. Each rule reads its sentence
-through the lexicon of :mod:`jtc_utils.evidence.verdicts`. How the book shows the records is
+return :func:`claim_record` s; :func:`registry` turns its table of rules into ``check`` and ``all_claims``; the
+paper's ``PAPER`` declares them, so that the book reaches any claim by id (:func:`check_any`). Each rule reads its
+sentence through the lexicon of :mod:`jtc_utils.evidence.verdicts`. How the book shows the records is
 :mod:`jtc_utils.book.claim_tables`.
 """
 
@@ -18,6 +18,7 @@ from jtc_utils.core import linear, profiles, resample
 from jtc_utils.core.profiles import Profile
 
 from . import figdata, verdicts
+from .registry import get as registered
 from .instruments import BASELINE_SLACK, LEAST_REACH, LEAST_RUNS
 
 
@@ -30,17 +31,10 @@ class NotComputed(LookupError):
     and an encoder without a masked-LM head); the claim gets no verdict there."""
 
 
-# why a figure has no counterpart on another profile, by figure id (each paper registers its own; the JTC paper's:
-# :data:`jtc_utils.jtc.claims.REAL_ABSENT`)
-ABSENT: dict[str, str] = {}
-# the title each finding is shown under, by statistic (each paper registers its own)
-TITLES: dict[str, str] = {}
-
-
 def profile_getter(prefix: str = "real_", results: dict | None = None, absent: dict | None = None):
     """A ``get`` for another profile's figures, stored as ``<prefix><fig>``: numbers just computed
     (``results``) or read from ``book/data``; a figure the profile does not have raises :class:`NotComputed`."""
-    absent = ABSENT if absent is None else absent
+    absent = registered().absent if absent is None else absent
     results = results or {}
 
     def get(fig):
@@ -360,24 +354,10 @@ def status(record: dict) -> str:
     return v if (record.get("resampled") or record.get("n_seeds")) else "no interval"
 
 
-# claim id -> the check of the paper package that registered it (:func:`register`, called for every paper by
-# :func:`jtc_utils.book.papers.register`)
-CLAIM_CHECKS: dict = {}
-
-
-def register(table: dict, check) -> None:
-    """Register ``check`` for every claim id of ``table`` (a paper's ``CLAIMS``); a claim id that another check
-    registered is refused."""
-    for cid in table:
-        if cid in CLAIM_CHECKS and CLAIM_CHECKS[cid] is not check:
-            raise ValueError(f"claim {cid!r} is registered twice")
-        CLAIM_CHECKS[cid] = check
-
-
 def registry(table: dict, name: str, reasons: dict | None = None, seed_keys=()):
     """``check`` and ``all_claims`` for a subpackage's table of claim functions (id -> function of ``get``), with
     its ``reasons`` (as :data:`jtc_utils.jtc.claims.REASONS`) and the figure keys that hold one row per training seed
-    (``seed_keys``, see :func:`jtc_utils.evidence.verdicts.replicate`); :func:`register` makes its claims
+    (``seed_keys``, see :func:`jtc_utils.evidence.verdicts.replicate`); the paper's ``PAPER`` makes its claims
     reachable by id. Where a function gives no magnitude part, the
     paper's numbers (``paper``) are carried as one, not judged off the paper profile."""
 
@@ -414,12 +394,8 @@ def claims_records(name: str, all_claims, real_getter=None) -> dict:
 
 
 def check_any(cid: str, get=default_get, profile: Profile | str = "tiny") -> dict:
-    """The record of claim ``cid`` of any paper, by the package that registered it (:func:`registry`)."""
-    if cid not in CLAIM_CHECKS:
-        raise ValueError(f"unknown claim {cid!r}; registered: {', '.join(CLAIM_CHECKS) or 'none'} (every paper's "
-                         "claims are registered by jtc_utils.book.papers.register(), which importing "
-                         "jtc_utils.book calls)")
-    return CLAIM_CHECKS[cid](cid, get, profile)
+    """The record of claim ``cid`` of any paper, by the paper that declares it (:mod:`jtc_utils.evidence.registry`)."""
+    return registered().check(cid)(cid, get, profile)
 
 
 def getter(results: dict, alias: dict | None = None):

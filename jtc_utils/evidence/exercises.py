@@ -14,14 +14,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-# label -> (figures the check reads, check); a check returns None when the answer passes, else a hint. Filled by
-# :func:`register`, called for every paper's ``exercises`` module by :func:`jtc_utils.book.papers.register`.
-EXERCISE_CHECKS: dict[str, tuple[tuple[str, ...], Callable[[Any, dict], str | None]]] = {}
-
-
 class Checks(dict):
-    """One paper's exercise checks (label -> (figures the check reads, check)), filled by its :meth:`exercise`
-    decorator in the paper's ``exercises`` module; :func:`register` puts them into :data:`EXERCISE_CHECKS`."""
+    """One paper's exercise checks (label -> (figures the check reads, check)), written with its :meth:`exercise`
+    decorator in the paper's ``exercises`` module; a check returns None when the answer passes, else a hint. The
+    paper's ``PAPER`` declares them, and the registry's ``exercise_checks`` holds every paper's."""
 
     def exercise(self, label: str, *figs: str):
         """Decorate the check of exercise ``label``, reading the numbers of ``figs``."""
@@ -33,14 +29,6 @@ class Checks(dict):
             return fn
 
         return add
-
-
-def register(checks: Checks) -> None:
-    """Register a paper's :class:`Checks`; a label that another check registered is refused."""
-    for label, (figs, fn) in checks.items():
-        if label in EXERCISE_CHECKS and EXERCISE_CHECKS[label][1] is not fn:
-            raise ValueError(f"exercise {label!r} registered twice")
-        EXERCISE_CHECKS[label] = (figs, fn)
 
 
 # the key of the book's own answer in a check's numbers (given by the grader's reference run, absent in a notebook)

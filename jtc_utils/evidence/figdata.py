@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jtc_utils.base.state import Memo
 from jtc_utils.core.paths import DATA_DIR, atomic_write_text
 
 
@@ -46,7 +47,7 @@ def output_dir() -> Path:
 
 # figure -> the file this process last wrote for it; a chapter executed by the runner writes into a staging folder
 # that becomes book/data only when every cell has passed, so its own later cells must read from there
-_SAVED: dict[str, Path] = {}
+SAVED = Memo()
 
 
 _NUM = r"(?:-?[0-9][0-9.eE+-]*|null|NaN|-?Infinity|true|false)"
@@ -64,7 +65,7 @@ def save(figure: str, data: dict, params: dict) -> dict:
     record = {"figure": figure, "params": plain(params), "environment": environment(), "data": plain(data)}
     out = output_dir() / f"{figure}.json"
     atomic_write_text(out, _compact(json.dumps(record, indent=1)) + "\n")
-    _SAVED[figure] = out
+    SAVED.put(figure, out)
     return record
 
 
@@ -73,7 +74,7 @@ def path(figure: str) -> Path:
     :func:`output_dir` (a chapter's own figures, before the runner moves them into ``book/data``), else
     ``book/data``'s. Without the first, a chapter's exercise checks and verdicts would read the numbers of its
     previous execution."""
-    mine = _SAVED.get(figure)
+    mine = SAVED.peek(figure)
     if mine is not None and mine.parent == output_dir() and mine.exists():
         return mine
     return DATA_DIR / f"{figure}.json"

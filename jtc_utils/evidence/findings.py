@@ -7,7 +7,8 @@ from jtc_utils.core import profiles
 from jtc_utils.core.profiles import Profile
 
 from . import verdicts
-from .claims import NOT_COMPUTED_STATUS, NOT_JUDGED, NOT_JUDGED_STATUS, TITLES, status
+from .claims import NOT_COMPUTED_STATUS, NOT_JUDGED, NOT_JUDGED_STATUS, status
+from .registry import get as registered
 
 
 def is_evidence(record: dict) -> bool:
@@ -19,7 +20,7 @@ def findings(records: list[dict], titles: dict | None = None) -> list[dict]:
     """The findings among ``records``: claims that share a ``statistic`` are one finding. Each finding: its
     ``statistic``, ``title``, ``claims`` (ids), and ``verdict``: the verdict its claims share, "mixed" where they
     differ, with "no interval" where any of them was not resampled."""
-    titles = {**TITLES, **(titles or {})}
+    titles = {**registered().titles, **(titles or {})}
     groups: dict = {}
     for r in records:
         if is_evidence(r):

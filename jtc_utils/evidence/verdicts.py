@@ -8,7 +8,7 @@ Two things every claim module of the book uses:
   for every claim of every paper: a rule takes its thresholds from :func:`value` and names the entries it used, and
   a test fails if a claim module compares with a number of its own.
 * The **bootstrap**. Figures whose numbers are means over samples (validation samples, value vectors, prompts:
-  :data:`RESAMPLED_OVER`) carry, beside each mean, ``boot``: the same mean under
+  the registry's ``resampled_over``) carry, beside each mean, ``boot``: the same mean under
   :data:`jtc_utils.core.resample.N_RESAMPLES` resamples of the samples (:func:`jtc_utils.core.resample.weights`, a
   fixed seed; every figure on the same samples is resampled the same way, so a difference of two curves is
   resampled as a pair). Where a chapter has several training seeds, the seeds are resampled too (:func:`replicate`).
@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from jtc_utils.core import resample
+
+from .registry import get as registered
 
 LEVEL = 0.95
 
@@ -152,15 +154,13 @@ def share_margin(ok) -> float:
     return float(np.mean(np.asarray(ok, dtype=bool))) - value("most")
 
 
-# What a figure's resamples resample, by figure id, where it is not the validation samples (each paper package
-# registers its own: the FFN chapter's concept coverage resamples value vectors, its steering the prompts)
-RESAMPLED_OVER: dict[str, str] = {}
+# What a figure's resamples resample, where it is not the validation samples, is each paper's ``resampled_over`` (the
+# FFN chapter's concept coverage resamples value vectors, its steering the prompts); the numbers of a figure that are
+# constants of its setting, not statistics (10/d_ff, a layer's depth), its ``constants``: they have no resamples and
+# need none, so reading them does not take a rule's interval away (see :func:`replicate`'s ``blank``). Both are read
+# from the one registry (:mod:`jtc_utils.evidence.registry`).
 VALIDATION = "validation samples"
 SEEDS = "training seeds"
-# Numbers of a figure that are constants of its setting, not statistics (10/d_ff, a layer's depth): they have no
-# resamples and need none, so reading them does not take a rule's interval away (see :func:`replicate`'s ``blank``).
-# By figure id.
-CONSTANTS: dict[str, tuple[str, ...]] = {}
 
 
 def _is_statistic(v) -> bool:
@@ -217,6 +217,12 @@ def _draw(b, n: int, only: int | None = None) -> list[int]:
     return np.random.default_rng([resample.SEED, b, n]).integers(0, n, n).tolist()
 
 
+def seed_key(label: str, seed: int) -> str:
+    """The key of curve ``label`` trained with ``seed`` in a figure's ``curves``: ``label`` for the first seed (0),
+    ``label/seedN`` for another: the one writer of such keys (every reader builds them here, none splits them)."""
+    return label if seed == 0 else f"{label}/seed{seed}"
+
+
 def _seeded(data) -> bool:
     return isinstance(data, dict) and len(data.get("seeds") or ()) > 1
 
@@ -232,8 +238,8 @@ def _reseed(data: dict, b: int, seed_keys=(), only: int | None = None) -> dict:
     out = dict(data)
     if "curves" in data:
         curves = dict(data["curves"])
-        for label in [c for c in data["curves"] if "/seed" not in c and f"{c}/seed{seeds[1]}" in data["curves"]]:
-            names = [label] + [f"{label}/seed{s}" for s in seeds[1:]]
+        for label in [c for c in data["curves"] if seed_key(c, seeds[1]) in data["curves"]]:
+            names = [label] + [seed_key(label, s) for s in seeds[1:]]
             for slot, name in enumerate(names):
                 curves[name] = data["curves"][names[draw[slot]]]
         out["curves"] = curves
@@ -247,7 +253,7 @@ def replicate(get, b: int, seed_keys=(), only: int | None = None, blank=()):
     """A ``get`` whose figures are those of ``get`` under resample ``b``: every mean that carries ``boot`` replaced by
     its ``b``-th resample, and the training seeds resampled (see :func:`_reseed`; ``only``: every draw that one
     seed). ``replicate(get, b).used`` records whether any figure it gave was resampled, ``.units`` what was
-    resampled (:data:`RESAMPLED_OVER`, :data:`VALIDATION`, :data:`SEEDS`), ``.read`` the figure ids read.
+    resampled (the registry's ``resampled_over``, :data:`VALIDATION`, :data:`SEEDS`), ``.read`` the figure ids read.
     ``blank``: the figure ids whose statistics without resamples are made NaN (see :func:`reads_fixed`)."""
     cache = {}
 
@@ -256,12 +262,12 @@ def replicate(get, b: int, seed_keys=(), only: int | None = None, blank=()):
             d = get(fig)
             rget.read.append(fig)
             if isinstance(d, dict) and resample.has_boot(d):
-                rget.units.add(RESAMPLED_OVER.get(fig, VALIDATION))
+                rget.units.add(registered().resampled_over.get(fig, VALIDATION))
             if _seeded(d):
                 rget.units.add(SEEDS)
                 rget.n_seeds = max(rget.n_seeds, len(d["seeds"]))
             rget.used |= bool(isinstance(d, dict) and (resample.has_boot(d) or _seeded(d)))
-            keep = CONSTANTS.get(fig, ()) + ((("curves",) + tuple(seed_keys)) if _seeded(d) else ())
+            keep = registered().constants.get(fig, ()) + ((("curves",) + tuple(seed_keys)) if _seeded(d) else ())
             out = _substitute(d, b, fig in blank, keep) if isinstance(d, (dict, list, float)) else d
             cache[fig] = _reseed(out, b, seed_keys, only) if isinstance(out, dict) else out
         return cache[fig]

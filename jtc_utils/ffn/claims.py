@@ -316,5 +316,5 @@ CONSTANTS = {"geva_fig6": ("uniform",)}  # 10 / d_ff: the setting's share, not a
 
 check, all_claims = registry(CLAIMS, "FFN", REASONS)
 
-# the chapter's two claims files, registered with its figures (jtc_utils.book.papers)
+# the chapter's two claims files, declared with its figures (.paper)
 RECORDS = claims_records("ffn", all_claims, real_getter)

@@ -6,7 +6,7 @@ import numpy as np
 
 from jtc_utils.evidence.exercises import Checks, close
 
-EXERCISES = Checks()  # this paper's exercise checks, registered by jtc_utils.book.papers
+EXERCISES = Checks()  # this paper's exercise checks, declared by its PAPER (.paper)
 exercise = EXERCISES.exercise
 
 

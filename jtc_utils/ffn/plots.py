@@ -9,7 +9,7 @@ from matplotlib.ticker import MaxNLocator
 import numpy as np
 
 from jtc_utils.core import models
-from jtc_utils.evidence.figure_registry import Caption, View, drawings
+from jtc_utils.evidence.registry import Caption, View, drawings
 
 
 # the coverage table's columns (the paper's Table 2) as the page heads them
@@ -91,7 +91,7 @@ def _share_and_exit(d: dict, p: dict) -> None:
     exit_rules(d["exit"], name, ax=axes[1])
 
 
-# figure id -> its drawing and caption (jtc_utils.evidence.figure_registry.View), or several views by name (the
+# figure id -> its drawing and caption (jtc_utils.evidence.registry.View), or several views by name (the
 # first drawn by default)
 DRAWINGS = {
     "geva_fig2": View(

@@ -13,7 +13,7 @@ from jtc_utils.evidence.exercises import SOLUTION, Checks, a_set, close, expecte
 
 from . import claims as jtc_claims
 
-EXERCISES = Checks()  # this paper's exercise checks, registered by jtc_utils.book.papers
+EXERCISES = Checks()  # this paper's exercise checks, declared by its PAPER (.paper)
 exercise = EXERCISES.exercise
 
 

@@ -14,12 +14,13 @@ from jtc_utils.core.models import CAUSAL, ENCODER, MASKED
 from jtc_utils.base import validate
 from jtc_utils.core.experiment import shared
 from jtc_utils.core.profiles import Profile
+from jtc_utils.core.readout import token_strings
 from jtc_utils.evidence import figdata, figure_registry
 
 from . import activations, top_tokens
 
-# paper figure -> (kind, model role, domain); spec section 8
-FIGURES = {
+# paper figure -> (kind, model role, domain) on the stand-in; spec section 8
+STAND_IN = {
     "fig2": ("r2", "gpt48", "main"),
     "fig3": ("r2", "bert24", "main"),
     "fig12": ("r2", "gpt24", "second"),
@@ -57,16 +58,18 @@ FIGURES = {
 # headless encoder all-MiniLM-L6-v2 in the BERT roles of section 3 (it makes no token predictions); Wikipedia leads
 # as the main domain and BBC News as the second
 REAL_OF = ("fig2", "fig3", "fig4", "fig5", "fig8", "fig10", "fig11", "fig12", "fig13", "fig14", "fig15", "fig20")
-FIGURES.update({figure_registry.REAL_PREFIX + f: FIGURES[f] for f in REAL_OF})
-FIGURES.update({
-    # beyond the paper, for the real model: top-5 lists in place of Table 1, the norms of the hidden states by
-    # position (massive activations), r² with and without the first position, and how well the model fits the text
+# every figure -> (kind, model role, domain): the stand-in's, their real twins, and beyond the paper, for the real
+# model: top-5 lists in place of Table 1, the norms of the hidden states by position (massive activations), r² with
+# and without the first position, and how well the model fits the text
+FIGURES = {
+    **STAND_IN,
+    **{figure_registry.REAL_PREFIX + f: STAND_IN[f] for f in REAL_OF},
     "real_toplists": ("toplists", "gpt48", "main"),
     "real_norms": ("norms", "gpt48", "main"),
     "real_r2_first": ("r2_first", "gpt48", "main"), "real_r2_first_bbc": ("r2_first", "gpt48", "second"),
     "real_textfit": ("textfit", "gpt48", "main"), "real_textfit_bbc": ("textfit", "gpt48", "second"),
     "textfit": ("textfit", "gpt48", "main"),  # the stand-in's, for comparison
-})
+}
 # the real model's figures are regression-tested on a subset (the full set takes minutes to extract): the build saves
 # these figures computed at REAL_CHECK_SIZES as book/data/real_check.json, the tests recompute them and compare;
 # `make test` re-executes the pages on the same subset (JTC_REAL_SUBSET), so the two share the cache
@@ -243,12 +246,12 @@ def table1(exp, sentences=None, samples=None) -> dict:
     for ids, pos, name in inputs:
         with torch.inference_mode():
             logits = ad.model(input_ids=torch.tensor([ids], device=ad.device)).logits[0, pos]
-        final = top_tokens.token_strings(ad, ordering.top_k(logits[None], 5)[0][0].tolist())
+        final = token_strings(ad, ordering.top_k(logits[None], 5)[0][0].tolist())
         final_ok &= final == t.loc[name]["final"].tolist()
         H = top_tokens.states_at(ad, ids, pos)[:, None]
         for layer in layers:
             fresh = top_tokens.top_ids(exp, H, [layer], "id", 5)[0, 0]
-            id_ok &= top_tokens.token_strings(ad, fresh) == t.loc[name][top_tokens.column("id", layer)].tolist()
+            id_ok &= token_strings(ad, fresh) == t.loc[name][top_tokens.column("id", layer)].tolist()
     out = {"samples": idx, "layers": layers, "sentences": [name for _, _, name in inputs],
            "columns": list(t.columns), "rows": [[name, rank, *t.loc[(name, rank)].tolist()] for name, rank in t.index],
            "final_matches_model": bool(final_ok), "id_deterministic": bool(id_ok)}
@@ -287,7 +290,7 @@ def real_model_line() -> str:
     return f"{rec['params']['model']}: " + "; ".join(parts)
 
 
-# ---- the records the chapters save beside the figures (registered with the figures: book.papers) ----------------
+# ---- the records the chapters save beside the figures (declared with the figures: .paper) -------------------------
 
 def real_check(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
     """The real model's check figures (:data:`REAL_CHECK`) computed at :data:`REAL_CHECK_SIZES`, which the tests

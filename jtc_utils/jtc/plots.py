@@ -13,7 +13,7 @@ from matplotlib.ticker import MaxNLocator
 
 from jtc_utils.core import models
 from jtc_utils.core.early_exit import curve_points
-from jtc_utils.evidence import figure_registry
+from jtc_utils.evidence import figure_registry, registry
 
 from . import figures
 
@@ -321,7 +321,7 @@ def paper_ref(fig: str) -> str:
     return "beyond the paper"
 
 
-def caption(figs, data: dict, params: dict, **options) -> figure_registry.Caption:
+def caption(figs, data: dict, params: dict, **options) -> registry.Caption:
     """The caption of figures ``figs`` (one id, or several of one kind drawn as small multiples; ``data``,
     ``params``: the first one's): the paper figure each reproduces, what to see (:data:`SEE`, by kind), the alt text
     (:data:`ALT`) and the model; the same whatever the drawing's ``options``."""
@@ -329,7 +329,7 @@ def caption(figs, data: dict, params: dict, **options) -> figure_registry.Captio
     kind = figures.FIGURES[figs[0]][0]
     one = len(figs) == 1
     k = (data.get("ks") or [1])[0]  # the k a Precision@k figure shows (section 6's Figs. 34-35: 5 and 10)
-    return figure_registry.Caption(
+    return registry.Caption(
         "; ".join(paper_ref(f) for f in figs), SEE.get(kind, "").format(k=k),
         f"{ALT.get(kind, 'Figure').format(k=k)}: " + (title(data, params) if one else f"{len(figs)} panels, "
                                                      + ", ".join(figs)),

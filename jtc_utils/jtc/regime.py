@@ -23,7 +23,7 @@ from jtc_utils.core import cache, linear, models, profiles, readout
 from jtc_utils.core.experiment import shared
 from jtc_utils.core.profiles import Profile
 from jtc_utils.evidence import claims, figure_registry, findings
-from jtc_utils.evidence.figure_registry import Caption, View
+from jtc_utils.evidence.registry import Caption, View
 
 from . import claims as jtc_claims
 from . import figures

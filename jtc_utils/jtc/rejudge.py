@@ -65,7 +65,7 @@ def _claims_regime(fig: str, profile: Profile | str = "tiny", n_train=None, n_va
 
 
 # the JTC paper's records beside its figures: the figures recomputed in the paper's regime and on the other seeds,
-# and the three claims files (registered by jtc_utils.book.papers)
+# and the three claims files (declared with the figures by .paper)
 CLAIMS_FILES = {"claims": _claims, "claims_real": _claims_real, "claims_regime": _claims_regime}
 # every figure in the paper's regime and on each replica that a claim may read: saved where one does
 RECOMPUTED = (*(f for f in regime.RECORDS if f.startswith(regime.REGIME_PREFIX)), *seeds.RECORDS)

@@ -23,6 +23,7 @@ import pandas as pd
 from jtc_utils.core import ordering, readout, resample, sources
 from jtc_utils.base import validate
 from jtc_utils.core.profiles import Profile
+from jtc_utils.core.readout import token_strings
 
 MASK = "[MASK]"
 
@@ -63,11 +64,6 @@ def states_at(ad, ids: list[int], pos: int) -> np.ndarray:
     with torch.inference_mode():
         x = torch.tensor([ids])
         return ad.forward_states(x, torch.ones_like(x))[:, 0, pos].cpu().numpy()
-
-
-def token_strings(ad, ids) -> list[str]:
-    """Tokens as the tokenizer writes them (``##`` continuation pieces kept; GPT's leading space shown as '␣')."""
-    return [t.replace("Ġ", "␣").replace("Ċ", "\\n") for t in ad.tokenizer.convert_ids_to_tokens(list(ids))]
 
 
 def top_ids(exp, H: np.ndarray, layers, mapping: str, k: int) -> np.ndarray:

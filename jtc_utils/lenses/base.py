@@ -10,12 +10,19 @@ lens.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 
 class LensError(ValueError):
     """A lens asked for with a bad name or hyper-parameter, or applied to hidden states it does not fit."""
+
+
+def lens_label(name: str, rank: int | None = None) -> str:
+    """A lens's label: its name, and ``_<rank>`` for a low-rank one (``rrr_4``); the one writer of labels
+    (:func:`jtc_utils.lenses.registry.label_of` reads one back)."""
+    return name if rank is None else f"{name}_{rank}"
 
 
 class NotFittedError(RuntimeError):
@@ -30,9 +37,6 @@ class StaleLensError(LookupError):
     """A trained lens on disk was trained on other weights, samples or hyper-parameters than asked for."""
 
 
-SPECS: dict = {}  # lens name -> its LensSpec (how it is fitted, its parameters); :mod:`.registry` registers each
-
-
 @dataclass
 class Lens:
     """A lens by name and hyper-parameters; :meth:`fit` fills in its maps (see :func:`jtc_utils.lenses.get`)."""
@@ -44,16 +48,15 @@ class Lens:
     n_layers: int | None = None
     d: int | None = None
     record: dict = field(default_factory=dict)  # how it was fitted (training log, epochs, losses)
+    spec: Any = field(default=None, repr=False, compare=False)  # its LensSpec (how it is fitted, its parameters)
 
-    @property
-    def spec(self):
-        if self.name not in SPECS:
-            raise LensError(f"no lens named {self.name!r}; lenses: {', '.join(SPECS)}")
-        return SPECS[self.name]
+    def __post_init__(self):
+        if self.spec is None:
+            raise LensError(f"lens {self.name!r} was made without its spec: make it with jtc_utils.lenses.get(name)")
 
     @property
     def label(self) -> str:
-        return f"{self.name}_{self.hp['rank']}" if "rank" in self.hp else self.name
+        return lens_label(self.name, self.hp.get("rank"))
 
     @property
     def fitted(self) -> bool:

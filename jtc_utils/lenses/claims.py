@@ -15,7 +15,10 @@ from jtc_utils.evidence import verdicts
 from jtc_utils.evidence.claims import claim_record, claims_records, registry
 from jtc_utils.evidence.instruments import runs_check
 
+from jtc_utils.evidence.verdicts import seed_key
+
 from . import lowrank
+from .base import lens_label
 
 PAPER_D, PAPER_RANK = 1600, 16  # GPT2-XL at N-NJTC's rank floor(d/100)
 PAPER_SHARE = 0.03  # "> 97% fewer parameters" (N-NJTC's abstract)
@@ -34,20 +37,21 @@ def _runs(d) -> list[dict]:
 def _tuned_runs(d) -> list[dict]:
     """The instrument check of a rule that reads the tuned lens: its training runs (``tuned`` and each
     ``tuned/seedN`` curve of the grid)."""
-    n = sum(1 for k in d["curves"] if k == "tuned" or k.startswith("tuned/seed"))
+    n = sum(1 for s in (d.get("seeds") or [0]) if seed_key("tuned", s) in d["curves"])
     return [runs_check("the tuned lens", n)]
 
 
 def _tuned(d, key):
     """The tuned lens's curve of ``key``, the mean over its training runs (the grid's seeds)."""
-    rows = [_c(d, "tuned", key)] + [_c(d, f"tuned/seed{s}", key) for s in (d.get("seeds") or [0])[1:]
-                                    if f"tuned/seed{s}" in d["curves"]]
+    rows = [_c(d, "tuned", key)] + [_c(d, seed_key("tuned", s), key) for s in (d.get("seeds") or [0])[1:]
+                                    if seed_key("tuned", s) in d["curves"]]
     return np.mean(rows, 0)
 
 
 def _seed_mean(d, name, key="p@1"):
     rank = d["rank"]
-    rows = [_c(d, f"{name}_{rank}", key)] + [_c(d, f"{name}_{rank}/seed{s}", key) for s in d["seeds"][1:]]
+    label = lens_label(name, rank)
+    rows = [_c(d, label, key)] + [_c(d, seed_key(label, s), key) for s in d["seeds"][1:]]
     return np.mean(rows, 0)
 
 
@@ -266,5 +270,5 @@ CONSTANTS = {f: ("r2_id", "r2_mat", "r2_njtc", "r2_nnjtc") for f in ("nnjtc_fig2
 # the training seeds of the gradient-descent lenses are resampled with the validation set
 check, all_claims = registry(CLAIMS, "lens", REASONS, seed_keys=("r2_to_last_njtc", "r2_to_last_nnjtc"))
 
-# the chapter's two claims files, registered with its figures (jtc_utils.book.papers)
+# the chapter's two claims files, declared with its figures (.paper)
 RECORDS = claims_records("lenses", all_claims)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jtc_utils.evidence.exercises import SOLUTION, Checks, numbers_of
 
-EXERCISES = Checks()  # this paper's exercise checks, registered by jtc_utils.book.papers
+EXERCISES = Checks()  # this paper's exercise checks, declared by its PAPER (.paper)
 exercise = EXERCISES.exercise
 
 

@@ -33,6 +33,7 @@ from jtc_utils.core.profiles import Profile
 from jtc_utils.core.experiment import for_role, shared
 from jtc_utils.core.hidden import samples_identity
 from jtc_utils.evidence import figure_registry
+from jtc_utils.evidence.verdicts import seed_key
 
 from . import closed_form, evaluate, registry
 from .base import Lens
@@ -189,7 +190,7 @@ def _fitted(exp, names, seeds=(0,)) -> dict:
         trained = registry.LENSES[name].method.trained
         for seed in (seeds if trained else (0,)):
             ln = lens(exp, name, seed)
-            out[ln.label if seed == 0 else f"{ln.label}/seed{seed}"] = ln
+            out[seed_key(ln.label, seed)] = ln
     return out
 
 
@@ -197,7 +198,7 @@ def _curves(exp, fitted: dict, layers=None, boot: dict | None = None, n_val: int
     """Per-layer curves of each fitted lens; ``boot``: {label prefix: metrics} whose resamples are kept, for the
     curves the claims judge (see :func:`evaluate.curves`); ``n_val``: on the first validation samples only."""
     boot = boot or {}
-    keys = {k: next((v for p, v in boot.items() if k.split("/")[0].split("_")[0] == p), ()) for k in fitted}
+    keys = {k: boot.get(ln.name, ()) for k, ln in fitted.items()}
     return {k: evaluate.curves(r, keys[k])
             for k, r in zip(fitted, evaluated_many(exp, list(fitted.values()), layers, n_val))}
 
@@ -280,7 +281,8 @@ def rank_sweep(exp, ranks=SWEEP_RANKS) -> dict:
         sweep = []
         for i, r in enumerate(ranks):
             Ms, cs = zip(*(f.split(r) for f in fams))
-            ln = Lens(name, {"rank": r}, np.stack(Ms), None if cs[0] is None else np.stack(cs), L, d)
+            ln = Lens(name, {"rank": r}, np.stack(Ms), None if cs[0] is None else np.stack(cs), L, d,
+                      spec=registry.LENSES[name])
             for layer in range(L):
                 r2[i, layer] = linear.r2_score(exp.X_val[L], ln.transform(exp.X_val[layer], layer))
             sweep.append(ln)
@@ -303,7 +305,7 @@ def grid(exp, names=GRID, n_val: int | None = None, tuned_seeds=(0,)) -> dict:
     the ones after the first, listed in ``seeds``), which the claims that read it average over."""
     fitted = _fitted(exp, names)
     if "tuned" in names:
-        fitted.update({f"tuned/seed{s}": lens(exp, "tuned", s) for s in tuned_seeds[1:]})
+        fitted.update({seed_key("tuned", s): lens(exp, "tuned", s) for s in tuned_seeds[1:]})
     curves = _curves(exp, fitted, boot={"id": ("p@1", "kl", "ce_gold"), "tuned": ("p@1", "kl", "ce_gold"),
                                         "mat+b": ("kl",)}, n_val=n_val)
     cards = {}

@@ -13,9 +13,13 @@ from matplotlib.ticker import MaxNLocator
 
 from jtc_utils.core import linear
 from jtc_utils.evidence.figdata import as_array
-from jtc_utils.evidence.figure_registry import Caption, View, drawings
+from jtc_utils.evidence.registry import Caption, View, drawings
 
+from jtc_utils.evidence.verdicts import seed_key
+
+from .base import lens_label
 from .figures import quarter_table
+from .registry import label_of
 
 COLORS = {"id": "#d62728", "mat": "#1f3cff", "mat+b": "#17becf", "rrr": "#8c564b", "arrr": "#bcbd22",
           "njtc": "#ff7f0e", "nnjtc": "#2ca02c", "tuned": "#9467bd", "tuned-lin": "#e377c2", "tuned<-mat": "#7f7f7f"}
@@ -25,13 +29,12 @@ NAMES = {"id": "id (logit lens)", "mat": "JTC (mat)", "njtc": "NJTC", "nnjtc": "
 
 
 def _base(label: str) -> str:
-    return label.split("/")[0].rsplit("_", 1)[0] if "_" in label.split("/")[0] else label.split("/")[0]
+    return label_of(label)[0]
 
 
 def _name(label: str) -> str:
-    base = _base(label)
-    rank = label.split("/")[0][len(base) + 1:]
-    return NAMES.get(base, base) + (f" r={rank}" if rank else "")
+    base, rank = label_of(label)
+    return NAMES.get(base, base) + (f" r={rank}" if rank is not None else "")
 
 
 R2_CMAP = "seismic_r"  # on [0, 1]
@@ -59,10 +62,10 @@ def heatmaps4(d: dict, title: str | None = None):
     return fig
 
 
-def curves(c: dict, keys=("p@1",), labels=None, title: str | None = None, seeds_band: bool = True):
-    """One panel per metric in ``keys``, one line per lens (its colour from its method); the seeds of a trained
-    lens drawn as a band (min to max) around their mean."""
-    labels = labels or [k for k in c if "/seed" not in k]
+def curves(c: dict, keys=("p@1",), labels=None, title: str | None = None, seeds_band: bool = True, seeds=(0,)):
+    """One panel per metric in ``keys``, one line per lens (its colour from its method); the ``seeds`` of a trained
+    lens (its curves ``label`` and ``label/seedN``) drawn as a band (min to max) around their mean."""
+    labels = labels or [k for k in c if k not in {seed_key(lab, s) for lab in c for s in seeds[1:]}]
     ylab = {"p@1": "Precision@1", "p@5": "Precision@5", "p@10": "Precision@10", "s_n": "surprisal S_N (nats)",
             "s_jtc": "surprisal S_JTC (nats)", "kl": "KL(final ‖ lens) (nats)", "r2": "r² to the last layer",
             "bias_kl": "bias: KL(mean final ‖ mean lens)", "ce_gold": "CE on the next token (nats)"}
@@ -70,8 +73,8 @@ def curves(c: dict, keys=("p@1",), labels=None, title: str | None = None, seeds_
         fig, axes = plt.subplots(1, len(keys), figsize=(5.2 * len(keys) + 2, 4), squeeze=False)
         for ax, key in zip(axes[0], keys):
             for lab in labels:
-                ys = [np.asarray(c[lab][key], dtype=float)] + [np.asarray(c[s][key], dtype=float) for s in c
-                                                               if s.startswith(lab + "/seed")]
+                ys = [np.asarray(c[lab][key], dtype=float)] + [np.asarray(c[k][key], dtype=float) for k in
+                                                               (seed_key(lab, s) for s in seeds[1:]) if k in c]
                 x = c[lab].get("layers", list(range(len(ys[0]))))
                 mean = np.mean(ys, 0)
                 base = _base(lab)
@@ -97,15 +100,15 @@ def jump_to_last(d: dict):
     layer for id, mat, the closed-form optima of the figure's rank and the trained low-rank lenses."""
     k = d["rank"]
     return curves(d["curves"], keys=("p@1", "s_n", "s_jtc"),
-                  labels=["id", "mat", f"rrr_{k}", f"arrr_{k}", f"njtc_{k}", f"nnjtc_{k}"],
-                  title=f"{d['params']['model']}: jumping to the last layer")
+                  labels=["id", "mat", *(lens_label(name, k) for name in ("rrr", "arrr", "njtc", "nnjtc"))],
+                  title=f"{d['params']['model']}: jumping to the last layer", seeds=d.get("seeds") or (0,))
 
 
 def objective_against_form(d: dict):
     """The tuned-lens grid from its figure's numbers ``d`` (stand-in or real): KL, r², Precision@1 and the
     next-token cross-entropy per layer for every lens the figure has."""
     return curves(d["curves"], keys=("kl", "r2", "p@1", "ce_gold"),
-                  title=f"{d['params']['model']}: objective against form")
+                  title=f"{d['params']['model']}: objective against form", seeds=d.get("seeds") or (0,))
 
 def tuned_comparison(fc: dict, lenses=("id", "mat", "tuned")):
     """The tuned lens against ``id`` and ``mat`` on every model of ``fc`` (figure ``tl_cmp``): for each model a
@@ -191,7 +194,7 @@ _EXIT_SEE = ("Precision@1 against the mean number of layers processed under the 
              "oracle exit (dotted){}; a curve further up and to the left saves more computation.")
 _GRID_SEE = ("KL to the final distribution, r², Precision@1 and the cross-entropy on the text's next token per layer "
              "{}for maps of the same form trained on squared error {} or on KL {}.")
-# figure id -> its drawing from its numbers and parameters, and its caption (jtc_utils.evidence.figure_registry.View)
+# figure id -> its drawing from its numbers and parameters, and its caption (jtc_utils.evidence.registry.View)
 DRAWINGS = {
     "nnjtc_fig2": View(
         lambda d, p: heatmaps4(d, title=f"{p['model']} (stands for {p['paper_model']}), rank {d['rank']}"),

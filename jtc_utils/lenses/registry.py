@@ -22,7 +22,7 @@ from jtc_utils.core.paths import file_fingerprint
 from jtc_utils.core.samples import make_samples
 
 from . import artifacts, closed_form, lowrank, tuned
-from .base import SPECS, Lens, LensError, StaleLensError
+from .base import Lens, LensError, StaleLensError, lens_label
 
 
 class Method(StrEnum):
@@ -193,7 +193,7 @@ def trained_pairs(exp, rank: int, norm: bool, seed: int = 0, which: str = "all",
     rank = closed_form.check_rank(rank, exp.X_train.shape[2])
     L = exp.X_train.shape[0] - 1
     pairs = pair_list(L, which)
-    base = f"{'nnjtc' if norm else 'njtc'}_{rank}"
+    base = lens_label("nnjtc" if norm else "njtc", rank)
     label = {"all": f"{base}_pairs_s{seed}", "adjacent": f"{base}_adjacent_s{seed}", "to-last": base}[which]
     r = trained(exp, label, {"rank": rank, "seed": seed, "pairs": which}, lowrank.RECIPE,
                 lambda: lowrank.train(exp.X_train, pairs, rank, norm, seed), whole_split=whole_split)
@@ -259,7 +259,17 @@ LENSES = {s.name: s for s in (
     LensSpec("tuned<-mat", Method.TUNED_LENS, "KL", _fit_tuned("tuned<-mat"), lambda d, r: d * d + d,
              description="the tuned lens started from mat"),
 )}
-SPECS.update(LENSES)
+
+
+def label_of(label: str) -> tuple[str, int | None]:
+    """``(name, rank)`` of a lens's label as the figures store it (:func:`jtc_utils.lenses.base.lens_label`): the one
+    reader of that form, matched against the lenses' names; a label of no lens is its own name."""
+    for name, spec in LENSES.items():
+        if label == name:
+            return name, None
+        if spec.rank and label.startswith(name + "_") and label[len(name) + 1:].isdigit():
+            return name, int(label[len(name) + 1:])
+    return label, None
 
 
 def get(name: str, **hp) -> Lens:
@@ -279,4 +289,4 @@ def get(name: str, **hp) -> Lens:
     if extra:
         raise LensError(f"lens {name!r} takes no {', '.join(sorted(extra))}; it takes: "
                         f"{', '.join(sorted(allowed & ({'rank', 'seed'} if spec.rank else {'seed'}))) or 'nothing'}")
-    return Lens(name, dict(hp))
+    return Lens(name, dict(hp), spec=spec)

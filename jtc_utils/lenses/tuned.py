@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jtc_utils.base.state import Setting
 from jtc_utils.core import device as devices
 from jtc_utils.core.progress import show_progress
 from jtc_utils.training import loop
@@ -32,7 +33,7 @@ CHECKPOINT_EVERY = 25  # steps between two saved training states when a checkpoi
 
 # set (through :func:`checkpoints`) by the lens training command: where a training run keeps its state, so that
 # an interrupted run resumes at its last saved step and a finished pass of the convergence check is not redone
-_checkpoint_dir = None
+CHECKPOINT_DIR = Setting()
 
 
 @contextmanager
@@ -41,12 +42,8 @@ def checkpoints(folder):
     convergence check, ``pass-<steps>.pt``) every :data:`CHECKPOINT_EVERY` steps and
     resumes from what it finds there. Resuming gives the weights an uninterrupted run gives (same steps, batches
     and optimiser state), up to the thread count's float rounding."""
-    global _checkpoint_dir
-    before, _checkpoint_dir = _checkpoint_dir, None if folder is None else Path(folder)
-    try:
+    with CHECKPOINT_DIR.within(None if folder is None else Path(folder)):
         yield
-    finally:
-        _checkpoint_dir = before
 
 
 def final_logprobs(readout, H_final, chunk: int = 2048):
@@ -74,7 +71,7 @@ def train(X: np.ndarray, readout, variant: str = "tuned", init_maps: np.ndarray 
     rec = {**RECIPE, **(recipe or {})}
     steps, doublings, earlier = rec["steps"], 0, 0.0
     while True:
-        ckpt = None if _checkpoint_dir is None else _checkpoint_dir / f"pass-{steps}.pt"
+        ckpt = None if CHECKPOINT_DIR.value is None else CHECKPOINT_DIR.value / f"pass-{steps}.pt"
         out = _train(X, readout, variant, init_maps, seed, rec, steps, progress, ckpt)
         earlier += out.pop("earlier_seconds", 0.0)
         if out["improvement"] <= rec["converged_below"] or steps * 2 > rec["max_steps"]:

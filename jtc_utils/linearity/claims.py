@@ -311,5 +311,5 @@ CONSTANTS = {f: ("depth",) for f in ("sl_fig1", "sl_fig3", "real_sl")}  # a pair
 
 check, all_claims = registry(CLAIMS, "linearity", REASONS)
 
-# the chapter's two claims files, registered with its figures (jtc_utils.book.papers)
+# the chapter's two claims files, declared with its figures (.paper)
 RECORDS = claims_records("linearity", all_claims, real_getter)

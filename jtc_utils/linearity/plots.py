@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 import numpy as np
 
-from jtc_utils.evidence.figure_registry import Caption, View, drawings
+from jtc_utils.evidence.registry import Caption, View, drawings
 
 from .prune import STRATEGIES
 
@@ -149,7 +149,7 @@ def _pruning_panels(d: dict) -> None:
 
 _FIG1_SEE = ("The linearity score of each consecutive layer pair against depth, with the residual (solid) and "
              "without it{}.")
-# figure id -> its drawing and caption (jtc_utils.evidence.figure_registry.View); the numbers of a figure drawn
+# figure id -> its drawing and caption (jtc_utils.evidence.registry.View); the numbers of a figure drawn
 # together with another's come as an option (sl_fig1 with real_sl's as ``real``, sl_fig4 with sl_fig5's as
 # ``probes``), and the caption links both
 DRAWINGS = {

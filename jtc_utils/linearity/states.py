@@ -16,6 +16,7 @@ import json
 
 import numpy as np
 
+from jtc_utils.base.state import Memo
 from jtc_utils.core import cache, profiles, sources
 from jtc_utils.core.batching import batches_by_length, pad_id, right_pad
 from jtc_utils.core.models import Adapter
@@ -47,7 +48,7 @@ def sentence_ids(ad: Adapter, split: str, n_tokens: int = N_TOKENS, profile: pro
                      f"ask for fewer tokens")
 
 
-_TOKENS_IN: dict = {}  # (model, split, profile, domain, the profile's text) -> tokens: counted once per process
+TOKENS_IN = Memo()  # (model, split, profile, domain, the profile's text) -> tokens: counted once per process
 
 
 def tokens_in(ad: Adapter, split: str, profile: profiles.Profile | str = "tiny", domain: str | None = None) -> int:
@@ -55,11 +56,13 @@ def tokens_in(ad: Adapter, split: str, profile: profiles.Profile | str = "tiny",
     p = profiles.get(profile)
     domain = domain or p.main_domain
     key = (ad.identity, split, p.name, domain, repr(p.text_key()))
-    if key not in _TOKENS_IN:
+
+    def count() -> int:
         texts = [s.text for s in sources.sentences(p, domain, split, seed=0)]
         enc = ad.tokenizer(texts, add_special_tokens=not ad.causal, truncation=True, max_length=512)
-        _TOKENS_IN[key] = sum(len(ids) for ids in enc["input_ids"])
-    return _TOKENS_IN[key]
+        return sum(len(ids) for ids in enc["input_ids"])
+
+    return TOKENS_IN.get(key, count)
 
 
 def extract(ad: Adapter, seqs: list[list[int]], batch_size: int = 32) -> dict:

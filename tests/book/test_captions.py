@@ -8,7 +8,8 @@ import pytest
 
 from jtc_utils.book import website
 from jtc_utils.book import figure_layout
-from jtc_utils.book.chapter import _NUMBERED, figure, figure_grid, panel_scale, panels, show
+from jtc_utils.book import chapter
+from jtc_utils.book.chapter import figure, figure_grid, panel_scale, panels, show
 from jtc_utils.jtc.plots import paper_ref
 
 matplotlib.use("Agg")
@@ -21,8 +22,7 @@ def shown(monkeypatch, tmp_path):
     out = []
     monkeypatch.setattr(IPython.display, "display", out.append)
     monkeypatch.setenv("JTC_DATA_OUT", str(tmp_path))
-    monkeypatch.setitem(_NUMBERED, "n", 0)
-    monkeypatch.setitem(_NUMBERED, "ids", set())
+    monkeypatch.setattr(chapter, "PAGE", chapter.Numbering())  # a fresh page
     return out
 
 

@@ -13,7 +13,7 @@ import pytest
 
 from jtc_utils.book import exercises, runner, staleness, student
 from jtc_utils.core.paths import BOOK_DIR, NOTEBOOKS_DIR
-from jtc_utils.evidence.exercises import EXERCISE_CHECKS
+from jtc_utils.evidence.registry import get as registered
 from helpers import point_book_at
 
 CHECK_CALL = re.compile(r'^exercises\.check\("([^"]+)"', re.M)
@@ -41,14 +41,14 @@ def test_every_page_has_three_exercises_each_with_a_solution(name):
 def test_every_check_in_the_book_is_registered_and_every_registered_check_is_used():
     used = {m for name in runner.notebook_names() for c in _source(name).cells if c.cell_type == "code"
             for m in CHECK_CALL.findall(c.source)}
-    assert used == set(EXERCISE_CHECKS)
+    assert used == set(registered().exercise_checks)
 
 
 # pages computing numbers the checks cannot read from book/data pass them; a stand-in for those here
 _DATA = {"ex-world-check": {"check": {"mat": [0.2, 0.5, 1.0], "id": [0.1, 0.6, 1.0]}}}
 
 
-@pytest.mark.parametrize("label", sorted(EXERCISE_CHECKS))
+@pytest.mark.parametrize("label", sorted(registered().exercise_checks))
 def test_a_blank_or_wrong_answer_fails(label, capsys):
     assert not exercises.check(label, None)
     assert "no answer yet" in capsys.readouterr().out

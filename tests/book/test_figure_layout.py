@@ -15,8 +15,8 @@ import pytest  # noqa: E402
 from PIL import Image  # noqa: E402
 
 from jtc_utils.book import chapter, figure_layout  # noqa: E402
-from jtc_utils.book import papers  # noqa: E402
 from jtc_utils.evidence import figdata, figure_registry  # noqa: E402
+from jtc_utils.evidence.registry import get as registered  # noqa: E402
 from jtc_utils.jtc import plots  # noqa: E402
 
 
@@ -214,9 +214,8 @@ def test_a_legend_is_moved_off_a_target_line():
     assert not (inside and box.y0 < y < box.y1), "the legend covers the target line"
 
 
-papers.register()
 # every figure of every paper that its paper draws, from the numbers this build stored
-DRAWN = sorted(f for f in figure_registry.FIGURES if figure_registry.entry(f).draw is not None and figdata.exists(f)
+DRAWN = sorted(f for f in registered().figures if figure_registry.entry(f).draw is not None and figdata.exists(f)
                and not isinstance(figdata.load(f).get("data"), list))
 
 

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from jtc_utils.book import regression
-from jtc_utils.evidence import figdata, figure_registry
+from jtc_utils.evidence import figdata
+from jtc_utils.evidence.registry import get as registered
 from jtc_utils.core import experiment
 from jtc_utils.jtc import seeds
 
@@ -54,7 +55,7 @@ PAPERS = {"jtc": "claims", "lenses": "claims_lenses", "ffn": "claims_ffn", "line
 
 @pytest.mark.parametrize("paper", PAPERS)
 def test_every_figure_a_paper_registers_has_its_data(paper):
-    figs = [f for f, r in figure_registry.FIGURES.items() if r.paper == paper and not r.on_demand]
+    figs = [f for f, r in registered().figures.items() if r.paper == paper and not r.on_demand]
     assert figs, f"{paper} registers no figure"
     missing = [f for f in figs if not figdata.exists(f)]
     assert not missing, f"run the {paper} chapter: {missing} have no numbers in book/data"

@@ -5,10 +5,16 @@ import numpy as np
 import pytest
 
 from jtc_utils.book import layer_view
+from jtc_utils.lenses import trajectory
 from jtc_utils.evidence import figdata
 from jtc_utils.core import experiment
 
 VIEW = ("id", "mat", "tuned")  # what the book's view shows (section 4)
+
+
+def test_the_view_draws_the_mappings_its_numbers_hold():
+    assert layer_view.BOOK_MAPPINGS == trajectory.BOOK_MAPPINGS == VIEW
+    assert layer_view.MAPPINGS == trajectory.MAPPINGS
 
 
 @pytest.fixture(scope="module")
@@ -21,8 +27,8 @@ def exp():
 def test_stored_trajectories_match_a_recomputation(exp):
     stored = [t for t in figdata.load("layer_view")["data"]["trajectories"] if t["model"] == exp.model_name]
     assert len(stored) == 4
-    for ids, t in zip(layer_view.sentences(exp, 2), stored):
-        again = layer_view.trajectory(exp, ids=ids, mappings=VIEW)
+    for ids, t in zip(trajectory.sentences(exp, 2), stored):
+        again = trajectory.trajectory(exp, ids=ids, mappings=VIEW)
         assert again["tokens"] == t["tokens"]
         for m in VIEW:
             np.testing.assert_allclose(again[m]["p"], t[m]["p"], atol=1e-5)
@@ -32,7 +38,7 @@ def test_stored_trajectories_match_a_recomputation(exp):
 
 
 def test_every_mapping_ends_in_the_models_own_output(exp):
-    t = layer_view.trajectory(exp, "the river flows through the", mappings=VIEW)
+    t = trajectory.trajectory(exp, "the river flows through the", mappings=VIEW)
     L = exp.n_layers
     assert len(t["id"]["p"]) == L + 1 and len(t["id"]["p"][0]) == len(t["tokens"])
     for m in ("mat", "tuned"):
@@ -45,16 +51,16 @@ def test_every_mapping_ends_in_the_models_own_output(exp):
 
 def test_bad_input_is_refused_with_the_reason(exp):
     with pytest.raises(ValueError, match="non-empty"):
-        layer_view.trajectory(exp, "  ")
+        trajectory.trajectory(exp, "  ")
     with pytest.raises(ValueError, match="unknown mappings"):
-        layer_view.trajectory(exp, "the river", mappings=("id", "rrr"))
+        trajectory.trajectory(exp, "the river", mappings=("id", "rrr"))
     bert = experiment.shared("tiny-bert-base", "encyclopedia")
     with pytest.raises(ValueError, match="not a decoder"):
-        layer_view.trajectory(bert, "the river flows")
+        trajectory.trajectory(bert, "the river flows")
 
 
 def test_the_page_loads_plotly_from_the_book_when_the_view_is_reached(exp):
-    t = layer_view.trajectory(exp, "the river flows")
+    t = trajectory.trajectory(exp, "the river flows")
     fig = layer_view.figure([t, t])
     assert len(fig.data) == 4  # two sentences x the two default mappings
     html = layer_view.html(fig, "view")

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import torch
 
+from jtc_utils.base.state import Setting
 from jtc_utils.core import device, linear
 
 HAS_CUDA = torch.cuda.is_available()
@@ -27,7 +28,7 @@ def test_unknown_devices_are_refused(bad):
 
 
 def test_use_using_and_the_environment(monkeypatch):
-    monkeypatch.setattr(device, "_chosen", None)
+    monkeypatch.setattr(device, "CHOSEN", Setting())
     monkeypatch.setenv(device.ENV, "cpu")
     assert device.current() == torch.device("cpu")
     monkeypatch.setenv(device.ENV, "tpu")
@@ -35,7 +36,7 @@ def test_use_using_and_the_environment(monkeypatch):
         device.current()
     with device.using("cpu") as dev:
         assert dev.type == "cpu" and device.current() == dev
-    assert device._chosen is None  # restored
+    assert device.CHOSEN.value is None  # restored
 
 
 def test_the_fits_run_on_the_chosen_device(monkeypatch):

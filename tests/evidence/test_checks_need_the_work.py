@@ -13,7 +13,8 @@ import pytest
 
 from jtc_utils.book import exercises
 from jtc_utils.evidence import figdata
-from jtc_utils.evidence.exercises import EXERCISE_CHECKS, SOLUTION
+from jtc_utils.evidence.exercises import SOLUTION
+from jtc_utils.evidence.registry import get as registered
 
 # (1 is no such constant: it is the right answer of ex-sec4-half and ex-sec6-real on the book's numbers)
 CONSTANTS = (None, ..., 0, 0.0, -1e9, -math.inf, math.inf, math.nan, "", (), [], {}, set(), (0, 0), (0.0, 0.0), "0")
@@ -45,7 +46,7 @@ COPIED = {
 
 
 def numbers(label: str, solution=None) -> dict:
-    figs, _ = EXERCISE_CHECKS[label]
+    figs, _ = registered().exercise_checks[label]
     out = {f: PASSED[f] if f in PASSED else figdata.load(f)["data"] for f in figs}
     if solution is not None:
         out[SOLUTION] = solution
@@ -56,7 +57,7 @@ def judged(label, answer, data) -> bool:
     return bool(exercises.check(label, answer, data=data))
 
 
-@pytest.mark.parametrize("label", sorted(EXERCISE_CHECKS))
+@pytest.mark.parametrize("label", sorted(registered().exercise_checks))
 def test_no_check_passes_a_constant_or_the_starting_cell(label, capsys):
     solution = SOLVED[label][0]() if label in SOLVED else None
     for answer in CONSTANTS:
@@ -82,7 +83,7 @@ def test_every_check_that_compares_with_the_books_answer_is_tried_here():
     values), so that the tests above reach it."""
     import inspect
 
-    reads = {label for label, (_, fn) in EXERCISE_CHECKS.items()
+    reads = {label for label, (_, fn) in registered().exercise_checks.items()
              if "SOLUTION" in inspect.getsource(fn) or "expected(d" in inspect.getsource(fn)}
     assert reads == set(SOLVED), reads ^ set(SOLVED)
 

@@ -11,6 +11,7 @@ import pytest
 from jtc_utils.core import profiles
 from jtc_utils.evidence import claims, figdata, findings, verdicts
 from jtc_utils.evidence.claims import claim_record, registry
+from jtc_utils.evidence.registry import get as registered
 from jtc_utils.ffn import claims as ffn_claims
 from jtc_utils.jtc import claims as jtc_claims
 from jtc_utils.jtc import seeds
@@ -184,7 +185,7 @@ def test_registry_of_a_toy_table_names_its_resamples():
                                                          words=("better",))}, "toy-registry")
     rec = check("Z9", claims.memo(lambda fig: _fig(0.3, 0.0)))
     assert rec["resamples"] == [verdicts.VALIDATION] and rec["verdict"] == verdicts.HOLDS
-    assert "Z9" not in claims.CLAIM_CHECKS  # a registry() table is reachable by id only once registered
+    assert "Z9" not in registered().claim_checks  # a registry() table is reachable by id only through a PAPER
 
 
 def _sentences(seed: int, n_sentences: int, d: int, repeat_a_column: bool = False):

@@ -9,12 +9,11 @@ import numpy as np
 import pytest
 from helpers import needs_real
 
-from jtc_utils.book import papers, regression
+from jtc_utils.book import regression
 from jtc_utils.evidence import claims, figdata, instruments, verdicts
 from jtc_utils.lenses import claims as lens_claims
 from jtc_utils.lenses import figures as lens_figures
 
-papers.register()
 STARTED = float(os.environ.get("JTC_PAGES_SINCE") or time.time())
 
 pytestmark = [pytest.mark.lenses]  # the lens bench
