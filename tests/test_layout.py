@@ -580,3 +580,24 @@ def test_no_curve_key_or_lens_label_is_split_to_recover_its_parts():
                 found.append(f"{name}: line {n.lineno} splits a label at '_'")
     assert not found, found
 
+
+
+def test_one_table_of_pages_agrees_with_the_book_and_the_papers():
+    """The pages are declared once (:data:`jtc_utils.book.pages.PAGES`): the same pages, in the same order, as the
+    book's table of contents and its notebooks; every page a paper declares work ahead of, figures or claims for in
+    a custom book is one of them; no other module of the book layer spells a page's name (the page ``lenses`` shares
+    its name with its paper)."""
+    from jtc_utils.book import pages
+
+    names = [p.name for p in pages.PAGES]
+    assert names == runner.notebook_names()
+    reg = registry.get()
+    assert set(reg.ahead) == set(pages.AHEAD)
+    assert set(reg.custom) | set(reg.custom_claims) <= {p.name for p in pages.CUSTOM}
+    assert all(p.cost is not None for p in pages.CUSTOM if not p.skip) and pages.page(pages.CLAIMS).cost is not None
+    found = [f"{name}: line {n.lineno} names the page {n.value!r}" for name, path in MODULES.items()
+             if _package(name) == "book" and name != "jtc_utils.book.pages"
+             for n in ast.walk(ast.parse(path.read_text()))
+             if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in names
+             and n.value not in registry.PAPERS]  # "lenses" is a paper's name too (its package, its zoo folder)
+    assert not found, found

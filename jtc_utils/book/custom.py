@@ -8,11 +8,11 @@ of its own, with the paper's claims judged for that model.
 The model is any of the six families the adapters load (:data:`jtc_utils.core.models.FAMILIES`), from a folder
 written by ``save_pretrained`` or a hub id; the text any plain form :mod:`jtc_utils.core.user_text` reads. The
 reader's model takes the real model's part: the same figure functions, the same rules, on the ``custom`` profile
-(:func:`jtc_utils.core.profiles.custom`). What it is decides what applies (:data:`PAGES`): a decoder with its head
-gets every chapter the real model gets; a masked LM with its head gets the BERT figures (masked-token prediction,
-early exit) and its claims; a headless encoder gets hidden states only ($r^2$, norms). The chapters that need what
-only the embedded world has (model sizes trained alike, word classes, the training runs) are skipped, each with one
-line on its page saying why.
+(:func:`jtc_utils.core.profiles.custom`). What it is decides what applies (:data:`jtc_utils.book.pages.CUSTOM`): a
+decoder with its head gets every chapter the real model gets; a masked LM with its head gets the BERT figures (masked-
+token prediction, early exit) and its claims; a headless encoder gets hidden states only ($r^2$, norms). The chapters
+that need what only the embedded world has (model sizes trained alike, word classes, the training runs) are skipped,
+each with one line on its page saying why.
 
 Before anything heavy runs the command prints its plan (:func:`plan`): the model's family, layers, width and
 vocabulary, the sample sizes, the pages it executes and skips, and an estimate of time and peak memory from the

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from jtc_utils.book import claim_tables, runner, scheduling, staleness, website
 from jtc_utils.book.chapter import Chapter
-from jtc_utils.book.custom_plan import CLAIMS_PAGE, PAGES, Page, Plan, absent, judged_claims, kind_of
+from jtc_utils.book.custom_plan import Plan, absent, judged_claims, kind_of
+from jtc_utils.book.pages import CLAIMS, CUSTOM, Page
 from jtc_utils.core import models, profiles, user_text
 from jtc_utils.core.paths import ROOT, atomic_write_text
 from jtc_utils.evidence import claims, figdata, findings
@@ -59,7 +60,7 @@ def page_source(page: Page, kind: str, model: str, skip: str | None) -> str:
     cells.append('# %% tags=["parameters", "remove-cell"]\ndata_dir = "data"  # this custom book\'s figure data')
     cells.append("# %% tags=[\"remove-cell\"]\nfrom jtc_utils.book import custom_pages\n\n"
                  f"page = custom_pages.Run({page.name!r}, data_dir)")
-    if page.name == "real_model":
+    if page.about_the_model:
         cells.append("# %% [markdown]\n# The model and the text, as the book read them.")
         cells.append("# %%\npage.cards()")
     for fig in page.figures[kind]:
@@ -195,7 +196,7 @@ def write_book(out: Path, plan: Plan) -> None:
               "sphinx": {"config": {"nb_merge_streams": True, "html_show_sourcelink": False,
                                     "html_static_path": ["_static"], "html_css_files": ["jtc.css"]}}}
     toc = {"format": "jb-book", "root": "intro",
-           "chapters": [{"file": name} for name in [p.name for p in PAGES] + [CLAIMS_PAGE]]}
+           "chapters": [{"file": name} for name in [p.name for p in CUSTOM] + [CLAIMS]]}
     intro = [f"# {title}", "", "Every chapter of *Jump to Conclusions, reproduced* that applies to this model, "
              "executed on the reader's own text with `python -m jtc_utils.book.custom`. The plan, as printed "
              "before the run:", "", "```", *plan.lines(), "```", ""]
@@ -220,8 +221,8 @@ def write_sources(out: Path, plan: Plan) -> dict:
     spec = {"model": plan.model, "text": plan.texts["text"], "news": plan.texts.get("news"), "n_train": n_train,
             "n_val": n_val}
     atomic_write_text(out / SPEC, json.dumps(spec, indent=1) + "\n")
-    sources = {p.name: page_source(p, plan.kind, plan.model, plan.skipped.get(p.name)) for p in PAGES}
-    sources[CLAIMS_PAGE] = claims_source(plan.model)
+    sources = {p.name: page_source(p, plan.kind, plan.model, plan.skipped.get(p.name)) for p in CUSTOM}
+    sources[CLAIMS] = claims_source(plan.model)
     (out / "notebooks").mkdir(exist_ok=True)
     for name, source in sources.items():
         atomic_write_text(out / "notebooks" / f"{name}.py", source)

@@ -1,4 +1,5 @@
-"""The custom book's plan: what applies to a reader's model (:data:`PAGES`, per kind of model), and what
+"""The custom book's plan: what applies to a reader's model (the book's pages, :data:`jtc_utils.book.pages.CUSTOM`,
+per kind of model), and what
 a run will do, how long it takes and how much memory it needs (:func:`plan`, printed before anything heavy runs).
 The command is :mod:`jtc_utils.book.custom`; the pages are :mod:`jtc_utils.book.custom_pages`."""
 
@@ -10,6 +11,7 @@ import time
 from dataclasses import dataclass
 
 from jtc_utils.book import scheduling
+from jtc_utils.book.pages import CLAIMS, CUSTOM, Page, page as page_named
 from jtc_utils.core import device as devices
 from jtc_utils.core import blocks, models, profiles, user_text
 from jtc_utils.base import validate
@@ -20,55 +22,7 @@ from jtc_utils.evidence.registry import get as registered
 NEWS = "--text-news"  # the option that gives the second domain
 
 
-@dataclass(frozen=True)
-class Page:
-    """One chapter of the book as it applies to a reader's model: the figures it computes and the claims it judges,
-    per kind of model (from the paper packages' ``CUSTOM`` tables); a kind it does not list is skipped with ``skip``
-    (or the default reason)."""
-
-    name: str  # the chapter's notebook (notebooks/<name>.py), so that the custom book mirrors the book
-    title: str
-    skip: str = ""  # why it never applies to a reader's model
-    needs_news: bool = False  # the second domain (appendix B)
-    needs_blocks: bool = False  # a block runner (sub-module maps, FFN sub-updates): jtc_utils.core.blocks
-    omitted: str = ""  # what of the chapter needs the embedded world, so is not on the custom page
-
-    @property
-    def figures(self) -> dict:
-        """kind -> the figure ids the page computes for a model of that kind."""
-        return registered().custom.get(self.name, {})
-
-    @property
-    def claims(self) -> dict:
-        """kind -> the claim ids the page judges for a model of that kind."""
-        return registered().custom_claims.get(self.name, {})
-
-
 DECODER_ONLY = "the related papers' bench reads a decoder's next-token predictions"
-PAGES = (
-    Page("real_model", "Your model and its text"),
-    Page("sec3_linear_shortcuts", "Linear shortcuts between layers (section 3)"),
-    Page("sec4_predictions", "Predictions from early layers (section 4)",
-         omitted="plausibility and the breakdown by word class (they need the embedded corpus's word labels), and "
-                 "Table 1 (the paper's two sentences on BERT-large)"),
-    Page("sec5_early_exit", "Early exit (section 5)"),
-    Page("sec6_submodules", "Linear stand-ins for sub-modules (section 6)", needs_blocks=True),
-    Page("appendix_b_news", "The second domain (appendix B)", needs_news=True),
-    Page("appendix_d_sizes", "Model sizes (appendix D)",
-         skip="it compares four sizes of one model trained alike, which only the embedded zoo has"),
-    Page("lenses", "Low-rank shortcuts and the tuned lens",
-         omitted="the tuned lens (trained ahead of time: `python -m jtc_utils.lenses.train`), and the rank sweep "
-                 "and the comparisons across the zoo's four sizes"),
-    Page("ffn_subupdates", "FFN sub-updates in the vocabulary space", needs_blocks=True,
-         omitted="the concepts by word class, the steering and the classifiers on the embedded world (they need "
-                 "its word labels)"),
-    Page("secretly_linear", "Your Transformer is Secretly Linear",
-         omitted="the training experiments (pretraining with the regulariser, distillation after pruning) and the "
-                 "comparison across model sizes, which need the zoo's training runs"),
-    Page("embedded_world", "The embedded world",
-         skip="it describes the generated corpus and the zoo trained on it, not a reader's model"),
-)
-CLAIMS_PAGE = "claims_verdicts"
 
 
 def applies(page: Page, kind: str, news: bool, family: str = "gpt2") -> str | None:
@@ -90,7 +44,7 @@ def absent(kind: str, news: bool, family: str = "gpt2") -> dict:
     """Why each figure that the claims read does not exist for a model of ``kind`` (the claims that need only such
     figures get no verdict and say so; each paper's ``custom_absent``, such as
     :func:`jtc_utils.jtc.figures.custom_absent`)."""
-    ran = {f for p in PAGES if applies(p, kind, news, family) is None for f in p.figures.get(kind, ())}
+    ran = {f for p in CUSTOM if applies(p, kind, news, family) is None for f in p.figures.get(kind, ())}
     return {fig: why for p in registered().papers.values() if p.custom_absent
             for fig, why in p.custom_absent(kind, news, family, ran, NEWS).items()}
 
@@ -137,7 +91,7 @@ class Plan:
             c = self.counts[domain]
             out.append(f"  {domain}: {path}: {c['documents']:,} documents, {c['sentences']:,} sentences, "
                        f"{c['kept_after']['deduplicated']:,} kept after the filters and deduplication")
-        out.append(f"  pages executed ({len(self.run) + 1}): {', '.join(self.run + [CLAIMS_PAGE])}")
+        out.append(f"  pages executed ({len(self.run) + 1}): {', '.join(self.run + [CLAIMS])}")
         for name, why in self.skipped.items():
             out.append(f"  skipped: {name}: {why}")
         out.append(f"  device {self.device}: a forward pass takes {self.forward_s * 1e3:.1f} ms per sentence "
@@ -168,24 +122,21 @@ class Plan:
         return []
 
 
-# Seconds of each page per (sentence × forward second), measured on SmolLM2-135M with 2,000 Wikipedia sentences on
-# two cores (``benchmarks/bench_custom.py``), one page at a time: a page's time grows with its sentences and with the
-# cost of one forward pass, which carries the model's depth and width. Appendix B was not in that run (no second
-# text): its cost is the sum of the parts it repeats on the second domain (hidden states, r², predictions, early
-# exit). PAGE_OVERHEAD_S: a kernel's start, imports and the model's load, measured on the claims page. Calibrated on
-# one cold run (15.3 min) and rescaled once to the forward pass's median over repeated plans (85 ms per sentence;
-# the run had measured 98.7): a second serial cold run took 13.8 min. On another model the estimate carries that
-# model's forward time, not its vocabulary's readout cost nor the lenses' training epochs.
-# PAGE_FIXED: the work of a page that does not grow with its sentences (the FFN page's value vectors read out over
-# the vocabulary, the linearity page's pruning, the sub-module maps' set-up), in forward passes. Measured on the
-# same model with 50 sentences (bench_custom.py --sentences 50, two pages at a time, 2.9 min where the estimate
-# without it said 1.7): each page's time over ONE_THREAD_SLOWDOWN, less the overhead and its per-sentence part.
-# The per-sentence costs below are the 2,000-sentence calibration's less PAGE_FIXED / 2,000, so that the estimate at
+# Each page's ``cost`` (jtc_utils.book.pages.PAGES): seconds of the page per (sentence × forward second), measured on
+# SmolLM2-135M with 2,000 Wikipedia sentences on two cores (``benchmarks/bench_custom.py``), one page at a time: a
+# page's time grows with its sentences and with the cost of one forward pass, which carries the model's depth and
+# width. Appendix B was not in that run (no second text): its cost is the sum of the parts it repeats on the second
+# domain (hidden states, r², predictions, early exit). PAGE_OVERHEAD_S: a kernel's start, imports and the model's
+# load, measured on the claims page. Calibrated on one cold run (15.3 min) and rescaled once to the forward pass's
+# median over repeated plans (85 ms per sentence; the run had measured 98.7): a second serial cold run took 13.8 min.
+# On another model the estimate carries that model's forward time, not its vocabulary's readout cost nor the lenses'
+# training epochs.
+# Each page's ``fixed``: the work of a page that does not grow with its sentences (the FFN page's value vectors read
+# out over the vocabulary, the linearity page's pruning, the sub-module maps' set-up), in forward passes. Measured on
+# the same model with 50 sentences (bench_custom.py --sentences 50, two pages at a time, 2.9 min where the estimate
+# without it said 1.7): each page's time over ONE_THREAD_SLOWDOWN, less the overhead and its per-sentence part. Each
+# page's per-sentence ``cost`` is the 2,000-sentence calibration's less its ``fixed`` / 2,000, so that the estimate at
 # 2,000 sentences is what it was.
-PAGE_FIXED = {"real_model": 40, "sec6_submodules": 40, "ffn_subupdates": 360, "secretly_linear": 190}
-PAGE_COST = {"real_model": 0.60, "sec3_linear_shortcuts": 0.07, "sec4_predictions": 0.035, "sec5_early_exit": 0.012,
-             "sec6_submodules": 0.75, "appendix_b_news": 0.41, "lenses": 1.0, "ffn_subupdates": 0.75,
-             "secretly_linear": 0.505, CLAIMS_PAGE: 0.0}
 PAGE_OVERHEAD_S = 10.0
 BUSY = 1.3  # wall over CPU time of the timed passes above which the plan says the machine was busy
 # a kernel with torch, transformers and the book's libraries, and the working memory the terms of
@@ -202,11 +153,12 @@ ONE_THREAD_SLOWDOWN = 1.65
 
 def estimate_seconds(pages, n_sentences: int, forward_s: float, jobs: int = 1) -> float:
     """Wall time of ``pages`` (the claims page included by the caller) for ``n_sentences`` sentences per domain at
-    ``forward_s`` seconds per sentence (see :data:`PAGE_COST`), executed ``jobs`` at a time: each page then takes
-    :data:`ONE_THREAD_SLOWDOWN` times longer, the pages go to the first free worker in their start order
-    (:func:`jtc_utils.book.scheduling.start_order`), and a page that reads others' numbers waits for the pages it
-    reads (:func:`jtc_utils.book.scheduling.waits_for`)."""
-    cost = {p: PAGE_OVERHEAD_S + (PAGE_FIXED.get(p, 0) + PAGE_COST[p] * n_sentences) * forward_s for p in pages}
+    ``forward_s`` seconds per sentence (each page's ``cost`` and ``fixed``, :data:`jtc_utils.book.pages.PAGES`),
+    executed ``jobs`` at a time: each page then takes :data:`ONE_THREAD_SLOWDOWN` times longer, the pages go to the
+    first free worker in their start order (:func:`jtc_utils.book.scheduling.start_order`), and a page that reads
+    others' numbers waits for the pages it reads (:func:`jtc_utils.book.scheduling.waits_for`)."""
+    cost = {p: PAGE_OVERHEAD_S + (page_named(p).fixed + page_named(p).cost * n_sentences) * forward_s
+            for p in pages}
     if jobs <= 1:
         return sum(cost.values())
     free, end = [0.0] * jobs, {}
@@ -307,7 +259,7 @@ def plan(model: str, text, news=None, sentences: int = sum(profiles.CUSTOM_SIZES
     dev = devices.resolve(device)
     kind = kind_of(adapter)
     run, skipped = [], {}
-    for page in PAGES:
+    for page in CUSTOM:
         why = applies(page, kind, news is not None, adapter.family)
         (skipped.__setitem__(page.name, why) if why else run.append(page.name))
     p = Plan(model=model, family=adapter.family, kind=kind, n_layers=adapter.n_layers, d=adapter.d,
@@ -323,7 +275,7 @@ def plan(model: str, text, news=None, sentences: int = sum(profiles.CUSTOM_SIZES
     while p.jobs > 1 and p.jobs * per_page > p.available_gb:  # two kernels at their peak at once, at worst
         p.jobs -= 1
     p.memory_gb = p.jobs * per_page
-    p.estimate_s = estimate_seconds(run + [CLAIMS_PAGE], sentences, p.forward_s, p.jobs)
+    p.estimate_s = estimate_seconds(run + [CLAIMS], sentences, p.forward_s, p.jobs)
     return p
 
 

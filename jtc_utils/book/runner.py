@@ -44,6 +44,7 @@ from jtc_utils.core.paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT, atomic_write_tex
 from jtc_utils.evidence.registry import get as registered
 
 from .website import build_html, writable
+from .pages import ABOUT_THE_MODEL, AHEAD
 from .scheduling import PAGE_PEAK_GB, MemoryWatch, available_memory_gb, environ, jobs_that_fit, run_pages
 from .staleness import data_dir, inputs_fingerprint, package_closure, up_to_date
 
@@ -88,7 +89,6 @@ def check_names(names) -> list[str]:
 # a cell that computes or reads the real model's figures: it names one (their ids start with ``real_``) or the real
 # experiment; every cell of the real model's own page counts (the real model's share of the book is bounded)
 REAL_CELL = re.compile(r"""["']real_|\breal_model_line\b|\bexp_real\b""")
-REAL_PAGE = "real_model"
 
 
 def cell_seconds(cell) -> float:
@@ -97,9 +97,10 @@ def cell_seconds(cell) -> float:
 
 
 def real_seconds(nb, name: str) -> float:
-    """Seconds an executed page spent in the real model's cells (:data:`REAL_CELL`; all of :data:`REAL_PAGE`)."""
+    """Seconds an executed page spent in the real model's cells (:data:`REAL_CELL`; all of the page about the model,
+    :data:`jtc_utils.book.pages.ABOUT_THE_MODEL`)."""
     return sum(cell_seconds(c) for c in nb.cells
-               if c.cell_type == "code" and (name == REAL_PAGE or REAL_CELL.search(c.source)))
+               if c.cell_type == "code" and (name == ABOUT_THE_MODEL or REAL_CELL.search(c.source)))
 
 
 def slowest_cells(nb, n: int = 3, name: str = "", peak_gb: float | None = None) -> str:
@@ -379,10 +380,6 @@ def work_ahead(page: str, profile: str = "tiny", device: str | None = None) -> N
     build."""
     with environ({"JTC_PROGRESS": "0", **({"JTC_DEVICE": device} if device else {})}):
         registered().ahead[page](profile)
-
-
-# the pages with work ahead (see jtc_utils.book.scheduling.run_pages; what the work is, the registry's ``ahead``)
-AHEAD = ("claims_verdicts",)
 
 
 def describe(e: BaseException, timeout: int) -> str:

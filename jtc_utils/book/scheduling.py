@@ -10,6 +10,9 @@ import signal
 import threading
 from pathlib import Path
 
+from .pages import READERS, START_FIRST
+
+
 @contextlib.contextmanager
 def environ(updates: dict, defaults: dict | None = None):
     """``os.environ`` with ``updates`` set (and ``defaults`` where not set already) for the block, every one of those
@@ -33,18 +36,10 @@ def _ignore_interrupts() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-# the pages of the JTC paper's sections and their setting, whose numbers the appendices read
-JTC_PAGES = ("embedded_world", "real_model", "sec3_linear_shortcuts", "sec4_predictions", "sec5_early_exit",
-             "sec6_submodules")
-# pages that read figure data other pages write, and the pages they read (None: every page before it in the book;
-# the claims page reads every chapter's, the appendices sections 3 and 4's and the real model's): run in parallel,
-# each starts only when those of its pages that are being executed have finished
-READERS = {"appendix_b_news": JTC_PAGES, "appendix_d_sizes": JTC_PAGES, "claims_verdicts": None}
-
-
 def waits_for(name: str, names: list[str], readers=READERS) -> list[str]:
-    """The pages of ``names`` that page ``name`` waits for (see :data:`READERS`): none for a page that reads no
-    other page's numbers."""
+    """The pages of ``names`` that page ``name`` waits for (its ``reads``, :data:`jtc_utils.book.pages.READERS`; run
+    in parallel, a reader starts only when those of its pages that are being executed have finished): none for a
+    page that reads no other page's numbers."""
     if name not in readers:
         return []
     reads = readers[name]
@@ -121,16 +116,9 @@ def jobs_that_fit(jobs: int, page_gb: float = PAGE_PEAK_GB) -> int:
     return max(1, min(jobs, int(available_memory_gb() // page_gb)))
 
 
-# pages started first when several run at a time, the long ones first (longest-first scheduling, from the page times
-# of a cold build on two cores, 2026-11-27): the model-and-text page extracts the real model's hidden states, the
-# longest single step, which most pages need (a cached result is computed once, so a page that needs it meanwhile
-# waits); the linearity chapter's long steps (every-token states, pruning) need no extraction, so it runs beside it;
-# then section 6, the lenses and FFN, so that the short pages are left to fill the end, not one long page alone
-START_FIRST = ("real_model", "secretly_linear", "sec6_submodules", "lenses", "ffn_subupdates")
-
-
 def start_order(names: list[str], first=START_FIRST) -> list[str]:
-    """``names`` with the pages of ``first`` moved to the front (in that order); the others keep theirs."""
+    """``names`` with the pages of ``first`` (each page's ``start``, :data:`jtc_utils.book.pages.START_FIRST`: the
+    long pages) moved to the front (in that order); the others keep theirs."""
     return sorted(names, key=lambda n: first.index(n) if n in first else len(first))
 
 

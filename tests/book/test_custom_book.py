@@ -10,6 +10,7 @@ import pytest
 
 from helpers import save_random_model
 from jtc_utils.book import custom, custom_pages, custom_plan
+from jtc_utils.book import pages as book_pages
 from jtc_utils.core import cache, profiles
 
 pytestmark = [pytest.mark.pages, pytest.mark.slow]  # generated books executed, papermill and all
@@ -40,8 +41,8 @@ def test_a_decoder_runs_through_the_whole_custom_book(world):
     out = world["tmp"] / "book"
     custom.main(["--model", str(model), "--text", str(world["text"]), "--text-news", str(world["news"]),
                  "--sentences", "200", "--out", str(out), "--no-html"])
-    pages = {p.name: nbformat.read(out / f"{p.name}.ipynb", as_version=4) for p in custom_plan.PAGES}
-    for page in custom_plan.PAGES:
+    pages = {p.name: nbformat.read(out / f"{p.name}.ipynb", as_version=4) for p in book_pages.CUSTOM}
+    for page in book_pages.CUSTOM:
         nb = pages[page.name]
         text = "\n".join(c.source for c in nb.cells)
         if page.skip:
@@ -79,7 +80,7 @@ def _run_in_process(out, plan, monkeypatch):
     monkeypatch.setenv(profiles.CUSTOM_ENV, str(out / custom_pages.SPEC))
     monkeypatch.setenv("JTC_DATA_OUT", str(out / "data"))
     monkeypatch.chdir(out)  # the parameters cell's data_dir = "data"
-    for name in [*plan.run, custom_plan.CLAIMS_PAGE]:
+    for name in [*plan.run, book_pages.CLAIMS]:
         namespace = {}
         for cell in jupytext.reads(sources[name], fmt="py:percent").cells:
             if cell.cell_type == "code":
@@ -119,7 +120,7 @@ def test_every_family_runs_through_the_whole_custom_book(world, family, monkeypa
     else:
         custom.main(["--model", str(model), "--text", str(world["text"]), "--sentences", "120", "--out", str(out),
                      "--no-html"])
-        for page in custom_plan.PAGES:
+        for page in book_pages.CUSTOM:
             nb = nbformat.read(out / f"{page.name}.ipynb", as_version=4)
             code = [c for c in nb.cells if c.cell_type == "code"]
             if page.name in p.skipped:
@@ -127,9 +128,9 @@ def test_every_family_runs_through_the_whole_custom_book(world, family, monkeypa
                 continue
             assert page.name in p.run and code, page.name
             assert not any(o.get("output_type") == "error" for c in code for o in c.get("outputs", [])), page.name
-        claims_page = nbformat.read(out / f"{custom_plan.CLAIMS_PAGE}.ipynb", as_version=4)
+        claims_page = nbformat.read(out / f"{book_pages.CLAIMS}.ipynb", as_version=4)
         assert any(c.cell_type == "code" and c.outputs for c in claims_page.cells)
-    for page in custom_plan.PAGES:
+    for page in book_pages.CUSTOM:
         for fig in page.figures[want] if page.name in p.run else ():
             assert (out / "data" / f"{fig}.json").exists(), (page.name, fig)
     records = json.loads((out / "data" / "claims_custom.json").read_text())["data"]
@@ -197,13 +198,13 @@ def test_pages_side_by_side_fit_the_memory_and_the_estimate_waits_for_the_reader
     assert (one.jobs, two.jobs) == (1, 2) and two.memory_gb == pytest.approx(2 * one.memory_gb)
     assert custom_plan.plan(str(model), world["text"], None, 120, device="cpu", memory_gb=1.5 * one.memory_gb,
                        jobs=2).jobs == 1
-    pages = ["sec3_linear_shortcuts", "sec6_submodules", custom_plan.CLAIMS_PAGE]
-    cost = {p: custom_plan.PAGE_OVERHEAD_S + (custom_plan.PAGE_FIXED.get(p, 0) + custom_plan.PAGE_COST[p] * 1000) * 0.1
+    pages = ["sec3_linear_shortcuts", "sec6_submodules", book_pages.CLAIMS]
+    cost = {p: custom_plan.PAGE_OVERHEAD_S + (book_pages.page(p).fixed + book_pages.page(p).cost * 1000) * 0.1
             for p in pages}
     assert custom_plan.estimate_seconds(pages, 1000, 0.1, 1) == pytest.approx(sum(cost.values()))
     slow = custom_plan.ONE_THREAD_SLOWDOWN
     assert custom_plan.estimate_seconds(pages, 1000, 0.1, 2) == pytest.approx(
-        slow * (max(cost["sec3_linear_shortcuts"], cost["sec6_submodules"]) + cost[custom_plan.CLAIMS_PAGE]))
+        slow * (max(cost["sec3_linear_shortcuts"], cost["sec6_submodules"]) + cost[book_pages.CLAIMS]))
 
 
 def test_a_page_rerun_by_hand_writes_its_data_beside_itself_not_into_the_book(world, monkeypatch):
@@ -218,7 +219,7 @@ def test_a_page_rerun_by_hand_writes_its_data_beside_itself_not_into_the_book(wo
     monkeypatch.setenv("JTC_DATA_OUT", "set")  # so that the page's own setting is undone after the test
     monkeypatch.delenv("JTC_DATA_OUT")
     before = sorted((BOOK_DIR / "data").iterdir())
-    custom_pages.Run(custom_plan.CLAIMS_PAGE, world["tmp"] / "mine" / "data").all_verdicts()
+    custom_pages.Run(book_pages.CLAIMS, world["tmp"] / "mine" / "data").all_verdicts()
     assert (world["tmp"] / "mine" / "data" / "claims_custom.json").exists()
     assert sorted((BOOK_DIR / "data").iterdir()) == before
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from jtc_utils.book import runner, scheduling, staleness
+from jtc_utils.book import pages, runner, scheduling, staleness
 from helpers import point_book_at
 
 
@@ -126,7 +126,7 @@ def test_the_report_names_the_slowest_cells_in_order():
     assert line.index("[1] 12 s `import torch`") < line.index("[3] 3 s `c = 3`")
     assert "a = 1" not in line and "the page's peak memory 1.50 GB" in line and "real model's cells 0 s" in line
     assert "peak memory" not in runner.slowest_cells(nb, n=2)  # where /proc gave nothing to sample
-    assert runner.slowest_cells(nb, n=1, name=runner.REAL_PAGE).count("real model's cells 16 s") == 1
+    assert runner.slowest_cells(nb, n=1, name=pages.ABOUT_THE_MODEL).count("real model's cells 16 s") == 1
 
 
 def test_the_memory_watch_sees_a_childs_memory():
@@ -151,7 +151,7 @@ def test_the_real_models_share_counts_the_cells_that_name_its_figures():
         cell.metadata["papermill"] = {"duration": dt}
         nb.cells.append(cell)
     assert runner.real_seconds(nb, "sec6_submodules") == 10.0
-    assert runner.real_seconds(nb, runner.REAL_PAGE) == 19.0
+    assert runner.real_seconds(nb, pages.ABOUT_THE_MODEL) == 19.0
 
 
 def test_a_prose_edit_refreshes_the_page_without_staling_it_and_a_code_edit_stales_it(tmp_path, monkeypatch):
