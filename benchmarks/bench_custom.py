@@ -53,9 +53,10 @@ for page, s in run["pages_s"].items():
     print(f"  {page}: {'-' if s is None else f'{s:.0f} s'}")
 
 compare = (f"import json\n"
+           f"from jtc_utils.core.setting import Setting\n"
            f"from jtc_utils.jtc import figures\n"
-           f"d, _ = figures.compute('real_fig4', 'real', n_train={args.sentences - args.sentences // 5}, "
-           f"n_val={args.sentences // 5})\n"
+           f"d, _ = figures.compute('real_fig4', Setting.of('real', {args.sentences - args.sentences // 5}, "
+           f"{args.sentences // 5}))\n"
            f"from jtc_utils.evidence.figdata import plain\n"
            f"print(json.dumps(plain(d)))\n")
 real = json.loads(subprocess.run([sys.executable, "-c", compare], env=env, capture_output=True, text=True,

@@ -101,11 +101,12 @@ CHAPTERS = {  # the real model's figures of each chapter, in book order
 
 def chapter_child(args) -> int:
     """Compute one chapter's real-model figures with the parent's cache; print seconds and peak memory (GB)."""
+    from jtc_utils.core.setting import Setting
     from jtc_utils.jtc import figures
 
     t = time.perf_counter()
     for fig in CHAPTERS[args.chapter]:
-        figures.compute(fig, "tiny", n_train=args.n_train, n_val=args.n_val)
+        figures.compute(fig, Setting.of("tiny", args.n_train, args.n_val))
     print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20)
     return 0
 

@@ -14,6 +14,7 @@ import pytest
 
 from jtc_utils.book import runner, staleness
 from jtc_utils.core.paths import NOTEBOOKS_DIR, ROOT
+from jtc_utils.core.setting import Setting
 from jtc_utils.evidence import figure_registry, registry
 
 PKG = ROOT / "jtc_utils"
@@ -152,7 +153,7 @@ def test_one_figure_registry_serves_every_paper():
         defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
         assert "figure" not in defined, f"jtc_utils.{pkg}.figures has its own figure(): use figure_registry.saved"
     with pytest.raises(ValueError, match="unknown figure 'nofig'.*registered"):
-        figure_registry.compute("nofig")
+        figure_registry.compute("nofig", Setting.of("tiny"))
 
 
 PAPER_PACKAGES = ("jtc", "lenses", "ffn", "linearity")
@@ -601,3 +602,19 @@ def test_one_table_of_pages_agrees_with_the_book_and_the_papers():
              if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in names
              and n.value not in registry.PAPERS]  # "lenses" is a paper's name too (its package, its zoo folder)
     assert not found, found
+
+
+def test_one_setting_object_travels_from_the_chapter_to_every_computation():
+    """A figure's profile, sizes and seed travel as one :class:`jtc_utils.core.setting.Setting`: every registered
+    computation takes ``(fig, s)``, and no function above the core takes the four loose (the chapter's own
+    parameters, which it resolves into a setting, and :meth:`Setting.of` excepted)."""
+    import inspect
+
+    wide = [n for n, r in registry.get().figures.items()
+            if list(inspect.signature(r.compute).parameters) != ["fig", "s"]]
+    assert not wide, f"registered computations not of (fig, s): {wide}"
+    loose = {"profile", "n_train", "n_val", "seed"}
+    found = [f"{name}.{fn.name}" for name, path in MODULES.items() if _package(name) not in ("base", "embedded", "core")
+             for fn in ast.walk(ast.parse(path.read_text())) if isinstance(fn, ast.FunctionDef)
+             and loose <= {a.arg for a in fn.args.args + fn.args.kwonlyargs}]
+    assert found == ["jtc_utils.book.chapter.__init__"], found

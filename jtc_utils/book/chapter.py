@@ -12,8 +12,8 @@ from jtc_utils.evidence import claims, figdata, figure_registry
 from jtc_utils.evidence.registry import Registered
 from jtc_utils.evidence.registry import get as registered
 from jtc_utils.core import experiment, profiles
-from jtc_utils.base import validate
 from jtc_utils.core.profiles import Profile
+from jtc_utils.core.setting import Setting
 
 
 class FigureNumbers(dict):
@@ -289,11 +289,11 @@ def _drawn(fig: str, entry: Registered | None = None) -> Registered:
     return entry
 
 
-def figure_grid(figs, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0, ncols: int = 2,
-                stored: bool = False) -> dict:
-    """Several paper figures of one kind (Precision@k, surprisal or early exit) computed, saved and drawn as small
-    multiples with one caption; returns their numbers by figure id. ``stored=True`` draws the numbers another page
-    of this build computed and saved in ``book/data`` instead (a comparison across chapters computes nothing)."""
+def figure_grid(figs, setting: Setting, ncols: int = 2, stored: bool = False) -> dict:
+    """Several paper figures of one kind (Precision@k, surprisal or early exit) computed under ``setting``, saved and
+    drawn as small multiples with one caption; returns their numbers by figure id. ``stored=True`` draws the numbers
+    another page of this build computed and saved in ``book/data`` instead (a comparison across chapters computes
+    nothing)."""
     import matplotlib.pyplot as plt
 
     out = {}
@@ -307,7 +307,7 @@ def figure_grid(figs, profile: Profile | str = "tiny", n_train=None, n_val=None,
             rec = figdata.load(fig)
             data, params = rec["data"], rec["params"]
         else:
-            data, params = figure_registry.saved(fig, profile, n_train, n_val, seed, entry)
+            data, params = figure_registry.saved(fig, setting, entry)
         entry.draw(fig, data, params, ax=ax)
         c = entry.caption([fig], data, params)
         ax.set_title(f"{c.ref}: {c.what}", fontsize=11)
@@ -320,15 +320,15 @@ def figure_grid(figs, profile: Profile | str = "tiny", n_train=None, n_val=None,
     return out
 
 
-def figure(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0, plot: bool = True,
-           registered: Registered | None = None, **options) -> FigureNumbers:
-    """The one path of a figure of any paper: compute it and save its numbers
+def figure(fig: str, setting: Setting, plot: bool = True, registered: Registered | None = None,
+           **options) -> FigureNumbers:
+    """The one path of a figure of any paper: compute it under ``setting`` and save its numbers
     (:func:`jtc_utils.evidence.figure_registry.saved`), then, unless ``plot=False``, draw it with its paper's
     registered ``draw`` (``options``: that function's, e.g. ``mappings`` or ``view``) and show it with its
     registered caption, or show it as the table its paper registered; returns the numbers. A figure with neither
     is computed and saved only. ``registered``: the figure's entry, where the caller looked it up already."""
     entry = registered or figure_registry.entry(fig)
-    numbers, params = figure_registry.saved(fig, profile, n_train, n_val, seed, entry)
+    numbers, params = figure_registry.saved(fig, setting, entry)
     if isinstance(numbers, dict) and "skipped" in numbers:
         print(f"{fig} skipped: {numbers['skipped']}")
     elif plot and entry.draw is not None:
@@ -355,28 +355,27 @@ class Chapter:
     paper) and keeps its numbers in ``results``;
     ``verdicts`` judges claims of any paper from them (and from ``book/data`` for figures of other chapters);
     ``experiment`` gives the shared :class:`~jtc_utils.core.experiment.Experiment` behind a JTC figure, for
-    exercises. ``profile``: the notebook's parameter (a :class:`~jtc_utils.core.profiles.Profile` or its name),
-    resolved here once; the object travels from here to the data source."""
+    exercises. The notebook's parameters (its profile, a :class:`~jtc_utils.core.profiles.Profile` or its name, its
+    sizes and seed) are resolved here once into one :class:`~jtc_utils.core.setting.Setting` (``setting``; ``real``:
+    the same at the real model's sizes), which travels whole from here to the data source."""
 
     def __init__(self, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0, real_n_train=None,
                  real_n_val=None, **draw):
-        self.profile = profiles.get(profile)
-        n_train, n_val = validate.sizes(n_train, n_val)
-        self.n_train, self.n_val, self.seed, self.draw = n_train, n_val, validate.seed(seed), draw
-        self.real_n_train, self.real_n_val = validate.sizes(*profiles.real_sizes(real_n_train, real_n_val))
+        self.setting = Setting.of(profile, n_train, n_val, seed)
+        self.real = self.setting.sized(*profiles.real_sizes(real_n_train, real_n_val))
+        self.profile, self.draw = self.setting.profile, draw
         self.results, self.anchored = {}, set()
 
-    def sizes(self, fig: str) -> tuple:
-        """(n_train, n_val) of a figure: the real model's for ``real_*`` figures, the chapter's otherwise."""
-        real = figure_registry.profile_of(fig, self.profile).name == "real"
-        return (self.real_n_train, self.real_n_val) if real else (self.n_train, self.n_val)
+    def setting_of(self, fig: str) -> Setting:
+        """The setting of a figure: at the real model's sizes for ``real_*`` figures, the chapter's otherwise."""
+        return self.real if figure_registry.profile_of(fig, self.profile).name == "real" else self.setting
 
     def figure(self, fig: str, plot: bool = True, **kw) -> dict:
-        """Figure ``fig`` of any paper through the one path (:func:`figure`), under the chapter's parameters (its
+        """Figure ``fig`` of any paper through the one path (:func:`figure`), under the chapter's setting (its
         drawing options beside ``kw``, for a drawn figure), kept in ``results``."""
         entry = figure_registry.entry(fig)
         options = {**self.draw, **kw} if entry.draw is not None else {}
-        self.results[fig] = figure(fig, self.profile, *self.sizes(fig), self.seed, plot, entry, **options)
+        self.results[fig] = figure(fig, self.setting_of(fig), plot, entry, **options)
         return self.results[fig]
 
     def show(self, fig: str, **kw) -> None:
@@ -387,7 +386,7 @@ class Chapter:
     def grid(self, figs, ncols: int = 2, stored: bool = False) -> None:
         """Figures ``figs`` of one kind as small multiples (see :func:`figure_grid`; ``stored``: drawn from the
         numbers other pages saved), kept in ``results``."""
-        self.results.update(figure_grid(figs, self.profile, self.n_train, self.n_val, self.seed, ncols, stored))
+        self.results.update(figure_grid(figs, self.setting, ncols, stored))
 
     def verdicts(self, ids, alias: dict | None = None) -> None:
         """Show the verdicts of claims ``ids`` (of any paper) as a table (returns nothing, so that the cell shows
@@ -418,6 +417,6 @@ class Chapter:
         display(claim_tables.verdict_table(ids, get, "real", "verdicts-real-" + "-".join(ids), link=None))
 
     def experiment(self, fig: str):
-        _, model, domain = registered().paper(figure_registry.entry(fig).paper).setting(fig, self.profile)
-        return experiment.shared(model, domain, figure_registry.profile_of(fig, self.profile), *self.sizes(fig),
-                                 self.seed)
+        s = self.setting_of(fig)
+        _, model, domain = registered().paper(figure_registry.entry(fig).paper).experiment_of(fig, s.profile)
+        return experiment.shared(model, domain, figure_registry.profile_of(fig, s.profile), s.n_train, s.n_val, s.seed)

@@ -42,6 +42,7 @@ from functools import lru_cache
 
 from jtc_utils.core import resample
 from jtc_utils.core.paths import DATA_DIR, ROOT
+from jtc_utils.core.setting import Setting
 from jtc_utils.embedded import corpus
 from jtc_utils.evidence import figdata, figure_registry
 from jtc_utils.evidence.registry import get as registered
@@ -118,7 +119,7 @@ def recompute(name: str) -> dict:
     full = corpus.POOL_SIZES.get(p.get("domain"), {})
     n_train = None if p.get("n_train") in (None, full.get("train")) else p["n_train"]
     n_val = None if p.get("n_val") in (None, full.get("validation")) else p["n_val"]
-    data, _ = figure_registry.compute(name, "tiny", n_train, n_val, p.get("seed", 0))
+    data, _ = figure_registry.compute(name, Setting.of("tiny", n_train, n_val, p.get("seed", 0)))
     return figdata.plain(data)
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from jtc_utils.core import linear, profiles, resample
 from jtc_utils.core.profiles import Profile
+from jtc_utils.core.setting import Setting
 
 from . import figdata, verdicts
 from .registry import get as registered
@@ -382,11 +383,10 @@ def claims_records(name: str, all_claims, real_getter=None) -> dict:
     signature): ``claims_<name>``, every claim judged on the stand-in's stored figures, and ``claims_<name>_real``,
     judged on the real model's (``real_getter()``: the paper's view of them; default: each ``real_<fig>``)."""
 
-    def stand_in(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0):
-        p = profiles.get(profile)
-        return all_claims(profile=p), {"profile": p.name, "source": "book/data"}
+    def stand_in(fig: str, s: Setting):
+        return all_claims(profile=s.profile), {"profile": s.profile.name, "source": "book/data"}
 
-    def real(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0):
+    def real(fig: str, s: Setting):
         get = profile_getter("real_") if real_getter is None else real_getter()
         return all_claims(get, "real"), {"profile": "real", "source": "book/data"}
 

@@ -6,8 +6,8 @@ belongs to exactly one paper; :func:`jtc_utils.book.chapter.figure` is the path 
 from __future__ import annotations
 
 from jtc_utils.core import profiles
-from jtc_utils.base import validate
 from jtc_utils.core.profiles import Profile
+from jtc_utils.core.setting import Setting
 
 from . import figdata, registry
 from .registry import Registered
@@ -34,23 +34,24 @@ def entry(fig: str) -> Registered:
     return registry.get().entry(fig)
 
 
-def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0,
-            registered: Registered | None = None) -> tuple[dict, dict]:
-    """``(data, params)`` of figure ``fig``, computed by the paper package that registered it, on the profile the
-    figure belongs to (:func:`profile_of`). The sizes and seed are checked here, before anything is computed.
-    ``registered``: the figure's entry, where the caller looked it up already (each path looks it up once)."""
+def compute(fig: str, setting: Setting, registered: Registered | None = None) -> tuple[dict, dict]:
+    """``(data, params)`` of figure ``fig`` under ``setting`` (a :class:`~jtc_utils.core.setting.Setting`, its sizes
+    and seed checked when it was made), computed by the paper package that registered it, on the profile the figure
+    belongs to (:func:`profile_of`). ``registered``: the figure's entry, where the caller looked it up already (each
+    path looks it up once)."""
+    if not isinstance(setting, Setting):
+        raise TypeError(f"compute({fig!r}, ...) takes a Setting, got {setting!r}: make one with "
+                        "jtc_utils.core.setting.Setting.of(profile, n_train, n_val, seed)")
     registered = registered or entry(fig)
-    n_train, n_val = validate.sizes(n_train, n_val)
-    return registered.compute(fig, profile_of(fig, profile), n_train, n_val, validate.seed(seed))
+    return registered.compute(fig, setting.on(profile_of(fig, setting.profile)))
 
 
-def saved(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0,
-          registered: Registered | None = None) -> tuple:
+def saved(fig: str, setting: Setting, registered: Registered | None = None) -> tuple:
     """Compute figure ``fig`` and save its numbers to ``book/data/<fig>.json`` (:func:`save`): ``(numbers, params)``,
     the numbers as saved (plain JSON values, NaN as None; the same a reader gets from ``figdata.load(fig)["data"]``),
     or as computed where the paper registered so (``returns_saved=False``), and the parameters as saved."""
     registered = registered or entry(fig)
-    return save(fig, *compute(fig, profile, n_train, n_val, seed, registered), registered=registered)
+    return save(fig, *compute(fig, setting, registered), registered=registered)
 
 
 def save(fig: str, data, params: dict, registered: Registered | None = None) -> tuple:

@@ -68,7 +68,7 @@ def drawings(table: dict) -> tuple[Callable, Callable]:
 class Registered:
     """One figure id as the registry holds it: its paper, computation, and drawing and caption or table."""
     paper: str  # "jtc", "lenses", "ffn" or "linearity"
-    compute: Callable  # (fig, profile: Profile, n_train, n_val, seed) -> (data, params)
+    compute: Callable  # (fig, setting: Setting) -> (data, params)
     params_in_result: bool  # whether the chapter reads the parameters under "params" beside the data
     draw: Callable | None = None  # (fig, data, params, **options) -> draws it with matplotlib; None: not drawn here
     caption: Callable | None = None  # (figs, data, params, **options) -> Caption, for a drawn figure
@@ -83,7 +83,7 @@ class Paper:
     """Everything the book needs of one paper, declared by its package's ``paper`` module as ``PAPER``."""
     name: str  # "jtc", "lenses", "ffn", "linearity": the figure registry's paper
     figures: tuple  # its figure ids
-    compute: Callable  # (fig, profile, n_train, n_val, seed) -> (data, params)
+    compute: Callable  # (fig, setting: jtc_utils.core.setting.Setting) -> (data, params)
     claims: dict  # claim id -> rule (its claims module's CLAIMS)
     check: Callable  # (cid, get, profile) -> record
     exercises: dict  # its exercise checks (its exercises module's EXERCISES: label -> (figures read, check))
@@ -104,7 +104,7 @@ class Paper:
     record_drawings: dict = field(default_factory=dict)  # id -> View (or views) of the records that are drawn
     unregressed: tuple = ()  # records the figure-data regression does not recompute (judged or gathered from others)
     on_demand: tuple = ()  # records saved only where a claim reads them (figures recomputed in another setting)
-    setting: Callable | None = None  # (fig, profile) -> (kind, model, domain): the experiment a figure reads
+    experiment_of: Callable | None = None  # (fig, profile) -> (kind, model, domain): the experiment a figure reads
     ahead: dict = field(default_factory=dict)  # page -> work of that page run ahead of it (a function of a profile)
     custom: dict = field(default_factory=dict)  # page -> kind of model -> the figures it computes for a reader's
     custom_claims: dict = field(default_factory=dict)  # page -> kind of model -> the claims it judges there

@@ -20,6 +20,7 @@ import numpy as np
 from jtc_utils.core.models import CAUSAL
 from jtc_utils.core import profiles, resample, sources, token_concepts
 from jtc_utils.core.profiles import Profile
+from jtc_utils.core.setting import Setting
 from jtc_utils.embedded import lexicon
 from jtc_utils.evidence import figure_registry
 from jtc_utils.core import early_exit
@@ -247,33 +248,35 @@ def _on_model(profile: Profile, fig: str, seed: int) -> tuple[str, dict]:
                    "paper_model": profiles.PAPER_NAME.get(model, model)}
 
 
-def _sample_level(fig: str, profile: Profile, n_train, n_val, seed: int):
+def _sample_level(fig: str, s: Setting):
     """The experiment of a sample-level figure, its sub-update analysis (cached) and its parameters."""
-    _, params = _on_model(profile, fig, seed)
-    exp = for_role(profile, FFN_FIGURES[fig], n_train, n_val, seed)
-    return exp, subupdates.analyse(exp, seed), {**params, "n_train": len(exp.train), "n_val": len(exp.val)}
+    _, params = _on_model(s.profile, fig, s.seed)
+    exp = for_role(s.profile, FFN_FIGURES[fig], s.n_train, s.n_val, s.seed)
+    return exp, subupdates.analyse(exp, s.seed), {**params, "n_train": len(exp.train), "n_val": len(exp.val)}
 
 
-def _tab2_figure(fig, profile, n_train, n_val, seed):
-    return tab2(profile, seed), {"profile": profile.name, "domain": profile.main_domain, "seed": seed,
-                                 "model": "every GPT-style zoo model"}
+def _tab2_figure(fig: str, s: Setting):
+    return tab2(s.profile, s.seed), {"profile": s.profile.name, "domain": s.profile.main_domain, "seed": s.seed,
+                                     "model": "every GPT-style zoo model"}
 
 
-def _values_figure(fig, profile, n_train, n_val, seed):
-    return ({m: value_table(m, profile, seed) for m in profile.gpt[:2]},
-            {"profile": profile.name, "domain": profile.main_domain, "seed": seed, "model": ", ".join(profile.gpt[:2])})
+def _values_figure(fig: str, s: Setting):
+    p = s.profile
+    return ({m: value_table(m, p, s.seed) for m in p.gpt[:2]},
+            {"profile": p.name, "domain": p.main_domain, "seed": s.seed, "model": ", ".join(p.gpt[:2])})
 
 
-def _real_figure(fig, profile, n_train, n_val, seed):
-    exp = for_role(profile, "gpt24", *profile.subset(REAL_SIZES), seed)
-    return real(seed, profile), {"profile": profile.name, "model": exp.model_name, "paper_model": exp.model_name,
-                                 "domain": exp.domain, "seed": seed, "n_train": len(exp.train), "n_val": len(exp.val)}
+def _real_figure(fig: str, s: Setting):
+    exp = for_role(s.profile, "gpt24", *s.profile.subset(REAL_SIZES), s.seed)
+    return real(s.seed, s.profile), {"profile": s.profile.name, "model": exp.model_name,
+                                     "paper_model": exp.model_name, "domain": exp.domain, "seed": s.seed,
+                                     "n_train": len(exp.train), "n_val": len(exp.val)}
 
 
 def _concept_figure(study):
-    def figure(fig, profile, n_train, n_val, seed):
-        model, params = _on_model(profile, fig, seed)
-        return study(model, profile, seed), params
+    def figure(fig: str, s: Setting):
+        model, params = _on_model(s.profile, fig, s.seed)
+        return study(model, s.profile, s.seed), params
     return figure
 
 
@@ -300,22 +303,22 @@ def _tab10(exp, sub) -> dict:
 
 def _sample_figure(of):
     """A figure of the sample-level analysis: ``of(exp, sub)`` gives its numbers."""
-    def figure(fig, profile, n_train, n_val, seed):
-        exp, sub, params = _sample_level(fig, profile, n_train, n_val, seed)
+    def figure(fig: str, s: Setting):
+        exp, sub, params = _sample_level(fig, s)
         return of(exp, sub), params
     return figure
 
 
 def _experiment_figure(of):
     """A figure computed from the experiment of its role: ``of(exp, seed, model, profile)`` gives its numbers."""
-    def figure(fig, profile, n_train, n_val, seed):
-        model, params = _on_model(profile, fig, seed)
-        exp = for_role(profile, FFN_FIGURES[fig], n_train, n_val, seed)
-        return of(exp, seed, model, profile), {**params, "n_train": len(exp.train), "n_val": len(exp.val)}
+    def figure(fig: str, s: Setting):
+        model, params = _on_model(s.profile, fig, s.seed)
+        exp = for_role(s.profile, FFN_FIGURES[fig], s.n_train, s.n_val, s.seed)
+        return of(exp, s.seed, model, s.profile), {**params, "n_train": len(exp.train), "n_val": len(exp.val)}
     return figure
 
 
-# figure id -> the function that computes its numbers and parameters, (fig, profile, n_train, n_val, seed)
+# figure id -> the function that computes its numbers and parameters, (fig, setting)
 COMPUTE = {
     "geva_tab2": _tab2_figure,
     "geva_values": _values_figure,
@@ -335,11 +338,11 @@ COMPUTE = {
 }
 
 
-def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
-    """``(data, params)`` of an FFN-chapter figure (:data:`COMPUTE`)."""
+def compute(fig: str, s: Setting) -> tuple[dict, dict]:
+    """``(data, params)`` of an FFN-chapter figure under setting ``s`` (:data:`COMPUTE`)."""
     if fig not in FFN_FIGURES:
         raise ValueError(f"unknown FFN figure {fig!r}; known: {', '.join(FFN_FIGURES)}")
-    return COMPUTE[fig](fig, figure_registry.profile_of(fig, profile), n_train, n_val, seed)
+    return COMPUTE[fig](fig, s.on(figure_registry.profile_of(fig, s.profile)))
 
 
 # the chapter's figures for a reader's own model (the custom book, jtc_utils.book.custom_plan): page -> kind -> ids

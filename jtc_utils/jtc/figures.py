@@ -14,6 +14,7 @@ from jtc_utils.core.models import CAUSAL, ENCODER, MASKED
 from jtc_utils.base import validate
 from jtc_utils.core.experiment import shared
 from jtc_utils.core.profiles import Profile
+from jtc_utils.core.setting import Setting
 from jtc_utils.core.readout import token_strings
 from jtc_utils.evidence import figdata, figure_registry
 
@@ -95,13 +96,14 @@ def setting(fig: str, profile: Profile | str = "tiny") -> tuple[str, str, str]:
 NO_FIT = ("norms", "textfit")  # kinds whose numbers read no fitted map
 
 
-def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
-    """The numbers behind paper figure ``fig`` and the parameters that produced them; numbers read from maps fitted
-    on fewer training samples than the model's width say so (:func:`jtc_utils.core.linear.regime_note`)."""
-    profile = figure_registry.profile_of(fig, profile)
+def compute(fig: str, s: Setting) -> tuple[dict, dict]:
+    """The numbers behind paper figure ``fig`` under setting ``s`` and the parameters that produced them; numbers
+    read from maps fitted on fewer training samples than the model's width say so
+    (:func:`jtc_utils.core.linear.regime_note`)."""
+    profile = figure_registry.profile_of(fig, s.profile)
     kind, model, domain = setting(fig, profile)
-    exp = shared(model, domain, profile, n_train, n_val, seed)
-    data, params = _compute(fig, profile, kind, exp, seed)
+    exp = shared(model, domain, profile, s.n_train, s.n_val, s.seed)
+    data, params = _compute(fig, profile, kind, exp, s.seed)
     if kind in NO_FIT or "skipped" in data:
         return data, params
     return {**data, **linear.regime_note(params["n_train"], exp.adapter.d)}, params
@@ -292,26 +294,25 @@ def real_model_line() -> str:
 
 # ---- the records the chapters save beside the figures (declared with the figures: .paper) -------------------------
 
-def real_check(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
+def real_check(fig: str, s: Setting) -> tuple[dict, dict]:
     """The real model's check figures (:data:`REAL_CHECK`) computed at :data:`REAL_CHECK_SIZES`, which the tests
     recompute and compare (``real_check``)."""
     n_tr, n_va = REAL_CHECK_SIZES
-    data = {f: compute(f, profile, n_train=n_tr, n_val=n_va, seed=seed)[0] for f in REAL_CHECK}
-    return data, {"profile": "real", "figures": list(REAL_CHECK), "n_train": n_tr, "n_val": n_va, "seed": seed}
+    data = {f: compute(f, s.sized(n_tr, n_va))[0] for f in REAL_CHECK}
+    return data, {"profile": "real", "figures": list(REAL_CHECK), "n_train": n_tr, "n_val": n_va, "seed": s.seed}
 
 
-def data_cards(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
+def data_cards(fig: str, s: Setting) -> tuple[dict, dict]:
     """The real profile's data card of each text source: what each step of the splitter and filters keeps
     (``real_data_cards``)."""
-    return {d: real_text.data_card(d, seed=seed) for d in real_text.SOURCES}, {"profile": "real", "seed": seed}
+    return {d: real_text.data_card(d, seed=s.seed) for d in real_text.SOURCES}, {"profile": "real", "seed": s.seed}
 
 
-def world_check(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None,
-                seed: int = 0) -> tuple[dict, dict]:
+def world_check(fig: str, s: Setting) -> tuple[dict, dict]:
     """Precision@1 of mat and id from every layer of the deepest GPT-style stand-in: whether the generated world
     leaves room for mat to beat id (``world_check``, the embedded world's page)."""
-    p = profiles.get(profile)
-    exp = shared(p.role("gpt48"), p.main_domain, p, n_train, n_val, seed)
+    p = s.profile
+    exp = shared(p.role("gpt48"), p.main_domain, p, s.n_train, s.n_val, s.seed)
     curves = readout.layer_curves(exp, ks=(1,))
     return ({"layer": list(range(exp.n_layers + 1)), "p@1_mat": curves["mat"]["p@1"], "p@1_id": curves["id"]["p@1"]},
             {"model": exp.model_name, "domain": exp.domain})

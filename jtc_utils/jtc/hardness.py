@@ -29,6 +29,7 @@ import numpy as np
 from jtc_utils.core import experiment, profiles, readout
 from jtc_utils.core.paths import atomic_write_text
 from jtc_utils.core.profiles import Profile
+from jtc_utils.core.setting import Setting
 from jtc_utils.embedded import corpus as world_corpus
 from jtc_utils.embedded import leaks
 from jtc_utils.embedded.world import PRESENT
@@ -90,11 +91,10 @@ MODEL_ROWS = (("confident", f"final predictions with probability above {CONFIDEN
               ("bigram", "a bigram model of the training text gives the final top-1"))
 
 
-def record(fig: str = "hardness", profile: Profile | str = "tiny", n_train=None, n_val=None,
-           seed: int = 0) -> tuple[dict, dict]:
+def record(fig: str, s: Setting) -> tuple[dict, dict]:
     """The current world's report (:func:`report`) with the commit the first world's was computed at: the
     ``hardness`` record of the embedded world's page."""
-    return report(profile=profile, seed=seed), {"first_world_commit": stored_v1()["commit"]}
+    return report(profile=s.profile, seed=s.seed), {"first_world_commit": stored_v1()["commit"]}
 
 
 RECORDS = {"hardness": record}

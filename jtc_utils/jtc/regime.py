@@ -22,6 +22,7 @@ import numpy as np
 from jtc_utils.core import cache, linear, models, profiles, readout
 from jtc_utils.core.experiment import shared
 from jtc_utils.core.profiles import Profile
+from jtc_utils.core.setting import Setting
 from jtc_utils.evidence import claims, figure_registry, findings
 from jtc_utils.evidence.registry import Caption, View
 
@@ -120,34 +121,31 @@ def summary(curve: dict) -> list[dict]:
     return rows
 
 
-def regime_figure(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None,
-                  seed: int = 0) -> tuple[dict, dict]:
-    """``regime_<fig>``: JTC figure ``<fig>`` recomputed with the paper's vectors per dimension for the figure's
-    model (:func:`paper_n_train`; ``n_train`` is that, whatever is passed)."""
+def regime_figure(fig: str, s: Setting) -> tuple[dict, dict]:
+    """``regime_<fig>``: JTC figure ``<fig>`` recomputed under ``s`` with the paper's vectors per dimension for the
+    figure's model (:func:`paper_n_train`: its training size, in place of the setting's)."""
     base = fig.removeprefix(REGIME_PREFIX)
-    model = figures.setting(base, profile)[1]
-    return figures.compute(base, profile, n_train=paper_n_train(model, models.adapter(model).d), n_val=n_val,
-                           seed=seed)
+    model = figures.setting(base, s.profile)[1]
+    return figures.compute(base, s.sized(paper_n_train(model, models.adapter(model).d), s.n_val))
 
 
 def regime_getter(results: dict, profile: Profile | str = "tiny", params: dict | None = None):
     """A claims ``get`` that computes each figure a claim reads, once, in the paper's regime (:func:`regime_figure`),
     keeping the numbers in ``results`` and the parameters that produced them in ``params`` (figure name -> dict)."""
-    profile = profiles.get(profile)
-    return claims.computing_getter(lambda fig: regime_figure(REGIME_PREFIX + fig, profile), results, params)
+    s = Setting.of(profile)
+    return claims.computing_getter(lambda fig: regime_figure(REGIME_PREFIX + fig, s), results, params)
 
 
 # the sample-size curves' records: each is read on the model and text of a figure of section 3
 SAMPLE_SIZE_OF = {"sample_size_gpt12": "fig22", "sample_size_gpt48": "fig2"}
 
 
-def sample_size_record(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None,
-                       seed: int = 0) -> tuple[dict, dict]:
+def sample_size_record(fig: str, s: Setting) -> tuple[dict, dict]:
     """``sample_size_<role>``: :func:`sample_size_curve` on the experiment of the role's section-3 figure."""
-    _, model, domain = figures.setting(SAMPLE_SIZE_OF[fig], profile)
-    exp = shared(model, domain, profile, n_train, n_val, seed)
-    return sample_size_curve(exp), {"profile": profiles.get(profile).name, "model": exp.model_name,
-                                    "domain": exp.domain, "seed": seed}
+    _, model, domain = figures.setting(SAMPLE_SIZE_OF[fig], s.profile)
+    exp = shared(model, domain, s.profile, s.n_train, s.n_val, s.seed)
+    return sample_size_curve(exp), {"profile": s.profile.name, "model": exp.model_name, "domain": exp.domain,
+                                    "seed": s.seed}
 
 
 def stored_getter(fig: str):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from jtc_utils.core import profiles
 from jtc_utils.core.profiles import Profile
+from jtc_utils.core.setting import Setting
 from jtc_utils.evidence import claims
 
 from . import claims as jtc_claims
@@ -46,21 +47,21 @@ def rejudge(profile: Profile | str = "tiny") -> Rejudged:
     return r
 
 
-def _claims(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0):
+def _claims(fig: str, s: Setting):
     """``claims``: every JTC claim on the stand-in as the claims page shows it (seed 0's records with the
     replicas' shape verdicts, :func:`jtc_utils.jtc.seeds.all_claims`), from the stored figures."""
-    p = profiles.get(profile)
+    p = s.profile
     return seeds.all_claims(p), {"profile": p.name, "source": "book/data"}
 
 
-def _claims_real(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0):
+def _claims_real(fig: str, s: Setting):
     """``claims_real``: every JTC claim judged on the real model's stored figures (``real_<fig>``)."""
     return jtc_claims.all_claims(claims.profile_getter("real_"), "real"), {"profile": "real", "source": "book/data"}
 
 
-def _claims_regime(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0):
+def _claims_regime(fig: str, s: Setting):
     """``claims_regime``: every JTC claim judged on the figures stored in the paper's regime (``regime_<fig>``)."""
-    p = profiles.get(profile)
+    p = s.profile
     return jtc_claims.all_claims(regime.stored_getter, p), {"profile": p.name, "source": "book/data"}
 
 

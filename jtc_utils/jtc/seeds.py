@@ -15,6 +15,7 @@ import dataclasses
 
 from jtc_utils.core import catalogue, profiles
 from jtc_utils.core.profiles import Profile
+from jtc_utils.core.setting import Setting
 from jtc_utils.evidence import claims, figure_registry, findings, verdicts
 
 from . import claims as jtc_claims
@@ -46,21 +47,20 @@ def role_figure(fig: str) -> bool:
             and not fig.startswith(figure_registry.REAL_PREFIX))
 
 
-def replica_figure(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None,
-                   seed: int = 0) -> tuple[dict, dict]:
-    """``seed<k>_<fig>``: figure ``<fig>`` of the role recomputed on its training-seed replica ``k``."""
-    for model in replicas(profile)[1:]:
+def replica_figure(fig: str, s: Setting) -> tuple[dict, dict]:
+    """``seed<k>_<fig>``: figure ``<fig>`` of the role recomputed under ``s`` on its training-seed replica ``k``."""
+    for model in replicas(s.profile)[1:]:
         if fig.startswith(prefix(model)):
-            return figures.compute(fig.removeprefix(prefix(model)), replica_profile(profile, model), n_train, n_val,
-                                   seed)
-    raise ValueError(f"{fig!r} names no training-seed replica of {profiles.get(profile).role(ROLE)}")
+            return figures.compute(fig.removeprefix(prefix(model)), s.on(replica_profile(s.profile, model)))
+    raise ValueError(f"{fig!r} names no training-seed replica of {s.profile.role(ROLE)}")
 
 
 def replica_getter(model: str, profile: Profile | str = "tiny", results: dict | None = None,
                    params: dict | None = None):
     """A claims ``get`` that computes each figure of the role on replica ``model``, once (:func:`replica_figure`; its
     numbers kept in ``results``, its parameters in ``params``), and reads every other figure from ``book/data``."""
-    return claims.computing_getter(lambda fig: replica_figure(prefix(model) + fig, profile), results, params,
+    s = Setting.of(profile)
+    return claims.computing_getter(lambda fig: replica_figure(prefix(model) + fig, s), results, params,
                                    role_figure)
 
 

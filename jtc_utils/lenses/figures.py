@@ -30,6 +30,7 @@ import numpy as np
 from jtc_utils.core.models import CAUSAL
 from jtc_utils.core import cache, linear, profiles, resample
 from jtc_utils.core.profiles import Profile
+from jtc_utils.core.setting import Setting
 from jtc_utils.core.experiment import for_role, shared
 from jtc_utils.core.hidden import samples_identity
 from jtc_utils.evidence import figure_registry
@@ -318,12 +319,12 @@ def grid(exp, names=GRID, n_val: int | None = None, tuned_seeds=(0,)) -> dict:
     return {"curves": curves, "training": cards, **({"seeds": list(tuned_seeds)} if len(tuned_seeds) > 1 else {})}
 
 
-def compare_tuned(profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> dict:
-    """The tuned lens against id and mat on every model of the profile: KL and Precision@1 per layer."""
-    p = profiles.get(profile)
+def compare_tuned(s: Setting) -> dict:
+    """The tuned lens against id and mat on every model of the setting's profile: KL and Precision@1 per layer."""
+    p = s.profile
     out = {}
     for model in p.models:
-        exp = shared(model, p.main_domain, p, n_train, n_val, seed)
+        exp = shared(model, p.main_domain, p, s.n_train, s.n_val, s.seed)
         out[model] = _curves(exp, _fitted(exp, ("id", "mat", "tuned")))
     return {"models": out}
 
@@ -371,21 +372,21 @@ def _real_table(exp, profile: Profile) -> dict:
 def _on_experiment(of, read_val=None):
     """A figure computed from the experiment of its role: ``of(exp, profile)`` gives its numbers; ``read_val``: how
     many validation samples it reads out (default: all of them)."""
-    def figure(fig: str, profile: Profile, n_train, n_val, seed: int) -> tuple[dict, dict]:
-        exp = for_role(profile, LENS_FIGURES[fig], n_train, n_val, seed)
-        data = of(exp, profile)
-        params = {"profile": profile.name, "model": exp.model_name,
+    def figure(fig: str, s: Setting) -> tuple[dict, dict]:
+        exp = for_role(s.profile, LENS_FIGURES[fig], s.n_train, s.n_val, s.seed)
+        data = of(exp, s.profile)
+        params = {"profile": s.profile.name, "model": exp.model_name,
                   "paper_model": profiles.PAPER_NAME.get(exp.model_name, exp.model_name), "domain": exp.domain,
                   "n_train": len(exp.train), "n_val": len(exp.val) if read_val is None else min(read_val, len(exp.val)),
-                  "seed": seed}
+                  "seed": s.seed}
         return {**data, **linear.regime_note(len(exp.train), exp.adapter.d)}, params
     return figure
 
 
-def _tuned_comparison(fig: str, profile: Profile, n_train, n_val, seed: int) -> tuple[dict, dict]:
-    return compare_tuned(profile, n_train, n_val, seed), {
-        "profile": profile.name, "model": "every zoo model", "domain": profile.main_domain, "n_train": n_train,
-        "n_val": n_val, "seed": seed}
+def _tuned_comparison(fig: str, s: Setting) -> tuple[dict, dict]:
+    return compare_tuned(s), {
+        "profile": s.profile.name, "model": "every zoo model", "domain": s.profile.main_domain, "n_train": s.n_train,
+        "n_val": s.n_val, "seed": s.seed}
 
 
 # the real model's every-layer figures, read out on its first REAL_VAL validation samples (its lenses trained
@@ -394,7 +395,7 @@ EVERY_LAYER_REAL = {
     "real_nnjtc_fig3": _on_experiment(lambda exp, p: fig3(exp, seeds=REAL_SEEDS, n_val=REAL_VAL), REAL_VAL),
     "real_tl_grid": _on_experiment(lambda exp, p: grid(exp, REAL_GRID, n_val=REAL_VAL), REAL_VAL),
     "real_lens_exit": _on_experiment(lambda exp, p: exit_table(exp, REAL_EXIT, n_val=REAL_VAL), REAL_VAL)}
-# figure id -> the function that computes its numbers and parameters, (fig, profile, n_train, n_val, seed)
+# figure id -> the function that computes its numbers and parameters, (fig, setting)
 COMPUTE = {"nnjtc_fig2": _on_experiment(lambda exp, p: fig2(exp)),
            "real_nnjtc_fig2": _on_experiment(lambda exp, p: fig2_real(exp, REAL_SEEDS)),
            "nnjtc_fig3": _on_experiment(lambda exp, p: fig3(exp)),
@@ -411,25 +412,24 @@ COMPUTE = {"nnjtc_fig2": _on_experiment(lambda exp, p: fig2(exp)),
 REAL_CHECK = ("real_nnjtc_fig2", *EVERY_LAYER_REAL)
 
 
-def real_check(fig: str = "real_lens_check", profile: Profile | str = "tiny", n_train=None, n_val=None,
-               seed: int = 0) -> tuple[dict, dict]:
+def real_check(fig: str, s: Setting) -> tuple[dict, dict]:
     """``(data, params)`` of the check the tests reproduce (``real_lens_check``): every figure of :data:`REAL_CHECK`
     computed on the first
     :data:`jtc_utils.core.profiles.REAL_SUBSET` training and validation sentences of the real model (its low-rank
     and tuned lenses as trained on the whole split: the build never trains them)."""
     n_train, n_val = profiles.REAL_SUBSET
-    data = {f: compute(f, profile, n_train, n_val, seed)[0] for f in REAL_CHECK}
-    return data, {"profile": "real", "figures": list(REAL_CHECK), "n_train": n_train, "n_val": n_val, "seed": seed}
+    data = {f: compute(f, s.sized(n_train, n_val))[0] for f in REAL_CHECK}
+    return data, {"profile": "real", "figures": list(REAL_CHECK), "n_train": n_train, "n_val": n_val, "seed": s.seed}
 
 
 RECORDS = {"real_lens_check": real_check}  # what the chapter saves beside its figures (registered with them)
 
 
-def compute(fig: str, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0) -> tuple[dict, dict]:
-    """``(data, params)`` of a lens-chapter figure (:data:`COMPUTE`; see the module docstring)."""
+def compute(fig: str, s: Setting) -> tuple[dict, dict]:
+    """``(data, params)`` of a lens-chapter figure under setting ``s`` (:data:`COMPUTE`; see the module docstring)."""
     if fig not in LENS_FIGURES:
         raise ValueError(f"unknown lens figure {fig!r}; known: {', '.join(LENS_FIGURES)}")
-    return COMPUTE[fig](fig, figure_registry.profile_of(fig, profile), n_train, n_val, seed)
+    return COMPUTE[fig](fig, s.on(figure_registry.profile_of(fig, s.profile)))
 
 
 # a metric's key in the lens tables' numbers, as a table heads it

@@ -6,7 +6,7 @@ probability, like the tuned lens's prediction trajectory plot (:func:`trajectory
 from __future__ import annotations
 
 from jtc_utils.core import experiment, profiles, readout
-from jtc_utils.core.profiles import Profile
+from jtc_utils.core.setting import Setting
 from jtc_utils.core.readout import token_strings
 from jtc_utils.evidence import figure_registry
 
@@ -79,15 +79,14 @@ BOOK_MAPPINGS = ("id", "mat", "tuned")
 BOOK_SENTENCES = 4  # per model
 
 
-def record(fig: str = "layer_view", profile: Profile | str = "tiny", n_train=None, n_val=None,
-           seed: int = 0) -> tuple[dict, dict]:
+def record(fig: str, s: Setting) -> tuple[dict, dict]:
     """The book's view (``layer_view``): the first :data:`BOOK_SENTENCES` validation sentences of the model in the
     role :data:`BOOK_ROLE` on the main text, for the chapter's profile at ``n_train``, ``n_val`` and for the real
     model at its sizes (:func:`jtc_utils.core.profiles.real_sizes`), under :data:`BOOK_MAPPINGS`."""
-    p = profiles.get(profile)
+    p = s.profile
     trajectories = []
-    for on, sizes in ((p, (n_train, n_val)), (figure_registry.real_of(p), profiles.real_sizes())):
-        exp = experiment.shared(on.role(BOOK_ROLE), on.main_domain, on, *sizes, seed)
+    for on, sizes in ((p, s.sizes), (figure_registry.real_of(p), profiles.real_sizes())):
+        exp = experiment.shared(on.role(BOOK_ROLE), on.main_domain, on, *sizes, s.seed)
         trajectories += [trajectory(exp, ids=ids, mappings=BOOK_MAPPINGS) for ids in sentences(exp, BOOK_SENTENCES)]
     return data(trajectories), {"profile": p.name, "sentences_per_model": BOOK_SENTENCES}
 

@@ -17,6 +17,7 @@ import numpy as np
 from jtc_utils.core.models import CAUSAL
 from jtc_utils.core import cache, models, profiles, resample
 from jtc_utils.core.profiles import Profile
+from jtc_utils.core.setting import Setting
 from jtc_utils.embedded import corpus, lexicon
 from jtc_utils.evidence import figure_registry
 
@@ -466,18 +467,13 @@ COMPUTE = {
 }
 
 
-def compute(fig: str, profile: Profile | str = "tiny", seed: int = 0) -> tuple[dict, dict]:
-    """The numbers behind figure ``fig`` of the linearity chapter and the parameters that produced them
-    (:data:`COMPUTE`)."""
+def compute(fig: str, s: Setting) -> tuple[dict, dict]:
+    """The numbers behind figure ``fig`` of the linearity chapter under setting ``s`` and the parameters that
+    produced them (:data:`COMPUTE`): its profile and seed (the chapter reads token counts of its own,
+    :data:`jtc_utils.linearity.states.N_TOKENS`, not the setting's sentence sizes)."""
     if fig not in SL_FIGURES:
         raise ValueError(f"unknown linearity figure {fig!r}; known: {', '.join(SL_FIGURES)}")
-    return COMPUTE[fig](figure_registry.profile_of(fig, profile), seed)
-
-
-def compute_sized(fig, profile, n_train, n_val, seed):
-    """:func:`compute` with the figure registry's signature: the chapter has no sample sizes of its own, so
-    ``n_train`` and ``n_val`` are ignored."""
-    return compute(fig, profile, seed)
+    return COMPUTE[fig](figure_registry.profile_of(fig, s.profile), s.seed)
 
 
 # the chapter's figures for a reader's own model (the custom book, jtc_utils.book.custom_plan): page -> kind -> ids

@@ -12,6 +12,7 @@ from helpers import save_random_model
 from jtc_utils.book import custom, custom_pages, custom_plan
 from jtc_utils.book import pages as book_pages
 from jtc_utils.core import cache, profiles
+from jtc_utils.core.setting import Setting
 
 pytestmark = [pytest.mark.pages, pytest.mark.slow]  # generated books executed, papermill and all
 
@@ -147,12 +148,12 @@ def test_the_same_model_and_text_give_the_same_numbers_twice(world, monkeypatch)
     spec = world["tmp"] / "profile.json"
     spec.write_text(json.dumps({"model": str(model), "text": str(world["text"]), "n_train": 96, "n_val": 24}))
     monkeypatch.setenv(profiles.CUSTOM_ENV, str(spec))
-    first = {f: figure_registry.compute(f, "custom")[0] for f in ("fig2", "fig4", "real_sl")}
+    first = {f: figure_registry.compute(f, Setting.of("custom"))[0] for f in ("fig2", "fig4", "real_sl")}
     monkeypatch.setattr(cache, "CACHE_DIR", world["tmp"] / "cache-2")
     from jtc_utils.linearity import figures as sl_figures
 
     sl_figures._study.cache_clear()  # the in-process cache too: the second computation starts from nothing
-    second = {f: figure_registry.compute(f, "custom")[0] for f in first}
+    second = {f: figure_registry.compute(f, Setting.of("custom"))[0] for f in first}
     for f in first:
         assert json.dumps(first[f], default=lambda a: np.asarray(a).tolist(), sort_keys=True) == \
             json.dumps(second[f], default=lambda a: np.asarray(a).tolist(), sort_keys=True), f

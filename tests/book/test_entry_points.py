@@ -12,7 +12,8 @@ import pytest
 from jtc_utils.book import chapter, custom, custom_plan
 from jtc_utils.core import cache, readout
 from jtc_utils.core.experiment import Experiment
-from jtc_utils.evidence import claims, findings
+from jtc_utils.core.setting import Setting
+from jtc_utils.evidence import claims, figure_registry, findings
 from jtc_utils.jtc import figures, top_tokens
 from jtc_utils.jtc import plots as jtc_plots
 
@@ -46,11 +47,22 @@ SIZES = [  # (keyword, value, error, what the message must say)
 @pytest.mark.parametrize("key,value,error,match", SIZES, ids=[f"{k}={v!r}" for k, v, *_ in SIZES])
 def test_a_bad_size_is_refused_at_every_figure_door(key, value, error, match, nothing_written):
     with pytest.raises(error, match=match):
-        chapter.figure("fig4", **{key: value})
+        Setting.of("tiny", **{key: value})
     with pytest.raises(error, match=match):
         chapter.Chapter("tiny", **{key: value})
     with pytest.raises(error, match=match):
         Experiment("tiny-gpt2", "news", **{key: value})
+
+
+def test_a_figure_is_computed_under_a_setting_only(nothing_written):
+    """The figure path takes the one setting object, resolved once: a profile's name or loose sizes are refused with
+    the way to make one."""
+    with pytest.raises(TypeError, match=r"takes a Setting.*Setting\.of\(profile, n_train, n_val, seed\)"):
+        figure_registry.compute("fig4", "tiny")
+    with pytest.raises(TypeError, match="not a Setting"):
+        Setting.of(Setting.of("tiny"))
+    s = Setting.of("tiny", 100, 40, 3)
+    assert s.sized(50, None) == Setting(s.profile, 50, None, 3) and s.on("tiny") == s
 
 
 @pytest.mark.parametrize("value,error,match", [
@@ -98,14 +110,14 @@ def test_an_underdetermined_fit_gives_no_verdict(tmp_path, monkeypatch):
     """C1a read from maps fitted on 40 samples of a 96-wide stand-in: no verdict, and the reason says why and how
     many samples are needed; at 200 samples the same rule gives a verdict."""
     monkeypatch.setattr(cache, "CACHE_DIR", tmp_path / "cache")
-    small, _ = figures.compute("fig2", "tiny", n_train=40, n_val=40)
+    small, _ = figures.compute("fig2", Setting.of("tiny", n_train=40, n_val=40))
     assert small["underdetermined"] == {"n_train": 40, "d": 96}
     rec = claims.check_any("C1a", claims.getter({"fig2": small}))
     assert rec["verdict"] is None and rec["holds"] is None and rec["margin"] is None
     assert "underdetermined" in rec["reason"] and "at least 96 training samples" in rec["reason"]
     assert findings.shape_verdict(rec).startswith("no verdict: the maps were fitted on 40 training samples")
     assert "1 claims get no verdict" in findings.summary([rec], "tiny")
-    enough, _ = figures.compute("fig2", "tiny", n_train=200, n_val=40)
+    enough, _ = figures.compute("fig2", Setting.of("tiny", n_train=200, n_val=40))
     assert "underdetermined" not in enough
     assert claims.check_any("C1a", claims.getter({"fig2": enough}))["verdict"] is not None
 

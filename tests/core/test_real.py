@@ -14,6 +14,7 @@ from helpers import needs_real, save_random_model
 from jtc_utils.book import regression
 from jtc_utils.core import batching, models, real_models, real_text, sources
 from jtc_utils.core.experiment import Experiment
+from jtc_utils.core.setting import Setting
 from jtc_utils.core.samples import make_samples
 from jtc_utils.embedded import corpus
 from jtc_utils.evidence import figdata
@@ -258,7 +259,7 @@ def test_the_real_model_figures_are_reproduced_on_the_check_subset():
     stored = figdata.load("real_check")
     p = stored["params"]
     for fig in p["figures"]:
-        data, params = figures.compute(fig, "tiny", n_train=p["n_train"], n_val=p["n_val"], seed=p["seed"])
+        data, params = figures.compute(fig, Setting.of("tiny", p["n_train"], p["n_val"], p["seed"]))
         assert params["profile"] == "real" and (params["n_train"], params["n_val"]) == (p["n_train"], p["n_val"])
         _compare_real(figures.FIGURES[fig][0], data, stored["data"][fig], p["n_val"])
     assert np.isfinite(stored["data"]["real_fig2"]["r2_mat"][0][-1])
