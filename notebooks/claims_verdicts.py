@@ -77,6 +77,7 @@ from jtc_utils.jtc import claims as jtc_claims
 from jtc_utils.book import claim_tables
 from jtc_utils.book import claims_page
 from jtc_utils.book.chapter import figure
+from jtc_utils.core.setting import Setting
 from jtc_utils.evidence import figdata
 
 # the JTC claims again: on figures recomputed with the paper's training vectors per dimension (saved as
@@ -99,7 +100,8 @@ FILES = {  # title -> (the claims file, the profile it is read on)
     "Your Transformer is Secretly Linear, on the stand-in": ("claims_linearity", profile),
     "Your Transformer is Secretly Linear, on the real model": ("claims_linearity_real", "real"),
 }
-groups = {title: (figure(name, profile), prof, name) for title, (name, prof) in FILES.items()}
+setting = Setting.of(profile)  # the page's profile, resolved once
+groups = {title: (figure(name, setting), prof, name) for title, (name, prof) in FILES.items()}
 regime_records = groups["Jump to Conclusions, in the paper's regime"][0]
 stand_in = groups["Jump to Conclusions, on the stand-in"][0]
 

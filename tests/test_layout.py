@@ -151,7 +151,8 @@ def test_one_figure_registry_serves_every_paper():
     for pkg in ("lenses", "ffn", "linearity"):
         tree = ast.parse((PKG / pkg / "figures.py").read_text())
         defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-        assert "figure" not in defined, f"jtc_utils.{pkg}.figures has its own figure(): use figure_registry.saved"
+        assert "figure" not in defined, (f"jtc_utils.{pkg}.figures has its own figure(): use "
+                                         "figure_registry.compute_and_save")
     with pytest.raises(ValueError, match="unknown figure 'nofig'.*registered"):
         figure_registry.compute("nofig", Setting.of("tiny"))
 
@@ -618,3 +619,11 @@ def test_one_setting_object_travels_from_the_chapter_to_every_computation():
              for fn in ast.walk(ast.parse(path.read_text())) if isinstance(fn, ast.FunctionDef)
              and loose <= {a.arg for a in fn.args.args + fn.args.kwonlyargs}]
     assert found == ["jtc_utils.book.chapter.__init__"], found
+
+
+def test_each_package_says_in_three_lines_what_lives_there():
+    long = {name: n for name, path in MODULES.items() if path.name == "__init__.py"
+            and (n := len((ast.get_docstring(ast.parse(path.read_text())) or "").splitlines())) > 3}
+    empty = [name for name, path in MODULES.items() if path.name == "__init__.py"
+             and not ast.get_docstring(ast.parse(path.read_text()))]
+    assert not long and not empty, (long, empty)

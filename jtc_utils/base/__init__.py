@@ -1,2 +1,2 @@
-"""The bottom layer: what every other layer may use and that needs nothing of the package, the checks of arguments
-at every door (:mod:`.validate`). The generated world (:mod:`jtc_utils.embedded`) sits on it, the core on both."""
+"""The bottom layer, needing nothing of the package: the checks of arguments at every door (:mod:`.validate`) and
+process state owned by one object each (:mod:`.state`). The generated world sits on it, the core on both."""

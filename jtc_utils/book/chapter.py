@@ -1,5 +1,5 @@
 """What a chapter cell does for one figure of any paper, by its id: compute its numbers and save them to
-``book/data/<figure>.json`` (:func:`jtc_utils.evidence.figure_registry.saved`, through the function its paper
+``book/data/<figure>.json`` (:func:`jtc_utils.evidence.figure_registry.compute_and_save`, through the function its paper
 registered), draw it with the function its paper registered and show it with its caption (:func:`figure`). One
 call per figure, the same for every paper, so that every notebook draws its figures the same way."""
 
@@ -281,7 +281,7 @@ def _captioned(entry: Registered, figs: list, data: dict, params: dict, **option
     show(list(c.figs) or figs, c.ref, c.see, c.alt, c.what)
 
 
-def _drawn(fig: str, entry: Registered | None = None) -> Registered:
+def _drawable(fig: str, entry: Registered | None = None) -> Registered:
     """The registry entry of a figure that its paper draws; a figure drawn by its page, or a table, is refused."""
     entry = entry or figure_registry.entry(fig)
     if entry.draw is None:
@@ -302,12 +302,12 @@ def figure_grid(figs, setting: Setting, ncols: int = 2, stored: bool = False) ->
     for ax in axes.flat[len(figs):]:
         ax.set_visible(False)
     for ax, fig in zip(axes.flat, figs):
-        entry = _drawn(fig)
+        entry = _drawable(fig)
         if stored:
             rec = figdata.load(fig)
             data, params = rec["data"], rec["params"]
         else:
-            data, params = figure_registry.saved(fig, setting, entry)
+            data, params = figure_registry.compute_and_save(fig, setting, entry)
         entry.draw(fig, data, params, ax=ax)
         c = entry.caption([fig], data, params)
         ax.set_title(f"{c.ref}: {c.what}", fontsize=11)
@@ -316,19 +316,19 @@ def figure_grid(figs, setting: Setting, ncols: int = 2, stored: bool = False) ->
         out[fig] = FigureNumbers(fig, data, params, entry)
     grid.tight_layout()
     first = out[figs[0]]
-    _captioned(_drawn(figs[0]), figs, first.numbers, first.params)
+    _captioned(_drawable(figs[0]), figs, first.numbers, first.params)
     return out
 
 
 def figure(fig: str, setting: Setting, plot: bool = True, registered: Registered | None = None,
            **options) -> FigureNumbers:
     """The one path of a figure of any paper: compute it under ``setting`` and save its numbers
-    (:func:`jtc_utils.evidence.figure_registry.saved`), then, unless ``plot=False``, draw it with its paper's
+    (:func:`jtc_utils.evidence.figure_registry.compute_and_save`), then, unless ``plot=False``, draw it with its paper's
     registered ``draw`` (``options``: that function's, e.g. ``mappings`` or ``view``) and show it with its
     registered caption, or show it as the table its paper registered; returns the numbers. A figure with neither
     is computed and saved only. ``registered``: the figure's entry, where the caller looked it up already."""
     entry = registered or figure_registry.entry(fig)
-    numbers, params = figure_registry.saved(fig, setting, entry)
+    numbers, params = figure_registry.compute_and_save(fig, setting, entry)
     if isinstance(numbers, dict) and "skipped" in numbers:
         print(f"{fig} skipped: {numbers['skipped']}")
     elif plot and entry.draw is not None:
@@ -341,7 +341,7 @@ def figure(fig: str, setting: Setting, plot: bool = True, registered: Registered
 def drawn(fig: str, data: dict, params: dict, **options) -> None:
     """Draw figure ``fig`` from its numbers with its paper's registered ``draw`` and show it with its registered
     caption (:func:`captioned`)."""
-    _draw(_drawn(fig), fig, data, params, **options)
+    _draw(_drawable(fig), fig, data, params, **options)
 
 
 def _draw(entry: Registered, fig: str, data: dict, params: dict, **options) -> None:

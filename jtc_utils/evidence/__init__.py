@@ -1,3 +1,3 @@
-"""Evidence: the figure registry every paper registers into, the figure data in book/data, the lexicon and verdict
-statistics, the claims framework and the exercise registry. Imports the core only.
-"""
+"""Evidence: the one registry every paper plugs into (:mod:`.registry`), the figure path and data
+(:mod:`.figure_registry`, :mod:`.figdata`), the verdict statistics, claims and exercise checks. Imports the core only;
+it names the papers' modules in one literal table, read on first use."""

@@ -1,6 +1,6 @@
 """One path from a figure id to its numbers: :func:`compute` runs the computation its paper declared (looked up in
 the one registry, :mod:`jtc_utils.evidence.registry`), on the profile the figure belongs to; :func:`save` is the one
-writer of ``book/data``; :func:`saved` does both; :func:`result` is what a chapter reads of them. A figure id
+writer of ``book/data``; :func:`compute_and_save` does both; :func:`result` is what a chapter reads of them. A figure id
 belongs to exactly one paper; :func:`jtc_utils.book.chapter.figure` is the path a chapter's cell takes."""
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from . import figdata, registry
 from .registry import Registered
 
 REAL_PREFIX = "real_"  # a figure computed on the real model (profile "real"), beside its stand-in twin
-CUSTOM = "custom"  # the profile of a reader's own model, which plays the real model's part (its ``real_`` figures)
+CUSTOM_PROFILE = "custom"  # a reader's own model's profile, which plays the real model's part (its ``real_`` figures)
 
 
 def real_of(profile: Profile | str) -> Profile:
     """The profile a chapter's real-model figures are computed on: ``real``, or the reader's own model under the
     custom profile."""
     p = profiles.get(profile)
-    return p if p.name == CUSTOM else profiles.get("real")
+    return p if p.name == CUSTOM_PROFILE else profiles.get("real")
 
 
 def profile_of(fig: str, profile: Profile | str) -> Profile:
@@ -46,7 +46,7 @@ def compute(fig: str, setting: Setting, registered: Registered | None = None) ->
     return registered.compute(fig, setting.on(profile_of(fig, setting.profile)))
 
 
-def saved(fig: str, setting: Setting, registered: Registered | None = None) -> tuple:
+def compute_and_save(fig: str, setting: Setting, registered: Registered | None = None) -> tuple:
     """Compute figure ``fig`` and save its numbers to ``book/data/<fig>.json`` (:func:`save`): ``(numbers, params)``,
     the numbers as saved (plain JSON values, NaN as None; the same a reader gets from ``figdata.load(fig)["data"]``),
     or as computed where the paper registered so (``returns_saved=False``), and the parameters as saved."""
@@ -57,7 +57,7 @@ def saved(fig: str, setting: Setting, registered: Registered | None = None) -> t
 def save(fig: str, data, params: dict, registered: Registered | None = None) -> tuple:
     """Save the numbers of registered figure ``fig``, computed by its registered function (:func:`compute`, here or
     in a worker ahead of the page), to ``book/data/<fig>.json``: the one place that writes ``book/data``. Returns
-    ``(numbers, params)`` as :func:`saved` does."""
+    ``(numbers, params)`` as :func:`compute_and_save` does."""
     registered = registered or entry(fig)
     record = figdata.save(fig, data, params)
     numbers = record["data"] if registered.returns_saved else data

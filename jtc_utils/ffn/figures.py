@@ -346,4 +346,4 @@ def compute(fig: str, s: Setting) -> tuple[dict, dict]:
 
 
 # the chapter's figures for a reader's own model (the custom book, jtc_utils.book.custom_plan): page -> kind -> ids
-CUSTOM = {"ffn_subupdates": {CAUSAL: ("real_geva",)}}
+CUSTOM_FIGURES = {"ffn_subupdates": {CAUSAL: ("real_geva",)}}

@@ -11,4 +11,4 @@ PAPER = Paper(
     "ffn", tuple(figures.FFN_FIGURES), figures.compute, claims.CLAIMS, claims.check, exercises.EXERCISES,
     claim_page="ffn_subupdates", resampled_over=claims.RESAMPLED_OVER, constants=claims.CONSTANTS, draw=plots.draw,
     caption=plots.caption, drawn=plots.DRAWN, records=claims.RECORDS, unregressed=tuple(claims.RECORDS),
-    custom=figures.CUSTOM)
+    custom=figures.CUSTOM_FIGURES)

@@ -491,7 +491,7 @@ def all_claims(get=default_get, profile: Profile | str = "tiny") -> list[dict]:
 
 
 # the claims each page judges for a reader's own model (the custom book, jtc_utils.book.custom_plan): page -> kind
-CUSTOM = {
+CUSTOM_CLAIMS = {
     "sec3_linear_shortcuts": {CAUSAL: ("C1a",), MASKED: ("C1a", "C1b"), ENCODER: ("C1a", "C1b")},
     "sec4_predictions": {CAUSAL: ("C2", "C3", "C4"), MASKED: ("C5", "C6")},
     "sec5_early_exit": {CAUSAL: ("C8", "C10", "C11"), MASKED: ("C9", "C10", "C11")},

@@ -324,7 +324,7 @@ RECORDS = {"real_check": real_check, "real_data_cards": data_cards, "world_check
 # ---- on a reader's own model (the custom book, jtc_utils.book.custom_plan) ----------------------------------------
 
 # page -> kind of model -> the figures the page computes for it
-CUSTOM = {
+CUSTOM_FIGURES = {
     "real_model": {CAUSAL: ("real_textfit", "real_norms"), MASKED: ("real_norms",), ENCODER: ("real_norms",)},
     "sec3_linear_shortcuts": {CAUSAL: ("fig2", "real_r2_first"), MASKED: ("fig3", "real_r2_first"),
                               ENCODER: ("fig3", "real_r2_first")},

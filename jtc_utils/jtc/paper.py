@@ -14,7 +14,7 @@ PAPER = Paper(
     draw=plots.draw, caption=plots.caption, drawn=plots.DRAWN, returns_saved=False, table=plots.table,
     tabled=plots.TABLED, records={**figures.RECORDS, **hardness.RECORDS, **rejudge.RECORDS},
     record_drawings=regime.DRAWINGS, unregressed=tuple(rejudge.CLAIMS_FILES), on_demand=rejudge.RECOMPUTED,
-    experiment_of=figures.setting, ahead={"claims_verdicts": rejudge.rejudge}, custom=figures.CUSTOM,
-    custom_claims=claims.CUSTOM, custom_absent=figures.custom_absent, judged_on_custom=True,
+    experiment_of=figures.setting, ahead={"claims_verdicts": rejudge.rejudge}, custom=figures.CUSTOM_FIGURES,
+    custom_claims=claims.CUSTOM_CLAIMS, custom_absent=figures.custom_absent, judged_on_custom=True,
     facts={"no predictions": figures.NO_PREDICTIONS,
            "paper's samples per dimension": regime.PAPER_TRAIN / max(regime.PAPER_WIDTH.values())})

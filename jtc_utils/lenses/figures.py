@@ -465,4 +465,4 @@ def exit_summary(t: dict) -> "pd.DataFrame":
 
 
 # the chapter's figures for a reader's own model (the custom book, jtc_utils.book.custom_plan): page -> kind -> ids
-CUSTOM = {"lenses": {CAUSAL: ("real_lens_table",)}}
+CUSTOM_FIGURES = {"lenses": {CAUSAL: ("real_lens_table",)}}

@@ -12,4 +12,4 @@ PAPER = Paper(
     claim_page="lenses", absent=claims.REAL_ABSENT, constants=claims.CONSTANTS, draw=plots.draw,
     caption=plots.caption, drawn=plots.DRAWN, table=plots.table, tabled=plots.TABLED,
     records={**claims.RECORDS, **figures.RECORDS, **trajectory.RECORDS},
-    unregressed=(*claims.RECORDS, *trajectory.RECORDS), custom=figures.CUSTOM)
+    unregressed=(*claims.RECORDS, *trajectory.RECORDS), custom=figures.CUSTOM_FIGURES)

@@ -477,4 +477,4 @@ def compute(fig: str, s: Setting) -> tuple[dict, dict]:
 
 
 # the chapter's figures for a reader's own model (the custom book, jtc_utils.book.custom_plan): page -> kind -> ids
-CUSTOM = {"secretly_linear": {CAUSAL: ("real_sl",)}}
+CUSTOM_FIGURES = {"secretly_linear": {CAUSAL: ("real_sl",)}}

@@ -10,7 +10,10 @@ from jtc_utils.book import website
 from jtc_utils.book import figure_layout
 from jtc_utils.book import chapter
 from jtc_utils.book.chapter import figure, figure_grid, panel_scale, panels, show
+from jtc_utils.core.setting import Setting
 from jtc_utils.jtc.plots import paper_ref
+
+TINY = Setting.of("tiny")  # the chapters' default setting
 
 matplotlib.use("Agg")
 
@@ -28,13 +31,13 @@ def shown(monkeypatch, tmp_path):
 
 @pytest.mark.slow
 def test_a_figure_gets_a_numbered_caption_alt_text_and_a_link_to_its_numbers(shown, tmp_path):
-    numbers = figure("fig8")
+    numbers = figure("fig8", TINY)
     assert (tmp_path / "fig8.json").is_file() and numbers.fig == "fig8"
     (html,) = [x.data for x in shown]
     assert "<b>Figure 1</b> (paper Figure 8)" in html
     assert re.search(r'alt="Precision@1 against layers processed[^"]+tiny-gpt2', html)
     assert '<a href="data/fig8.json" download>' in html and "data:image/png;base64," in html
-    figure("fig9")
+    figure("fig9", TINY)
     assert "<b>Figure 2</b> (paper Figure 9)" in shown[-1].data
     assert paper_ref("real_fig4") == "paper Figure 4, on the real model"
     assert paper_ref("ext_bert_fig10") == "beyond the paper"
@@ -42,7 +45,7 @@ def test_a_figure_gets_a_numbered_caption_alt_text_and_a_link_to_its_numbers(sho
 
 @pytest.mark.slow
 def test_small_multiples_share_one_caption(shown, tmp_path):
-    out = figure_grid(["fig26", "fig27", "fig28"], ncols=2)
+    out = figure_grid(["fig26", "fig27", "fig28"], TINY, ncols=2)
     assert list(out) == ["fig26", "fig27", "fig28"] and all((tmp_path / f"{f}.json").is_file() for f in out)
     (html,) = [x.data for x in shown]
     assert html.count("<figure") == 1 and all(f'href="data/{f}.json"' in html for f in out)
