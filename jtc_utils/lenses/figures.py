@@ -37,7 +37,7 @@ from jtc_utils.evidence import figure_registry
 from jtc_utils.evidence.verdicts import seed_key
 
 from . import closed_form, evaluate, registry
-from .base import Lens
+from .registry import Lens
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -282,8 +282,7 @@ def rank_sweep(exp, ranks=SWEEP_RANKS) -> dict:
         sweep = []
         for i, r in enumerate(ranks):
             Ms, cs = zip(*(f.split(r) for f in fams))
-            ln = Lens(name, {"rank": r}, np.stack(Ms), None if cs[0] is None else np.stack(cs), L, d,
-                      spec=registry.LENSES[name])
+            ln = Lens(name, {"rank": r}, np.stack(Ms), None if cs[0] is None else np.stack(cs), L, d)
             for layer in range(L):
                 r2[i, layer] = linear.r2_score(exp.X_val[L], ln.transform(exp.X_val[layer], layer))
             sweep.append(ln)

@@ -9,7 +9,7 @@ the recipe: found in the committed ``zoo/lenses`` (see :mod:`.artifacts`), else 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Callable
 
@@ -22,7 +22,7 @@ from jtc_utils.core.paths import file_fingerprint
 from jtc_utils.core.samples import make_samples
 
 from . import artifacts, closed_form, lowrank, tuned
-from .base import Lens, LensError, StaleLensError, lens_label
+from .base import LensError, NotFittedError, StaleLensError, lens_label
 
 
 class Method(StrEnum):
@@ -261,6 +261,87 @@ LENSES = {s.name: s for s in (
 )}
 
 
+@dataclass
+class Lens:
+    """A lens by name and hyper-parameters; :meth:`fit` fills in its maps (see :func:`get`). Every lens of the book,
+    however it is trained, is evaluated as a per-layer affine map to the last layer, ``T_l(h) = h M_l + c_l``: ``M``
+    [L, d, d] (None for the identity), ``c`` [L, d] (or None), the number of trained parameters per layer, and a
+    record of how it was fitted; layer L is the true output for every lens."""
+
+    name: str
+    hp: dict = field(default_factory=dict)
+    M: np.ndarray | None = None  # [L, d, d], row form; None = identity
+    c: np.ndarray | None = None  # [L, d]; None = no intercept
+    n_layers: int | None = None
+    d: int | None = None
+    record: dict = field(default_factory=dict)  # how it was fitted (training log, epochs, losses)
+
+    @property
+    def spec(self) -> "LensSpec":
+        """How the lens is fitted and its parameters (:data:`LENSES`, by its name)."""
+        if self.name not in LENSES:
+            raise LensError(f"no lens named {self.name!r}; lenses: {', '.join(LENSES)}")
+        return LENSES[self.name]
+
+    @property
+    def label(self) -> str:
+        return lens_label(self.name, self.hp.get("rank"))
+
+    @property
+    def fitted(self) -> bool:
+        return self.n_layers is not None
+
+    def params(self, d: int | None = None) -> int:
+        """Trained parameters per layer (0 for ``id``; JTC d², NJTC 2dr, N-NJTC 2dr + 4d, tuned d² + d)."""
+        d = d or self.d
+        if d is None:
+            raise NotFittedError(f"lens {self.label!r} is not fitted; pass d, or call .fit(exp) first")
+        return self.spec.params(d, self.hp.get("rank"))
+
+    def fit(self, exp) -> "Lens":
+        """Fit on ``exp``'s train split (an :class:`jtc_utils.core.experiment.Experiment`, or anything with ``X_train``
+        [L+1, n, d], ``n_layers`` and ``adapter``); returns the lens itself."""
+        L, d = exp.X_train.shape[0] - 1, exp.X_train.shape[2]
+        rank = self.hp.get("rank")
+        if rank is not None and rank > d:
+            raise LensError(f"rank {rank} is above the width d = {d} of {getattr(exp, 'model_name', 'this model')}; "
+                            f"use a rank from 1 to {d}")
+        self.M, self.c, self.record = self.spec.fit(exp, **self.hp)
+        self.n_layers, self.d = L, d
+        self.check()
+        return self
+
+    def check(self) -> None:
+        for what, a, shape in (("M", self.M, (self.n_layers, self.d, self.d)), ("c", self.c, (self.n_layers, self.d))):
+            if a is not None and (a.shape != shape or not np.all(np.isfinite(a))):
+                raise LensError(f"lens {self.label!r}: {what} has shape {a.shape} (expected {shape}) or non-finite "
+                                f"values")
+
+    def check_states(self, X: np.ndarray) -> None:
+        """Refuse hidden states of another model: ``X`` [L+1, n, d] must match the layers and width fitted on."""
+        if not self.fitted:
+            raise NotFittedError(f"lens {self.label!r} is not fitted: call lens.fit(exp) before evaluating it")
+        if X.ndim != 3 or X.shape[0] != self.n_layers + 1 or X.shape[2] != self.d:
+            raise LensError(f"lens {self.label!r} was fitted on a model with {self.n_layers} layers and width "
+                            f"{self.d}; these hidden states are {tuple(X.shape)} ([layers+1, n, d]): fit the lens on "
+                            f"the model you evaluate")
+
+    def transform(self, H: np.ndarray, layer: int) -> np.ndarray:
+        """``T_layer(H)`` for vectors ``H`` [n, d] of layer ``layer`` (0..L); layer L is returned as it is."""
+        if not self.fitted:
+            raise NotFittedError(f"lens {self.label!r} is not fitted: call lens.fit(exp) before using it")
+        if H.shape[-1] != self.d:
+            raise LensError(f"lens {self.label!r} has width {self.d}; got vectors of width {H.shape[-1]}")
+        if not 0 <= layer <= self.n_layers:
+            raise LensError(f"layer {layer} is outside 0..{self.n_layers}")
+        if layer == self.n_layers:
+            return H
+        out = H.astype(np.float64) @ self.M[layer] if self.M is not None else H.astype(np.float64)
+        if self.c is not None:
+            out = out + self.c[layer]
+        return out.astype(np.float32)
+
+
 def label_of(label: str) -> tuple[str, int | None]:
     """``(name, rank)`` of a lens's label as the figures store it (:func:`jtc_utils.lenses.base.lens_label`): the one
     reader of that form, matched against the lenses' names; a label of no lens is its own name."""
@@ -289,4 +370,4 @@ def get(name: str, **hp) -> Lens:
     if extra:
         raise LensError(f"lens {name!r} takes no {', '.join(sorted(extra))}; it takes: "
                         f"{', '.join(sorted(allowed & ({'rank', 'seed'} if spec.rank else {'seed'}))) or 'nothing'}")
-    return Lens(name, dict(hp), spec=spec)
+    return Lens(name, dict(hp))
