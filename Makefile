@@ -27,13 +27,13 @@ JOBS ?=
 NPROC := $(shell nproc 2>/dev/null || echo 1)
 
 book: $(STAMP)  ## execute the notebooks whose inputs changed (FORCE=1: all) on the tiny profile, build the HTML
-	$(PY) -m jtc_utils.book.runner $(if $(FORCE),--force) --jobs $(or $(JOBS),$(NPROC))
+	$(PY) -m jtc_utils.book.build.runner $(if $(FORCE),--force) --jobs $(or $(JOBS),$(NPROC))
 
 notebooks: $(STAMP)  ## execute the notebooks only
-	$(PY) -m jtc_utils.book.runner --no-build $(if $(FORCE),--force) --jobs $(or $(JOBS),$(NPROC))
+	$(PY) -m jtc_utils.book.build.runner --no-build $(if $(FORCE),--force) --jobs $(or $(JOBS),$(NPROC))
 
 html: $(STAMP)  ## render the HTML from the stored notebooks
-	$(PY) -m jtc_utils.book.runner --build-only
+	$(PY) -m jtc_utils.book.build.runner --build-only
 
 # the browser test drives Debian's Chromium: installed here where it is missing and apt-get can (as root); elsewhere
 # the test is skipped with the command that installs it
@@ -42,7 +42,7 @@ browser:
 		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) ; } \
 		|| echo "no Chromium (install it with: apt-get install chromium): the browser test will be skipped"
 
-# grading runs each submission in bubblewrap's sandbox (jtc_utils.book.sandbox): installed here where it is missing
+# grading runs each submission in bubblewrap's sandbox (jtc_utils.book.classroom.sandbox): installed here where it is missing
 # and apt-get can (as root); elsewhere `make grade` stops with the command that installs it and the sandbox's tests
 # are skipped
 sandbox:
@@ -50,7 +50,7 @@ sandbox:
 		&& (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null) ; } \
 		|| echo "no bubblewrap (install it with: apt-get install bubblewrap): grading needs it, its tests are skipped"
 
-# `make test` is jtc_utils.book.suite: the page phase (nbval on the executed pages), then the test phase (tests/),
+# `make test` is jtc_utils.book.build.suite: the page phase (nbval on the executed pages), then the test phase (tests/),
 # both always run, one summary of both at the end, exit non-zero if either failed. Each phase runs in JOBS
 # pytest-xdist workers (default: cores, fewer where the memory is short), each single-threaded; the real model's
 # cells on a subset (JTC_REAL_SUBSET), warnings off; the figure-data regression compares the figures the pages
@@ -59,7 +59,7 @@ sandbox:
 # DISPATCH=baseline: the pages under NumPy's baseline kernels (every dispatched CPU feature off; .ci/run sets it).
 PAGES ?=
 DISPATCH ?= native
-SUITE = $(PY) -m jtc_utils.book.suite $(if $(JOBS),--jobs $(JOBS))
+SUITE = $(PY) -m jtc_utils.book.build.suite $(if $(JOBS),--jobs $(JOBS))
 test: $(STAMP) lint browser sandbox  ## lint, every page (nbval), then every test and the figure-data regression; one summary
 	$(SUITE) $(if $(PAGES),--pages "$(PAGES)") --dispatch $(DISPATCH)
 
@@ -75,7 +75,7 @@ TEXT ?=
 OUT ?= custom-book
 custom: $(STAMP)  ## the book on MODEL (a save_pretrained folder or hub id) and TEXT, into OUT (NEWS, SENTENCES optional)
 	@test -n "$(MODEL)" -a -n "$(TEXT)" || { echo "usage: make custom MODEL=path-or-hub-id TEXT=file-or-folder [NEWS=file] [SENTENCES=N] [OUT=folder]"; exit 2; }
-	$(PY) -m jtc_utils.book.custom --model "$(MODEL)" --text "$(TEXT)" --out "$(OUT)" \
+	$(PY) -m jtc_utils.book.custom.command --model "$(MODEL)" --text "$(TEXT)" --out "$(OUT)" \
 		$(if $(NEWS),--text-news "$(NEWS)") $(if $(SENTENCES),--sentences $(SENTENCES)) $(if $(filter command line,$(origin JOBS)),--jobs $(JOBS))
 
 # the classroom: the student edition, JupyterLab on it, and grading a class (see the README's "Teaching")
@@ -84,17 +84,17 @@ LAB_DIR ?= $(STUDENT_DIR)
 GRADES ?= grades
 
 student: $(STAMP)  ## the student edition in STUDENT_DIR (student/), and the cache its pages share filled once
-	$(PY) -m jtc_utils.book.student --out $(STUDENT_DIR) --fill
+	$(PY) -m jtc_utils.book.classroom.student --out $(STUDENT_DIR) --fill
 
 lab: $(STAMP)  ## JupyterLab, offline, on the student edition (LAB_DIR=notebooks: on the book's py:percent sources)
-	$(if $(filter $(LAB_DIR),$(STUDENT_DIR)),$(PY) -m jtc_utils.book.student --out $(STUDENT_DIR))
+	$(if $(filter $(LAB_DIR),$(STUDENT_DIR)),$(PY) -m jtc_utils.book.classroom.student --out $(STUDENT_DIR))
 	$(PY) -m jupyter lab --notebook-dir=$(LAB_DIR) --LabApp.news_url=None \
 		--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate --LabApp.extension_manager=readonly \
 		$(if $(filter 0,$(shell id -u)),--allow-root) $(LAB_ARGS)
 
 grade: $(STAMP) sandbox  ## grade a class: SUBMISSIONS=folder (one folder per student) into GRADES (grades/)
 	@test -n "$(SUBMISSIONS)" || { echo "usage: make grade SUBMISSIONS=folder [GRADES=grades] [GRADE_ARGS=...]"; exit 2; }
-	$(PY) -m jtc_utils.book.grade $(SUBMISSIONS) --out $(GRADES) $(GRADE_ARGS)
+	$(PY) -m jtc_utils.book.classroom.grade $(SUBMISSIONS) --out $(GRADES) $(GRADE_ARGS)
 
 bench: $(STAMP)  ## speed benchmarks (not part of the tests)
 	$(PY) benchmarks/bench_fit.py

@@ -1,5 +1,5 @@
-// A click on a figure's image opens it alone, at its own size, over the page (jtc_utils.book.sphinx_ext); a click on one
-// panel of a grid (jtc_utils.book.chapter.panels) opens the whole grid, its panels side by side at their own size, as the
+// A click on a figure's image opens it alone, at its own size, over the page (jtc_utils.book.build.sphinx_ext); a click on one
+// panel of a grid (jtc_utils.book.display.chapter.panels) opens the whole grid, its panels side by side at their own size, as the
 // figure was drawn. A wide figure scrolls inside the overlay instead of being shrunk to the text column. Escape, a
 // click beside the figure or the close button closes it.
 (function () {

@@ -30,7 +30,7 @@ shutil.rmtree(args.work, ignore_errors=True)
 args.work.mkdir(parents=True)
 env = {**os.environ, "JTC_CACHE": str(args.work / "cache")}  # cold: nothing of an earlier run is reused
 
-prep = (f"from jtc_utils.core import real_models, real_text\n"
+prep = (f"from jtc_utils.core.data import real_text\nfrom jtc_utils.core.models import real_models\n"
         f"n_val = {args.sentences // 5}\n"
         f"s = real_text.sentences('wiki', 'train', n={args.sentences} - n_val)"
         f" + real_text.sentences('wiki', 'validation', n=n_val)\n"
@@ -40,7 +40,8 @@ model = subprocess.run([sys.executable, "-c", prep], env=env, capture_output=Tru
                        check=True).stdout.strip().splitlines()[-1]
 out = args.work / "book"
 t0 = time.time()
-subprocess.run([sys.executable, "-m", "jtc_utils.book.custom", "--model", model, "--text", str(args.work / "wiki.txt"),
+subprocess.run([sys.executable, "-m", "jtc_utils.book.custom.command", "--model", model,
+                "--text", str(args.work / "wiki.txt"),
                 "--sentences", str(args.sentences), "--out", str(out)], env=env, check=True)
 wall = time.time() - t0
 run = json.loads((out / "run.json").read_text())
@@ -53,7 +54,7 @@ for page, s in run["pages_s"].items():
     print(f"  {page}: {'-' if s is None else f'{s:.0f} s'}")
 
 compare = (f"import json\n"
-           f"from jtc_utils.core.setting import Setting\n"
+           f"from jtc_utils.core.data.setting import Setting\n"
            f"from jtc_utils.jtc import figures\n"
            f"d, _ = figures.compute('real_fig4', Setting.of('real', {args.sentences - args.sentences // 5}, "
            f"{args.sentences // 5}))\n"

@@ -11,8 +11,8 @@ import time
 
 import numpy as np
 
-from jtc_utils.core import early_exit as ee
-from jtc_utils.core import experiment
+from jtc_utils.core.analysis import early_exit as ee
+from jtc_utils.core.analysis import experiment
 
 
 def timed(f, *args, repeat=1):

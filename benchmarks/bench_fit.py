@@ -1,8 +1,8 @@
 """Benchmark: fitting `mat` for every layer pair, against the hardware floor and against one scikit-learn fit per
 pair (the paper's code), measured side by side in one run.
 
-Ours (jtc_utils.core.linear.layer_pair_r2): torch.linalg in float64 on the chosen device, one factorization per source
-layer shared by all its targets, then the validation r² of every pair.
+Ours (jtc_utils.core.analysis.linear.layer_pair_r2): torch.linalg in float64 on the chosen device, one factorization per
+source layer shared by all its targets, then the validation r² of every pair.
 
 The floor: every pair needs at least two products, the projection of the targets onto the source's factor
 (2·n_train·d² flops) and the validation predictions (2·n_val·d² flops). The script measures this machine's float64
@@ -26,8 +26,8 @@ import torch
 from sklearn.linear_model import LinearRegression
 from sklearn.metrics import r2_score
 
-from jtc_utils.core import device as devices
-from jtc_utils.core import linear
+from jtc_utils.core.infra import device as devices
+from jtc_utils.core.analysis import linear
 
 SHAPES = {  # layers, width, samples (train, validation) on a GPU / on a CPU
     "gpt2": dict(layers=12, width=768, gpu=(9000, 3000), cpu=(9000, 3000)),

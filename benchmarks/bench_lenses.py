@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from jtc_utils.lenses import closed_form, lowrank
-from jtc_utils.core import experiment
+from jtc_utils.core.analysis import experiment
 
 
 def rank_sweep(exp, layer: int):

@@ -11,7 +11,8 @@ import time
 
 
 def main():
-    from jtc_utils.core import models, profiles
+    from jtc_utils.core.models import models
+    from jtc_utils.core.data import profiles
     from jtc_utils.linearity import score, states
 
     data = {}

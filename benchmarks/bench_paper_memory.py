@@ -27,10 +27,10 @@ import warnings
 import numpy as np
 import torch
 
-from jtc_utils.core import device as devices
-from jtc_utils.core import hidden, linear, readout
-from jtc_utils.core.models import Adapter
-from jtc_utils.core.samples import make_samples
+from jtc_utils.core.infra import device as devices
+from jtc_utils.core.analysis import hidden, linear, readout
+from jtc_utils.core.models.models import Adapter
+from jtc_utils.core.data.samples import make_samples
 
 GPT2_XL = dict(vocab_size=50257, n_positions=1024, n_embd=1600, n_layer=48, n_head=25)
 N_TRAIN, N_VAL = 9000, 3000
@@ -50,7 +50,7 @@ def main():
     dev = devices.use(args.device)
     from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
 
-    from jtc_utils.core.catalogue import GPT_TOKENIZER_DIR
+    from jtc_utils.core.models.catalogue import GPT_TOKENIZER_DIR
 
     t = time.perf_counter()
     torch.manual_seed(0)

@@ -41,7 +41,7 @@ def matmul_rate(d: int, f: int, repeat: int = 40, rows: int = 2048) -> float:
 def padding(s, batch: int) -> tuple:
     """How the extraction batches ``s``: the rows each length-sorted batch computes (its sentences x its longest
     prefix), and the padding factor (all those rows over the prefixes' tokens): ``(rows per batch, factor)``."""
-    from jtc_utils.core import hidden
+    from jtc_utils.core.analysis import hidden
 
     seqs = [int(p) + 1 for p in s.positions]
     padded = [len(idx) * max(seqs[i] for i in idx) for idx in hidden.batches_by_length(seqs, batch)]
@@ -58,7 +58,7 @@ def profile_extraction(ad, s, batch: int, floor_rate: float, full=None) -> None:
     import numpy as np
     from torch.profiler import ProfilerActivity, profile
 
-    from jtc_utils.core import hidden
+    from jtc_utils.core.analysis import hidden
 
     hidden._extract(ad, s, batch, False)  # warm
     with profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -101,7 +101,7 @@ CHAPTERS = {  # the real model's figures of each chapter, in book order
 
 def chapter_child(args) -> int:
     """Compute one chapter's real-model figures with the parent's cache; print seconds and peak memory (GB)."""
-    from jtc_utils.core.setting import Setting
+    from jtc_utils.core.data.setting import Setting
     from jtc_utils.jtc import figures
 
     t = time.perf_counter()
@@ -128,8 +128,9 @@ def main(argv=None):
     os.environ.setdefault("JTC_PROGRESS", "0")
     import torch
 
-    from jtc_utils.core import hidden, models, real_models
-    from jtc_utils.core.samples import make_samples
+    from jtc_utils.core.analysis import hidden
+    from jtc_utils.core.models import models, real_models
+    from jtc_utils.core.data.samples import make_samples
 
     real_models.folder("smollm2-135m")  # the one-time GGUF conversion is not part of what is measured
     ad = models.adapter("smollm2-135m")

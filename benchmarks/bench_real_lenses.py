@@ -10,7 +10,7 @@ about 6 minutes on two cores, which is why the book's lens table reads three dep
 from __future__ import annotations
 
 import time
-from jtc_utils.core import experiment
+from jtc_utils.core.analysis import experiment
 
 LENSES = ("id", "mat", "tuned")
 LAYERS = (1, 8, 15, 22, 29)

@@ -4,10 +4,10 @@ cores from a fresh clone, once `make student` has filled the cache the pages sha
     python benchmarks/bench_student.py [--cache DIR] [--out FILE]
 
 Two passes, in the book's order, each page in a fresh kernel with its answer cells blank: first the fill
-(:func:`jtc_utils.book.student.fill`, what `make student` runs once: each page executed on an empty cache, timed), then
-every page of the edition executed again, as a student runs it. ``--cache`` points the run at its own cache folder
-(``JTC_CACHE``; a new empty folder reproduces a fresh clone, which is the default: a temporary folder); the table is
-printed and written to ``--out`` (default ``.cache/bench/student.json``).
+(:func:`jtc_utils.book.classroom.student.fill`, what `make student` runs once: each page executed on an empty cache,
+timed), then every page of the edition executed again, as a student runs it. ``--cache`` points the run at its own cache
+folder (``JTC_CACHE``; a new empty folder reproduces a fresh clone, which is the default: a temporary folder); the table
+is printed and written to ``--out`` (default ``.cache/bench/student.json``).
 """
 
 from __future__ import annotations
@@ -38,9 +38,9 @@ def main(argv=None):
 
     import papermill as pm
 
-    from jtc_utils.book import student
-    from jtc_utils.book.runner import notebook_names
-    from jtc_utils.core.paths import atomic_write_text
+    from jtc_utils.book.classroom import student
+    from jtc_utils.book.build.runner import notebook_names
+    from jtc_utils.core.infra.paths import atomic_write_text
 
     t0 = time.perf_counter()
     filled = student.fill(progress=False)

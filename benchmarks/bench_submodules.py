@@ -13,8 +13,9 @@ import time
 
 import torch
 
-from jtc_utils.core import device as devices, experiment
-from jtc_utils.core import submodules
+from jtc_utils.core.infra import device as devices
+from jtc_utils.core.analysis import experiment
+from jtc_utils.core.analysis import submodules
 
 
 def _sync(dev):

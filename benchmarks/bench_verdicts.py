@@ -14,7 +14,8 @@ import time
 
 import numpy as np
 
-from jtc_utils.core import linear, resample
+from jtc_utils.core.analysis import linear
+from jtc_utils.core.infra import resample
 from jtc_utils.evidence import claims
 from jtc_utils.ffn import claims as ffn_claims
 from jtc_utils.jtc import claims as jtc_claims

@@ -1,9 +1,9 @@
 r"""How much every figure-data quantity moves when only the arithmetic changes: the measurement behind the tolerances
-of the figure-data regression (``jtc_utils.book.regression``), committed in ``tests/noise.json``.
+of the figure-data regression (``jtc_utils.book.build.regression``), committed in ``tests/noise.json``.
 
-Each *setting* recomputes every figure of :func:`jtc_utils.book.regression.targets` from scratch (its own empty cache,
-so hidden states, fits and projections are recomputed too) in a process of its own, with environment variables that
-change only how the arithmetic is done:
+Each *setting* recomputes every figure of :func:`jtc_utils.book.build.regression.targets` from scratch (its own empty
+cache, so hidden states, fits and projections are recomputed too) in a process of its own, with environment variables
+that change only how the arithmetic is done:
 
 * ``threads1-aten-default``: one thread (another summation order in every parallel reduction) and ATen's
   non-vectorised kernels (``ATEN_CPU_CAPABILITY=default``: softmax, norms, GELU and reductions in another order);
@@ -19,8 +19,8 @@ change only how the arithmetic is done:
   executed on another machine of the same kind.
 
 Each setting is compared with the stored ``book/data`` (executed under the default setting of the machine that
-built the pages), quantity by quantity (:func:`jtc_utils.book.regression.quantities`), and the largest difference over
-the settings is written to ``tests/noise.json`` with each setting's own.
+built the pages), quantity by quantity (:func:`jtc_utils.book.build.regression.quantities`), and the largest difference
+over the settings is written to ``tests/noise.json`` with each setting's own.
 
     python benchmarks/noise.py run threads1-aten-default     # one setting (resumes: finished figures are kept)
     python benchmarks/noise.py run-all                       # every setting, one after the other
@@ -45,7 +45,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from jtc_utils.book.suite import baseline_dispatch  # noqa: E402 - after the checkout is on the path
+from jtc_utils.book.build.suite import baseline_dispatch  # noqa: E402 - after the checkout is on the path
 
 WORK = ROOT / ".cache" / "noise"
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
@@ -76,7 +76,7 @@ def _out(setting: str) -> Path:
 def run(setting: str, only: str | None = None) -> None:
     """Recompute every target (whose name matches ``only``) under ``setting`` (this process must already have its
     environment; see main)."""
-    from jtc_utils.book import regression
+    from jtc_utils.book.build import regression
 
     done = json.loads(_out(setting).read_text()) if _out(setting).exists() else {}
     names = [n for n in regression.targets() if only is None or re.search(only, n)]
@@ -100,7 +100,7 @@ def launch(setting: str, only: str | None = None) -> int:
 
 
 def compare() -> dict:
-    from jtc_utils.book import regression
+    from jtc_utils.book.build import regression
     from jtc_utils.evidence import figdata
 
     settings = {s: json.loads(_out(s).read_text()) for s in SETTINGS if _out(s).exists()}
@@ -148,7 +148,7 @@ def table(summary: bool = False) -> None:
     the last part of its name, over every figure: how many, the largest spread, the tolerances' range)."""
     import collections
 
-    from jtc_utils.book import regression
+    from jtc_utils.book.build import regression
     from jtc_utils.evidence import figdata
 
     nz = regression.noise()

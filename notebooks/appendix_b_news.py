@@ -33,8 +33,8 @@ real_n_train = None  # the real model's training sentences (None: 9,000)
 real_n_val = None  # the real model's validation sentences (None: 3,000 on Wikipedia, 1,000 on BBC News)
 
 # %% tags=["hide-cell"]
-from jtc_utils.core import device as devices
-from jtc_utils.book.chapter import Chapter
+from jtc_utils.core.infra import device as devices
+from jtc_utils.book.display.chapter import Chapter
 from jtc_utils.jtc.figures import real_model_line
 
 devices.use(device)
@@ -115,7 +115,7 @@ chapter.real_verdicts(["C15"])
 # %%
 import numpy as np
 
-from jtc_utils.book import exercises
+from jtc_utils.book.display import exercises
 from jtc_utils.evidence import figdata
 
 # %% [markdown]

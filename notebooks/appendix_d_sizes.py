@@ -36,8 +36,8 @@ n_val = None
 # %% tags=["hide-cell"]
 import pandas as pd
 
-from jtc_utils.core import device as devices
-from jtc_utils.book.chapter import Chapter
+from jtc_utils.core.infra import device as devices
+from jtc_utils.book.display.chapter import Chapter
 from jtc_utils.evidence import claims
 
 devices.use(device)
@@ -108,7 +108,7 @@ chapter.grid([SURPRISAL_OF[nearest], "real_fig5"], stored=True)
 # %%
 import numpy as np
 
-from jtc_utils.book import exercises
+from jtc_utils.book.display import exercises
 from jtc_utils.evidence import figdata
 
 # %% [markdown]

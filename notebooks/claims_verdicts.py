@@ -74,10 +74,10 @@ from myst_nb import glue
 from jtc_utils.jtc import regime, rejudge, seeds
 from jtc_utils.evidence import claims, figure_registry, findings
 from jtc_utils.jtc import claims as jtc_claims
-from jtc_utils.book import claim_tables
-from jtc_utils.book import claims_page
-from jtc_utils.book.chapter import figure
-from jtc_utils.core.setting import Setting
+from jtc_utils.book.display import claim_tables
+from jtc_utils.book.display import claims_page
+from jtc_utils.book.display.chapter import figure
+from jtc_utils.core.data.setting import Setting
 from jtc_utils.evidence import figdata
 
 # the JTC claims again: on figures recomputed with the paper's training vectors per dimension (saved as
@@ -285,11 +285,11 @@ HTML(claims_page.side_by_side(groups["Low-rank shortcuts and the tuned lens, on 
 #
 # The FFN claims are judged on the real model too (`real_geva` of the FFN chapter: the dominant ten, the scores, the
 # events, saturation and the exit rules on its first 300 validation samples, resampled). Its concept claims (F1-F4)
-# read the concept classes of the model's whole vocabulary that `jtc_utils.core.token_concepts` makes with a sentence
-# encoder (the chapter says how they hold hand-checked categories and what they can and cannot see), their resamples
-# the value vectors; F1-F3 need a labelling that reaches at least half of the top tokens they count, which these
-# classes do (each record's instrument check gives the share). F10 compares the sub-update rule with classifiers that
-# must work as a baseline (within
+# read the concept classes of the model's whole vocabulary that `jtc_utils.core.data.token_concepts` makes with a
+# sentence encoder (the chapter says how they hold hand-checked categories and what they can and cannot see), their
+# resamples the value vectors; F1-F3 need a labelling that reaches at least half of the top tokens they count, which
+# these classes do (each record's instrument check gives the share). F10 compares the sub-update rule with classifiers
+# that must work as a baseline (within
 # reach of the paper's accuracy) before its verdict is drawn. F8's clusters are formed block by block (one clustering
 # of every value does not fit), a deviation its record states; steering (F9) needs classes with a sign, which
 # the concept classes are not, and says so.
@@ -355,7 +355,7 @@ display(Markdown("\n".join(lines) or "Every judged shape holds."))
 # %%
 import numpy as np
 
-from jtc_utils.book import exercises
+from jtc_utils.book.display import exercises
 
 # %% [markdown]
 # ```{exercise-start}
@@ -398,7 +398,7 @@ exercises.check("ex-claims-real", answer)
 # ```
 
 # %% tags=["solution"]
-from jtc_utils.core import linear
+from jtc_utils.core.analysis import linear
 
 figs = ("fig2", "fig3", "fig12", "fig13", "fig22", "fig23", "fig24", "fig25")
 shares = {f: linear.r2_summary(np.asarray(figdata.load(f)["data"]["r2_mat"], dtype=float),

@@ -36,7 +36,7 @@ import collections
 import pandas as pd
 from IPython.display import display
 
-from jtc_utils.core import catalogue
+from jtc_utils.core.models import catalogue
 from jtc_utils.embedded import corpus
 
 # %% [markdown]
@@ -114,7 +114,7 @@ print(f"zoo size on disk: {catalogue.zoo_size_bytes() / 2**20:.1f} MiB")
 # the BERT-style ones, on held-out sentences of both domains. The training curves:
 
 # %%
-from jtc_utils.book.chapter import show
+from jtc_utils.book.display.chapter import show
 from jtc_utils.jtc import plots
 
 plots.loss_grid(cards)
@@ -149,8 +149,8 @@ show([], "beyond the paper: the zoo",
 # These are reported, not tuned: no generator setting was chosen by looking at them or at a claim's verdict.
 
 # %% tags=["nbval-check-output"]
-from jtc_utils.book.chapter import figure
-from jtc_utils.core.setting import Setting
+from jtc_utils.book.display.chapter import figure
+from jtc_utils.core.data.setting import Setting
 from jtc_utils.jtc import hardness
 
 setting = Setting.of(profile)  # the page's profile, resolved once
@@ -194,7 +194,7 @@ print(f"mat beats id at {(check['mat'] > check['id']).iloc[:-1].sum()} of {len(w
 # %%
 import numpy as np
 
-from jtc_utils.book import exercises
+from jtc_utils.book.display import exercises
 
 # %% [markdown]
 # ```{exercise-start}

@@ -37,7 +37,7 @@
 # of GPT-2 (`tiny-gpt2`), the sample-level ones on the stand-in of GPT-2 medium (`tiny-gpt2-medium`), on the same
 # validation sentences as section 5, so every exit rule lands on one plot. The real model (SmolLM2-135M, a gated FFN:
 # $m_i = \mathrm{SiLU}(\text{gate}_i)\cdot\text{up}_i$) gets every analysis, its concepts under concept classes of
-# its whole vocabulary, made by a sentence encoder (`jtc_utils.core.token_concepts`). Code:
+# its whole vocabulary, made by a sentence encoder (`jtc_utils.core.data.token_concepts`). Code:
 # `jtc_utils.ffn`, one module per analysis.
 # ```
 
@@ -50,9 +50,10 @@ seed = 0
 import pandas as pd
 from IPython.display import display
 
-from jtc_utils.core import device as devices
-from jtc_utils.core import experiment, token_concepts
-from jtc_utils.book.chapter import Chapter
+from jtc_utils.core.infra import device as devices
+from jtc_utils.core.analysis import experiment
+from jtc_utils.core.data import token_concepts
+from jtc_utils.book.display.chapter import Chapter
 from jtc_utils.evidence import digits
 from jtc_utils.ffn import FFN, claims, decompose
 from jtc_utils.ffn import figures as ffn_figures
@@ -254,11 +255,11 @@ chapter.show("ext_geva_matffn", view="through_mat")
 # parameters).
 #
 # **Concept classes of the vocabulary.** The real vocabulary has no generator lists, so
-# `jtc_utils.core.token_concepts` labels every one of its tokens by a rule fixed before any value vector was read:
+# `jtc_utils.core.data.token_concepts` labels every one of its tokens by a rule fixed before any value vector was read:
 # punctuation and numbers by their form; the 100 most frequent word-start words of the training text are function
 # words; every other token with a letter is embedded by the project's sentence encoder (all-MiniLM-L6-v2, a model
 # trained on other text, which has never seen SmolLM2's weights) and the embeddings are clustered by k-means, one
-# class per 25 tokens. The classes are made once by `python -m jtc_utils.core.token_concepts` and committed with
+# class per 25 tokens. The classes are made once by `python -m jtc_utils.core.data.token_concepts` and committed with
 # their card (`zoo/concepts/`); the book reads them. The concept rule, the Gaussian vectors and the whole updates
 # are then exactly the stand-in's.
 #
@@ -329,7 +330,7 @@ chapter.real_verdicts(list(claims.CLAIMS), claims.real_getter)
 # %%
 import numpy as np
 
-from jtc_utils.book import exercises
+from jtc_utils.book.display import exercises
 
 # %% [markdown]
 # ```{exercise-start}

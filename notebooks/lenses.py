@@ -65,8 +65,8 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from jtc_utils.core import device as devices
-from jtc_utils.book.chapter import Chapter
+from jtc_utils.core.infra import device as devices
+from jtc_utils.book.display.chapter import Chapter
 from jtc_utils.lenses import LENSES, figures, lowrank
 
 devices.use(device)
@@ -370,7 +370,7 @@ print(f"saved {', '.join(check.numbers)} at {check.params['n_train']} training a
 # the solution cells blank).
 
 # %%
-from jtc_utils.book import exercises
+from jtc_utils.book.display import exercises
 
 # %%
 mid = lt["quarters"][1]
@@ -405,7 +405,7 @@ exercises.check("ex-lenses-read", answer)
 # float64 as the closed form is computed.
 
 # %%
-from jtc_utils.core import experiment, linear
+from jtc_utils.core.analysis import experiment, linear
 from jtc_utils.lenses import closed_form
 
 exp = experiment.for_role(profile, "gpt48", n_train, n_val, seed)
@@ -416,7 +416,7 @@ X, Y = exp.X_train[12].astype(np.float64), exp.X_train[exp.n_layers].astype(np.f
 # :label: ex-lenses-rrr
 # ```
 # **Compute.** Check the closed form yourself: for the layer-12 states of the stand-in, fit `mat` to the last layer with
-# `jtc_utils.core.linear.fit`, form the rank-4 map $M_\text{ols} V_4 V_4^\top$ from the eigenvectors of
+# `jtc_utils.core.analysis.linear.fit`, form the rank-4 map $M_\text{ols} V_4 V_4^\top$ from the eigenvectors of
 # $\hat Y^\top \hat Y$, and compare its train error with `closed_form.RankFamily(...).train_sse(4)`.
 # `answer` is the pair (yours, RankFamily's).
 # ```{exercise-end}

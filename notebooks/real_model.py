@@ -44,9 +44,9 @@ real_n_val = None  # None: the full 3,000 validation sentences on Wikipedia, 1,0
 import pandas as pd
 from IPython.display import display
 
-from jtc_utils.core import device as devices
-from jtc_utils.book.chapter import Chapter
-from jtc_utils.core import models, real_models
+from jtc_utils.core.infra import device as devices
+from jtc_utils.book.display.chapter import Chapter
+from jtc_utils.core.models import models, real_models
 
 devices.use(device)
 
@@ -77,8 +77,8 @@ display(pd.DataFrame(rows).set_index("model"))
 # words, a sentence's shape, no markup, no formulas, balanced brackets and quotes), deduplicated, and split **by
 # document**: whole articles go to the validation split until it has its sentences, so that no article gives sentences
 # to both splits. The sizes are the paper's (its appendix A): 9,000 training and 3,000 validation sentences for
-# Wikipedia, and for the news 9,000 and 1,000, as the paper's news set has. `jtc_utils.core.real_text` documents each
-# step; its data card counts what each step keeps.
+# Wikipedia, and for the news 9,000 and 1,000, as the paper's news set has. `jtc_utils.core.data.real_text` documents
+# each step; its data card counts what each step keeps.
 
 # %% tags=["nbval-check-output"]
 cards = chapter.figure("real_data_cards").numbers
@@ -157,7 +157,7 @@ print(f"saved {', '.join(check.numbers)} at {check.params['n_train']} training a
 # the solution cells blank).
 
 # %%
-from jtc_utils.book import exercises
+from jtc_utils.book.display import exercises
 from jtc_utils.evidence import figdata
 
 # %% [markdown]

@@ -50,10 +50,11 @@ real_n_val = None  # the real model's validation sentences (None: 3,000 on Wikip
 import pandas as pd
 from myst_nb import glue
 
-from jtc_utils.book.chapter import Chapter
+from jtc_utils.book.display.chapter import Chapter
 from jtc_utils.jtc.figures import real_model_line
-from jtc_utils.core import device as devices
-from jtc_utils.core import linear, profiles
+from jtc_utils.core.infra import device as devices
+from jtc_utils.core.analysis import linear
+from jtc_utils.core.data import profiles
 
 devices.use(device)
 
@@ -272,7 +273,7 @@ print(pd.DataFrame([r for c in size_curves.values() for r in regime.summary(c)])
 # %%
 import numpy as np
 
-from jtc_utils.book import exercises
+from jtc_utils.book.display import exercises
 
 # %% [markdown]
 # ```{exercise-start}
@@ -305,9 +306,9 @@ exercises.check("ex-sec3-gap", answer)
 # :label: ex-sec3-one-pair
 # ```
 # **Compute.** Take the GPT-style model of <a href="#figure-fig23">Figure 4</a> (paper Fig. 23) and fit `mat` for the
-# single pair $\ell=2 \to \ell'=4$ yourself with `jtc_utils.core.linear.fit` on the training hidden states
+# single pair $\ell=2 \to \ell'=4$ yourself with `jtc_utils.core.analysis.linear.fit` on the training hidden states
 # (`exp = chapter.experiment("fig23")`, then `exp.X_train`), then compute its validation $r^2$ with
-# `jtc_utils.core.linear.r2_score` (`answer`). It should match the heatmap's cell.
+# `jtc_utils.core.analysis.linear.r2_score` (`answer`). It should match the heatmap's cell.
 # ```{exercise-end}
 # ```
 #

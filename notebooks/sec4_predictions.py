@@ -54,11 +54,11 @@ import pandas as pd
 from IPython.display import display
 from myst_nb import glue
 
-from jtc_utils.core import device as devices
-from jtc_utils.book.chapter import Chapter, drawn
+from jtc_utils.core.infra import device as devices
+from jtc_utils.book.display.chapter import Chapter, drawn
 from jtc_utils.jtc.figures import real_model_line
 from jtc_utils.jtc import top_tokens
-from jtc_utils.core import readout
+from jtc_utils.core.analysis import readout
 
 devices.use(device)
 
@@ -72,8 +72,8 @@ figure, results = chapter.figure, chapter.results
 #
 # The deepest GPT-style model (the stand-in of 48-layer GPT-2 XL) on the encyclopedia domain. The three line
 # widths are $k = 1, 5, 10$ (widest: $k=1$); `mat` is blue and solid, `id` red and dashed.
-# The numbers come from `jtc_utils.core.readout.per_sample` (cast, read out one layer at a time, compare with the
-# final output) and `readout.curves` (means, and for surprisal a seeded 95% bootstrap band).
+# The numbers come from `jtc_utils.core.analysis.readout.per_sample` (cast, read out one layer at a time, compare with
+# the final output) and `readout.curves` (means, and for surprisal a seeded 95% bootstrap band).
 
 # %%
 figure("fig4")
@@ -251,7 +251,7 @@ print(pd.DataFrame(rows).to_string(index=False))
 # %%
 from IPython.display import HTML
 
-from jtc_utils.book import layer_view
+from jtc_utils.book.display import layer_view
 
 view = figure("layer_view")  # the first four validation sentences of each model, read by id, mat and the tuned lens
 HTML(layer_view.html(layer_view.figure(view["trajectories"], layer_view.BOOK_MAPPINGS), "layer-view"))
@@ -282,7 +282,7 @@ print(pd.DataFrame([r for c in size_curves for r in regime.summary(c)]).round(3)
 # %%
 import numpy as np
 
-from jtc_utils.book import exercises
+from jtc_utils.book.display import exercises
 
 # %% [markdown]
 # ```{exercise-start}

@@ -30,8 +30,8 @@
 # Two details follow the authors' code rather than the paper's text: for BERT the position in the rule is
 # the constant 3 for every sample, and the threshold is not clipped to [0, 1]. The λ lists are the paper's
 # (appendix A.3). Because the exit path computes exactly the same cast vectors as the fixed-exit curves,
-# `jtc_utils.core.early_exit.sweep` derives every λ for every sample at once from the per-layer confidence gaps and
-# top-1 tokens of §4, instead of re-running the model per sample (the benchmark `benchmarks/bench_early_exit.py`
+# `jtc_utils.core.analysis.early_exit.sweep` derives every λ for every sample at once from the per-layer confidence gaps
+# and top-1 tokens of §4, instead of re-running the model per sample (the benchmark `benchmarks/bench_early_exit.py`
 # checks that it agrees exactly with the per-sample loop).
 #
 # ```{admonition} What runs here
@@ -53,10 +53,10 @@ real_n_val = None  # the real model's validation sentences (None: 3,000 on Wikip
 import pandas as pd
 from myst_nb import glue
 
-from jtc_utils.core import device as devices
-from jtc_utils.book.chapter import Chapter
+from jtc_utils.core.infra import device as devices
+from jtc_utils.book.display.chapter import Chapter
 from jtc_utils.jtc.figures import real_model_line
-from jtc_utils.core import early_exit
+from jtc_utils.core.analysis import early_exit
 from jtc_utils.jtc import claims
 
 devices.use(device)
@@ -176,7 +176,7 @@ chapter.verdicts(["C10"])
 # %%
 import numpy as np
 
-from jtc_utils.book import exercises
+from jtc_utils.book.display import exercises
 
 # %% [markdown]
 # ```{exercise-start}

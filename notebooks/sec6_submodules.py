@@ -33,10 +33,10 @@
 # * `mat_ln1_ln2`: both layer norms replaced.
 #
 # For the last two the real attention still runs, and it reads the *modified* states of the whole prefix, so the
-# computation starts from the true $h^\ell$ at every prefix position. `jtc_utils.core.blocks.GPT2Blocks` recomputes a
-# GPT-2 block from the Hugging Face weights step by step (tested to reproduce the model's hidden states within
-# $10^{-4}$) and lets any step be swapped; `jtc_utils.core.submodules` fits the matrices and runs all start layers
-# together. Predictions are judged exactly as in [section 4](sec4_predictions.ipynb).
+# computation starts from the true $h^\ell$ at every prefix position. `jtc_utils.core.models.blocks.GPT2Blocks`
+# recomputes a GPT-2 block from the Hugging Face weights step by step (tested to reproduce the model's hidden states
+# within $10^{-4}$) and lets any step be swapped; `jtc_utils.core.analysis.submodules` fits the matrices and runs all
+# start layers together. Predictions are judged exactly as in [section 4](sec4_predictions.ipynb).
 #
 # ```{admonition} What runs here
 # :class: note
@@ -58,10 +58,10 @@ real_n_val = None  # the real model's validation sentences (None: all; section 6
 import pandas as pd
 from myst_nb import glue
 
-from jtc_utils.core import device as devices
-from jtc_utils.book.chapter import Chapter
+from jtc_utils.core.infra import device as devices
+from jtc_utils.book.display.chapter import Chapter
 from jtc_utils.jtc.figures import real_model_line
-from jtc_utils.core import submodules
+from jtc_utils.core.analysis import submodules
 
 devices.use(device)
 
@@ -151,8 +151,8 @@ figure("fig19")
 #
 # The same three mappings on the real decoder, whose blocks are LLaMA's: RMSNorm in place of LayerNorm (the two
 # norms `ln_1`/`ln_2` are its `input_layernorm` and `post_attention_layernorm`), rotary positions, grouped-query
-# attention and a gated feed-forward network. `jtc_utils.core.blocks.LlamaBlocks` recomputes them from the weights
-# (tested to reproduce the model within $10^{-4}$). With 30 blocks the wavefront over every start layer costs
+# attention and a gated feed-forward network. `jtc_utils.core.models.blocks.LlamaBlocks` recomputes them from the
+# weights (tested to reproduce the model within $10^{-4}$). With 30 blocks the wavefront over every start layer costs
 # many forward passes per mapping, so on this model the maps start from every fifth layer, on the first validation
 # sentences, with the sub-module matrices fitted on the first training sentences (the sizes are printed below; the
 # figure's `mat` curve is the full section-4 one).
@@ -195,8 +195,8 @@ chapter.real_verdicts(["C12a", "C12b", "C12c"])
 #
 # $$ r = \text{LN}_\text{attn}(x + \text{attn}(x)), \qquad h = \text{LN}_\text{out}(r + \text{ffn}(r)). $$
 #
-# `jtc_utils.core.blocks.BertBlocks` recomputes these from the weights (the masked sentence is read whole, with the
-# padding masked out; tested to reproduce `BertForMaskedLM` within $10^{-4}$). The matrices are fitted the same
+# `jtc_utils.core.models.blocks.BertBlocks` recomputes these from the weights (the masked sentence is read whole, with
+# the padding masked out; tested to reproduce `BertForMaskedLM` within $10^{-4}$). The matrices are fitted the same
 # way: $\text{attn}(x)$ on $x$, $\text{LN}_\text{attn}$ on its input $x+a$, $\text{ffn}(r)$ on $r$,
 # $\text{LN}_\text{out}$ on $r+f$. The two layer norms play the roles of `ln_1` and `ln_2`, so the three mappings
 # keep their names; the readout is the MLM head, and predictions are judged against BERT's own output at the
@@ -237,7 +237,7 @@ chapter.verdicts(["C12a", "C12b", "C12c"], alias={"fig10": "ext_bert_fig10"})
 # %%
 import numpy as np
 
-from jtc_utils.book import exercises
+from jtc_utils.book.display import exercises
 
 # %% [markdown]
 # ```{exercise-start}

@@ -57,8 +57,8 @@ import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from jtc_utils.core import device as devices
-from jtc_utils.book.chapter import Chapter
+from jtc_utils.core.infra import device as devices
+from jtc_utils.book.display.chapter import Chapter
 from jtc_utils.evidence import digits
 from jtc_utils.linearity import claims, score
 
@@ -339,7 +339,7 @@ chapter.real_verdicts(list(claims.CLAIMS), claims.real_getter)
 # %%
 import numpy as np
 
-from jtc_utils.book import exercises
+from jtc_utils.book.display import exercises
 
 # %% [markdown]
 # ```{exercise-start}
@@ -379,7 +379,7 @@ exercises.check("sl-ex-null", answer)
 # :label: sl-ex-identity
 # ```
 # **Compute.** Check the identity by hand: take `X = exp.X_val[3]`, `Y = exp.X_val[4]` for
-# `exp = jtc_utils.core.experiment.shared("tiny-gpt2-medium", "encyclopedia")`, compute both scores with
+# `exp = jtc_utils.core.analysis.experiment.shared("tiny-gpt2-medium", "encyclopedia")`, compute both scores with
 # `score.pair`, and recompute `nores_in` from `res_in` and the two centred norms,
 # $1 - (1 - LS_\text{res})\,\|Y_c\|^2 / \|(Y - X)_c\|^2$. `answer` is (yours, `nores_in`).
 # ```{exercise-end}
@@ -390,7 +390,7 @@ exercises.check("sl-ex-null", answer)
 # ```
 
 # %% tags=["solution"]
-from jtc_utils.core import experiment
+from jtc_utils.core.analysis import experiment
 from jtc_utils.linearity import score
 
 exp = experiment.shared("tiny-gpt2-medium", "encyclopedia")

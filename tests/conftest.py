@@ -19,7 +19,7 @@ def html(tmp_path_factory, request):
     import fcntl
     import json
 
-    from jtc_utils.book import website
+    from jtc_utils.book.build import website
 
     if not hasattr(request.config, "workerinput"):  # not an xdist worker
         out = tmp_path_factory.mktemp("html")

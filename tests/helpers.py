@@ -24,8 +24,9 @@ from transformers import (
     Phi3ForCausalLM,
 )
 
-from jtc_utils.core import real_models, real_text
-from jtc_utils.core.catalogue import BERT_TOKENIZER_DIR, GPT_TOKENIZER_DIR
+from jtc_utils.core.models import real_models
+from jtc_utils.core.data import real_text
+from jtc_utils.core.models.catalogue import BERT_TOKENIZER_DIR, GPT_TOKENIZER_DIR
 
 
 def _decoder(model_cls, config_cls, **small):
@@ -96,7 +97,7 @@ def point_book_at(monkeypatch, name: str, value) -> None:
     """Point the book machinery's ``name`` (``BOOK_DIR``, ``NOTEBOOKS_DIR``, ``ZOO_DIR``, ``ROOT``, or a function)
     at ``value`` in every module of the runner that holds it (the runner, which pages are up to date, the
     scheduling of several pages and the website build), so that no part of a test run reaches the real book."""
-    from jtc_utils.book import runner, scheduling, staleness, website
+    from jtc_utils.book.build import runner, scheduling, staleness, website
 
     held = [m for m in (runner, staleness, scheduling, website) if hasattr(m, name)]
     assert held, f"no module of the runner holds {name}"

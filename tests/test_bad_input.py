@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from jtc_utils.book import runner
-from jtc_utils.core import linear
-from jtc_utils.core.experiment import Experiment
-from jtc_utils.core.models import ModelUnavailableError
+from jtc_utils.book.build import runner
+from jtc_utils.core.analysis import linear
+from jtc_utils.core.analysis.experiment import Experiment
+from jtc_utils.core.models.models import ModelUnavailableError
 from helpers import point_book_at
 
 
@@ -89,7 +89,7 @@ def test_runner_strips_volatile_metadata_and_hides_injected_parameters(tmp_path,
 def test_the_custom_book_refuses_bad_texts_and_small_sizes_before_the_model_loads(tmp_path, monkeypatch):
     """An empty, binary or wrongly encoded text and a size that a later page cannot run are refused among the
     arguments, before the plan loads the model (which took a minute); nothing is written."""
-    from jtc_utils.book import custom, custom_plan
+    from jtc_utils.book.custom import command as custom, plan as custom_plan
 
     monkeypatch.setattr(custom_plan, "plan", lambda *a, **k: pytest.fail("the plan ran: the model would load"))
     (tmp_path / "empty.txt").write_text("\n\n")
@@ -107,7 +107,7 @@ def test_the_custom_book_refuses_bad_texts_and_small_sizes_before_the_model_load
 
 
 def test_the_custom_books_least_size_leaves_the_ffn_page_its_draws():
-    from jtc_utils.book import custom
+    from jtc_utils.book.custom import command as custom
     from jtc_utils.ffn import figures as ffn_figures
 
     assert custom.LEAST_SENTENCES // 5 >= ffn_figures.N_RANDOM

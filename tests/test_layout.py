@@ -12,9 +12,9 @@ from pathlib import Path
 import jupytext
 import pytest
 
-from jtc_utils.book import runner, staleness
-from jtc_utils.core.paths import NOTEBOOKS_DIR, ROOT
-from jtc_utils.core.setting import Setting
+from jtc_utils.book.build import runner, staleness
+from jtc_utils.core.infra.paths import NOTEBOOKS_DIR, ROOT
+from jtc_utils.core.data.setting import Setting
 from jtc_utils.evidence import figure_registry, registry
 
 PKG = ROOT / "jtc_utils"
@@ -33,7 +33,7 @@ MODULES = _modules()
 
 def _imports(name: str, path: Path):
     """``(imported module, bound name, names taken from it, node)`` for every import of a jtc_utils module in
-    ``path`` (the book's one import reader, jtc_utils.book.staleness)."""
+    ``path`` (the book's one import reader, jtc_utils.book.build.staleness)."""
     return staleness.package_imports(path)
 
 
@@ -58,15 +58,16 @@ def test_no_module_reaches_into_another_modules_private_names():
 
 # the tests' reaches into a module's private names that stay, each with why no public name serves (issue 54, item 6)
 TEST_REACHES = {
-    "jtc_utils.core.real_text._build": "clears the in-process cache of the built sentences, to rebuild them without "
-                                       "the package",
+    "jtc_utils.core.data.real_text._build": "clears the in-process cache of the built sentences, to rebuild them "
+                                            "without the package",
     "jtc_utils.linearity.figures._study": "clears the in-process cache of a model's study, so that a second "
                                           "computation starts from nothing",
-    "jtc_utils.core.real_models._gguf_bar_disabled": "the progress bar's switch of the GGUF reader, checked in both "
-                                                     "positions",
-    "jtc_utils.core.real_models._write_converted": "replaced to interrupt the conversion half-way",
-    "jtc_utils.core.submodules._replacements": "the stand-in modules themselves, checked against the maps they hold",
-    "jtc_utils.core.submodules._per_sample": "replaced to count how often the per-sample numbers are computed",
+    "jtc_utils.core.models.real_models._gguf_bar_disabled": "the progress bar's switch of the GGUF reader, checked in "
+                                                            "both positions",
+    "jtc_utils.core.models.real_models._write_converted": "replaced to interrupt the conversion half-way",
+    "jtc_utils.core.analysis.submodules._replacements": "the stand-in modules themselves, checked against the maps "
+                                                        "they hold",
+    "jtc_utils.core.analysis.submodules._per_sample": "replaced to count how often the per-sample numbers are computed",
 }
 
 
@@ -145,6 +146,33 @@ def test_imports_flow_one_way():
     assert not found, found
 
 
+# the folders of the core and of the book, bottom up: a folder imports only from itself and from folders on a lower
+# floor. The core: infra <- models <- data <- analysis. The book: what a page shows and how pages are built stand side
+# by side; the custom book and the classroom are built on both, and on neither of each other.
+PARTS = {"core": {"infra": 0, "models": 1, "data": 2, "analysis": 3},
+         "book": {"display": 0, "build": 0, "custom": 1, "classroom": 1}}
+
+
+@pytest.mark.parametrize("package", sorted(PARTS))
+def test_a_layer_is_folders_by_concern_that_import_one_way(package):
+    """Every module of the core and of the book sits in one of its concerns' folders, and imports only from its own
+    folder and from those on a lower floor (a function-level import included)."""
+    parts = PARTS[package]
+    mods = [n for n in MODULES if _package(n) == package and n != f"jtc_utils.{package}"]
+    loose = sorted(n for n in mods if n.split(".")[2] not in parts)
+    assert not loose, f"{package} modules outside {sorted(parts)}: {loose}"
+    found = []
+    for name in mods:
+        here = name.split(".")[2]
+        for target, _, _, node in _imports(name, MODULES[name]):
+            there = target.split(".")
+            if target not in MODULES or there[:2] != ["jtc_utils", package] or len(there) < 3 or there[2] == here:
+                continue
+            if parts[there[2]] >= parts[here]:
+                found.append(f"{name} ({here}) imports {target}, line {node.lineno}")
+    assert not found, found
+
+
 def test_one_figure_registry_serves_every_paper():
     reg = registry.get()
     assert {r.paper for r in reg.figures.values()} == set(reg.papers) == set(registry.PAPERS) == set(PAPERS)
@@ -175,12 +203,11 @@ def test_a_figure_is_computed_drawn_and_captioned_on_one_path():
     found = [f"jtc_utils.{pkg}.figures: line {i}" for pkg in PAPER_PACKAGES
              for i, line in enumerate((PKG / pkg / "figures.py").read_text().splitlines(), 1) if chain.search(line)]
     branch = re.compile(r"""\bpaper ==|== ["'](?:jtc|lenses|ffn|linearity)["']|\bfig(?:ure)? == ["']""")
-    for name in ("chapter", "custom", "custom_pages"):
-        text = (PKG / "book" / f"{name}.py").read_text()
-        found += [f"jtc_utils.book.{name}: line {i}" for i, line in enumerate(text.splitlines(), 1)
+    for name in ("display.chapter", "custom.command", "custom.pages"):
+        path = PKG / "book" / f"{name.replace('.', '/')}.py"
+        found += [f"jtc_utils.book.{name}: line {i}" for i, line in enumerate(path.read_text().splitlines(), 1)
                   if chain.search(line) or branch.search(line)]
-        found += [f"jtc_utils.book.{name} imports {t}" for t in _module_level(f"jtc_utils.book.{name}",
-                                                                              PKG / "book" / f"{name}.py")
+        found += [f"jtc_utils.book.{name} imports {t}" for t in _module_level(f"jtc_utils.book.{name}", path)
                   if re.match(r"jtc_utils\.(?:lenses|ffn|linearity)\.|jtc_utils\.jtc\.plots", t)]
     assert not found, found
 
@@ -191,7 +218,7 @@ def test_every_book_data_record_is_written_through_the_registry():
     page (its model and text cards and its claims, saved into the custom book's own folder, never ``book/data``)."""
     call = re.compile(r"\bfigdata\.save\(")
     writers = sorted(name for name, path in MODULES.items() if call.search(path.read_text()))
-    assert writers == ["jtc_utils.book.custom_pages", "jtc_utils.evidence.figure_registry"], writers
+    assert writers == ["jtc_utils.book.custom.pages", "jtc_utils.evidence.figure_registry"], writers
     pages = sorted(p.stem for p in NOTEBOOKS_DIR.glob("*.py") if call.search(p.read_text()))
     assert not pages, f"notebooks that save numbers outside the registry: {pages}"
     stray = sorted(f.stem for f in (ROOT / "book" / "data").glob("*.json") if f.stem not in registry.get().figures)
@@ -284,7 +311,8 @@ def test_a_function_imports_a_module_of_the_package_only_to_defer_a_heavy_one():
 
 def test_every_module_and_function_the_readme_names_exists():
     """The README's module map and figure-to-function table name modules and functions by their dotted path
-    (``core.readout.per_sample``, ``jtc_utils.book.chapter.Chapter``); each must resolve in the package."""
+    (``core.analysis.readout.per_sample``, ``jtc_utils.book.display.chapter.Chapter``); each must resolve in the
+    package."""
     import importlib
 
     text = (ROOT / "README.md").read_text()
@@ -410,7 +438,7 @@ def test_process_state_lives_in_an_object_that_owns_it():
     """No ``global`` statement, and no function fills a module-level dict, list or set: what must live for a process
     (the device chosen, a checkpoint folder, a page's figure numbering, the files a page wrote, counts made once) is
     held by one object with methods (:class:`jtc_utils.base.state.Setting`, :class:`~jtc_utils.base.state.Memo`,
-    :class:`jtc_utils.book.chapter.Numbering`), never a bare table that a lookup depends on."""
+    :class:`jtc_utils.book.display.chapter.Numbering`), never a bare table that a lookup depends on."""
     found = []
     for name, path in MODULES.items():
         tree = ast.parse(path.read_text())
@@ -464,21 +492,21 @@ def test_no_import_is_made_only_for_its_side_effect():
 
 
 def test_one_block_recorder():
-    """Recording the vectors inside the blocks is done once (``core.hidden.block_vectors``): the FFN chapter and
-    section 6 both read it (issue 54 found two recorders)."""
+    """Recording the vectors inside the blocks is done once (``core.analysis.hidden.block_vectors``): the FFN chapter
+    and section 6 both read it (issue 54 found two recorders)."""
     users = sorted(name for name, path in MODULES.items() if "record=True" in path.read_text())
-    assert users == ["jtc_utils.core.hidden"], users
+    assert users == ["jtc_utils.core.analysis.hidden"], users
 
 
 def test_one_padding_helper():
-    """Token ids are padded into a batch by one helper (``core.batching.right_pad``, with ``pad_id``'s one pad-id
+    """Token ids are padded into a batch by one helper (``core.models.batching.right_pad``, with ``pad_id``'s one pad-id
     rule); the hidden states' batches go through it (issue 54 found a copy and hand-set pad ids in the zoo)."""
     defs = sorted(f"{name}.{node.name}" for name, path in MODULES.items()
                   for node in ast.walk(ast.parse(path.read_text()))
                   if isinstance(node, ast.FunctionDef) and "pad" in node.name)
-    assert defs == ["jtc_utils.core.batching.pad_id", "jtc_utils.core.batching.right_pad",
-                    "jtc_utils.core.hidden.padded_batches"], defs
-    assert "right_pad(" in (PKG / "core" / "hidden.py").read_text()
+    assert defs == ["jtc_utils.core.analysis.hidden.padded_batches", "jtc_utils.core.models.batching.pad_id",
+                    "jtc_utils.core.models.batching.right_pad"], defs
+    assert "right_pad(" in (PKG / "core" / "analysis" / "hidden.py").read_text()
 
 
 def test_one_training_loop():
@@ -497,8 +525,8 @@ def test_one_html_build_and_one_import_reader():
     build, reader = '"build", ' + "str(", "ast." + "ImportFrom"  # split, so that this test does not match itself
     builds = sorted(n for n, text in sources.items() if build in text)
     readers = sorted(n for n, text in sources.items() if reader in text)
-    assert builds == ["jtc_utils.book.website"], builds
-    assert readers == ["jtc_utils.book.staleness"], readers
+    assert builds == ["jtc_utils.book.build.website"], builds
+    assert readers == ["jtc_utils.book.build.staleness"], readers
 
 
 # the book layer's modules stay a concern each (issue 54 split custom.py, 717, and runner.py, 702)
@@ -585,11 +613,11 @@ def test_no_curve_key_or_lens_label_is_split_to_recover_its_parts():
 
 
 def test_one_table_of_pages_agrees_with_the_book_and_the_papers():
-    """The pages are declared once (:data:`jtc_utils.book.pages.PAGES`): the same pages, in the same order, as the
+    """The pages are declared once (:data:`jtc_utils.book.build.pages.PAGES`): the same pages, in the same order, as the
     book's table of contents and its notebooks; every page a paper declares work ahead of, figures or claims for in
     a custom book is one of them; no other module of the book layer spells a page's name (the page ``lenses`` shares
     its name with its paper)."""
-    from jtc_utils.book import pages
+    from jtc_utils.book.build import pages
 
     names = [p.name for p in pages.PAGES]
     assert names == runner.notebook_names()
@@ -598,7 +626,7 @@ def test_one_table_of_pages_agrees_with_the_book_and_the_papers():
     assert set(reg.custom) | set(reg.custom_claims) <= {p.name for p in pages.CUSTOM}
     assert all(p.cost is not None for p in pages.CUSTOM if not p.skip) and pages.page(pages.CLAIMS).cost is not None
     found = [f"{name}: line {n.lineno} names the page {n.value!r}" for name, path in MODULES.items()
-             if _package(name) == "book" and name != "jtc_utils.book.pages"
+             if _package(name) == "book" and name != "jtc_utils.book.build.pages"
              for n in ast.walk(ast.parse(path.read_text()))
              if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in names
              and n.value not in registry.PAPERS]  # "lenses" is a paper's name too (its package, its zoo folder)
@@ -606,7 +634,7 @@ def test_one_table_of_pages_agrees_with_the_book_and_the_papers():
 
 
 def test_one_setting_object_travels_from_the_chapter_to_every_computation():
-    """A figure's profile, sizes and seed travel as one :class:`jtc_utils.core.setting.Setting`: every registered
+    """A figure's profile, sizes and seed travel as one :class:`jtc_utils.core.data.setting.Setting`: every registered
     computation takes ``(fig, s)``, and no function above the core takes the four loose (the chapter's own
     parameters, which it resolves into a setting, and :meth:`Setting.of` excepted)."""
     import inspect
@@ -618,7 +646,7 @@ def test_one_setting_object_travels_from_the_chapter_to_every_computation():
     found = [f"{name}.{fn.name}" for name, path in MODULES.items() if _package(name) not in ("base", "embedded", "core")
              for fn in ast.walk(ast.parse(path.read_text())) if isinstance(fn, ast.FunctionDef)
              and loose <= {a.arg for a in fn.args.args + fn.args.kwonlyargs}]
-    assert found == ["jtc_utils.book.chapter.__init__"], found
+    assert found == ["jtc_utils.book.display.chapter.__init__"], found
 
 
 def test_each_package_says_in_three_lines_what_lives_there():
@@ -627,3 +655,16 @@ def test_each_package_says_in_three_lines_what_lives_there():
     empty = [name for name, path in MODULES.items() if path.name == "__init__.py"
              and not ast.get_docstring(ast.parse(path.read_text()))]
     assert not long and not empty, (long, empty)
+
+
+MODULE_DOC_LINES = 10
+
+
+def test_each_module_says_what_it_does_in_ten_lines_at_most():
+    """A module's docstring is a summary of what it does now; the details sit with the function or constant they
+    describe, and history is in git."""
+    docs = {name: ast.get_docstring(ast.parse(path.read_text()), clean=False) for name, path in MODULES.items()}
+    long = {name: n for name, d in docs.items() if d and (n := len(d.strip("\n").splitlines())) > MODULE_DOC_LINES}
+    assert not long, f"module docstrings over {MODULE_DOC_LINES} lines: {long}"
+    bare = sorted(name for name, d in docs.items() if not d)
+    assert not bare, f"modules that do not say what they do: {bare}"

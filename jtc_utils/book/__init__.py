@@ -1,4 +1,4 @@
-"""The book layer: one Chapter for every notebook, figure display, claims tables and page, runner, student edition,
-grading, regression data. Imports everything below it; nothing imports it. It imports no paper package: every paper
-plugs in through the one registry (:mod:`jtc_utils.evidence.registry`), built on first use.
+"""The book layer, by concern: ``display`` (what a page shows), ``build`` (executing, checking and publishing the
+pages), ``custom`` (the book on a reader's model) and ``classroom`` (student edition, grading). It imports no paper:
+every paper plugs in through :mod:`jtc_utils.evidence.registry`; nothing below imports it.
 """

@@ -1,4 +1,4 @@
-"""The core: models and their adapters, data (sources, samples), hidden states, the readout, linear fits, the
-experiment, the methods two papers share (early exit, sub-module maps), and the cache, device and paths they run on.
-Imports nothing above it.
+"""The core, in four folders that import one way: ``infra`` (paths, cache, device, progress, orders, the bootstrap)
+<- ``models`` (the zoo, loading, adapters, block runners) <- ``data`` (text, samples, profiles, the setting) <-
+``analysis`` (hidden states, fits, the readout, early exit, sub-module maps, the experiment). Imports nothing above it.
 """

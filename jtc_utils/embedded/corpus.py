@@ -1,41 +1,13 @@
-"""The generated two-domain corpus: an *encyclopedia* domain (stands in for the paper's Wikipedia sentences)
-and a *news* domain (stands in for the Leipzig news sentences), both about one generated world
-(:mod:`jtc_utils.embedded.world`), written by a compositional grammar (:mod:`jtc_utils.embedded.grammar`).
+"""The generated two-domain corpus: an *encyclopedia* domain (the stand-in for the paper's Wikipedia sentences) and a
+*news* domain (for the Leipzig news sentences), both about one generated world (:mod:`jtc_utils.embedded.world`),
+written by a compositional grammar (:mod:`jtc_utils.embedded.grammar`): many sentence types built from clause pieces,
+several wordings of each fact, facts that need more than one hop, a Zipfian tail of rare words and dates that
+respect the present. Every word carries a label (:data:`LABELS`) saying what kind of prediction it is.
 
-Public entry points: :func:`pool` (held-out experiment sentences, the paper's split sizes) and
-:func:`training_sentences` (the models' training text). Both are deterministic for a given seed; the two never
-share a sentence, nor an opening of five words.
-
-Every word carries a label saying what kind of prediction it is:
-
-=========  ==============================================================================================
-label      meaning
-=========  ==============================================================================================
-function   function words and fixed template words ("the", "was", "born", "said")
-content    open-class words chosen freely by the template (nouns, verbs, adjectives)
-entity     the first mention of an entity (a person, city, organisation); cannot be predicted
-fact       a word that can only be predicted by recalling a fact about an entity named earlier
-           in the sentence (a birthplace, a founder, a currency); stated the same way everywhere
-number     numbers and dates that are not facts (event dates, counts, percentages)
-agree      a word whose form is fixed by agreement with an earlier word (was/were, he/she, a/an)
-punct      punctuation
-=========  ==============================================================================================
-
-This is the second corpus ("World v2"); the first stays reproducible from the repository's history.
-What changed from it:
-
-* **No leak into the pools.** A sentence belongs to the experiment pools or to the training text by a hash of its
-  first five words (:func:`held_out`): a pool sentence shares no opening of five or more words with any training
-  sentence, so no pool sentence is a verbatim prefix of a training one, and the words after an opening were never
-  seen after it in training.
-* **Many sentence types per domain**, built from clause pieces: relative and subordinate clauses, coordination,
-  pronouns that refer back, fronted phrases that change the word order, and several wordings of each fact while the
-  fact's value stays fixed. A sentence's extra clauses are drawn *without* replacement, so none is said twice.
-* **Facts that need more than one hop**: the country of a person's birth city, the language spoken there, the
-  country where an organisation's founder was born.
-* **A Zipfian tail of rare words**: topics, projects and the like are drawn from long lists with weights 1/rank.
-* **Dates that respect the present** (:data:`~jtc_utils.embedded.world.PRESENT`): past-tense events up to it,
-  plans after it (always introduced by "by").
+Entry points: :func:`pool` (held-out experiment sentences, the paper's split sizes) and :func:`training_sentences`
+(the models' training text), deterministic for a seed. A sentence belongs to one or the other by a hash of its
+first five words (:func:`held_out`), so the two share no opening of five words and no pool sentence is a verbatim
+prefix of a training one.
 """
 
 from __future__ import annotations
@@ -50,6 +22,11 @@ from .grammar import Grammar
 from .sentence import Sentence
 from .world import World, build_world
 
+# What kind of prediction each word is: function (function words and fixed template words: "the", "was", "born"),
+# content (open-class words chosen freely by the template), entity (the first mention of a person, city or
+# organisation: unpredictable), fact (predictable only by recalling a fact about an entity named earlier in the
+# sentence: a birthplace, a founder, a currency; stated the same way everywhere), number (numbers and dates that are
+# not facts), agree (a form fixed by agreement with an earlier word: was/were, he/she, a/an), punct.
 LABELS = ("function", "content", "entity", "fact", "number", "agree", "punct")
 DOMAINS = ("encyclopedia", "news")
 # the paper's sizes: Wikipedia 9,000 train + 3,000 validation; Leipzig 9,000 train + 1,000 validation

@@ -1,14 +1,9 @@
 """What a model could copy from its training text into the held-out experiment pools, and the artefacts a reader
-would notice: the corpus half of the hardness report. Every measure takes plain lists of
-:class:`~jtc_utils.embedded.corpus.Sentence`, so it applies to any corpus with span labels (the first world's
-report was computed with the same functions).
-
-* :func:`prefix_leak`: share of pool sentences that are a verbatim prefix of a training sentence (or equal to one);
-* :func:`skeleton_share`: share of pool sentences whose template skeleton (function words, agreement words and
-  punctuation kept, every other word replaced by its label) occurs in the training text;
-* :func:`ngram_share`: share of the pool's word n-grams (n = 4) that occur in the training text;
-* :func:`duplicate_share`: share of the training sentences that repeat an earlier one exactly;
-* :func:`repeated_clause_share`: share of sentences that say the same six words twice (a continuation drawn twice).
+would notice: the corpus half of the hardness report. Each measure takes plain lists of
+:class:`~jtc_utils.embedded.corpus.Sentence`, so it applies to any corpus with span labels: :func:`prefix_leak`
+(pool sentences that are a verbatim prefix of a training one), :func:`skeleton_share` (whose template skeleton
+occurs in training), :func:`ngram_share` (word 4-grams seen in training), :func:`duplicate_share` (repeated training
+sentences) and :func:`repeated_clause_share` (sentences that say the same six words twice).
 """
 
 from __future__ import annotations

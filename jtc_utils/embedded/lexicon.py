@@ -1,15 +1,9 @@
 """A fine word class for every generated word, read from the generator's own lists (related-systems spec 2.4): the
-automatic stand-in for the human annotators of Geva et al. (2022), who read the top tokens of value vectors and
-named the concept they share.
-
-A word occurrence gets exactly one class: numbers and punctuation by their form; then the world's names (first
-names, surnames, cities, countries, country adjectives, rivers, currencies, the fixed words of organisation
-names); then the template lists (months, weekdays, occupations, projects, report adjectives ...) in a fixed order;
-any other word keeps its corpus label (``function``, ``content``, ``agree`` ...). A *token* of a tokenizer gets the
-class holding at least half of its occurrences in the training text, else ``mixed`` (never a concept).
-
-Every class belongs to one group, Geva et al.'s three kinds of pattern: ``semantic`` (what the sentence is about),
-``syntactic`` (function words, agreement, punctuation, number formats) and ``names`` (pieces of entity names).
+automatic stand-in for the human annotators of Geva et al. (2022), who named the concept a value vector's top tokens
+share. A word occurrence gets one class: numbers and punctuation by their form, then the world's names, then the
+template lists in a fixed order, else its corpus label. A tokenizer's *token* gets the class of at least half its
+occurrences in the training text, else ``mixed`` (never a concept). Each class is in one of Geva et al.'s groups:
+``semantic``, ``syntactic`` (function words, agreement, punctuation, number formats) or ``names``.
 """
 
 from __future__ import annotations

@@ -1,20 +1,12 @@
 """The generated world behind the embedded corpus: countries, cities, rivers, people and organisations with facts
-that hold together.
+that hold together (founders born 25-60 years before their organisations, nothing founded after :data:`PRESENT`,
+country adjectives that follow real patterns: Kelandia -> Kelandian, Tornland -> Tornish).
 
 Everything is drawn from one ``random.Random(seed)``, iterating only over lists (never over sets or dict views of
 strings, whose order depends on hash randomisation), so the same seed gives the same world on every machine and
-every Python 3 release. Names are pronounceable pseudo-words built from syllables, so that no real-world knowledge
-helps a model: what a model knows about ``Talven Morisk`` it learned from this corpus.
-
-This is the second world ("World v2"); the first stays reproducible from the repository's history (its
-last commit is named in ``hardness_v1.json``). What changed, and why:
-
-* **Country adjectives** follow the patterns of real ones (Kelandia -> Kelandian, Morava -> Moravan, Tornland ->
-  Tornish, Vashistan -> Vashistani, Korvath -> Korvathese); the stem always ends in a consonant, so no adjective
-  reads like the first world's "Kinreiian".
-* **Founders are born before their organisations**: an organisation is founded 25-60 years after its founder's
-  birth, never before its city, and never after :data:`PRESENT`.
-* **A present year** (:data:`PRESENT`): nothing is told in the past tense after it; plans may name later years.
+Python 3 release. Names are pronounceable pseudo-words, so that no real-world knowledge helps a model: what a model
+knows about ``Talven Morisk`` it learned from this corpus. The first world is in the repository's history (its
+last commit is named in ``hardness_v1.json``).
 """
 
 from __future__ import annotations

@@ -7,16 +7,18 @@ A paper's claims module writes its rules as functions of ``get`` (a function fro
 return :func:`claim_record` s; :func:`registry` turns its table of rules into ``check`` and ``all_claims``; the
 paper's ``PAPER`` declares them, so that the book reaches any claim by id (:func:`check_any`). Each rule reads its
 sentence through the lexicon of :mod:`jtc_utils.evidence.verdicts`. How the book shows the records is
-:mod:`jtc_utils.book.claim_tables`.
+:mod:`jtc_utils.book.display.claim_tables`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from jtc_utils.core import linear, profiles, resample
-from jtc_utils.core.profiles import Profile
-from jtc_utils.core.setting import Setting
+from jtc_utils.core.analysis import linear
+from jtc_utils.core.data import profiles
+from jtc_utils.core.infra import resample
+from jtc_utils.core.data.profiles import Profile
+from jtc_utils.core.data.setting import Setting
 
 from . import figdata, verdicts
 from .registry import get as registered
@@ -288,7 +290,7 @@ def reading(get):
 
 def underdetermined(read) -> str | None:
     """Why a claim that read the figures' numbers ``read`` gets no verdict, where any of them came from maps fitted
-    on fewer training samples than the model's width (:func:`jtc_utils.core.linear.regime_note`): such a map
+    on fewer training samples than the model's width (:func:`jtc_utils.core.analysis.linear.regime_note`): such a map
     interpolates its training set, so its validation numbers say nothing about the claim either way."""
     notes = [d[linear.UNDERDETERMINED] for d in read if isinstance(d, dict) and d.get(linear.UNDERDETERMINED)]
     if not notes:

@@ -1,18 +1,9 @@
-"""What a stored output shows: only the digits that survive other arithmetic.
-
-A page's outputs are compared with a re-execution on the reader's machine (nbval), where another CPU, thread count
-or kernel moves float results in their last bits. A number printed to more digits than survive that comparison
-makes the test fail on noise; these helpers print what the reader needs instead:
-
-* :func:`bound`: a quantity that should be zero up to rounding (a decomposition's deviation, an identity's gap) is
-  shown as the bound it is checked against, ``below 1e-05``, and printed in full only when it breaks the bound;
-* :func:`sig`: a number to a few significant digits, in plain decimals (perplexities that range from 30 to
-  10^5);
-* :func:`frame`: a table with its numeric columns rounded to fixed decimals, also where pandas' own ``round``
-  leaves a mixed-type column untouched.
-
-The measured spread of every figure-data quantity is in ``tests/noise.json`` (``benchmarks/noise.py``); a table of
-a noisy quantity rounds to the decimals its tolerance supports (:func:`decimals_for`).
+"""What a stored output shows: only the digits that survive other arithmetic. nbval compares a page's outputs with a
+re-execution on the reader's machine, where another CPU, thread count or kernel moves float results in their last
+bits, so :func:`bound` shows a quantity that should be zero up to rounding as the bound it is checked against
+(``below 1e-05``), :func:`sig` prints a few significant digits in plain decimals, and :func:`frame` rounds a
+table's numeric columns, to the decimals a noisy quantity's measured tolerance supports (:func:`decimals_for`,
+``tests/noise.json``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The exercises' checks, marked in each paper package's ``exercises`` module: one function per exercise whose answer is
 a number or
 a property. A check reads the numbers behind the figures it names and returns None when the answer passes, else a
-hint; :func:`jtc_utils.book.exercises.check` runs it for a notebook and prints the verdict.
+hint; :func:`jtc_utils.book.display.exercises.check` runs it for a notebook and prints the verdict.
 
 When a class is graded, the numbers also hold :data:`SOLUTION`: the book's own answer, computed by the book's
 solution in the grader's reference run. A check whose answer the figures alone cannot pin down (a refit, a

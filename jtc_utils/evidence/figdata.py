@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from jtc_utils.base.state import Memo
-from jtc_utils.core.paths import DATA_DIR, atomic_write_text
+from jtc_utils.core.infra.paths import DATA_DIR, atomic_write_text
 
 
 def environment() -> dict:

@@ -1,13 +1,13 @@
 """One path from a figure id to its numbers: :func:`compute` runs the computation its paper declared (looked up in
 the one registry, :mod:`jtc_utils.evidence.registry`), on the profile the figure belongs to; :func:`save` is the one
 writer of ``book/data``; :func:`compute_and_save` does both; :func:`result` is what a chapter reads of them. A figure id
-belongs to exactly one paper; :func:`jtc_utils.book.chapter.figure` is the path a chapter's cell takes."""
+belongs to exactly one paper; :func:`jtc_utils.book.display.chapter.figure` is the path a chapter's cell takes."""
 
 from __future__ import annotations
 
-from jtc_utils.core import profiles
-from jtc_utils.core.profiles import Profile
-from jtc_utils.core.setting import Setting
+from jtc_utils.core.data import profiles
+from jtc_utils.core.data.profiles import Profile
+from jtc_utils.core.data.setting import Setting
 
 from . import figdata, registry
 from .registry import Registered
@@ -35,13 +35,13 @@ def entry(fig: str) -> Registered:
 
 
 def compute(fig: str, setting: Setting, registered: Registered | None = None) -> tuple[dict, dict]:
-    """``(data, params)`` of figure ``fig`` under ``setting`` (a :class:`~jtc_utils.core.setting.Setting`, its sizes
-    and seed checked when it was made), computed by the paper package that registered it, on the profile the figure
-    belongs to (:func:`profile_of`). ``registered``: the figure's entry, where the caller looked it up already (each
-    path looks it up once)."""
+    """``(data, params)`` of figure ``fig`` under ``setting`` (a :class:`~jtc_utils.core.data.setting.Setting`, its
+    sizes and seed checked when it was made), computed by the paper package that registered it, on the profile the
+    figure belongs to (:func:`profile_of`). ``registered``: the figure's entry, where the caller looked it up already
+    (each path looks it up once)."""
     if not isinstance(setting, Setting):
         raise TypeError(f"compute({fig!r}, ...) takes a Setting, got {setting!r}: make one with "
-                        "jtc_utils.core.setting.Setting.of(profile, n_train, n_val, seed)")
+                        "jtc_utils.core.data.setting.Setting.of(profile, n_train, n_val, seed)")
     registered = registered or entry(fig)
     return registered.compute(fig, setting.on(profile_of(fig, setting.profile)))
 
@@ -65,7 +65,7 @@ def save(fig: str, data, params: dict, registered: Registered | None = None) -> 
 
 
 def result(fig: str, numbers: dict, params: dict, registered: Registered | None = None) -> dict:
-    """What a chapter reads of a figure (:class:`jtc_utils.book.chapter.FigureNumbers`): the numbers, with the
+    """What a chapter reads of a figure (:class:`jtc_utils.book.display.chapter.FigureNumbers`): the numbers, with the
     parameters under ``params`` where the paper registered so (``params_in_result``)."""
     if not isinstance(numbers, dict):  # a list of records (a claims file)
         return numbers

@@ -3,8 +3,8 @@ holds, fails, undecided, not judged and not computed per paper and profile, and 
 
 from __future__ import annotations
 
-from jtc_utils.core import profiles
-from jtc_utils.core.profiles import Profile
+from jtc_utils.core.data import profiles
+from jtc_utils.core.data.profiles import Profile
 
 from . import verdicts
 from .claims import NOT_COMPUTED_STATUS, NOT_JUDGED, NOT_JUDGED_STATUS, status

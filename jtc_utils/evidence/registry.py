@@ -83,7 +83,7 @@ class Paper:
     """Everything the book needs of one paper, declared by its package's ``paper`` module as ``PAPER``."""
     name: str  # "jtc", "lenses", "ffn", "linearity": the figure registry's paper
     figures: tuple  # its figure ids
-    compute: Callable  # (fig, setting: jtc_utils.core.setting.Setting) -> (data, params)
+    compute: Callable  # (fig, setting: jtc_utils.core.data.setting.Setting) -> (data, params)
     claims: dict  # claim id -> rule (its claims module's CLAIMS)
     check: Callable  # (cid, get, profile) -> record
     exercises: dict  # its exercise checks (its exercises module's EXERCISES: label -> (figures read, check))

@@ -1,22 +1,13 @@
 """How a claim's words become a rule, and how sure a verdict is.
 
-Two things every claim module of the book uses:
-
-* :data:`LEXICON`, the one reading of each vague word the papers' claims use ("every", "most", "often", "close to
-  zero", "substantially", "sharp", "similar", ...). It was written from the words on 2026-11-25, after earlier
-  rules and their verdicts had been seen, and no reading has been changed because of a verdict since; it is the same
-  for every claim of every paper: a rule takes its thresholds from :func:`value` and names the entries it used, and
-  a test fails if a claim module compares with a number of its own.
-* The **bootstrap**. Figures whose numbers are means over samples (validation samples, value vectors, prompts:
-  the registry's ``resampled_over``) carry, beside each mean, ``boot``: the same mean under
-  :data:`jtc_utils.core.resample.N_RESAMPLES` resamples of the samples (:func:`jtc_utils.core.resample.weights`, a
-  fixed seed; every figure on the same samples is resampled the same way, so a difference of two curves is
-  resampled as a pair). Where a chapter has several training seeds, the seeds are resampled too (:func:`replicate`).
-  A claim's rule gives a *margin*, positive on the claim's side and zero on its threshold; :func:`decide` turns the
-  margins of the replicates into **holds** (the claim's side in at least :data:`LEVEL` of them), **fails** (the other
-  side in at least that many) or **undecided**, with the interval that verdict reads (:func:`interval`). A margin of
-  exactly zero is on neither side, so a tie is never a hold. Training seeds alone are judged by their sign test
-  (:func:`seed_test`).
+* :data:`LEXICON`: the one reading of each vague word the papers' claims use ("every", "most", "close to zero",
+  "substantially", ...), the same for every claim of every paper; a rule takes its thresholds from :func:`value`.
+* The bootstrap: a figure of means over samples carries ``boot``, each mean under
+  :data:`jtc_utils.core.infra.resample.N_RESAMPLES` resamples (the same draws for every figure on the same samples), and
+  training seeds are resampled too (:func:`replicate`). A rule's *margin* is positive on the claim's side;
+  :func:`decide` says **holds** or **fails** when at least :data:`LEVEL` of the replicates are on one side, else
+  **undecided**, with its interval (:func:`interval`); a margin of exactly zero is on neither side. Training seeds
+  alone are judged by their sign test (:func:`seed_test`).
 """
 
 from __future__ import annotations
@@ -25,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jtc_utils.core import resample
+from jtc_utils.core.infra import resample
 
 from .registry import get as registered
 

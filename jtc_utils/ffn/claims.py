@@ -3,7 +3,7 @@ related-systems spec 2.5 (written from the paper's words before our numbers were
 (figure id -> numbers; by default read from ``book/data``) and returns ``{id, claim, quote, paper, ours, holds, rule,
 magnitude}``. Concept claims (F1-F4) are judged on the stand-in of GPT-2, the sample-level claims (F5-F11) on the
 stand-in of GPT-2 medium, as in the paper; every claim but F9 also on the real model (:func:`real_getter`), its
-concepts under the concept classes of its vocabulary (:mod:`jtc_utils.core.token_concepts`).
+concepts under the concept classes of its vocabulary (:mod:`jtc_utils.core.data.token_concepts`).
 """
 
 from __future__ import annotations

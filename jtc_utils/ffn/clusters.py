@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jtc_utils.core import ordering
+from jtc_utils.core.infra import ordering
 
 MAX_GLOBAL = 12_000  # values clustered at once: a condensed distance matrix of ~72M doubles
 

@@ -48,7 +48,7 @@ def labelled(id_lists, token_class: dict) -> float:
 
 def by_group(id_lists, token_class: dict, groups: dict = GROUPS) -> dict:
     """Mean share of the 30 tokens inside concepts of each group (semantic / syntactic / names); ``groups``: class ->
-    group (default the generator's; the real vocabulary's come from :mod:`jtc_utils.core.token_concepts`)."""
+    group (default the generator's; the real vocabulary's come from :mod:`jtc_utils.core.data.token_concepts`)."""
     out = {g: np.zeros(len(id_lists)) for g in ("semantic", "syntactic", "names")}
     for r, ids in enumerate(id_lists):
         for c, n in concept_of(ids, token_class)[2].items():

@@ -1,31 +1,21 @@
-"""The FFN of a pre-norm decoder block as a sum of sub-updates (Geva et al. 2022 section 3; spec 1 and 2.1).
-
-Inside block ``l`` (1-based; block index ``j = l - 1`` here, as in :mod:`jtc_utils.core.blocks`), with row vectors:
-
-    r = h^{l-1} + attn(ln_1(h^{l-1}))        the mid-block state (before the FFN)
-    u = ln_2(r)                              what the FFN reads
-    m = act(u K + b_K)                       GPT-2: the coefficients, the input of ``mlp.c_proj``
-    m = silu(u K_gate) * (u K_up)            LLaMA (gated FFN): the same role
-    o = m V + b_V = sum_i m_i v_i + b_V      value v_i = row i of V (GPT-2's Conv1D ``c_proj.weight`` is [d_ff, d])
-    h^l = r + o
-
-BERT-style blocks are post-norm (``h = LN(r + o)``): the update is not additive in the residual stream, so the
-analyses refuse them (:class:`NotAdditiveError`).
-
-The mid-block states ``r`` of every layer at each sample's position are recorded once per experiment and split
-(cached on disk next to the hidden states); coefficients are recomputed from them when needed.
+"""The FFN of a pre-norm decoder block as a sum of sub-updates (Geva et al. 2022 section 3; spec 1 and 2.1): in block
+``l`` (index ``j = l - 1``), with the mid-block state ``r = h^{l-1} + attn(ln_1(h^{l-1}))``, the FFN reads
+``u = ln_2(r)``, its coefficients are ``m = act(u K + b_K)`` (LLaMA: ``silu(u K_gate) * (u K_up)``) and its update
+``o = m V + b_V = sum_i m_i v_i + b_V`` (value ``v_i`` = row i of ``V``), so ``h^l = r + o`` (:class:`FFN`).
+BERT-style blocks are post-norm, not additive in the residual stream, and refused (:class:`NotAdditiveError`). The
+mid-block states ``r`` are recorded once per experiment and cached beside the hidden states (:func:`mid_states`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from jtc_utils.core import cache
+from jtc_utils.core.infra import cache
 from jtc_utils.base import validate
-from jtc_utils.core.batching import pad_id
-from jtc_utils.core.blocks import runner_for
-from jtc_utils.core.hidden import block_vectors, samples_identity
-from jtc_utils.core.progress import show_progress
+from jtc_utils.core.models.batching import pad_id
+from jtc_utils.core.models.blocks import runner_for
+from jtc_utils.core.analysis.hidden import block_vectors, samples_identity
+from jtc_utils.core.infra.progress import show_progress
 
 BATCH = 64
 

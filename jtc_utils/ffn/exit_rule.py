@@ -1,29 +1,19 @@
 """A self-supervised early-exit rule on dominant sub-updates, and classifier baselines (Geva et al. section 6.2,
-appendix A.5, Table 6; spec 2.1 G10-G11).
-
-**The rule.** Every value vector belongs to a cluster (:mod:`.clusters`). At layer l a sample is described by the
-clusters of its dominant ten sub-updates in descending dominance; two samples *overlap* in as many of the ten slots
-as hold the same cluster (ordered, as the authors' code). Training samples are grouped by their saturation layer x
-(S_x). A test sample exits at the first l = 1..L-1 where, for **every** later x with S_x non-empty, both the largest
-and the mean overlap with S_l exceed those with S_x; otherwise it runs the whole model. Its prediction is the top-1
-of R(h^l) at the exit layer; accuracy is agreement with the model's final top-1, and layers saved = L - exit.
-
-**Classifiers.** Per layer l < L, a logistic regression for 1[sat = l] on the standardised mid-block state r^l,
-the FFN update o^l, or the block output h^l = r^l + o^l (C in 10^-3..10^3, balanced class weights,
-cross-validated F1); its threshold maximises F1 on 1,000 training samples held out from the fit; a sample exits at the
-first layer whose probability exceeds its threshold.
-
-Both are trained on the experiment's train split and tested on its validation split, so they sit on the axes of
-section 5's early-exit figures.
+appendix A.5, Table 6; spec 2.1 G10-G11), trained on the experiment's train split and tested on its validation
+split, so that they sit on the axes of section 5's early-exit figures. The rule (:func:`rule_exit`) compares a
+sample's dominant clusters with the training samples grouped by saturation layer; the classifiers
+(:func:`classifier_exit`) are a logistic regression per layer on the mid-block state, the FFN update or the block
+output. A sample's prediction is the top-1 of R(h^l) at its exit layer; accuracy is agreement with the model's
+final top-1, and layers saved = L - exit.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from jtc_utils.core import cache, resample
-from jtc_utils.core.blocks import runner_for
-from jtc_utils.core.hidden import samples_identity
+from jtc_utils.core.infra import cache, resample
+from jtc_utils.core.models.blocks import runner_for
+from jtc_utils.core.analysis.hidden import samples_identity
 
 from . import clusters, subupdates
 from .decompose import FFN, mid_states
@@ -93,7 +83,13 @@ def _overlap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def rule_exit(train_clus: np.ndarray, train_sat: np.ndarray, test_clus: np.ndarray, chunk: int = 256) -> np.ndarray:
     """Exit layer (1..L) of every test sample. ``*_clus`` [L, n, 10]: clusters of the dominant ten per layer;
-    ``train_sat`` [n_train] in 1..L."""
+    ``train_sat`` [n_train] in 1..L.
+
+    Every value vector belongs to a cluster (:mod:`.clusters`); at layer l a sample is the clusters of its dominant ten
+    sub-updates in descending dominance, and two samples *overlap* in as many of the ten slots as hold the same cluster
+    (ordered, as the authors' code). Training samples are grouped by saturation layer x (S_x). A test sample exits at
+    the first l = 1..L-1 where, for every later x with S_x non-empty, both the largest and the mean overlap with S_l
+    exceed those with S_x; otherwise it runs the whole model."""
     L, n_test = test_clus.shape[0], test_clus.shape[1]
     order = np.argsort(train_sat, kind="stable")
     sat_sorted = train_sat[order]
@@ -184,7 +180,11 @@ def classifier_features(exp, split: str, what: str):
 
 def classifier_exit(exp, what: str, seed: int = 0) -> dict:
     """The logistic-regression baseline on feature ``what`` (``r``, ``o`` or ``r+o``). The exit layers and thresholds
-    are cached on disk (one cross-validated fit per layer: minutes on the real model's 30 layers)."""
+    are cached on disk (one cross-validated fit per layer: minutes on the real model's 30 layers).
+
+    Per layer l < L: a logistic regression for 1[sat = l] on the standardised feature (C in 10^-3..10^3, balanced
+    class weights, cross-validated F1), its threshold maximising F1 on 1,000 training samples held out from the fit; a
+    sample exits at the first layer whose probability exceeds its threshold."""
     import sklearn
 
     if what not in FEATURES:

@@ -1,14 +1,10 @@
-"""The numbers behind every figure and table of the FFN sub-update chapter, one entry per figure id (related-systems
-spec 6): ``geva_tab2`` (concept coverage, every zoo GPT model), ``geva_fig2`` (coverage per layer and group),
-``geva_fig4`` (top-30 overlap raw vs through the final norm), ``geva_fig6`` (top-10 share per layer), ``geva_tab4``
-(promotion vs elimination, with section 5.2's clusters), ``geva_fig3`` (per-layer candidate scores),
-``geva_tab10`` (saturation layers), ``geva_tab6`` (every early-exit rule on one test set), ``ext_geva_matffn``
-(mat_ffn and sub-updates through mat), ``ext_geva_steer`` (concept steering), ``geva_values`` (the browsable value
-table) and ``real_geva`` (the chapter's analyses on the real model, under the concept classes of its vocabulary).
-
-Models: the stand-in of GPT-2 (``gpt12``) for the concept analyses, as the paper's annotation study used GPT-2; the
-stand-in of GPT-2 medium (``gpt24``) for the sample-level analyses, as the paper's Table 4 and this book's
-section 5 do.
+"""The numbers behind every figure and table of the FFN sub-update chapter, one entry per figure id in
+:data:`COMPUTE` (related-systems spec 6): concept coverage (``geva_tab2``, ``geva_fig2``), the top tokens raw and
+through the final norm (``geva_fig4``), dominance (``geva_fig6``), promotion and elimination (``geva_tab4``,
+``geva_fig3``), saturation and early exit (``geva_tab10``, ``geva_tab6``), the extensions (``ext_geva_matffn``,
+``ext_geva_steer``), the value table (``geva_values``) and the real model's analyses (``real_geva``). The concept
+analyses use the stand-in of GPT-2 (``gpt12``), as the paper's annotation study used GPT-2; the sample-level ones
+the stand-in of GPT-2 medium (``gpt24``), as its Table 4 and this book's section 5 do.
 """
 
 from __future__ import annotations
@@ -17,14 +13,15 @@ from functools import lru_cache
 
 import numpy as np
 
-from jtc_utils.core.models import CAUSAL
-from jtc_utils.core import profiles, resample, sources, token_concepts
-from jtc_utils.core.profiles import Profile
-from jtc_utils.core.setting import Setting
+from jtc_utils.core.models.models import CAUSAL
+from jtc_utils.core.data import profiles, sources, token_concepts
+from jtc_utils.core.infra import resample
+from jtc_utils.core.data.profiles import Profile
+from jtc_utils.core.data.setting import Setting
 from jtc_utils.embedded import lexicon
 from jtc_utils.evidence import figure_registry
-from jtc_utils.core import early_exit
-from jtc_utils.core.experiment import for_role, shared
+from jtc_utils.core.analysis import early_exit
+from jtc_utils.core.analysis.experiment import for_role, shared
 
 from . import clusters, concepts, decompose, exit_rule, matffn, steering, subupdates, vocab
 from .decompose import FFN, mid_states
@@ -193,7 +190,7 @@ def exit_table(exp, sub: dict, features=exit_rule.FEATURES) -> dict:
 
 
 def real_concept_classes(profile: Profile, model: str, tokenizer, seed: int = 0) -> dict:
-    """The concept classes of a real vocabulary (:mod:`jtc_utils.core.token_concepts`): the committed ones of
+    """The concept classes of a real vocabulary (:mod:`jtc_utils.core.data.token_concepts`): the committed ones of
     ``model``, or computed from the profile's training sentences of its main domain (a reader's own model)."""
     return (token_concepts.committed(model, tokenizer)
             or token_concepts.concept_classes(tokenizer, sources.sentences(profile, profile.main_domain, "train",
@@ -345,5 +342,5 @@ def compute(fig: str, s: Setting) -> tuple[dict, dict]:
     return COMPUTE[fig](fig, s.on(figure_registry.profile_of(fig, s.profile)))
 
 
-# the chapter's figures for a reader's own model (the custom book, jtc_utils.book.custom_plan): page -> kind -> ids
+# the chapter's figures for a reader's own model (the custom book, jtc_utils.book.custom.plan): page -> kind -> ids
 CUSTOM_FIGURES = {"ffn_subupdates": {CAUSAL: ("real_geva",)}}

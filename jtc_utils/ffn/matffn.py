@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jtc_utils.core import linear
-from jtc_utils.core import submodules
+from jtc_utils.core.analysis import linear
+from jtc_utils.core.analysis import submodules
 
 from . import concepts, subupdates, vocab
 from .decompose import FFN, mid_states

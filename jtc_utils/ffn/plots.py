@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 import numpy as np
 
-from jtc_utils.core import models
+from jtc_utils.core.models import models
 from jtc_utils.evidence.registry import Caption, View, drawings
 
 

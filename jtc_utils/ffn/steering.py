@@ -1,15 +1,10 @@
 """Concept steering: the book's stand-in for the paper's toxicity suppression (Geva et al. section 6.1, Table 5,
-appendix A.4; spec 2.1 G12 and 2.4).
-
-The paper turned on ten hand-picked value vectors of GPT-2 medium that promote "safe" words (coefficient 3 at
-every position) and measured the toxicity of generations with the Perspective API, a commercial service this book
-cannot call. The generated world has a concept with a clear polarity instead: news sentences say a company
-"reported <adjective> results", the adjective drawn uniformly from 14, six positive and five negative. Steering
-picks the ten value vectors whose top-30 tokens hold the most positive adjectives, forces their coefficients to 3
-(``m_i = 3``, not gelu(3)), and measures, on held-out prefixes ending with "reported", the share of continuations
-that start with a negative adjective (greedy and sampled) and the perplexity of held-out text under the same
-intervention. Baselines: the unmodified model, ten random values at 3, and a word filter that forbids the first
-tokens of the negative adjectives. It is concept steering, not toxicity reduction.
+appendix A.4; spec 2.1 G12 and 2.4). The paper turned on ten value vectors that promote "safe" words and scored
+generations with the Perspective API, which the book cannot call; here news sentences say a company "reported
+<adjective> results", and steering forces to 3 (``m_i = 3``) the ten value vectors whose top-30 tokens hold the most
+positive adjectives (:func:`pick_values`), then measures the share of continuations after "reported" that start
+with a negative adjective and the held-out perplexity (:func:`experiment`), against the unmodified model, ten random
+values and a word filter. It is concept steering, not toxicity reduction.
 """
 
 from __future__ import annotations
@@ -19,8 +14,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from jtc_utils.core import resample
-from jtc_utils.core.blocks import runner_for
+from jtc_utils.core.infra import resample
+from jtc_utils.core.models.blocks import runner_for
 from jtc_utils.embedded import corpus
 
 from . import vocab

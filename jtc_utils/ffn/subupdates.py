@@ -1,28 +1,20 @@
-"""Sub-updates sample by sample (Geva et al. section 5, appendices A.3 and A.5; spec 2.1 G3-G8).
-
-For sample s and block l (1-based), with coefficients ``m`` and values ``v_i``:
-
-* score of sub-update i for token w: ``score_i(w) = m_i (v_i . e_w)`` (additive: summed over i with ``b_V . e_w``
-  it is ``o . e_w``);
-* dominance ``c_i = |m_i| ||v_i||``; the *dominant ten* are the top ten by c_i; ``T10`` their share of sum c;
-* the top candidate ``w_l = argmax R(r^l)`` before the block's FFN (R: final norm and unembedding);
-* the saturation layer ``sat = min{l in 1..L : argmax R(h^l') = t_f for every l' >= l}``;
-* a *saturation event* at l* = sat when l* < L and w_{l*} != t_f (this FFN made t_f the top token), reference t_f;
-* an *elimination event* at the layer where the candidate w_l, not top-1 after the block, fell furthest in rank
-  (earliest on ties), reference w_l.
-
-:func:`analyse` computes all of it for an experiment's validation samples in one pass per layer, with the scores of
-10 random sub-updates as the baseline; :func:`saturation_loop` and :func:`events_loop` are the plain per-sample
-loops the tests compare with.
+"""Sub-updates sample by sample (Geva et al. section 5, appendices A.3 and A.5; spec 2.1 G3-G8). For sample s and
+block l, with coefficients ``m`` and values ``v_i``: the score of sub-update i for token w is ``m_i (v_i . e_w)``;
+its dominance ``c_i = |m_i| ||v_i||`` (:func:`dominant`: the top ten and their share); the top candidate before the
+block's FFN is ``w_l = argmax R(r^l)``; the saturation layer is the first layer from which the final top-1 stays
+top-1 (:func:`saturation`); a saturation event is one where that layer's FFN made it top-1, an elimination event
+where the candidate fell furthest in rank (:func:`events`). :func:`analyse` computes all of it in one pass per
+layer, with 10 random sub-updates as the baseline; the ``*_loop`` functions are the tests' per-sample references.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from jtc_utils.core import cache, ordering, readout, resample
-from jtc_utils.core.blocks import runner_for
-from jtc_utils.core.hidden import samples_identity
+from jtc_utils.core.infra import cache, ordering, resample
+from jtc_utils.core.analysis import readout
+from jtc_utils.core.models.blocks import runner_for
+from jtc_utils.core.analysis.hidden import samples_identity
 
 from . import vocab
 from .decompose import FFN, mid_states

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from jtc_utils.core import ordering
-from jtc_utils.core.blocks import norm_without_shift
+from jtc_utils.core.infra import ordering
+from jtc_utils.core.models.blocks import norm_without_shift
 
 READINGS = ("raw", "ln", "ln_nobias")
 CHUNK = 1024
@@ -43,7 +43,7 @@ def unembedding(adapter):
 def top_tokens(adapter, vectors, k: int = 30, reading: str = "raw", chunk: int = CHUNK, bottom: bool = False):
     """Top-``k`` token ids (and their logits) of ``vectors`` [n, d] projected to the vocabulary, [n, k] each, in
     descending order (ascending, the most demoted first, with ``bottom``); chunks of ``chunk`` vectors. Ranked on the
-    exact logits, exact ties by the lower id (:func:`jtc_utils.core.ordering.top_k` with ``exact``): the chapter's
+    exact logits, exact ties by the lower id (:func:`jtc_utils.core.infra.ordering.top_k` with ``exact``): the chapter's
     statistics (concept coverage, overlaps, clusters) count these sets, and a grid would move them; the sets were
     reproduced exactly under every other arithmetic measured (``tests/noise.json``: spread 0)."""
     import torch

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from jtc_utils.core import cache, linear
-from jtc_utils.core.batching import pad_id
-from jtc_utils.core.hidden import padded_batches, samples_identity
+from jtc_utils.core.infra import cache
+from jtc_utils.core.analysis import linear
+from jtc_utils.core.models.batching import pad_id
+from jtc_utils.core.analysis.hidden import padded_batches, samples_identity
 
 
 def norms_by_position(exp, n: int = 200, max_pos: int = 16) -> dict:

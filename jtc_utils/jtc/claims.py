@@ -15,9 +15,9 @@ from functools import partial
 
 import numpy as np
 
-from jtc_utils.core.early_exit import curve_points
-from jtc_utils.core.models import CAUSAL, ENCODER, MASKED
-from jtc_utils.core.profiles import Profile
+from jtc_utils.core.analysis.early_exit import curve_points
+from jtc_utils.core.models.models import CAUSAL, ENCODER, MASKED
+from jtc_utils.core.data.profiles import Profile
 from jtc_utils.evidence import claims, figdata, verdicts
 from jtc_utils.evidence.claims import NotComputed, available, claim_record, default_get, magnitude_part
 
@@ -490,7 +490,7 @@ def all_claims(get=default_get, profile: Profile | str = "tiny") -> list[dict]:
     return [check(cid, get, profile) for cid in CLAIMS]
 
 
-# the claims each page judges for a reader's own model (the custom book, jtc_utils.book.custom_plan): page -> kind
+# the claims each page judges for a reader's own model (the custom book, jtc_utils.book.custom.plan): page -> kind
 CUSTOM_CLAIMS = {
     "sec3_linear_shortcuts": {CAUSAL: ("C1a",), MASKED: ("C1a", "C1b"), ENCODER: ("C1a", "C1b")},
     "sec4_predictions": {CAUSAL: ("C2", "C3", "C4"), MASKED: ("C5", "C6")},

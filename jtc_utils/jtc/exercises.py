@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from jtc_utils.core import catalogue, linear
-from jtc_utils.core.early_exit import layers_saved
+from jtc_utils.core.models import catalogue
+from jtc_utils.core.analysis import linear
+from jtc_utils.core.analysis.early_exit import layers_saved
 from jtc_utils.embedded import corpus
 from jtc_utils.evidence import claims, figdata
 from jtc_utils.evidence.exercises import SOLUTION, Checks, a_set, close, expected, numbers_of

@@ -9,13 +9,15 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from jtc_utils.core import early_exit, linear, ordering, profiles, readout, real_text, submodules
-from jtc_utils.core.models import CAUSAL, ENCODER, MASKED
+from jtc_utils.core.analysis import early_exit, linear, readout, submodules
+from jtc_utils.core.infra import ordering
+from jtc_utils.core.data import profiles, real_text
+from jtc_utils.core.models.models import CAUSAL, ENCODER, MASKED
 from jtc_utils.base import validate
-from jtc_utils.core.experiment import shared
-from jtc_utils.core.profiles import Profile
-from jtc_utils.core.setting import Setting
-from jtc_utils.core.readout import token_strings
+from jtc_utils.core.analysis.experiment import shared
+from jtc_utils.core.data.profiles import Profile
+from jtc_utils.core.data.setting import Setting
+from jtc_utils.core.analysis.readout import token_strings
 from jtc_utils.evidence import figdata, figure_registry
 
 from . import activations, top_tokens
@@ -99,7 +101,7 @@ NO_FIT = ("norms", "textfit")  # kinds whose numbers read no fitted map
 def compute(fig: str, s: Setting) -> tuple[dict, dict]:
     """The numbers behind paper figure ``fig`` under setting ``s`` and the parameters that produced them; numbers
     read from maps fitted on fewer training samples than the model's width say so
-    (:func:`jtc_utils.core.linear.regime_note`)."""
+    (:func:`jtc_utils.core.analysis.linear.regime_note`)."""
     profile = figure_registry.profile_of(fig, s.profile)
     kind, model, domain = setting(fig, profile)
     exp = shared(model, domain, profile, s.n_train, s.n_val, s.seed)
@@ -321,7 +323,7 @@ def world_check(fig: str, s: Setting) -> tuple[dict, dict]:
 RECORDS = {"real_check": real_check, "real_data_cards": data_cards, "world_check": world_check}
 
 
-# ---- on a reader's own model (the custom book, jtc_utils.book.custom_plan) ----------------------------------------
+# ---- on a reader's own model (the custom book, jtc_utils.book.custom.plan) ----------------------------------------
 
 # page -> kind of model -> the figures the page computes for it
 CUSTOM_FIGURES = {

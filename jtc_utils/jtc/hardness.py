@@ -1,19 +1,11 @@
-"""The hardness report of the embedded world: how much of the stand-ins' task can be copied from the
-training text or read from the earliest layers. Reported, never tuned: no generator setting is chosen by it.
-
-Corpus measures (:mod:`jtc_utils.embedded.leaks`): prefix leak, skeleton and 4-gram overlap, duplicates, repeated
-clauses, past events after the present year. Model measures, on each GPT-style stand-in at the validation
-positions of each domain (the paper's protocol, :class:`~jtc_utils.core.experiment.Experiment`):
-
-* ``confident``: share of final predictions whose probability is above 0.9;
-* ``mat_layer0``: share of samples where ``mat`` from layer 0 (the embeddings alone) gives the final top-1;
-* ``bigram``: share of samples whose final top-1 is what a bigram model of the training text predicts after the
-  token at the position (the most frequent next token, counted over the tokenized training sentences).
-
-The first world's report was computed once at its last commit and is stored with that commit
-(``python -m jtc_utils.jtc.hardness --save jtc_utils/embedded/hardness_v1.json --world ...``), since that world left the
-tree when the zoo moved to the second; :func:`report` computes the current world's and :func:`table` sets the two
-side by side (the embedded-world chapter).
+"""The hardness report of the embedded world: how much of the stand-ins' task can be copied from the training text or
+read from the earliest layers. Reported, never tuned: no generator setting is chosen by it. Corpus measures come
+from :mod:`jtc_utils.embedded.leaks`; model measures (:func:`model_measures`) are, on each GPT-style stand-in at the
+validation positions: ``confident`` (final predictions above probability 0.9), ``mat_layer0`` (``mat`` from the
+embeddings alone gives the final top-1) and ``bigram`` (the final top-1 is the training text's most frequent next
+token). :func:`report` computes the current world's; the first world's is stored in ``hardness_v1.json``
+(``python -m jtc_utils.jtc.hardness --save ... --world ...`` at that world's commit), and :func:`table` sets the
+two side by side.
 """
 
 from __future__ import annotations
@@ -26,10 +18,11 @@ from pathlib import Path
 
 import numpy as np
 
-from jtc_utils.core import experiment, profiles, readout
-from jtc_utils.core.paths import atomic_write_text
-from jtc_utils.core.profiles import Profile
-from jtc_utils.core.setting import Setting
+from jtc_utils.core.analysis import experiment, readout
+from jtc_utils.core.data import profiles
+from jtc_utils.core.infra.paths import atomic_write_text
+from jtc_utils.core.data.profiles import Profile
+from jtc_utils.core.data.setting import Setting
 from jtc_utils.embedded import corpus as world_corpus
 from jtc_utils.embedded import leaks
 from jtc_utils.embedded.world import PRESENT

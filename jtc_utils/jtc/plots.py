@@ -1,6 +1,6 @@
-"""Paper-style figures. Each function takes the numbers (as computed by :mod:`jtc_utils.core.experiment` or read back
-from ``book/data``) and returns a matplotlib Figure; none of them computes anything. :func:`draw` draws any figure
-of the paper from its numbers and :func:`caption` says what it shows: the two the figure registry holds for every
+"""Paper-style figures. Each function takes the numbers (as computed by :mod:`jtc_utils.core.analysis.experiment` or
+read back from ``book/data``) and returns a matplotlib Figure; none of them computes anything. :func:`draw` draws any
+figure of the paper from its numbers and :func:`caption` says what it shows: the two the figure registry holds for every
 drawn figure id of the paper (:data:`DRAWN`), beside :func:`jtc_utils.jtc.figures.compute`."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pandas as pd
 import seaborn as sns
 from matplotlib.ticker import MaxNLocator
 
-from jtc_utils.core import models
-from jtc_utils.core.early_exit import curve_points
+from jtc_utils.core.models import models
+from jtc_utils.core.analysis.early_exit import curve_points
 from jtc_utils.evidence import figure_registry, registry
 
 from . import figures

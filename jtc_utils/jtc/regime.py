@@ -1,16 +1,9 @@
-"""The paper's statistical regime: how many training vectors per dimension ``mat`` is fitted with.
-
-The paper fits every map on 9,000 vectors: 11.7 per dimension for GPT-2 (d = 768) and 5.6 for GPT-2 XL
-(d = 1600). The stand-ins are 8-30 times narrower, so the same 9,000 vectors give them 94-188 per dimension, where a
-least-squares map barely overfits. Two things put the paper's regime in view:
-
-* :func:`sample_size_curve`: held-out (and training) r² of ``mat`` from every layer to the last, and its
-  Precision@1, fitted on the first n training vectors for n from below one per dimension to all of them;
-* :func:`paper_regime_claims`: the paper's claims judged on figures recomputed with the paper's vectors per
-  dimension (``n_train = 9000 · d_stand-in / d_paper``), beside the same claims at 9,000.
-
-The first n training vectors are a seeded random subset of the 9,000: the samples are drawn in the pool's seeded
-order and an experiment with ``n_train = n`` has the same first n samples.
+"""The paper's statistical regime: how many training vectors per dimension ``mat`` is fitted with. The paper's 9,000
+vectors are 11.7 per dimension for GPT-2 and 5.6 for GPT-2 XL; the stand-ins are 8-30 times narrower, so they get
+94-188, where a least-squares map barely overfits. :func:`sample_size_curve` gives ``mat``'s held-out (and training)
+r² and Precision@1 fitted on the first n training vectors, from below one per dimension to all; and
+:func:`paper_regime_claims` judges the claims on figures recomputed at the paper's vectors per dimension
+(``n_train = 9000 · d_stand-in / d_paper``). The first n vectors are a seeded random subset of the 9,000.
 """
 
 from __future__ import annotations
@@ -19,10 +12,13 @@ import warnings
 
 import numpy as np
 
-from jtc_utils.core import cache, linear, models, profiles, readout
-from jtc_utils.core.experiment import shared
-from jtc_utils.core.profiles import Profile
-from jtc_utils.core.setting import Setting
+from jtc_utils.core.infra import cache
+from jtc_utils.core.analysis import linear, readout
+from jtc_utils.core.models import models
+from jtc_utils.core.data import profiles
+from jtc_utils.core.analysis.experiment import shared
+from jtc_utils.core.data.profiles import Profile
+from jtc_utils.core.data.setting import Setting
 from jtc_utils.evidence import claims, figure_registry, findings
 from jtc_utils.evidence.registry import Caption, View
 

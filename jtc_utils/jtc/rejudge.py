@@ -1,7 +1,7 @@
 """The JTC claims judged again under the two other settings the claims page shows: in the paper's statistical regime
 (:mod:`.regime`: every figure a claim reads recomputed with the paper's training vectors per dimension) and on the
 stand-in of GPT2-XL's other training seeds (:mod:`.seeds`). One function computes both, for the claims page and for
-the build's work ahead of that page (:data:`jtc_utils.book.pages.AHEAD`: it reads no other page's numbers
+the build's work ahead of that page (:data:`jtc_utils.book.build.pages.AHEAD`: it reads no other page's numbers
 beyond the stored figures a replica's claims compare with, so `make book` starts it early in a worker of its own and
 the page then reads the same computations from the on-disk cache)."""
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from jtc_utils.core import profiles
-from jtc_utils.core.profiles import Profile
-from jtc_utils.core.setting import Setting
+from jtc_utils.core.data import profiles
+from jtc_utils.core.data.profiles import Profile
+from jtc_utils.core.data.setting import Setting
 from jtc_utils.evidence import claims
 
 from . import claims as jtc_claims

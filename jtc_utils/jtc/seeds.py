@@ -1,8 +1,8 @@
 """The JTC claims on each training seed of the stand-in of GPT2-XL (the verdicts' second review).
 
 Every stand-in verdict rests on one trained model per role, and training randomness alone can move a shape. The zoo
-holds two more training seeds of the stand-in of GPT2-XL (:data:`jtc_utils.core.catalogue.REPLICAS`: the same texts,
-architecture and budget; another initialisation and batch order). Every figure of that role (``gpt48``) that a
+holds two more training seeds of the stand-in of GPT2-XL (:data:`jtc_utils.core.models.catalogue.REPLICAS`: the same
+texts, architecture and budget; another initialisation and batch order). Every figure of that role (``gpt48``) that a
 claim reads is recomputed on each replica (:func:`replica_getter`), every claim is judged again by the same rules,
 and a shape verdict that differs between the seeds is undecided on the stand-in (:func:`combine`). The other roles
 have one seed each, so a claim that reads none of this role's figures is the same on every seed; its record says
@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 
-from jtc_utils.core import catalogue, profiles
-from jtc_utils.core.profiles import Profile
-from jtc_utils.core.setting import Setting
+from jtc_utils.core.models import catalogue
+from jtc_utils.core.data import profiles
+from jtc_utils.core.data.profiles import Profile
+from jtc_utils.core.data.setting import Setting
 from jtc_utils.evidence import claims, figure_registry, findings, verdicts
 
 from . import claims as jtc_claims

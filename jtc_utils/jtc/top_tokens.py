@@ -1,15 +1,9 @@
 """Top-k tokens of ``id`` and ``mat`` at chosen layers for single sentences (the paper's Table 1), and an automatic
-version of the paper's hand-made plausibility study.
-
-A sentence is typed with ``[MASK]`` where the token to predict goes. BERT-style models predict the masked token
-(exactly one ``[MASK]``); GPT-style models predict the token that follows the text before ``[MASK]`` (or after the
-whole text when there is no ``[MASK]``).
-
-Plausibility: the paper's annotator marked a predicted token as plausible when it could grammatically fill the
-slot. Our generated corpus knows the word class (label) of every word, so a token is counted as plausible when it
-fills a slot of the same class somewhere in the domain's training sentences (:func:`slot_lexicon`). This is coarser
-than a human judgement (any number fits a "number" slot, any function word a "function" slot) but it is automatic
-and the same for both mappings.
+version of the paper's hand-made plausibility study. A sentence is typed with ``[MASK]`` where the token to predict
+goes: BERT-style models predict the masked token, GPT-style models the token after the text before ``[MASK]``. A
+token counts as plausible when it fills a slot of the same word class somewhere in the domain's training sentences
+(:func:`slot_lexicon`): coarser than the paper's annotator (any number fits a number slot), but automatic and the
+same for both mappings.
 """
 
 from __future__ import annotations
@@ -20,10 +14,12 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from jtc_utils.core import ordering, readout, resample, sources
+from jtc_utils.core.infra import ordering, resample
+from jtc_utils.core.analysis import readout
+from jtc_utils.core.data import sources
 from jtc_utils.base import validate
-from jtc_utils.core.profiles import Profile
-from jtc_utils.core.readout import token_strings
+from jtc_utils.core.data.profiles import Profile
+from jtc_utils.core.analysis.readout import token_strings
 
 MASK = "[MASK]"
 
@@ -68,7 +64,7 @@ def states_at(ad, ids: list[int], pos: int) -> np.ndarray:
 
 def top_ids(exp, H: np.ndarray, layers, mapping: str, k: int) -> np.ndarray:
     """Top-``k`` ids [len(layers), n, k] of ``mapping`` for states ``H`` [L+1, n, d] at ``layers``, ranked as every
-    displayed list is (:func:`jtc_utils.core.ordering.top_k`: near-ties by the lower id on every machine)."""
+    displayed list is (:func:`jtc_utils.core.infra.ordering.top_k`: near-ties by the lower id on every machine)."""
     (k,) = readout.check_ks(exp.adapter, (k,))
     out = []
     for layer in layers:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-from jtc_utils.core.cache import key_hash
-from jtc_utils.core.paths import ZOO_DIR, atomic_open
+from jtc_utils.core.infra.cache import key_hash
+from jtc_utils.core.infra.paths import ZOO_DIR, atomic_open
 
 FOLDER = "lenses"
 # arrays stored in half precision, by model, to keep the committed zoo within its 100 MB: the real model's tuned lens

@@ -14,7 +14,7 @@ import weakref
 
 import numpy as np
 
-from jtc_utils.core import linear
+from jtc_utils.core.analysis import linear
 from jtc_utils.base import validate
 
 from .base import LensError

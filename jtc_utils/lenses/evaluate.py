@@ -1,33 +1,20 @@
-"""One evaluator for every lens (related-systems spec 1 and 6): the same validation vectors, the same metrics.
-
-For sample s at layer l, with ``p_f = R(h^L_s)`` (the model's output), ``t_f`` its top-1, ``q = R(T_l(h^l_s))`` the
-lens's distribution and ``t_T`` its top-1 (natural logs):
-
-* Precision@k = 1[t_T ∈ top-k(p_f)] (N-NJTC's "precision" is Precision@1);
-* S_JTC = -ln p_f[t_T] (the JTC paper's surprisal) and S_N = -ln q[t_f] (N-NJTC's, the roles swapped), always
-  labelled;
-* KL = KL(p_f ‖ q) (the tuned lens's loss); bias KL = KL(mean_s p_f ‖ mean_s q) (the tuned-lens paper's bias);
-* r² of ``T_l(h^l)`` against ``h^L`` (coordinate-averaged, as section 3), every lens living in hidden space;
-* the gap between q's two largest probabilities, the early-exit confidence of section 5;
-* CE = -ln q[gold], the cross-entropy against the text's own next token (the tuned-lens paper's measure), on
-  GPT-style models and for the samples whose position has a next token (NaN elsewhere; BERT-style samples do not
-  keep the token under the mask, so they have none).
-
-The metrics the JTC paper defines (top-1, Precision@k, S_JTC, the gap) are read by the same functions as section 4's
-``mat`` and ``id`` (:func:`jtc_utils.core.readout.top_and_gap`, :func:`~jtc_utils.core.readout.against_final`), so
-a lens's numbers and section 4's agree to the last digit on the same vectors; this module adds the related papers'
-metrics (S_N, KL, bias KL, CE, r²), whose log-probabilities are float32 (sums over the vocabulary accumulate in
-float64). Vocabulary projections run on chunks of samples, so memory stays bounded for a 50k vocabulary; the final
-distribution is recomputed per chunk rather than stored, once for all the lenses evaluated together
-(:func:`evaluate_many`).
+"""One evaluator for every lens (related-systems spec 1 and 6): the same validation vectors, the same metrics. With
+``p_f = R(h^L_s)`` (top-1 ``t_f``) and the lens's ``q = R(T_l(h^l_s))`` (top-1 ``t_T``): Precision@k =
+1[t_T ∈ top-k(p_f)]; S_JTC = -ln p_f[t_T] and N-NJTC's S_N = -ln q[t_f], always labelled; KL(p_f ‖ q) and the bias
+KL of the means; r² of ``T_l(h^l)`` against ``h^L``; the early-exit gap of q's two largest probabilities; and, on
+GPT-style models, CE = -ln q[gold] against the text's next token. The JTC paper's metrics are read by the same
+functions as section 4's ``mat`` and ``id`` (:mod:`jtc_utils.core.analysis.readout`), so they agree to the last digit;
+projections run on chunks of samples, with the final distribution recomputed per chunk once for all the lenses
+evaluated together (:func:`evaluate_many`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from jtc_utils.core import linear, readout, resample
-from jtc_utils.core import early_exit
+from jtc_utils.core.analysis import linear, readout
+from jtc_utils.core.infra import resample
+from jtc_utils.core.analysis import early_exit
 
 KS = (1, 5, 10)
 

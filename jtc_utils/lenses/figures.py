@@ -1,23 +1,10 @@
-"""The numbers behind every figure and table of the lens chapter, one function per figure id (related-systems spec 6):
-
-* ``nnjtc_fig2``: N-NJTC's Figure 2, r² of every layer pair for id / JTC (``mat``) / NJTC / N-NJTC (stand-in of
-  GPT2-XL, rank 4, gradient descent for all pairs, three seeds), with the closed-form optimum's training loss per
-  pair (claim N8);
-* ``nnjtc_fig3``: N-NJTC's Figure 3, Precision@1 and surprisal (N-NJTC's swapped ``S_N`` and JTC's ``S_JTC``)
-  jumping to the last layer, every seed;
-* ``ext_nnjtc_rank``: the closed-form rank sweep (r² and Precision@1 against rank and parameters);
-* ``tl_grid``: objective against form (id, mat, mat+b, tuned, tuned without bias, tuned started from mat);
-* ``tl_cmp``: the tuned lens against id and mat on every zoo model;
-* ``lens_table`` / ``real_lens_table``: every lens × layer × metric with parameter counts, for the stand-in of
-  GPT2-XL and for the real model, and (stand-in) each lens's early-exit curve with its oracle frontier;
-* ``real_nnjtc_fig2``: Figure 2 on the real model, id and mat for every pair, NJTC and N-NJTC on the pairs the
-  claims read (each layer to the next and to the last; :func:`fig2_real`);
-* ``real_nnjtc_fig3`` / ``real_tl_grid`` / ``real_lens_exit``: Figure 3, the objective-against-form grid and the
-  early-exit curves with their oracle frontiers on the real model, at every layer, on its first :data:`REAL_VAL`
-  validation samples (the lenses it has: NJTC/N-NJTC and the tuned lens of the published recipe, each trained once).
-
-Evaluations are cached on disk, keyed on the model, the samples and the lens's own numbers, so the regression
-tests and the re-executed chapter share them.
+"""The numbers behind every figure and table of the lens chapter, one function per figure id in :data:`COMPUTE`
+(related-systems spec 6): N-NJTC's Figures 2 and 3 (``nnjtc_fig2``: r² of every layer pair for id, ``mat``, NJTC and
+N-NJTC, three seeds, with the closed-form optimum's loss; ``nnjtc_fig3``: Precision@1 and both surprisals), the
+closed-form rank sweep (``ext_nnjtc_rank``), objective against form (``tl_grid``), the tuned lens on every zoo model
+(``tl_cmp``), every lens × layer × metric (``lens_table``), and their ``real_`` twins on the real model's first
+:data:`REAL_VAL` validation samples (``real_nnjtc_fig2`` reads the pairs the claims read: :func:`fig2_real`).
+Evaluations are cached on disk, keyed on the model, the samples and the lens's own numbers (:func:`evaluated_many`).
 """
 
 from __future__ import annotations
@@ -27,12 +14,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from jtc_utils.core.models import CAUSAL
-from jtc_utils.core import cache, linear, profiles, resample
-from jtc_utils.core.profiles import Profile
-from jtc_utils.core.setting import Setting
-from jtc_utils.core.experiment import for_role, shared
-from jtc_utils.core.hidden import samples_identity
+from jtc_utils.core.models.models import CAUSAL
+from jtc_utils.core.infra import cache, resample
+from jtc_utils.core.analysis import linear
+from jtc_utils.core.data import profiles
+from jtc_utils.core.data.profiles import Profile
+from jtc_utils.core.data.setting import Setting
+from jtc_utils.core.analysis.experiment import for_role, shared
+from jtc_utils.core.analysis.hidden import samples_identity
 from jtc_utils.evidence import figure_registry
 from jtc_utils.evidence.verdicts import seed_key
 
@@ -414,7 +403,7 @@ REAL_CHECK = ("real_nnjtc_fig2", *EVERY_LAYER_REAL)
 def real_check(fig: str, s: Setting) -> tuple[dict, dict]:
     """``(data, params)`` of the check the tests reproduce (``real_lens_check``): every figure of :data:`REAL_CHECK`
     computed on the first
-    :data:`jtc_utils.core.profiles.REAL_SUBSET` training and validation sentences of the real model (its low-rank
+    :data:`jtc_utils.core.data.profiles.REAL_SUBSET` training and validation sentences of the real model (its low-rank
     and tuned lenses as trained on the whole split: the build never trains them)."""
     n_train, n_val = profiles.REAL_SUBSET
     data = {f: compute(f, s.sized(n_train, n_val))[0] for f in REAL_CHECK}
@@ -463,5 +452,5 @@ def exit_summary(t: dict) -> "pd.DataFrame":
                          for lab, r in t["lenses"].items() if "exit" in r]).set_index("lens")
 
 
-# the chapter's figures for a reader's own model (the custom book, jtc_utils.book.custom_plan): page -> kind -> ids
+# the chapter's figures for a reader's own model (the custom book, jtc_utils.book.custom.plan): page -> kind -> ids
 CUSTOM_FIGURES = {"lenses": {CAUSAL: ("real_lens_table",)}}

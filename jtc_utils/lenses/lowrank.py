@@ -1,19 +1,10 @@
 """NJTC and N-NJTC (Seshadri 2024): rank-r shortcuts ``h A B`` and ``BN(h) A B`` trained by gradient descent on the
-mean squared error (related-systems spec 3.1, recipe 3.2).
-
-The paper gives no optimiser; the book's recipe: Adam (lr 1e-3), minibatch 256, shuffled, at most 300 epochs, early
-stopping on 10% of the train split (patience 20, the parameters of the best epoch kept), float32, ``torch.nn.Linear``
-default initialisation without bias, BatchNorm with eps 1e-5. After training the BatchNorm statistics are set to the
-exact mean and biased variance of the vectors it was trained on, and the lens is evaluated in that (affine) form;
-the early-stopping loss uses the same exact statistics.
-
-All layer pairs of a model train as **one batched model** (parameters [P, d, r] and [P, r, d], ``bmm``): Adam's update
-is elementwise, the pairs share no parameter and see the same minibatches, so each pair follows the trajectory it
-would follow alone (:func:`train_loop` trains them one by one, for the tests and the benchmark).
-
-The epochs are its own loop, not the shared step loop of :mod:`jtc_utils.training.loop`: an epoch over a shuffled
-split with early stopping per pair (each pair keeps the parameters of its own best epoch, and the loop ends when every
-pair has waited out its patience) has no fixed number of steps to run, checkpoint or resume by.
+mean squared error (related-systems spec 3.1, recipe 3.2). The paper gives no optimiser; the book's recipe is
+:data:`RECIPE` (Adam, minibatch 256, at most 300 epochs, early stopping on 10% of the train split with patience 20,
+float32, ``torch.nn.Linear``'s initialisation without bias). After training, the BatchNorm statistics are set to the
+exact mean and biased variance of its training vectors and the lens is evaluated in that affine form
+(:func:`affine_form`). All layer pairs train as one batched model (:func:`train`); :func:`train_loop` trains them
+one by one, for the tests and the benchmark.
 """
 
 from __future__ import annotations
@@ -22,8 +13,8 @@ import math
 
 import numpy as np
 
-from jtc_utils.core import device as devices
-from jtc_utils.core.progress import show_progress
+from jtc_utils.core.infra import device as devices
+from jtc_utils.core.infra.progress import show_progress
 
 from .base import DivergedError
 
@@ -63,7 +54,12 @@ def train(X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: di
     ``bmm`` of each source layer's vectors with all its pairs' ``A`` (side by side) gives every ``z = x A``, one
     ``bmm`` of each target's vectors with all its pairs' ``Bᵀ`` gives ``y Bᵀ``, and the loss is
     ``||z B||² - 2 z·(y Bᵀ) + ||y||²`` with ``||z B||² = z (B Bᵀ) zᵀ`` (rank-r work per pair). The early-stopping and
-    final losses are computed directly, in float64."""
+    final losses are computed directly, in float64.
+
+    The pairs share no parameter and see the same minibatches, and Adam's update is elementwise, so each pair follows
+    the trajectory it would follow alone. The epochs are its own loop, not the shared step loop of
+    :mod:`jtc_utils.training.loop`: epochs with early stopping per pair (each keeps its best epoch's parameters; the
+    loop ends when every pair has waited out its patience) have no fixed number of steps to checkpoint by."""
     import torch
     from tqdm.auto import tqdm
 

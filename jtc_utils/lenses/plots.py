@@ -11,7 +11,7 @@ import numpy as np
 import seaborn as sns
 from matplotlib.ticker import MaxNLocator
 
-from jtc_utils.core import linear
+from jtc_utils.core.analysis import linear
 from jtc_utils.evidence.figdata import as_array
 from jtc_utils.evidence.registry import Caption, View, drawings
 

@@ -15,11 +15,12 @@ from typing import Callable
 
 import numpy as np
 
-from jtc_utils.core import cache, real_models
-from jtc_utils.core.cache import key_hash
-from jtc_utils.core.hidden import sample_digests, samples_identity
-from jtc_utils.core.paths import file_fingerprint
-from jtc_utils.core.samples import make_samples
+from jtc_utils.core.infra import cache
+from jtc_utils.core.models import real_models
+from jtc_utils.core.infra.cache import key_hash
+from jtc_utils.core.analysis.hidden import sample_digests, samples_identity
+from jtc_utils.core.infra.paths import file_fingerprint
+from jtc_utils.core.data.samples import make_samples
 
 from . import artifacts, closed_form, lowrank, tuned
 from .base import LensError, NotFittedError, StaleLensError, lens_label
@@ -58,11 +59,11 @@ _LOCATION_FIELDS = ("_name_or_path",)  # of config.json
 
 def lens_model_identity(ad) -> str:
     """The model's identity in a trained lens's key: the adapter's ``identity``
-    (:func:`jtc_utils.core.models.model_identity`), except for a real model. Its converted folder records the absolute
-    path of the package file it was made from (``SOURCE.json``, ``config.json``'s ``_name_or_path``), so its identity
-    differs between two checkouts of the same commit and a committed lens would be missed (and retrained) in every other
-    checkout. For a real model the key holds the package file's pinned checksum and the folder's content without those
-    paths."""
+    (:func:`jtc_utils.core.models.models.model_identity`), except for a real model. Its converted folder records the
+    absolute path of the package file it was made from (``SOURCE.json``, ``config.json``'s ``_name_or_path``), so its
+    identity differs between two checkouts of the same commit and a committed lens would be missed (and retrained) in
+    every other checkout. For a real model the key holds the package file's pinned checksum and the folder's content
+    without those paths."""
     import hashlib
     import json
 
@@ -299,8 +300,8 @@ class Lens:
         return self.spec.params(d, self.hp.get("rank"))
 
     def fit(self, exp) -> "Lens":
-        """Fit on ``exp``'s train split (an :class:`jtc_utils.core.experiment.Experiment`, or anything with ``X_train``
-        [L+1, n, d], ``n_layers`` and ``adapter``); returns the lens itself."""
+        """Fit on ``exp``'s train split (an :class:`jtc_utils.core.analysis.experiment.Experiment`, or anything with
+        ``X_train`` [L+1, n, d], ``n_layers`` and ``adapter``); returns the lens itself."""
         L, d = exp.X_train.shape[0] - 1, exp.X_train.shape[2]
         rank = self.hp.get("rank")
         if rank is not None and rank > d:

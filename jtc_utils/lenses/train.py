@@ -1,19 +1,10 @@
-"""Train the lenses the book loads rather than trains: ``python -m jtc_utils.lenses.train``.
-
-Writes ``zoo/lenses/<model>/<lens>.safetensors`` (weights, the key they were trained under, and a card with the
-training time and the convergence record). What is trained (the chapter's needs):
-
-* the tuned lens for every zoo model;
-* on the stand-in of GPT2-XL also the grid's ``tuned-lin`` and ``tuned<-mat``, NJTC and N-NJTC at the chapter's
-  rank for every layer pair (N-NJTC's Figure 2) with seeds 0-2, and for the last layer as lenses;
-* on the real model (``--models smollm2-135m``, profile ``real``) NJTC and N-NJTC at rank floor(576/100) = 5,
-  to the last layer (Figure 3's lenses) and from each layer to the next (with the last-layer ones, the pairs
-  N-NJTC's Figure 2 claims read: every pair would be 465, hours of two CPU cores); with ``--real-tuned`` also its tuned
-  lens, which needs a GPU (``--device cuda``): the
-  published recipe reads out over 49,152 tokens at 30 layers, about 650 TFLOP per 250 steps (an hour of two CPU
-  cores, several if the convergence check doubles the steps).
-
-A lens already stored under the same key is skipped, so an interrupted run resumes where it stopped.
+"""Train the lenses the book loads rather than trains: ``python -m jtc_utils.lenses.train``. Writes
+``zoo/lenses/<model>/<lens>.safetensors`` (weights, the key they were trained under, and a card with the training
+time and convergence record): the tuned lens of every zoo model; on the stand-in of GPT2-XL the grid's ``tuned-lin``
+and ``tuned<-mat`` and NJTC and N-NJTC for every layer pair, seeds 0-2; on the real model (``--models smollm2-135m``)
+NJTC and N-NJTC at rank 5 to the last layer and to the next (the pairs N-NJTC's Figure 2 claims read), and with
+``--real-tuned`` its tuned lens, which needs a GPU (``--device cuda``: about 650 TFLOP per 250 steps). A lens already
+stored under the same key is skipped, so an interrupted run resumes.
 """
 
 from __future__ import annotations
@@ -21,9 +12,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from jtc_utils.core import catalogue
-from jtc_utils.core import device as devices
-from jtc_utils.core.experiment import Experiment
+from jtc_utils.core.models import catalogue
+from jtc_utils.core.infra import device as devices
+from jtc_utils.core.analysis.experiment import Experiment
 
 from . import get, registry
 from .registry import all_pairs, trained_pairs

@@ -1,13 +1,14 @@
 """The prediction trajectory of a sentence: for a GPT-style model, the hidden state at every layer and position cast
 to the last layer with each mapping (``id``, ``mat``, a trained lens) and read out as its top token and that token's
 probability, like the tuned lens's prediction trajectory plot (:func:`trajectory`); the book's view of them
-(``layer_view``, :func:`record`), drawn by :mod:`jtc_utils.book.layer_view`."""
+(``layer_view``, :func:`record`), drawn by :mod:`jtc_utils.book.display.layer_view`."""
 
 from __future__ import annotations
 
-from jtc_utils.core import experiment, profiles, readout
-from jtc_utils.core.setting import Setting
-from jtc_utils.core.readout import token_strings
+from jtc_utils.core.analysis import experiment, readout
+from jtc_utils.core.data import profiles
+from jtc_utils.core.data.setting import Setting
+from jtc_utils.core.analysis.readout import token_strings
 from jtc_utils.evidence import figure_registry
 
 from .registry import get
@@ -82,7 +83,7 @@ BOOK_SENTENCES = 4  # per model
 def record(fig: str, s: Setting) -> tuple[dict, dict]:
     """The book's view (``layer_view``): the first :data:`BOOK_SENTENCES` validation sentences of the model in the
     role :data:`BOOK_ROLE` on the main text, for the chapter's profile at ``n_train``, ``n_val`` and for the real
-    model at its sizes (:func:`jtc_utils.core.profiles.real_sizes`), under :data:`BOOK_MAPPINGS`."""
+    model at its sizes (:func:`jtc_utils.core.data.profiles.real_sizes`), under :data:`BOOK_MAPPINGS`."""
     p = s.profile
     trajectories = []
     for on, sizes in ((p, s.sizes), (figure_registry.real_of(p), profiles.real_sizes())):

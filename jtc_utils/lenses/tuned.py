@@ -1,15 +1,10 @@
-"""The tuned lens (Belrose et al. 2023), implemented here with the published parametrisation, loss and optimiser
-(related-systems spec 5.1-5.2): one affine translator per layer in residual form, ``T_l(h) = h + h W_l + b_l``,
-W = b = 0 at the start (exactly the logit lens), trained on KL(p_final ‖ q_l) to the model's own final distribution.
-
-Recipe: SGD with Nesterov momentum 0.9, lr = 1.0 · (1 - 0.9) in torch units, weight decay 1e-3 on W and b (towards
-the identity, since the form is residual), learning rate decaying linearly to 0, gradient norm clipped to 1.0 over
-all translators jointly, float32. Data: the book's train vectors (one position per sentence, the same as ``mat``),
-250 steps of minibatch 512. Convergence check: if the last 10% of the steps still lower the train KL by more than
-1%, train again with twice the steps (at most 2,000), and record it.
-
-Variants (the grid that separates the objective from the form): ``tuned``; ``tuned-lin`` (no bias);
-``tuned<-mat`` (W starts at ``mat``'s map minus the identity).
+"""The tuned lens (Belrose et al. 2023) with the published parametrisation, loss and optimiser (related-systems spec
+5.1-5.2): one affine translator per layer in residual form, ``T_l(h) = h + h W_l + b_l``, zero at the start (exactly
+the logit lens), trained on KL(p_final ‖ q_l) to the model's own final distribution. :data:`RECIPE`: SGD with
+Nesterov momentum 0.9, lr 0.1, weight decay 1e-3 on W and b, linear decay to 0, gradient norm clipped to 1.0 over all
+translators, float32, 250 steps of minibatch 512 on the book's train vectors; if the last 10% of the steps still
+lower the train KL by more than 1%, it trains again with twice the steps (at most 2,000). Variants
+(:data:`VARIANTS`): ``tuned``, ``tuned-lin`` (no bias), ``tuned<-mat`` (W starts at ``mat``'s map minus I).
 """
 
 from __future__ import annotations
@@ -20,8 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from jtc_utils.base.state import Setting
-from jtc_utils.core import device as devices
-from jtc_utils.core.progress import show_progress
+from jtc_utils.core.infra import device as devices
+from jtc_utils.core.infra.progress import show_progress
 from jtc_utils.training import loop
 
 from .base import DivergedError, LensError

@@ -8,8 +8,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from jtc_utils.core import catalogue, models
-from jtc_utils.core.paths import ZOO_DIR, file_fingerprint
+from jtc_utils.core.models import catalogue, models
+from jtc_utils.core.infra.paths import ZOO_DIR, file_fingerprint
 
 BASE = "tiny-gpt2"
 OUT_DIR = ZOO_DIR / "secretly-linear"

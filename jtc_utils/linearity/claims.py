@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from jtc_utils.core.models import CAUSAL_FAMILIES
+from jtc_utils.core.models.models import CAUSAL_FAMILIES
 from jtc_utils.evidence import digits, verdicts
 from jtc_utils.evidence.claims import claim_record, claims_records, default_get, magnitude_part, registry, view_getter
 

@@ -14,17 +14,19 @@ from functools import lru_cache
 
 import numpy as np
 
-from jtc_utils.core.models import CAUSAL
-from jtc_utils.core import cache, models, profiles, resample
-from jtc_utils.core.profiles import Profile
-from jtc_utils.core.setting import Setting
+from jtc_utils.core.models.models import CAUSAL
+from jtc_utils.core.infra import cache, resample
+from jtc_utils.core.models import models
+from jtc_utils.core.data import profiles
+from jtc_utils.core.data.profiles import Profile
+from jtc_utils.core.data.setting import Setting
 from jtc_utils.embedded import corpus, lexicon
 from jtc_utils.evidence import figure_registry
 
 from . import artifacts
 from . import claims, prune, score, states
 from .artifacts import variant
-from jtc_utils.core.experiment import shared
+from jtc_utils.core.analysis.experiment import shared
 
 SL_FIGURES = ("sl_fig1", "sl_fig2", "sl_fig3", "sl_fig4", "sl_fig5", "sl_tab1", "sl_fig7", "sl_fig9",
               "ext_sl_r2family", "real_sl")
@@ -476,5 +478,5 @@ def compute(fig: str, s: Setting) -> tuple[dict, dict]:
     return COMPUTE[fig](figure_registry.profile_of(fig, s.profile), s.seed)
 
 
-# the chapter's figures for a reader's own model (the custom book, jtc_utils.book.custom_plan): page -> kind -> ids
+# the chapter's figures for a reader's own model (the custom book, jtc_utils.book.custom.plan): page -> kind -> ids
 CUSTOM_FIGURES = {"secretly_linear": {CAUSAL: ("real_sl",)}}

@@ -1,14 +1,10 @@
-"""Pruning by linearity (Razzhigaev et al. 2024, section 5; related-systems spec 4.2 item 7).
-
-A block l (``h^(l-1) -> h^l``) can be **removed** (its input passes through unchanged), **replaced** by an affine map
-``h M + c`` fitted by least squares on every position of training sentences, or replaced and then **distilled**:
-only the replacements are trained (Adam, lr 1e-3, 500 steps) to bring the pruned model's states after the first
-replaced block close to the full model's (sum of layer-wise mean squared errors). Blocks are chosen once, by the
-held-out linearity score (with residual) of the unpruned model: the k most linear, the k least linear, or k at
-random. Damage is measured on held-out text: perplexity and next-token accuracy (and, on the embedded world, the
-accuracy at ``fact`` words, where the next token can only be recalled).
-
-Works for GPT-2- and LLaMA-architecture decoders through the book's :class:`~jtc_utils.core.models.Adapter`.
+"""Pruning by linearity (Razzhigaev et al. 2024, section 5; related-systems spec 4.2 item 7): a block is
+**removed**, **replaced** by an affine map fitted by least squares on every position of training sentences, or
+replaced and **distilled** (only the replacements trained, Adam lr 1e-3 for 500 steps, on the layer-wise mean
+squared error after the first replaced block) (:data:`MODES`). Blocks are chosen once, by the unpruned model's
+held-out linearity with residual: the k most linear, the k least linear, or k at random (:data:`STRATEGIES`).
+Damage is held-out perplexity and next-token accuracy (and the accuracy at ``fact`` words). GPT-2 and LLaMA
+architectures, through :class:`~jtc_utils.core.models.models.Adapter`.
 """
 
 from __future__ import annotations
@@ -19,8 +15,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
-from jtc_utils.core.batching import pad_id, right_pad
-from jtc_utils.core.models import Adapter
+from jtc_utils.core.models.batching import pad_id, right_pad
+from jtc_utils.core.models.models import Adapter
 from jtc_utils.training import loop
 
 from .score import check_layer, fit_affine

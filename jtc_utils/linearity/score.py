@@ -1,20 +1,10 @@
-"""The linearity score of Razzhigaev et al. (2024, section 3.1) and what a reader needs to interpret it.
-
-For consecutive hidden states X = h^l and Y = h^(l+1) (rows = tokens), both centred and scaled to unit Frobenius
-norm, ``LS = 1 - min_A ||X~ A - Y~||_F^2``. Equivalently ``LS = ||P_X Y_c||^2 / ||Y_c||^2``: the in-sample,
-variance-weighted R² of an affine least-squares fit of Y on X (the scale of X does not matter). Without the
-residual, Y is replaced by the block's update ``Y - X``. The affine fits of Y and of Y - X on X share their
-residual, so (related-systems spec 4.1)::
-
-    LS_nores = 1 - (1 - LS_res) * ||Y_c||^2 / ||(Y - X)_c||^2
-
-which :func:`pair` checks numerically. Everything is float64; the pseudo-inverse drops singular values below
-JTC's relative cutoff (never ``1/S`` on all of them, the pitfall of the paper's code): the fits are
-:class:`jtc_utils.core.linear.Factor`'s, the same solver as the JTC maps', on the device setting.
-
-Three readings of one fit: ``in`` (the paper's: fitted and scored on the same tokens), ``ho`` (fitted and centred on
-training tokens, scored on held-out ones: ``1 - SSE_val / SST_val``) and ``null`` (the in-sample score of the same fit
-after shuffling the rows of Y, about ``d / (n - 1)``: what any X reaches by chance with this n and d).
+"""The linearity score of Razzhigaev et al. (2024, section 3.1) and what a reader needs to interpret it. For
+consecutive states X = h^l and Y = h^(l+1), centred and scaled to unit norm, ``LS = 1 - min_A ||X~ A - Y~||_F^2``:
+the in-sample, variance-weighted R² of an affine fit of Y on X (:func:`score`); without the residual, Y is the
+update ``Y - X``, and ``LS_nores = 1 - (1 - LS_res) ||Y_c||² / ||(Y - X)_c||²`` (related-systems spec 4.1), which
+:func:`pair` checks. Float64; the fits are :class:`jtc_utils.core.analysis.linear.Factor`'s, with JTC's relative cutoff
+(never ``1/S`` on every singular value, the paper code's pitfall). Three readings of one fit: ``in`` (the paper's),
+``ho`` (scored on held-out tokens) and ``null`` (after shuffling Y's rows: what any X reaches by chance).
 """
 
 from __future__ import annotations
@@ -23,9 +13,9 @@ import warnings
 
 import numpy as np
 
-from jtc_utils.core import device as devices
-from jtc_utils.core import linear
-from jtc_utils.core.linear import RCOND, UnderdeterminedFitWarning
+from jtc_utils.core.infra import device as devices
+from jtc_utils.core.analysis import linear
+from jtc_utils.core.analysis.linear import RCOND, UnderdeterminedFitWarning
 
 # the scores' keys in the figures' numbers, as a table heads them
 SCORE_NAMES = {"res_in": "LS_res", "nores_in": "LS_nores", "res_ho": "LS_res, held-out", "res_null": "null"}
@@ -48,8 +38,8 @@ def _check(X, Y, what: str = "X and Y", fit: bool = True):
 
 
 def _solver(Xc: np.ndarray, rcond: float = RCOND) -> linear.Factor:
-    """The least-squares factorization of the centred ``Xc`` (:class:`jtc_utils.core.linear.Factor`, the book's one
-    solver: JTC's cutoff, on the device setting): one per X, shared by every fit on it."""
+    """The least-squares factorization of the centred ``Xc`` (:class:`jtc_utils.core.analysis.linear.Factor`, the book's
+    one solver: JTC's cutoff, on the device setting): one per X, shared by every fit on it."""
     with warnings.catch_warnings():  # _check has already said it, in this module's words
         warnings.simplefilter("ignore", UnderdeterminedFitWarning)
         return linear.factor(Xc, rcond)
@@ -175,11 +165,11 @@ def _group_sums(A: np.ndarray, B: np.ndarray, group: np.ndarray, n_groups: int) 
 
 def _explained_gram(Cxx: np.ndarray, Cxy: np.ndarray, rcond: float = RCOND) -> tuple[float, float]:
     """``tr(C^T Cxx^+ C)`` for ``C = Cxy`` (what the fit of Y explains) and for ``C = Cxy - Cxx`` (what the fit of the
-    update Y - X explains), with the pseudo-inverse cut as :class:`jtc_utils.core.linear.Factor` cuts X's singular
-    values (relative ``rcond``; eigenvalues of X^T X are their squares). Where ``Cxx`` is far from the cut (a Cholesky
-    factor exists and LAPACK's estimate of its reciprocal condition number is above ``n * 100 * rcond^2``, which
-    keeps its smallest eigenvalue over its largest above the cut with room for the estimate's error), nothing would
-    be cut: the inverse is applied through the Cholesky factor, and the update's trace follows from Y's,
+    update Y - X explains), with the pseudo-inverse cut as :class:`jtc_utils.core.analysis.linear.Factor` cuts X's
+    singular values (relative ``rcond``; eigenvalues of X^T X are their squares). Where ``Cxx`` is far from the cut (a
+    Cholesky factor exists and LAPACK's estimate of its reciprocal condition number is above ``n * 100 * rcond^2``,
+    which keeps its smallest eigenvalue over its largest above the cut with room for the estimate's error), nothing
+    would be cut: the inverse is applied through the Cholesky factor, and the update's trace follows from Y's,
     ``tr(Cxy^T Cxx^-1 Cxy) - 2 tr(Cxy) + tr(Cxx)``; the same traces to rounding, about five times faster than the
     eigendecomposition that serves the other cases (on a 576-wide model it is most of a resample's refit)."""
     from scipy import linalg
@@ -205,7 +195,7 @@ def _explained_gram(Cxx: np.ndarray, Cxy: np.ndarray, rcond: float = RCOND) -> t
 
 def resampled_pair(X, Y, group, weights, rcond: float = RCOND) -> dict:
     """``res_in`` and ``nores_in`` of one pair under each resample of the sentences (``weights`` [B, n_groups]:
-    how often each sentence ``group`` is drawn, :func:`jtc_utils.core.resample.weights`), refitted per resample
+    how often each sentence ``group`` is drawn, :func:`jtc_utils.core.infra.resample.weights`), refitted per resample
     from per-sentence sums: the weighted centred Gram matrices X^T X and X^T Y give each resample's affine fit and
     its in-sample R² without touching the tokens again (related-systems spec 4.1)."""
     X, Y = _check(X, Y, fit=False)
@@ -245,7 +235,7 @@ def resampled_profile(states, position, weights_of, keep=None) -> dict:
     """:func:`resampled_pair` for every consecutive pair of ``states`` [L+1, n, d] with the tokens' sentences from
     ``position``, and the median update norm ||Y - X|| / ||X|| under the same resamples: ``{"res_in": [B, L],
     "nores_in": [B, L], "update_norm": [B, L]}``. ``weights_of(n_sentences)`` gives the resamples' counts
-    (:func:`jtc_utils.core.resample.weights`); ``keep``: a token mask (e.g. all but position 0)."""
+    (:func:`jtc_utils.core.infra.resample.weights`); ``keep``: a token mask (e.g. all but position 0)."""
     S = _check_states(states)
     group = sentences_of(position)
     k = np.ones(len(group), bool) if keep is None else np.asarray(keep, dtype=bool)

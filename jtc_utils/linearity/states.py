@@ -17,9 +17,10 @@ import json
 import numpy as np
 
 from jtc_utils.base.state import Memo
-from jtc_utils.core import cache, profiles, sources
-from jtc_utils.core.batching import batches_by_length, pad_id, right_pad
-from jtc_utils.core.models import Adapter
+from jtc_utils.core.infra import cache
+from jtc_utils.core.data import profiles, sources
+from jtc_utils.core.models.batching import batches_by_length, pad_id, right_pad
+from jtc_utils.core.models.models import Adapter
 
 N_TOKENS = 16_000  # the paper's n (128 chunks of 512 characters: about 15-20 thousand tokens)
 

@@ -18,9 +18,9 @@ from functools import lru_cache
 
 import numpy as np
 
-from jtc_utils.core import device as devices
-from jtc_utils.core import models
-from jtc_utils.core.batching import pad_id, right_pad
+from jtc_utils.core.infra import device as devices
+from jtc_utils.core.models import models
+from jtc_utils.core.models.batching import pad_id, right_pad
 from jtc_utils.embedded import corpus, lexicon
 from jtc_utils.training import loop
 

@@ -1,23 +1,11 @@
-"""The extra training runs of the linearity chapter: ``python -m jtc_utils.linearity.train`` (``make zoo-extras``).
-
-All runs use the architecture, training text, budget and optimiser of ``tiny-gpt2`` (the zoo's GPT-2 stand-in), so
-they differ only in what the issue varies:
-
-* ``pretrain``: the plain model (seed 0, which retraces ``zoo/tiny-gpt2`` step by step) with weights kept at
-  log-spaced steps (the paper's Fig. 2); the plain model for seeds 1 and 2; and the cosine-regularised model
-  (paper section 4, ``lambda * sum_l (1 - cos(h^l, h^(l-1)))`` over the raw states h^0..h^L, averaged over real
-  tokens, added to the language-model loss) at lambda 0.5 (the paper's value) and 2.0, seeds 0-2. The seed sets the
-  initialisation and the batch order; the text is the same for every run.
-* ``distil``: the pruning figure's replace + distil maps on the deepest GPT-style stand-in (each 500 Adam steps
-  through the whole model: too slow for the book), stored in float32.
-* ``finetune``: ``zoo/tiny-gpt2`` fine-tuned (all weights, plus a linear head on the last token) on two
-  classification tasks the generated world poses honestly (:mod:`.tasks`), seeds 0-2; the record keeps the
-  linearity without residual of every layer pair before and after, on the same text (the paper's Table 1).
-
-Weights are stored in half precision under ``zoo/secretly-linear/`` (0.76 MB a model; the card says so; the chapter
-checks that the stored plain model scores as ``zoo/tiny-gpt2`` does to float noise). Fine-tuned models are not
-stored, only their record (the zoo's size limit). A run already recorded in the card is skipped; a run in progress
-resumes from its checkpoint in ``zoo/_work``.
+"""The extra training runs of the linearity chapter: ``python -m jtc_utils.linearity.train`` (``make zoo-extras``),
+all with ``tiny-gpt2``'s architecture, text, budget and optimiser: ``pretrain`` (the plain model, seed 0 retracing
+``zoo/tiny-gpt2`` with weights kept at log-spaced steps, seeds 1-2, and the cosine-regularised model of the paper's
+section 4 at lambda 0.5 and 2.0, seeds 0-2: :func:`cosine_penalty`); ``distil`` (the pruning figure's replace +
+distil maps on the deepest GPT-style stand-in); ``finetune`` (``zoo/tiny-gpt2`` fine-tuned on two classification
+tasks, :mod:`.tasks`, seeds 0-2, recording the linearity of every layer pair before and after). Weights are stored
+in half precision under ``zoo/secretly-linear/``; fine-tuned models only as their record. A recorded run is
+skipped; a run in progress resumes from its checkpoint in ``zoo/_work``.
 """
 
 from __future__ import annotations
@@ -32,10 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from jtc_utils.core import catalogue
-from jtc_utils.core import device as devices
-from jtc_utils.core import models
-from jtc_utils.core.paths import ZOO_DIR, atomic_write_bytes, atomic_write_text, file_fingerprint
+from jtc_utils.core.models import catalogue
+from jtc_utils.core.infra import device as devices
+from jtc_utils.core.models import models
+from jtc_utils.core.infra.paths import ZOO_DIR, atomic_write_bytes, atomic_write_text, file_fingerprint
 from jtc_utils.embedded import corpus
 from jtc_utils.training import loop, zoo
 

@@ -1,14 +1,10 @@
-"""The model zoo of the embedded profile: small GPT-2- and BERT-architecture models trained from scratch on
-the generated corpus, saved with ``save_pretrained`` so that ``from_pretrained(<dir>)`` loads them exactly as it
-loads ``gpt2`` or ``bert-large-uncased``.
-
-Rebuild everything (tokenizers, then every model; resumes from checkpoints if interrupted)::
+"""The model zoo of the embedded profile: small GPT-2- and BERT-architecture models trained from scratch on the
+generated corpus, saved with ``save_pretrained`` so that ``from_pretrained(<dir>)`` loads them as it loads ``gpt2``.
+The depths mirror the paper's at half scale (GPT-2 12/24/36/48 -> 6/12/18/24 layers, BERT 12/24 -> 6/12), widths
+growing with depth as in GPT-2. Rebuild (tokenizers, then every model; resumes from checkpoints)::
 
     python -m jtc_utils.training.zoo train            # whole zoo
     python -m jtc_utils.training.zoo train --only tiny-gpt2-medium
-
-The depths mirror the paper's set at half scale: GPT-2 12/24/36/48 -> 6/12/18/24 layers, BERT 12/24 -> 6/12.
-Widths grow with depth as in GPT-2.
 """
 
 from __future__ import annotations
@@ -22,10 +18,10 @@ from collections import Counter, defaultdict
 from dataclasses import asdict
 from pathlib import Path
 
-from jtc_utils.core import batching, catalogue
-from jtc_utils.core import device as devices
-from jtc_utils.core.batching import right_pad
-from jtc_utils.core.paths import ZOO_DIR, replace_dir
+from jtc_utils.core.models import batching, catalogue
+from jtc_utils.core.infra import device as devices
+from jtc_utils.core.models.batching import right_pad
+from jtc_utils.core.infra.paths import ZOO_DIR, replace_dir
 from jtc_utils.embedded import corpus
 
 from . import loop

@@ -18,8 +18,8 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
-from jtc_utils.book import runner
-from jtc_utils.core.paths import CACHE_DIR
+from jtc_utils.book.build import runner
+from jtc_utils.core.infra.paths import CACHE_DIR
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # Chromium, and the book rendered
 
@@ -239,7 +239,7 @@ def test_the_layer_view_relabels_its_axis_for_every_sentence(html, browser, devi
 
 
 def _switch_every_sentence(tab):
-    from jtc_utils.book.layer_view import TEXT_MIN_PX
+    from jtc_utils.book.display.layer_view import TEXT_MIN_PX
 
     assert not tab.evaluate("() => !!window.Plotly"), "plotly is loaded with the page, not when the view is reached"
     tab.locator("#layer-view").scroll_into_view_if_needed()
@@ -328,7 +328,7 @@ PAGE_BUDGET = 3 * 10**6  # bytes a first visit downloads, compressed, the layer 
 def test_every_page_with_what_it_loads_is_within_its_size_budget(html):
     """A first visit to any page downloads the page, its local scripts and styles and, where it has an interactive
     view, plotly: at most 3 MB compressed (gzip, as a web server sends them)."""
-    from jtc_utils.book import layer_view
+    from jtc_utils.book.display import layer_view
 
     root, _ = html
     over = {}
@@ -354,8 +354,8 @@ _PANELS = """() => Array.from(document.querySelectorAll('div.jtc-panels')).map(d
 
 @pytest.mark.parametrize("device", list(WIDTHS))
 def test_a_grid_of_panels_wraps_to_the_width(html, browser, device):
-    """A multi-panel figure is one image per panel (jtc_utils.book.chapter.panels): at desktop width two panels of a
-    grid share a row, each at the width the page set for it (its width in inches at the grid's one scale) and the
+    """A multi-panel figure is one image per panel (jtc_utils.book.display.chapter.panels): at desktop width two panels
+    of a grid share a row, each at the width the page set for it (its width in inches at the grid's one scale) and the
     panels of a row at one scale; on a phone every panel takes the column's whole width, one under the other,
     instead of the whole grid shrunk to a third."""
     root, _ = html
@@ -435,10 +435,10 @@ _GRIDS = """() => Array.from(document.querySelectorAll('div.jtc-panels')).map(d 
 
 
 def test_every_panel_of_a_grid_is_titled_where_its_grid_is_and_worth_enlarging(html, browser):
-    """A grid cut into panels (jtc_utils.book.chapter.panels) names every panel where it names any (a panel that
+    """A grid cut into panels (jtc_utils.book.display.chapter.panels) names every panel where it names any (a panel that
     lost its column's title left the reader guessing the model), and every panel's image is drawn at least
     PANEL_DRAW_PX wide, so that opening it at full size shows more than the page does."""
-    from jtc_utils.book.chapter import PANEL_DRAW_PX
+    from jtc_utils.book.display.chapter import PANEL_DRAW_PX
 
     root, _ = html
     grids = []
@@ -583,7 +583,7 @@ def test_every_table_fits_its_column_or_scrolls_with_a_visible_cue(html, browser
 
 
 # every figure image as drawn: its smallest tick label in its own pixels (data-text-px, written by
-# jtc_utils.book.chapter.show), scaled by the width it is shown at, and whether its caption says to enlarge it
+# jtc_utils.book.display.chapter.show), scaled by the width it is shown at, and whether its caption says to enlarge it
 _TEXT_SIZES = """() => Array.from(document.querySelectorAll('figure.jtc-figure img')).map(i => {
   const hint = i.closest('figure').querySelector('span.jtc-enlarge-hint');
   const px = i.dataset.textPx === undefined ? null : i.dataset.textPx === 'none' ? Infinity : Number(i.dataset.textPx);
@@ -599,7 +599,7 @@ def test_every_figures_tick_labels_are_readable_as_drawn(html, browser, device):
     it, at 1280 px always; on a phone either that, or its caption says (visibly) to enlarge it, and enlarged (the
     image at its own size) its labels are that tall. On the build before the change, appendix D's and linearity's
     were drawn 4.1-4.7 px, and no image said how large its text is."""
-    from jtc_utils.book.figure_layout import LEAST_TEXT_PX
+    from jtc_utils.book.display.figure_layout import LEAST_TEXT_PX
 
     root, _ = html
     bad, seen = {}, 0

@@ -6,11 +6,11 @@ import re
 import matplotlib
 import pytest
 
-from jtc_utils.book import website
-from jtc_utils.book import figure_layout
-from jtc_utils.book import chapter
-from jtc_utils.book.chapter import figure, figure_grid, panel_scale, panels, show
-from jtc_utils.core.setting import Setting
+from jtc_utils.book.build import website
+from jtc_utils.book.display import figure_layout
+from jtc_utils.book.display import chapter
+from jtc_utils.book.display.chapter import figure, figure_grid, panel_scale, panels, show
+from jtc_utils.core.data.setting import Setting
 from jtc_utils.jtc.plots import paper_ref
 
 TINY = Setting.of("tiny")  # the chapters' default setting
@@ -116,7 +116,7 @@ def test_a_grid_is_shown_as_panels_that_can_wrap(shown):
 def _drawn(shown, figs, data):
     import matplotlib.pyplot as plt
 
-    from jtc_utils.book.chapter import captioned
+    from jtc_utils.book.display.chapter import captioned
 
     plt.figure()
     plt.plot([0, 1], [0, 1])
@@ -149,7 +149,7 @@ def test_no_built_page_repeats_an_element_id(html):
 
 
 def test_reasons_and_lexicon_numbers_read_as_text():
-    from jtc_utils.book import claim_tables, claims_page
+    from jtc_utils.book.display import claim_tables, claims_page
 
     assert claims_page.code_spans("run `make zoo-extras` <now>") == "run <code>make zoo-extras</code> &lt;now&gt;"
     numbers = claim_tables.lexicon_table().data["number"].tolist()

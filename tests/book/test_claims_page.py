@@ -7,8 +7,8 @@ import re
 import nbformat
 import pytest
 
-from jtc_utils.book import claims_page
-from jtc_utils.core.paths import BOOK_DIR
+from jtc_utils.book.display import claims_page
+from jtc_utils.core.infra.paths import BOOK_DIR
 from jtc_utils.evidence import figdata
 
 

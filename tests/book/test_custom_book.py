@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 
 from helpers import save_random_model
-from jtc_utils.book import custom, custom_pages, custom_plan
-from jtc_utils.book import pages as book_pages
-from jtc_utils.core import cache, profiles
-from jtc_utils.core.setting import Setting
+from jtc_utils.book.custom import command as custom, pages as custom_pages, plan as custom_plan
+from jtc_utils.book.build import pages as book_pages
+from jtc_utils.core.infra import cache
+from jtc_utils.core.data import profiles
+from jtc_utils.core.data.setting import Setting
 
 pytestmark = [pytest.mark.pages, pytest.mark.slow]  # generated books executed, papermill and all
 
@@ -211,7 +212,7 @@ def test_pages_side_by_side_fit_the_memory_and_the_estimate_waits_for_the_reader
 def test_a_page_rerun_by_hand_writes_its_data_beside_itself_not_into_the_book(world, monkeypatch):
     """Outside the runner (a reader re-running a custom page in Jupyter) no staging folder is set: the page's data
     go to its own ``data`` folder, and the committed book's ``book/data`` is untouched."""
-    from jtc_utils.core.paths import BOOK_DIR
+    from jtc_utils.core.infra.paths import BOOK_DIR
 
     model = save_random_model("gpt2", world["tmp"] / "gpt2")
     spec = world["tmp"] / "profile.json"
@@ -229,8 +230,8 @@ def test_the_profile_is_one_object_from_the_chapter_to_the_data_source(world, mo
     """A chapter resolves its profile parameter once: the custom profile's spec is read when the chapter is made, and
     the same object reaches the experiment, its samples and the text they are drawn from, so nothing downstream
     reads the spec again (with the spec gone, the figures still compute; before, every hop looked the name up)."""
-    from jtc_utils.book.chapter import Chapter
-    from jtc_utils.core import sources
+    from jtc_utils.book.display.chapter import Chapter
+    from jtc_utils.core.data import sources
 
     model = save_random_model("gpt2", world["tmp"] / "gpt2")
     spec = world["tmp"] / "profile.json"
@@ -260,7 +261,7 @@ def test_the_forward_pass_is_timed_by_its_threads_cpu_time_and_a_busy_machine_is
     doubled the CPU time of such short passes."""
     import types
 
-    from jtc_utils.core import models
+    from jtc_utils.core.models import models
 
     ad = models.adapter(str(save_random_model("gpt2", tmp_path / "gpt2", config=None)))
     texts = [f"The river number {i} flows past the old mill of Ashford and under its bridges." for i in range(16)]

@@ -9,10 +9,13 @@ import sys
 
 import pytest
 
-from jtc_utils.book import chapter, custom, custom_plan
-from jtc_utils.core import cache, readout
-from jtc_utils.core.experiment import Experiment
-from jtc_utils.core.setting import Setting
+from jtc_utils.book.display import chapter
+
+from jtc_utils.book.custom import command as custom, plan as custom_plan
+from jtc_utils.core.infra import cache
+from jtc_utils.core.analysis import readout
+from jtc_utils.core.analysis.experiment import Experiment
+from jtc_utils.core.data.setting import Setting
 from jtc_utils.evidence import claims, figure_registry, findings
 from jtc_utils.jtc import figures, top_tokens
 from jtc_utils.jtc import plots as jtc_plots
@@ -141,7 +144,7 @@ def test_the_plan_says_when_the_fit_is_underdetermined_and_what_size_is_not():
 
 def _cli(args, tmp_path):
     """The command in a fresh interpreter: its exit message and whether torch was imported before it refused."""
-    code = ("import sys\nfrom jtc_utils.book import custom\ntry:\n    custom.main(sys.argv[1:])\n"
+    code = ("import sys\nfrom jtc_utils.book.custom import command\ntry:\n    command.main(sys.argv[1:])\n"
             "except SystemExit as e:\n    print(e)\nprint('torch loaded:', 'torch' in sys.modules)\n")
     r = subprocess.run([sys.executable, "-c", code, *args, "--out", str(tmp_path / "out")], capture_output=True,
                        text=True, timeout=120)
@@ -169,7 +172,7 @@ def test_the_custom_command_reports_every_bad_input_at_once_the_model_first(tmp_
 
 
 def test_a_text_of_one_document_is_told_to_add_blank_lines(tmp_path):
-    from jtc_utils.core import user_text
+    from jtc_utils.core.data import user_text
 
     one = tmp_path / "one.txt"
     one.write_text("\n".join(f"Sentence number {i} of the only document here." for i in range(300)) + "\n")

@@ -11,8 +11,12 @@ import jupytext
 import nbformat
 import pytest
 
-from jtc_utils.book import exercises, runner, staleness, student
-from jtc_utils.core.paths import BOOK_DIR, NOTEBOOKS_DIR
+from jtc_utils.book.display import exercises
+
+from jtc_utils.book.build import runner, staleness
+
+from jtc_utils.book.classroom import student
+from jtc_utils.core.infra.paths import BOOK_DIR, NOTEBOOKS_DIR
 from jtc_utils.evidence.registry import get as registered
 from helpers import point_book_at
 
@@ -152,7 +156,7 @@ def test_the_fill_executes_each_page_once_and_again_when_its_inputs_change(tmp_p
     import papermill
 
     monkeypatch.setattr(student, "FILL_RECORD", "fill-test.json")
-    monkeypatch.setattr("jtc_utils.core.paths.CACHE_DIR", tmp_path)
+    monkeypatch.setattr("jtc_utils.core.infra.paths.CACHE_DIR", tmp_path)
     ran = []
     monkeypatch.setattr(papermill, "execute_notebook", lambda src, dst, **kw: ran.append(Path(src).stem))
     first = student.fill(progress=False)

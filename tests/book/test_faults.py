@@ -22,9 +22,12 @@ import nbformat
 import pytest
 from helpers import save_random_model
 
-from jtc_utils.book import runner, staleness
-from jtc_utils.core import catalogue, models, paths, profiles, readout
-from jtc_utils.core.experiment import Experiment
+from jtc_utils.book.build import runner, staleness
+from jtc_utils.core.models import catalogue, models
+from jtc_utils.core.infra import paths
+from jtc_utils.core.data import profiles
+from jtc_utils.core.analysis import readout
+from jtc_utils.core.analysis.experiment import Experiment
 from jtc_utils.jtc import top_tokens
 from jtc_utils.training import zoo
 from helpers import point_book_at
@@ -218,7 +221,7 @@ def test_an_interrupted_runner_changes_nothing(book):
         time.sleep(120)
         """)
     # every module of the runner that holds the book's folders points at the test's (see helpers.point_book_at)
-    code = (f"from pathlib import Path; from jtc_utils.book import runner, staleness\n"
+    code = (f"from pathlib import Path; from jtc_utils.book.build import runner, staleness\n"
             f"for m in (runner, staleness):\n"
             f"    m.NOTEBOOKS_DIR = Path({str(book['nb_dir'])!r}); m.BOOK_DIR = Path({str(book['book'])!r})\n"
             f"runner.notebook_names = lambda: ['ch']\n"
@@ -285,8 +288,9 @@ def test_a_read_only_checkout_says_where_to_point_the_output(tmp_path):
     repo = _read_only_checkout(tmp_path)
     html = tmp_path / "html"
     script = (f"mount --bind -o ro {repo} {repo} && cd {repo} && "
-              f"{{ {sys.executable} -m jtc_utils.book.runner --only sec3_linear_shortcuts --no-build; echo rc=$?; "
-              f"{sys.executable} -m jtc_utils.book.runner --build-only; echo rc=$?; }}")
+              f"{{ {sys.executable} -m jtc_utils.book.build.runner --only sec3_linear_shortcuts --no-build; "
+              "echo rc=$?; "
+              f"{sys.executable} -m jtc_utils.book.build.runner --build-only; echo rc=$?; }}")
     env = {**os.environ, "PYTHONPATH": str(repo), "JTC_CACHE": str(tmp_path / "cache")}
     r = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, env=env, timeout=300)
     if "mount" in r.stderr and "rc=" not in r.stdout:
@@ -448,7 +452,7 @@ SLACK = 3  # seconds beyond the probe's timeout: its join's own second and a thr
 
 
 def _load_gpt2_with(endpoint: str, home: Path, timeout: float, setup: str = "") -> subprocess.CompletedProcess:
-    code = (f"from jtc_utils.core import models\nmodels.HUB_TIMEOUT = {timeout}\n{setup}\ntry:\n"
+    code = (f"from jtc_utils.core.models import models\nmodels.HUB_TIMEOUT = {timeout}\n{setup}\ntry:\n"
             "    models.load('gpt2')\nexcept models.ModelUnavailableError as e:\n    print('ERROR', e.waited_s, e)\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
     env.update(HF_ENDPOINT=endpoint, HF_HOME=str(home), PYTHONWARNINGS="ignore")
@@ -497,7 +501,7 @@ def test_no_name_resolution_fails_at_once_without_retries(tmp_path):
 # ------------------------------------------------------------------------------------------------------------
 # smaller defects
 def test_written_files_keep_the_users_umask(tmp_path, monkeypatch):
-    from jtc_utils.core import cache
+    from jtc_utils.core.infra import cache
 
     monkeypatch.setattr(cache, "CACHE_DIR", tmp_path)
     for mask, mode in ((0o022, 0o644), (0o002, 0o664), (0o077, 0o600)):

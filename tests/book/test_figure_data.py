@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from jtc_utils.book import claim_tables
-from jtc_utils.core.paths import DATA_DIR, ROOT
+from jtc_utils.book.display import claim_tables
+from jtc_utils.core.infra.paths import DATA_DIR, ROOT
 from jtc_utils.evidence import claims, figdata, findings
 from jtc_utils.jtc import claims as jtc_claims
 from jtc_utils.jtc import figures, seeds

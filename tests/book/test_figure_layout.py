@@ -1,6 +1,6 @@
-"""Every figure the book shows passes through ``jtc_utils.book.chapter.panels``, which raises its text to be readable
-at the size the page shows it (``figure_layout.fit_text``) and tidies it (``figure_layout.tidy``): legends off the
-data and off reference lines, whole-number ticks on layer axes only, readable log ticks, heatmap labels that do not
+"""Every figure the book shows passes through ``jtc_utils.book.display.chapter.panels``, which raises its text to be
+readable at the size the page shows it (``figure_layout.fit_text``) and tidies it (``figure_layout.tidy``): legends off
+the data and off reference lines, whole-number ticks on layer axes only, readable log ticks, heatmap labels that do not
 run together, and grid panels that stand alone, at one scale and one height a row, at a resolution worth
 enlarging."""
 
@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from jtc_utils.book import chapter, figure_layout  # noqa: E402
+from jtc_utils.book.display import chapter, figure_layout  # noqa: E402
 from jtc_utils.evidence import figdata, figure_registry  # noqa: E402
 from jtc_utils.evidence.registry import get as registered  # noqa: E402
 from jtc_utils.jtc import plots  # noqa: E402

@@ -1,8 +1,8 @@
 """Figure-data regression, one test for every paper: each tiny-profile figure in book/data is recomputed through
-jtc_utils and compared quantity by quantity within the tolerance its measured noise gives (jtc_utils.book.regression,
-tests/noise.json). `make test` executes the pages first; a figure they wrote in this session (with the stored
-parameters) is compared as written, instead of being computed a second time. The invariants of each paper's numbers
-stay with its own test file."""
+jtc_utils and compared quantity by quantity within the tolerance its measured noise gives
+(jtc_utils.book.build.regression, tests/noise.json). `make test` executes the pages first; a figure they wrote in this
+session (with the stored parameters) is compared as written, instead of being computed a second time. The invariants of
+each paper's numbers stay with its own test file."""
 
 import importlib
 import json
@@ -12,10 +12,10 @@ import time
 import numpy as np
 import pytest
 
-from jtc_utils.book import regression
+from jtc_utils.book.build import regression
 from jtc_utils.evidence import figdata
 from jtc_utils.evidence.registry import get as registered
-from jtc_utils.core import experiment
+from jtc_utils.core.analysis import experiment
 from jtc_utils.jtc import seeds
 
 TARGETS = regression.targets()
@@ -189,7 +189,7 @@ def test_the_exit_rule_classifiers_ignore_float_noise(monkeypatch):
 
 @pytest.mark.slow
 def test_the_exit_rule_classifiers_are_fitted_once(tmp_path, monkeypatch):
-    from jtc_utils.core import cache
+    from jtc_utils.core.infra import cache
     from jtc_utils.ffn import exit_rule
 
     monkeypatch.setattr(cache, "CACHE_DIR", tmp_path)
@@ -232,8 +232,8 @@ def test_the_pages_figures_are_used_only_when_written_in_this_session_with_the_s
 def test_the_submodule_predictions_are_computed_once(tmp_path, monkeypatch):
     """Section 6's per-sample predictions (a run of the blocks above every start layer, then a readout) are cached
     on disk like section 4's: a second execution of the page (the student edition after `make student`) reads them."""
-    from jtc_utils.core import cache
-    from jtc_utils.core import submodules
+    from jtc_utils.core.infra import cache
+    from jtc_utils.core.analysis import submodules
 
     exp = experiment.shared("tiny-gpt2", "encyclopedia")
     exp.predictions  # noqa: B018 (section 4's predictions, from the book's cache, before the cache moves)

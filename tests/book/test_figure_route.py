@@ -11,14 +11,14 @@ import matplotlib
 import numpy as np
 import pytest
 
-from jtc_utils.book import chapter
-from jtc_utils.core.paths import DATA_DIR
+from jtc_utils.book.display import chapter
+from jtc_utils.core.infra.paths import DATA_DIR
 from jtc_utils.evidence import figure_registry, registry
 
 matplotlib.use("Agg")
 
 PACKAGE = str(Path(chapter.__file__).parents[1])
-ROUTE = ("book/chapter.py", "evidence/figure_registry.py", "evidence/registry.py")  # the path's own modules
+ROUTE = ("book/display/chapter.py", "evidence/figure_registry.py", "evidence/registry.py")  # the path's own modules
 
 
 def _arrays(x):

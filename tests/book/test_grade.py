@@ -1,4 +1,4 @@
-"""The grader (`make grade`, :mod:`jtc_utils.book.grade`) on a class of submissions of a one-second page
+"""The grader (`make grade`, :mod:`jtc_utils.book.classroom.grade`) on a class of submissions of a one-second page
 (``tests/book/grading/minipage.py``, two of the book's exercises): a correct one, a blank one, a wrong one, one that
 raises, one with a syntax error, an infinite loop, one that deletes and edits its check cells, files that are not
 notebooks, one that writes outside its folder, one that reads the solutions, one that starts a process."""
@@ -13,8 +13,8 @@ import nbformat
 import numpy as np
 import pytest
 
-from jtc_utils.book import grade, sandbox, student
-from jtc_utils.core.paths import BOOK_DIR, ROOT, ZOO_DIR
+from jtc_utils.book.classroom import grade, sandbox, student
+from jtc_utils.core.infra.paths import BOOK_DIR, ROOT, ZOO_DIR
 
 pytestmark = [pytest.mark.pages, pytest.mark.slow]  # a class's submissions executed
 
@@ -206,8 +206,8 @@ def test_answers_travel_as_plain_json():
 def test_every_check_cell_of_the_book_is_found_by_the_grader():
     """Each exercise of the student edition with a check has its answer cell and a check call the grader can
     rewrite, on every page."""
-    from jtc_utils.book.runner import notebook_names
-    from jtc_utils.core.paths import NOTEBOOKS_DIR
+    from jtc_utils.book.build.runner import notebook_names
+    from jtc_utils.core.infra.paths import NOTEBOOKS_DIR
 
     n = 0
     for name in notebook_names():

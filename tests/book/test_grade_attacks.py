@@ -1,8 +1,8 @@
 """Grading that no submission can reach: a scratch class graded by the command `make grade` runs
-(``python -m jtc_utils.book.grade``), with students who attack the grader. Each attacker first switches the in-kernel
-guard off (one line rebinds it), so that what stops it is the sandbox. Each attack gets ✗ or an error row, changes
-nothing outside its sandbox (the book, the zoo, the project cache, the sources, the other submissions, the grades
-folder), leaves no process behind, and leaves an honest student's grade as it is when she is graded alone, in the
+(``python -m jtc_utils.book.classroom.grade``), with students who attack the grader. Each attacker first switches the
+in-kernel guard off (one line rebinds it), so that what stops it is the sandbox. Each attack gets ✗ or an error row,
+changes nothing outside its sandbox (the book, the zoo, the project cache, the sources, the other submissions, the
+grades folder), leaves no process behind, and leaves an honest student's grade as it is when she is graded alone, in the
 same command and in a later one (a poisoned cache would show there)."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from jtc_utils.book import sandbox
-from jtc_utils.core.paths import BOOK_DIR, CACHE_DIR, NOTEBOOKS_DIR, ROOT, ZOO_DIR
+from jtc_utils.book.classroom import sandbox
+from jtc_utils.core.infra.paths import BOOK_DIR, CACHE_DIR, NOTEBOOKS_DIR, ROOT, ZOO_DIR
 from test_grade import CORRECT, ONE_PAIR, PAGE, REFERENCE, WORLD, submission
 
 pytestmark = [pytest.mark.pages, pytest.mark.slow,  # a class's submissions executed
@@ -64,7 +64,7 @@ def attacks(out: Path, subs: Path) -> dict[str, str]:
         "reader": OFF + _attempts(reads) + f"answer = open({str(NOTEBOOKS_DIR / 'embedded_world.py')!r}).read()",
         "signaller": OFF + "import os, signal\n" + _attempts([
             "[os.kill(int(p), signal.SIGKILL) for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid() "
-            "and b'jtc_utils.book.grade' in open(f'/proc/{p}/cmdline', 'rb').read() and b'--_execute' not in "
+            "and b'jtc_utils.book.classroom.grade' in open(f'/proc/{p}/cmdline', 'rb').read() and b'--_execute' not in "
             "open(f'/proc/{p}/cmdline', 'rb').read()]",
             "os.kill(os.getppid(), signal.SIGKILL)"]) + "answer = 0.5",
         "forker": OFF + "import os, subprocess, sys\n" + _attempts([
@@ -98,7 +98,7 @@ def stat_digest(*folders: Path) -> dict:
 
 def run_grader(subs: Path, out: Path, *extra: str) -> list[dict]:
     env = {**os.environ, SECRET[0]: SECRET[1], "JTC_PROGRESS": "0"}
-    done = subprocess.run([sys.executable, "-m", "jtc_utils.book.grade", str(subs), "--out", str(out),
+    done = subprocess.run([sys.executable, "-m", "jtc_utils.book.classroom.grade", str(subs), "--out", str(out),
                            "--reference", str(REFERENCE), "--timeout", "300", "--cell-timeout", "60",
                            "--disk-gb", "0.05", *extra], env=env, capture_output=True, text=True, timeout=1800)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]

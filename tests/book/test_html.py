@@ -3,7 +3,7 @@ served from the book itself (MathJax from a PyPI package), never from a CDN, so 
 
 import re
 
-from jtc_utils.book import runner
+from jtc_utils.book.build import runner
 
 
 def test_every_page_is_built(html):
@@ -29,7 +29,7 @@ def _pages(root):
 
 def test_no_page_declares_a_script_twice(html):
     """sphinx-thebe's configuration script was on every page twice: "Identifier 'THEBE_JS_URL' has already been
-    declared" (jtc_utils.book.sphinx_ext keeps one)."""
+    declared" (jtc_utils.book.build.sphinx_ext keeps one)."""
     root, _ = html
     for page in _pages(root):
         text = page.read_text()
@@ -42,7 +42,7 @@ def test_no_page_declares_a_script_twice(html):
 
 
 def test_mathjax_ships_only_what_the_pages_load(html):
-    from jtc_utils.book.sphinx_ext import MATHJAX_KEEP
+    from jtc_utils.book.build.sphinx_ext import MATHJAX_KEEP
 
     root, _ = html
     mj = root / "_static" / "mathjax"
@@ -96,7 +96,7 @@ def test_every_figure_reference_names_its_figure(html):
 def test_no_page_costs_more_than_its_limit_to_load(html):
     """The heaviest page (section 4: its figures and the layer view) stays under 3 MB of compressed transfer on
     load; plotly (1.5 MB compressed) is fetched only when a reader scrolls to the view."""
-    from jtc_utils.book.sphinx_ext import TRANSFER_LIMIT, page_transfer
+    from jtc_utils.book.build.sphinx_ext import TRANSFER_LIMIT, page_transfer
 
     root, _ = html
     sizes = {p.name: page_transfer(p) for p in _pages(root)}

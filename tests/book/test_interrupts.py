@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from jtc_utils.core.paths import ROOT
+from jtc_utils.core.infra.paths import ROOT
 
 pytestmark = pytest.mark.slow  # each starts a command and waits for it to be under way
 
@@ -48,7 +48,7 @@ def _one_line(err: str, start: str) -> None:
 
 PAGES = """
 import sys, time
-from jtc_utils.book import runner, scheduling
+from jtc_utils.book.build import runner, scheduling
 
 def page(name):
     time.sleep(300)
@@ -75,7 +75,7 @@ def test_pages_running_side_by_side_stop_at_once_with_one_line(tmp_path):
 
 STUDENT = """
 import time, papermill
-from jtc_utils.book import student
+from jtc_utils.book.classroom import student
 papermill.execute_notebook = lambda *a, **k: time.sleep(300)
 student.main(["--out", {out!r}, "--fill"])
 """
@@ -92,7 +92,7 @@ def test_make_student_fill(tmp_path):
 
 CUSTOM = """
 import time
-from jtc_utils.book import custom, custom_plan
+from jtc_utils.book.custom import command as custom, plan as custom_plan
 def slow_plan(*a, **k):
     print("planning", flush=True)
     time.sleep(300)
@@ -114,7 +114,7 @@ def test_make_grade(tmp_path):
     import jupytext
     import nbformat
 
-    from jtc_utils.book import student
+    from jtc_utils.book.classroom import student
 
     nb = student.strip(jupytext.read(Path(__file__).parent / "grading" / "minipage.py"))
     for cell in nb.cells:
@@ -122,7 +122,8 @@ def test_make_grade(tmp_path):
             cell.source = "import time\ntime.sleep(300)\nanswer = 1"
     (tmp_path / "subs" / "ann").mkdir(parents=True)
     nbformat.write(nb, tmp_path / "subs" / "ann" / "minipage.ipynb")
-    code, out, err = _interrupt([sys.executable, "-m", "jtc_utils.book.grade", str(tmp_path / "subs"), "--out",
+    code, out, err = _interrupt([sys.executable, "-m", "jtc_utils.book.classroom.grade", str(tmp_path / "subs"),
+                                 "--out",
                                  str(tmp_path / "grades"), "--reference", str(Path(__file__).parent / "grading")],
                                 lambda: any((tmp_path / "grades").glob(".grade-ann-*")), tmp_path)
     assert code == 130 and not (tmp_path / "grades" / "grades.csv").exists()

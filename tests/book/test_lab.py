@@ -12,8 +12,8 @@ import urllib.error
 import urllib.request
 from contextlib import contextmanager
 
-from jtc_utils.book import runner
-from jtc_utils.core.paths import ROOT
+from jtc_utils.book.build import runner
+from jtc_utils.core.infra.paths import ROOT
 import pytest
 
 pytestmark = [pytest.mark.slow]  # JupyterLab started

@@ -4,10 +4,10 @@ output for every mapping, it refuses what it cannot show, and its page loads plo
 import numpy as np
 import pytest
 
-from jtc_utils.book import layer_view
+from jtc_utils.book.display import layer_view
 from jtc_utils.lenses import trajectory
 from jtc_utils.evidence import figdata
-from jtc_utils.core import experiment
+from jtc_utils.core.analysis import experiment
 
 VIEW = ("id", "mat", "tuned")  # what the book's view shows (section 4)
 

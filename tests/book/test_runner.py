@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from jtc_utils.book import pages, runner, scheduling, staleness
+from jtc_utils.book.build import pages, runner, scheduling, staleness
 from helpers import point_book_at
 
 
@@ -52,9 +52,9 @@ def test_a_page_depends_on_the_modules_it_can_run_and_on_no_other(tmp_path, monk
     a page that draws a figure must be re-executed when its drawing changes)."""
     closure = {f.relative_to(runner.ROOT).as_posix()
                for f in staleness.package_closure(runner.NOTEBOOKS_DIR / "claims_verdicts.py")}
-    assert {"jtc_utils/jtc/claims.py", "jtc_utils/core/linear.py", "jtc_utils/evidence/figdata.py",
+    assert {"jtc_utils/jtc/claims.py", "jtc_utils/core/analysis/linear.py", "jtc_utils/evidence/figdata.py",
             "jtc_utils/__init__.py", "jtc_utils/jtc/plots.py"} <= closure
-    assert not {"jtc_utils/lenses/train.py", "jtc_utils/book/runner.py"} & closure
+    assert not {"jtc_utils/lenses/train.py", "jtc_utils/book/build/runner.py"} & closure
     # the whole closure counts: figures imports experiment, which imports the readout
     deep = {f.name for f in staleness.package_closure(runner.NOTEBOOKS_DIR / "sec4_predictions.py")}
     assert {"readout.py", "submodules.py", "experiment.py", "hidden.py"} <= deep
@@ -99,7 +99,8 @@ def test_asking_the_runner_for_an_absent_gpu_fails_before_any_notebook_runs(caps
 
 
 def test_every_computing_notebook_takes_the_device_parameter():
-    """The notebooks that run models or fits take ``device`` as a parameter and hand it to jtc_utils.core.device."""
+    """The notebooks that run models or fits take ``device`` as a parameter and hand it to
+    jtc_utils.core.infra.device."""
     import jupytext
 
     for name in runner.notebook_names():

@@ -1,12 +1,12 @@
-"""`make test`'s driver (:mod:`jtc_utils.book.suite`): both phases always run, one summary of both, a non-zero exit
-when either failed; the fast tier and one chapter's selection."""
+"""`make test`'s driver (:mod:`jtc_utils.book.build.suite`): both phases always run, one summary of both, a non-zero
+exit when either failed; the fast tier and one chapter's selection."""
 
 from __future__ import annotations
 
 import nbformat
 import pytest
 
-from jtc_utils.book import suite
+from jtc_utils.book.build import suite
 
 
 def _notebook(path, stored: str) -> None:

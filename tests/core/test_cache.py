@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jtc_utils.core import cache
+from jtc_utils.core.infra import cache
 
 
 def test_cache_hit_miss_and_corruption(tmp_path, monkeypatch):
@@ -67,7 +67,7 @@ def _compute_once_in_a_process(cache_dir, log, hold_s):
     """Run in a child process: cached() of one key, its computation appending a line to ``log`` and taking a while."""
     import time
 
-    from jtc_utils.core import cache as c
+    from jtc_utils.core.infra import cache as c
 
     c.CACHE_DIR = Path(cache_dir)
 

@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from jtc_utils.base.state import Setting
-from jtc_utils.core import device, linear
+from jtc_utils.core.infra import device
+from jtc_utils.core.analysis import linear
 
 HAS_CUDA = torch.cuda.is_available()
 
@@ -58,8 +59,9 @@ def test_a_batch_that_does_not_fit_in_memory_is_split_and_gives_the_same_states(
     """Out of memory for batches of more than two sentences: the extraction goes on with smaller batches (warning
     once per split) and returns exactly the states of an unconstrained run; when one sentence does not fit, a
     MemoryError names the memory it needs and the fix."""
-    from jtc_utils.core import hidden, models
-    from jtc_utils.core.samples import make_samples
+    from jtc_utils.core.analysis import hidden
+    from jtc_utils.core.models import models
+    from jtc_utils.core.data.samples import make_samples
 
     ad = models.adapter("tiny-gpt2")
     s = make_samples(ad.tokenizer, "gpt2", "encyclopedia", "validation", n=7)
@@ -81,8 +83,9 @@ def test_a_batch_that_does_not_fit_in_memory_is_split_and_gives_the_same_states(
 
 
 def test_other_runtime_errors_are_not_taken_for_memory(monkeypatch):
-    from jtc_utils.core import hidden, models
-    from jtc_utils.core.samples import make_samples
+    from jtc_utils.core.analysis import hidden
+    from jtc_utils.core.models import models
+    from jtc_utils.core.data.samples import make_samples
 
     ad = models.adapter("tiny-gpt2")
     s = make_samples(ad.tokenizer, "gpt2", "encyclopedia", "validation", n=3)

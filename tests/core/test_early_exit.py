@@ -4,7 +4,7 @@ threshold details, and the read-out of layers saved."""
 import numpy as np
 import pytest
 
-from jtc_utils.core import early_exit as ee
+from jtc_utils.core.analysis import early_exit as ee
 
 pytestmark = [pytest.mark.jtc]  # the JTC paper's method, in the core: its chapters select these tests
 

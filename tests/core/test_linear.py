@@ -5,7 +5,8 @@ import pytest
 from sklearn.linear_model import LinearRegression
 from sklearn.metrics import r2_score as sk_r2
 
-from jtc_utils.core import linear, resample
+from jtc_utils.core.analysis import linear
+from jtc_utils.core.infra import resample
 
 pytestmark = [pytest.mark.jtc]  # the JTC paper's package
 

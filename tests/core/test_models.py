@@ -5,8 +5,9 @@ import pytest
 import torch
 from helpers import save_random_model
 
-from jtc_utils.core import hidden, models
-from jtc_utils.core.samples import make_samples
+from jtc_utils.core.analysis import hidden
+from jtc_utils.core.models import models
+from jtc_utils.core.data.samples import make_samples
 from jtc_utils.embedded import corpus
 
 
@@ -117,7 +118,7 @@ def test_unsupported_family_is_refused():
 
 
 def test_the_default_batch_is_smaller_for_a_wide_model_and_keys_the_cache(gpt, monkeypatch):
-    from jtc_utils.core import cache
+    from jtc_utils.core.infra import cache
 
     assert hidden.default_batch(gpt) == 64  # width 32 < hidden.WIDE
     monkeypatch.setattr(hidden, "WIDE", gpt.d)  # as if the model were wide
@@ -134,7 +135,7 @@ def test_the_default_batch_is_smaller_for_a_wide_model_and_keys_the_cache(gpt, m
 def test_a_subset_is_sliced_out_of_the_full_extraction_not_extracted_again(gpt, tmp_path, monkeypatch):
     """One extraction per model, domain and split: the first n samples of an extracted set are read from it, and
     equal a fresh extraction of those n samples (other batches, so within float noise)."""
-    from jtc_utils.core import cache
+    from jtc_utils.core.infra import cache
 
     monkeypatch.setattr(cache, "CACHE_DIR", tmp_path)
     full = make_samples(gpt.tokenizer, gpt.family, "news", "validation", n=60)

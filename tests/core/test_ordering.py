@@ -1,6 +1,6 @@
-"""Every order the book shows, stores or picks items by is total (:mod:`jtc_utils.core.ordering`): the same on every
-machine, whatever sort kernels its CPU dispatches. A scan of the package, the notebooks and the benchmarks from the
-source, and the ranking helper's own behaviour, under this CPU's NumPy dispatch and under the baseline's."""
+"""Every order the book shows, stores or picks items by is total (:mod:`jtc_utils.core.infra.ordering`): the same on
+every machine, whatever sort kernels its CPU dispatches. A scan of the package, the notebooks and the benchmarks from
+the source, and the ranking helper's own behaviour, under this CPU's NumPy dispatch and under the baseline's."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import torch
 
-from jtc_utils.core import ordering
-from jtc_utils.core.paths import NOTEBOOKS_DIR, ROOT
+from jtc_utils.core.infra import ordering
+from jtc_utils.core.infra.paths import NOTEBOOKS_DIR, ROOT
 
 SOURCES = sorted([*(ROOT / "jtc_utils").rglob("*.py"), *NOTEBOOKS_DIR.glob("*.py"),
                   *(ROOT / "benchmarks").glob("*.py")])
@@ -36,8 +36,8 @@ def unstable_sorts(text: str) -> list[tuple[int, str]]:
     * pandas ``sort_values`` / ``sort_index`` without ``kind="stable"`` (the default quicksort is unstable), and
       ``nlargest`` / ``nsmallest`` / ``rank`` (use a stable sort and ``head``);
     * NumPy ``argsort`` / ``sort`` (function or method) without ``kind="stable"``; ``partition`` / ``argpartition``;
-    * ``torch.sort`` without ``stable=True``; ``topk`` anywhere but :func:`jtc_utils.core.ordering.top_k`, unless its
-      line (or the line above) says (``# order: ...``) that the order is never listed.
+    * ``torch.sort`` without ``stable=True``; ``topk`` anywhere but :func:`jtc_utils.core.infra.ordering.top_k`, unless
+      its line (or the line above) says (``# order: ...``) that the order is never listed.
 
     Python's ``sorted``, ``list.sort(key=...)``, ``min`` and ``max`` are stable or take the first of ties: allowed."""
     lines = text.splitlines()
@@ -148,7 +148,7 @@ def test_top_k_refuses_what_it_cannot_rank():
 _PROBE = """
 import json, numpy as np, pandas as pd, torch
 from numpy._core._multiarray_umath import __cpu_features__ as f
-from jtc_utils.core import ordering
+from jtc_utils.core.infra import ordering
 rng = np.random.default_rng(1)
 x = np.round(rng.random(3000), 1)  # many exact ties
 df = pd.DataFrame({"c": x})

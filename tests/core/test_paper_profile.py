@@ -10,8 +10,9 @@ import torch
 from helpers import save_random_model
 from transformers import BertConfig, GPT2Config
 
-from jtc_utils.core import batching, hidden, models
-from jtc_utils.core.samples import make_samples
+from jtc_utils.core.models import batching, models
+from jtc_utils.core.analysis import hidden
+from jtc_utils.core.data.samples import make_samples
 
 # the real configurations but for the vocabulary: the offline tokenizers available here are the zoo's (4,096 tokens),
 # and a model whose tokenizer does not fit its vocabulary is refused (tests/book/test_faults.py)

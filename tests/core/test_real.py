@@ -11,11 +11,12 @@ import pytest
 import torch
 from helpers import needs_real, save_random_model
 
-from jtc_utils.book import regression
-from jtc_utils.core import batching, models, real_models, real_text, sources
-from jtc_utils.core.experiment import Experiment
-from jtc_utils.core.setting import Setting
-from jtc_utils.core.samples import make_samples
+from jtc_utils.book.build import regression
+from jtc_utils.core.models import batching, models, real_models
+from jtc_utils.core.data import real_text, sources
+from jtc_utils.core.analysis.experiment import Experiment
+from jtc_utils.core.data.setting import Setting
+from jtc_utils.core.data.samples import make_samples
 from jtc_utils.embedded import corpus
 from jtc_utils.evidence import figdata
 from jtc_utils.jtc import figures
@@ -58,7 +59,7 @@ def test_llama_samples_are_prefixes_without_special_tokens(llama):
 def test_a_headless_encoder_gives_states_and_refuses_predictions(tmp_path):
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from jtc_utils.core.catalogue import BERT_TOKENIZER_DIR
+    from jtc_utils.core.models.catalogue import BERT_TOKENIZER_DIR
 
     tok = AutoTokenizer.from_pretrained(BERT_TOKENIZER_DIR)
     model = BertModel(BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
@@ -171,7 +172,8 @@ def test_gguf_and_its_cached_safetensors_copy_give_the_same_logits():
 @pytest.mark.real
 @needs_real
 def test_the_llama_runner_reproduces_smollm2():
-    from jtc_utils.core import blocks, hidden
+    from jtc_utils.core.models import blocks
+    from jtc_utils.core.analysis import hidden
 
     ad = models.adapter("smollm2-135m")
     s = make_samples(ad.tokenizer, ad.family, "wiki", "validation", n=8, profile="real")
@@ -286,8 +288,8 @@ def _folder_in_a_process(cache_dir, log, hold_s):
     import time
     from pathlib import Path
 
-    from jtc_utils.core import cache as c
-    from jtc_utils.core import real_models as rm
+    from jtc_utils.core.infra import cache as c
+    from jtc_utils.core.models import real_models as rm
 
     c.CACHE_DIR = rm.CACHE_DIR = Path(cache_dir)
     rm.package_file = lambda name: Path(cache_dir) / "model.gguf"

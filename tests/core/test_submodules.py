@@ -7,10 +7,11 @@ import torch
 from helpers import save_random_model
 from transformers import BertConfig, BertForMaskedLM, GPT2Config, GPT2LMHeadModel, LlamaConfig, LlamaForCausalLM
 
-from jtc_utils.core import batching, blocks, hidden, models, readout
-from jtc_utils.core.experiment import Experiment
-from jtc_utils.core.samples import make_samples
-from jtc_utils.core import submodules
+from jtc_utils.core.models import batching, blocks, models
+from jtc_utils.core.analysis import hidden, readout
+from jtc_utils.core.analysis.experiment import Experiment
+from jtc_utils.core.data.samples import make_samples
+from jtc_utils.core.analysis import submodules
 
 pytestmark = [pytest.mark.jtc]  # the JTC paper's method, in the core: its chapters select these tests
 
@@ -113,7 +114,7 @@ def test_wavefront_equals_one_start_layer_at_a_time(exp, mapping):
     rep = submodules._replacements(maps, mapping, run.device)
     L = exp.n_layers
     # starting at the last layer is the model itself (up to the float rounding of other batches: the experiment's
-    # states may be sliced out of an extraction of more sentences, see jtc_utils.core.hidden)
+    # states may be sliced out of an extraction of more sentences, see jtc_utils.core.analysis.hidden)
     np.testing.assert_allclose(fast[L], exp.X_val[L], rtol=0, atol=1e-5)
     with torch.inference_mode():
         for idx, inp, mask, pos in submodules.sample_batches(exp, exp.val):

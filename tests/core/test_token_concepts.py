@@ -1,5 +1,5 @@
-"""The concept classes of a real vocabulary (jtc_utils.core.token_concepts): the rule on the zoo's GPT tokenizer and
-the generated encyclopedia (a few hundred tokens, months among them, where the right answer is known), the hand
+"""The concept classes of a real vocabulary (jtc_utils.core.data.token_concepts): the rule on the zoo's GPT tokenizer
+and the generated encyclopedia (a few hundred tokens, months among them, where the right answer is known), the hand
 categories' precision and recall on a labelling whose answer is counted by hand, and the committed classes of
 SmolLM2 (their checksum, their vocabulary, their settings)."""
 
@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from transformers import AutoTokenizer
 
-from jtc_utils.core import sources, token_concepts
-from jtc_utils.core.catalogue import GPT_TOKENIZER_DIR
+from jtc_utils.core.data import sources, token_concepts
+from jtc_utils.core.models.catalogue import GPT_TOKENIZER_DIR
 from jtc_utils.embedded.world import MONTHS
 
 pytestmark = [pytest.mark.ffn, pytest.mark.real]  # the real model's concept labels, read by the FFN chapter
@@ -100,7 +100,7 @@ def test_the_hand_categories_are_counted_from_the_classes(tok):
 
 @pytest.fixture(scope="module")
 def smollm2():
-    from jtc_utils.core import models
+    from jtc_utils.core.models import models
     return models.adapter("smollm2-135m").tokenizer
 
 

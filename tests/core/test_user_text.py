@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from jtc_utils.core import user_text
+from jtc_utils.core.data import user_text
 
 SENTENCES = [f"The river number {i} flows slowly through the old town of Ashford." for i in range(60)]
 
@@ -147,7 +147,7 @@ def _sentences(n: int) -> list[str]:
 
 
 def test_a_custom_profile_reads_its_spec_and_its_text(tmp_path, monkeypatch):
-    from jtc_utils.core import profiles, sources
+    from jtc_utils.core.data import profiles, sources
 
     text = tmp_path / "mine.txt"
     sents = _sentences(300)
@@ -176,8 +176,9 @@ def test_an_experiment_runs_on_a_readers_model_and_text(tmp_path, monkeypatch, f
     import numpy as np
 
     from helpers import save_random_model
-    from jtc_utils.core import cache, profiles
-    from jtc_utils.core.experiment import Experiment
+    from jtc_utils.core.infra import cache
+    from jtc_utils.core.data import profiles
+    from jtc_utils.core.analysis.experiment import Experiment
 
     monkeypatch.setattr(cache, "CACHE_DIR", tmp_path / "cache")
     model = save_random_model(family, tmp_path / family)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from jtc_utils.book import exercises
+from jtc_utils.book.display import exercises
 from jtc_utils.evidence import figdata
 from jtc_utils.evidence.exercises import SOLUTION
 from jtc_utils.evidence.registry import get as registered

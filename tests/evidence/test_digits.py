@@ -8,7 +8,7 @@ import re
 import pandas as pd
 import pytest
 
-from jtc_utils.core.paths import BOOK_DIR
+from jtc_utils.core.infra.paths import BOOK_DIR
 from jtc_utils.evidence import digits, figdata
 
 

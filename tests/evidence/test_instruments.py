@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jtc_utils.book import claim_tables, claims_page
-from jtc_utils.core import resample
+from jtc_utils.book.display import claim_tables, claims_page
+from jtc_utils.core.infra import resample
 from jtc_utils.evidence import claims, findings, instruments, verdicts
 
 DATA = Path(__file__).resolve().parents[2] / "book" / "data"

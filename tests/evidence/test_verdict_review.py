@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from jtc_utils.core import profiles
+from jtc_utils.core.data import profiles
 from jtc_utils.evidence import claims, figdata, findings, verdicts
 from jtc_utils.evidence.claims import claim_record, registry
 from jtc_utils.evidence.registry import get as registered
@@ -191,7 +191,7 @@ def test_registry_of_a_toy_table_names_its_resamples():
 def _sentences(seed: int, n_sentences: int, d: int, repeat_a_column: bool = False):
     """Stacked sentences of 2-14 tokens: states X, the next layer's Y (a linear map, the residual and noise), each
     token's sentence, and the first three resamples' counts of the sentences."""
-    from jtc_utils.core import resample
+    from jtc_utils.core.infra import resample
     from jtc_utils.linearity import score
 
     rng = np.random.default_rng(seed)
@@ -248,7 +248,7 @@ def test_the_linearity_headline_claims_have_intervals_over_sentences(cid):
 # ---- item 8: training seeds of the stand-in of GPT2-XL ------------------------------------------------------------
 
 def test_the_replicas_differ_from_the_stand_in_in_their_training_randomness_only():
-    from jtc_utils.core import catalogue
+    from jtc_utils.core.models import catalogue
 
     base = catalogue.ZOO["tiny-gpt2-xl"]
     names = seeds.replicas("tiny")

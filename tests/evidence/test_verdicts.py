@@ -8,7 +8,7 @@ import inspect
 import numpy as np
 import pytest
 
-from jtc_utils.core import resample
+from jtc_utils.core.infra import resample
 from jtc_utils.evidence import claims, figdata, findings, verdicts
 from jtc_utils.ffn import claims as ffn_claims
 from jtc_utils.jtc import claims as jtc_claims

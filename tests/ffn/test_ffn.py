@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from jtc_utils.core import catalogue, profiles
-from jtc_utils.core.models import Adapter
+from jtc_utils.core.models import catalogue
+from jtc_utils.core.data import profiles
+from jtc_utils.core.models.models import Adapter
 from jtc_utils.embedded import corpus, lexicon
 from jtc_utils.ffn import FFN, NotAdditiveError, clusters, concepts, exit_rule, steering, subupdates, vocab
 from jtc_utils.evidence import figdata
@@ -141,7 +142,7 @@ def test_clusters_and_extreme_share():
 
 
 def test_mat_ffn_identity_on_random_data():
-    from jtc_utils.core import linear
+    from jtc_utils.core.analysis import linear
 
     rng = np.random.default_rng(5)
     U, V, b = rng.standard_normal((200, 6)), rng.standard_normal((12, 6)), rng.standard_normal(6)

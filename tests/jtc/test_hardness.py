@@ -5,12 +5,12 @@ import json
 import numpy as np
 import pytest
 
-from jtc_utils.core.paths import DATA_DIR
+from jtc_utils.core.infra.paths import DATA_DIR
 from jtc_utils.embedded import corpus, leaks
 from jtc_utils.embedded.world import PRESENT
 from jtc_utils.evidence import figdata
 from jtc_utils.jtc import hardness
-from jtc_utils.core import experiment
+from jtc_utils.core.analysis import experiment
 
 pytestmark = [pytest.mark.jtc]  # the JTC paper's package
 

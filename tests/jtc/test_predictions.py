@@ -5,8 +5,8 @@ import pytest
 import torch
 from helpers import save_random_model
 
-from jtc_utils.core import readout
-from jtc_utils.core.experiment import Experiment
+from jtc_utils.core.analysis import readout
+from jtc_utils.core.analysis.experiment import Experiment
 
 pytestmark = [pytest.mark.jtc]  # the JTC paper's package
 

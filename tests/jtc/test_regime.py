@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from jtc_utils.core.experiment import Experiment
+from jtc_utils.core.analysis.experiment import Experiment
 from jtc_utils.jtc import regime, rejudge
 
 pytestmark = [pytest.mark.jtc]  # the JTC paper's package

@@ -5,7 +5,7 @@ import pytest
 import torch
 from helpers import save_random_model
 
-from jtc_utils.core.experiment import Experiment
+from jtc_utils.core.analysis.experiment import Experiment
 from jtc_utils.jtc import top_tokens
 
 pytestmark = [pytest.mark.jtc]  # the JTC paper's package

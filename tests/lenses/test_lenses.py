@@ -5,7 +5,8 @@ import pytest
 import torch
 
 from jtc_utils import lenses
-from jtc_utils.core import experiment, linear, profiles, readout
+from jtc_utils.core.analysis import experiment, linear, readout
+from jtc_utils.core.data import profiles
 from jtc_utils.lenses import artifacts, closed_form, evaluate, figures, lowrank, registry, train, tuned
 from jtc_utils.lenses.base import DivergedError, LensError, NotFittedError, StaleLensError
 from jtc_utils.evidence import figdata
@@ -244,7 +245,7 @@ def test_bad_input_gets_a_clear_error(fake):
 
 
 def test_a_diverged_training_caches_nothing(tmp_path, monkeypatch):
-    from jtc_utils.core import cache
+    from jtc_utils.core.infra import cache
 
     monkeypatch.setattr(cache, "CACHE_DIR", tmp_path)
     key = {"what": "lens", "lens": "njtc_2"}
@@ -259,8 +260,8 @@ def test_a_diverged_training_caches_nothing(tmp_path, monkeypatch):
 
 def test_id_and_mat_as_lenses_keep_the_numbers_of_sections_4_and_5():
     """The lens evaluator on the id and mat lenses gives the per-sample Precision@k, surprisal, top-1 and
-    confidence gap of jtc_utils.core.readout (which sections 4 and 5 draw), on a zoo model: to the last bit, since
-    both read them with the same functions (``readout.top_and_gap``, ``readout.against_final``) from logits of the
+    confidence gap of jtc_utils.core.analysis.readout (which sections 4 and 5 draw), on a zoo model: to the last bit,
+    since both read them with the same functions (``readout.top_and_gap``, ``readout.against_final``) from logits of the
     same shape (the 600 samples are one chunk on both routes)."""
 
     exp = experiment.shared("tiny-gpt2", "encyclopedia", "tiny", 2000, 600)
@@ -345,7 +346,7 @@ def test_every_trained_lens_the_book_uses_is_committed_for_the_current_zoo_and_c
     """A retrained zoo model or a new corpus must come with retrained lenses (python -m jtc_utils.lenses.train);
     otherwise the book would silently train them in the build. Every job of the training command for the zoo
     must find its stored lens (the real model's are checked by its chapter's build)."""
-    from jtc_utils.core.experiment import Experiment
+    from jtc_utils.core.analysis.experiment import Experiment
 
     monkeypatch.setattr(registry, "REQUIRE_ARTIFACTS", True)
     exps = {}
@@ -370,7 +371,7 @@ def test_the_real_models_tuned_lens_is_found_under_the_key_its_page_computes(mon
     """The real model's tuned lens (a GPU job, committed in zoo/lenses) is found, never trained, for the lens
     chapter's experiment: at the full size under its own key, and on the tests' subset (the first n train sentences)
     as the lens trained on the whole split, which its record says."""
-    from jtc_utils.core.profiles import real_sizes
+    from jtc_utils.core.data.profiles import real_sizes
 
     monkeypatch.setattr(registry, "REQUIRE_ARTIFACTS", True)
     hp = {"seed": 0}
@@ -404,7 +405,7 @@ def test_the_real_models_lens_key_does_not_depend_on_where_the_checkout_is(tmp_p
     import json
     import shutil
 
-    from jtc_utils.core import models, real_models
+    from jtc_utils.core.models import models, real_models
 
     ad = models.adapter(train.REAL_MODEL)
     here = registry.lens_model_identity(ad)
@@ -430,7 +431,7 @@ def _captions(page: str) -> dict:
 
     import nbformat
 
-    from jtc_utils.core.paths import BOOK_DIR
+    from jtc_utils.core.infra.paths import BOOK_DIR
 
     out = {}
     for c in nbformat.read(BOOK_DIR / f"{page}.ipynb", as_version=4).cells:
@@ -483,7 +484,7 @@ def test_a_lens_table_from_an_underdetermined_fit_marks_every_fitted_lens():
     """The custom book at small sizes fits d × d maps on fewer samples than d: the table says so, row by row."""
     import copy
 
-    from jtc_utils.core import linear
+    from jtc_utils.core.analysis import linear
     from jtc_utils.evidence import figdata
     from jtc_utils.lenses import plots as lens_plots
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from helpers import needs_real
 
-from jtc_utils.book import regression
+from jtc_utils.book.build import regression
 from jtc_utils.evidence import claims, figdata, instruments, verdicts
 from jtc_utils.lenses import claims as lens_claims
 from jtc_utils.lenses import figures as lens_figures
@@ -83,7 +83,7 @@ def _tolerance(path: tuple, value: float, n: int, L: int) -> float:
     of n decisions (Precision@k, an exit curve's height or share) within two flipped near-ties, 2/n; a surprisal of
     the final top token within two flips of about 20 nats; a mean layer (an exit curve's x, layers saved, a mean
     saturation) within two exits moved across all L layers, 2L/n; a resample of a mean of decisions by as much as
-    its most drawn sample weighs (:func:`jtc_utils.book.regression.most_draws`); a continuous mean (KL, the
+    its most drawn sample weighs (:func:`jtc_utils.book.build.regression.most_draws`); a continuous mean (KL, the
     cross-entropy against the gold token, a loss ratio) within 1e-3 of its magnitude; any other number (layers,
     sizes, ranks, the committed lenses' training record) within float rounding."""
     key, boot = path[-1], "boot" in path
@@ -164,8 +164,8 @@ def test_the_real_reduced_rank_maps_are_the_closed_form_optimum_at_every_layer()
     float32 map in between): the same training error to 1e-9 and the same predictions to float32 rounding, so its
     Precision@1 is the optimum's (the real model's rows are far from unit size, which is what a rank-5 optimum of
     squared error spends its rank on)."""
-    from jtc_utils.core import profiles
-    from jtc_utils.core.experiment import for_role
+    from jtc_utils.core.data import profiles
+    from jtc_utils.core.analysis.experiment import for_role
     from jtc_utils.lenses import closed_form
 
     exp = for_role("real", "gpt48", *profiles.REAL_SUBSET)

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from jtc_utils.core import catalogue, profiles
-from jtc_utils.core.linear import UnderdeterminedFitWarning
+from jtc_utils.core.models import catalogue
+from jtc_utils.core.data import profiles
+from jtc_utils.core.analysis.linear import UnderdeterminedFitWarning
 from jtc_utils.linearity import artifacts, prune, score, tasks, train
 from jtc_utils.linearity import figures as lfig
 from jtc_utils.evidence import figdata
@@ -45,10 +46,10 @@ def test_score_equals_an_independent_implementation_and_the_variance_weighted_r2
 
 
 def test_the_linearity_fits_are_the_jtc_solver_on_both_routes():
-    """One least-squares solver in the book: the linearity score's affine fit is ``core.linear.fit`` on the centred
-    states (the Gram route for a well-conditioned X, the SVD route with JTC's cutoff for a rank-deficient one), and
-    the null's explained share (``Factor.explained``) is the fitted rows' sum of squares on both routes."""
-    from jtc_utils.core import linear
+    """One least-squares solver in the book: the linearity score's affine fit is ``core.analysis.linear.fit`` on the
+    centred states (the Gram route for a well-conditioned X, the SVD route with JTC's cutoff for a rank-deficient one),
+    and the null's explained share (``Factor.explained``) is the fitted rows' sum of squares on both routes."""
+    from jtc_utils.core.analysis import linear
 
     X, Y = _data(n=300, d=6)
     deficient = np.hstack([X, X[:, :2] @ rng.standard_normal((2, 3))])  # 9 columns of rank 6
@@ -122,7 +123,7 @@ def test_too_few_tokens_warn_and_bad_shapes_fail():
 def tiny():
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    from jtc_utils.core.models import Adapter
+    from jtc_utils.core.models.models import Adapter
 
     torch.manual_seed(0)
     cfg = GPT2Config(vocab_size=50, n_positions=32, n_embd=16, n_layer=4, n_head=2, resid_pdrop=0.0,

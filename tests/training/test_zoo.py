@@ -9,8 +9,8 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, AutoModelForMaskedLM, AutoTokenizer
 
-from jtc_utils.core import catalogue
-from jtc_utils.core.paths import ZOO_DIR
+from jtc_utils.core.models import catalogue
+from jtc_utils.core.infra.paths import ZOO_DIR
 from jtc_utils.embedded import corpus
 from jtc_utils.training import zoo
 

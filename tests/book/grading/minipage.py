@@ -26,7 +26,7 @@ import json
 
 import numpy as np
 
-from jtc_utils.book import exercises
+from jtc_utils.book.display import exercises
 from jtc_utils.evidence import figdata
 
 # this run's r² differ from the book's in the third digit, as a run on another machine differs in the last ones: the

@@ -1,0 +1,159 @@
+"""Claim records as the book shows them: the verdicts in words, the margin with its interval, the chapter that shows
+each claim, and styled HTML tables (coloured verdicts, wrapped text, fixed ids so that a re-executed page is
+identical)."""
+
+from __future__ import annotations
+
+import html
+import re
+
+import pandas as pd
+
+from jtc_utils.core.data.profiles import Profile
+from jtc_utils.evidence import claims, digits, findings, verdicts
+from jtc_utils.evidence.claims import default_get, short_number
+from jtc_utils.evidence.registry import get as registered
+
+_COLOURS = {"HOLDS": "background-color: #dafbe1; color: #1a7f37; font-weight: bold",
+            "FAILS": "background-color: #ffebe9; color: #cf222e; font-weight: bold",
+            "UNDECIDED": "background-color: #fff8c5; color: #7d4e00; font-weight: bold"}
+_GREY = "color: #57606a; font-style: italic"
+
+
+def margin_text(record: dict) -> str:
+    """The margin, the interval its verdict reads (or how many training seeds are on its side) and its unit, in a
+    span the nbval sanitizer recognises (the digits are compared by the figure-data regression instead), then what
+    its resamples resample."""
+    if record.get("margin") is None or record.get("kind") == "check":
+        return "-"
+    text = short_number(record["margin"])
+    spread = record.get("spread", record.get("lo") != record.get("hi"))
+    if record.get("resampled") and spread:
+        text += f" [{short_number(record['lo'])}, {short_number(record['hi'])}]"
+    unit = f" {record['unit']}" if record.get("unit") else ""
+    over = ""
+    if record.get("not_judged"):
+        over = "; not judged (its instrument fails a check)"
+    elif record.get("n_seeds"):
+        over = f"; {record['seeds_on_side']} of {record['n_seeds']} seeds"
+    elif record.get("resampled"):
+        what = " and ".join(record.get("resamples") or [])
+        over = (f"; {verdicts.INTERVAL_NAME}, resampled: {what}" if spread else
+                f"; no spread: every resample of the {what} gives this margin")
+        if record.get("recentred_by") is not None:
+            over += f' (refits, recentred by <span class="jtc-margin">{short_number(-record["recentred_by"])}</span>)'
+    return f'<span class="jtc-margin">{text}</span>{unit}{over}'
+
+
+def checks_text(record: dict) -> str:
+    """The record's instrument checks in one line: each one's name, measured value against its threshold, and
+    whether it passed ("" where the claim states none)."""
+    def num(v):
+        return "-" if v is None else (digits.sig(v, 3) if isinstance(v, float) else str(v))
+    return "; ".join(f"{c['name']}: <span class=\"jtc-check-value\">{num(c['value'])}</span> (threshold "
+                     f"{num(c['threshold'])}) {'passes' if c['passed'] else 'FAILS'}"
+                     for c in record.get("checks") or [])
+
+
+def frame(records: list[dict], link: str | None = None):
+    """Claim records (of this module or of a subpackage's ``claims``) as a table indexed by id, with the two
+    verdicts in words (columns ``verdict`` and ``magnitude verdict``), the margin with its interval (``margin``),
+    the lexicon entries of the rule (``reading``), its instrument checks (``instrument``), the reason (``why``), and
+    the magnitude's numbers (``paper's numbers``, ``our numbers``). ``link="anchor"`` makes each id an anchor
+    (``claim-<id>``) that the claims page
+    links to; ``link="page"`` makes it a link to the chapter that shows the claim (see :func:`page_of`)."""
+    table = pd.DataFrame(records)
+    table["verdict"] = [findings.shape_verdict(r) for r in records]
+    table["margin"] = [margin_text(r) for r in records]
+    table["reading"] = [", ".join(f"“{w}”" for w in r.get("words") or []) or "-" for r in records]
+    table["instrument"] = [checks_text(r) or "-" for r in records]
+    table["why"] = [r.get("reason") or "" for r in records]
+    table["magnitude verdict"] = [findings.magnitude_verdict(r) for r in records]
+    table["paper's numbers"] = [(r.get("magnitude") or {}).get("paper", "-") for r in records]
+    table["our numbers"] = [(r.get("magnitude") or {}).get("ours", "-") for r in records]
+    if "quote" not in table:
+        table["quote"] = None
+    table["quote"] = [f"“{q}”" if q else c for q, c in zip(table["quote"], table["claim"])]
+    for col in ("claim", "quote", "paper", "ours", "rule", "why", "paper's numbers", "our numbers"):
+        table[col] = table[col].map(lambda v: html.escape(str(v), quote=False))
+    ids = list(table["id"])
+    if link == "anchor":
+        table["id"] = [f'<span id="claim-{c.lower()}">{c}</span>' for c in ids]
+    elif link == "page":
+        table["id"] = [f'<a href="{page_of(c)}.html#claim-{c.lower()}">{c}</a>' for c in ids]
+    # a claim that fails or is undecided links to its reason (the claims page lists them as why-<id>)
+    table["verdict"] = [f'<a href="claims_verdicts.html#why-{c.lower()}">{v}</a>' if w else v
+                        for c, v, w in zip(ids, table["verdict"], table["why"])]
+    return table.set_index("id")
+
+
+def page_of(cid: str) -> str:
+    """The chapter (notebook name) whose verdict table shows claim ``cid``."""
+    pages = registered().claim_pages
+    if cid not in pages:
+        raise ValueError(f"no chapter known for claim {cid!r}; the claims: {', '.join(pages)}")
+    return pages[cid]
+
+
+def _colour(v):
+    v = re.sub(r"<[^>]+>", "", v.split("<br>")[0]) if isinstance(v, str) else v
+    if v in _COLOURS or v == "CHECK FAILS":
+        return _COLOURS.get(v, _COLOURS["FAILS"])
+    return _GREY if isinstance(v, str) and (v.startswith("no ") or v.startswith("not ") or "no interval" in v
+                                            or v == "check passes") else ""
+
+
+# the verdict right after the claim: on a phone the first columns are what the reader sees before scrolling
+CHAPTER_COLUMNS = ("claim", "verdict", "margin", "ours", "instrument", "rule", "reading", "paper's numbers",
+                   "our numbers", "magnitude verdict")
+SCROLL = "jtc-scroll"  # the scroll box of a wide table: shadows at the edges, and on a phone a line saying it scrolls
+
+
+class Scrolled:
+    """A styled table in the book's scroll box (:data:`SCROLL`), shown as HTML by IPython and by ``to_html``."""
+
+    def __init__(self, styler):
+        self.styler = styler
+
+    def to_html(self) -> str:
+        return f'<div class="{SCROLL}">{self.styler.to_html()}</div>'
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+
+def style(table, uuid: str, widths: bool = True):
+    """A claims table (a DataFrame of strings, HTML allowed) styled for the page: coloured verdict columns, wrapped
+    text and, with ``widths``, bounded column widths. ``uuid`` fixes the table's HTML id (pandas draws a random
+    one), so that a re-executed page is identical."""
+    if table.index.name is not None:  # the named index (claim ids) becomes the first column: one header row
+        table = table.reset_index()
+    verdict_cols = [c for c in ("verdict", "magnitude verdict") if c in table.columns]
+    cells = [{"selector": "td, th", "props": "text-align: left; vertical-align: top; white-space: normal; "
+                                             "padding: 0.25em 0.5em; font-size: 0.85em"}]
+    if widths:
+        cells.append({"selector": "td", "props": "min-width: 6em; max-width: 28em"})
+    return (table.style.set_uuid(uuid).map(_colour, subset=verdict_cols).hide(axis="index")
+            .set_table_attributes('class="jtc-claims"').set_table_styles(cells, overwrite=False))
+
+
+def styled(records: list[dict], uuid: str, columns=CHAPTER_COLUMNS, link: str | None = "anchor"):
+    """:func:`frame` of ``records`` as an HTML table with coloured verdicts, wrapped text and a scroll box of its
+    own where it is wider than the page (see :func:`style`, :class:`Scrolled`)."""
+    styler = style(frame(records, link)[list(columns)], uuid)
+    return Scrolled(styler.set_table_attributes('class="jtc-claims jtc-sentences"'))
+
+
+def lexicon_table():
+    """The lexicon (:data:`jtc_utils.evidence.verdicts.LEXICON`) as a table for the claims page."""
+    rows = [{"entry": k, "words": ", ".join(f"“{w}”" for w in r.words), "reading": r.reading,
+             "number": "-" if r.value is None else f"{r.value:g}", "why": r.why} for k, r in verdicts.LEXICON.items()]
+    return style(pd.DataFrame(rows).set_index("entry"), "claims-lexicon", widths=False)
+
+
+def verdict_table(ids=None, get=default_get, profile: Profile | str = "tiny", uuid: str | None = None, link="anchor"):
+    """The claims ``ids`` of any paper (default: every claim of the papers the custom book judges whole, the JTC
+    paper's) as a styled HTML table (see :func:`styled`), ready to ``display``."""
+    get = claims.memo(get)
+    records = [claims.check_any(c, get, profile) for c in (ids or registered().judged_on_custom)]
+    return styled(records, uuid or "verdicts-" + "-".join(ids or ["all"]), link=link)
