@@ -24,22 +24,19 @@
 # early-exit figures, each drawn by the same function as its Wikipedia counterpart.
 
 # %% tags=["parameters", "hide-cell"]
-profile = "tiny"
+profile = "tiny"  # "tiny" (the embedded world, offline) or "paper" (the paper's models and data)
 device = "auto"  # where the heavy work runs: "auto" (a GPU when there is one), "cpu" or "cuda"
-seed = 0
-n_train = None
-n_val = None
+seed = 0  # the seed of the chapter's random draws (the sentences' positions first)
+n_train = None  # training sentences per domain (None: the paper's 9,000)
+n_val = None  # validation sentences (None: the paper's 3,000 / 1,000)
 real_n_train = None  # the real model's training sentences (None: 9,000)
 real_n_val = None  # the real model's validation sentences (None: 3,000 on Wikipedia, 1,000 on BBC News)
 
 # %% tags=["hide-cell"]
-from jtc_utils.core.infra import device as devices
 from jtc_utils.book.display.chapter import Chapter
 from jtc_utils.jtc.figures import real_model_line
 
-devices.use(device)
-
-chapter = Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val)
+chapter = Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val, device=device)
 figure, results = chapter.figure, chapter.results
 
 

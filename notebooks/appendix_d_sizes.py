@@ -27,22 +27,19 @@
 # a size series of its own, so the last section sets it beside the stand-in whose depth is nearest to its own.
 
 # %% tags=["parameters", "hide-cell"]
-profile = "tiny"
+profile = "tiny"  # "tiny" (the embedded world, offline) or "paper" (the paper's models and data)
 device = "auto"  # where the heavy work runs: "auto" (a GPU when there is one), "cpu" or "cuda"
-seed = 0
-n_train = None
-n_val = None
+seed = 0  # the seed of the chapter's random draws (the sentences' positions first)
+n_train = None  # training sentences per domain (None: the paper's 9,000)
+n_val = None  # validation sentences (None: the paper's 3,000 / 1,000)
 
 # %% tags=["hide-cell"]
 import pandas as pd
 
-from jtc_utils.core.infra import device as devices
 from jtc_utils.book.display.chapter import Chapter
 from jtc_utils.evidence import claims
 
-devices.use(device)
-
-chapter = Chapter(profile, n_train, n_val, seed)
+chapter = Chapter(profile, n_train, n_val, seed, device=device)
 figure, results = chapter.figure, chapter.results
 
 

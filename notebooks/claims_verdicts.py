@@ -64,7 +64,7 @@
 # page.
 
 # %% tags=["parameters", "hide-cell"]
-profile = "tiny"
+profile = "tiny"  # "tiny" (the embedded world, offline) or "paper" (the paper's models and data)
 
 # %% tags=["hide-cell"]
 import pandas as pd

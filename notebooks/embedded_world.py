@@ -28,9 +28,10 @@
 # This page shows what the stand-in is, so that every later result can be read with its limits in mind.
 
 # %% tags=["parameters", "hide-cell"]
-profile = "tiny"  # this page describes the embedded profile whatever the book's profile is
+profile = "tiny"  # "tiny" (the embedded world, offline) or "paper" (the paper's models and data)
 
 # %% tags=["hide-cell"]
+# this page describes the embedded world whatever the book's profile is
 import collections
 
 import pandas as pd

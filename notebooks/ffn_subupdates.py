@@ -42,15 +42,14 @@
 # ```
 
 # %% tags=["parameters", "hide-cell"]
-profile = "tiny"
+profile = "tiny"  # "tiny" (the embedded world, offline) or "paper" (the paper's models and data)
 device = "auto"  # where the heavy work runs: "auto" (a GPU when there is one), "cpu" or "cuda"
-seed = 0
+seed = 0  # the seed of the chapter's random draws (the sentences' positions first)
 
 # %% tags=["hide-cell"]
 import pandas as pd
 from IPython.display import display
 
-from jtc_utils.core.infra import device as devices
 from jtc_utils.core.analysis import experiment
 from jtc_utils.core.data import token_concepts
 from jtc_utils.book.display.chapter import Chapter
@@ -59,9 +58,7 @@ from jtc_utils.ffn import FFN, claims, decompose
 from jtc_utils.ffn import figures as ffn_figures
 from jtc_utils.ffn.plots import RULE_COLUMNS, TAB2_COLUMNS
 
-devices.use(device)
-
-chapter = Chapter(profile, seed=seed)
+chapter = Chapter(profile, seed=seed, device=device)
 figure, results = chapter.figure, chapter.results
 
 # %% [markdown]

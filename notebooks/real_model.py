@@ -34,23 +34,21 @@
 # of the pinned version before use.
 
 # %% tags=["parameters", "hide-cell"]
-profile = "tiny"  # the chapters' profile; this page describes the real profile whatever it is
+profile = "tiny"  # "tiny" (the embedded world, offline) or "paper" (the paper's models and data)
 device = "auto"  # where the heavy work runs: "auto" (a GPU when there is one), "cpu" or "cuda"
-seed = 0
-real_n_train = None  # None: the full 9,000 training sentences per domain
-real_n_val = None  # None: the full 3,000 validation sentences on Wikipedia, 1,000 on BBC News
+seed = 0  # the seed of the chapter's random draws (the sentences' positions first)
+real_n_train = None  # the real model's training sentences (None: 9,000)
+real_n_val = None  # the real model's validation sentences (None: 3,000 on Wikipedia, 1,000 on BBC News)
 
 # %% tags=["remove-cell"]
 import pandas as pd
 from IPython.display import display
 
-from jtc_utils.core.infra import device as devices
 from jtc_utils.book.display.chapter import Chapter
 from jtc_utils.core.models import models, real_models
 
-devices.use(device)
-
-chapter = Chapter(profile, seed=seed, real_n_train=real_n_train, real_n_val=real_n_val)
+# the chapters' profile; this page describes the real profile whatever it is
+chapter = Chapter(profile, seed=seed, real_n_train=real_n_train, real_n_val=real_n_val, device=device)
 
 # %% [markdown]
 # ## The models

@@ -38,9 +38,9 @@
 # ```
 
 # %% tags=["parameters", "hide-cell"]
-profile = "tiny"  # "tiny" (embedded, offline) or "paper" (the paper's models and data)
+profile = "tiny"  # "tiny" (the embedded world, offline) or "paper" (the paper's models and data)
 device = "auto"  # where the heavy work runs: "auto" (a GPU when there is one), "cpu" or "cuda"
-seed = 0  # seeds the sentence positions
+seed = 0  # the seed of the chapter's random draws (the sentences' positions first)
 n_train = None  # training sentences per domain (None: the paper's 9,000)
 n_val = None  # validation sentences (None: the paper's 3,000 / 1,000)
 real_n_train = None  # the real model's training sentences (None: 9,000)
@@ -52,11 +52,8 @@ from myst_nb import glue
 
 from jtc_utils.book.display.chapter import Chapter
 from jtc_utils.jtc.figures import real_model_line
-from jtc_utils.core.infra import device as devices
 from jtc_utils.core.analysis import linear
 from jtc_utils.core.data import profiles
-
-devices.use(device)
 
 P = profiles.get(profile)
 glue("profile", profile, display=False)
@@ -75,7 +72,7 @@ print(f"profile {P.name}: GPT-style {', '.join(P.gpt)}; BERT-style {', '.join(P.
 # layers (cached on disk), the fits, and the $r^2$ on the validation set.
 
 # %%
-chapter = Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val)
+chapter = Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val, device=device)
 heatmap, results = chapter.figure, chapter.results
 
 # %% [markdown]

@@ -46,28 +46,26 @@
 # ```
 
 # %% tags=["parameters", "hide-cell"]
-profile = "tiny"
+profile = "tiny"  # "tiny" (the embedded world, offline) or "paper" (the paper's models and data)
 device = "auto"  # where the heavy work runs: "auto" (a GPU when there is one), "cpu" or "cuda"
-seed = 0
-n_train = None
-n_val = None
-real_n_train = None  # the real model's training sentences (None: 9,000; section 6 uses at most 3,000)
-real_n_val = None  # the real model's validation sentences (None: all; section 6 uses the first 300)
+seed = 0  # the seed of the chapter's random draws (the sentences' positions first)
+n_train = None  # training sentences per domain (None: the paper's 9,000)
+n_val = None  # validation sentences (None: the paper's 3,000 / 1,000)
+real_n_train = None  # the real model's training sentences (None: 9,000)
+real_n_val = None  # the real model's validation sentences (None: 3,000 on Wikipedia, 1,000 on BBC News)
 
 # %% tags=["hide-cell"]
 import pandas as pd
 from myst_nb import glue
 
-from jtc_utils.core.infra import device as devices
 from jtc_utils.book.display.chapter import Chapter
 from jtc_utils.jtc.figures import real_model_line
 from jtc_utils.core.analysis import submodules
 
-devices.use(device)
-
 glue("profile", profile, display=False)
 ORDER = ("mat_attn", "mat_ln1_ln2", "mat_ffn", "mat")  # the paper's order: green, orange, magenta, blue
-chapter = Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val, mappings=ORDER)
+# on the real model, section 6 reads at most 3,000 of the training sentences and the first 300 validation ones
+chapter = Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val, mappings=ORDER, device=device)
 figure, results = chapter.figure, chapter.results
 
 

@@ -48,23 +48,20 @@
 # ```
 
 # %% tags=["parameters", "hide-cell"]
-profile = "tiny"
+profile = "tiny"  # "tiny" (the embedded world, offline) or "paper" (the paper's models and data)
 device = "auto"  # where the heavy work runs: "auto" (a GPU when there is one), "cpu" or "cuda"
-seed = 0
+seed = 0  # the seed of the chapter's random draws (the sentences' positions first)
 
 # %% tags=["hide-cell"]
 import numpy as np
 import pandas as pd
 from IPython.display import display
 
-from jtc_utils.core.infra import device as devices
 from jtc_utils.book.display.chapter import Chapter
 from jtc_utils.evidence import digits
 from jtc_utils.linearity import claims, score
 
-devices.use(device)
-
-chapter = Chapter(profile, seed=seed)
+chapter = Chapter(profile, seed=seed, device=device)
 figure, results = chapter.figure, chapter.results
 
 # %% [markdown]

@@ -668,3 +668,34 @@ def test_each_module_says_what_it_does_in_ten_lines_at_most():
     assert not long, f"module docstrings over {MODULE_DOC_LINES} lines: {long}"
     bare = sorted(name for name, d in docs.items() if not d)
     assert not bare, f"modules that do not say what they do: {bare}"
+
+
+# a page that reads a parameter the runner gives every page, without using it (with why)
+IGNORED_PARAMETERS = {("embedded_world", "profile"): "the page describes the embedded world whatever the profile"}
+
+
+@pytest.mark.parametrize("name", runner.notebook_names())
+def test_every_chapter_has_one_header(name):
+    """One shape of parameters cell: the lines of :data:`jtc_utils.book.display.chapter.PARAMETERS` a chapter takes,
+    in that order; every parameter it declares is read by its code (a computing chapter hands them to its
+    ``Chapter``, which chooses the device), and no chapter sets the device itself."""
+    import jupytext
+
+    from jtc_utils.book.display.chapter import PARAMETERS
+
+    nb = jupytext.read(NOTEBOOKS_DIR / f"{name}.py")
+    cells = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(cells) == 1, name
+    lines = cells[0].source.splitlines()
+    names = [line.split("=")[0].strip() for line in lines]
+    assert set(names) <= set(PARAMETERS), (name, set(names) - set(PARAMETERS))
+    assert lines == [PARAMETERS[n] for n in PARAMETERS if n in names], name
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code" and c is not cells[0])
+    unread = [n for n in names if not re.search(rf"\b{n}\b", code) and (name, n) not in IGNORED_PARAMETERS]
+    assert not unread, f"{name} declares parameters it never reads: {unread}"
+    assert "devices.use(" not in code and "core.infra import device" not in code, name
+    call = re.search(r"\bChapter\(([^)]*)\)", code)
+    if call:
+        handed = [n for n in names if n not in re.findall(r"\b(\w+)=\w+", call.group(1)) and
+                  not re.search(rf"(?<![\w=]){n}\b(?!=)", call.group(1))]
+        assert not handed, f"{name} does not hand {handed} to its Chapter"

@@ -15,6 +15,20 @@ from jtc_utils.core.analysis import experiment
 from jtc_utils.core.data import profiles
 from jtc_utils.core.data.profiles import Profile
 from jtc_utils.core.data.setting import Setting
+from jtc_utils.core.infra import device as devices
+
+# Every parameter a chapter can take, as its notebook's parameters cell writes it: one line each, in this order. A
+# chapter's parameters cell is the lines of the parameters it takes, and it hands every one of them to its Chapter.
+PARAMETERS = {
+    "profile": 'profile = "tiny"  # "tiny" (the embedded world, offline) or "paper" (the paper\'s models and data)',
+    "device": 'device = "auto"  # where the heavy work runs: "auto" (a GPU when there is one), "cpu" or "cuda"',
+    "seed": "seed = 0  # the seed of the chapter's random draws (the sentences' positions first)",
+    "n_train": "n_train = None  # training sentences per domain (None: the paper's 9,000)",
+    "n_val": "n_val = None  # validation sentences (None: the paper's 3,000 / 1,000)",
+    "real_n_train": "real_n_train = None  # the real model's training sentences (None: 9,000)",
+    "real_n_val":
+        "real_n_val = None  # the real model's validation sentences (None: 3,000 on Wikipedia, 1,000 on BBC News)",
+}
 
 
 class FigureNumbers(dict):
@@ -358,10 +372,13 @@ class Chapter:
     ``experiment`` gives the shared :class:`~jtc_utils.core.analysis.experiment.Experiment` behind a JTC figure, for
     exercises. The notebook's parameters (its profile, a :class:`~jtc_utils.core.data.profiles.Profile` or its name, its
     sizes and seed) are resolved here once into one :class:`~jtc_utils.core.data.setting.Setting` (``setting``;
-    ``real``: the same at the real model's sizes), which travels whole from here to the data source."""
+    ``real``: the same at the real model's sizes), which travels whole from here to the data source; ``device``, where
+    given, is where the heavy work runs from here on (:func:`jtc_utils.core.infra.device.use`)."""
 
     def __init__(self, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0, real_n_train=None,
-                 real_n_val=None, **draw):
+                 real_n_val=None, device: str | None = None, **draw):
+        if device is not None:
+            devices.use(device)
         self.setting = Setting.of(profile, n_train, n_val, seed)
         self.real = self.setting.sized(*profiles.real_sizes(real_n_train, real_n_val))
         self.profile, self.draw = self.setting.profile, draw
