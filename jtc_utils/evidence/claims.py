@@ -23,6 +23,7 @@ from jtc_utils.core.data.setting import Setting
 from . import figdata, verdicts
 from .registry import get as registered
 from .instruments import BASELINE_SLACK, LEAST_REACH, LEAST_RUNS
+from .records import ClaimRecord, Magnitude, Status, typed
 
 
 def default_get(fig: str) -> dict:
@@ -120,7 +121,7 @@ NO_INTERVAL = "none of the figures it reads keeps per-sample values to resample.
 NOT_JUDGED = "not judged: the paper's models"
 
 
-def magnitude_part(paper: str, ours: str, holds, rule: str) -> dict:
+def magnitude_part(paper: str, ours: str, holds, rule: str) -> Magnitude:
     return {"paper": paper, "ours": ours, "holds": None if holds is None else bool(holds), "rule": rule}
 
 
@@ -135,22 +136,23 @@ INSTRUMENTS_NOTE = (
     f"works (a classifier within {BASELINE_SLACK:g} of the paper's lowest classifier accuracy); a rule whose margin is "
     "the extreme of a raw per-layer statistic (F7) must keep its sign when any one layer is left out, so that no "
     "single layer decides it.")
-NOT_JUDGED_STATUS = "not judged"
-NOT_COMPUTED_STATUS = "not computed"
+
+
+NOT_JUDGED_STATUS, NOT_COMPUTED_STATUS = Status.NOT_JUDGED, Status.NOT_COMPUTED
 
 
 def claim_record(cid, claim, paper, ours, margin, rule, magnitude: dict | None = None, quote: str | None = None,
          words=(), unit: str = "", statistic: str | None = None, kind: str = "claim", fixed: str | None = None,
-         checks=()):
-    """A claim record. ``margin``: the rule's margin on these numbers (positive on the claim's side; a bool for a
-    check that passes or not; None where the claim has no shape part, or its figures are not computed on the profile);
-    ``words``: the lexicon entries the rule reads the sentence with; ``unit``: the margin's unit; ``statistic``: the
-    name of the computed statistic (claims that share it form one finding); ``kind``: "claim", or "check" for one that
-    cannot fail on data (arithmetic, self-consistency), which is not counted as evidence. ``magnitude`` (from
-    :func:`magnitude_part`, or None where the paper gives no number) holds the paper's numbers, ours, and the magnitude
-    verdict before :func:`evaluate` masks it off the paper profile. ``fixed``: why the statistic has no resamples
-    although a figure it reads has some (it is not judged on the resamples then; see :func:`evaluate`). ``checks``:
-    the instrument checks (:func:`instrument`) the numbers must pass before a verdict is drawn."""
+         checks=()) -> ClaimRecord:
+    """A claim record (:class:`ClaimRecord`). ``margin``: the rule's margin on these numbers (positive on the claim's
+    side; a bool for a check that passes or not; None where the claim has no shape part, or its figures are not computed
+    on the profile); ``words``: the lexicon entries the rule reads the sentence with; ``unit``: the margin's unit;
+    ``statistic``: the name of the computed statistic (claims that share it form one finding); ``kind``: "claim", or
+    "check" for one that cannot fail on data (arithmetic, self-consistency), which is not counted as evidence.
+    ``magnitude`` (from :func:`magnitude_part`, or None where the paper gives no number) holds the paper's numbers,
+    ours, and the magnitude verdict before :func:`evaluate` masks it off the paper profile. ``fixed``: why the statistic
+    has no resamples although a figure it reads has some (it is not judged on the resamples then; see :func:`evaluate`).
+    ``checks``: the instrument checks (:func:`instrument`) the numbers must pass before a verdict is drawn."""
     unknown = [w for w in words if w not in verdicts.LEXICON]
     if unknown:
         raise ValueError(f"claim {cid}: {unknown} not in the lexicon (jtc_utils.evidence.verdicts.LEXICON)")
@@ -302,11 +304,15 @@ def underdetermined(read) -> str | None:
 
 
 def evaluate(table: dict, cid: str, get=None, profile: Profile | str = "tiny", reasons: dict | None = None,
-             seed_keys=()) -> dict:
+             seed_keys=()) -> ClaimRecord:
     """The record of claim ``cid`` of ``table`` judged on the numbers ``get`` gives, with its verdict from the
     resamples (:func:`jtc_utils.evidence.verdicts.decide`: ``verdict``, ``margin``, ``lo``, ``hi``, ``share``,
     ``resampled``), its ``reason`` where it fails or is undecided, and the magnitude as read on ``profile`` (see
     :func:`judged`). A claim whose figures the profile does not have gets no verdict and says why."""
+    return typed(_evaluate(table, cid, get, profile, reasons, seed_keys))
+
+
+def _evaluate(table, cid, get, profile, reasons, seed_keys) -> dict:
     get = memo(get or default_get)
     fn = table[cid]
     seen = reading(get)
@@ -319,7 +325,7 @@ def evaluate(table: dict, cid: str, get=None, profile: Profile | str = "tiny", r
         return judged({**rec, **verdicts.decide(None, None), "holds": None, "reason": None,
                        "status": NOT_COMPUTED_STATUS}, profile)
     if (why := underdetermined(seen.read)) and rec["kind"] == "claim":
-        rec = {**rec, "margin": None, "no_verdict": why, "status": "no verdict"}
+        rec = {**rec, "margin": None, "no_verdict": why, "status": Status.NO_VERDICT}
         return judged({**rec, **verdicts.decide(None, None), "holds": None, "reason": why}, profile)
     failed = [c for c in rec.get("checks") or () if not c["passed"]]
     if failed and rec["kind"] == "claim":  # the instrument does not work: no verdict either way, the margin kept
@@ -342,19 +348,19 @@ def evaluate(table: dict, cid: str, get=None, profile: Profile | str = "tiny", r
     return judged(rec, profile)
 
 
-def status(record: dict) -> str:
+def status(record: dict) -> Status:
     """A record's status, from its fields (never from display text): ``holds``, ``fails``, ``undecided`` (a
     resampled or seed-tested verdict), ``no interval`` (a point verdict), ``not judged`` (its instrument fails a
     check), ``not computed`` (the profile lacks its figures), ``no verdict`` (underdetermined maps, or no shape part)
     or, for a check, ``check passes`` / ``check fails``."""
-    if record.get("status") in (NOT_JUDGED_STATUS, NOT_COMPUTED_STATUS, "no verdict"):
-        return record["status"]
+    if record.get("status") in (Status.NOT_JUDGED, Status.NOT_COMPUTED, Status.NO_VERDICT):
+        return Status(record["status"])
     v = record.get("verdict")
     if v is None:
-        return "no verdict"
+        return Status.NO_VERDICT
     if record.get("kind") == "check":
-        return "check passes" if v == verdicts.HOLDS else "check fails"
-    return v if (record.get("resampled") or record.get("n_seeds")) else "no interval"
+        return Status.CHECK_PASSES if v == verdicts.HOLDS else Status.CHECK_FAILS
+    return Status(v) if (record.get("resampled") or record.get("n_seeds")) else Status.NO_INTERVAL
 
 
 def registry(table: dict, name: str, reasons: dict | None = None, seed_keys=()):

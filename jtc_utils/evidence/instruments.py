@@ -4,6 +4,8 @@ judged (:func:`jtc_utils.evidence.claims.evaluate`)."""
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import numpy as np
 
 # A verdict is drawn only where the instrument that measures the claim works. Each claim states, beside its rule, the
@@ -16,7 +18,17 @@ LEAST_REACH = 0.5  # "a labelling must reach what it labels": at least half of t
 BASELINE_SLACK = 0.05  # a baseline "within reach of the paper's accuracy": within the lexicon's 'about' amount of it
 
 
-def instrument(name: str, value, threshold, passed, why: str) -> dict:
+class InstrumentCheck(TypedDict):
+    """One instrument check, as stored in a claim record's ``checks``."""
+
+    name: str
+    value: float | str | None  # what was measured
+    threshold: float | str | None  # what it is held to
+    passed: bool
+    why: str  # why it fails, in words: the reason of a claim that is not judged
+
+
+def instrument(name: str, value, threshold, passed, why: str) -> InstrumentCheck:
     """One condition a claim's instrument must meet before its verdict is drawn: its ``name``, the measured
     ``value``, the ``threshold`` it is held to, whether it ``passed``, and ``why`` it fails in words (shown as the
     reason of a claim that is not judged)."""
@@ -25,7 +37,7 @@ def instrument(name: str, value, threshold, passed, why: str) -> dict:
     return {"name": name, "value": num(value), "threshold": num(threshold), "passed": bool(passed), "why": why}
 
 
-def runs_check(component: str, runs: int) -> dict:
+def runs_check(component: str, runs: int) -> InstrumentCheck:
     """The instrument check of a claim that compares a trained ``component``: at least :data:`LEAST_RUNS` training
     runs of it."""
     return instrument(f"training runs of {component}", int(runs), LEAST_RUNS, runs >= LEAST_RUNS,
@@ -34,7 +46,7 @@ def runs_check(component: str, runs: int) -> dict:
                       "read as a finding")
 
 
-def reach_check(what: str, share: float) -> dict:
+def reach_check(what: str, share: float) -> InstrumentCheck:
     """The instrument check of a claim read through a labelling: it labels at least :data:`LEAST_REACH` of the
     tokens of ``what``."""
     return instrument(f"labelling's reach ({what})", share, LEAST_REACH, share >= LEAST_REACH,
@@ -43,7 +55,7 @@ def reach_check(what: str, share: float) -> dict:
                       "vectors")
 
 
-def layers_check(margin: float, left_out) -> dict:
+def layers_check(margin: float, left_out) -> InstrumentCheck:
     """The instrument check of a rule over layers: its margin keeps its sign with any one layer left out
     (``left_out``: the margin with each layer dropped in turn), so that no single layer decides the verdict."""
     left_out = np.asarray(left_out, dtype=float)

@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 
@@ -113,8 +114,16 @@ LEXICON = {
         "the layers l <= L/2", 0.5, "stated by the words"),
 }
 
-# verdict words
-HOLDS, FAILS, UNDECIDED = "holds", "fails", "undecided"
+class Verdict(StrEnum):
+    """A verdict from the resamples (:func:`decide`) or the seeds' sign test (:func:`seed_test`); stored as its
+    word."""
+
+    HOLDS = "holds"
+    FAILS = "fails"
+    UNDECIDED = "undecided"
+
+
+HOLDS, FAILS, UNDECIDED = Verdict.HOLDS, Verdict.FAILS, Verdict.UNDECIDED
 
 
 def value(word: str) -> float:

@@ -117,7 +117,7 @@ def combine(records: list[dict], by_seed: dict[str, list[dict]], profile: Profil
                    f"randomness alone moves is undecided on the stand-in; the margin and interval shown are seed 0's.")
             rec.update(verdict=verdicts.UNDECIDED, holds=None, seeds_differ=True,
                        reason=why + (" " + r["reason"] if r.get("reason") else ""))
-        out.append(rec)
+        out.append(claims.typed(rec))
     return out
 
 
