@@ -311,13 +311,13 @@ def figure_grid(figs, setting: Setting, ncols: int = 2, stored: bool = False) ->
     nothing)."""
     import matplotlib.pyplot as plt
 
-    out = {}
+    out, entries = {}, {fig: _drawable(fig) for fig in figs}
     nrows = -(-len(figs) // ncols)
     grid, axes = plt.subplots(nrows, ncols, figsize=(7.5 * ncols, 4.6 * nrows), squeeze=False)
     for ax in axes.flat[len(figs):]:
         ax.set_visible(False)
     for ax, fig in zip(axes.flat, figs):
-        entry = _drawable(fig)
+        entry = entries[fig]
         if stored:
             rec = figdata.load(fig)
             data, params = rec["data"], rec["params"]
@@ -331,7 +331,7 @@ def figure_grid(figs, setting: Setting, ncols: int = 2, stored: bool = False) ->
         out[fig] = FigureNumbers(fig, data, params, entry)
     grid.tight_layout()
     first = out[figs[0]]
-    _captioned(_drawable(figs[0]), figs, first.numbers, first.params)
+    _captioned(entries[figs[0]], figs, first.numbers, first.params)
     return out
 
 
@@ -435,6 +435,9 @@ class Chapter:
         display(claim_tables.verdict_table(ids, get, "real", "verdicts-real-" + "-".join(ids), link=None))
 
     def experiment(self, fig: str):
-        s = self.setting_of(fig)
+        """The shared experiment behind figure ``fig`` under this chapter's setting (at the real model's sizes for a
+        ``real_*`` figure): one registry lookup and one profile resolution."""
+        profile = figure_registry.profile_of(fig, self.profile)
+        s = self.real if profile.name == "real" else self.setting
         _, model, domain = registered().paper(figure_registry.entry(fig).paper).experiment_of(fig, s.profile)
-        return experiment.shared(model, domain, figure_registry.profile_of(fig, s.profile), s.n_train, s.n_val, s.seed)
+        return experiment.shared(model, domain, profile, s.n_train, s.n_val, s.seed)
