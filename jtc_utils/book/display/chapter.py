@@ -386,7 +386,12 @@ class Chapter:
 
     def setting_of(self, fig: str) -> Setting:
         """The setting of a figure: at the real model's sizes for ``real_*`` figures, the chapter's otherwise."""
-        return self.real if figure_registry.profile_of(fig, self.profile).name == "real" else self.setting
+        return self._resolved(fig)[1]
+
+    def _resolved(self, fig: str) -> tuple[Profile, Setting]:
+        """The profile figure ``fig`` is computed on, and the chapter's setting it takes (:meth:`setting_of`)."""
+        profile = figure_registry.profile_of(fig, self.profile)
+        return profile, self.real if profile.name == "real" else self.setting
 
     def figure(self, fig: str, plot: bool = True, **kw) -> dict:
         """Figure ``fig`` of any paper through the one path (:func:`figure`), under the chapter's setting (its
@@ -437,7 +442,6 @@ class Chapter:
     def experiment(self, fig: str):
         """The shared experiment behind figure ``fig`` under this chapter's setting (at the real model's sizes for a
         ``real_*`` figure): one registry lookup and one profile resolution."""
-        profile = figure_registry.profile_of(fig, self.profile)
-        s = self.real if profile.name == "real" else self.setting
+        profile, s = self._resolved(fig)
         _, model, domain = registered().paper(figure_registry.entry(fig).paper).experiment_of(fig, s.profile)
         return experiment.shared(model, domain, profile, s.n_train, s.n_val, s.seed)

@@ -17,6 +17,7 @@ from jtc_utils.book.display import claim_tables
 from jtc_utils.core.data import profiles
 from jtc_utils.core.data.profiles import Profile
 from jtc_utils.evidence import claims, findings, verdicts
+from jtc_utils.evidence.records import Status
 
 PROFILE_NAMES = {"tiny": "the stand-in", "real": "the real model", "paper": "the paper's models",
                  "custom": "your model"}
@@ -137,7 +138,7 @@ WHICH_TO_BELIEVE = (
     "the book knows, where a shape can be traced to its cause. Where the two differ, the real model's verdict answers "
     "the paper and the stand-in's says whether the shape needs the real model's scale or text; a verdict that is not "
     "judged or not computed on the real model leaves the paper's sentence open there, whatever the stand-in says.")
-JUDGED = ("holds", "fails", "undecided", "no interval")
+JUDGED = (Status.HOLDS, Status.FAILS, Status.UNDECIDED, Status.NO_INTERVAL)  # a verdict, with or without interval
 
 
 def differing(tiny: list[dict], real: list[dict]) -> list[tuple[dict, dict]]:
@@ -167,8 +168,7 @@ def disagreement_table(pairs: list[tuple[dict, dict]], sentences: dict, uuid: st
 def counts_by_status(records: list[dict]) -> dict:
     """Claims (not findings) by status: holds, fails, undecided, no interval, not judged (instrument), not computed,
     no verdict; checks apart."""
-    order = ("holds", "fails", "undecided", "no interval", claims.NOT_JUDGED_STATUS, claims.NOT_COMPUTED_STATUS,
-             "no verdict")
+    order = [s for s in Status if s not in (Status.CHECK_PASSES, Status.CHECK_FAILS)]
     st = [claims.status(r) for r in records if r.get("kind", "claim") == "claim"]
-    names = {claims.NOT_JUDGED_STATUS: "not judged (instrument)"}
-    return {names.get(k, k): st.count(k) for k in order}
+    names = {Status.NOT_JUDGED: "not judged (instrument)"}
+    return {names.get(k, k.value): st.count(k) for k in order}
