@@ -66,8 +66,9 @@ test: $(STAMP) lint browser sandbox  ## lint, every page (nbval), then every tes
 test-fast: $(STAMP) lint  ## the edit-test loop: lint, then the tests marked neither slow, pages, real nor browser
 	$(SUITE) --fast
 
-lint: $(STAMP)  ## ruff on the package, the notebooks' sources, the tests and the benchmarks (pyproject.toml's [tool.ruff])
+lint: $(STAMP)  ## ruff's linter and formatter on the package, the notebooks' sources, the tests and the benchmarks (pyproject.toml's [tool.ruff])
 	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
 
 # your model on your text: every chapter that applies, into OUT (never book/); see the README's "Your model"
 MODEL ?=

@@ -28,8 +28,10 @@ def compare(name, gap, top1, final, dec, lams):
     fast, t_fast = timed(ee.sweep, gap, top1, final, dec, lams, repeat=20)
     slow, t_slow = timed(ee.sweep_loop, gap, top1, final, dec, lams)
     same = all(np.array_equal(fast[k], slow[k]) for k in ("exit", "correct", "x", "y"))
-    print(f"{name}: {len(lams)} lambdas x {gap.shape[1]} samples x {gap.shape[0] - 1} layers | loop {t_slow:.3f} s, "
-          f"vectorized {t_fast * 1e3:.2f} ms, ratio {t_slow / t_fast:.0f}x, identical: {same}")
+    print(
+        f"{name}: {len(lams)} lambdas x {gap.shape[1]} samples x {gap.shape[0] - 1} layers | loop {t_slow:.3f} s, "
+        f"vectorized {t_fast * 1e3:.2f} ms, ratio {t_slow / t_fast:.0f}x, identical: {same}"
+    )
     assert same, "the vectorized sweep disagrees with the loop"
     return t_slow / t_fast
 

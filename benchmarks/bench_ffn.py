@@ -38,10 +38,12 @@ def main(argv=None):
         vocab.top_tokens(adapter, vals, 30)
     per_block = (time.perf_counter() - t) / args.blocks
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"value projection, GPT-2 medium shape: {per_block:.1f} s per block of {d_ff} values -> "
-          f"{24 * per_block / 60:.1f} min for all 98,304 values on this machine; peak RSS {peak:.0f} MB "
-          f"(before: {before:.0f} MB; unembedding {V * d * 4 / 1e6:.0f} MB, one chunk of logits "
-          f"{vocab.CHUNK * V * 4 / 1e6:.0f} MB; all projections at once would be {98_304 * V * 4 / 1e9:.1f} GB)")
+    print(
+        f"value projection, GPT-2 medium shape: {per_block:.1f} s per block of {d_ff} values -> "
+        f"{24 * per_block / 60:.1f} min for all 98,304 values on this machine; peak RSS {peak:.0f} MB "
+        f"(before: {before:.0f} MB; unembedding {V * d * 4 / 1e6:.0f} MB, one chunk of logits "
+        f"{vocab.CHUNK * V * 4 / 1e6:.0f} MB; all projections at once would be {98_304 * V * 4 / 1e9:.1f} GB)"
+    )
 
 
 if __name__ == "__main__":

@@ -88,8 +88,10 @@ def main():
     X = residual_chain(L, d, n_tr + n_va, seed=0)
     Xtr, Xva = X[:, :n_tr], X[:, n_tr:]
     pairs = [(a, b) for a in range(L + 1) for b in range(a + 1, L + 1)]
-    print(f"shape {args.shape}: {L} layers, width {d}, {n_tr} train / {n_va} validation samples, {len(pairs)} pairs, "
-          f"device {dev} ({torch.get_num_threads()} CPU threads)")
+    print(
+        f"shape {args.shape}: {L} layers, width {d}, {n_tr} train / {n_va} validation samples, {len(pairs)} pairs, "
+        f"device {dev} ({torch.get_num_threads()} CPU threads)"
+    )
     if (n_tr, n_va) != (9000, 3000):
         print("  (fewer samples than the paper's 9,000 + 3,000 on this device; the floor scales with them)")
 
@@ -97,8 +99,10 @@ def main():
     flops = len(pairs) * (2 * n_tr * d * d + 2 * n_va * d * d)
     floor = flops / rate
     print(f"float64 matrix multiply on {dev}: {rate / 1e9:.1f} GFLOP/s measured ([{d}, {n_tr}] @ [{n_tr}, {d}])")
-    print(f"floor: {len(pairs)} pairs x (2*{n_tr}*{d}^2 + 2*{n_va}*{d}^2) = {flops / 1e12:.2f} Tflop -> "
-          f"{floor:.1f} s at that rate")
+    print(
+        f"floor: {len(pairs)} pairs x (2*{n_tr}*{d}^2 + 2*{n_va}*{d}^2) = {flops / 1e12:.2f} Tflop -> "
+        f"{floor:.1f} s at that rate"
+    )
 
     _sync(dev)
     t = time.perf_counter()
@@ -106,8 +110,10 @@ def main():
     _sync(dev)
     ours = time.perf_counter() - t
     routes = [linear.factor(Xtr[a], dev=dev).route for a in range(L)]
-    print(f"ours: all {len(pairs)} pairs in {ours:.1f} s = {ours / floor:.2f}x the floor (goal on CPU <= 1.25x); "
-          f"factorizations: {routes.count('gram')} Gram, {routes.count('svd')} SVD")
+    print(
+        f"ours: all {len(pairs)} pairs in {ours:.1f} s = {ours / floor:.2f}x the floor (goal on CPU <= 1.25x); "
+        f"factorizations: {routes.count('gram')} Gram, {routes.count('svd')} SVD"
+    )
 
     subset = [pairs[i] for i in np.linspace(0, len(pairs) - 1, args.ref_pairs).round().astype(int)]
     dt = np.dtype(args.ref_dtype)
@@ -117,14 +123,17 @@ def main():
         warnings.simplefilter("ignore")
         for a, b in subset:
             reg = LinearRegression(fit_intercept=False).fit(Xtr[a].astype(dt), Xtr[b].astype(dt))
-            diffs.append(abs(r2_score(Xva[b].astype(np.float64), reg.predict(Xva[a].astype(dt)))
-                             - out["r2_mat"][a, b]))
+            diffs.append(abs(r2_score(Xva[b].astype(np.float64), reg.predict(Xva[a].astype(dt))) - out["r2_mat"][a, b]))
     per_pair = (time.perf_counter() - t) / len(subset)
     ref = per_pair * len(pairs)
-    print(f"reference (sklearn, {args.ref_dtype}, CPU): timed on {len(subset)} pairs {subset}, {per_pair:.2f} s per "
-          f"pair, scaled to {len(pairs)} pairs: {ref:.0f} s")
-    print(f"ours is {ref / ours:.1f}x faster than the reference; largest |r2 difference| on the timed pairs: "
-          f"{max(diffs):.2e} (goal <= 1e-9)")
+    print(
+        f"reference (sklearn, {args.ref_dtype}, CPU): timed on {len(subset)} pairs {subset}, {per_pair:.2f} s per "
+        f"pair, scaled to {len(pairs)} pairs: {ref:.0f} s"
+    )
+    print(
+        f"ours is {ref / ours:.1f}x faster than the reference; largest |r2 difference| on the timed pairs: "
+        f"{max(diffs):.2e} (goal <= 1e-9)"
+    )
 
 
 if __name__ == "__main__":

@@ -29,8 +29,10 @@ def rank_sweep(exp, layer: int):
     each = [closed_form.RankFamily(X, Y).matrix(r) for r in range(1, d + 1)]
     t_each = time.perf_counter() - t
     err = max(float(np.abs(a - b).max()) for a, b in zip(once, each))
-    print(f"rank sweep, {exp.model_name} layer {layer}, ranks 1..{d}: each rank separately {t_each:.2f} s, one "
-          f"factorisation {t_once:.3f} s, ratio {t_each / t_once:.0f}x, largest difference {err:.1e}")
+    print(
+        f"rank sweep, {exp.model_name} layer {layer}, ranks 1..{d}: each rank separately {t_each:.2f} s, one "
+        f"factorisation {t_once:.3f} s, ratio {t_each / t_once:.0f}x, largest difference {err:.1e}"
+    )
     assert err < 1e-8
 
 
@@ -47,9 +49,11 @@ def batched_descent(exp, epochs: int = 4):
         t_loop = time.perf_counter() - t
         Mb, Ml = lowrank.affine_form(batched)[0], lowrank.affine_form(loop)[0]
         err = float(np.abs(Mb - Ml).max() / np.abs(Ml).max())
-        print(f"{'N-NJTC' if norm else 'NJTC'} rank 4, {len(pairs)} pairs x {epochs} epochs: one by one "
-              f"{t_loop:.1f} s, batched {t_batched:.1f} s, ratio {t_loop / t_batched:.1f}x, largest relative "
-              f"difference of the maps {err:.1e}")
+        print(
+            f"{'N-NJTC' if norm else 'NJTC'} rank 4, {len(pairs)} pairs x {epochs} epochs: one by one "
+            f"{t_loop:.1f} s, batched {t_batched:.1f} s, ratio {t_loop / t_batched:.1f}x, largest relative "
+            f"difference of the maps {err:.1e}"
+        )
         assert err < 1e-3
 
 

@@ -26,8 +26,10 @@ def main():
             pairs += len(score.profile(val["X"], keep=kv))
             score.heldout_profile(tr["X"], val["X"], kt, kv)
     dt = time.perf_counter() - t0
-    print(f"linearity scores of {len(data)} zoo models ({pairs} layer pairs, both position sets, in-sample + "
-          f"held-out + null): {dt:.1f} s (target < 60 s)")
+    print(
+        f"linearity scores of {len(data)} zoo models ({pairs} layer pairs, both position sets, in-sample + "
+        f"held-out + null): {dt:.1f} s (target < 60 s)"
+    )
 
 
 if __name__ == "__main__":

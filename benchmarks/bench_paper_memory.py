@@ -59,18 +59,22 @@ def main():
     ad = Adapter(model=model, tokenizer=AutoTokenizer.from_pretrained(GPT_TOKENIZER_DIR), name="random-gpt2-xl")
     L, d, V = ad.n_layers, ad.d, ad.vocab_size
     n_params = sum(p.numel() for p in model.parameters())
-    print(f"random gpt2-xl: {n_params / 1e9:.2f} B parameters ({n_params * 4 / GB:.1f} GB float32), L={L}, d={d}, "
-          f"V={V}; built in {time.perf_counter() - t:.0f} s on {dev}; peak so far {peak_gb():.1f} GB")
+    print(
+        f"random gpt2-xl: {n_params / 1e9:.2f} B parameters ({n_params * 4 / GB:.1f} GB float32), L={L}, d={d}, "
+        f"V={V}; built in {time.perf_counter() - t:.0f} s on {dev}; peak so far {peak_gb():.1f} GB"
+    )
 
     s = make_samples(ad.tokenizer, "gpt2", "encyclopedia", "train", n=args.sentences)
     t = time.perf_counter()
     X = hidden._extract(ad, s, batch_size=32, progress=False)
     per_sentence = (time.perf_counter() - t) / len(s)
     tokens = sum(p + 1 for p in s.positions)
-    print(f"1. extraction: {len(s)} sentences ({tokens} tokens up to the sampled positions) in "
-          f"{per_sentence * len(s):.0f} s = {per_sentence:.3f} s per sentence -> "
-          f"{per_sentence * (N_TRAIN + N_VAL) / 60:.0f} min for {N_TRAIN + N_VAL:,}; states {X.nbytes / 2**20:.0f} MB; "
-          f"peak {peak_gb():.1f} GB")
+    print(
+        f"1. extraction: {len(s)} sentences ({tokens} tokens up to the sampled positions) in "
+        f"{per_sentence * len(s):.0f} s = {per_sentence:.3f} s per sentence -> "
+        f"{per_sentence * (N_TRAIN + N_VAL) / 60:.0f} min for {N_TRAIN + N_VAL:,}; states {X.nbytes / 2**20:.0f} MB; "
+        f"peak {peak_gb():.1f} GB"
+    )
     del X
 
     rng = np.random.default_rng(0)
@@ -83,8 +87,10 @@ def main():
             if layer:
                 A[layer] += A[layer - 1]
     states_gb = (X_train.nbytes + X_val.nbytes) / GB
-    print(f"2. states of {N_TRAIN + N_VAL:,} sentences: {states_gb:.2f} GB float32 (made in "
-          f"{time.perf_counter() - t:.0f} s); peak {peak_gb():.1f} GB")
+    print(
+        f"2. states of {N_TRAIN + N_VAL:,} sentences: {states_gb:.2f} GB float32 (made in "
+        f"{time.perf_counter() - t:.0f} s); peak {peak_gb():.1f} GB"
+    )
     t = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -93,20 +99,26 @@ def main():
     pairs = sum(L - a for a in args.sources)
     all_pairs = L * (L + 1) // 2
     maps_gb = out["maps"].nbytes / GB
-    print(f"   fits from source layer(s) {args.sources}: {pairs} pairs in {dt:.0f} s -> "
-          f"{dt / pairs * all_pairs / 60:.0f} min for all {all_pairs} pairs; the {L} maps to the last layer "
-          f"{maps_gb:.2f} GB (float64); peak {peak_gb():.1f} GB")
+    print(
+        f"   fits from source layer(s) {args.sources}: {pairs} pairs in {dt:.0f} s -> "
+        f"{dt / pairs * all_pairs / 60:.0f} min for all {all_pairs} pairs; the {L} maps to the last layer "
+        f"{maps_gb:.2f} GB (float64); peak {peak_gb():.1f} GB"
+    )
 
     t = time.perf_counter()
     with torch.inference_mode():
         final = readout.final_stats(type("E", (), {"adapter": ad, "X_val": X_val, "n_layers": L})())
         ids, gaps = readout.readout_stats(ad, X_val[L // 2])
     dt = time.perf_counter() - t
-    print(f"3. vocabulary projections: the final layer's logits ({final['logits'].numel() * 4 / GB:.2f} GB) and one "
-          f"layer's top-1 for {N_VAL:,} states in {dt:.0f} s -> {dt / 2 * (2 * (L + 1)) / 60:.0f} min for "
-          f"{L + 1} layers x 2 mappings; peak {peak_gb():.1f} GB")
-    print(f"peak resident memory of the whole run: {peak_gb():.1f} GB (goal <= 16 GB); nothing held all layers' "
-          f"logits or all pairs' maps")
+    print(
+        f"3. vocabulary projections: the final layer's logits ({final['logits'].numel() * 4 / GB:.2f} GB) and one "
+        f"layer's top-1 for {N_VAL:,} states in {dt:.0f} s -> {dt / 2 * (2 * (L + 1)) / 60:.0f} min for "
+        f"{L + 1} layers x 2 mappings; peak {peak_gb():.1f} GB"
+    )
+    print(
+        f"peak resident memory of the whole run: {peak_gb():.1f} GB (goal <= 16 GB); nothing held all layers' "
+        f"logits or all pairs' maps"
+    )
 
 
 if __name__ == "__main__":

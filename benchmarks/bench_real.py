@@ -77,16 +77,24 @@ def profile_extraction(ad, s, batch: int, floor_rate: float, full=None) -> None:
     rates = {k: matmul_rate(*shape, rows=rows) for k, shape in shapes.items()}
     mm_rate = sum(weights.values()) / sum(w / rates[k] for k, w in weights.items())  # flop-weighted harmonic mean
     print(f"matrix multiplies: {mm / total:.1%} of the time; padding: {pad:.3f} x the tokens")
-    print("projection rates at " + f"{rows} rows: " + ", ".join(f"{k} {r / 1e9:.0f}" for k, r in rates.items())
-          + f" GFLOP/s; together {mm_rate / 1e9:.0f} = {mm_rate / floor_rate:.2f} of the floor's rate")
-    print(f"from this profile: now {mm / total:.2f} (share) x {mm_rate / floor_rate:.2f} (rate) / {pad:.3f} (padding) "
-          f"= {mm / total * mm_rate / floor_rate / pad:.2f} of the floor; with no time at all outside the matrix "
-          f"multiplies, at most {mm_rate / floor_rate / pad:.2f}")
+    print(
+        "projection rates at "
+        + f"{rows} rows: "
+        + ", ".join(f"{k} {r / 1e9:.0f}" for k, r in rates.items())
+        + f" GFLOP/s; together {mm_rate / 1e9:.0f} = {mm_rate / floor_rate:.2f} of the floor's rate"
+    )
+    print(
+        f"from this profile: now {mm / total:.2f} (share) x {mm_rate / floor_rate:.2f} (rate) / {pad:.3f} (padding) "
+        f"= {mm / total * mm_rate / floor_rate / pad:.2f} of the floor; with no time at all outside the matrix "
+        f"multiplies, at most {mm_rate / floor_rate / pad:.2f}"
+    )
     if full is not None:
         _, pad_full = padding(full, batch)
-        print(f"the whole split ({len(full):,} sentences) pads {pad_full:.3f} x: with this profile's share of matrix "
-              f"multiplies, {mm / total * mm_rate / floor_rate / pad_full:.2f} of the floor there; at most "
-              f"{mm_rate / floor_rate / pad_full:.2f}")
+        print(
+            f"the whole split ({len(full):,} sentences) pads {pad_full:.3f} x: with this profile's share of matrix "
+            f"multiplies, {mm / total * mm_rate / floor_rate / pad_full:.2f} of the floor there; at most "
+            f"{mm_rate / floor_rate / pad_full:.2f}"
+        )
 
 
 CHAPTERS = {  # the real model's figures of each chapter, in book order
@@ -116,10 +124,16 @@ def main(argv=None):
     ap.add_argument("--n-train", type=int, default=None)
     ap.add_argument("--n-val", type=int, default=None)
     ap.add_argument("--extract", type=int, default=1000, help="sentences for the extraction rate")
-    ap.add_argument("--batches", default=None,
-                    help="comma-separated batch sizes: measure the extraction rate at each and stop")
-    ap.add_argument("--profile", type=int, default=None, metavar="N",
-                    help="profile the extraction of N sentences (torch.profiler) and stop")
+    ap.add_argument(
+        "--batches", default=None, help="comma-separated batch sizes: measure the extraction rate at each and stop"
+    )
+    ap.add_argument(
+        "--profile",
+        type=int,
+        default=None,
+        metavar="N",
+        help="profile the extraction of N sentences (torch.profiler) and stop",
+    )
     ap.add_argument("--chapter", choices=CHAPTERS, help=argparse.SUPPRESS)  # one chapter, in a child process
     args = ap.parse_args(argv)
     if args.chapter:
@@ -147,15 +161,20 @@ def main(argv=None):
     s = make_samples(ad.tokenizer, ad.family, "wiki", "train", n=args.extract, profile="real")
     tokens = int(sum(p + 1 for p in s.positions))
     floor = rate / flops
-    print(f"threads {torch.get_num_threads()}; float32 matmul {rate / 1e9:.0f} GFLOP/s; {flops / 1e9:.3f} GFLOP per "
-          f"token -> floor {floor:.0f} tokens/s")
+    print(
+        f"threads {torch.get_num_threads()}; float32 matmul {rate / 1e9:.0f} GFLOP/s; {flops / 1e9:.3f} GFLOP per "
+        f"token -> floor {floor:.0f} tokens/s"
+    )
     sizes = [int(b) for b in args.batches.split(",")] if args.batches else [hidden.default_batch(ad)]
     for b in sizes:
         t = time.perf_counter()
         hidden._extract(ad, s, b, False)
         dt = time.perf_counter() - t
-        print(f"extraction, batch {b}: {tokens} tokens (prefixes of {len(s)} sentences) in {dt:.1f} s = "
-              f"{tokens / dt:.0f} tokens/s, {tokens / dt / floor:.2f} of the floor", flush=True)
+        print(
+            f"extraction, batch {b}: {tokens} tokens (prefixes of {len(s)} sentences) in {dt:.1f} s = "
+            f"{tokens / dt:.0f} tokens/s, {tokens / dt / floor:.2f} of the floor",
+            flush=True,
+        )
     if args.batches:
         return 0
     # each chapter in its own process, as the book runs each page in its own kernel, sharing this cold cache: the

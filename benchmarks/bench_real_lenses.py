@@ -17,18 +17,21 @@ LAYERS = (1, 8, 15, 22, 29)
 
 
 def main() -> None:
-    from jtc_utils.lenses import evaluate, figures
+    from jtc_utils.lenses import evaluate, evaluated, figures
 
     t0 = time.perf_counter()
     exp = experiment.for_role("real", "gpt48")
     fitted = [figures.lens(exp, name) for name in LENSES]
-    results = figures.evaluated_many(exp, fitted)
+    results = evaluated.evaluated_many(exp, fitted)
     print(f"{exp!r}, {time.perf_counter() - t0:.0f} s")
     print("lens    " + "".join(f"P@1 l={q:<4d}" for q in LAYERS) + "saved@95% (rule)  saved@95% (oracle)")
     for ln, res in zip(fitted, results):
         c, ex = evaluate.curves(res), evaluate.exit_curves(exp, res)
-        print(f"{ln.label:8s}" + "".join(f"{c['p@1'][q]:<11.3f}" for q in LAYERS)
-              + f"{ex['saved']['saved']:<18.2f}{ex['oracle']['saved']['saved']:.2f}")
+        print(
+            f"{ln.label:8s}"
+            + "".join(f"{c['p@1'][q]:<11.3f}" for q in LAYERS)
+            + f"{ex['saved']['saved']:<18.2f}{ex['oracle']['saved']['saved']:.2f}"
+        )
 
 
 if __name__ == "__main__":

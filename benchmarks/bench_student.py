@@ -54,20 +54,49 @@ def main(argv=None):
             t = time.perf_counter()
             error = None
             try:
-                pm.execute_notebook(str(nb), str(Path(tmp) / f"{name}.out.ipynb"), cwd=str(nb.parent),
-                                    progress_bar=False, kernel_name="python3")
+                pm.execute_notebook(
+                    str(nb),
+                    str(Path(tmp) / f"{name}.out.ipynb"),
+                    cwd=str(nb.parent),
+                    progress_bar=False,
+                    kernel_name="python3",
+                )
             except pm.PapermillExecutionError as e:
                 error = f"{e.ename}: {e.evalue}"[:200]
             dt = time.perf_counter() - t
-            rows.append({"page": name, "fill_seconds": round(filled.get(name, float("nan")), 1),
-                         "seconds": round(dt, 1), "within_budget": dt <= BUDGET_S and error is None, "error": error})
-            print(f"{name:24s} fill {filled.get(name, float('nan')):7.1f} s   student run {dt:7.1f} s "
-                  f"{'ok' if error is None else 'ERROR ' + error}", flush=True)
+            rows.append(
+                {
+                    "page": name,
+                    "fill_seconds": round(filled.get(name, float("nan")), 1),
+                    "seconds": round(dt, 1),
+                    "within_budget": dt <= BUDGET_S and error is None,
+                    "error": error,
+                }
+            )
+            print(
+                f"{name:24s} fill {filled.get(name, float('nan')):7.1f} s   student run {dt:7.1f} s "
+                f"{'ok' if error is None else 'ERROR ' + error}",
+                flush=True,
+            )
     over = [r["page"] for r in rows if not r["within_budget"]]
-    print(f"fill (make student, once): {fill_s / 60:.1f} min; slowest page afterwards: "
-          f"{max(r['seconds'] for r in rows):.0f} s; over {BUDGET_S:.0f} s: {over or 'none'}")
-    atomic_write_text(args.out, json.dumps({"budget_s": BUDGET_S, "cpu_count": os.cpu_count(), "cache": str(cache),
-                                            "fill_seconds": round(fill_s, 1), "pages": rows}, indent=1) + "\n")
+    print(
+        f"fill (make student, once): {fill_s / 60:.1f} min; slowest page afterwards: "
+        f"{max(r['seconds'] for r in rows):.0f} s; over {BUDGET_S:.0f} s: {over or 'none'}"
+    )
+    atomic_write_text(
+        args.out,
+        json.dumps(
+            {
+                "budget_s": BUDGET_S,
+                "cpu_count": os.cpu_count(),
+                "cache": str(cache),
+                "fill_seconds": round(fill_s, 1),
+                "pages": rows,
+            },
+            indent=1,
+        )
+        + "\n",
+    )
 
 
 if __name__ == "__main__":

@@ -25,7 +25,8 @@ from jtc_utils.linearity import claims as sl_claims
 
 def judge_all():
     return [m.all_claims() for m in (claims, lens_claims, ffn_claims, sl_claims)] + [
-        jtc_claims.all_claims(claims.profile_getter("real_"), "real")]
+        jtc_claims.all_claims(claims.profile_getter("real_"), "real")
+    ]
 
 
 def timed(f):
@@ -43,8 +44,10 @@ def main():
         point = timed(judge_all)
     finally:
         claims.margins = original
-    print(f"judging every claim (four papers, stand-in and real model): {point:.2f} s at the point estimate, "
-          f"{with_resamples:.2f} s with {resample.N_RESAMPLES} resamples: +{with_resamples - point:.2f} s")
+    print(
+        f"judging every claim (four papers, stand-in and real model): {point:.2f} s at the point estimate, "
+        f"{with_resamples:.2f} s with {resample.N_RESAMPLES} resamples: +{with_resamples - point:.2f} s"
+    )
     rng = np.random.default_rng(0)
     values = (rng.random((25, 3000)) < 0.5).astype(float)
     w = resample.weights(3000)
@@ -54,8 +57,10 @@ def main():
     Xt, Xv = X[:, :9000], X[:, 9000:]
     plain = timed(lambda: linear.layer_pair_r2(Xt, Xv, train_r2=True))
     boot = timed(lambda: linear.layer_pair_r2(Xt, Xv, train_r2=True, boot=resample.weights(3000)))
-    print(f"r² of every layer pair (25 layers, width 96, 9,000 / 3,000 samples): {plain:.1f} s, with "
-          f"{resample.N_RESAMPLES} resamples {boot:.1f} s: +{boot - plain:.1f} s (x{boot / plain:.2f})")
+    print(
+        f"r² of every layer pair (25 layers, width 96, 9,000 / 3,000 samples): {plain:.1f} s, with "
+        f"{resample.N_RESAMPLES} resamples {boot:.1f} s: +{boot - plain:.1f} s (x{boot / plain:.2f})"
+    )
 
 
 if __name__ == "__main__":

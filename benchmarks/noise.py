@@ -93,10 +93,15 @@ def run(setting: str, only: str | None = None) -> None:
 
 def launch(setting: str, only: str | None = None) -> int:
     WORK.mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, **SETTINGS[setting], "JTC_CACHE": str(WORK / f"cache-{setting}"),
-           "JTC_DATA_OUT": str(WORK / f"data-{setting}"), "JTC_PROGRESS": "0", "PYTHONWARNINGS": "ignore"}
-    return subprocess.call([sys.executable, __file__, "_child", setting] + (["--only", only] if only else []),
-                           env=env)
+    env = {
+        **os.environ,
+        **SETTINGS[setting],
+        "JTC_CACHE": str(WORK / f"cache-{setting}"),
+        "JTC_DATA_OUT": str(WORK / f"data-{setting}"),
+        "JTC_PROGRESS": "0",
+        "PYTHONWARNINGS": "ignore",
+    }
+    return subprocess.call([sys.executable, __file__, "_child", setting] + (["--only", only] if only else []), env=env)
 
 
 def compare() -> dict:
@@ -120,8 +125,9 @@ def compare() -> dict:
             for quantity, values in stored.items():
                 for q, a, b in regression.buckets(quantity, mine.get(quantity, []), values):
                     sp = regression.spread(a, b, counts=regression.is_count(q))
-                    best = per.setdefault(q, {"err": 0.0, "scale": sp["scale"], "n": sp["n"], "exact": sp["exact"],
-                                              "by_setting": {}})
+                    best = per.setdefault(
+                        q, {"err": 0.0, "scale": sp["scale"], "n": sp["n"], "exact": sp["exact"], "by_setting": {}}
+                    )
                     best["err"] = max(best["err"], sp["err"])
                     best["exact"] &= sp["exact"]
                     best["by_setting"][s] = sp["err"]
@@ -133,11 +139,18 @@ def compare() -> dict:
                     best["by_setting"]["reported"] = err
         # a resampled mean is compared with its mean's spread and a derived statistic with its sources' (see
         # regression.measured_names): neither is measured itself
-        figures[name] = {q: m for q, m in per.items() if "boot" not in q.split("/") and not any(
-            re.search(pat, q.removesuffix(regression.LARGE)) for pat in regression.DERIVED)}
-    out = {"what": __doc__.split("\n\n")[0], "settings": {**{s: SETTINGS[s] for s in settings},
-                                                           "reported": "issue 31: another machine"},
-           "environment": figdata.environment(), "figures": figures}
+        figures[name] = {
+            q: m
+            for q, m in per.items()
+            if "boot" not in q.split("/")
+            and not any(re.search(pat, q.removesuffix(regression.LARGE)) for pat in regression.DERIVED)
+        }
+    out = {
+        "what": __doc__.split("\n\n")[0],
+        "settings": {**{s: SETTINGS[s] for s in settings}, "reported": "issue 31: another machine"},
+        "environment": figdata.environment(),
+        "figures": figures,
+    }
     text = json.dumps(out, indent=1, allow_nan=True)
     regression.NOISE_FILE.write_text(text + "\n")
     return out
@@ -169,8 +182,10 @@ def table(summary: bool = False) -> None:
         for k, rows in sorted(kinds.items(), key=lambda kv: -max(r[0] for r in kv[1])):
             worst = max(rows, key=lambda r: r[0])
             whys = collections.Counter(r[2] for r in rows).most_common(2)
-            print(f"| {k} | {len(rows)} | {worst[0]:.1e} ({worst[3]}) | {min(r[1] for r in rows):.1e}-"
-                  f"{max(r[1] for r in rows):.1e} | " + ", ".join(f"{w} ({c})" for w, c in whys) + " |")
+            print(
+                f"| {k} | {len(rows)} | {worst[0]:.1e} ({worst[3]}) | {min(r[1] for r in rows):.1e}-"
+                f"{max(r[1] for r in rows):.1e} | " + ", ".join(f"{w} ({c})" for w, c in whys) + " |"
+            )
 
 
 def main(argv) -> None:

@@ -92,10 +92,14 @@ for fig_id in ("real_fig12", "real_fig13", "real_fig14", "real_fig15", "real_fig
 
 # %%
 first = figure("real_r2_first_bbc")
-print(f"samples at position 0: {first['n_first_train']} of {first['n_train']} training, "
-      f"{first['n_first_val']} of {first['n_val']} validation")
-print(f"mean r2 of mat / id: every position {first['mean_r2_mat_all']:.3f} / {first['mean_r2_id_all']:.3f}; "
-      f"without position 0 {first['mean_r2_mat_without_first']:.3f} / {first['mean_r2_id_without_first']:.3f}")
+print(
+    f"samples at position 0: {first['n_first_train']} of {first['n_train']} training, "
+    f"{first['n_first_val']} of {first['n_val']} validation"
+)
+print(
+    f"mean r2 of mat / id: every position {first['mean_r2_mat_all']:.3f} / {first['mean_r2_id_all']:.3f}; "
+    f"without position 0 {first['mean_r2_mat_without_first']:.3f} / {first['mean_r2_id_without_first']:.3f}"
+)
 
 # %%
 figure("real_fig4", plot=False)  # SmolLM2 on Wikipedia, drawn in section 4

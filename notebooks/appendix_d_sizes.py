@@ -70,8 +70,14 @@ for fig_id in ("fig26", "fig27", "fig28", "fig4", "fig29", "fig6", "real_fig4"):
     d = results[fig_id] if fig_id in results else claims.default_get(fig_id)
     L = d["n_layers"]
     gain = [d["curves"]["mat"]["p@1"][i] - d["curves"]["id"]["p@1"][i] for i in range(L)]
-    rows.append({"model": d["model"], "L": L, "mean P@1 gain": round(sum(gain) / L, 2),
-                 "layers with gain >= 0.15": f"{sum(g >= 0.15 for g in gain)}/{L}"})
+    rows.append(
+        {
+            "model": d["model"],
+            "L": L,
+            "mean P@1 gain": round(sum(gain) / L, 2),
+            "layers with gain >= 0.15": f"{sum(g >= 0.15 for g in gain)}/{L}",
+        }
+    )
 print(pd.DataFrame(rows).to_string(index=False))
 chapter.verdicts(["C7"])
 
@@ -160,7 +166,7 @@ answer = {}
 for f in ("fig26", "fig27", "fig28", "fig4"):
     d = get(f)
     gain = np.asarray(d["curves"]["mat"]["p@1"], dtype=float) - np.asarray(d["curves"]["id"]["p@1"], dtype=float)
-    answer[f] = float(gain[:d["n_layers"]].mean())
+    answer[f] = float(gain[: d["n_layers"]].mean())
 print({f: round(v, 3) for f, v in answer.items()})
 
 # %% [markdown]

@@ -128,19 +128,27 @@ display(HTML(claims_page.summary_table(by_status, "claims-by-status")))
 # %% tags=["remove-cell"]
 # what the introduction pastes (book/intro.md): one sentence per group, from the counts above, and the findings that
 # fail or are undecided on the real model, by name
-for key, title in (("tiny", "Jump to Conclusions, on the stand-in"), ("real", "Jump to Conclusions, on the real model"),
-                   ("lenses", "Low-rank shortcuts and the tuned lens, on the stand-in"),
-                   ("lenses_real", "Low-rank shortcuts and the tuned lens, on the real model"),
-                   ("ffn", "FFN sub-updates in the vocabulary space, on the stand-in"),
-                   ("ffn_real", "FFN sub-updates in the vocabulary space, on the real model"),
-                   ("linearity", "Your Transformer is Secretly Linear, on the stand-in"),
-                   ("linearity_real", "Your Transformer is Secretly Linear, on the real model")):
+for key, title in (
+    ("tiny", "Jump to Conclusions, on the stand-in"),
+    ("real", "Jump to Conclusions, on the real model"),
+    ("lenses", "Low-rank shortcuts and the tuned lens, on the stand-in"),
+    ("lenses_real", "Low-rank shortcuts and the tuned lens, on the real model"),
+    ("ffn", "FFN sub-updates in the vocabulary space, on the stand-in"),
+    ("ffn_real", "FFN sub-updates in the vocabulary space, on the real model"),
+    ("linearity", "Your Transformer is Secretly Linear, on the stand-in"),
+    ("linearity_real", "Your Transformer is Secretly Linear, on the real model"),
+):
     glue(f"summary_{key}", findings.summary(groups[title][0], groups[title][1]), display=False)
-for key, title in (("tiny", "Jump to Conclusions, on the stand-in"),
-                   ("real", "Jump to Conclusions, on the real model")):
+for key, title in (
+    ("tiny", "Jump to Conclusions, on the stand-in"),
+    ("real", "Jump to Conclusions, on the real model"),
+):
     for verdict in ("fails", "undecided"):
-        names = [f"{', '.join(f['claims'])} ({f['title']})" for f in findings.findings(groups[title][0])
-                 if f["verdict"] == verdict]
+        names = [
+            f"{', '.join(f['claims'])} ({f['title']})"
+            for f in findings.findings(groups[title][0])
+            if f["verdict"] == verdict
+        ]
         glue(f"{verdict}_{key}", "; ".join(names) or "none", display=False)
 
 # %% [markdown]
@@ -167,15 +175,27 @@ display(Markdown(claims_page.WHICH_TO_BELIEVE))
 from jtc_utils.ffn import claims as ffn_claims
 from jtc_utils.lenses import claims as lens_claims
 from jtc_utils.linearity import claims as sl_claims
+
 DIFFERS = {**jtc_claims.DIFFERS, **lens_claims.DIFFERS, **ffn_claims.DIFFERS, **sl_claims.DIFFERS}
-pairs = [p for stand, real in (("Jump to Conclusions, on the stand-in", "Jump to Conclusions, on the real model"),
-                              ("Low-rank shortcuts and the tuned lens, on the stand-in",
-                               "Low-rank shortcuts and the tuned lens, on the real model"),
-                              ("FFN sub-updates in the vocabulary space, on the stand-in",
-                               "FFN sub-updates in the vocabulary space, on the real model"),
-                              ("Your Transformer is Secretly Linear, on the stand-in",
-                               "Your Transformer is Secretly Linear, on the real model"))
-         for p in claims_page.differing(groups[stand][0], groups[real][0])]
+pairs = [
+    p
+    for stand, real in (
+        ("Jump to Conclusions, on the stand-in", "Jump to Conclusions, on the real model"),
+        (
+            "Low-rank shortcuts and the tuned lens, on the stand-in",
+            "Low-rank shortcuts and the tuned lens, on the real model",
+        ),
+        (
+            "FFN sub-updates in the vocabulary space, on the stand-in",
+            "FFN sub-updates in the vocabulary space, on the real model",
+        ),
+        (
+            "Your Transformer is Secretly Linear, on the stand-in",
+            "Your Transformer is Secretly Linear, on the real model",
+        ),
+    )
+    for p in claims_page.differing(groups[stand][0], groups[real][0])
+]
 HTML(claims_page.disagreement_table(pairs, DIFFERS, "claims-differ"))
 
 # %% [markdown]
@@ -185,9 +205,15 @@ HTML(claims_page.disagreement_table(pairs, DIFFERS, "claims-differ"))
 # "mixed" when they do not.
 
 # %% tags=["nbval-check-output", "hide-input"]
-rows = [{"group": title, "finding": f["title"], "claims": ", ".join(f["claims"]), "verdict": f["verdict"]}
-        for title, (recs, _, _) in groups.items() for f in findings.findings(recs) if len(f["claims"]) > 1]
-display(claim_tables.Scrolled(claim_tables.style(pd.DataFrame(rows), "claims-findings", widths=False)))
+shown = [(title, f) for title, (recs, _, _) in groups.items() for f in findings.findings(recs) if len(f["claims"]) > 1]
+rows = [
+    {"group": title, "finding": f["title"], "claims": ", ".join(f["claims"]), "verdict": f["verdict"]}
+    for title, f in shown
+]
+statuses = {"verdict": [f["status"] for _, f in shown]}
+display(
+    claim_tables.Scrolled(claim_tables.style(pd.DataFrame(rows), "claims-findings", widths=False, statuses=statuses))
+)
 
 # %% [markdown]
 # (claims-jtc)=
@@ -201,6 +227,7 @@ display(claim_tables.Scrolled(claim_tables.style(pd.DataFrame(rows), "claims-fin
 # why. Each verdict that fails, is undecided or has no interval folds its reason under *why*; they are also listed
 # together at the end of the page.
 
+
 # %% tags=["nbval-check-output", "hide-input"]
 def table(title, uuid):
     """One group's claims, the profile it is read on named in its verdict column and its caption."""
@@ -208,9 +235,14 @@ def table(title, uuid):
     return HTML(claims_page.group_table(recs, prof, uuid, f"{title} (profile {prof})"))
 
 
-HTML(claims_page.side_by_side(groups["Jump to Conclusions, on the stand-in"][0],
-                              groups["Jump to Conclusions, on the real model"][0], "claims-jtc",
-                              "Jump to Conclusions: the stand-in (profile tiny) and the real model (profile real)"))
+HTML(
+    claims_page.side_by_side(
+        groups["Jump to Conclusions, on the stand-in"][0],
+        groups["Jump to Conclusions, on the real model"][0],
+        "claims-jtc",
+        "Jump to Conclusions: the stand-in (profile tiny) and the real model (profile real)",
+    )
+)
 
 # %% [markdown]
 # (claims-seeds)=
@@ -237,12 +269,24 @@ display(claim_tables.Scrolled(claim_tables.style(seeds.table(stand_in), "claims-
 # [section 4](sec4_predictions.ipynb) show how $r^2$ and Precision@1 move with the number of vectors.
 
 # %% tags=["nbval-check-output", "hide-input"]
-sizes = (pd.DataFrame([{"figure": f, "model": p["model"], "plays": p["paper_model"], "n_train": p["n_train"]}
-                       for f, p in sorted(regime_params.items())]).groupby(["model", "plays", "n_train"]).size()
-         .rename("figures recomputed").reset_index()
-         .rename(columns={"model": "stand-in", "plays": "plays the paper's", "n_train": "training vectors"}))
-display(claim_tables.Scrolled(sizes.style.hide(axis="index").set_uuid("claims-regime-sizes")
-                              .set_table_attributes('class="jtc-claims"')))
+sizes = (
+    pd.DataFrame(
+        [
+            {"figure": f, "model": p["model"], "plays": p["paper_model"], "n_train": p["n_train"]}
+            for f, p in sorted(regime_params.items())
+        ]
+    )
+    .groupby(["model", "plays", "n_train"])
+    .size()
+    .rename("figures recomputed")
+    .reset_index()
+    .rename(columns={"model": "stand-in", "plays": "plays the paper's", "n_train": "training vectors"})
+)
+display(
+    claim_tables.Scrolled(
+        sizes.style.hide(axis="index").set_uuid("claims-regime-sizes").set_table_attributes('class="jtc-claims"')
+    )
+)
 table("Jump to Conclusions, in the paper's regime", "claims-jtc-regime")
 
 # %% [markdown]
@@ -274,10 +318,15 @@ display(claim_tables.Scrolled(claim_tables.style(compared, "claims-regime-compar
 # hour of two CPU cores), so those claims are not judged there; the stand-in's NJTC and N-NJTC have three seeds.
 
 # %% tags=["nbval-check-output", "hide-input"]
-HTML(claims_page.side_by_side(groups["Low-rank shortcuts and the tuned lens, on the stand-in"][0],
-                              groups["Low-rank shortcuts and the tuned lens, on the real model"][0], "claims-lenses",
-                              "Low-rank shortcuts and the tuned lens: the stand-in of GPT2-XL (profile tiny) and the "
-                              "real model (profile real)"))
+HTML(
+    claims_page.side_by_side(
+        groups["Low-rank shortcuts and the tuned lens, on the stand-in"][0],
+        groups["Low-rank shortcuts and the tuned lens, on the real model"][0],
+        "claims-lenses",
+        "Low-rank shortcuts and the tuned lens: the stand-in of GPT2-XL (profile tiny) and the "
+        "real model (profile real)",
+    )
+)
 
 # %% [markdown]
 # (claims-ffn)=
@@ -295,10 +344,14 @@ HTML(claims_page.side_by_side(groups["Low-rank shortcuts and the tuned lens, on 
 # the concept classes are not, and says so.
 
 # %% tags=["nbval-check-output", "hide-input"]
-HTML(claims_page.side_by_side(groups["FFN sub-updates in the vocabulary space, on the stand-in"][0],
-                              groups["FFN sub-updates in the vocabulary space, on the real model"][0], "claims-ffn",
-                              "FFN sub-updates in the vocabulary space: the stand-ins (profile tiny) and the real "
-                              "model (profile real)"))
+HTML(
+    claims_page.side_by_side(
+        groups["FFN sub-updates in the vocabulary space, on the stand-in"][0],
+        groups["FFN sub-updates in the vocabulary space, on the real model"][0],
+        "claims-ffn",
+        "FFN sub-updates in the vocabulary space: the stand-ins (profile tiny) and the real model (profile real)",
+    )
+)
 
 # %% [markdown]
 # (claims-linearity)=
@@ -313,10 +366,14 @@ HTML(claims_page.side_by_side(groups["FFN sub-updates in the vocabulary space, o
 # sentence compares a distilled replacement, which the real model's blocks did not get.
 
 # %% tags=["nbval-check-output", "hide-input"]
-HTML(claims_page.side_by_side(groups["Your Transformer is Secretly Linear, on the stand-in"][0],
-                              groups["Your Transformer is Secretly Linear, on the real model"][0], "claims-linearity",
-                              "Your Transformer is Secretly Linear: the stand-ins (profile tiny) and the real model "
-                              "(profile real)"))
+HTML(
+    claims_page.side_by_side(
+        groups["Your Transformer is Secretly Linear, on the stand-in"][0],
+        groups["Your Transformer is Secretly Linear, on the real model"][0],
+        "claims-linearity",
+        "Your Transformer is Secretly Linear: the stand-ins (profile tiny) and the real model (profile real)",
+    )
+)
 
 # %% [markdown]
 # (claims-why)=
@@ -340,8 +397,11 @@ for title, (recs, prof, _) in groups.items():
             assert r["reason"], f"claim {r['id']} {r['verdict']} on {title} without a reason; add it to REASONS"
             # one reason once, with every group it is given for (the stand-in and the paper's regime often share it)
             why.setdefault(r["id"], {}).setdefault(r["reason"], []).append(f"{title}, {findings.shape_verdict(r)}")
-lines = [f"* <span id=\"why-{cid.lower()}\"></span>**[{cid}]({claim_tables.page_of(cid)}.html#claim-{cid.lower()})** "
-         + " ".join(f"*{'; '.join(where)}*: {reason}" for reason, where in texts.items()) for cid, texts in why.items()]
+lines = [
+    f"* <span id=\"why-{cid.lower()}\"></span>**[{cid}]({claim_tables.page_of(cid)}.html#claim-{cid.lower()})** "
+    + " ".join(f"*{'; '.join(where)}*: {reason}" for reason, where in texts.items())
+    for cid, texts in why.items()
+]
 display(Markdown("\n".join(lines) or "Every judged shape holds."))
 
 
@@ -401,9 +461,13 @@ exercises.check("ex-claims-real", answer)
 from jtc_utils.core.analysis import linear
 
 figs = ("fig2", "fig3", "fig12", "fig13", "fig22", "fig23", "fig24", "fig25")
-shares = {f: linear.r2_summary(np.asarray(figdata.load(f)["data"]["r2_mat"], dtype=float),
-                               np.asarray(figdata.load(f)["data"]["r2_id"], dtype=float))["share_mat_above_id"]
-          for f in figs}
+shares = {
+    f: linear.r2_summary(
+        np.asarray(figdata.load(f)["data"]["r2_mat"], dtype=float),
+        np.asarray(figdata.load(f)["data"]["r2_id"], dtype=float),
+    )["share_mat_above_id"]
+    for f in figs
+}
 answer = min(shares.values())
 print(f"smallest share {answer:.3f}: the looser rule {'agrees' if answer >= 0.95 else 'differs'}")
 
@@ -431,8 +495,10 @@ exercises.check("ex-claims-almost", answer)
 # %% tags=["solution"]
 raw = [f(claims.default_get) for f in jtc_claims.CLAIMS.values()]
 answer = sum(bool(r["magnitude"]["holds"]) for r in raw if r["magnitude"])
-print(f"{answer} of {sum(r['magnitude'] is not None for r in raw)} magnitude rules would pass on the stand-in "
-      "(a different model: its numbers are not the paper's to match)")
+print(
+    f"{answer} of {sum(r['magnitude'] is not None for r in raw)} magnitude rules would pass on the stand-in "
+    "(a different model: its numbers are not the paper's to match)"
+)
 
 # %% [markdown]
 # ```{solution-end}

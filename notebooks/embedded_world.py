@@ -83,9 +83,11 @@ print((shares / shares.sum()).round(2).loc[list(corpus.LABELS)].to_string())
 # %%
 words = [[w for w, lab in s.words() if lab != "punct"] for s in train]
 lengths = pd.Series([len(w) for w in words])
-print(f"{len(train):,} sentences shown here (the training text has {corpus.TRAINING_SENTENCES:,}); "
-      f"mean length {lengths.mean():.1f} words, {100 * (lengths > 35).mean():.0f}% over 35 words; "
-      f"{len({w for ws in words for w in ws}):,} distinct words")
+print(
+    f"{len(train):,} sentences shown here (the training text has {corpus.TRAINING_SENTENCES:,}); "
+    f"mean length {lengths.mean():.1f} words, {100 * (lengths > 35).mean():.0f}% over 35 words; "
+    f"{len({w for ws in words for w in ws}):,} distinct words"
+)
 print("experiment pools:", {d: corpus.POOL_SIZES[d] for d in corpus.DOMAINS})
 
 # %% [markdown]
@@ -100,13 +102,24 @@ print("experiment pools:", {d: corpus.POOL_SIZES[d] for d in corpus.DOMAINS})
 
 # %%
 cards = [catalogue.load_card(name) for name in catalogue.ZOO]
-table = pd.DataFrame([{
-    "model": c["name"], "stands for": c["stands_for"], "layers": c["config"]["n_layer"],
-    "width": c["config"]["d_model"], "parameters": f"{c['parameters']:,}", "tokens seen": f"{c['tokens_seen']:,}",
-    "train min": round(c["train_time_s"] / 60, 1), "held-out loss": c["heldout"]["loss"],
-    "unigram loss": c["heldout"]["unigram_loss"], "bigram loss": c["heldout"]["bigram_loss"],
-    "accuracy": c["heldout"].get("next_token_accuracy", c["heldout"].get("masked_token_accuracy")),
-} for c in cards]).set_index("model")
+table = pd.DataFrame(
+    [
+        {
+            "model": c["name"],
+            "stands for": c["stands_for"],
+            "layers": c["config"]["n_layer"],
+            "width": c["config"]["d_model"],
+            "parameters": f"{c['parameters']:,}",
+            "tokens seen": f"{c['tokens_seen']:,}",
+            "train min": round(c["train_time_s"] / 60, 1),
+            "held-out loss": c["heldout"]["loss"],
+            "unigram loss": c["heldout"]["unigram_loss"],
+            "bigram loss": c["heldout"]["bigram_loss"],
+            "accuracy": c["heldout"].get("next_token_accuracy", c["heldout"].get("masked_token_accuracy")),
+        }
+        for c in cards
+    ]
+).set_index("model")
 display(table)
 print(f"zoo size on disk: {catalogue.zoo_size_bytes() / 2**20:.1f} MiB")
 
@@ -119,9 +132,13 @@ from jtc_utils.book.display.chapter import show
 from jtc_utils.jtc import plots
 
 plots.loss_grid(cards)
-show([], "beyond the paper: the zoo",
-     "The training loss of every zoo model at each logged step (the numbers are in each model's card, "
-     "zoo/<model>/card.json).", "Small multiples of training-loss curves, one panel per zoo model")
+show(
+    [],
+    "beyond the paper: the zoo",
+    "The training loss of every zoo model at each logged step (the numbers are in each model's card, "
+    "zoo/<model>/card.json).",
+    "Small multiples of training-loss curves, one panel per zoo model",
+)
 
 # %% [markdown]
 # ```{admonition} How this differs from the paper's models
@@ -235,8 +252,9 @@ exercises.check("ex-world-best", answer)
 # ```
 
 # %% tags=["solution"]
-answer = float(np.mean([sum(lab != "punct" for _, lab in s.words())
-                        for s in corpus.pool("news", "validation", n=1000)]))
+answer = float(
+    np.mean([sum(lab != "punct" for _, lab in s.words()) for s in corpus.pool("news", "validation", n=1000)])
+)
 print(f"{answer:.2f} words")
 
 # %% [markdown]

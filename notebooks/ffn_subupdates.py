@@ -72,8 +72,7 @@ figure, results = chapter.figure, chapter.results
 # %% tags=["nbval-check-output"]
 exp = experiment.for_role(profile, "gpt24", seed=seed)
 worst = max(max(g["vs_module"], g["vs_hidden"]) for g in decompose.check(exp))
-print(f"{FFN(exp.adapter)}: largest deviation over {len(exp.val)} samples and all blocks: "
-      f"{digits.bound(worst, 1e-5)}")
+print(f"{FFN(exp.adapter)}: largest deviation over {len(exp.val)} samples and all blocks: {digits.bound(worst, 1e-5)}")
 
 # %% [markdown]
 # ## Concepts in value vectors (the paper's Table 2, Figures 2 and 4)
@@ -87,10 +86,19 @@ print(f"{FFN(exp.adapter)}: largest deviation over {len(exp.val)} samples and al
 
 # %% tags=["nbval-check-output"]
 t2 = figure("geva_tab2")
-cols = ["values", "gaussian", "updates", "chance", "values_no_big", "gaussian_no_big", "chance_no_big",
-        "p_values_vs_gaussian"]
-display(pd.DataFrame({m: {c: round(v[c], 3) for c in cols} for m, v in t2["models"].items()}).T
-        .rename(columns=TAB2_COLUMNS))
+cols = [
+    "values",
+    "gaussian",
+    "updates",
+    "chance",
+    "values_no_big",
+    "gaussian_no_big",
+    "chance_no_big",
+    "p_values_vs_gaussian",
+]
+display(
+    pd.DataFrame({m: {c: round(v[c], 3) for c in cols} for m, v in t2["models"].items()}).T.rename(columns=TAB2_COLUMNS)
+)
 
 # %%
 f2 = figure("geva_fig2")
@@ -154,8 +162,11 @@ chapter.show("real_geva", view="share_and_exit")
 
 # %% tags=["nbval-check-output"]
 t4 = figure("geva_tab4")
-display(pd.DataFrame({f"{ev} ({k})": t4["events"][ev][k] for ev in ("saturation", "elimination")
-                      for k in ("dominant", "random")}).T.round(4))
+display(
+    pd.DataFrame(
+        {f"{ev} ({k})": t4["events"][ev][k] for ev in ("saturation", "elimination") for k in ("dominant", "random")}
+    ).T.round(4)
+)
 print({ev: f"{t4['events'][ev]['events']} events of {t4['events'][ev]['of']}" for ev in t4["events"]})
 
 # %%
@@ -183,9 +194,19 @@ chapter.verdicts(["F5", "F6", "F7", "F8", "F11"])
 
 # %% tags=["nbval-check-output"]
 st = figure("ext_geva_steer")
-display(pd.DataFrame({k: {"negative (greedy)": v["greedy"]["negative"], "positive (greedy)": v["greedy"]["positive"],
-                          "negative (sampled)": v["sampled"]["negative"], "perplexity": v["perplexity"]}
-                      for k, v in st["conditions"].items()}).T.round(3))
+display(
+    pd.DataFrame(
+        {
+            k: {
+                "negative (greedy)": v["greedy"]["negative"],
+                "positive (greedy)": v["greedy"]["positive"],
+                "negative (sampled)": v["sampled"]["negative"],
+                "perplexity": v["perplexity"],
+            }
+            for k, v in st["conditions"].items()
+        }
+    ).T.round(3)
+)
 chapter.verdicts(["F9"])
 
 # %% [markdown]
@@ -278,35 +299,72 @@ chapter.show("ext_geva_matffn", view="through_mat")
 
 # %% tags=["nbval-check-output"]
 cc = rg["concept_classes"]
-print("concept classes of", cc["counts"]["vocabulary"], "tokens:", cc["counts"]["labelled"], "carry a class,",
-      cc["counts"]["embedded"], "of them in", sum(c.startswith("class ") for c in cc["groups"]),
-      "embedded classes; settings:",
-      {k: getattr(token_concepts, k) for k in ("FUNCTION_WORDS", "PER_CLASS", "ENCODER", "CLUSTER_SEED")})
-display(pd.DataFrame([{"category": v["category"], "tokens in the vocabulary": v["tokens"], "its class": v["class"],
-                       "recall": round(v["recall"], 2), "precision": round(v["precision"], 2),
-                       "the class's first tokens": " | ".join(t.strip() or repr(t) for t in v["examples"][:8])}
-                      for v in cc["validation"]]).set_index("category"))
+print(
+    "concept classes of",
+    cc["counts"]["vocabulary"],
+    "tokens:",
+    cc["counts"]["labelled"],
+    "carry a class,",
+    cc["counts"]["embedded"],
+    "of them in",
+    sum(c.startswith("class ") for c in cc["groups"]),
+    "embedded classes; settings:",
+    {k: getattr(token_concepts, k) for k in ("FUNCTION_WORDS", "PER_CLASS", "ENCODER", "CLUSTER_SEED")},
+)
+display(
+    pd.DataFrame(
+        [
+            {
+                "category": v["category"],
+                "tokens in the vocabulary": v["tokens"],
+                "its class": v["class"],
+                "recall": round(v["recall"], 2),
+                "precision": round(v["precision"], 2),
+                "the class's first tokens": " | ".join(t.strip() or repr(t) for t in v["examples"][:8]),
+            }
+            for v in cc["validation"]
+        ]
+    ).set_index("category")
+)
 rc = rg["concepts"]["tab2"]
-print(f"top-30 lists of {ffn_figures.REAL_VALUES_PER_LAYER} values per block (drawn with the seed), "
-      f"{ffn_figures.N_RANDOM} Gaussian vectors and {ffn_figures.N_RANDOM} whole updates per block")
-display(pd.DataFrame({"SmolLM2-135M": {**{c: round(rc[c], 3) for c in cols},
-                                       **{f"labelled ({k})": round(v, 3)
-                                          for k, v in rg["concepts"]["labelled"].items()}}}).T
-        .rename(columns=TAB2_COLUMNS))
+print(
+    f"top-30 lists of {ffn_figures.REAL_VALUES_PER_LAYER} values per block (drawn with the seed), "
+    f"{ffn_figures.N_RANDOM} Gaussian vectors and {ffn_figures.N_RANDOM} whole updates per block"
+)
+display(
+    pd.DataFrame(
+        {
+            "SmolLM2-135M": {
+                **{c: round(rc[c], 3) for c in cols},
+                **{f"labelled ({k})": round(v, 3) for k, v in rg["concepts"]["labelled"].items()},
+            }
+        }
+    ).T.rename(columns=TAB2_COLUMNS)
+)
 
 # %% tags=["nbval-check-output"]
-print("decomposition, relative deviation:",
-      [f"block {g['block']}: {digits.bound(max(g['vs_module'], g['vs_hidden']) / g['scale'], 1e-5)}"
-       for g in rg["decomposition"]])
+print(
+    "decomposition, relative deviation:",
+    [
+        f"block {g['block']}: {digits.bound(max(g['vs_module'], g['vs_hidden']) / g['scale'], 1e-5)}"
+        for g in rg["decomposition"]
+    ],
+)
 # four significant digits: a 30-layer model's sums of scores move in their sixth digit with the arithmetic
-display(pd.DataFrame({f"{ev} ({k})": rg["events"][ev][k] for ev in ("saturation", "elimination")
-                      for k in ("dominant", "random")}).T.map(lambda x: digits.sig(x, 4)))
-display(pd.DataFrame(rg["exit"]["rules"]).T[list(RULE_COLUMNS)].astype(float).round(3)
-        .rename(columns=RULE_COLUMNS))
+display(
+    pd.DataFrame(
+        {f"{ev} ({k})": rg["events"][ev][k] for ev in ("saturation", "elimination") for k in ("dominant", "random")}
+    ).T.map(lambda x: digits.sig(x, 4))
+)
+display(pd.DataFrame(rg["exit"]["rules"]).T[list(RULE_COLUMNS)].astype(float).round(3).rename(columns=RULE_COLUMNS))
 
 # %%
-pd.DataFrame([{"layer": v["layer"], "neuron": v["neuron"], "top tokens": " | ".join(t.strip() for t in v["top"])}
-              for v in rg["values"]])
+pd.DataFrame(
+    [
+        {"layer": v["layer"], "neuron": v["neuron"], "top tokens": " | ".join(t.strip() for t in v["top"])}
+        for v in rg["values"]
+    ]
+)
 
 # %% [markdown]
 # The claims the real model's numbers can judge, by the same rules as the stand-ins' (`ffn.claims.real_getter` reads

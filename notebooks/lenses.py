@@ -66,7 +66,7 @@ import pandas as pd
 from IPython.display import display
 
 from jtc_utils.book.display.chapter import Chapter
-from jtc_utils.lenses import LENSES, figures, lowrank
+from jtc_utils.lenses import LENSES, lowrank, tables
 
 chapter = Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val, device=device)
 figure, results = chapter.figure, chapter.results
@@ -77,9 +77,20 @@ figure, results = chapter.figure, chapter.results
 # Each lens by its method, its objective and its trained parameters per layer (for width $d$ and rank $r$):
 
 # %% tags=["nbval-check-output"]
-display(pd.DataFrame([{"lens": s.name, "method": s.method, "objective": s.objective,
-                       "parameters (d = 1600, r = 16)": s.params(1600, 16), "what": s.description}
-                      for s in LENSES.values()]).set_index("lens"))
+display(
+    pd.DataFrame(
+        [
+            {
+                "lens": s.name,
+                "method": s.method,
+                "objective": s.objective,
+                "parameters (d = 1600, r = 16)": s.params(1600, 16),
+                "what": s.description,
+            }
+            for s in LENSES.values()
+        ]
+    ).set_index("lens")
+)
 
 # %% [markdown]
 # ## The parameter arithmetic (N-NJTC's headline, claim N0)
@@ -92,8 +103,10 @@ display(pd.DataFrame([{"lens": s.name, "method": s.method, "objective": s.object
 for model, d, n_layers in (("GPT2-XL", 1600, 48), ("Phi-3-mini", 3072, 32), ("Llama-2-70B", 8192, 80)):
     r = d // 100
     nn = lowrank.params(d, r, True)
-    print(f"{model}: JTC {d * d / 1e6:.2f}M per map, {(n_layers - 1) * d * d / 1e6:,.0f}M for all {n_layers - 1} "
-          f"maps to the last layer; N-NJTC at r = {r}: {nn / 1e3:.1f}k per map = {nn / d ** 2:.2%} of JTC")
+    print(
+        f"{model}: JTC {d * d / 1e6:.2f}M per map, {(n_layers - 1) * d * d / 1e6:,.0f}M for all {n_layers - 1} "
+        f"maps to the last layer; N-NJTC at r = {r}: {nn / 1e3:.1f}k per map = {nn / d**2:.2%} of JTC"
+    )
 
 # %% [markdown]
 # ## $r^2$ of every layer pair (N-NJTC Figure 2)
@@ -166,8 +179,10 @@ c3, k3 = f3["curves"], f3["rank"]
 L3 = len(c3["id"]["p@1"]) - 1
 gd_vs_opt = max(abs(c3[f"nnjtc_{k3}"]["p@1"][l] - c3[f"arrr_{k3}"]["p@1"][l]) for l in range(L3))
 below_id = sum(c3[f"nnjtc_{k3}"]["p@1"][l] < c3["id"]["p@1"][l] for l in range(L3))
-print(f"N-NJTC (rank {k3}) is below id at {below_id} of {L3} layers; it stays within {gd_vs_opt:.3f} Precision@1 of "
-      f"the closed-form optimum of its class (aRRR) at every layer")
+print(
+    f"N-NJTC (rank {k3}) is below id at {below_id} of {L3} layers; it stays within {gd_vs_opt:.3f} Precision@1 of "
+    f"the closed-form optimum of its class (aRRR) at every layer"
+)
 
 # %% [markdown]
 # On the stand-in the low-rank shortcuts do not do what the paper finds on GPT2-XL: at rank 4 they sit below the
@@ -193,9 +208,11 @@ rows = lt["lenses"]
 k = lt["rank"]
 at = {lab: rows[lab]["p@1"][q] for lab in (f"rrr_{k}", f"arrr_{k}", f"njtc_{k}", f"nnjtc_{k}", "mat", "id")}
 print(f"Precision@1 at layer {q} (rank {k}): " + ", ".join(f"{lab} {v:.3f}" for lab, v in at.items()))
-print(f"N-NJTC over NJTC: {at[f'nnjtc_{k}'] - at[f'njtc_{k}']:+.3f} = intercept (aRRR - RRR) "
-      f"{at[f'arrr_{k}'] - at[f'rrr_{k}']:+.3f} + optimisation and the rest "
-      f"{(at[f'nnjtc_{k}'] - at[f'arrr_{k}']) - (at[f'njtc_{k}'] - at[f'rrr_{k}']):+.3f}")
+print(
+    f"N-NJTC over NJTC: {at[f'nnjtc_{k}'] - at[f'njtc_{k}']:+.3f} = intercept (aRRR - RRR) "
+    f"{at[f'arrr_{k}'] - at[f'rrr_{k}']:+.3f} + optimisation and the rest "
+    f"{(at[f'nnjtc_{k}'] - at[f'arrr_{k}']) - (at[f'njtc_{k}'] - at[f'rrr_{k}']):+.3f}"
+)
 print(f"rank needed to close 90% of the id -> mat gap at layers {fr['layers_p1']}: {fr['r90']} (width {fr['d']})")
 
 # %% [markdown]
@@ -212,9 +229,12 @@ print(f"rank needed to close 90% of the id -> mat gap at layers {fr['layers_p1']
 fg = figure("tl_grid")
 
 # %% tags=["nbval-check-output"]
-display(pd.DataFrame(fg["training"]).T.astype({"steps": int, "doublings": int})
-        .round({"improvement": 3, "train_kl_start": 2, "train_kl_end": 2})
-        .rename(columns={"train_kl_start": "training KL at the start", "train_kl_end": "training KL at the end"}))
+display(
+    pd.DataFrame(fg["training"])
+    .T.astype({"steps": int, "doublings": int})
+    .round({"improvement": 3, "train_kl_start": 2, "train_kl_end": 2})
+    .rename(columns={"train_kl_start": "training KL at the start", "train_kl_end": "training KL at the end"})
+)
 chapter.verdicts(["T1", "T2", "T3", "H1"])
 
 # %% [markdown]
@@ -233,8 +253,10 @@ c = fg["curves"]
 Lg = len(c["id"]["kl"]) - 1
 worse = sum(c["tuned"]["kl"][l] > c["mat+b"]["kl"][l] for l in range(Lg))
 better_from_mat = sum(c["tuned<-mat"]["kl"][l] < c["mat+b"]["kl"][l] for l in range(Lg))
-print(f"KL(tuned) > KL(mat+b) at {worse} of {Lg} layers; started from mat, the tuned lens goes below mat+b's KL at "
-      f"{better_from_mat} of {Lg} layers")
+print(
+    f"KL(tuned) > KL(mat+b) at {worse} of {Lg} layers; started from mat, the tuned lens goes below mat+b's KL at "
+    f"{better_from_mat} of {Lg} layers"
+)
 
 # %% [markdown]
 # On its one training run the tuned lens does everything its paper says of the logit lens (T1-T3's margins are on the
@@ -255,10 +277,13 @@ print(f"KL(tuned) > KL(mat+b) at {worse} of {Lg} layers; started from mat, the t
 fc = figure("tl_cmp")
 
 # %% tags=["nbval-check-output"]
-held = {m: int(np.sum(np.asarray(c["tuned"]["kl"][:-1]) < np.asarray(c["id"]["kl"][:-1]))) for m, c in
-        fc["models"].items()}
-print("layers (of L) where KL(tuned) < KL(id): " + ", ".join(f"{m} {v}/{len(fc['models'][m]['id']['kl']) - 1}"
-                                                             for m, v in held.items()))
+held = {
+    m: int(np.sum(np.asarray(c["tuned"]["kl"][:-1]) < np.asarray(c["id"]["kl"][:-1]))) for m, c in fc["models"].items()
+}
+print(
+    "layers (of L) where KL(tuned) < KL(id): "
+    + ", ".join(f"{m} {v}/{len(fc['models'][m]['id']['kl']) - 1}" for m, v in held.items())
+)
 
 # %% [markdown]
 # ## All lenses, one table
@@ -267,7 +292,7 @@ print("layers (of L) where KL(tuned) < KL(id): " + ", ".join(f"{m} {v}/{len(fc['
 # layer (and their share of JTC's $d^2$). The numbers of every layer and metric are in `book/data/lens_table.json`.
 
 # %% tags=["nbval-check-output"]
-display(figures.quarter_table(lt, ("p@1", "kl", "ce_gold")).set_index("lens"))
+display(tables.quarter_table(lt, ("p@1", "kl", "ce_gold")).set_index("lens"))
 chapter.verdicts(["N0"])
 
 # %% [markdown]
@@ -283,7 +308,7 @@ chapter.verdicts(["N0"])
 chapter.show("lens_table")
 
 # %% tags=["nbval-check-output"]
-display(figures.exit_summary(lt))
+display(tables.exit_summary(lt))
 
 # %% [markdown]
 # The oracle columns are far from the rule's for every lens: the confidence rule of section 5, not the lens, is
@@ -297,7 +322,7 @@ display(figures.exit_summary(lt))
 rx = figure("real_lens_exit")
 
 # %%
-display(figures.exit_summary(rx))
+display(tables.exit_summary(rx))
 
 # %% [markdown]
 # ## The real model
@@ -314,8 +339,9 @@ rl = rt["lenses"]
 kr = rt["rank"]
 for lab in (f"nnjtc_{kr}", f"arrr_{kr}"):
     above = [q for i, q in enumerate(rt["quarters"]) if rl[lab]["p@1"][i] > rl["id"]["p@1"][i]]
-    print(f"{lab} ({rl[lab]['params_share']:.1%} of mat's parameters) is above id at layers {above} of "
-          f"{rt['quarters']}")
+    print(
+        f"{lab} ({rl[lab]['params_share']:.1%} of mat's parameters) is above id at layers {above} of {rt['quarters']}"
+    )
 
 # %% [markdown]
 # On the real model the shape of N-NJTC's finding comes back where the stand-in loses it: with under 3% of `mat`'s
@@ -331,13 +357,17 @@ for lab in (f"nnjtc_{kr}", f"arrr_{kr}"):
 tr = rl["tuned"]["training"]
 L_real, d_real, V_real = rt["n_layers"], rt["d"], 49152
 flop = tr["steps"] * 512 * L_real * d_real * V_real * 2 * 3
-print(f"{tr['steps']} steps of 512 vectors from {tr['n_train']:,} training sentences ({tr['doublings']} doublings "
-      f"of the convergence check; the last 10% of the steps still lowered the train KL by {tr['improvement']:.1%}): "
-      f"{flop / 1e12:.0f} TFLOP through the {V_real:,}-token readout for {L_real} layers")
+print(
+    f"{tr['steps']} steps of 512 vectors from {tr['n_train']:,} training sentences ({tr['doublings']} doublings "
+    f"of the convergence check; the last 10% of the steps still lowered the train KL by {tr['improvement']:.1%}): "
+    f"{flop / 1e12:.0f} TFLOP through the {V_real:,}-token readout for {L_real} layers"
+)
 for i, q in enumerate(rt["quarters"]):
     best = max(("id", "mat", "tuned"), key=lambda lab: rl[lab]["p@1"][i])
-    print(f"layer {q}: highest Precision@1 of id, mat and tuned: {best}; lowest KL: "
-          f"{min(('id', 'mat', 'tuned'), key=lambda lab: rl[lab]['kl'][i])}")
+    print(
+        f"layer {q}: highest Precision@1 of id, mat and tuned: {best}; lowest KL: "
+        f"{min(('id', 'mat', 'tuned'), key=lambda lab: rl[lab]['kl'][i])}"
+    )
 
 # %% [markdown]
 # The lines above say, layer by layer, which of the three reads the last layer best. The tuned lens optimises the
@@ -356,8 +386,10 @@ for i, q in enumerate(rt["quarters"]):
 
 # %%
 check = figure("real_lens_check")
-print(f"saved {', '.join(check.numbers)} at {check.params['n_train']} training and {check.params['n_val']} "
-      "validation sentences")
+print(
+    f"saved {', '.join(check.numbers)} at {check.params['n_train']} training and {check.params['n_val']} "
+    "validation sentences"
+)
 
 # %% [markdown]
 # ## Exercises
@@ -456,6 +488,7 @@ exercises.check("ex-lenses-rrr", answer)
 # %% tags=["solution"]
 from jtc_utils import lenses
 from jtc_utils.lenses import Lens
+from jtc_utils.lenses.evaluated import evaluated
 
 L = exp.n_layers
 for r in (4, 8):
@@ -465,7 +498,7 @@ for r in (4, 8):
     Ms[mid], cs[mid] = M[0], c[0]
     gd = Lens("nnjtc", {"rank": r}, Ms, cs, L, exp.adapter.d)
     opt = lenses.get("arrr", rank=r).fit(exp)
-    p1 = {name: figures.evaluated(exp, ln, [mid])["precision"][1].mean() for name, ln in (("gd", gd), ("opt", opt))}
+    p1 = {name: evaluated(exp, ln, [mid])["precision"][1].mean() for name, ln in (("gd", gd), ("opt", opt))}
     print(f"rank {r}: N-NJTC {p1['gd']:.3f}, aRRR {p1['opt']:.3f}, gap {p1['opt'] - p1['gd']:+.3f}")
 
 # %% [markdown]

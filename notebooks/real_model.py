@@ -61,11 +61,19 @@ chapter = Chapter(profile, seed=seed, real_n_train=real_n_train, real_n_val=real
 rows = []
 for name, spec in real_models.REAL_MODELS.items():
     ad = models.adapter(name)
-    rows.append({"model": name, "family": ad.family, "layers": ad.n_layers, "width": ad.d,
-                 "vocabulary": ad.vocab_size,
-                 "parameters (M)": round(sum(p.numel() for p in ad.model.parameters()) / 1e6, 1),
-                 "token predictions": "yes" if ad.has_head else "no (no LM head)",
-                 "package": f"{spec.package}=={spec.version}", "what": spec.description})
+    rows.append(
+        {
+            "model": name,
+            "family": ad.family,
+            "layers": ad.n_layers,
+            "width": ad.d,
+            "vocabulary": ad.vocab_size,
+            "parameters (M)": round(sum(p.numel() for p in ad.model.parameters()) / 1e6, 1),
+            "token predictions": "yes" if ad.has_head else "no (no LM head)",
+            "package": f"{spec.package}=={spec.version}",
+            "what": spec.description,
+        }
+    )
 display(pd.DataFrame(rows).set_index("model"))
 
 # %% [markdown]
@@ -80,13 +88,21 @@ display(pd.DataFrame(rows).set_index("model"))
 
 # %% tags=["nbval-check-output"]
 cards = chapter.figure("real_data_cards").numbers
-steps = pd.DataFrame({d: {"documents": c["counts"]["documents"], "paragraphs": c["counts"]["paragraphs"],
-                          "sentences split": c["counts"]["sentences"],
-                          **{f"kept after {k}": v for k, v in c["counts"]["kept_after"].items()},
-                          "train documents": c["counts"]["train_documents"],
-                          "validation documents": c["counts"]["validation_documents"],
-                          "train sentences": c["train"], "validation sentences": c["validation"]}
-                      for d, c in cards.items()})
+steps = pd.DataFrame(
+    {
+        d: {
+            "documents": c["counts"]["documents"],
+            "paragraphs": c["counts"]["paragraphs"],
+            "sentences split": c["counts"]["sentences"],
+            **{f"kept after {k}": v for k, v in c["counts"]["kept_after"].items()},
+            "train documents": c["counts"]["train_documents"],
+            "validation documents": c["counts"]["validation_documents"],
+            "train sentences": c["train"],
+            "validation sentences": c["validation"],
+        }
+        for d, c in cards.items()
+    }
+)
 display(steps)
 
 # %%
@@ -109,10 +125,20 @@ for d, c in cards.items():
 
 # %%
 fit = {f: chapter.figure(f, plot=False) for f in ("real_textfit", "real_textfit_bbc", "textfit")}  # one table
-display(pd.DataFrame([{  # one row per model and text: each column keeps its own type (counts stay whole)
-    "model on text": f"{d['model']} on {d['domain']}", "perplexity": round(d["perplexity"], 1),
-    "tokens scored": d["ppl_tokens"], "final P@1 vs gold next token": round(d["gold_p1"], 3),
-    "samples": d["n_gold"]} for d in fit.values()]).set_index("model on text"))
+display(
+    pd.DataFrame(
+        [
+            {  # one row per model and text: each column keeps its own type (counts stay whole)
+                "model on text": f"{d['model']} on {d['domain']}",
+                "perplexity": round(d["perplexity"], 1),
+                "tokens scored": d["ppl_tokens"],
+                "final P@1 vs gold next token": round(d["gold_p1"], 3),
+                "samples": d["n_gold"],
+            }
+            for d in fit.values()
+        ]
+    ).set_index("model on text")
+)
 
 # %% [markdown]
 # ## Caveats, measured where they can be
@@ -143,8 +169,10 @@ display(pd.DataFrame([{  # one row per model and text: each column keeps its own
 
 # %%
 check = chapter.figure("real_check")
-print(f"saved {', '.join(check.numbers)} at {check.params['n_train']} training and {check.params['n_val']} validation "
-      "sentences")
+print(
+    f"saved {', '.join(check.numbers)} at {check.params['n_train']} training and {check.params['n_val']} validation "
+    "sentences"
+)
 
 
 # %% [markdown]

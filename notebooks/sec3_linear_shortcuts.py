@@ -57,8 +57,10 @@ from jtc_utils.core.data import profiles
 
 P = profiles.get(profile)
 glue("profile", profile, display=False)
-print(f"profile {P.name}: GPT-style {', '.join(P.gpt)}; BERT-style {', '.join(P.bert)}; "
-      f"domains {P.main_domain} (paper: Wikipedia) and {P.second_domain} (paper: Leipzig news)")
+print(
+    f"profile {P.name}: GPT-style {', '.join(P.gpt)}; BERT-style {', '.join(P.bert)}; "
+    f"domains {P.main_domain} (paper: Wikipedia) and {P.second_domain} (paper: Leipzig news)"
+)
 
 
 # %% [markdown]
@@ -123,8 +125,10 @@ for fig_id in ("fig12", "fig13"):
 print(real_model_line())
 for fig_id in ("real_fig2", "real_fig3"):
     d = heatmap(fig_id)
-    print(f"{d['model']}: {d['n_train']} training vectors for width {d['d']}: {d['n_train'] / d['d']:.1f} per "
-          f"dimension (the deepest stand-in: {results['fig2']['n_train'] / results['fig2']['d']:.0f})")
+    print(
+        f"{d['model']}: {d['n_train']} training vectors for width {d['d']}: {d['n_train'] / d['d']:.1f} per "
+        f"dimension (the deepest stand-in: {results['fig2']['n_train'] / results['fig2']['d']:.0f})"
+    )
 
 # %% [markdown]
 # ### Massive activations
@@ -135,8 +139,9 @@ for fig_id in ("real_fig2", "real_fig3"):
 
 # %%
 norms = heatmap("real_norms")
-print("norm of position 0 over the median of the others, layers 0..L:",
-      " ".join(f"{x:.0f}" for x in norms["ratio_first"]))
+print(
+    "norm of position 0 over the median of the others, layers 0..L:", " ".join(f"{x:.0f}" for x in norms["ratio_first"])
+)
 
 # %% [markdown]
 # The paper samples one position per sentence uniformly, the first one included. The few samples at position 0
@@ -146,11 +151,21 @@ print("norm of position 0 over the median of the others, layers 0..L:",
 
 # %%
 first = heatmap("real_r2_first")
-print(f"samples at position 0: {first['n_first_train']} of {first['n_train']} training, "
-      f"{first['n_first_val']} of {first['n_val']} validation")
-print(pd.DataFrame({"every position": [first["mean_r2_mat_all"], first["mean_r2_id_all"]],
-                    "without position 0": [first["mean_r2_mat_without_first"], first["mean_r2_id_without_first"]]},
-                   index=["mean r2 mat", "mean r2 id"]).round(3).to_string())
+print(
+    f"samples at position 0: {first['n_first_train']} of {first['n_train']} training, "
+    f"{first['n_first_val']} of {first['n_val']} validation"
+)
+print(
+    pd.DataFrame(
+        {
+            "every position": [first["mean_r2_mat_all"], first["mean_r2_id_all"]],
+            "without position 0": [first["mean_r2_mat_without_first"], first["mean_r2_id_without_first"]],
+        },
+        index=["mean r2 mat", "mean r2 id"],
+    )
+    .round(3)
+    .to_string()
+)
 
 # %% [markdown]
 # How to read it. Measured the paper's way, the first-position samples are both huge and easy to predict from one
@@ -166,15 +181,25 @@ print(pd.DataFrame({"every position": [first["mean_r2_mat_all"], first["mean_r2_
 # The table gives, for each figure, the share of layer pairs where `mat` beats `id` on held-out sentences, the mean
 # $r^2$ of each, and the share of pairs where `id` scores below 0.1.
 
+
 # %% tags=["nbval-check-output"]
 def r2_table(figs):
     rows = []
     for fig_id in figs:
         d = results[fig_id]
         s = linear.r2_summary(d["r2_mat"], d["r2_id"])
-        rows.append({"figure": fig_id, "model": d["model"], "domain": d["domain"], "pairs": s["pairs"],
-                     "mat > id": round(s["share_mat_above_id"], 2), "mean r2 mat": round(s["mean_mat"], 2),
-                     "mean r2 id": round(s["mean_id"], 2), "id < 0.1": round(s["share_id_below_0.1"], 2)})
+        rows.append(
+            {
+                "figure": fig_id,
+                "model": d["model"],
+                "domain": d["domain"],
+                "pairs": s["pairs"],
+                "mat > id": round(s["share_mat_above_id"], 2),
+                "mean r2 mat": round(s["mean_mat"], 2),
+                "mean r2 id": round(s["mean_id"], 2),
+                "id < 0.1": round(s["share_id_below_0.1"], 2),
+            }
+        )
     return pd.DataFrame(rows).set_index("figure")
 
 
@@ -219,8 +244,11 @@ chapter.real_verdicts(["C1a", "C1b"])
 #   When the verdict above says "fails", this is why.
 
 # %%
-train_check = {fig_id: bool((d["r2_mat_train"] >= d["r2_id_train"] - 1e-9)[~pd.isna(d["r2_mat_train"])].all())
-               for fig_id, d in results.items() if "r2_mat_train" in d}
+train_check = {
+    fig_id: bool((d["r2_mat_train"] >= d["r2_id_train"] - 1e-9)[~pd.isna(d["r2_mat_train"])].all())
+    for fig_id, d in results.items()
+    if "r2_mat_train" in d
+}
 print("on the training set mat >= id for every pair:", train_check)
 
 # %% [markdown]
@@ -239,10 +267,20 @@ from jtc_utils.jtc import regime
 
 # the stand-ins of GPT-2 and GPT-2 XL, on the model and text of paper Figs 22 and 2 (drawn below, side by side)
 size_curves = {role: chapter.figure(f"sample_size_{role}", plot=False) for role in ("gpt12", "gpt48")}
-print(pd.DataFrame([{"model": c["model"], "plays": c["paper_model"], "d": c["d"],
-                     "paper: vectors per dimension": round(c["paper_ratio"], 1),
-                     "here, all training vectors": round(c["n_full"] / c["d"], 1)}
-                    for c in size_curves.values()]).to_string(index=False))
+print(
+    pd.DataFrame(
+        [
+            {
+                "model": c["model"],
+                "plays": c["paper_model"],
+                "d": c["d"],
+                "paper: vectors per dimension": round(c["paper_ratio"], 1),
+                "here, all training vectors": round(c["n_full"] / c["d"], 1),
+            }
+            for c in size_curves.values()
+        ]
+    ).to_string(index=False)
+)
 
 # %%
 chapter.show("sample_size_gpt12", view="r2", also=[size_curves["gpt48"]])

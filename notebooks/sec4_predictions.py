@@ -115,8 +115,12 @@ chapter.real_verdicts(["C2", "C3", "C4"])
 # %%
 real4 = results["real_fig4"]
 layers = [1, 8, 15, 22, 29]
-print(pd.DataFrame({m: [round(real4["curves"][m]["p@1"][layer], 3) for layer in layers] for m in ("mat", "id")},
-                   index=pd.Index(layers, name="layer")).T.to_string())
+print(
+    pd.DataFrame(
+        {m: [round(real4["curves"][m]["p@1"][layer], 3) for layer in layers] for m in ("mat", "id")},
+        index=pd.Index(layers, name="layer"),
+    ).T.to_string()
+)
 
 # %% [markdown]
 # ## Masked-token prediction (paper Figs. 6 and 7)
@@ -185,12 +189,14 @@ tl = figure("real_toplists")
 # %% tags=["nbval-check-output"]
 pl = figure("plausibility")
 if "skipped" not in pl:
-    print(f"{pl['n_sentences']} sentences x {pl['n_layers'] + 1} layers = {pl['n_instances']} instances, "
-          f"top-{pl['k']}")
-    print(f"plausible tokens: mat {pl['token_rate']['mat']:.1%}, id {pl['token_rate']['id']:.1%} "
-          f"(paper: 85.36% vs 52.8%)")
-    print(f"instances where id has more plausible tokens than mat: {pl['id_better_share']:.1%} (paper: < 4.3%); "
-          f"where mat has more: {pl['mat_better_share']:.1%}")
+    print(f"{pl['n_sentences']} sentences x {pl['n_layers'] + 1} layers = {pl['n_instances']} instances, top-{pl['k']}")
+    print(
+        f"plausible tokens: mat {pl['token_rate']['mat']:.1%}, id {pl['token_rate']['id']:.1%} (paper: 85.36% vs 52.8%)"
+    )
+    print(
+        f"instances where id has more plausible tokens than mat: {pl['id_better_share']:.1%} (paper: < 4.3%); "
+        f"where mat has more: {pl['mat_better_share']:.1%}"
+    )
 chapter.verdicts(["C13", "C14"])
 
 # %%
@@ -219,9 +225,16 @@ for fig_id in ("labels_gpt48", "labels_bert24"):
     for lab in ("function", "punct", "agree", "content", "number", "entity", "fact"):
         if lab in d["by_label"]:
             b = d["by_label"][lab]
-            rows.append({"model": d["model"], "label": lab, "n": b["n"], "P@1 mat at L/2": round(b["mat"][half], 2),
-                         "P@1 id at L/2": round(b["id"][half], 2),
-                         "gain": round(b["mat"][half] - b["id"][half], 2)})
+            rows.append(
+                {
+                    "model": d["model"],
+                    "label": lab,
+                    "n": b["n"],
+                    "P@1 mat at L/2": round(b["mat"][half], 2),
+                    "P@1 id at L/2": round(b["id"][half], 2),
+                    "gain": round(b["mat"][half] - b["id"][half], 2),
+                }
+            )
 print(pd.DataFrame(rows).to_string(index=False))
 
 # %% [markdown]
@@ -356,8 +369,11 @@ exercises.check("ex-sec4-precision", answer)
 # ```
 
 # %% tags=["solution"]
-top_tokens.top_tokens(exp_news, "shares in the company rose 3 percent on [MASK], after the bank reported results.",
-                      layers=range(0, exp_news.n_layers, 2))
+top_tokens.top_tokens(
+    exp_news,
+    "shares in the company rose 3 percent on [MASK], after the bank reported results.",
+    layers=range(0, exp_news.n_layers, 2),
+)
 
 # %% [markdown]
 # ```{solution-end}

@@ -56,7 +56,7 @@ from myst_nb import glue
 from jtc_utils.book.display.chapter import Chapter
 from jtc_utils.jtc.figures import real_model_line
 from jtc_utils.core.analysis import early_exit
-from jtc_utils.jtc import claims
+from jtc_utils.jtc import implication_claims
 
 glue("profile", profile, display=False)
 chapter = Chapter(profile, n_train, n_val, seed, real_n_train, real_n_val, device=device)
@@ -88,10 +88,19 @@ for fig_id in ("fig8", "fig9"):
     d = results[fig_id]
     for m in ("mat", "id"):
         s = d["saved"][m]
-        rows.append({"figure": fig_id, "model": d["model"], "mapping": m, "L": d["n_layers"],
-                     "P@1 reaches 0.95 at": round(s["x"], 2), "layers saved": round(s["saved"], 2),
-                     "share saved": f"{s['share']:.1%}", "paper saved (of 24)": claims.PAPER_SAVED[fig_id][m][0],
-                     "paper share": f"{claims.PAPER_SAVED[fig_id][m][1]:.1%}"})
+        rows.append(
+            {
+                "figure": fig_id,
+                "model": d["model"],
+                "mapping": m,
+                "L": d["n_layers"],
+                "P@1 reaches 0.95 at": round(s["x"], 2),
+                "layers saved": round(s["saved"], 2),
+                "share saved": f"{s['share']:.1%}",
+                "paper saved (of 24)": implication_claims.PAPER_SAVED[fig_id][m][0],
+                "paper share": f"{implication_claims.PAPER_SAVED[fig_id][m][1]:.1%}",
+            }
+        )
 print(pd.DataFrame(rows).to_string(index=False))
 
 # %% tags=["nbval-check-output"]
@@ -115,9 +124,20 @@ figure("real_fig8")
 
 # %%
 d = results["real_fig8"]
-print(pd.DataFrame([{"mapping": m, "L": d["n_layers"], "P@1 reaches 0.95 at": round(d["saved"][m]["x"], 2),
-                     "layers saved": round(d["saved"][m]["saved"], 2), "share saved": f"{d['saved'][m]['share']:.1%}"}
-                    for m in ("mat", "id")]).to_string(index=False))
+print(
+    pd.DataFrame(
+        [
+            {
+                "mapping": m,
+                "L": d["n_layers"],
+                "P@1 reaches 0.95 at": round(d["saved"][m]["x"], 2),
+                "layers saved": round(d["saved"][m]["saved"], 2),
+                "share saved": f"{d['saved'][m]['share']:.1%}",
+            }
+            for m in ("mat", "id")
+        ]
+    ).to_string(index=False)
+)
 chapter.real_verdicts(["C8", "C10", "C11"])
 
 # %% [markdown]
@@ -137,8 +157,10 @@ chapter.real_verdicts(["C8", "C10", "C11"])
 exp_bert = chapter.experiment("fig9")
 alt = early_exit.early_exit_curves(exp_bert, bert_pos="actual")
 for m in ("mat", "id"):
-    print(f"{m}: constant position 3 saves {results['fig9']['saved'][m]['saved']:.2f} layers; the real position "
-          f"saves {alt['saved'][m]['saved']:.2f}")
+    print(
+        f"{m}: constant position 3 saves {results['fig9']['saved'][m]['saved']:.2f} layers; the real position "
+        f"saves {alt['saved'][m]['saved']:.2f}"
+    )
 
 # %% [markdown]
 # ## Early exit against fixed exit
@@ -253,9 +275,15 @@ exercises.check("ex-sec5-one-lambda", answer)
 # ```
 
 # %% tags=["solution"]
-saved = {t: {m: early_exit.layers_saved(results["fig8"]["early"][m]["x"], results["fig8"]["early"][m]["y"],
-                                        results["fig8"]["n_layers"], t)["saved"] for m in ("mat", "id")}
-         for t in (0.90, 0.95, 0.99)}
+saved = {
+    t: {
+        m: early_exit.layers_saved(
+            results["fig8"]["early"][m]["x"], results["fig8"]["early"][m]["y"], results["fig8"]["n_layers"], t
+        )["saved"]
+        for m in ("mat", "id")
+    }
+    for t in (0.90, 0.95, 0.99)
+}
 for t, s in saved.items():
     print(f"target {t:.0%}: mat saves {s['mat']:.2f}, id saves {s['id']:.2f} layers")
 answer = saved[0.90]["mat"] - saved[0.90]["id"]

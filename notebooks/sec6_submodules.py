@@ -113,6 +113,7 @@ figure("fig35")
 # the least harmful, which the paper reads as a sign that context is often exhausted early; `mat_ln1_ln2` rises
 # sharply between layers 5 and 8.
 
+
 # %% tags=["nbval-check-output"]
 def p1_table(fig):
     """Precision@1 by start layer of each mapping, as printed under a figure."""
@@ -163,15 +164,16 @@ _, real_inp, real_mask, _ = next(submodules.sample_batches(exp_real, exp_real.va
 with torch.inference_mode():
     diff = (run_real.states(real_inp) - exp_real.adapter.forward_states(real_inp, real_mask)).abs()
     diff = diff.masked_fill(~real_mask.bool()[None, :, :, None], 0).max().item()
-print(f"largest difference between the LLaMA runner and the model over all layers: "
-      f"{'< 1e-4' if diff < 1e-4 else diff}")
+print(f"largest difference between the LLaMA runner and the model over all layers: {'< 1e-4' if diff < 1e-4 else diff}")
 
 # %%
 r10 = figure("real_fig10")
 figure("real_fig11")
 starts = sorted(set(r10["start_layers"]))  # the start layers, and the last layer (the model's own output)
-print(f"sub-module maps fitted on {r10['params']['n_train']} training sentences, evaluated on "
-      f"{r10['params']['n_val']} validation sentences, from layers {starts[:-1]}")
+print(
+    f"sub-module maps fitted on {r10['params']['n_train']} training sentences, evaluated on "
+    f"{r10['params']['n_val']} validation sentences, from layers {starts[:-1]}"
+)
 print(pd.DataFrame({m: r10["curves"][m]["p@1"] for m in ORDER}).rename_axis("layer").T.round(2)[starts].to_string())
 chapter.real_verdicts(["C12a", "C12b", "C12c"])
 
@@ -278,7 +280,7 @@ exercises.check("ex-sec6-best", answer)
 
 # %% tags=["solution"]
 f = results["real_fig10"]
-a, b = (np.asarray(f["curves"][m]["p@1"], dtype=float)[:f["n_layers"]] for m in ("mat_attn", "mat_ffn"))
+a, b = (np.asarray(f["curves"][m]["p@1"], dtype=float)[: f["n_layers"]] for m in ("mat_attn", "mat_ffn"))
 done = np.isfinite(a)
 answer = float((a[done] > b[done]).mean())
 print(f"{answer:.0%} of {done.sum()} start layers")

@@ -74,12 +74,20 @@ figure, results = chapter.figure, chapter.results
 # %% tags=["nbval-check-output"]
 f1 = figure("sl_fig1", plot=False)  # drawn below with the real model's
 real = figure("real_sl", plot=False)
-summary = pd.DataFrame({m: {"family": v["family"], "L": v["n_layers"], "tokens": v["n_tokens"][0],
-                            "median LS_res": np.median(v["paper"]["res_in"]),
-                            "median LS_nores": np.median(v["paper"]["nores_in"]),
-                            "median held-out LS_res": np.median(v["paper"]["res_ho"]),
-                            "null": np.median(v["paper"]["res_null"])}
-                        for m, v in {**f1, real["model"]: {**real, "family": "llama"}}.items()}).T
+summary = pd.DataFrame(
+    {
+        m: {
+            "family": v["family"],
+            "L": v["n_layers"],
+            "tokens": v["n_tokens"][0],
+            "median LS_res": np.median(v["paper"]["res_in"]),
+            "median LS_nores": np.median(v["paper"]["nores_in"]),
+            "median held-out LS_res": np.median(v["paper"]["res_ho"]),
+            "null": np.median(v["paper"]["res_null"]),
+        }
+        for m, v in {**f1, real["model"]: {**real, "family": "llama"}}.items()
+    }
+).T
 digits.frame(summary, 3)
 
 # %%
@@ -112,9 +120,16 @@ chapter.real_verdicts(["S1", "S2", "S3"], claims.real_getter)
 # %% tags=["nbval-check-output"]
 shifts = {m: score.resample_shift(v["paper"]) for m, v in f1.items() if "boot" in v["paper"]}
 shifts[real["model"]] = score.resample_shift(real["paper"])
-digits.frame(pd.DataFrame({"d": {m: (f1[m]["d"] if m in f1 else real["d"]) for m in shifts},
-                           "tokens": {m: (f1[m]["n_tokens"][0] if m in f1 else real["n_tokens"][0]) for m in shifts},
-                           "mean shift of LS_res": shifts}), 3)
+digits.frame(
+    pd.DataFrame(
+        {
+            "d": {m: (f1[m]["d"] if m in f1 else real["d"]) for m in shifts},
+            "tokens": {m: (f1[m]["n_tokens"][0] if m in f1 else real["n_tokens"][0]) for m in shifts},
+            "mean shift of LS_res": shifts,
+        }
+    ),
+    3,
+)
 
 # %% [markdown]
 # The U of the paper's Figure 1 needs the last pair to climb back to about 0.9-1.0. On the stand-ins it does not
@@ -124,8 +139,12 @@ digits.frame(pd.DataFrame({"d": {m: (f1[m]["d"] if m in f1 else real["d"]) for m
 # their profiles barely move (the largest change of LS_res per model):
 
 # %% tags=["nbval-check-output"]
-print({m: round(float(np.max(np.abs(np.subtract(v["paper"]["res_in"], v["paper_nopos0"]["res_in"])))), 3)
-       for m, v in f1.items()})
+print(
+    {
+        m: round(float(np.max(np.abs(np.subtract(v["paper"]["res_in"], v["paper_nopos0"]["res_in"])))), 3)
+        for m, v in f1.items()
+    }
+)
 
 # %% [markdown]
 # ### One cache, five scores
@@ -138,8 +157,10 @@ print({m: round(float(np.max(np.abs(np.subtract(v["paper"]["res_in"], v["paper_n
 fam = figure("ext_sl_r2family")
 
 # %% tags=["nbval-check-output"]
-print(f"largest gap between LS_nores computed directly and through the identity: "
-      f"{digits.bound(fam['identity_max_gap'], 1e-8)}")
+print(
+    f"largest gap between LS_nores computed directly and through the identity: "
+    f"{digits.bound(fam['identity_max_gap'], 1e-8)}"
+)
 
 # %% [markdown]
 # ## Why the scores are so high: small updates (the paper's Figure 3)
@@ -165,8 +186,9 @@ chapter.real_verdicts(["S4"], claims.real_getter)
 f2 = figure("sl_fig2")
 
 # %% tags=["nbval-check-output"]
-print(f"largest |LS_res(snapshot 630, float16) - LS_res(zoo/tiny-gpt2)|: "
-      f"{digits.bound(f2['fp16_vs_zoo_max_gap'], 1e-4)}")
+print(
+    f"largest |LS_res(snapshot 630, float16) - LS_res(zoo/tiny-gpt2)|: {digits.bound(f2['fp16_vs_zoo_max_gap'], 1e-4)}"
+)
 chapter.verdicts(["S5"])
 
 # %% [markdown]
@@ -179,10 +201,19 @@ chapter.verdicts(["S5"])
 
 # %% tags=["nbval-check-output"]
 t1 = figure("sl_tab1")
-display(pd.DataFrame({task: {"mean Δ LS_nores": f"{v['mean']:+.3f}", "std": f"{v['std']:.3f}",
-                             "per seed": ", ".join(f"{x:+.3f}" for x in v["delta"]),
-                             "validation accuracy": ", ".join(f"{a:.2f}" for a in v["accuracy"])}
-                      for task, v in t1["tasks"].items()}).T)
+display(
+    pd.DataFrame(
+        {
+            task: {
+                "mean Δ LS_nores": f"{v['mean']:+.3f}",
+                "std": f"{v['std']:.3f}",
+                "per seed": ", ".join(f"{x:+.3f}" for x in v["delta"]),
+                "validation accuracy": ", ".join(f"{a:.2f}" for a in v["accuracy"]),
+            }
+            for task, v in t1["tasks"].items()
+        }
+    ).T
+)
 display(pd.DataFrame(t1["paper"], index=t1["paper_tasks"]).T.rename_axis("paper, Table 1"))
 chapter.verdicts(["S6"])
 
@@ -201,11 +232,21 @@ chapter.verdicts(["S6"])
 
 # %% tags=["nbval-check-output"]
 f4 = figure("sl_fig4", plot=False)  # drawn below with the probes of sl_fig5
-runs = pd.DataFrame({n: {"λ": r["lambda"], "seed": r["seed"], "mean LS_res": np.mean(r["all"]["res_in"]),
-                         "mean LS_nores": np.mean(r["all"]["nores_in"]),
-                         "median ‖Δh‖/‖h‖": np.median(r["all"]["update_norm"]),
-                         "perplexity": r["lm"]["perplexity"], "fact accuracy": r["lm"]["fact_accuracy"],
-                         "training time (s)": r["train_time_s"]} for n, r in f4["runs"].items()}).T
+runs = pd.DataFrame(
+    {
+        n: {
+            "λ": r["lambda"],
+            "seed": r["seed"],
+            "mean LS_res": np.mean(r["all"]["res_in"]),
+            "mean LS_nores": np.mean(r["all"]["nores_in"]),
+            "median ‖Δh‖/‖h‖": np.median(r["all"]["update_norm"]),
+            "perplexity": r["lm"]["perplexity"],
+            "fact accuracy": r["lm"]["fact_accuracy"],
+            "training time (s)": r["train_time_s"],
+        }
+        for n, r in f4["runs"].items()
+    }
+).T
 display(digits.frame(runs, 3))
 
 # %%
@@ -243,8 +284,14 @@ f7 = figure("sl_fig7")
 
 # %% tags=["nbval-check-output"]
 rows = pd.DataFrame(f7["rows"])
-display(rows[rows.k.isin([1, 2, 4, 6])].groupby(["strategy", "mode", "k"])[["perplexity", "fact_accuracy"]]
-        .mean().unstack("k").round(3).rename(columns={"fact_accuracy": "fact accuracy"}, level=0))
+display(
+    rows[rows.k.isin([1, 2, 4, 6])]
+    .groupby(["strategy", "mode", "k"])[["perplexity", "fact_accuracy"]]
+    .mean()
+    .unstack("k")
+    .round(3)
+    .rename(columns={"fact_accuracy": "fact accuracy"}, level=0)
+)
 
 # %% tags=["nbval-check-output"]
 chapter.verdicts(["S10"])
@@ -263,9 +310,17 @@ chapter.verdicts(["S10"])
 
 # %% tags=["nbval-check-output"]
 f9 = figure("sl_fig9")
-display(pd.DataFrame({m: {"largest excess kurtosis": max(v["err_kurtosis"]),
-                          "largest max/median error": max(v["err_max_over_median"])} for m, v in f9.items()}).T
-        .round(1))
+display(
+    pd.DataFrame(
+        {
+            m: {
+                "largest excess kurtosis": max(v["err_kurtosis"]),
+                "largest max/median error": max(v["err_max_over_median"]),
+            }
+            for m, v in f9.items()
+        }
+    ).T.round(1)
+)
 chapter.verdicts(["S11", "S12"])
 
 # %% [markdown]
@@ -282,10 +337,13 @@ chapter.verdicts(["S11", "S12"])
 
 # %% tags=["nbval-check-output"]
 # one row per pair of consecutive layers (30 rows fit the column; as columns pandas would cut them), three decimals
-scores = pd.DataFrame({**{name: real["paper"][k] for k, name in score.SCORE_NAMES.items()},
-                       **{f"{score.SCORE_NAMES[k]}, without position 0": real["paper_nopos0"][k]
-                          for k in ("res_in", "nores_in")}},
-                      index=pd.Index([f"{i}→{i + 1}" for i in range(real["n_layers"])], name="layers"))
+scores = pd.DataFrame(
+    {
+        **{name: real["paper"][k] for k, name in score.SCORE_NAMES.items()},
+        **{f"{score.SCORE_NAMES[k]}, without position 0": real["paper_nopos0"][k] for k in ("res_in", "nores_in")},
+    },
+    index=pd.Index([f"{i}→{i + 1}" for i in range(real["n_layers"])], name="layers"),
+)
 scores.map(lambda x: f"{x:.3f}")
 
 # %% [markdown]
@@ -296,8 +354,10 @@ scores.map(lambda x: f"{x:.3f}")
 
 # %% tags=["nbval-check-output"]
 rp = pd.DataFrame(real["pruning"]["rows"])
-print(f"unpruned perplexity {digits.sig(real['pruning']['base']['perplexity'])}; most linear blocks: "
-      f"{real['pruning']['order'][:4]}")
+print(
+    f"unpruned perplexity {digits.sig(real['pruning']['base']['perplexity'])}; most linear blocks: "
+    f"{real['pruning']['order'][:4]}"
+)
 # perplexities to three significant digits: a broken model's 10^5 moves in its sixth digit with the arithmetic
 rp.pivot_table(index=["strategy", "mode"], columns="k", values="perplexity").map(digits.sig)
 
@@ -316,8 +376,10 @@ from jtc_utils.evidence.findings import summary  # the findings count of the cla
 
 records = chapter.claim_records(list(claims.CLAIMS))
 print(summary(records, "tiny"))
-print("without an interval (the point estimate's verdict; each record says why):",
-      ", ".join(f"{r['id']} {r['verdict']}" for r in records if r["verdict"] and not r["resampled"]))
+print(
+    "without an interval (the point estimate's verdict; each record says why):",
+    ", ".join(f"{r['id']} {r['verdict']}" for r in records if r["verdict"] and not r["resampled"]),
+)
 
 # %% [markdown]
 # On the real model, every claim with the same rule: the claims about pretraining, the regulariser and fine-tuning
@@ -360,8 +422,9 @@ from jtc_utils.linearity import score
 rng = np.random.default_rng(0)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")  # n = 50 has fewer samples than dimensions: the score warns
-    answer = {n: score.score(rng.standard_normal((n, 48)), rng.standard_normal((n, 48)))
-              for n in (50, 100, 1000, 10000)}
+    answer = {
+        n: score.score(rng.standard_normal((n, 48)), rng.standard_normal((n, 48))) for n in (50, 100, 1000, 10000)
+    }
 print({n: (round(v, 4), round(48 / (n - 1), 4)) for n, v in answer.items()})
 
 # %% [markdown]
@@ -394,7 +457,7 @@ exp = experiment.shared("tiny-gpt2-medium", "encyclopedia")
 X, Y = exp.X_val[3].astype(np.float64), exp.X_val[4].astype(np.float64)
 p = score.pair(X, Y)
 Yc, Uc = Y - Y.mean(0), (Y - X) - (Y - X).mean(0)
-answer = (1 - (1 - p["res_in"]) * (Yc ** 2).sum() / (Uc ** 2).sum(), p["nores_in"])
+answer = (1 - (1 - p["res_in"]) * (Yc**2).sum() / (Uc**2).sum(), p["nores_in"])
 print(f"by hand {answer[0]:.10f}, score.pair {answer[1]:.10f}")
 
 # %% [markdown]

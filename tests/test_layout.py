@@ -50,8 +50,13 @@ def test_no_module_reaches_into_another_modules_private_names():
             if not taken:
                 aliases[alias] = target
         for node in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
-                    and _private(node.attr) and aliases[node.value.id] != name):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+                and _private(node.attr)
+                and aliases[node.value.id] != name
+            ):
                 found.append(f"{name}: {aliases[node.value.id]}.{node.attr}")
     assert not found, found
 
@@ -59,14 +64,14 @@ def test_no_module_reaches_into_another_modules_private_names():
 # the tests' reaches into a module's private names that stay, each with why no public name serves (issue 54, item 6)
 TEST_REACHES = {
     "jtc_utils.core.data.real_text._build": "clears the in-process cache of the built sentences, to rebuild them "
-                                            "without the package",
-    "jtc_utils.linearity.figures._study": "clears the in-process cache of a model's study, so that a second "
-                                          "computation starts from nothing",
+    "without the package",
+    "jtc_utils.linearity.studies._study": "clears the in-process cache of a model's study, so that a second "
+    "computation starts from nothing",
     "jtc_utils.core.models.real_models._gguf_bar_disabled": "the progress bar's switch of the GGUF reader, checked in "
-                                                            "both positions",
+    "both positions",
     "jtc_utils.core.models.real_models._write_converted": "replaced to interrupt the conversion half-way",
     "jtc_utils.core.analysis.submodules._replacements": "the stand-in modules themselves, checked against the maps "
-                                                        "they hold",
+    "they hold",
     "jtc_utils.core.analysis.submodules._per_sample": "replaced to count how often the per-sample numbers are computed",
 }
 
@@ -80,19 +85,26 @@ def test_the_tests_reach_no_private_name_but_the_stated_ones():
             if not taken:
                 aliases[alias] = target
         for node in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
-                    and _private(node.attr)):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+                and _private(node.attr)
+            ):
                 found.add(f"{aliases[node.value.id]}.{node.attr}")
     assert found <= set(TEST_REACHES), sorted(found - set(TEST_REACHES))
     assert set(TEST_REACHES) <= found, f"no longer reached (remove them): {sorted(set(TEST_REACHES) - found)}"
 
 
 def test_no_import_cycle_even_through_function_level_imports():
-    graph = {name: {t for t, _, _, _ in _imports(name, path) if t in MODULES and t != name}
-             for name, path in MODULES.items()}
+    graph = {
+        name: {t for t, _, _, _ in _imports(name, path) if t in MODULES and t != name} for name, path in MODULES.items()
+    }
     # a package's __init__ re-exporting its modules is not a cycle with them
-    graph = {n: {t for t in ts if not (n.startswith(t + ".") and MODULES[t].name == "__init__.py")}
-             for n, ts in graph.items()}
+    graph = {
+        n: {t for t in ts if not (n.startswith(t + ".") and MODULES[t].name == "__init__.py")}
+        for n, ts in graph.items()
+    }
     state, stack = {}, []
 
     def visit(n):
@@ -100,7 +112,7 @@ def test_no_import_cycle_even_through_function_level_imports():
         stack.append(n)
         for t in sorted(graph[n]):
             if state.get(t) == "open":
-                pytest.fail("import cycle: " + " -> ".join(stack[stack.index(t):] + [t]))
+                pytest.fail("import cycle: " + " -> ".join(stack[stack.index(t) :] + [t]))
             if t not in state:
                 visit(t)
         stack.pop()
@@ -149,8 +161,10 @@ def test_imports_flow_one_way():
 # the folders of the core and of the book, bottom up: a folder imports only from itself and from folders on a lower
 # floor. The core: infra <- models <- data <- analysis. The book: what a page shows and how pages are built stand side
 # by side; the custom book and the classroom are built on both, and on neither of each other.
-PARTS = {"core": {"infra": 0, "models": 1, "data": 2, "analysis": 3},
-         "book": {"display": 0, "build": 0, "custom": 1, "classroom": 1}}
+PARTS = {
+    "core": {"infra": 0, "models": 1, "data": 2, "analysis": 3},
+    "book": {"display": 0, "build": 0, "custom": 1, "classroom": 1},
+}
 
 
 @pytest.mark.parametrize("package", sorted(PARTS))
@@ -179,8 +193,9 @@ def test_one_figure_registry_serves_every_paper():
     for pkg in ("lenses", "ffn", "linearity"):
         tree = ast.parse((PKG / pkg / "figures.py").read_text())
         defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
-        assert "figure" not in defined, (f"jtc_utils.{pkg}.figures has its own figure(): use "
-                                         "figure_registry.compute_and_save")
+        assert "figure" not in defined, (
+            f"jtc_utils.{pkg}.figures has its own figure(): use figure_registry.compute_and_save"
+        )
     with pytest.raises(ValueError, match="unknown figure 'nofig'.*registered"):
         figure_registry.compute("nofig", Setting.of("tiny"))
 
@@ -200,15 +215,25 @@ def test_a_figure_is_computed_drawn_and_captioned_on_one_path():
         assert set(p.drawn) | set(p.tabled) <= set(p.figures), p.name
         assert p.drawn, f"{p.name} draws no figure through the registry"
     chain = re.compile(r"\b(?:if|elif) fig(?:ure)? (?:==|in \()")
-    found = [f"jtc_utils.{pkg}.figures: line {i}" for pkg in PAPER_PACKAGES
-             for i, line in enumerate((PKG / pkg / "figures.py").read_text().splitlines(), 1) if chain.search(line)]
+    found = [
+        f"jtc_utils.{pkg}.figures: line {i}"
+        for pkg in PAPER_PACKAGES
+        for i, line in enumerate((PKG / pkg / "figures.py").read_text().splitlines(), 1)
+        if chain.search(line)
+    ]
     branch = re.compile(r"""\bpaper ==|== ["'](?:jtc|lenses|ffn|linearity)["']|\bfig(?:ure)? == ["']""")
     for name in ("display.chapter", "custom.command", "custom.pages"):
         path = PKG / "book" / f"{name.replace('.', '/')}.py"
-        found += [f"jtc_utils.book.{name}: line {i}" for i, line in enumerate(path.read_text().splitlines(), 1)
-                  if chain.search(line) or branch.search(line)]
-        found += [f"jtc_utils.book.{name} imports {t}" for t in _module_level(f"jtc_utils.book.{name}", path)
-                  if re.match(r"jtc_utils\.(?:lenses|ffn|linearity)\.|jtc_utils\.jtc\.plots", t)]
+        found += [
+            f"jtc_utils.book.{name}: line {i}"
+            for i, line in enumerate(path.read_text().splitlines(), 1)
+            if chain.search(line) or branch.search(line)
+        ]
+        found += [
+            f"jtc_utils.book.{name} imports {t}"
+            for t in _module_level(f"jtc_utils.book.{name}", path)
+            if re.match(r"jtc_utils\.(?:lenses|ffn|linearity)\.|jtc_utils\.jtc\.plots", t)
+        ]
     assert not found, found
 
 
@@ -237,9 +262,11 @@ def test_no_module_outside_a_paper_package_names_a_figure_id_of_that_paper():
         tree = ast.parse(path.read_text())
         fields = {id(k) for n in ast.walk(tree) if isinstance(n, ast.Dict) for k in n.keys if k is not None}
         fields |= {id(n.slice) for n in ast.walk(tree) if isinstance(n, ast.Subscript)}
-        found += [f"{name}: line {n.lineno} names {n.value!r} of jtc_utils.{owner[n.value]}" for n in ast.walk(tree)
-                  if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in owner
-                  and id(n) not in fields]
+        found += [
+            f"{name}: line {n.lineno} names {n.value!r} of jtc_utils.{owner[n.value]}"
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in owner and id(n) not in fields
+        ]
     assert not found, found
 
 
@@ -338,16 +365,37 @@ def test_every_module_and_function_the_readme_names_exists():
 
 # attribute names of particular model families in Hugging Face's modules (``lm_head``, which every causal LM of the
 # library has, is not one); only the core's block runners and adapter may read them
-FAMILY_ATTRIBUTES = {"transformer", "ln_f", "ln_1", "ln_2", "c_fc", "c_attn", "c_proj", "gate_proj", "up_proj",
-                     "down_proj", "self_attn", "input_layernorm", "post_attention_layernorm", "wte", "wpe",
-                     "final_layer_norm", "fc1", "fc2", "embed_tokens"}
+FAMILY_ATTRIBUTES = {
+    "transformer",
+    "ln_f",
+    "ln_1",
+    "ln_2",
+    "c_fc",
+    "c_attn",
+    "c_proj",
+    "gate_proj",
+    "up_proj",
+    "down_proj",
+    "self_attn",
+    "input_layernorm",
+    "post_attention_layernorm",
+    "wte",
+    "wpe",
+    "final_layer_norm",
+    "fc1",
+    "fc2",
+    "embed_tokens",
+}
 
 
 def test_no_module_outside_the_core_reads_a_model_familys_attribute_names():
-    found = [f"{name}:{node.lineno} .{node.attr}" for name, path in MODULES.items()
-             if not name.startswith("jtc_utils.core")
-             for node in ast.walk(ast.parse(path.read_text()))
-             if isinstance(node, ast.Attribute) and node.attr in FAMILY_ATTRIBUTES]
+    found = [
+        f"{name}:{node.lineno} .{node.attr}"
+        for name, path in MODULES.items()
+        if not name.startswith("jtc_utils.core")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute) and node.attr in FAMILY_ATTRIBUTES
+    ]
     assert not found, found
 
 
@@ -357,7 +405,7 @@ def test_no_function_body_has_two_blank_lines_in_a_row():
     for name, path in MODULES.items():
         lines = path.read_text().split("\n")
         for i in range(len(lines) - 3):
-            a, b, c, d = lines[i:i + 4]
+            a, b, c, d = lines[i : i + 4]
             if a.startswith(" ") and a.strip() and b == c == "" and d.startswith(" ") and d.strip():
                 found.append(f"{name}:{i + 2}")
     assert not found, found
@@ -370,12 +418,16 @@ def test_no_registry_is_filled_or_built_by_importing_a_module():
     import subprocess
     import sys
 
-    code = "\n".join([*(f"import {n}" for n in sorted(MODULES)),
-                      "from jtc_utils.evidence import registry",
-                      "print(registry.get.cache_info().currsize)",
-                      "r = registry.get()",
-                      "print([len(r.figures), len(r.claim_checks), len(r.exercise_checks), len(r.titles), "
-                      "len(r.absent), len(r.resampled_over), len(r.constants), len(r.ahead), len(r.custom)])"])
+    code = "\n".join(
+        [
+            *(f"import {n}" for n in sorted(MODULES)),
+            "from jtc_utils.evidence import registry",
+            "print(registry.get.cache_info().currsize)",
+            "r = registry.get()",
+            "print([len(r.figures), len(r.claim_checks), len(r.exercise_checks), len(r.titles), "
+            "len(r.absent), len(r.resampled_over), len(r.constants), len(r.ahead), len(r.custom)])",
+        ]
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     built, sizes = (eval(line) for line in out.stdout.splitlines()[-2:])
     assert built == 0, "importing the package built the registry"
@@ -385,8 +437,9 @@ def test_no_registry_is_filled_or_built_by_importing_a_module():
 def _module_level_names(tree) -> set[str]:
     names = set()
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(
-            node, ast.AnnAssign) else []
+        targets = (
+            node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        )
         names |= {t.id for t in targets if isinstance(t, ast.Name)}
     return names
 
@@ -403,13 +456,21 @@ def test_no_table_is_filled_after_it_is_written():
         tables = _module_level_names(tree)
         for node in tree.body:
             call = node.value if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) else None
-            if (call is not None and isinstance(call.func, ast.Attribute) and call.func.attr in MUTATORS
-                    and isinstance(call.func.value, ast.Name) and call.func.value.id in tables):
+            if (
+                call is not None
+                and isinstance(call.func, ast.Attribute)
+                and call.func.attr in MUTATORS
+                and isinstance(call.func.value, ast.Name)
+                and call.func.value.id in tables
+            ):
                 found.append(f"{name}: line {node.lineno} fills {call.func.value.id}")
             if isinstance(node, (ast.Assign, ast.AugAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                found += [f"{name}: line {node.lineno} fills {t.value.id}" for t in targets
-                          if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in tables]
+                found += [
+                    f"{name}: line {node.lineno} fills {t.value.id}"
+                    for t in targets
+                    if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in tables
+                ]
     assert not found, found
 
 
@@ -419,8 +480,11 @@ def _containers(tree) -> set[str]:
     out = set()
     for node in tree.body:
         value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
-        if isinstance(value, kinds) or (isinstance(value, ast.Call) and isinstance(value.func, ast.Name)
-                                        and value.func.id in ("dict", "list", "set", "defaultdict")):
+        if isinstance(value, kinds) or (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id in ("dict", "list", "set", "defaultdict")
+        ):
             out |= _module_level_names(ast.Module(body=[node], type_ignores=[]))
     return out
 
@@ -447,20 +511,32 @@ def test_process_state_lives_in_an_object_that_owns_it():
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             local = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
-            local |= {name for n in ast.walk(fn) if isinstance(n, (ast.Assign, ast.AnnAssign, ast.For))
-                      for t in (n.targets if isinstance(n, ast.Assign) else [n.target]) for name in _bound(t)}
+            local |= {
+                name
+                for n in ast.walk(fn)
+                if isinstance(n, (ast.Assign, ast.AnnAssign, ast.For))
+                for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+                for name in _bound(t)
+            }
             owned = tables - local
             for n in ast.walk(fn):
                 if isinstance(n, ast.Global):
                     found.append(f"{name}.{fn.name}: line {n.lineno} global {', '.join(n.names)}")
-                elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in MUTATORS
-                      and isinstance(n.func.value, ast.Name) and n.func.value.id in owned):
+                elif (
+                    isinstance(n, ast.Call)
+                    and isinstance(n.func, ast.Attribute)
+                    and n.func.attr in MUTATORS
+                    and isinstance(n.func.value, ast.Name)
+                    and n.func.value.id in owned
+                ):
                     found.append(f"{name}.{fn.name}: line {n.lineno} fills {n.func.value.id}")
                 elif isinstance(n, (ast.Assign, ast.AugAssign)):
                     targets = n.targets if isinstance(n, ast.Assign) else [n.target]
-                    found += [f"{name}.{fn.name}: line {n.lineno} fills {t.value.id}" for t in targets
-                              if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
-                              and t.value.id in owned]
+                    found += [
+                        f"{name}.{fn.name}: line {n.lineno} fills {t.value.id}"
+                        for t in targets
+                        if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in owned
+                    ]
     assert not found, found
 
 
@@ -468,9 +544,13 @@ def test_the_book_layer_imports_no_paper_and_only_the_registry_names_them():
     """The book knows no paper: no module of the book layer imports a paper package (a function-level import
     included); the papers plug in through the literal table :data:`jtc_utils.evidence.registry.PAPERS`, the one
     place that names their modules, each of which declares its ``PAPER``."""
-    found = [f"{name} imports {target}, line {node.lineno}" for name, path in MODULES.items()
-             if _package(name) == "book" for target, _, _, node in _imports(name, path)
-             if target in MODULES and _package(target) in PAPERS]
+    found = [
+        f"{name} imports {target}, line {node.lineno}"
+        for name, path in MODULES.items()
+        if _package(name) == "book"
+        for target, _, _, node in _imports(name, path)
+        if target in MODULES and _package(target) in PAPERS
+    ]
     assert not found, found
     assert list(registry.PAPERS) == list(PAPERS)
     assert all(MODULES.get(module) and module == f"jtc_utils.{p}.paper" for p, module in registry.PAPERS.items())
@@ -479,9 +559,13 @@ def test_the_book_layer_imports_no_paper_and_only_the_registry_names_them():
 
 
 def test_no_paper_package_imports_another():
-    found = [f"{name} imports {target}" for name, path in MODULES.items() if _package(name) in PAPERS
-             for target, _, _, _ in _imports(name, path)
-             if target in MODULES and _package(target) in PAPERS and _package(target) != _package(name)]
+    found = [
+        f"{name} imports {target}"
+        for name, path in MODULES.items()
+        if _package(name) in PAPERS
+        for target, _, _, _ in _imports(name, path)
+        if target in MODULES and _package(target) in PAPERS and _package(target) != _package(name)
+    ]
     assert not found, found
 
 
@@ -501,11 +585,17 @@ def test_one_block_recorder():
 def test_one_padding_helper():
     """Token ids are padded into a batch by one helper (``core.models.batching.right_pad``, with ``pad_id``'s one pad-id
     rule); the hidden states' batches go through it (issue 54 found a copy and hand-set pad ids in the zoo)."""
-    defs = sorted(f"{name}.{node.name}" for name, path in MODULES.items()
-                  for node in ast.walk(ast.parse(path.read_text()))
-                  if isinstance(node, ast.FunctionDef) and "pad" in node.name)
-    assert defs == ["jtc_utils.core.analysis.hidden.padded_batches", "jtc_utils.core.models.batching.pad_id",
-                    "jtc_utils.core.models.batching.right_pad"], defs
+    defs = sorted(
+        f"{name}.{node.name}"
+        for name, path in MODULES.items()
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.FunctionDef) and "pad" in node.name
+    )
+    assert defs == [
+        "jtc_utils.core.analysis.hidden.padded_batches",
+        "jtc_utils.core.models.batching.pad_id",
+        "jtc_utils.core.models.batching.right_pad",
+    ], defs
     assert "right_pad(" in (PKG / "core" / "analysis" / "hidden.py").read_text()
 
 
@@ -540,11 +630,18 @@ def test_no_module_mixes_concerns_into_one_long_file():
 
 def _string_test(node) -> bool:
     """Whether an ``if`` test compares ``kind`` or ``fig`` with a string (or a tuple of strings)."""
+
     def strings(n):
         return (isinstance(n, ast.Constant) and isinstance(n.value, str)) or (
-            isinstance(n, (ast.Tuple, ast.List, ast.Set)) and n.elts and all(strings(e) for e in n.elts))
-    return (isinstance(node, ast.Compare) and isinstance(node.left, ast.Name) and node.left.id in ("kind", "fig")
-            and any(strings(c) for c in node.comparators))
+            isinstance(n, (ast.Tuple, ast.List, ast.Set)) and n.elts and all(strings(e) for e in n.elts)
+        )
+
+    return (
+        isinstance(node, ast.Compare)
+        and isinstance(node.left, ast.Name)
+        and node.left.id in ("kind", "fig")
+        and any(strings(c) for c in node.comparators)
+    )
 
 
 def test_no_paper_package_picks_a_computation_by_an_if_chain_on_a_figure_id_or_kind():
@@ -578,13 +675,23 @@ def test_no_lens_method_or_claim_status_is_read_from_its_text():
     found = []
     for name, path in MODULES.items():
         for n in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(n, ast.Compare) and isinstance(n.left, ast.Attribute) and n.left.attr == "method"
-                    and any(_string_test(ast.Compare(left=ast.Name("kind"), ops=n.ops, comparators=[c]))
-                            for c in n.comparators)):
+            if (
+                isinstance(n, ast.Compare)
+                and isinstance(n.left, ast.Attribute)
+                and n.left.attr == "method"
+                and any(
+                    _string_test(ast.Compare(left=ast.Name("kind"), ops=n.ops, comparators=[c])) for c in n.comparators
+                )
+            ):
                 found.append(f"{name}: line {n.lineno} compares a lens method with a string")
-            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "startswith"
-                    and n.args and isinstance(n.args[0], ast.Constant)
-                    and str(n.args[0].value).startswith(("not computed", "not judged", "no verdict"))):
+            if (
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and n.func.attr == "startswith"
+                and n.args
+                and isinstance(n.args[0], ast.Constant)
+                and str(n.args[0].value).startswith(("not computed", "not judged", "no verdict"))
+            ):
                 found.append(f"{name}: line {n.lineno} reads a status from text")
     assert not found, found
 
@@ -597,19 +704,34 @@ def test_no_curve_key_or_lens_label_is_split_to_recover_its_parts():
     found = []
     for name, path in MODULES.items():
         tree = ast.parse(path.read_text())
-        docs = {id(n.body[0].value) for n in ast.walk(tree)
-                if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body
-                and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        docs = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef))
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)
+        }
         for n in ast.walk(tree):
-            if (isinstance(n, ast.Constant) and isinstance(n.value, str) and "/seed" in n.value
-                    and id(n) not in docs and name != "jtc_utils.evidence.verdicts"):
+            if (
+                isinstance(n, ast.Constant)
+                and isinstance(n.value, str)
+                and "/seed" in n.value
+                and id(n) not in docs
+                and name != "jtc_utils.evidence.verdicts"
+            ):
                 found.append(f"{name}: line {n.lineno} spells a seed key")
-            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("split", "rsplit")
-                    and n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value == "_"
-                    and _package(name) == "lenses"):
+            if (
+                isinstance(n, ast.Call)
+                and isinstance(n.func, ast.Attribute)
+                and n.func.attr in ("split", "rsplit")
+                and n.args
+                and isinstance(n.args[0], ast.Constant)
+                and n.args[0].value == "_"
+                and _package(name) == "lenses"
+            ):
                 found.append(f"{name}: line {n.lineno} splits a label at '_'")
     assert not found, found
-
 
 
 def test_one_table_of_pages_agrees_with_the_book_and_the_papers():
@@ -625,11 +747,16 @@ def test_one_table_of_pages_agrees_with_the_book_and_the_papers():
     assert set(reg.ahead) == set(pages.AHEAD)
     assert set(reg.custom) | set(reg.custom_claims) <= {p.name for p in pages.CUSTOM}
     assert all(p.cost is not None for p in pages.CUSTOM if not p.skip) and pages.page(pages.CLAIMS).cost is not None
-    found = [f"{name}: line {n.lineno} names the page {n.value!r}" for name, path in MODULES.items()
-             if _package(name) == "book" and name != "jtc_utils.book.build.pages"
-             for n in ast.walk(ast.parse(path.read_text()))
-             if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in names
-             and n.value not in registry.PAPERS]  # "lenses" is a paper's name too (its package, its zoo folder)
+    found = [
+        f"{name}: line {n.lineno} names the page {n.value!r}"
+        for name, path in MODULES.items()
+        if _package(name) == "book" and name != "jtc_utils.book.build.pages"
+        for n in ast.walk(ast.parse(path.read_text()))
+        if isinstance(n, ast.Constant)
+        and isinstance(n.value, str)
+        and n.value in names
+        and n.value not in registry.PAPERS
+    ]  # "lenses" is a paper's name too (its package, its zoo folder)
     assert not found, found
 
 
@@ -639,21 +766,33 @@ def test_one_setting_object_travels_from_the_chapter_to_every_computation():
     parameters, which it resolves into a setting, and :meth:`Setting.of` excepted)."""
     import inspect
 
-    wide = [n for n, r in registry.get().figures.items()
-            if list(inspect.signature(r.compute).parameters) != ["fig", "s"]]
+    wide = [
+        n for n, r in registry.get().figures.items() if list(inspect.signature(r.compute).parameters) != ["fig", "s"]
+    ]
     assert not wide, f"registered computations not of (fig, s): {wide}"
     loose = {"profile", "n_train", "n_val", "seed"}
-    found = [f"{name}.{fn.name}" for name, path in MODULES.items() if _package(name) not in ("base", "embedded", "core")
-             for fn in ast.walk(ast.parse(path.read_text())) if isinstance(fn, ast.FunctionDef)
-             and loose <= {a.arg for a in fn.args.args + fn.args.kwonlyargs}]
+    found = [
+        f"{name}.{fn.name}"
+        for name, path in MODULES.items()
+        if _package(name) not in ("base", "embedded", "core")
+        for fn in ast.walk(ast.parse(path.read_text()))
+        if isinstance(fn, ast.FunctionDef) and loose <= {a.arg for a in fn.args.args + fn.args.kwonlyargs}
+    ]
     assert found == ["jtc_utils.book.display.chapter.__init__"], found
 
 
 def test_each_package_says_in_three_lines_what_lives_there():
-    long = {name: n for name, path in MODULES.items() if path.name == "__init__.py"
-            and (n := len((ast.get_docstring(ast.parse(path.read_text())) or "").splitlines())) > 3}
-    empty = [name for name, path in MODULES.items() if path.name == "__init__.py"
-             and not ast.get_docstring(ast.parse(path.read_text()))]
+    long = {
+        name: n
+        for name, path in MODULES.items()
+        if path.name == "__init__.py"
+        and (n := len((ast.get_docstring(ast.parse(path.read_text())) or "").splitlines())) > 3
+    }
+    empty = [
+        name
+        for name, path in MODULES.items()
+        if path.name == "__init__.py" and not ast.get_docstring(ast.parse(path.read_text()))
+    ]
     assert not long and not empty, (long, empty)
 
 
@@ -696,6 +835,10 @@ def test_every_chapter_has_one_header(name):
     assert "devices.use(" not in code and "core.infra import device" not in code, name
     call = re.search(r"\bChapter\(([^)]*)\)", code)
     if call:
-        handed = [n for n in names if n not in re.findall(r"\b(\w+)=\w+", call.group(1)) and
-                  not re.search(rf"(?<![\w=]){n}\b(?!=)", call.group(1))]
+        handed = [
+            n
+            for n in names
+            if n not in re.findall(r"\b(\w+)=\w+", call.group(1))
+            and not re.search(rf"(?<![\w=]){n}\b(?!=)", call.group(1))
+        ]
         assert not handed, f"{name} does not hand {handed} to its Chapter"

@@ -38,8 +38,10 @@ def size(value, name: str, least: int = LEAST_SAMPLES, why: str = "", example: s
     value = integer(value, name, example=example or f"{name}={max(least, 100)}")
     if value < least:
         reason = f" ({why})" if why else ""
-        raise ValueError(f"{name} must be at least {least}{reason}, got {value}; pass {name}={max(least, 100)} or "
-                         f"more, or None for the default size")
+        raise ValueError(
+            f"{name} must be at least {least}{reason}, got {value}; pass {name}={max(least, 100)} or "
+            f"more, or None for the default size"
+        )
     return value
 
 
@@ -68,10 +70,20 @@ def layer(value, n_layers: int, name: str = "layer", model: str = "the model") -
 def layer_list(values, n_layers: int, model: str = "the model") -> list[int]:
     """A list of layer indices, each 0..n_layers; a single number is refused with the list form to use."""
     if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(f"layers must be a list of layer indices such as [1, {n_layers // 2}], got {values!r}; pass "
-                        f"[{values!r}] for one layer")
-    out = [integer(v, f"each layer (of {model}, which has layers 0..{n_layers})", 0, n_layers,
-                   example=f"layers=[1, {n_layers // 2}]") for v in values]
+        raise TypeError(
+            f"layers must be a list of layer indices such as [1, {n_layers // 2}], got {values!r}; pass "
+            f"[{values!r}] for one layer"
+        )
+    out = [
+        integer(
+            v,
+            f"each layer (of {model}, which has layers 0..{n_layers})",
+            0,
+            n_layers,
+            example=f"layers=[1, {n_layers // 2}]",
+        )
+        for v in values
+    ]
     if not out:
         raise ValueError(f"layers is empty; pass at least one layer of 0..{n_layers}, or None for the default")
     return out

@@ -30,8 +30,7 @@ from .world import World, build_world
 LABELS = ("function", "content", "entity", "fact", "number", "agree", "punct")
 DOMAINS = ("encyclopedia", "news")
 # the paper's sizes: Wikipedia 9,000 train + 3,000 validation; Leipzig 9,000 train + 1,000 validation
-POOL_SIZES = {"encyclopedia": {"train": 9000, "validation": 3000},
-              "news": {"train": 9000, "validation": 1000}}
+POOL_SIZES = {"encyclopedia": {"train": 9000, "validation": 3000}, "news": {"train": 9000, "validation": 1000}}
 TRAINING_SENTENCES = 130_000  # about 3 million words
 
 
@@ -45,10 +44,12 @@ def take_split(pool, sizes: dict, domain: str, split: str, n: int | None) -> lis
     if split not in sizes:
         raise ValueError(f"unknown split {split!r}; choose 'train' or 'validation'")
     if n is not None and not (0 < n <= sizes[split]):
-        raise ValueError(f"asked for {n} {domain}/{split} sentences but the split has {sizes[split]}; "
-                         f"pass n between 1 and {sizes[split]} (or n=None for all)")
+        raise ValueError(
+            f"asked for {n} {domain}/{split} sentences but the split has {sizes[split]}; "
+            f"pass n between 1 and {sizes[split]} (or n=None for all)"
+        )
     start = 0 if split == "train" else sizes["train"]
-    part = pool[start:start + sizes[split]]
+    part = pool[start : start + sizes[split]]
     return list(part[:n] if n is not None else part)
 
 
@@ -62,7 +63,6 @@ def held_out(text: str, seed: int = 0) -> bool:
     opening = " ".join(text.split()[:PREFIX_WORDS])
     h = int.from_bytes(hashlib.sha256(f"{seed}/{opening}".encode()).digest()[:8], "big")
     return h / 2**64 < HELD_OUT_SHARE
-
 
 
 @lru_cache(maxsize=4)

@@ -7,8 +7,23 @@ import random
 from itertools import accumulate
 
 from .sentence import Builder, Sentence
-from .words import (ACCIDENTS, ADJ, BUILD_VERBS, CUMULATIVE, EVENTS, PROJECTS, QUOTE_NOUNS, QUOTE_VERBS, REPORT_VERBS,
-                    ROLES, TOPICS, UNITS, VEHICLES, WHEN, WORKS)
+from .words import (
+    ACCIDENTS,
+    ADJ,
+    BUILD_VERBS,
+    CUMULATIVE,
+    EVENTS,
+    PROJECTS,
+    QUOTE_NOUNS,
+    QUOTE_VERBS,
+    REPORT_VERBS,
+    ROLES,
+    TOPICS,
+    UNITS,
+    VEHICLES,
+    WHEN,
+    WORKS,
+)
 from .world import MONTHS, OCCUPATIONS, ORG_KINDS, PRESENT, WEEKDAYS, World, plural
 
 
@@ -151,8 +166,9 @@ class Grammar:
 
     def enc_known(self, b):
         p = self.person()
-        b.e(p.name).fact(self.was(p)).f("a").c(self.rng.choice(["noted", "respected", "prolific",
-                                                                            "little-known", "celebrated"]))
+        b.e(p.name).fact(self.was(p)).f("a").c(
+            self.rng.choice(["noted", "respected", "prolific", "little-known", "celebrated"])
+        )
         b.fact(self.occ(p)).f("who")
         self.p_work(b, p)
         self.person_pieces(b, p, self.extra(1, 4), skip=("p_work",))
@@ -182,8 +198,9 @@ class Grammar:
         if p is q:
             return self.enc_bio(b)
         b.e(p.name).f("and").e(q.name).p(",").f("who").a("were").f("born in").fact(str(p.birth_year))
-        b.f("and").fact(str(q.birth_year)).f("respectively").p(",").f("both").c(self.rng.choice(
-            ["wrote about", "lectured on", "worked on", "published on"])).c(self.pick(TOPICS))
+        b.f("and").fact(str(q.birth_year)).f("respectively").p(",").f("both").c(
+            self.rng.choice(["wrote about", "lectured on", "worked on", "published on"])
+        ).c(self.pick(TOPICS))
         b.f("and").c(self.rng.choice(["met", "corresponded", "quarrelled", "collaborated"])).f("in")
         b.n(str(self.past_year(max(p.birth_year, q.birth_year) + 20, max(p.birth_year, q.birth_year) + 40)))
 
@@ -260,8 +277,9 @@ class Grammar:
         if self.coin():
             b.f("The").c(members).f("of the").e(o.name).p(",").f("which was founded in").fact(str(o.founded))
             b.f("in the").fact(o.city.kind).f("of").fact(o.city.name).f("on the").fact(o.city.river)
-            b.f("River").p(",").a("are").f("mostly").c(self.rng.choice(["young", "local", "foreign", "women",
-                                                                          "volunteers", "students", "retired"]))
+            b.f("River").p(",").a("are").f("mostly").c(
+                self.rng.choice(["young", "local", "foreign", "women", "volunteers", "students", "retired"])
+            )
         else:
             b.f("The founder of the").e(o.name).p(",").f("which employs").fact(_fmt(o.staff)).fact(members)
             b.f("in").fact(o.city.name).p(",").a("was").f("the").fact(self.occ(o.founder)).fact(o.founder.name)
@@ -320,8 +338,10 @@ class Grammar:
 
     def news_quote(self, b):
         p = self.person()
-        quote = lambda: (b.f("We will").c(self.pick(QUOTE_VERBS)).f("the").c(self.pick(QUOTE_NOUNS))  # noqa
-                         .c(self.rng.choice(WHEN)))
+
+        def quote():
+            return b.f("We will").c(self.pick(QUOTE_VERBS)).f("the").c(self.pick(QUOTE_NOUNS)).c(self.rng.choice(WHEN))
+
         if self.coin(0.6):
             b.p('"')
             quote()
@@ -415,11 +435,34 @@ class Grammar:
         b.fact(p.employer.city.name)
         self.person_pieces(b, p, self.extra(0, 2), skip=("p_job", "p_employer", "p_moved"))
 
-    ENC = ("enc_bio", "enc_bio_fronted", "enc_known", "enc_among", "enc_move", "enc_pair", "enc_family",
-           "enc_city", "enc_city_river", "enc_city_founded", "enc_org", "enc_founder", "enc_members", "enc_country")
+    ENC = (
+        "enc_bio",
+        "enc_bio_fronted",
+        "enc_known",
+        "enc_among",
+        "enc_move",
+        "enc_pair",
+        "enc_family",
+        "enc_city",
+        "enc_city_river",
+        "enc_city_founded",
+        "enc_org",
+        "enc_founder",
+        "enc_members",
+        "enc_country",
+    )
     ENC_W = (4, 2, 2, 1, 2, 1, 2, 2, 1, 1, 2, 1, 1, 1)
-    NEWS = ("news_said", "news_quote", "news_shares", "news_police", "news_gov", "news_event", "news_appoint",
-            "news_weather", "news_interview")
+    NEWS = (
+        "news_said",
+        "news_quote",
+        "news_shares",
+        "news_police",
+        "news_gov",
+        "news_event",
+        "news_appoint",
+        "news_weather",
+        "news_interview",
+    )
     NEWS_W = (4, 3, 2, 2, 2, 1, 2, 1, 1)
 
     def sentence(self, domain: str) -> Sentence:

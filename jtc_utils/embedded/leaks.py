@@ -42,7 +42,7 @@ def skeleton_share(pool, train) -> float:
 
 def _ngrams(s, n: int):
     w = [x for x, _ in s.words()]
-    return [" ".join(w[i:i + n]) for i in range(len(w) - n + 1)]
+    return [" ".join(w[i : i + n]) for i in range(len(w) - n + 1)]
 
 
 def ngram_share(pool, train, n: int = 4) -> float:
@@ -58,9 +58,11 @@ def duplicate_share(sentences) -> float:
 
 def repeated_clause_share(sentences, n: int = 6) -> float:
     """Share of sentences in which some run of ``n`` words occurs twice."""
+
     def repeats(s):
         grams = _ngrams(s, n)
         return len(set(grams)) < len(grams)
+
     return sum(map(repeats, sentences)) / len(sentences)
 
 
@@ -70,9 +72,11 @@ _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 def late_past_share(sentences, present: int) -> float:
     """Share of sentences naming a year after ``present`` other than as a deadline ("by 2027"): events told in the
     past tense that have not happened yet."""
+
     def late(s):
         t = s.text
-        return any(int(m.group()) > present and not t[:m.start()].rstrip().endswith("by") for m in _YEAR.finditer(t))
+        return any(int(m.group()) > present and not t[: m.start()].rstrip().endswith("by") for m in _YEAR.finditer(t))
+
     return sum(map(late, sentences)) / len(sentences)
 
 
@@ -80,8 +84,12 @@ def report(pools: dict, train, present: int | None = None) -> dict:
     """All the measures for ``pools`` (``{domain: validation sentences}``) against the training text."""
     out = {"training_duplicates": duplicate_share(train)}
     for domain, pool in pools.items():
-        out[domain] = {"prefix_leak": prefix_leak(pool, train), "skeleton_share": skeleton_share(pool, train),
-                       "ngram4_share": ngram_share(pool, train), "repeated_clause": repeated_clause_share(pool)}
+        out[domain] = {
+            "prefix_leak": prefix_leak(pool, train),
+            "skeleton_share": skeleton_share(pool, train),
+            "ngram4_share": ngram_share(pool, train),
+            "repeated_clause": repeated_clause_share(pool),
+        }
         if present is not None:
             out[domain]["late_past"] = late_past_share(pool, present)
     return out

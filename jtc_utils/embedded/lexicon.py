@@ -24,20 +24,39 @@ def _words(items) -> set:
 
 # template lists, in the order that decides a word listed twice
 _TEMPLATE = (
-    ("month", MONTHS), ("weekday", WEEKDAYS),
-    ("occupation", [s for s, _ in OCCUPATIONS]), ("occupations (plural)", [p for _, p in OCCUPATIONS]),
-    ("organisation kind", [k[1] for k in ORG_KINDS]), ("organisation members", [k[2] for k in ORG_KINDS]),
-    ("project", words.PROJECTS), ("build verb", words.BUILD_VERBS), ("report adjective", words.ADJ),
-    ("vehicle", words.VEHICLES), ("accident", words.ACCIDENTS), ("topic", words.TOPICS),
-    ("work", words.WORKS), ("quote verb", words.QUOTE_VERBS), ("quote noun", words.QUOTE_NOUNS),
-    ("unit", [u for u, _ in words.UNITS] + [w for _, w in words.UNITS if w]), ("report verb", words.REPORT_VERBS),
-    ("event", words.EVENTS), ("time phrase", words.WHEN), ("role", words.ROLES),
+    ("month", MONTHS),
+    ("weekday", WEEKDAYS),
+    ("occupation", [s for s, _ in OCCUPATIONS]),
+    ("occupations (plural)", [p for _, p in OCCUPATIONS]),
+    ("organisation kind", [k[1] for k in ORG_KINDS]),
+    ("organisation members", [k[2] for k in ORG_KINDS]),
+    ("project", words.PROJECTS),
+    ("build verb", words.BUILD_VERBS),
+    ("report adjective", words.ADJ),
+    ("vehicle", words.VEHICLES),
+    ("accident", words.ACCIDENTS),
+    ("topic", words.TOPICS),
+    ("work", words.WORKS),
+    ("quote verb", words.QUOTE_VERBS),
+    ("quote noun", words.QUOTE_NOUNS),
+    ("unit", [u for u, _ in words.UNITS] + [w for _, w in words.UNITS if w]),
+    ("report verb", words.REPORT_VERBS),
+    ("event", words.EVENTS),
+    ("time phrase", words.WHEN),
+    ("role", words.ROLES),
 )
 _NAMES = ("first name", "surname", "city", "country", "country adjective", "river", "currency", "organisation name")
 GROUPS = {
-    **{c: "semantic" for c, _ in _TEMPLATE}, **{c: "names" for c in _NAMES},
-    "year": "syntactic", "number": "syntactic", "punct": "syntactic", "function": "syntactic", "agree": "syntactic",
-    "content": "semantic", "fact": "semantic", "entity": "names",
+    **{c: "semantic" for c, _ in _TEMPLATE},
+    **{c: "names" for c in _NAMES},
+    "year": "syntactic",
+    "number": "syntactic",
+    "punct": "syntactic",
+    "function": "syntactic",
+    "agree": "syntactic",
+    "content": "semantic",
+    "fact": "semantic",
+    "entity": "names",
 }
 CLASSES = tuple(GROUPS)
 _YEAR = re.compile(r"^1[0-9]{3}$|^20[0-9]{2}$")
@@ -50,11 +69,16 @@ def word_lists(seed: int = 0) -> tuple[dict, dict]:
     """(name word -> class, template word -> class) of the world of ``seed``."""
     w = corpus.world(seed)
     names = {}
-    for cls, items in (("first name", [p.first for p in w.people]), ("surname", [p.last for p in w.people]),
-                       ("city", [c.name for c in w.cities]), ("country", [c.name for c in w.countries]),
-                       ("country adjective", [c.adjective for c in w.countries]), ("river", w.rivers),
-                       ("currency", [c.currency for c in w.countries] + [c.currency + "s" for c in w.countries]),
-                       ("organisation name", [k[0].replace("{city}", "").replace("{name}", "") for k in ORG_KINDS])):
+    for cls, items in (
+        ("first name", [p.first for p in w.people]),
+        ("surname", [p.last for p in w.people]),
+        ("city", [c.name for c in w.cities]),
+        ("country", [c.name for c in w.countries]),
+        ("country adjective", [c.adjective for c in w.countries]),
+        ("river", w.rivers),
+        ("currency", [c.currency for c in w.countries] + [c.currency + "s" for c in w.countries]),
+        ("organisation name", [k[0].replace("{city}", "").replace("{name}", "") for k in ORG_KINDS]),
+    ):
         for word in _words(items):
             names.setdefault(word, cls)
     template = {}

@@ -16,24 +16,64 @@ from dataclasses import dataclass, field
 
 from jtc_utils.base import validate
 
-MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
-          "October", "November", "December"]
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 
 # (singular, plural) occupations
 OCCUPATIONS = [
-    ("engineer", "engineers"), ("painter", "painters"), ("architect", "architects"),
-    ("physician", "physicians"), ("composer", "composers"), ("novelist", "novelists"),
-    ("chemist", "chemists"), ("historian", "historians"), ("journalist", "journalists"),
-    ("lawyer", "lawyers"), ("farmer", "farmers"), ("sculptor", "sculptors"), ("botanist", "botanists"),
-    ("economist", "economists"), ("pilot", "pilots"), ("surgeon", "surgeons"), ("teacher", "teachers"),
-    ("astronomer", "astronomers"), ("photographer", "photographers"), ("diplomat", "diplomats"),
-    ("banker", "bankers"), ("poet", "poets"), ("geologist", "geologists"), ("linguist", "linguists"),
-    ("mathematician", "mathematicians"), ("philosopher", "philosophers"), ("violinist", "violinists"),
-    ("pianist", "pianists"), ("actor", "actors"), ("singer", "singers"), ("cyclist", "cyclists"),
-    ("footballer", "footballers"), ("rower", "rowers"), ("judge", "judges"), ("merchant", "merchants"),
-    ("carpenter", "carpenters"), ("nurse", "nurses"), ("librarian", "librarians"),
-    ("biologist", "biologists"), ("physicist", "physicists"),
+    ("engineer", "engineers"),
+    ("painter", "painters"),
+    ("architect", "architects"),
+    ("physician", "physicians"),
+    ("composer", "composers"),
+    ("novelist", "novelists"),
+    ("chemist", "chemists"),
+    ("historian", "historians"),
+    ("journalist", "journalists"),
+    ("lawyer", "lawyers"),
+    ("farmer", "farmers"),
+    ("sculptor", "sculptors"),
+    ("botanist", "botanists"),
+    ("economist", "economists"),
+    ("pilot", "pilots"),
+    ("surgeon", "surgeons"),
+    ("teacher", "teachers"),
+    ("astronomer", "astronomers"),
+    ("photographer", "photographers"),
+    ("diplomat", "diplomats"),
+    ("banker", "bankers"),
+    ("poet", "poets"),
+    ("geologist", "geologists"),
+    ("linguist", "linguists"),
+    ("mathematician", "mathematicians"),
+    ("philosopher", "philosophers"),
+    ("violinist", "violinists"),
+    ("pianist", "pianists"),
+    ("actor", "actors"),
+    ("singer", "singers"),
+    ("cyclist", "cyclists"),
+    ("footballer", "footballers"),
+    ("rower", "rowers"),
+    ("judge", "judges"),
+    ("merchant", "merchants"),
+    ("carpenter", "carpenters"),
+    ("nurse", "nurses"),
+    ("librarian", "librarians"),
+    ("biologist", "biologists"),
+    ("physicist", "physicists"),
 ]
 
 # organisation kinds: (template, descriptive noun phrase, plural member noun)
@@ -52,8 +92,38 @@ ORG_KINDS = [
     ("{city} Hospital", "hospital", "doctors"),
 ]
 
-_ONSETS = ["b", "br", "d", "dr", "f", "g", "gr", "h", "k", "kr", "l", "m", "n", "p", "pr", "r", "s", "st",
-           "t", "tr", "th", "v", "z", "c", "j", "w", "sh", "ch", "q", "y"]
+_ONSETS = [
+    "b",
+    "br",
+    "d",
+    "dr",
+    "f",
+    "g",
+    "gr",
+    "h",
+    "k",
+    "kr",
+    "l",
+    "m",
+    "n",
+    "p",
+    "pr",
+    "r",
+    "s",
+    "st",
+    "t",
+    "tr",
+    "th",
+    "v",
+    "z",
+    "c",
+    "j",
+    "w",
+    "sh",
+    "ch",
+    "q",
+    "y",
+]
 _VOWELS = ["a", "e", "i", "o", "u", "ai", "ei", "ou", "ae", "ia", "y"]
 _CODAS = ["", "", "", "n", "r", "l", "s", "th", "m", "k", "nd", "rt", "x", "sk", "lv", "rn"]
 
@@ -169,8 +239,14 @@ def plural(word: str) -> str:
     return word + ("es" if word.endswith(("s", "x", "z", "sh", "ch")) else "s")
 
 
-def build_world(seed: int = 0, n_countries: int = 24, n_cities: int = 600, n_rivers: int = 140,
-                n_people: int = 3000, n_orgs: int = 320) -> World:
+def build_world(
+    seed: int = 0,
+    n_countries: int = 24,
+    n_cities: int = 600,
+    n_rivers: int = 140,
+    n_people: int = 3000,
+    n_orgs: int = 320,
+) -> World:
     """Build the world of corpus v2. Same seed, same world, on every machine."""
     validate.seed(seed)
     rng = random.Random(f"world-v2/{seed}")
@@ -188,8 +264,15 @@ def build_world(seed: int = 0, n_countries: int = 24, n_cities: int = 600, n_riv
     cities = []
     for _ in range(n_cities):
         pop = int(10 ** rng.uniform(3.3, 6.5)) // 100 * 100
-        cities.append(City(name=names.word(2, 3), country=rng.choice(countries), river=rng.choice(rivers),
-                           population=pop, founded=rng.randint(900, 1850)))
+        cities.append(
+            City(
+                name=names.word(2, 3),
+                country=rng.choice(countries),
+                river=rng.choice(rivers),
+                population=pop,
+                founded=rng.randint(900, 1850),
+            )
+        )
     for c in countries:  # the capital is the largest city of the country
         mine = [ct for ct in cities if ct.country is c]
         if not mine:  # every country has at least one city
@@ -210,10 +293,20 @@ def build_world(seed: int = 0, n_countries: int = 24, n_cities: int = 600, n_riv
             if (first, last) not in full_names:
                 full_names.add((first, last))
                 break
-        people.append(Person(first=first, last=last, female=female, birth_day=rng.randint(1, 28),
-                             birth_month=rng.choice(MONTHS), birth_year=year, birth_city=rng.choice(cities),
-                             occupation=rng.randrange(len(OCCUPATIONS)), employer=None,
-                             alive=year > 1940 and rng.random() < 0.8))
+        people.append(
+            Person(
+                first=first,
+                last=last,
+                female=female,
+                birth_day=rng.randint(1, 28),
+                birth_month=rng.choice(MONTHS),
+                birth_year=year,
+                birth_city=rng.choice(cities),
+                occupation=rng.randrange(len(OCCUPATIONS)),
+                employer=None,
+                alive=year > 1940 and rng.random() < 0.8,
+            )
+        )
 
     orgs, org_names = [], set()
     founders = [p for p in people if p.birth_year + 25 <= PRESENT - 5]
@@ -226,13 +319,29 @@ def build_world(seed: int = 0, n_countries: int = 24, n_cities: int = 600, n_riv
             if lo <= hi and name not in org_names:
                 break
         org_names.add(name)
-        orgs.append(Org(name=name, kind=kind, city=city, founded=rng.randint(lo, hi), founder=founder,
-                        staff=rng.choice([40, 60, 80, 120, 150, 200, 300, 450, 600, 900, 1200, 2500, 4000])))
+        orgs.append(
+            Org(
+                name=name,
+                kind=kind,
+                city=city,
+                founded=rng.randint(lo, hi),
+                founder=founder,
+                staff=rng.choice([40, 60, 80, 120, 150, 200, 300, 450, 600, 900, 1200, 2500, 4000]),
+            )
+        )
     for p in people:  # an employer that existed when the person was 30 (or the oldest one)
         ok = [o for o in orgs if o.founded <= p.birth_year + 30]
         p.employer = rng.choice(ok) if ok else min(orgs, key=lambda o: o.founded)
         p.employer.members.append(p)
 
     zipf = lambda n: [1.0 / (i + 8.0) for i in range(n)]  # noqa: E731 - popularity: frequent and rare entities
-    return World(countries=countries, cities=cities, rivers=rivers, people=people, orgs=orgs,
-                 city_w=zipf(len(cities)), person_w=zipf(len(people)), org_w=zipf(len(orgs)))
+    return World(
+        countries=countries,
+        cities=cities,
+        rivers=rivers,
+        people=people,
+        orgs=orgs,
+        city_w=zipf(len(cities)),
+        person_w=zipf(len(people)),
+        org_w=zipf(len(orgs)),
+    )

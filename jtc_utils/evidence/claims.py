@@ -92,30 +92,32 @@ def available(get, figs) -> dict:
 # jtc_utils.evidence.verdicts: each vague word of the sentence gets the one reading the lexicon gives it, the
 # same for every claim of every paper, and the record names the entries it used. A rule returns a *margin*, positive on
 # the claim's side; the verdict comes from the margins on the resampled validation sets (verdicts.decide).
-RULES_NOTE = ("Every rule reads the sentence through the lexicon below: one reading per word, the same for every "
-              "claim of every paper. The lexicon was written on 2026-11-25 (issue 32), after earlier versions of the "
-              "rules and their verdicts had been seen; since then no rule, threshold or seed has been changed because "
-              "of a verdict. A second review (issue 53) found rules that read only part of their sentence (C4, F3, "
-              "S8) or a measure that could not fail (F9), and words read through entries that did not list them; "
-              "those rules now read the whole sentence and the words have entries, each written from the words and "
-              "the amounts the lexicon already used. A rule gives a margin, positive on the claim's side and zero on "
-              "its threshold. The margin is recomputed on "
-              f"{resample.N_RESAMPLES} resamples of what its statistic averages over, and every record says what "
-              "that is: validation samples (precisions, surprisals, r², exit rules, sub-update scores), value "
-              "vectors (concept coverage), prompts (steering), sentences (the linearity scores, each resample a refit "
-              "from per-sentence sums, and the pruning's perplexities), and training seeds where a chapter has "
-              "several. "
-              f"**holds** where at least {verdicts.LEVEL:.0%} of the resamples are on the claim's side, **fails** "
-              f"where at least {verdicts.LEVEL:.0%} are on the other, **undecided** otherwise; a margin of exactly "
-              f"zero is on neither side. The interval shown is the one the verdict reads: {verdicts.INTERVAL}. "
-              "Training seeds alone are a sign test: a verdict whose only resamples are the seeds is shown as "
-              "\"k of n seeds\" and is decisive only where all of at least "
-              f"{verdicts.LEAST_SEEDS} seeds agree (2^-n <= {1 - verdicts.LEVEL:.2f}); with three seeds it is "
-              "undecided. A rule that reads a statistic without resamples (found by blanking each unresampled "
-              "number it reads: its margin changes), or one whose statistic would need a selection redone per "
-              "resample (the clusters of extreme scores), shows no interval: its verdict is the point estimate's, "
-              "marked \"no interval\" with the reason, and not counted either way. The JTC stand-in of GPT2-XL was "
-              "trained on three seeds: a JTC shape verdict that differs between them is undecided on the stand-in.")
+RULES_NOTE = (
+    "Every rule reads the sentence through the lexicon below: one reading per word, the same for every "
+    "claim of every paper. The lexicon was written on 2026-11-25 (issue 32), after earlier versions of the "
+    "rules and their verdicts had been seen; since then no rule, threshold or seed has been changed because "
+    "of a verdict. A second review (issue 53) found rules that read only part of their sentence (C4, F3, "
+    "S8) or a measure that could not fail (F9), and words read through entries that did not list them; "
+    "those rules now read the whole sentence and the words have entries, each written from the words and "
+    "the amounts the lexicon already used. A rule gives a margin, positive on the claim's side and zero on "
+    "its threshold. The margin is recomputed on "
+    f"{resample.N_RESAMPLES} resamples of what its statistic averages over, and every record says what "
+    "that is: validation samples (precisions, surprisals, r², exit rules, sub-update scores), value "
+    "vectors (concept coverage), prompts (steering), sentences (the linearity scores, each resample a refit "
+    "from per-sentence sums, and the pruning's perplexities), and training seeds where a chapter has "
+    "several. "
+    f"**holds** where at least {verdicts.LEVEL:.0%} of the resamples are on the claim's side, **fails** "
+    f"where at least {verdicts.LEVEL:.0%} are on the other, **undecided** otherwise; a margin of exactly "
+    f"zero is on neither side. The interval shown is the one the verdict reads: {verdicts.INTERVAL}. "
+    "Training seeds alone are a sign test: a verdict whose only resamples are the seeds is shown as "
+    "\"k of n seeds\" and is decisive only where all of at least "
+    f"{verdicts.LEAST_SEEDS} seeds agree (2^-n <= {1 - verdicts.LEVEL:.2f}); with three seeds it is "
+    "undecided. A rule that reads a statistic without resamples (found by blanking each unresampled "
+    "number it reads: its margin changes), or one whose statistic would need a selection redone per "
+    "resample (the clusters of extreme scores), shows no interval: its verdict is the point estimate's, "
+    "marked \"no interval\" with the reason, and not counted either way. The JTC stand-in of GPT2-XL was "
+    "trained on three seeds: a JTC shape verdict that differs between them is undecided on the stand-in."
+)
 # why a claim has no resamples, where its record does not say
 NO_INTERVAL = "none of the figures it reads keeps per-sample values to resample."
 NOT_JUDGED = "not judged: the paper's models"
@@ -135,15 +137,29 @@ INSTRUMENTS_NOTE = (
     f"at least {LEAST_REACH:.0%} of the tokens it labels; a claim that compares with a baseline needs a baseline that "
     f"works (a classifier within {BASELINE_SLACK:g} of the paper's lowest classifier accuracy); a rule whose margin is "
     "the extreme of a raw per-layer statistic (F7) must keep its sign when any one layer is left out, so that no "
-    "single layer decides it.")
+    "single layer decides it."
+)
 
 
 NOT_JUDGED_STATUS, NOT_COMPUTED_STATUS = Status.NOT_JUDGED, Status.NOT_COMPUTED
 
 
-def claim_record(cid, claim, paper, ours, margin, rule, magnitude: dict | None = None, quote: str | None = None,
-         words=(), unit: str = "", statistic: str | None = None, kind: str = "claim", fixed: str | None = None,
-         checks=()) -> ClaimRecord:
+def claim_record(
+    cid,
+    claim,
+    paper,
+    ours,
+    margin,
+    rule,
+    magnitude: dict | None = None,
+    quote: str | None = None,
+    words=(),
+    unit: str = "",
+    statistic: str | None = None,
+    kind: str = "claim",
+    fixed: str | None = None,
+    checks=(),
+) -> ClaimRecord:
     """A claim record (:class:`ClaimRecord`). ``margin``: the rule's margin on these numbers (positive on the claim's
     side; a bool for a check that passes or not; None where the claim has no shape part, or its figures are not computed
     on the profile); ``words``: the lexicon entries the rule reads the sentence with; ``unit``: the margin's unit;
@@ -159,10 +175,23 @@ def claim_record(cid, claim, paper, ours, margin, rule, magnitude: dict | None =
     if isinstance(margin, (bool, np.bool_)):
         margin = 1.0 if margin else -1.0
     margin = None if margin is None else float(margin)
-    return {"id": cid, "claim": claim, "quote": quote, "paper": paper, "ours": ours,
-            "holds": None if margin is None else margin > 0, "rule": rule, "magnitude": magnitude,
-            "margin": margin, "unit": unit, "words": list(words), "statistic": statistic or cid, "kind": kind,
-            "no_interval": fixed, "checks": list(checks)}
+    return {
+        "id": cid,
+        "claim": claim,
+        "quote": quote,
+        "paper": paper,
+        "ours": ours,
+        "holds": None if margin is None else margin > 0,
+        "rule": rule,
+        "magnitude": magnitude,
+        "margin": margin,
+        "unit": unit,
+        "words": list(words),
+        "statistic": statistic or cid,
+        "kind": kind,
+        "no_interval": fixed,
+        "checks": list(checks),
+    }
 
 
 def short_number(v) -> str:
@@ -236,9 +265,12 @@ def resampling(fn, get, seed_keys=()) -> dict:
     if not first.seeded:  # a rule that draws its seeds in its own layout reads per-seed rows, all resampled
         fixed = reads_fixed(fn, get, seed_keys, first, m0)
         if fixed:
-            return {"units": units, "fixed": f"its rule reads numbers of {', '.join(fixed)} that have no resamples "
-                                              f"(found by blanking them: its margin changes), so an interval over "
-                                              f"the {' and '.join(units)} would resample only part of it."}
+            return {
+                "units": units,
+                "fixed": f"its rule reads numbers of {', '.join(fixed)} that have no resamples "
+                f"(found by blanking them: its margin changes), so an interval over "
+                f"the {' and '.join(units)} would resample only part of it.",
+            }
     if units == [verdicts.SEEDS]:
         per_seed = [fn(verdicts.replicate(get, 0, seed_keys, only=i))["margin"] for i in range(first.n_seeds)]
         return {"units": units, "per_seed": [np.nan if m is None else m for m in per_seed]}
@@ -249,9 +281,11 @@ def resampling(fn, get, seed_keys=()) -> dict:
 def seed_sentence(record: dict) -> str:
     """Why a verdict that rests on training seeds alone is what it is (the seeds' sign test)."""
     k, n = record["seeds_on_side"], record["n_seeds"]
-    return (f"Its only resamples are the {n} training seeds, and {k} of {n} are on the claim's side: seeds alone "
-            f"decide only where all of at least {verdicts.LEAST_SEEDS} agree (their sign test, 2^-n <= "
-            f"{1 - verdicts.LEVEL:.2f}).")
+    return (
+        f"Its only resamples are the {n} training seeds, and {k} of {n} are on the claim's side: seeds alone "
+        f"decide only where all of at least {verdicts.LEAST_SEEDS} agree (their sign test, 2^-n <= "
+        f"{1 - verdicts.LEVEL:.2f})."
+    )
 
 
 def reason(record: dict, profile: Profile | str, reasons: dict) -> str | None:
@@ -263,9 +297,11 @@ def reason(record: dict, profile: Profile | str, reasons: dict) -> str | None:
         text = text.get("tiny" if name in ("tiny", "paper") and "tiny" in text else name)
     if record["verdict"] == verdicts.UNDECIDED and not text:
         if record["resampled"]:
-            text = (f"The margin's interval ({short_number(record['lo'])} to {short_number(record['hi'])}) has "
-                    f"{record['share']:.0%} of the resamples of the {' and '.join(record['resamples'])} on the "
-                    "claim's side: they cannot tell.")
+            text = (
+                f"The margin's interval ({short_number(record['lo'])} to {short_number(record['hi'])}) has "
+                f"{record['share']:.0%} of the resamples of the {' and '.join(record['resamples'])} on the "
+                "claim's side: they cannot tell."
+            )
         elif not record.get("n_seeds"):
             text = "The statistic sits exactly on the rule's threshold."
     if record.get("n_seeds") and record["verdict"] == verdicts.UNDECIDED:
@@ -298,13 +334,16 @@ def underdetermined(read) -> str | None:
     if not notes:
         return None
     n, d = min(x["n_train"] for x in notes), max(x["d"] for x in notes)
-    return (f"no verdict: the maps were fitted on {n} training samples for a model {d} wide, fewer samples than "
-            f"dimensions, so the least-squares fit is underdetermined and its validation numbers cannot tell; fit on "
-            f"at least {d} training samples")
+    return (
+        f"no verdict: the maps were fitted on {n} training samples for a model {d} wide, fewer samples than "
+        f"dimensions, so the least-squares fit is underdetermined and its validation numbers cannot tell; fit on "
+        f"at least {d} training samples"
+    )
 
 
-def evaluate(table: dict, cid: str, get=None, profile: Profile | str = "tiny", reasons: dict | None = None,
-             seed_keys=()) -> ClaimRecord:
+def evaluate(
+    table: dict, cid: str, get=None, profile: Profile | str = "tiny", reasons: dict | None = None, seed_keys=()
+) -> ClaimRecord:
     """The record of claim ``cid`` of ``table`` judged on the numbers ``get`` gives, with its verdict from the
     resamples (:func:`jtc_utils.evidence.verdicts.decide`: ``verdict``, ``margin``, ``lo``, ``hi``, ``share``,
     ``resampled``), its ``reason`` where it fails or is undecided, and the magnitude as read on ``profile`` (see
@@ -322,16 +361,28 @@ def _evaluate(table, cid, get, profile, reasons, seed_keys) -> dict:
         text = fn(memo(lambda f: figdata.committed(f)["data"]))  # the wording and rule, from the stand-in's
         mag = text["magnitude"] and {**text["magnitude"], "ours": "-", "holds": None, "note": "not computed"}
         rec = {**text, "ours": f"not computed on this profile: {e}", "margin": None, "magnitude": mag, "checks": []}
-        return judged({**rec, **verdicts.decide(None, None), "holds": None, "reason": None,
-                       "status": NOT_COMPUTED_STATUS}, profile)
+        return judged(
+            {**rec, **verdicts.decide(None, None), "holds": None, "reason": None, "status": NOT_COMPUTED_STATUS},
+            profile,
+        )
     if (why := underdetermined(seen.read)) and rec["kind"] == "claim":
         rec = {**rec, "margin": None, "no_verdict": why, "status": Status.NO_VERDICT}
         return judged({**rec, **verdicts.decide(None, None), "holds": None, "reason": why}, profile)
     failed = [c for c in rec.get("checks") or () if not c["passed"]]
     if failed and rec["kind"] == "claim":  # the instrument does not work: no verdict either way, the margin kept
         why = "not judged: " + "; ".join(c["why"] for c in failed) + "."
-        return judged({**rec, **verdicts.decide(None, None), "margin": rec["margin"], "holds": None,
-                       "not_judged": why, "reason": why, "status": NOT_JUDGED_STATUS}, profile)
+        return judged(
+            {
+                **rec,
+                **verdicts.decide(None, None),
+                "margin": rec["margin"],
+                "holds": None,
+                "not_judged": why,
+                "reason": why,
+                "status": NOT_JUDGED_STATUS,
+            },
+            profile,
+        )
     judge = rec["kind"] == "claim" and rec["margin"] is not None
     rs = resampling(fn, get, seed_keys) if judge and not rec.get("no_interval") else {"units": []}
     if "per_seed" in rs:

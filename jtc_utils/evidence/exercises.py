@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+
 class Checks(dict):
     """One paper's exercise checks (label -> (figures the check reads, check)), written with its :meth:`exercise`
     decorator in the paper's ``exercises`` module; a check returns None when the answer passes, else a hint. The

@@ -20,9 +20,14 @@ def environment() -> dict:
     import torch
     import transformers
 
-    return {"python": platform.python_version(), "numpy": np.__version__, "torch": torch.__version__,
-            "transformers": transformers.__version__, "scikit-learn": sklearn.__version__,
-            "machine": platform.machine()}
+    return {
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "torch": torch.__version__,
+        "transformers": transformers.__version__,
+        "scikit-learn": sklearn.__version__,
+        "machine": platform.machine(),
+    }
 
 
 def plain(x):
@@ -100,6 +105,8 @@ def as_array(values) -> np.ndarray:
     if isinstance(values, np.ndarray):
         return values.astype(float)
     values = list(values)
-    return np.array([[np.nan if v is None else v for v in row] for row in values], dtype=float) \
-        if values and isinstance(values[0], list) else np.array([np.nan if v is None else v for v in values],
-                                                                dtype=float)
+    return (
+        np.array([[np.nan if v is None else v for v in row] for row in values], dtype=float)
+        if values and isinstance(values[0], list)
+        else np.array([np.nan if v is None else v for v in values], dtype=float)
+    )

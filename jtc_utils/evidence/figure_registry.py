@@ -40,8 +40,10 @@ def compute(fig: str, setting: Setting, registered: Registered | None = None) ->
     figure belongs to (:func:`profile_of`). ``registered``: the figure's entry, where the caller looked it up already
     (each path looks it up once)."""
     if not isinstance(setting, Setting):
-        raise TypeError(f"compute({fig!r}, ...) takes a Setting, got {setting!r}: make one with "
-                        "jtc_utils.core.data.setting.Setting.of(profile, n_train, n_val, seed)")
+        raise TypeError(
+            f"compute({fig!r}, ...) takes a Setting, got {setting!r}: make one with "
+            "jtc_utils.core.data.setting.Setting.of(profile, n_train, n_val, seed)"
+        )
     registered = registered or entry(fig)
     return registered.compute(fig, setting.on(profile_of(fig, setting.profile)))
 

@@ -8,6 +8,7 @@ from jtc_utils.core.data.profiles import Profile
 
 from . import verdicts
 from .claims import NOT_COMPUTED_STATUS, NOT_JUDGED, NOT_JUDGED_STATUS, status
+from .records import Status
 from .registry import get as registered
 
 
@@ -18,8 +19,10 @@ def is_evidence(record: dict) -> bool:
 
 def findings(records: list[dict], titles: dict | None = None) -> list[dict]:
     """The findings among ``records``: claims that share a ``statistic`` are one finding. Each finding: its
-    ``statistic``, ``title``, ``claims`` (ids), and ``verdict``: the verdict its claims share, "mixed" where they
-    differ, with "no interval" where any of them was not resampled."""
+    ``statistic``, ``title``, ``claims`` (ids), ``shape`` (the verdict its claims share, "mixed" where they differ),
+    ``interval`` (whether every one of them was resampled or tested on seeds), ``status`` (the finding's
+    :class:`~jtc_utils.evidence.records.Status`: no interval where any claim has none, ``None`` where mixed) and
+    ``verdict``: the shape in words, with "no interval" where ``interval`` is false."""
     titles = {**registered().titles, **(titles or {})}
     groups: dict = {}
     for r in records:
@@ -28,11 +31,19 @@ def findings(records: list[dict], titles: dict | None = None) -> list[dict]:
     out = []
     for stat, recs in groups.items():
         vs = {r["verdict"] for r in recs}
-        verdict = vs.pop() if len(vs) == 1 else "mixed"
-        if not all(r["resampled"] or r.get("n_seeds") for r in recs):
-            verdict = f"{verdict}, no interval"
-        out.append({"statistic": stat, "title": titles.get(stat, recs[0]["claim"]), "claims": [r["id"] for r in recs],
-                    "verdict": verdict})
+        shape = vs.pop() if len(vs) == 1 else "mixed"
+        interval = all(r["resampled"] or r.get("n_seeds") for r in recs)
+        out.append(
+            {
+                "statistic": stat,
+                "title": titles.get(stat, recs[0]["claim"]),
+                "claims": [r["id"] for r in recs],
+                "shape": shape,
+                "interval": interval,
+                "status": None if shape == "mixed" and interval else Status(shape) if interval else Status.NO_INTERVAL,
+                "verdict": shape if interval else f"{shape}, no interval",
+            }
+        )
     return out
 
 
@@ -44,8 +55,8 @@ def count_findings(records: list[dict], titles: dict | None = None) -> dict:
     sentences and checks there are, and how many claims are not judged (their instrument fails a check) or not
     computed (the profile lacks their figures); those two are counts of claims, not of findings."""
     fs = findings(records, titles)
-    out = {v: sum(f["verdict"] == v for f in fs) for v in FINDING_VERDICTS}
-    out["no interval"] = sum(f["verdict"].endswith("no interval") for f in fs)
+    out = {v: sum(f["shape"] == v and f["interval"] for f in fs) for v in FINDING_VERDICTS}
+    out["no interval"] = sum(not f["interval"] for f in fs)
     out["findings"] = len(fs)
     out["claims"] = sum(len(f["claims"]) for f in fs)
     claims_only = [r for r in records if r.get("kind", "claim") == "claim"]
@@ -60,21 +71,26 @@ def summary(records: list[dict], profile: Profile | str, titles: dict | None = N
     """One line: how many findings hold, fail, are undecided (or mixed, or have no interval), from how many claim
     sentences, the checks apart; and what happens to the magnitudes."""
     c = count_findings(records, titles)
-    line = (f"{c['findings']} findings from {c['claims']} claim sentences: {c[verdicts.HOLDS]} hold, "
-            f"{c[verdicts.FAILS]} fail, {c[verdicts.UNDECIDED]} undecided")
+    line = (
+        f"{c['findings']} findings from {c['claims']} claim sentences: {c[verdicts.HOLDS]} hold, "
+        f"{c[verdicts.FAILS]} fail, {c[verdicts.UNDECIDED]} undecided"
+    )
     if c["mixed"]:
         line += f", {c['mixed']} mixed"
     if c["no interval"]:
         line += f"; {c['no interval']} without an interval (not resampled; not counted)"
     if c["not judged (instrument)"]:
-        line += (f"; {c['not judged (instrument)']} claims not judged: their instrument fails its check (not "
-                 "counted as holds or fails)")
+        line += (
+            f"; {c['not judged (instrument)']} claims not judged: their instrument fails its check (not "
+            "counted as holds or fails)"
+        )
     if c["not computed"]:
         line += f"; {c['not computed']} claims cannot be computed on this profile"
     unfit = sum(bool(r.get("no_verdict")) for r in records)
     if unfit:
-        line += (f"; {unfit} claims get no verdict: their maps were fitted on fewer training samples than the model's "
-                 f"width")
+        line += (
+            f"; {unfit} claims get no verdict: their maps were fitted on fewer training samples than the model's width"
+        )
     if c["checks"]:
         line += f". Checks: {c['checks passing']} of {c['checks']} pass"
     mags = [r["magnitude"]["holds"] for r in records if r.get("magnitude")]

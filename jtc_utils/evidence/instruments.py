@@ -32,27 +32,39 @@ def instrument(name: str, value, threshold, passed, why: str) -> InstrumentCheck
     """One condition a claim's instrument must meet before its verdict is drawn: its ``name``, the measured
     ``value``, the ``threshold`` it is held to, whether it ``passed``, and ``why`` it fails in words (shown as the
     reason of a claim that is not judged)."""
+
     def num(v):
         return v if v is None or isinstance(v, str) else float(v)
+
     return {"name": name, "value": num(value), "threshold": num(threshold), "passed": bool(passed), "why": why}
 
 
 def runs_check(component: str, runs: int) -> InstrumentCheck:
     """The instrument check of a claim that compares a trained ``component``: at least :data:`LEAST_RUNS` training
     runs of it."""
-    return instrument(f"training runs of {component}", int(runs), LEAST_RUNS, runs >= LEAST_RUNS,
-                      f"{component} was trained {int(runs)} time{'s' if runs != 1 else ''}, and a comparison of "
-                      f"trained components needs at least {LEAST_RUNS} runs of each, so that one run's luck is not "
-                      "read as a finding")
+    return instrument(
+        f"training runs of {component}",
+        int(runs),
+        LEAST_RUNS,
+        runs >= LEAST_RUNS,
+        f"{component} was trained {int(runs)} time{'s' if runs != 1 else ''}, and a comparison of "
+        f"trained components needs at least {LEAST_RUNS} runs of each, so that one run's luck is not "
+        "read as a finding",
+    )
 
 
 def reach_check(what: str, share: float) -> InstrumentCheck:
     """The instrument check of a claim read through a labelling: it labels at least :data:`LEAST_REACH` of the
     tokens of ``what``."""
-    return instrument(f"labelling's reach ({what})", share, LEAST_REACH, share >= LEAST_REACH,
-                      f"the labelling labels {share:.1%} of the top tokens of the {what}, below the "
-                      f"{LEAST_REACH:.0%} a labelling must reach: the coverage would measure the labelling, not the "
-                      "vectors")
+    return instrument(
+        f"labelling's reach ({what})",
+        share,
+        LEAST_REACH,
+        share >= LEAST_REACH,
+        f"the labelling labels {share:.1%} of the top tokens of the {what}, below the "
+        f"{LEAST_REACH:.0%} a labelling must reach: the coverage would measure the labelling, not the "
+        "vectors",
+    )
 
 
 def layers_check(margin: float, left_out) -> InstrumentCheck:
@@ -60,6 +72,11 @@ def layers_check(margin: float, left_out) -> InstrumentCheck:
     (``left_out``: the margin with each layer dropped in turn), so that no single layer decides the verdict."""
     left_out = np.asarray(left_out, dtype=float)
     flips = [int(i) for i in np.flatnonzero(np.sign(left_out) != np.sign(margin))]
-    return instrument("one layer does not decide", len(flips), 0, not flips,
-                      f"leaving out layer {', '.join(map(str, flips))} alone turns the margin's sign, so one layer "
-                      "decides the verdict")
+    return instrument(
+        "one layer does not decide",
+        len(flips),
+        0,
+        not flips,
+        f"leaving out layer {', '.join(map(str, flips))} alone turns the margin's sign, so one layer "
+        "decides the verdict",
+    )

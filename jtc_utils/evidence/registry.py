@@ -24,6 +24,7 @@ PAPERS = {
 class Caption:
     """What a drawn figure's caption says: the paper figure it reproduces (``ref``), what to see in it (``see``), the
     image's alt text (``alt``) and what it shows (``what``: the model and text, or the panels)."""
+
     ref: str
     see: str
     alt: str
@@ -35,6 +36,7 @@ class Caption:
 class View:
     """One way of drawing a figure's numbers: ``draw(data, params, **options)`` draws it with matplotlib and
     ``caption(data, params, **options)`` says what it shows (a :class:`Caption`)."""
+
     draw: Callable
     caption: Callable
 
@@ -67,6 +69,7 @@ def drawings(table: dict) -> tuple[Callable, Callable]:
 @dataclass(frozen=True)
 class Registered:
     """One figure id as the registry holds it: its paper, computation, and drawing and caption or table."""
+
     paper: str  # "jtc", "lenses", "ffn" or "linearity"
     compute: Callable  # (fig, setting: Setting) -> (data, params)
     params_in_result: bool  # whether the chapter reads the parameters under "params" beside the data
@@ -81,6 +84,7 @@ class Registered:
 @dataclass(frozen=True)
 class Paper:
     """Everything the book needs of one paper, declared by its package's ``paper`` module as ``PAPER``."""
+
     name: str  # "jtc", "lenses", "ffn", "linearity": the figure registry's paper
     figures: tuple  # its figure ids
     compute: Callable  # (fig, setting: jtc_utils.core.data.setting.Setting) -> (data, params)
@@ -120,6 +124,7 @@ def _frozen(d: dict) -> Mapping:
 @dataclass(frozen=True)
 class Registry:
     """Every paper's figures, claims, exercise checks and verdict facts, built once from :data:`PAPERS`."""
+
     papers: Mapping  # name -> Paper, in the book's order
     figures: Mapping  # figure id -> Registered
     claim_checks: Mapping  # claim id -> its paper's check
@@ -138,17 +143,22 @@ class Registry:
     def entry(self, fig: str) -> Registered:
         """The registered figure ``fig``; an unknown id is refused with every known id, by paper."""
         if fig not in self.figures:
-            known = "; ".join(f"{p}: {', '.join(f for f, r in self.figures.items() if r.paper == p)}"
-                              for p in self.papers)
-            raise ValueError(f"unknown figure {fig!r}: no paper registered it (known ids, by paper: {known}; "
-                             f"every paper is declared in jtc_utils.evidence.registry.PAPERS)")
+            known = "; ".join(
+                f"{p}: {', '.join(f for f, r in self.figures.items() if r.paper == p)}" for p in self.papers
+            )
+            raise ValueError(
+                f"unknown figure {fig!r}: no paper registered it (known ids, by paper: {known}; "
+                f"every paper is declared in jtc_utils.evidence.registry.PAPERS)"
+            )
         return self.figures[fig]
 
     def check(self, cid: str) -> Callable:
         """The check of claim ``cid``, by the paper that declares it."""
         if cid not in self.claim_checks:
-            raise ValueError(f"unknown claim {cid!r}; registered: {', '.join(self.claim_checks)} (every paper is "
-                             "declared in jtc_utils.evidence.registry.PAPERS)")
+            raise ValueError(
+                f"unknown claim {cid!r}; registered: {', '.join(self.claim_checks)} (every paper is "
+                "declared in jtc_utils.evidence.registry.PAPERS)"
+            )
         return self.claim_checks[cid]
 
     def paper(self, name: str) -> Paper:
@@ -170,15 +180,37 @@ def _figures(papers) -> dict:
             raise ValueError(f"{p.name}: a drawn figure needs both its draw and its caption")
         for fig in p.figures:
             shown = fig in p.drawn
-            put(p, fig, Registered(p.name, p.compute, p.params_in_result, p.draw if shown else None,
-                                   p.caption if shown else None, p.returns_saved,
-                                   p.table if fig in p.tabled else None))
+            put(
+                p,
+                fig,
+                Registered(
+                    p.name,
+                    p.compute,
+                    p.params_in_result,
+                    p.draw if shown else None,
+                    p.caption if shown else None,
+                    p.returns_saved,
+                    p.table if fig in p.tabled else None,
+                ),
+            )
         draw, caption = drawings(p.record_drawings) if p.record_drawings else (None, None)
         for rid, compute in p.records.items():
             shown = rid in p.record_drawings
-            put(p, rid, Registered(p.name, compute, p.params_in_result, draw if shown else None,
-                                   caption if shown else None, p.returns_saved, None,
-                                   rid not in p.unregressed, rid in p.on_demand))
+            put(
+                p,
+                rid,
+                Registered(
+                    p.name,
+                    compute,
+                    p.params_in_result,
+                    draw if shown else None,
+                    caption if shown else None,
+                    p.returns_saved,
+                    None,
+                    rid not in p.unregressed,
+                    rid in p.on_demand,
+                ),
+            )
     return out
 
 

@@ -39,80 +39,146 @@ class Reading:
 # :data:`jtc_utils.evidence.claims.RULES_NOTE`).
 LEXICON = {
     "every": Reading(
-        ("every", "all", "across all layers", "across the network", "consistently", "everywhere", "always",
-         "in both models", "each of", "for all values of k", "from a certain layer on"),
+        (
+            "every",
+            "all",
+            "across all layers",
+            "across the network",
+            "consistently",
+            "everywhere",
+            "always",
+            "in both models",
+            "each of",
+            "for all values of k",
+            "from a certain layer on",
+        ),
         "the condition at every point it ranges over (every layer l < L, pair, model, mapping, seed); the margin is "
-        "the smallest of the points' margins", None,
-        "a universal word admits no exception; layer L, where every map is the model's own output, is left out"),
+        "the smallest of the points' margins",
+        None,
+        "a universal word admits no exception; layer L, where every map is the model's own output, is left out",
+    ),
     "most": Reading(
         ("most", "at most layers", "the majority", "removes most of"),
         "more than half: of the points (the margin is the share of points on the claim's side minus one half), or "
-        "of an amount (the share of it minus one half)", 0.5,
-        "'most' means more than half; nothing in the sentences asks for more"),
+        "of an amount (the share of it minus one half)",
+        0.5,
+        "'most' means more than half; nothing in the sentences asks for more",
+    ),
     "often": Reading(
         ("often", "frequently", "in many cases"),
         "at a quarter of the points or more: the margin is the share of points on the claim's side minus a quarter",
         0.25,
         "weaker than 'most' (more than half) and more than now and then; a quarter is the lexicon's coarsest share "
-        "(the one 'late' uses)"),
+        "(the one 'late' uses)",
+    ),
     "portion": Reading(
         ("a substantial portion", "a substantial share", "a large part"),
-        "a share of a whole of at least a fifth: the margin is the share minus 0.2", 0.2,
-        "the 'substantially' amount (a fifth of the larger value) with the whole as the larger value"),
+        "a share of a whole of at least a fifth: the margin is the share minus 0.2",
+        0.2,
+        "the 'substantially' amount (a fifth of the larger value) with the whole as the larger value",
+    ),
     "better": Reading(
-        ("better", "beats", "outperforms", "improves", "higher", "lower", "more", "less", "above", "below",
-         "brighter", "wins", "saves more"),
+        (
+            "better",
+            "beats",
+            "outperforms",
+            "improves",
+            "higher",
+            "lower",
+            "more",
+            "less",
+            "above",
+            "below",
+            "brighter",
+            "wins",
+            "saves more",
+        ),
         "two numbers: the difference, on the claim's side; two curves with no quantifier: the mean over the points "
-        "both cover of the pointwise difference", None,
+        "both cover of the pointwise difference",
+        None,
         "a comparison of two results as wholes, with no word saying where, compares their averages; where the "
-        "sentence says where ('at every layer', 'at most layers'), that word decides instead"),
+        "sentence says where ('at every layer', 'at most layers'), that word decides instead",
+    ),
     "close to zero": Reading(
-        ("close to zero", "near 0", "near or below 0", "fails", "barely changes", "a small fraction",
-         "a few (as a share of a whole)"),
-        "at most 0.05 on a quantity whose scale is 0 to 1 (precision, r², share, rate)", 0.05,
+        (
+            "close to zero",
+            "near 0",
+            "near or below 0",
+            "fails",
+            "barely changes",
+            "a small fraction",
+            "a few (as a share of a whole)",
+        ),
+        "at most 0.05 on a quantity whose scale is 0 to 1 (precision, r², share, rate)",
+        0.05,
         "a third of the smallest difference the JTC paper calls a large gain (15%, introduction): a value this "
-        "close to 0 is far from anything the papers count as an effect"),
+        "close to 0 is far from anything the papers count as an effect",
+    ),
     "similar": Reading(
         ("similar", "the same", "as well as", "at least as well as"),
         "two values or curves differ by at most the 'close to zero' amount (0.05 on a 0-1 scale; for curves, the "
-        "mean absolute difference); 'at least as well as' is better or similar", 0.05,
+        "mean absolute difference); 'at least as well as' is better or similar",
+        0.05,
         "a difference that is close to zero is no difference; the same number as 'close to zero', so one word "
-        "cannot be read more loosely than the other"),
+        "cannot be read more loosely than the other",
+    ),
     "substantially": Reading(
-        ("substantially", "much", "far", "by a large margin", "markedly", "far more", "strongly", "dominant", "strong",
-         "weak (substantially below)", "small next to (substantially below)"),
+        (
+            "substantially",
+            "much",
+            "far",
+            "by a large margin",
+            "markedly",
+            "far more",
+            "strongly",
+            "dominant",
+            "strong",
+            "weak (substantially below)",
+            "small next to (substantially below)",
+        ),
         "the gap is at least a fifth of the larger of the two values: (a - b) >= 0.2 max(|a|, |b|); the margin is "
-        "(a - b) / max(|a|, |b|) - 0.2", 0.2,
+        "(a - b) / max(|a|, |b|) - 0.2",
+        0.2,
         "the JTC paper's own example of a large margin is 0.2 of Precision@1's unit scale ('by more than 0.2'); "
-        "read as a fifth of the values' size, the same words serve precisions, rates and surprisals (nats)"),
+        "read as a fifth of the values' size, the same words serve precisions, rates and surprisals (nats)",
+    ),
     "sharp": Reading(
         ("sharp", "sharply", "ascent", "collapse"),
         "a change over the named window that is substantially larger (see 'substantially') than the change of each "
-        "other curve of the figure over the same window", None,
+        "other curve of the figure over the same window",
+        None,
         "the sentence remarks on one curve; a rise or fall that every curve of the figure shares is not a feature "
-        "of that curve"),
+        "of that curve",
+    ),
     "about": Reading(
         ("~", "about", "≈", "x%", "a stated value"),
-        "magnitudes only (the paper profile): within 0.05 of the stated value on a 0-1 scale", 0.05,
-        "the same amount as 'close to zero': a number this close to the paper's is the paper's number"),
+        "magnitudes only (the paper profile): within 0.05 of the stated value on a 0-1 scale",
+        0.05,
+        "the same amount as 'close to zero': a number this close to the paper's is the paper's number",
+    ),
     "range": Reading(
         ("a-b", "between a and b", "a stated range"),
-        "magnitudes only: within the stated range widened by the 'about' amount at each end", 0.05,
-        "the range's ends are numbers stated by the paper, each read as 'about'"),
+        "magnitudes only: within the stated range widened by the 'about' amount at each end",
+        0.05,
+        "the range's ends are numbers stated by the paper, each read as 'about'",
+    ),
     "depth": Reading(
         ("layer l of L", "the first ten layers", "early layers", "from layer ~7", "till layer 44"),
         "a layer number of a model with L_paper layers is read at the same relative depth of a model with L: "
-        "round(l L / L_paper)", None,
-        "the stand-ins are shallower than the paper's models; relative depth is what the sentences locate"),
+        "round(l L / L_paper)",
+        None,
+        "the stand-ins are shallower than the paper's models; relative depth is what the sentences locate",
+    ),
     "late": Reading(
         ("the last layers", "towards the end", "late", "early", "the very early layers", "mid-depth"),
         "'early' and 'late' name the first and last quarter of the layers (or of the depth), 'mid-depth' the half "
-        "between them", 0.25,
-        "a quarter is the coarsest split that still leaves a middle"),
-    "half": Reading(
-        ("half of the depth", "the first half"),
-        "the layers l <= L/2", 0.5, "stated by the words"),
+        "between them",
+        0.25,
+        "a quarter is the coarsest split that still leaves a middle",
+    ),
+    "half": Reading(("half of the depth", "the first half"), "the layers l <= L/2", 0.5, "stated by the words"),
 }
+
 
 class Verdict(StrEnum):
     """A verdict from the resamples (:func:`decide`) or the seeds' sign test (:func:`seed_test`); stored as its
@@ -180,7 +246,8 @@ def _is_statistic(v) -> bool:
         return False
     flat = a.ravel()
     return all(isinstance(x, (float, np.floating)) or x is None for x in flat) and any(
-        isinstance(x, (float, np.floating)) for x in flat)
+        isinstance(x, (float, np.floating)) for x in flat
+    )
 
 
 def _nan_like(v):
@@ -196,8 +263,9 @@ def _substitute(data, b: int, blank: bool = False, keep=()):
     if not isinstance(data, dict):
         return _nan_like(data) if blank and _is_statistic(data) else data
     boot = data.get("boot", {})
-    out = {k: _substitute(v, b, blank and k not in keep, keep)
-           for k, v in data.items() if k != "boot" and k not in boot}
+    out = {
+        k: _substitute(v, b, blank and k not in keep, keep) for k, v in data.items() if k != "boot" and k not in boot
+    }
     for k, v in boot.items():
         out[k] = _row(v, b)
     return out
@@ -301,8 +369,10 @@ def interval(margins) -> tuple[float, float]:
     return float(s[k]), float(s[len(s) - 1 - k])
 
 
-INTERVAL = (f"the {1 - LEVEL:.0%} and {LEVEL:.0%} points of the resampled margins (a {2 * LEVEL - 1:.0%} interval, "
-            f"one-sided {LEVEL:.0%} at each end: it excludes 0 exactly when the verdict holds or fails)")
+INTERVAL = (
+    f"the {1 - LEVEL:.0%} and {LEVEL:.0%} points of the resampled margins (a {2 * LEVEL - 1:.0%} interval, "
+    f"one-sided {LEVEL:.0%} at each end: it excludes 0 exactly when the verdict holds or fails)"
+)
 
 
 # What a resample refits rather than re-averages: the linearity scores are in-sample least-squares fits, refitted on
@@ -325,8 +395,7 @@ def decide(margin: float, margins, recentre: bool = False) -> dict:
         return {"verdict": None, "margin": None, "lo": None, "hi": None, "share": None, "resampled": False}
     if margins is None:
         verdict = HOLDS if margin > 0 else FAILS if margin < 0 else UNDECIDED
-        return {"verdict": verdict, "margin": float(margin), "lo": None, "hi": None, "share": None,
-                "resampled": False}
+        return {"verdict": verdict, "margin": float(margin), "lo": None, "hi": None, "share": None, "resampled": False}
     m = np.asarray(margins, dtype=float)
     extra = {}
     if recentre:
@@ -337,8 +406,16 @@ def decide(margin: float, margins, recentre: bool = False) -> dict:
     above, below = float(np.mean(m > 0)), float(np.mean(m < 0))
     verdict = HOLDS if above >= LEVEL else FAILS if below >= LEVEL else UNDECIDED
     lo, hi = interval(m)
-    return {"verdict": verdict, "margin": float(margin), "lo": lo, "hi": hi, "share": above, "resampled": True,
-            "spread": bool(hi > lo), **extra}
+    return {
+        "verdict": verdict,
+        "margin": float(margin),
+        "lo": lo,
+        "hi": hi,
+        "share": above,
+        "resampled": True,
+        "spread": bool(hi > lo),
+        **extra,
+    }
 
 
 # The seeds' sign test: n training seeds that all agree are evidence at the level 2^-n (one-sided), so a verdict
@@ -354,5 +431,13 @@ def seed_test(margin: float, per_seed) -> dict:
     k, n = int((m > 0).sum()), len(m)
     enough = n >= LEAST_SEEDS
     verdict = HOLDS if enough and k == n else FAILS if enough and (m < 0).all() else UNDECIDED
-    return {"verdict": verdict, "margin": float(margin), "lo": None, "hi": None, "share": k / n, "resampled": False,
-            "seeds_on_side": k, "n_seeds": n}
+    return {
+        "verdict": verdict,
+        "margin": float(margin),
+        "lo": None,
+        "hi": None,
+        "share": k / n,
+        "resampled": False,
+        "seeds_on_side": k,
+        "n_seeds": n,
+    }

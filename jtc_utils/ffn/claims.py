@@ -34,79 +34,118 @@ def _reach(t, kinds) -> list[dict]:
 
 def f1(get):
     t = _tab2(get)
-    return claim_record("F1", "value vectors cover more concept tokens than random vectors",
-                "36.7% vs 16% of top tokens in patterns (GPT-2), 55.1% vs 22.7% (WikiLM)",
-                f"coverage values {t['values']:.1%}, Gaussian {t['gaussian']:.1%}, chance {t['chance']:.1%}; "
-                f"permutation p = {t['p_values_vs_gaussian']:.3f}", t["values"] - t["gaussian"],
-                "coverage(values) - coverage(Gaussian vectors) > 0 (margin: the difference; the permutation p-value "
-                "is reported)", words=("better",), unit="share of top tokens", statistic="coverage_vs_random",
-                checks=_reach(t, ("values", "gaussian")))
+    return claim_record(
+        "F1",
+        "value vectors cover more concept tokens than random vectors",
+        "36.7% vs 16% of top tokens in patterns (GPT-2), 55.1% vs 22.7% (WikiLM)",
+        f"coverage values {t['values']:.1%}, Gaussian {t['gaussian']:.1%}, chance {t['chance']:.1%}; "
+        f"permutation p = {t['p_values_vs_gaussian']:.3f}",
+        t["values"] - t["gaussian"],
+        "coverage(values) - coverage(Gaussian vectors) > 0 (margin: the difference; the permutation p-value "
+        "is reported)",
+        words=("better",),
+        unit="share of top tokens",
+        statistic="coverage_vs_random",
+        checks=_reach(t, ("values", "gaussian")),
+    )
 
 
 def f2(get):
     t = _tab2(get)
-    return claim_record("F2", "sub-updates are more interpretable than whole FFN updates",
-                "36.7% vs 11.8% (GPT-2), 55.1% vs 19.7% (WikiLM), stopword patterns excluded (Table 2)",
-                f"coverage values {t['values']:.1%}, whole updates {t['updates']:.1%} (function/punct concepts "
-                f"excluded)",
-                t["values"] - t["updates"], "coverage(values) - coverage(updates, function/punct excluded) > 0",
-                words=("better",), unit="share of top tokens", checks=_reach(t, ("values", "updates")))
+    return claim_record(
+        "F2",
+        "sub-updates are more interpretable than whole FFN updates",
+        "36.7% vs 11.8% (GPT-2), 55.1% vs 19.7% (WikiLM), stopword patterns excluded (Table 2)",
+        f"coverage values {t['values']:.1%}, whole updates {t['updates']:.1%} (function/punct concepts excluded)",
+        t["values"] - t["updates"],
+        "coverage(values) - coverage(updates, function/punct excluded) > 0",
+        words=("better",),
+        unit="share of top tokens",
+        checks=_reach(t, ("values", "updates")),
+    )
 
 
 def f3(get):
     d = get("geva_fig2")
     cov = np.asarray(d["values"], dtype=float)
     floor = verdicts.value("portion")
-    return claim_record("F3", "a substantial portion of the top tokens are concepts at every layer",
-                "20-65% (GPT-2), 40-70% (WikiLM) of top tokens per layer",
-                f"coverage of the values' top tokens {cov.min():.1%}-{cov.max():.1%} per layer; at least a fifth at "
-                f"{int((cov >= floor).sum())} of {len(cov)} layers", float(cov.min()) - floor,
-                "coverage(values) >= 0.2 at every layer (margin: the smallest coverage minus 0.2)",
-                quote="across all layers, a substantial portion (20%-65%) of the top-tokens were associated with "
-                      "well-defined concepts", words=("every", "portion"), unit="share of top tokens - 0.2",
-                statistic="coverage_floor", checks=_reach(_tab2(get), ("values",)))
+    return claim_record(
+        "F3",
+        "a substantial portion of the top tokens are concepts at every layer",
+        "20-65% (GPT-2), 40-70% (WikiLM) of top tokens per layer",
+        f"coverage of the values' top tokens {cov.min():.1%}-{cov.max():.1%} per layer; at least a fifth at "
+        f"{int((cov >= floor).sum())} of {len(cov)} layers",
+        float(cov.min()) - floor,
+        "coverage(values) >= 0.2 at every layer (margin: the smallest coverage minus 0.2)",
+        quote="across all layers, a substantial portion (20%-65%) of the top-tokens were associated with "
+        "well-defined concepts",
+        words=("every", "portion"),
+        unit="share of top tokens - 0.2",
+        statistic="coverage_floor",
+        checks=_reach(_tab2(get), ("values",)),
+    )
 
 
 def f4(get):
     d = get("geva_fig4")
     iv, ir = float(np.mean(d["iou_values"])), float(np.mean(d["iou_random"]))
     margin = min(verdicts.value("close to zero") - (1 - iv), iv - ir)
-    return claim_record("F4", "the final layer norm barely changes value projections, unlike random vectors' (Fig. 4)",
-                "IoU of top-30 raw vs through ln_f high for values, low for random (numbers lost)",
-                f"mean IoU values {iv:.2f}, random {ir:.2f} (without ln_f's shift: "
-                f"{np.mean(d['iou_values_nobias']):.2f} / {np.mean(d['iou_random_nobias']):.2f})", margin,
-                "the change 1 - IoU(values) is close to zero (<= 0.05) and IoU(values) > IoU(random) (margin: the "
-                "smaller, in IoU)", words=("close to zero", "better"), unit="IoU")
+    return claim_record(
+        "F4",
+        "the final layer norm barely changes value projections, unlike random vectors' (Fig. 4)",
+        "IoU of top-30 raw vs through ln_f high for values, low for random (numbers lost)",
+        f"mean IoU values {iv:.2f}, random {ir:.2f} (without ln_f's shift: "
+        f"{np.mean(d['iou_values_nobias']):.2f} / {np.mean(d['iou_random_nobias']):.2f})",
+        margin,
+        "the change 1 - IoU(values) is close to zero (<= 0.05) and IoU(values) > IoU(random) (margin: the "
+        "smaller, in IoU)",
+        words=("close to zero", "better"),
+        unit="IoU",
+    )
 
 
 def f5(get):
     d = get("geva_fig6")
     t10, r10 = np.asarray(d["t10"]), np.asarray(d["r10"])
     margin = min(float(verdicts.substantially(t10, d["uniform"]).min()), float(verdicts.substantially(t10, r10).min()))
-    return claim_record("F5", "the ten dominant sub-updates carry far more than their share",
-                "0.24% of the values carry ~5% of the total, > 10% in some layers (A.3)",
-                f"top-10 share {t10.min():.1%}-{t10.max():.1%} per layer vs uniform {d['uniform']:.1%} and random ten "
-                f"{r10.mean():.1%}", margin, "T10 above 10/d_ff and above the random ten's share by at least a fifth "
-                "of the larger, at every layer (margin: the smallest relative gap minus 0.2)",
-                words=("substantially", "every"), unit="relative gap - 0.2")
+    return claim_record(
+        "F5",
+        "the ten dominant sub-updates carry far more than their share",
+        "0.24% of the values carry ~5% of the total, > 10% in some layers (A.3)",
+        f"top-10 share {t10.min():.1%}-{t10.max():.1%} per layer vs uniform {d['uniform']:.1%} and random ten "
+        f"{r10.mean():.1%}",
+        margin,
+        "T10 above 10/d_ff and above the random ten's share by at least a fifth "
+        "of the larger, at every layer (margin: the smallest relative gap minus 0.2)",
+        words=("substantially", "every"),
+        unit="relative gap - 0.2",
+    )
 
 
 def f6(get):
     d = get("geva_tab4")
     s, e = d["events"]["saturation"]["dominant"], d["events"]["elimination"]["dominant"]
-    parts = {"strong: max saturation above max elimination": verdicts.substantially(s["max"], e["max"]),
-             "weak: |mean elimination| below max saturation": verdicts.substantially(s["max"], abs(e["mean"])),
-             "promotes: (max - |min|) saturation above elimination":
-                 verdicts.substantially(s["max"] - abs(s["min"]), e["max"] - abs(e["min"])),
-             "dominant: mean |score| above random": verdicts.substantially(d["abs_dominant"], d["abs_random"])}
-    return claim_record("F6", "dominant sub-updates promote the final token rather than eliminate rivals (Table 4)",
-                "saturation events: strong positive scores for the final token; elimination events: weak "
-                "(numbers lost)",
-                f"max score {s['max']:.3f} (saturation) vs {e['max']:.3f} (elimination); mean elimination "
-                f"{e['mean']:.3f}; dominant |score| {d['abs_dominant']:.4f} vs random {d['abs_random']:.4f}; "
-                f"{sum(float(v) >= 0 for v in parts.values())} of 4 conditions", min(float(v) for v in parts.values()),
-                "each of: " + "; ".join(parts) + ", by at least a fifth of the larger (margin: the smallest relative "
-                "gap minus 0.2)", words=("substantially", "every"), unit="relative gap - 0.2")
+    parts = {
+        "strong: max saturation above max elimination": verdicts.substantially(s["max"], e["max"]),
+        "weak: |mean elimination| below max saturation": verdicts.substantially(s["max"], abs(e["mean"])),
+        "promotes: (max - |min|) saturation above elimination": verdicts.substantially(
+            s["max"] - abs(s["min"]), e["max"] - abs(e["min"])
+        ),
+        "dominant: mean |score| above random": verdicts.substantially(d["abs_dominant"], d["abs_random"]),
+    }
+    return claim_record(
+        "F6",
+        "dominant sub-updates promote the final token rather than eliminate rivals (Table 4)",
+        "saturation events: strong positive scores for the final token; elimination events: weak (numbers lost)",
+        f"max score {s['max']:.3f} (saturation) vs {e['max']:.3f} (elimination); mean elimination "
+        f"{e['mean']:.3f}; dominant |score| {d['abs_dominant']:.4f} vs random {d['abs_random']:.4f}; "
+        f"{sum(float(v) >= 0 for v in parts.values())} of 4 conditions",
+        min(float(v) for v in parts.values()),
+        "each of: " + "; ".join(parts) + ", by at least a fifth of the larger (margin: the smallest relative "
+        "gap minus 0.2)",
+        words=("substantially", "every"),
+        unit="relative gap - 0.2",
+    )
 
 
 def _f7_margin(mean, mn, mx, late, keep):
@@ -126,48 +165,68 @@ def f7(get):
     margin = _f7_margin(mean, mn, mx, late, every)
     left_out = [_f7_margin(mean, mn, mx, late, every & (np.arange(L) != k)) for k in range(L)]
     negative = int((mean[:late] < 0).sum())
-    return claim_record("F7",
-                "candidate scores stay non-negative until the last layers, where strongly negative minima appear",
-                "Fig. 3", f"mean score below 0 at {negative} of the {late} layers before the last quarter (smallest "
-                f"{mean[:late].min():+.3g}, at layer {int(np.argmin(mean[:late])) + 1}; in units of that layer's range "
-                f"of scores {float((mean / np.where(mx - mn > 0, mx - mn, 1.0))[:late].min()):+.3f}); most negative "
-                f"min {mn[late:].min():.3g} in the last quarter vs {mn[:late].min():.3g} before",
-                margin, "mean score >= 0 at every layer before the last quarter, and the last quarter's most negative "
-                "min below the rest's by at least a fifth of the larger (margin: the smaller, the mean score in units "
-                "of its layer's range max - min, or the relative gap minus 0.2)",
-                words=("every", "late", "substantially"),
-                unit="score / the layer's range, or relative gap - 0.2", checks=[layers_check(margin, left_out)])
+    return claim_record(
+        "F7",
+        "candidate scores stay non-negative until the last layers, where strongly negative minima appear",
+        "Fig. 3",
+        f"mean score below 0 at {negative} of the {late} layers before the last quarter (smallest "
+        f"{mean[:late].min():+.3g}, at layer {int(np.argmin(mean[:late])) + 1}; in units of that layer's range "
+        f"of scores {float((mean / np.where(mx - mn > 0, mx - mn, 1.0))[:late].min()):+.3f}); most negative "
+        f"min {mn[late:].min():.3g} in the last quarter vs {mn[:late].min():.3g} before",
+        margin,
+        "mean score >= 0 at every layer before the last quarter, and the last quarter's most negative "
+        "min below the rest's by at least a fifth of the larger (margin: the smaller, the mean score in units "
+        "of its layer's range max - min, or the relative gap minus 0.2)",
+        words=("every", "late", "substantially"),
+        unit="score / the layer's range, or relative gap - 0.2",
+        checks=[layers_check(margin, left_out)],
+    )
 
 
 def f8(get):
     x = get("geva_tab4")["extreme"]
-    where = "" if x["global_clusters"] else (" (clusters formed block by block: the model's values are too many for "
-                                             "one clustering, a deviation from the paper's)")
-    return claim_record("F8", "a few clusters explain the extreme sub-updates",
-                "1.7% of the values (GPT-2), 1.1% (WikiLM)",
-                f"{x['clusters']} of {x['of_clusters']} clusters{where} hold {x['occurrence_share']:.0%} of the "
-                f"top-0.1% |score| occurrences; they hold {x['values_share']:.1%} of the values",
-                verdicts.value("close to zero") - x["values_share"],
-                "the clusters with >= 50% of the top-0.1% |score| occurrences hold at most 0.05 of the values "
-                "('a small fraction': close to zero; margin: 0.05 minus their share)", words=("close to zero", "most"),
-                unit="share of values", fixed="the clusters that hold the extreme scores are chosen from the top "
-                "0.1% of every score of every sample; a resample would redo that selection over millions of scores, "
-                "which the figure does not keep.")
+    where = (
+        ""
+        if x["global_clusters"]
+        else (
+            " (clusters formed block by block: the model's values are too many for "
+            "one clustering, a deviation from the paper's)"
+        )
+    )
+    return claim_record(
+        "F8",
+        "a few clusters explain the extreme sub-updates",
+        "1.7% of the values (GPT-2), 1.1% (WikiLM)",
+        f"{x['clusters']} of {x['of_clusters']} clusters{where} hold {x['occurrence_share']:.0%} of the "
+        f"top-0.1% |score| occurrences; they hold {x['values_share']:.1%} of the values",
+        verdicts.value("close to zero") - x["values_share"],
+        "the clusters with >= 50% of the top-0.1% |score| occurrences hold at most 0.05 of the values "
+        "('a small fraction': close to zero; margin: 0.05 minus their share)",
+        words=("close to zero", "most"),
+        unit="share of values",
+        fixed="the clusters that hold the extreme scores are chosen from the top "
+        "0.1% of every score of every sample; a resample would redo that selection over millions of scores, "
+        "which the figure does not keep.",
+    )
 
 
 def f9(get):
     d = get("ext_geva_steer")["conditions"]
     neg = {k: v["sampled"]["negative"] for k, v in d.items()}  # greedy decoding never starts negatively
     steered, unmod, rand = neg["steered (10 values)"], neg["unmodified"], neg["random 10 values"]
-    return claim_record("F9", "ten value vectors suppress toxicity (47%, perplexity 21.7 -> 25.3; Table 5)",
-                "toxicity 58.5% -> 30.8%, self-debiasing 37%, word filter 20% (Perspective API)",
-                f"not reproducible (Perspective API); stand-in concept steering, sampled: negative first adjective "
-                f"{unmod:.0%} unmodified, {steered:.0%} steered, {rand:.0%} random ten; perplexity "
-                f"{d['unmodified']['perplexity']:.2f} -> {d['steered (10 values)']['perplexity']:.2f}",
-                min(unmod - steered, rand - steered),
-                "stand-in: the share of sampled continuations that start with a negative adjective, steered below "
-                "unmodified and below random ten (margin: the smaller difference); perplexity reported",
-                words=("better",), unit="share")
+    return claim_record(
+        "F9",
+        "ten value vectors suppress toxicity (47%, perplexity 21.7 -> 25.3; Table 5)",
+        "toxicity 58.5% -> 30.8%, self-debiasing 37%, word filter 20% (Perspective API)",
+        f"not reproducible (Perspective API); stand-in concept steering, sampled: negative first adjective "
+        f"{unmod:.0%} unmodified, {steered:.0%} steered, {rand:.0%} random ten; perplexity "
+        f"{d['unmodified']['perplexity']:.2f} -> {d['steered (10 values)']['perplexity']:.2f}",
+        min(unmod - steered, rand - steered),
+        "stand-in: the share of sampled continuations that start with a negative adjective, steered below "
+        "unmodified and below random ten (margin: the smaller difference); perplexity reported",
+        words=("better",),
+        unit="share",
+    )
 
 
 def f10(get):
@@ -176,19 +235,30 @@ def f10(get):
     best = max(v["accuracy"] for k, v in d.items() if k.startswith("classifier"))
     margin = min(rule["share_saved"], rule["accuracy"] - best + verdicts.value("similar"))
     floor = PAPER_CLASSIFIER_LOW - BASELINE_SLACK
-    baseline = instrument("the classifier baseline works", best, floor, best >= floor,
-                          f"the best classifier reaches {best:.1%} accuracy, below the {floor:.1%} within reach of "
-                          f"the paper's classifiers ({PAPER_CLASSIFIER_LOW:.1%}): an accuracy within 0.05 of a "
-                          "baseline that does not work says nothing about the rule")
+    baseline = instrument(
+        "the classifier baseline works",
+        best,
+        floor,
+        best >= floor,
+        f"the best classifier reaches {best:.1%} accuracy, below the {floor:.1%} within reach of "
+        f"the paper's classifiers ({PAPER_CLASSIFIER_LOW:.1%}): an accuracy within 0.05 of a "
+        "baseline that does not work says nothing about the rule",
+    )
     jtc = {m: d[f"JTC rule ({m}) at equal accuracy"] for m in ("id", "mat")}
-    return claim_record("F10", "the sub-update rule exits early with high accuracy",
-                "94.1 ± 1.4% accuracy, 3.2 ± 0.3 layers (20%) saved; classifiers 92.9-94.4% (Table 6)",
-                f"accuracy {rule['accuracy']:.1%}, {rule['saved']:.2f} layers ({rule['share_saved']:.1%}) saved, "
-                f"against the paper's 20%; best classifier {best:.1%}; at the same accuracy section 5's confidence "
-                f"rule saves {jtc['id']['saved']:.2f} (id) and {jtc['mat']['saved']:.2f} (mat) layers", margin,
-                "saves layers (share saved > 0) with an accuracy at least as high as the best classifier's, or "
-                "similar (within 0.05; margin: the smaller)", words=("similar", "better"), unit="share",
-                checks=[baseline])
+    return claim_record(
+        "F10",
+        "the sub-update rule exits early with high accuracy",
+        "94.1 ± 1.4% accuracy, 3.2 ± 0.3 layers (20%) saved; classifiers 92.9-94.4% (Table 6)",
+        f"accuracy {rule['accuracy']:.1%}, {rule['saved']:.2f} layers ({rule['share_saved']:.1%}) saved, "
+        f"against the paper's 20%; best classifier {best:.1%}; at the same accuracy section 5's confidence "
+        f"rule saves {jtc['id']['saved']:.2f} (id) and {jtc['mat']['saved']:.2f} (mat) layers",
+        margin,
+        "saves layers (share saved > 0) with an accuracy at least as high as the best classifier's, or "
+        "similar (within 0.05; margin: the smaller)",
+        words=("similar", "better"),
+        unit="share",
+        checks=[baseline],
+    )
 
 
 def f11(get):
@@ -197,70 +267,95 @@ def f11(get):
     L = len(h)
     q = max(1, int(round(verdicts.value("late") * L)))
     late, early = h[-q:].sum() / h.sum(), h[:q].sum() / h.sum()
-    return claim_record("F11", "saturation is late-heavy",
-                "34.15% of predictions saturate at the last layer of GPT-2 medium (Table 10)",
-                f"modal saturation layer {int(np.argmax(h)) + 1} of {L}; last quarter {late:.0%} vs "
-                f"first quarter {early:.0%}", late - early,
-                "share of predictions saturating in the last quarter of the layers > in the first quarter (margin: "
-                "the difference)", words=("late", "better"), unit="share of predictions")
+    return claim_record(
+        "F11",
+        "saturation is late-heavy",
+        "34.15% of predictions saturate at the last layer of GPT-2 medium (Table 10)",
+        f"modal saturation layer {int(np.argmax(h)) + 1} of {L}; last quarter {late:.0%} vs first quarter {early:.0%}",
+        late - early,
+        "share of predictions saturating in the last quarter of the layers > in the first quarter (margin: "
+        "the difference)",
+        words=("late", "better"),
+        unit="share of predictions",
+    )
 
 
-CLAIMS = {"F1": f1, "F2": f2, "F3": f3, "F4": f4, "F5": f5, "F6": f6, "F7": f7, "F8": f8, "F9": f9, "F10": f10,
-          "F11": f11}
-
+CLAIMS = {
+    "F1": f1,
+    "F2": f2,
+    "F3": f3,
+    "F4": f4,
+    "F5": f5,
+    "F6": f6,
+    "F7": f7,
+    "F8": f8,
+    "F9": f9,
+    "F10": f10,
+    "F11": f11,
+}
 
 
 # why a claim's verdict differs between the stand-in and the real model, one sentence each from the records' numbers
 # (see jtc_utils.jtc.claims.DIFFERS)
 DIFFERS = {
     "F3": "On the stand-in of GPT-2 the generator's own word classes find concepts in more than a fifth of the values' "
-          "top tokens at every layer; on SmolLM2 the concept classes of its vocabulary, made by a sentence encoder "
-          "from each token's text, find fewer than a fifth at every layer (the record's range), although they reach "
-          "nearly every top token: the stand-in's labelling is exact for its generated words, the real one reads a "
-          "word fragment by its string, not by the words it completes.",
+    "top tokens at every layer; on SmolLM2 the concept classes of its vocabulary, made by a sentence encoder "
+    "from each token's text, find fewer than a fifth at every layer (the record's range), although they reach "
+    "nearly every top token: the stand-in's labelling is exact for its generated words, the real one reads a "
+    "word fragment by its string, not by the words it completes.",
     "F6": "On the stand-in of GPT-2 medium the dominant sub-updates of saturation events score the final token "
-          "higher than those of elimination events score their rival, and all four conditions hold; on SmolLM2 the "
-          "elimination events' dominant sub-updates push the rival down by more on average than the largest "
-          "saturation score (the record's numbers), so elimination is not the weak side there.",
+    "higher than those of elimination events score their rival, and all four conditions hold; on SmolLM2 the "
+    "elimination events' dominant sub-updates push the rival down by more on average than the largest "
+    "saturation score (the record's numbers), so elimination is not the weak side there.",
     "F11": "SmolLM2's predictions saturate late, most of them in the last quarter of its 30 layers (the record's "
-           "shares), as GPT-2 medium's do in the paper; the stand-in, trained for minutes on a generated corpus, "
-           "saturates more of its predictions in its first quarter than in its last (its modal layer is the second).",
+    "shares), as GPT-2 medium's do in the paper; the stand-in, trained for minutes on a generated corpus, "
+    "saturates more of its predictions in its first quarter than in its last (its modal layer is the second).",
 }
 
 # why a claim fails or is undecided, where its margin does not say it (see jtc_utils.jtc.claims.REASONS)
 REASONS = {
-    "F1": {"tiny": "In a 48-wide model almost any direction picks out a cluster of the unembedding, which is "
-                   "organised by word class, so random vectors reach nearly the same concept coverage as value "
-                   "vectors.",
-           "real": "Under concept classes that reach nearly every top-30 token (the record's instrument checks), "
-                   "SmolLM2's value vectors form concepts a little more often than Gaussian vectors with their "
-                   "statistics, by less than the resamples' spread (the record's interval and permutation p): the gap "
-                   "the paper reports is not resolved from the random vectors."},
-    "F3": {"real": "Coverage stays below a fifth at every layer (the record's range) although the classes reach nearly "
-                   "every top token: most of SmolLM2's top-30 lists do not hold four tokens of one class. An annotator "
-                   "who sees what the classes cannot (a fragment's word, an inflection, world knowledge) could find "
-                   "more, so this is a lower bound of the paper's measure."},
-    "F4": {"tiny": "The final norm's shift moves the overlap of raw and normed projections for values and random "
-                   "vectors alike, so the gap the paper describes does not appear.",
-           "real": "SmolLM2's final norm (an RMSNorm) has no shift, but its per-coordinate gain alone reorders a "
-                   "large part of a value's top-30 tokens (the record's IoU), far from 'barely changes'; values keep "
-                   "more of their list than random vectors do."},
+    "F1": {
+        "tiny": "In a 48-wide model almost any direction picks out a cluster of the unembedding, which is "
+        "organised by word class, so random vectors reach nearly the same concept coverage as value "
+        "vectors.",
+        "real": "Under concept classes that reach nearly every top-30 token (the record's instrument checks), "
+        "SmolLM2's value vectors form concepts a little more often than Gaussian vectors with their "
+        "statistics, by less than the resamples' spread (the record's interval and permutation p): the gap "
+        "the paper reports is not resolved from the random vectors.",
+    },
+    "F3": {
+        "real": "Coverage stays below a fifth at every layer (the record's range) although the classes reach nearly "
+        "every top token: most of SmolLM2's top-30 lists do not hold four tokens of one class. An annotator "
+        "who sees what the classes cannot (a fragment's word, an inflection, world knowledge) could find "
+        "more, so this is a lower bound of the paper's measure."
+    },
+    "F4": {
+        "tiny": "The final norm's shift moves the overlap of raw and normed projections for values and random "
+        "vectors alike, so the gap the paper describes does not appear.",
+        "real": "SmolLM2's final norm (an RMSNorm) has no shift, but its per-coordinate gain alone reorders a "
+        "large part of a value's top-30 tokens (the record's IoU), far from 'barely changes'; values keep "
+        "more of their list than random vectors do.",
+    },
     "F8": "The clusters that hold half of the extreme sub-updates are few, but with a few thousand values in a narrow "
-          "model they hold more than 'a few' (5%) of the values: the extreme scores are concentrated, less sharply "
-          "than in GPT-2.",
+    "model they hold more than 'a few' (5%) of the values: the extreme scores are concentrated, less sharply "
+    "than in GPT-2.",
     "F9": "Toxicity cannot be measured offline (Perspective API). In the stand-in's concept steering the ten values "
-          "do not lower the negative share: its generator never separates positive from negative adjectives, so no "
-          "value holds one sign without the other.",
-    "F6": {"real": "On SmolLM2 the dominant sub-updates of elimination events push the rival candidate down hard: "
-                   "their mean score is negative and larger in size than the saturation events' largest, so "
-                   "elimination is not the weak side the paper found in GPT-2 (the record's numbers)."},
-    "F7": {"real": "On SmolLM2 the dominant ten's mean score for the layer's top candidate is negative at some "
-                   "layers before the last quarter (the record says at how many, and which layer is the most "
-                   "negative), and the fail does not rest on one layer: with any one layer left out the margin stays "
-                   "below zero (the instrument check). Its margin is in units of each layer's range of scores, so "
-                   "that no raw logit size decides it."},
+    "do not lower the negative share: its generator never separates positive from negative adjectives, so no "
+    "value holds one sign without the other.",
+    "F6": {
+        "real": "On SmolLM2 the dominant sub-updates of elimination events push the rival candidate down hard: "
+        "their mean score is negative and larger in size than the saturation events' largest, so "
+        "elimination is not the weak side the paper found in GPT-2 (the record's numbers)."
+    },
+    "F7": {
+        "real": "On SmolLM2 the dominant ten's mean score for the layer's top candidate is negative at some "
+        "layers before the last quarter (the record says at how many, and which layer is the most "
+        "negative), and the fail does not rest on one layer: with any one layer left out the margin stays "
+        "below zero (the instrument check). Its margin is in units of each layer's range of scores, so "
+        "that no raw logit size decides it."
+    },
     "F11": "The stand-in is easier to read early than GPT-2: its saturation layers peak at the second layer, with a "
-           "second peak at the last, so the distribution is not late-heavy.",
+    "second peak at the last, so the distribution is not late-heavy.",
 }
 
 # --- the real model ------------------------------------------------------------------------------------------------
@@ -273,8 +368,8 @@ REASONS = {
 # why a claim's figure has no counterpart on the real model
 REAL_ABSENT = {
     "ext_geva_steer": "steering is measured as the share of continuations that start with a word of one sign (the "
-                      "stand-in's negative report adjectives); the real vocabulary's concept classes carry no sign, "
-                      "and the paper's toxicity needs the Perspective API, online",
+    "stand-in's negative report adjectives); the real vocabulary's concept classes carry no sign, "
+    "and the paper's toxicity needs the Perspective API, online"
 }
 
 
@@ -289,15 +384,29 @@ def real_views(real: dict) -> dict:
     pick = lambda keys: {k: boot[k] for k in keys if k in boot}  # noqa: E731
     c = real["concepts"]
     return {
-        "geva_tab2": {"models": {"real": c["tab2"]}}, "geva_fig2": c["fig2"], "geva_fig4": c["fig4"],
-        "geva_fig6": {"t10": real["t10"], "r10": real["r10"], "uniform": real["uniform"], "d_ff": real["d_ff"],
-                      "boot": pick(("t10", "r10"))},
-        "geva_tab4": {"events": real["events"], "abs_dominant": real["abs_dominant"],
-                      "abs_random": real["abs_random"], "extreme": real["extreme"],
-                      "boot": pick(("abs_dominant", "abs_random"))},
+        "geva_tab2": {"models": {"real": c["tab2"]}},
+        "geva_fig2": c["fig2"],
+        "geva_fig4": c["fig4"],
+        "geva_fig6": {
+            "t10": real["t10"],
+            "r10": real["r10"],
+            "uniform": real["uniform"],
+            "d_ff": real["d_ff"],
+            "boot": pick(("t10", "r10")),
+        },
+        "geva_tab4": {
+            "events": real["events"],
+            "abs_dominant": real["abs_dominant"],
+            "abs_random": real["abs_random"],
+            "extreme": real["extreme"],
+            "boot": pick(("abs_dominant", "abs_random")),
+        },
         "geva_fig3": {"layers": list(range(1, L + 1)), **real["layer_scores"]},
-        "geva_tab10": {"n_layers": L, "hist": real["sat_hist"][1:],
-                       **({"boot": {"hist": [row[1:] for row in boot["sat_hist"]]}} if "sat_hist" in boot else {})},
+        "geva_tab10": {
+            "n_layers": L,
+            "hist": real["sat_hist"][1:],
+            **({"boot": {"hist": [row[1:] for row in boot["sat_hist"]]}} if "sat_hist" in boot else {}),
+        },
         "geva_tab6": real["exit"],
     }
 
@@ -310,8 +419,12 @@ def real_getter(get=default_get):
 
 
 # what the FFN figures' resamples resample, where it is not the validation samples
-RESAMPLED_OVER = {"geva_tab2": "value vectors", "geva_fig2": "value vectors", "geva_fig4": "value vectors",
-                  "ext_geva_steer": "prompts"}
+RESAMPLED_OVER = {
+    "geva_tab2": "value vectors",
+    "geva_fig2": "value vectors",
+    "geva_fig4": "value vectors",
+    "ext_geva_steer": "prompts",
+}
 CONSTANTS = {"geva_fig6": ("uniform",)}  # 10 / d_ff: the setting's share, not a statistic
 
 check, all_claims = registry(CLAIMS, "FFN", REASONS)

@@ -53,6 +53,10 @@ def extreme_share(scores: np.ndarray, ids: np.ndarray, top: float = 0.001, cover
     need = int(np.searchsorted(np.cumsum(occ[order]), cover * n_top) + 1)
     chosen = order[:need]
     sizes = np.bincount(ids.reshape(-1), minlength=ids.max() + 1)
-    return {"occurrences": int(n_top), "clusters": int(need), "of_clusters": int((sizes > 0).sum()),
-            "values_share": float(sizes[chosen].sum() / ids.size),
-            "occurrence_share": float(occ[chosen].sum() / n_top)}
+    return {
+        "occurrences": int(n_top),
+        "clusters": int(need),
+        "of_clusters": int((sizes > 0).sum()),
+        "values_share": float(sizes[chosen].sum() / ids.size),
+        "occurrence_share": float(occ[chosen].sum() / n_top),
+    }

@@ -78,5 +78,5 @@ def permutation_p(a: np.ndarray, b: np.ndarray, n_perm: int = 10_000, seed: int 
     count = 0
     for _ in range(n_perm):
         rng.shuffle(pooled)
-        count += pooled[:len(a)].mean() - pooled[len(a):].mean() >= obs - 1e-12
+        count += pooled[: len(a)].mean() - pooled[len(a) :].mean() >= obs - 1e-12
     return (count + 1) / (n_perm + 1)

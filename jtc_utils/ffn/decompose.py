@@ -35,7 +35,8 @@ class FFN:
             raise NotAdditiveError(
                 f"{adapter.name} is a BERT-style (post-norm) model: its block output is LN(r + o), so the FFN update "
                 f"o is not added to the residual stream and its sub-updates do not sum to the change of the logits "
-                f"(Geva et al. study decoders; their Limitations name MLM encoders as open). Use a GPT-style model.")
+                f"(Geva et al. study decoders; their Limitations name MLM encoders as open). Use a GPT-style model."
+            )
         import torch
 
         self.n_layers, self.d = self.run.n_layers, self.run.d
@@ -47,12 +48,18 @@ class FFN:
         return f"FFN({self.adapter.name!r}, {self.n_layers} blocks, d={self.d}, d_ff={self.d_ff})"
 
     def check_block(self, j) -> int:
-        return validate.integer(j, "block index j", minimum=0, maximum=self.n_layers - 1,
-                                example=f"j between 0 and {self.n_layers - 1} (block l = j + 1)")
+        return validate.integer(
+            j,
+            "block index j",
+            minimum=0,
+            maximum=self.n_layers - 1,
+            example=f"j between 0 and {self.n_layers - 1} (block l = j + 1)",
+        )
 
     def check_neuron(self, i) -> int:
-        return validate.integer(i, "neuron index i", minimum=0, maximum=self.d_ff - 1,
-                                example=f"i between 0 and {self.d_ff - 1}")
+        return validate.integer(
+            i, "neuron index i", minimum=0, maximum=self.d_ff - 1, example=f"i between 0 and {self.d_ff - 1}"
+        )
 
     def values(self, j: int) -> np.ndarray:
         """V of block j, [d_ff, d] float64: row i is value vector v_i."""
@@ -114,8 +121,13 @@ def mid_states(exp, split: str = "validation") -> np.ndarray:
     if split not in ("train", "validation"):
         raise ValueError(f"unknown split {split!r}; choose 'train' or 'validation'")
     s = exp.train if split == "train" else exp.val
-    key = {"what": "mid", "model": exp.adapter.identity, "samples": samples_identity(s),
-           "runner": runner_for(exp.adapter.model).version, "batch": BATCH}
+    key = {
+        "what": "mid",
+        "model": exp.adapter.identity,
+        "samples": samples_identity(s),
+        "runner": runner_for(exp.adapter.model).version,
+        "batch": BATCH,
+    }
     return cache.cached("ffn_mid", key, lambda: {"R": record_mid(exp.adapter, s, show_progress())})["R"]
 
 
@@ -128,7 +140,12 @@ def check(exp, blocks=None) -> list[dict]:
     out = []
     for j in range(ffn.n_layers) if blocks is None else blocks:
         o = ffn.output(j, ffn.coefficients(j, R[j]))
-        out.append({"block": j + 1, "vs_module": float(np.abs(o - ffn.module_output(j, R[j])).max()),
-                    "vs_hidden": float(np.abs(R[j] + o - exp.X_val[j + 1]).max()),
-                    "scale": float(np.abs(exp.X_val[j + 1]).max())})
+        out.append(
+            {
+                "block": j + 1,
+                "vs_module": float(np.abs(o - ffn.module_output(j, R[j])).max()),
+                "vs_hidden": float(np.abs(R[j] + o - exp.X_val[j + 1]).max()),
+                "scale": float(np.abs(exp.X_val[j + 1]).max()),
+            }
+        )
     return out

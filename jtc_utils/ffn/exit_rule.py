@@ -55,8 +55,13 @@ def split_summary(exp, split: str) -> dict:
             top1[j] = subupdates.readouts(exp.adapter, X[j + 1])[0]
         return {"dom": dom, "top1": top1, "sat": subupdates.saturation(top1)}
 
-    key = {"what": "ffn-split-summary", "version": VERSION, "model": exp.adapter.identity,
-           "samples": samples_identity(s), "runner": runner_for(exp.adapter.model).version}
+    key = {
+        "what": "ffn-split-summary",
+        "version": VERSION,
+        "model": exp.adapter.identity,
+        "samples": samples_identity(s),
+        "runner": runner_for(exp.adapter.model).version,
+    }
     return cache.cached("ffn_split", key, compute)
 
 
@@ -107,7 +112,7 @@ def rule_exit(train_clus: np.ndarray, train_sat: np.ndarray, test_clus: np.ndarr
         todo = np.flatnonzero(exit_layer == L)
         tr = train_clus[layer - 1][order]
         for a in range(0, len(todo), chunk):
-            rows = todo[a:a + chunk]
+            rows = todo[a : a + chunk]
             ov = _overlap(test_clus[layer - 1][rows], tr)
             mx = np.maximum.reduceat(ov, starts, axis=1)
             mean = np.add.reduceat(ov.astype(np.int64), starts, axis=1) / sizes
@@ -127,8 +132,9 @@ def rule_exit_naive(train_clus, train_sat, test_clus) -> np.ndarray:
         for layer in range(1, L):
             ov = {}
             for s in range(train_clus.shape[1]):
-                o = int(sum(test_clus[layer - 1, t, k] == train_clus[layer - 1, s, k]
-                            for k in range(test_clus.shape[2])))
+                o = int(
+                    sum(test_clus[layer - 1, t, k] == train_clus[layer - 1, s, k] for k in range(test_clus.shape[2]))
+                )
                 ov.setdefault(int(train_sat[s]), []).append(o)
             if layer not in ov or not any(x > layer for x in ov):
                 continue
@@ -146,11 +152,15 @@ def score_exit(exit_layer: np.ndarray, top1: np.ndarray) -> dict:
     pred = top1[exit_layer - 1, np.arange(len(exit_layer))]
     correct = pred == top1[-1]
     saved = L - exit_layer
-    return {"accuracy": float(correct.mean()), "saved": float(saved.mean()),
-            "saved_correct": float(saved[correct].mean()) if correct.any() else 0.0,
-            "share_saved": float(saved.mean() / L), "exit_hist": np.bincount(exit_layer, minlength=L + 1).tolist(),
-            # the validation samples resampled (resample.weights)
-            "boot": {"accuracy": resample.resampled_mean(correct), "share_saved": resample.resampled_mean(saved / L)}}
+    return {
+        "accuracy": float(correct.mean()),
+        "saved": float(saved.mean()),
+        "saved_correct": float(saved[correct].mean()) if correct.any() else 0.0,
+        "share_saved": float(saved.mean() / L),
+        "exit_hist": np.bincount(exit_layer, minlength=L + 1).tolist(),
+        # the validation samples resampled (resample.weights)
+        "boot": {"accuracy": resample.resampled_mean(correct), "share_saved": resample.resampled_mean(saved / L)},
+    }
 
 
 def sub_update_rule(exp) -> dict:
@@ -190,10 +200,21 @@ def classifier_exit(exp, what: str, seed: int = 0) -> dict:
     if what not in FEATURES:
         raise ValueError(f"unknown feature {what!r}; choose one of {', '.join(FEATURES)}")
     te = split_summary(exp, "validation")
-    key = {"what": "ffn-classifier-exit", "version": VERSION, "feature": what, "seed": seed,
-           "model": exp.adapter.identity, "train": samples_identity(exp.train),
-           "validation": samples_identity(exp.val), "runner": runner_for(exp.adapter.model).version,
-           "held_out": HELD_OUT, "folds": FOLDS, "cs": list(CS), "solver": SOLVER, "sklearn": sklearn.__version__}
+    key = {
+        "what": "ffn-classifier-exit",
+        "version": VERSION,
+        "feature": what,
+        "seed": seed,
+        "model": exp.adapter.identity,
+        "train": samples_identity(exp.train),
+        "validation": samples_identity(exp.val),
+        "runner": runner_for(exp.adapter.model).version,
+        "held_out": HELD_OUT,
+        "folds": FOLDS,
+        "cs": list(CS),
+        "solver": SOLVER,
+        "sklearn": sklearn.__version__,
+    }
     c = cache.cached("ffn_classifier", key, lambda: fit_classifier_exit(exp, what, seed))
     thresholds = [None if np.isnan(t) else float(t) for t in c["thresholds"]]
     return {**score_exit(c["exit_layer"], te["top1"]), "thresholds": thresholds}
@@ -216,15 +237,21 @@ def fit_classifier_exit(exp, what: str, seed: int) -> dict:
     held[rng.choice(n_tr, min(HELD_OUT, n_tr // 5), replace=False)] = True
     exit_layer = np.full(len(te["sat"]), L)
     thresholds = []
-    for layer, (Ftr, Fte) in enumerate(zip(classifier_features(exp, "train", what),
-                                           classifier_features(exp, "validation", what)), start=1):
+    for layer, (Ftr, Fte) in enumerate(
+        zip(classifier_features(exp, "train", what), classifier_features(exp, "validation", what)), start=1
+    ):
         y = tr["sat"] == layer
         if y[~held].sum() < FOLDS or y[held].sum() == 0:
             thresholds.append(np.nan)  # no classifier at this layer
             continue
         scaler = StandardScaler().fit(Ftr[~held])
-        model = LogisticRegressionCV(Cs=list(CS), cv=StratifiedKFold(FOLDS, shuffle=True, random_state=seed),
-                                     scoring="f1", class_weight="balanced", **SOLVER)
+        model = LogisticRegressionCV(
+            Cs=list(CS),
+            cv=StratifiedKFold(FOLDS, shuffle=True, random_state=seed),
+            scoring="f1",
+            class_weight="balanced",
+            **SOLVER,
+        )
         model.fit(scaler.transform(Ftr[~held]), y[~held])
         p_held = model.predict_proba(scaler.transform(Ftr[held]))[:, 1]
         prec, rec, thr = precision_recall_curve(y[held], p_held)

@@ -26,9 +26,20 @@ from jtc_utils.core.analysis.experiment import for_role, shared
 from . import clusters, concepts, decompose, exit_rule, matffn, steering, subupdates, vocab
 from .decompose import FFN, mid_states
 
-FFN_FIGURES = {"geva_tab2": None, "geva_fig2": "gpt12", "geva_fig4": "gpt12", "geva_fig6": "gpt24",
-               "geva_tab4": "gpt24", "geva_fig3": "gpt24", "geva_tab10": "gpt24", "geva_tab6": "gpt24",
-               "ext_geva_matffn": "gpt24", "ext_geva_steer": "gpt24", "geva_values": None, "real_geva": "gpt24"}
+FFN_FIGURES = {
+    "geva_tab2": None,
+    "geva_fig2": "gpt12",
+    "geva_fig4": "gpt12",
+    "geva_fig6": "gpt24",
+    "geva_tab4": "gpt24",
+    "geva_fig3": "gpt24",
+    "geva_tab10": "gpt24",
+    "geva_tab6": "gpt24",
+    "ext_geva_matffn": "gpt24",
+    "ext_geva_steer": "gpt24",
+    "geva_values": None,
+    "real_geva": "gpt24",
+}
 N_RANDOM = 10  # random vectors and whole updates per layer (spec 2.2 item 12)
 REAL_SIZES = profiles.REAL_SUBSET  # the real model: train and validation sentences
 REAL_VALUES_PER_LAYER = 256  # the real model's values whose top-30 lists are labelled, per block (of 1,536)
@@ -72,8 +83,10 @@ def concepts_of(exp, tc: dict, groups: dict, seed: int = 0, per_layer: int | Non
     pick_rng = np.random.default_rng([seed, 55])
     R = mid_states(exp, "validation")
     V_size = ad.vocab_size
-    per = {k: [] for k in ("values", "gaussian", "updates", "iou_values", "iou_random", "iou_values_nobias",
-                           "iou_random_nobias")}
+    per = {
+        k: []
+        for k in ("values", "gaussian", "updates", "iou_values", "iou_random", "iou_values_nobias", "iou_random_nobias")
+    }
     by = {"values": [], "gaussian": []}
     value_ids, gauss_lists, update_lists, dead = [], [], [], []
     for j in range(ffn.n_layers):
@@ -83,8 +96,10 @@ def concepts_of(exp, tc: dict, groups: dict, seed: int = 0, per_layer: int | Non
         O = ffn.output(j, m[rng.choice(R.shape[1], N_RANDOM, replace=False)])
         if per_layer is not None and per_layer < len(V):
             V = V[np.sort(pick_rng.choice(len(V), per_layer, replace=False), kind="stable")]
-        ids = {name: vocab.top_tokens(ad, X, concepts.TOP)[0] for name, X in (("values", V), ("gaussian", G),
-                                                                              ("updates", O))}
+        ids = {
+            name: vocab.top_tokens(ad, X, concepts.TOP)[0]
+            for name, X in (("values", V), ("gaussian", G), ("updates", O))
+        }
         gauss_lists.append(ids["gaussian"])
         update_lists.append(ids["updates"])
         dead.append(float((np.abs(m).max(0) < 1e-3).mean()))
@@ -102,20 +117,31 @@ def concepts_of(exp, tc: dict, groups: dict, seed: int = 0, per_layer: int | Non
     allv, allg = np.concatenate(per["values"]), np.concatenate(per["gaussian"])
     flat_ids = np.concatenate(value_ids)
     gauss_ids = np.concatenate(gauss_lists)
-    return {"n_layers": ffn.n_layers, "d_ff": ffn.d_ff, "per_layer": per, "groups": by,
-            "big_classes": big, "value_ids": flat_ids, "gaussian_ids": gauss_ids, "value_coverage": allv,
-            "summary": {"values": float(allv.mean()), "gaussian": float(allg.mean()),
-                        "updates": float(np.concatenate(per["updates"]).mean()),
-                        "chance": concepts.chance(tc, V_size, seed=seed),
-                        "values_no_big": float(concepts.coverage(flat_ids, tc, exclude=big).mean()),
-                        "chance_no_big": concepts.chance(tc, V_size, seed=seed, exclude=big),
-                        "p_values_vs_gaussian": concepts.permutation_p(allv, allg, seed=seed),
-                        "gaussian_no_big": float(concepts.coverage(gauss_ids, tc, exclude=big).mean()),
-                        "dead_share": float(np.mean(dead)),
-                        # how much of each kind of list the labelling sees at all (the concept claims' instrument)
-                        "labelled_values": concepts.labelled(flat_ids, tc),
-                        "labelled_gaussian": concepts.labelled(gauss_ids, tc),
-                        "labelled_updates": concepts.labelled(np.concatenate(update_lists), tc)}}
+    return {
+        "n_layers": ffn.n_layers,
+        "d_ff": ffn.d_ff,
+        "per_layer": per,
+        "groups": by,
+        "big_classes": big,
+        "value_ids": flat_ids,
+        "gaussian_ids": gauss_ids,
+        "value_coverage": allv,
+        "summary": {
+            "values": float(allv.mean()),
+            "gaussian": float(allg.mean()),
+            "updates": float(np.concatenate(per["updates"]).mean()),
+            "chance": concepts.chance(tc, V_size, seed=seed),
+            "values_no_big": float(concepts.coverage(flat_ids, tc, exclude=big).mean()),
+            "chance_no_big": concepts.chance(tc, V_size, seed=seed, exclude=big),
+            "p_values_vs_gaussian": concepts.permutation_p(allv, allg, seed=seed),
+            "gaussian_no_big": float(concepts.coverage(gauss_ids, tc, exclude=big).mean()),
+            "dead_share": float(np.mean(dead)),
+            # how much of each kind of list the labelling sees at all (the concept claims' instrument)
+            "labelled_values": concepts.labelled(flat_ids, tc),
+            "labelled_gaussian": concepts.labelled(gauss_ids, tc),
+            "labelled_updates": concepts.labelled(np.concatenate(update_lists), tc),
+        },
+    }
 
 
 def coverage_tables(c: dict) -> dict:
@@ -124,16 +150,24 @@ def coverage_tables(c: dict) -> dict:
     per-layer figures)."""
     per = c["per_layer"]
     iou = ("iou_values", "iou_random", "iou_values_nobias", "iou_random_nobias")
-    return {"tab2": {**c["summary"], "n_layers": c["n_layers"], "n_values": len(c["value_coverage"]),
-                     "big_classes": c["big_classes"],
-                     "boot": {k: resample.resampled_mean(np.concatenate(per[k])) for k in ("values", "gaussian",
-                                                                                           "updates")}},
-            "fig2": {**{k: [float(v.mean()) for v in per[k]] for k in ("values", "gaussian", "updates")},
-                     "groups": c["groups"],
-                     "boot": {k: resample.resampled_mean(np.stack(per[k])) for k in ("values", "gaussian",
-                                                                                     "updates")}},
-            "fig4": {**{k: [float(v.mean()) for v in per[k]] for k in iou},
-                     "boot": {k: resample.resampled_mean(np.stack(per[k])) for k in iou}}}
+    return {
+        "tab2": {
+            **c["summary"],
+            "n_layers": c["n_layers"],
+            "n_values": len(c["value_coverage"]),
+            "big_classes": c["big_classes"],
+            "boot": {k: resample.resampled_mean(np.concatenate(per[k])) for k in ("values", "gaussian", "updates")},
+        },
+        "fig2": {
+            **{k: [float(v.mean()) for v in per[k]] for k in ("values", "gaussian", "updates")},
+            "groups": c["groups"],
+            "boot": {k: resample.resampled_mean(np.stack(per[k])) for k in ("values", "gaussian", "updates")},
+        },
+        "fig4": {
+            **{k: [float(v.mean()) for v in per[k]] for k in iou},
+            "boot": {k: resample.resampled_mean(np.stack(per[k])) for k in iou},
+        },
+    }
 
 
 def tab2(profile: Profile, seed) -> dict:
@@ -175,26 +209,37 @@ def exit_table(exp, sub: dict, features=exit_rule.FEATURES) -> dict:
     for f in features:
         rows[f"classifier ({f})"] = exit_rule.classifier_exit(exp, f)
     sat = sub["sat"]
-    rows["saturation oracle"] = {"accuracy": 1.0, "saved": float((L - sat).mean()),
-                                 "share_saved": float((L - sat).mean() / L)}
+    rows["saturation oracle"] = {
+        "accuracy": 1.0,
+        "saved": float((L - sat).mean()),
+        "share_saved": float((L - sat).mean() / L),
+    }
     ee = early_exit.early_exit_curves(exp)
     for m in ("id", "mat"):
         at = early_exit.layers_saved(ee["early"][m]["x"], ee["early"][m]["y"], L, target=rule["accuracy"])
-        rows[f"JTC rule ({m}) at equal accuracy"] = {"accuracy": rule["accuracy"], "saved": at["saved"],
-                                                     "share_saved": at["share"]}
-        rows[f"JTC rule ({m}) at 95%"] = {"accuracy": 0.95, "saved": ee["saved"][m]["saved"],
-                                          "share_saved": ee["saved"][m]["share"]}
-    return {"n_layers": L,
-            "rules": {k: {kk: vv for kk, vv in v.items() if kk != "thresholds"} for k, v in rows.items()},
-            "curves": {m: {"x": ee["early"][m]["x"], "y": ee["early"][m]["y"]} for m in ("id", "mat")}}
+        rows[f"JTC rule ({m}) at equal accuracy"] = {
+            "accuracy": rule["accuracy"],
+            "saved": at["saved"],
+            "share_saved": at["share"],
+        }
+        rows[f"JTC rule ({m}) at 95%"] = {
+            "accuracy": 0.95,
+            "saved": ee["saved"][m]["saved"],
+            "share_saved": ee["saved"][m]["share"],
+        }
+    return {
+        "n_layers": L,
+        "rules": {k: {kk: vv for kk, vv in v.items() if kk != "thresholds"} for k, v in rows.items()},
+        "curves": {m: {"x": ee["early"][m]["x"], "y": ee["early"][m]["y"]} for m in ("id", "mat")},
+    }
 
 
 def real_concept_classes(profile: Profile, model: str, tokenizer, seed: int = 0) -> dict:
     """The concept classes of a real vocabulary (:mod:`jtc_utils.core.data.token_concepts`): the committed ones of
     ``model``, or computed from the profile's training sentences of its main domain (a reader's own model)."""
-    return (token_concepts.committed(model, tokenizer)
-            or token_concepts.concept_classes(tokenizer, sources.sentences(profile, profile.main_domain, "train",
-                                                                           seed=seed)))
+    return token_concepts.committed(model, tokenizer) or token_concepts.concept_classes(
+        tokenizer, sources.sentences(profile, profile.main_domain, "train", seed=seed)
+    )
 
 
 def real(profile_seed: int = 0, profile: Profile | str = "real") -> dict:
@@ -216,33 +261,55 @@ def real(profile_seed: int = 0, profile: Profile | str = "real") -> dict:
     classes = real_concept_classes(profile, exp.model_name, tok, profile_seed)
     study = concepts_of(exp, classes["token_class"], classes["groups"], profile_seed, REAL_VALUES_PER_LAYER)
     value_clusters, glob = clusters.cluster_model([ffn.values(j) for j in range(L)], 10)
-    return {"concept_classes": {**{k: classes[k] for k in ("counts", "groups", "examples", "sizes")},
-                               "validation": token_concepts.validate(tok, classes["token_class"])},
-            # the share of the top-30 tokens that carry a class at all: how much of the lists the classes see
-            "concepts": {**coverage_tables(study), "labelled": {
+    return {
+        "concept_classes": {
+            **{k: classes[k] for k in ("counts", "groups", "examples", "sizes")},
+            "validation": token_concepts.validate(tok, classes["token_class"]),
+        },
+        # the share of the top-30 tokens that carry a class at all: how much of the lists the classes see
+        "concepts": {
+            **coverage_tables(study),
+            "labelled": {
                 "values": concepts.labelled(study["value_ids"], classes["token_class"]),
-                "gaussian": concepts.labelled(study["gaussian_ids"], classes["token_class"])}},
-            "extreme": {**clusters.extreme_share(sub["scores_w"], value_clusters), "global_clusters": glob},
-            "decomposition": gaps, "t10": sub["t10"].mean(1), "r10": sub["r10"].mean(1), "d_ff": ffn.d_ff,
-            "uniform": subupdates.TOP / ffn.d_ff,
-            "events": subupdates.event_table(sub),
-            "abs_dominant": float(sub["abs_w"].mean()), "abs_random": float(sub["abs_w_random"].mean()),
-            "layer_scores": subupdates.layer_scores(sub),
-            "sat_hist": np.bincount(sub["sat"], minlength=L + 1),
-            "exit": exit_table(exp, sub, REAL_FEATURES),
-            "boot": {**{k: resample.resampled_mean(sub[k]) for k in ("t10", "r10")},
-                     **{k: resample.resampled_mean(sub[f"abs_w{s}"]).mean(1).round(6)
-                        for k, s in (("abs_dominant", ""), ("abs_random", "_random"))},
-                     "sat_hist": resample.resampled_counts(sub["sat"], L + 1)},
-            "values": [{"layer": j + 1, "neuron": i, "top": [tok.decode([t]) for t in row]}
-                       for (j, i), row in zip(sample, ids)]}
+                "gaussian": concepts.labelled(study["gaussian_ids"], classes["token_class"]),
+            },
+        },
+        "extreme": {**clusters.extreme_share(sub["scores_w"], value_clusters), "global_clusters": glob},
+        "decomposition": gaps,
+        "t10": sub["t10"].mean(1),
+        "r10": sub["r10"].mean(1),
+        "d_ff": ffn.d_ff,
+        "uniform": subupdates.TOP / ffn.d_ff,
+        "events": subupdates.event_table(sub),
+        "abs_dominant": float(sub["abs_w"].mean()),
+        "abs_random": float(sub["abs_w_random"].mean()),
+        "layer_scores": subupdates.layer_scores(sub),
+        "sat_hist": np.bincount(sub["sat"], minlength=L + 1),
+        "exit": exit_table(exp, sub, REAL_FEATURES),
+        "boot": {
+            **{k: resample.resampled_mean(sub[k]) for k in ("t10", "r10")},
+            **{
+                k: resample.resampled_mean(sub[f"abs_w{s}"]).mean(1).round(6)
+                for k, s in (("abs_dominant", ""), ("abs_random", "_random"))
+            },
+            "sat_hist": resample.resampled_counts(sub["sat"], L + 1),
+        },
+        "values": [
+            {"layer": j + 1, "neuron": i, "top": [tok.decode([t]) for t in row]} for (j, i), row in zip(sample, ids)
+        ],
+    }
 
 
 def _on_model(profile: Profile, fig: str, seed: int) -> tuple[str, dict]:
     """The model of a figure's role and the parameters every stand-in figure records."""
     model = profile.role(FFN_FIGURES[fig])
-    return model, {"profile": profile.name, "domain": profile.main_domain, "seed": seed, "model": model,
-                   "paper_model": profiles.PAPER_NAME.get(model, model)}
+    return model, {
+        "profile": profile.name,
+        "domain": profile.main_domain,
+        "seed": seed,
+        "model": model,
+        "paper_model": profiles.PAPER_NAME.get(model, model),
+    }
 
 
 def _sample_level(fig: str, s: Setting):
@@ -253,65 +320,95 @@ def _sample_level(fig: str, s: Setting):
 
 
 def _tab2_figure(fig: str, s: Setting):
-    return tab2(s.profile, s.seed), {"profile": s.profile.name, "domain": s.profile.main_domain, "seed": s.seed,
-                                     "model": "every GPT-style zoo model"}
+    return tab2(s.profile, s.seed), {
+        "profile": s.profile.name,
+        "domain": s.profile.main_domain,
+        "seed": s.seed,
+        "model": "every GPT-style zoo model",
+    }
 
 
 def _values_figure(fig: str, s: Setting):
     p = s.profile
-    return ({m: value_table(m, p, s.seed) for m in p.gpt[:2]},
-            {"profile": p.name, "domain": p.main_domain, "seed": s.seed, "model": ", ".join(p.gpt[:2])})
+    return (
+        {m: value_table(m, p, s.seed) for m in p.gpt[:2]},
+        {"profile": p.name, "domain": p.main_domain, "seed": s.seed, "model": ", ".join(p.gpt[:2])},
+    )
 
 
 def _real_figure(fig: str, s: Setting):
     exp = for_role(s.profile, "gpt24", *s.profile.subset(REAL_SIZES), s.seed)
-    return real(s.seed, s.profile), {"profile": s.profile.name, "model": exp.model_name,
-                                     "paper_model": exp.model_name, "domain": exp.domain, "seed": s.seed,
-                                     "n_train": len(exp.train), "n_val": len(exp.val)}
+    return real(s.seed, s.profile), {
+        "profile": s.profile.name,
+        "model": exp.model_name,
+        "paper_model": exp.model_name,
+        "domain": exp.domain,
+        "seed": s.seed,
+        "n_train": len(exp.train),
+        "n_val": len(exp.val),
+    }
 
 
 def _concept_figure(study):
     def figure(fig: str, s: Setting):
         model, params = _on_model(s.profile, fig, s.seed)
         return study(model, s.profile, s.seed), params
+
     return figure
 
 
 def _fig6(exp, sub) -> dict:
     d_ff = FFN(exp.adapter).d_ff
-    return {"t10": sub["t10"].mean(1), "r10": sub["r10"].mean(1), "uniform": subupdates.TOP / d_ff, "d_ff": d_ff,
-            "boot": {k: resample.resampled_mean(sub[k]) for k in ("t10", "r10")}}
+    return {
+        "t10": sub["t10"].mean(1),
+        "r10": sub["r10"].mean(1),
+        "uniform": subupdates.TOP / d_ff,
+        "d_ff": d_ff,
+        "boot": {k: resample.resampled_mean(sub[k]) for k in ("t10", "r10")},
+    }
 
 
 def _tab4(exp, sub) -> dict:
     ids, glob = clusters.cluster_model([FFN(exp.adapter).values(j) for j in range(exp.n_layers)], 10)
-    return {"events": subupdates.event_table(sub), "abs_dominant": float(sub["abs_w"].mean()),
-            "abs_random": float(sub["abs_w_random"].mean()),
-            "boot": {k: resample.resampled_mean(sub[f"abs_w{s}"]).mean(1).round(6)
-                     for k, s in (("abs_dominant", ""), ("abs_random", "_random"))},
-            "extreme": {**clusters.extreme_share(sub["scores_w"], ids), "global_clusters": glob}}
+    return {
+        "events": subupdates.event_table(sub),
+        "abs_dominant": float(sub["abs_w"].mean()),
+        "abs_random": float(sub["abs_w_random"].mean()),
+        "boot": {
+            k: resample.resampled_mean(sub[f"abs_w{s}"]).mean(1).round(6)
+            for k, s in (("abs_dominant", ""), ("abs_random", "_random"))
+        },
+        "extreme": {**clusters.extreme_share(sub["scores_w"], ids), "global_clusters": glob},
+    }
 
 
 def _tab10(exp, sub) -> dict:
     L = exp.n_layers
-    return {"n_layers": L, "hist": np.bincount(sub["sat"], minlength=L + 1)[1:],
-            "boot": {"hist": resample.resampled_counts(sub["sat"], L + 1)[:, 1:]}}
+    return {
+        "n_layers": L,
+        "hist": np.bincount(sub["sat"], minlength=L + 1)[1:],
+        "boot": {"hist": resample.resampled_counts(sub["sat"], L + 1)[:, 1:]},
+    }
 
 
 def _sample_figure(of):
     """A figure of the sample-level analysis: ``of(exp, sub)`` gives its numbers."""
+
     def figure(fig: str, s: Setting):
         exp, sub, params = _sample_level(fig, s)
         return of(exp, sub), params
+
     return figure
 
 
 def _experiment_figure(of):
     """A figure computed from the experiment of its role: ``of(exp, seed, model, profile)`` gives its numbers."""
+
     def figure(fig: str, s: Setting):
         model, params = _on_model(s.profile, fig, s.seed)
         exp = for_role(s.profile, FFN_FIGURES[fig], s.n_train, s.n_val, s.seed)
         return of(exp, s.seed, model, s.profile), {**params, "n_train": len(exp.train), "n_val": len(exp.val)}
+
     return figure
 
 
@@ -324,13 +421,17 @@ COMPUTE = {
     "geva_fig4": _concept_figure(fig4),
     "geva_fig6": _sample_figure(_fig6),
     "geva_tab4": _sample_figure(_tab4),
-    "geva_fig3": _sample_figure(lambda exp, sub: {"layers": list(range(1, exp.n_layers + 1)),
-                                                  **subupdates.layer_scores(sub)}),
+    "geva_fig3": _sample_figure(
+        lambda exp, sub: {"layers": list(range(1, exp.n_layers + 1)), **subupdates.layer_scores(sub)}
+    ),
     "geva_tab10": _sample_figure(_tab10),
     "geva_tab6": _sample_figure(exit_table),
-    "ext_geva_matffn": _experiment_figure(lambda exp, seed, model, profile: {
-        "coefficients": matffn.coefficient_fit(exp),
-        "through_mat": matffn.through_mat(exp, token_classes(model, profile, seed))}),
+    "ext_geva_matffn": _experiment_figure(
+        lambda exp, seed, model, profile: {
+            "coefficients": matffn.coefficient_fit(exp),
+            "through_mat": matffn.through_mat(exp, token_classes(model, profile, seed)),
+        }
+    ),
     "ext_geva_steer": _experiment_figure(lambda exp, seed, model, profile: steering.experiment(exp.adapter, seed=seed)),
 }
 

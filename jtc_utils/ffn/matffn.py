@@ -41,7 +41,7 @@ def coefficient_fit(exp) -> dict:
         norms = np.linalg.norm(ffn.values(j), axis=1)
         idx, _ = subupdates.dominant(Mv, norms)
         freq = np.bincount(idx.reshape(-1), minlength=ffn.d_ff)
-        top = np.argsort(-freq, kind="stable")[:subupdates.TOP]
+        top = np.argsort(-freq, kind="stable")[: subupdates.TOP]
         rest = np.setdiff1d(np.arange(ffn.d_ff), top)
         err = (Mv - Mh) ** 2 * norms[None] ** 2
         dom_err = np.take_along_axis(err, idx, 1).sum(1)

@@ -8,7 +8,19 @@ from jtc_utils.evidence.registry import Paper
 from . import claims, exercises, figures, plots
 
 PAPER = Paper(
-    "ffn", tuple(figures.FFN_FIGURES), figures.compute, claims.CLAIMS, claims.check, exercises.EXERCISES,
-    claim_page="ffn_subupdates", resampled_over=claims.RESAMPLED_OVER, constants=claims.CONSTANTS, draw=plots.draw,
-    caption=plots.caption, drawn=plots.DRAWN, records=claims.RECORDS, unregressed=tuple(claims.RECORDS),
-    custom=figures.CUSTOM_FIGURES)
+    "ffn",
+    tuple(figures.FFN_FIGURES),
+    figures.compute,
+    claims.CLAIMS,
+    claims.check,
+    exercises.EXERCISES,
+    claim_page="ffn_subupdates",
+    resampled_over=claims.RESAMPLED_OVER,
+    constants=claims.CONSTANTS,
+    draw=plots.draw,
+    caption=plots.caption,
+    drawn=plots.DRAWN,
+    records=claims.RECORDS,
+    unregressed=tuple(claims.RECORDS),
+    custom=figures.CUSTOM_FIGURES,
+)

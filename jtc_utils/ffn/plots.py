@@ -13,9 +13,16 @@ from jtc_utils.evidence.registry import Caption, View, drawings
 
 
 # the coverage table's columns (the paper's Table 2) as the page heads them
-TAB2_COLUMNS = {"values": "values", "gaussian": "Gaussian", "updates": "whole updates", "chance": "chance",
-                "values_no_big": "values, no big classes", "gaussian_no_big": "Gaussian, no big classes",
-                "chance_no_big": "chance, no big classes", "p_values_vs_gaussian": "p (values vs Gaussian)"}
+TAB2_COLUMNS = {
+    "values": "values",
+    "gaussian": "Gaussian",
+    "updates": "whole updates",
+    "chance": "chance",
+    "values_no_big": "values, no big classes",
+    "gaussian_no_big": "Gaussian, no big classes",
+    "chance_no_big": "chance, no big classes",
+    "p_values_vs_gaussian": "p (values vs Gaussian)",
+}
 # an exit rule's columns (the paper's Table 6)
 RULE_COLUMNS = {"accuracy": "accuracy", "saved": "layers saved", "share_saved": "share saved"}
 
@@ -35,8 +42,12 @@ def per_layer(series: dict, title: str, ylabel: str, ax=None, styles=None):
 
 def concept_layers(d: dict, model: str):
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
-    per_layer({"values": d["values"], "Gaussian random": d["gaussian"], "whole updates (no stopwords)": d["updates"]},
-              f"{model}: concept coverage per layer", "share of top-30 in concepts", ax=axes[0])
+    per_layer(
+        {"values": d["values"], "Gaussian random": d["gaussian"], "whole updates (no stopwords)": d["updates"]},
+        f"{model}: concept coverage per layer",
+        "share of top-30 in concepts",
+        ax=axes[0],
+    )
     groups = {g: [row[g] for row in d["groups"]["values"]] for g in ("semantic", "syntactic", "names")}
     per_layer(groups, "values' concepts by kind (Geva Fig. 2)", "share of top-30", ax=axes[1])
     return fig
@@ -50,8 +61,13 @@ def exit_rules(d: dict, model: str, ax=None):
         xs = np.asarray(c["x"])
         order = np.argsort(xs, kind="stable")
         ax.plot(xs[order], np.asarray(c["y"])[order], marker=".", label=f"JTC rule ({m})")
-    marks = {"sub-update rule": "*", "saturation oracle": "P", "classifier (r)": "s", "classifier (o)": "^",
-             "classifier (r+o)": "D"}
+    marks = {
+        "sub-update rule": "*",
+        "saturation oracle": "P",
+        "classifier (r)": "s",
+        "classifier (o)": "^",
+        "classifier (r+o)": "D",
+    }
     for name, mk in marks.items():
         if name not in d["rules"]:  # the real model fits one classifier
             continue
@@ -71,11 +87,21 @@ def _two_panels():
 def _matffn_coefficients(d: dict, p: dict) -> None:
     c = d["coefficients"]
     axes = _two_panels()
-    per_layer({"most often dominant ten": c["r2_dominant"], "other neurons": c["r2_rest"]},
-              f"{p['model']}: held-out r² of each coefficient's predictor", "r²", ax=axes[0])
-    per_layer({"dominant ten": c["error_share_dominant"],
-               "uniform 10/d_ff": [c["uniform_share"]] * len(c["error_share_dominant"])},
-              f"{p['model']}: share of mat_ffn's squared error", "share", ax=axes[1])
+    per_layer(
+        {"most often dominant ten": c["r2_dominant"], "other neurons": c["r2_rest"]},
+        f"{p['model']}: held-out r² of each coefficient's predictor",
+        "r²",
+        ax=axes[0],
+    )
+    per_layer(
+        {
+            "dominant ten": c["error_share_dominant"],
+            "uniform 10/d_ff": [c["uniform_share"]] * len(c["error_share_dominant"]),
+        },
+        f"{p['model']}: share of mat_ffn's squared error",
+        "share",
+        ax=axes[1],
+    )
 
 
 def _where(p: dict) -> str:
@@ -86,8 +112,9 @@ def _where(p: dict) -> str:
 def _share_and_exit(d: dict, p: dict) -> None:
     name = models.display_name(p["model"])
     axes = _two_panels()
-    per_layer({"dominant ten": d["t10"], "random ten": d["r10"]}, f"{name}: share of the dominant ten", "share",
-              ax=axes[0])
+    per_layer(
+        {"dominant ten": d["t10"], "random ten": d["r10"]}, f"{name}: share of the dominant ten", "share", ax=axes[0]
+    )
     exit_rules(d["exit"], name, ax=axes[1])
 
 
@@ -101,41 +128,61 @@ DRAWINGS = {
             "Concept coverage per layer: the share of top-30 tokens that form concepts, for value vectors, Gaussian "
             "random vectors and whole FFN updates; the values' concepts by kind: the same share for each kind of "
             "concept.",
-            "Two line plots per layer: concept coverage, and concepts by kind")),
+            "Two line plots per layer: concept coverage, and concepts by kind",
+        ),
+    ),
     "geva_fig4": View(
-        lambda d, p: per_layer({"values": d["iou_values"], "random": d["iou_random"],
-                                "values, ln_f without shift": d["iou_values_nobias"],
-                                "random, ln_f without shift": d["iou_random_nobias"]},
-                               f"{p['model']}: top-30 overlap, raw vs through ln_f (Geva Fig. 4)", "IoU"),
+        lambda d, p: per_layer(
+            {
+                "values": d["iou_values"],
+                "random": d["iou_random"],
+                "values, ln_f without shift": d["iou_values_nobias"],
+                "random, ln_f without shift": d["iou_random_nobias"],
+            },
+            f"{p['model']}: top-30 overlap, raw vs through ln_f (Geva Fig. 4)",
+            "IoU",
+        ),
         lambda d, p: Caption(
             "Geva et al. Figure 4",
             "Overlap (IoU) of the top-30 tokens of a vector read raw and read through the final layer norm, per "
             "layer, for value vectors and random vectors, with and without the norm's shift.",
-            "Line plot of IoU per layer for value and random vectors")),
+            "Line plot of IoU per layer for value and random vectors",
+        ),
+    ),
     "geva_fig6": View(
-        lambda d, p: per_layer({"dominant ten": d["t10"], "random ten": d["r10"],
-                                "uniform 10/d_ff": [d["uniform"]] * len(d["t10"])},
-                               f"{p['model']}: share of the ten dominant sub-updates", "share of sum |m| ||v||"),
+        lambda d, p: per_layer(
+            {"dominant ten": d["t10"], "random ten": d["r10"], "uniform 10/d_ff": [d["uniform"]] * len(d["t10"])},
+            f"{p['model']}: share of the ten dominant sub-updates",
+            "share of sum |m| ||v||",
+        ),
         lambda d, p: Caption(
             "Geva et al. Figure 6 and appendix A.3",
             "The share of the whole FFN update carried by the ten dominant sub-updates per layer, against ten "
             "random ones and the uniform share.",
-            "Line plot of the dominant ten's share per layer against random and uniform")),
+            "Line plot of the dominant ten's share per layer against random and uniform",
+        ),
+    ),
     "geva_fig3": View(
-        lambda d, p: per_layer({k: d[k] for k in ("max", "mean", "min")},
-                               f"{p['model']}: scores of the dominant ten for the candidate w_l (Geva Fig. 3)",
-                               "score"),
+        lambda d, p: per_layer(
+            {k: d[k] for k in ("max", "mean", "min")},
+            f"{p['model']}: scores of the dominant ten for the candidate w_l (Geva Fig. 3)",
+            "score",
+        ),
         lambda d, p: Caption(
             "Geva et al. Figure 3",
             "Maximum, mean and minimum score of the dominant ten sub-updates for the candidate token, per layer.",
-            "Line plot of the maximum, mean and minimum score per layer")),
+            "Line plot of the maximum, mean and minimum score per layer",
+        ),
+    ),
     "geva_tab6": View(
         lambda d, p: exit_rules(d, p["model"]),
         lambda d, p: Caption(
             "Geva et al. Table 6",
             "Accuracy against layers saved for the sub-update exit rule, the classifier baselines, the JTC "
             "confidence rule with id and mat, and the saturation oracle.",
-            "Scatter of accuracy against layers saved for several exit rules")),
+            "Scatter of accuracy against layers saved for several exit rules",
+        ),
+    ),
     "ext_geva_matffn": {
         "coefficients": View(
             _matffn_coefficients,
@@ -144,17 +191,26 @@ DRAWINGS = {
                 "Held-out r² of a linear predictor of each FFN coefficient, for the most often dominant ten and the "
                 "others; and the dominant ten's share of mat_ffn's squared error against the uniform share (one "
                 "panel each, titled so).",
-                "Two line plots per layer: r² of coefficient predictors and share of squared error")),
+                "Two line plots per layer: r² of coefficient predictors and share of squared error",
+            ),
+        ),
         "through_mat": View(
-            lambda d, p: per_layer({"IoU with the value's own top-30": d["through_mat"]["iou"],
-                                    "coverage through mat": d["through_mat"]["coverage_mat"],
-                                    "coverage raw": d["through_mat"]["coverage_raw"]},
-                                   f"{p['model']}: values seen through mat", "share"),
+            lambda d, p: per_layer(
+                {
+                    "IoU with the value's own top-30": d["through_mat"]["iou"],
+                    "coverage through mat": d["through_mat"]["coverage_mat"],
+                    "coverage raw": d["through_mat"]["coverage_raw"],
+                },
+                f"{p['model']}: values seen through mat",
+                "share",
+            ),
             lambda d, p: Caption(
                 "beyond the papers: value vectors seen through mat",
                 "Per layer, the overlap of a value's top-30 tokens read through mat with its own, and the concept "
                 "coverage read raw and through mat.",
-                "Line plot of IoU and coverage per layer")),
+                "Line plot of IoU and coverage per layer",
+            ),
+        ),
     },
     "real_geva": {
         "share_and_exit": View(
@@ -163,7 +219,9 @@ DRAWINGS = {
                 f"Geva et al. Figure 6 and Table 6, {_where(p)}",
                 f"The dominant ten's share per layer of {models.display_name(p['model'])} against ten random "
                 "sub-updates; and every exit rule on one test set (one panel each, titled so).",
-                "Line plot of the dominant ten's share per layer, and accuracy against layers saved for exit rules")),
+                "Line plot of the dominant ten's share per layer, and accuracy against layers saved for exit rules",
+            ),
+        ),
         "concepts": View(
             lambda d, p: concept_layers(d["concepts"]["fig2"], models.display_name(p["model"])),
             lambda d, p: Caption(
@@ -171,17 +229,22 @@ DRAWINGS = {
                 f"Concept coverage per layer of {models.display_name(p['model'])} under the concept classes of its "
                 "vocabulary: the share of top-30 tokens that form concepts, for value vectors, Gaussian random vectors "
                 "and whole FFN updates; the values' concepts by kind.",
-                "Two line plots per layer: concept coverage, and concepts by kind")),
+                "Two line plots per layer: concept coverage, and concepts by kind",
+            ),
+        ),
         "overlap": View(
-            lambda d, p: per_layer({"values": d["concepts"]["fig4"]["iou_values"],
-                                    "random": d["concepts"]["fig4"]["iou_random"]},
-                                   f"{models.display_name(p['model'])}: top-30 overlap, raw vs through the final norm "
-                                   "(Geva Fig. 4)", "IoU"),
+            lambda d, p: per_layer(
+                {"values": d["concepts"]["fig4"]["iou_values"], "random": d["concepts"]["fig4"]["iou_random"]},
+                f"{models.display_name(p['model'])}: top-30 overlap, raw vs through the final norm (Geva Fig. 4)",
+                "IoU",
+            ),
             lambda d, p: Caption(
                 f"Geva et al. Figure 4, {_where(p)}",
                 "Overlap (IoU) of the top-30 tokens of a vector read raw and read through the final norm (an "
                 "RMSNorm: no shift, so one pair of lines), per layer, for value vectors and Gaussian random vectors.",
-                "Line plot of IoU per layer for value and random vectors")),
+                "Line plot of IoU per layer for value and random vectors",
+            ),
+        ),
     },
 }
 DRAWN = tuple(DRAWINGS)

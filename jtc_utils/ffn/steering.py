@@ -78,6 +78,7 @@ def forced(model, chosen, coef: float = COEF):
             m = args[0].clone()
             m[..., idx] = coef
             return (m,)
+
         return pre
 
     try:
@@ -98,7 +99,7 @@ def prefixes(n: int | None = 400, seed: int = 0) -> list[str]:
             words = s.words()
             for k, (w, lab) in enumerate(words[:-1]):
                 if w == "reported" and words[k + 1][1] == "content" and "results" in s.text:
-                    out.append(s.text[:s.spans[k][1]])
+                    out.append(s.text[: s.spans[k][1]])
                     break
     return out[:n]
 
@@ -126,11 +127,19 @@ def generate(adapter, texts, sample: bool, seed: int = 0, bad_words=None) -> lis
     with torch.inference_mode():
         for _, idx in sorted(groups.items()):
             inp = torch.tensor([enc[i] for i in idx])
-            gen = model.generate(inp, attention_mask=torch.ones_like(inp), max_new_tokens=NEW_TOKENS,
-                                 do_sample=sample, top_k=0 if sample else None, temperature=1.0 if sample else None,
-                                 top_p=None, pad_token_id=tok.eos_token_id or 0, bad_words_ids=bad_words)
+            gen = model.generate(
+                inp,
+                attention_mask=torch.ones_like(inp),
+                max_new_tokens=NEW_TOKENS,
+                do_sample=sample,
+                top_k=0 if sample else None,
+                temperature=1.0 if sample else None,
+                top_p=None,
+                pad_token_id=tok.eos_token_id or 0,
+                bad_words_ids=bad_words,
+            )
             for r, i in enumerate(idx):
-                out[i] = tok.decode(gen[r, inp.shape[1]:])
+                out[i] = tok.decode(gen[r, inp.shape[1] :])
     return out
 
 
@@ -159,21 +168,27 @@ def experiment(adapter, n_prefixes: int = 400, n_ppl: int = 300, seed: int = 0) 
     chosen = pick_values(ffn, tok)
     rand = random_values(ffn, seed=seed)
     bad = [[t] for t in first_tokens(tok, NEGATIVE)]
-    conditions = {"unmodified": ((), None), "steered (10 values)": (chosen, None),
-                  "random 10 values": (rand, None), "word filter": ((), bad)}
+    conditions = {
+        "unmodified": ((), None),
+        "steered (10 values)": (chosen, None),
+        "random 10 values": (rand, None),
+        "word filter": ((), bad),
+    }
     out = {"prefixes": len(texts), "ppl_sentences": len(ppl_texts), "conditions": {}}
     for name, (vals, words) in conditions.items():
         row = {}
         with forced(adapter.model, vals):
             for mode, sample in (("greedy", False), ("sampled", True)):
                 labels = [classify(g) for g in generate(adapter, texts, sample, seed, words)]
-                row[mode] = {lab: labels.count(lab) / len(labels) for lab in ("positive", "negative", "neutral",
-                                                                              "other")}
+                row[mode] = {
+                    lab: labels.count(lab) / len(labels) for lab in ("positive", "negative", "neutral", "other")
+                }
                 # the prefixes resampled (resample.weights; the same prefixes in every condition)
                 row[mode]["boot"] = {lab: resample.resampled_mean(np.array(labels) == lab) for lab in row[mode]}
             row["perplexity"] = perplexity(adapter, ppl_texts)
         out["conditions"][name] = row
     ids, _ = vocab.top_tokens(adapter, np.stack([ffn.values(j)[i] for j, i in chosen]), 10)
-    out["values"] = [{"layer": j + 1, "neuron": i, "top": [tok.decode([t]) for t in row]}
-                     for (j, i), row in zip(chosen, ids)]
+    out["values"] = [
+        {"layer": j + 1, "neuron": i, "top": [tok.decode([t]) for t in row]} for (j, i), row in zip(chosen, ids)
+    ]
     return out

@@ -83,11 +83,11 @@ def readouts(adapter, H: np.ndarray, ref: np.ndarray | None = None, chunk: int =
     top, rank = np.zeros(len(H), np.int64), np.zeros(len(H), np.int64)
     with torch.inference_mode():
         for a in range(0, len(H), chunk):
-            logits = adapter.readout(torch.as_tensor(H[a:a + chunk]))
-            top[a:a + chunk] = logits.argmax(-1).cpu().numpy()
+            logits = adapter.readout(torch.as_tensor(H[a : a + chunk]))
+            top[a : a + chunk] = logits.argmax(-1).cpu().numpy()
             if ref is not None:
-                r = torch.as_tensor(ref[a:a + chunk]).to(logits.device)
-                rank[a:a + chunk] = (logits > logits.gather(1, r[:, None])).sum(-1).cpu().numpy()
+                r = torch.as_tensor(ref[a : a + chunk]).to(logits.device)
+                rank[a : a + chunk] = (logits > logits.gather(1, r[:, None])).sum(-1).cpu().numpy()
     return top, rank
 
 
@@ -105,10 +105,18 @@ def compute(exp, seed: int = 0) -> dict:
     E = vocab.unembedding(exp.adapter).double().cpu().numpy()
     rng = np.random.default_rng(seed)
     out = {k: np.zeros((L, n), np.int64) for k in ("w", "top1", "rank_w")}
-    out.update(t10=np.zeros((L, n)), r10=np.zeros((L, n)), dom=np.zeros((L, n, TOP), np.int32),
-               stats_w=np.zeros((L, n, 3)), stats_w_random=np.zeros((L, n, 3)), stats_f=np.zeros((L, n, 3)),
-               stats_f_random=np.zeros((L, n, 3)), abs_w=np.zeros((L, n)), abs_w_random=np.zeros((L, n)),
-               scores_w=np.zeros((L, n, ffn.d_ff), np.float32))
+    out.update(
+        t10=np.zeros((L, n)),
+        r10=np.zeros((L, n)),
+        dom=np.zeros((L, n, TOP), np.int32),
+        stats_w=np.zeros((L, n, 3)),
+        stats_w_random=np.zeros((L, n, 3)),
+        stats_f=np.zeros((L, n, 3)),
+        stats_f_random=np.zeros((L, n, 3)),
+        abs_w=np.zeros((L, n)),
+        abs_w_random=np.zeros((L, n)),
+        scores_w=np.zeros((L, n, ffn.d_ff), np.float32),
+    )
     for j in range(L):
         out["w"][j] = readouts(exp.adapter, R[j])[0]
         out["top1"][j], out["rank_w"][j] = readouts(exp.adapter, X[j + 1], out["w"][j])
@@ -141,8 +149,14 @@ def analyse(exp, seed: int = 0) -> dict:
     ``t10`` (random ten: ``r10``), max/mean/min score of the dominant ten for w (``stats_w``) and for the final
     token (``stats_f``) with the random ten's (``*_random``), every sub-update's score for w (``scores_w``), the
     saturation layer ``sat`` [n] and the event layers (0 = none). Cached on disk."""
-    key = {"what": "ffn-subupdates", "version": VERSION, "model": exp.adapter.identity,
-           "val": samples_identity(exp.val), "seed": seed, "runner": runner_for(exp.adapter.model).version}
+    key = {
+        "what": "ffn-subupdates",
+        "version": VERSION,
+        "model": exp.adapter.identity,
+        "val": samples_identity(exp.val),
+        "seed": seed,
+        "runner": runner_for(exp.adapter.model).version,
+    }
     return cache.cached("ffn_sub", key, lambda: compute(exp, seed))
 
 
@@ -157,9 +171,12 @@ def event_table(a: dict) -> dict:
         j = layers[has] - 1
         dom = a[f"stats_{key}"][j, rows[has]]
         rnd = a[f"stats_{key}_random"][j, rows[has]]
-        out[name] = {"events": int(has.sum()), "of": int(n),
-                     "dominant": dict(zip(("max", "mean", "min"), dom.mean(0).tolist())),
-                     "random": dict(zip(("max", "mean", "min"), rnd.mean(0).tolist()))}
+        out[name] = {
+            "events": int(has.sum()),
+            "of": int(n),
+            "dominant": dict(zip(("max", "mean", "min"), dom.mean(0).tolist())),
+            "random": dict(zip(("max", "mean", "min"), rnd.mean(0).tolist())),
+        }
         # the validation samples resampled (resample.weights): the mean over the events a resample draws
         boot = {}
         for part, stats in (("dominant", a[f"stats_{key}"]), ("random", a[f"stats_{key}_random"])):
@@ -174,10 +191,18 @@ def layer_scores(a: dict) -> dict:
     """Paper Figure 3: per layer, the mean over samples of the max / mean / min score of the dominant ten for the
     layer's top candidate w_l (and of ten random sub-updates)."""
     dom, rnd = a["stats_w"].mean(1), a["stats_w_random"].mean(1)
-    out = {"max": dom[:, 0].tolist(), "mean": dom[:, 1].tolist(), "min": dom[:, 2].tolist(),
-           "random_max": rnd[:, 0].tolist(), "random_mean": rnd[:, 1].tolist(), "random_min": rnd[:, 2].tolist()}
+    out = {
+        "max": dom[:, 0].tolist(),
+        "mean": dom[:, 1].tolist(),
+        "min": dom[:, 2].tolist(),
+        "random_max": rnd[:, 0].tolist(),
+        "random_mean": rnd[:, 1].tolist(),
+        "random_min": rnd[:, 2].tolist(),
+    }
     # the validation samples resampled (resample.weights): [resamples, L] per statistic
     bd, br = (resample.resampled_mean(np.moveaxis(a[k], 1, -1)) for k in ("stats_w", "stats_w_random"))
-    out["boot"] = {**{s: bd[:, :, i] for i, s in enumerate(("max", "mean", "min"))},
-                   **{f"random_{s}": br[:, :, i] for i, s in enumerate(("max", "mean", "min"))}}
+    out["boot"] = {
+        **{s: bd[:, :, i] for i, s in enumerate(("max", "mean", "min"))},
+        **{f"random_{s}": br[:, :, i] for i, s in enumerate(("max", "mean", "min"))},
+    }
     return out

@@ -54,8 +54,8 @@ def top_tokens(adapter, vectors, k: int = 30, reading: str = "raw", chunk: int =
     vals = np.zeros((n, k), dtype=np.float32)
     with torch.inference_mode():
         for a in range(0, n, chunk):
-            logits = _transform(adapter, vectors[a:a + chunk], reading) @ E.T
-            ids[a:a + chunk], vals[a:a + chunk] = ordering.top_k(logits, k, largest=not bottom, exact=True)
+            logits = _transform(adapter, vectors[a : a + chunk], reading) @ E.T
+            ids[a : a + chunk], vals[a : a + chunk] = ordering.top_k(logits, k, largest=not bottom, exact=True)
     return ids, vals
 
 

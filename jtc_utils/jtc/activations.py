@@ -29,19 +29,32 @@ def norms_by_position(exp, n: int = 200, max_pos: int = 16) -> dict:
     def compute():
         total = np.zeros((ad.n_layers + 1, max_pos))
         count = np.zeros(max_pos)
-        full = type(s)(family=s.family, domain=s.domain, split=s.split, texts=s.texts[:n], input_ids=s.input_ids[:n],
-                       positions=np.array([len(x) - 1 for x in s.input_ids[:n]]), labels=s.labels[:n], seed=s.seed)
+        full = type(s)(
+            family=s.family,
+            domain=s.domain,
+            split=s.split,
+            texts=s.texts[:n],
+            input_ids=s.input_ids[:n],
+            positions=np.array([len(x) - 1 for x in s.input_ids[:n]]),
+            labels=s.labels[:n],
+            seed=s.seed,
+        )
         with torch.inference_mode():
             for idx, inp, att, _ in padded_batches(ad.family, full, 32, pad_id(ad.tokenizer)):
                 states = ad.forward_states(inp, att)[:, :, :max_pos]  # [L+1, B, T', d]
                 m = att[:, :max_pos].bool().to(states.device)
                 norms = states.norm(dim=-1).masked_fill(~m[None], 0).double().sum(1).cpu().numpy()  # [L+1, T']
-                total[:, :norms.shape[1]] += norms
-                count[:norms.shape[1]] += m.sum(0).cpu().numpy()
+                total[:, : norms.shape[1]] += norms
+                count[: norms.shape[1]] += m.sum(0).cpu().numpy()
         return {"norms": total / np.maximum(count, 1)[None], "count": count}
 
-    key = {"what": "norms_by_position", "model": ad.identity, "samples": samples_identity(s), "n": n,
-           "max_pos": max_pos}
+    key = {
+        "what": "norms_by_position",
+        "model": ad.identity,
+        "samples": samples_identity(s),
+        "n": n,
+        "max_pos": max_pos,
+    }
     r = cache.cached("norms", key, compute)
     norms = r["norms"]
     ratio = norms[:, 0] / np.median(norms[:, 1:], axis=1)
@@ -63,8 +76,12 @@ def r2_without_first(exp) -> dict:
     r = cache.cached("fits", key, lambda: {k: v for k, v in compute().items() if k != "maps"})
     L = exp.n_layers
     upper = np.triu_indices(L + 1, 1)
-    out = {"n_first_train": int((~keep_tr).sum()), "n_first_val": int((~keep_val).sum()),
-           "n_train": int(len(keep_tr)), "n_val": int(len(keep_val))}
+    out = {
+        "n_first_train": int((~keep_tr).sum()),
+        "n_first_val": int((~keep_val).sum()),
+        "n_train": int(len(keep_tr)),
+        "n_val": int(len(keep_val)),
+    }
     for label, res in (("all", full), ("without_first", r)):
         out[f"mean_r2_mat_{label}"] = float(np.nanmean(np.asarray(res["r2_mat"])[upper]))
         out[f"mean_r2_id_{label}"] = float(np.nanmean(np.asarray(res["r2_id"])[upper]))

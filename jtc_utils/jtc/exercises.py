@@ -29,6 +29,7 @@ def _pairs(r2) -> tuple:
 
 # --- section 3 ------------------------------------------------------------------------------------------------
 
+
 @exercise("ex-sec3-one-pair", "fig23")
 def _(answer, d):
     return close(answer, figdata.as_array(d["fig23"]["r2_mat"])[2, 4], 1e-6, "r² of the pair 2 → 4")
@@ -56,6 +57,7 @@ def _(answer, d):
 
 # --- section 4 ------------------------------------------------------------------------------------------------
 
+
 @exercise("ex-sec4-precision", "fig4")
 def _(answer, d):
     L = d["fig4"]["n_layers"]
@@ -70,6 +72,7 @@ def _(answer, d):
 
 
 # --- section 5 ------------------------------------------------------------------------------------------------
+
 
 @exercise("ex-sec5-one-lambda", "fig8")
 def _(answer, d):
@@ -91,6 +94,7 @@ def _(answer, d):
 
 
 # --- section 6 ------------------------------------------------------------------------------------------------
+
 
 @exercise("ex-sec6-single")
 def _(answer, d):
@@ -118,12 +122,13 @@ def _(answer, d):
 @exercise("ex-sec6-real", "real_fig10")
 def _(answer, d):
     f = d["real_fig10"]
-    a, b = _p1(f, "mat_attn")[:f["n_layers"]], _p1(f, "mat_ffn")[:f["n_layers"]]
+    a, b = _p1(f, "mat_attn")[: f["n_layers"]], _p1(f, "mat_ffn")[: f["n_layers"]]
     done = np.isfinite(a)
     return close(answer, float((a[done] > b[done]).mean()), 1e-9, "the share of start layers")
 
 
 # --- appendix B -----------------------------------------------------------------------------------------------
+
 
 @exercise("ex-appb-gap", "fig14", "fig27")
 def _(answer, d):
@@ -133,8 +138,10 @@ def _(answer, d):
 
 @exercise("ex-appb-r2", "fig12", "fig23")
 def _(answer, d):
-    mean = {dom: figdata.as_array(d[f]["r2_mat"])[_pairs(d[f]["r2_mat"])[0]].mean()
-            for dom, f in (("news", "fig12"), ("encyclopedia", "fig23"))}
+    mean = {
+        dom: figdata.as_array(d[f]["r2_mat"])[_pairs(d[f]["r2_mat"])[0]].mean()
+        for dom, f in (("news", "fig12"), ("encyclopedia", "fig23"))
+    }
     return None if answer == max(mean, key=mean.get) else "compare the mean r²(mat) over the pairs l < l'"
 
 
@@ -152,15 +159,17 @@ _SIZES = ("fig26", "fig27", "fig28", "fig4")
 def _(answer, d):
     for f in _SIZES:
         L = d[f]["n_layers"]
-        if (p := close(answer[f], (_p1(d[f], "mat") - _p1(d[f], "id"))[:L].mean(), 1e-9, f"{f}'s mean gain")):
+        if p := close(answer[f], (_p1(d[f], "mat") - _p1(d[f], "id"))[:L].mean(), 1e-9, f"{f}'s mean gain"):
             return p
     return None
 
 
 @exercise("ex-appd-r2", "fig22", "fig23", "fig24", "fig2")
 def _(answer, d):
-    means = {f: figdata.as_array(d[f]["r2_mat"])[_pairs(d[f]["r2_mat"])[0]].mean()
-             for f in ("fig22", "fig23", "fig24", "fig2")}
+    means = {
+        f: figdata.as_array(d[f]["r2_mat"])[_pairs(d[f]["r2_mat"])[0]].mean()
+        for f in ("fig22", "fig23", "fig24", "fig2")
+    }
     return None if answer == max(means, key=means.get) else "not the figure with the highest mean r²(mat)"
 
 
@@ -172,6 +181,7 @@ def _(answer, d):
 
 # --- the claims page ------------------------------------------------------------------------------------------
 
+
 @exercise("ex-claims-real", "claims", "claims_real")
 def _(answer, d):
     stand = {r["id"] for r in d["claims"] if r["holds"] is False}
@@ -182,35 +192,50 @@ def _(answer, d):
 @exercise("ex-claims-almost")
 def _(answer, d):
     def smallest_share():
-        figs = claims.available(claims.default_get, ("fig2", "fig3", "fig12", "fig13", "fig22", "fig23", "fig24",
-                                                     "fig25"))
-        return min(linear.r2_summary(figdata.as_array(v["r2_mat"]), figdata.as_array(v["r2_id"]))["share_mat_above_id"]
-                   for v in figs.values())
+        figs = claims.available(
+            claims.default_get, ("fig2", "fig3", "fig12", "fig13", "fig22", "fig23", "fig24", "fig25")
+        )
+        return min(
+            linear.r2_summary(figdata.as_array(v["r2_mat"]), figdata.as_array(v["r2_id"]))["share_mat_above_id"]
+            for v in figs.values()
+        )
+
     return close(answer, float(expected(d, smallest_share)), 1e-9, "the smallest share over the figures")
 
 
 @exercise("ex-claims-magnitudes")
 def _(answer, d):
-    n = expected(d, lambda: sum(bool(r["magnitude"]["holds"]) for r in (f(claims.default_get)
-                                                                        for f in jtc_claims.CLAIMS.values())
-                                if r["magnitude"]))
+    n = expected(
+        d,
+        lambda: sum(
+            bool(r["magnitude"]["holds"])
+            for r in (f(claims.default_get) for f in jtc_claims.CLAIMS.values())
+            if r["magnitude"]
+        ),
+    )
     return None if int(answer) == int(n) else "judge the magnitude rules without the mask (call the claim functions)"
 
 
 # --- the embedded world and the real model --------------------------------------------------------------------
+
 
 @exercise("ex-world-best")
 def _(answer, d):
     def best():  # graded: the cards as the book read them, never as a submission left them
         gpt = [m for m in catalogue.ZOO if catalogue.load_card(m)["family"] == "gpt2"]
         return min(gpt, key=lambda m: catalogue.load_card(m)["heldout"]["loss"])
+
     return None if answer == expected(d, best) else "compare the held-out loss on the model cards (GPT-style models)"
 
 
 @exercise("ex-world-length")
 def _(answer, d):
-    n = expected(d, lambda: np.mean([sum(lab != "punct" for _, lab in s.words())
-                                     for s in corpus.pool("news", "validation", n=1000)]))
+    n = expected(
+        d,
+        lambda: np.mean(
+            [sum(lab != "punct" for _, lab in s.words()) for s in corpus.pool("news", "validation", n=1000)]
+        ),
+    )
     return close(answer, float(n), 1e-9, "the mean number of words")
 
 

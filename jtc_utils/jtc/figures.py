@@ -33,27 +33,43 @@ STAND_IN = {
     "fig24": ("r2", "gpt36", "main"),
     "fig25": ("r2", "bert12", "main"),
     # section 4 and appendices B, D: Precision@k and Surprisal of mat and id
-    "fig4": ("pk", "gpt48", "main"), "fig5": ("surp", "gpt48", "main"),
-    "fig6": ("pk", "bert24", "main"), "fig7": ("surp", "bert24", "main"),
-    "fig14": ("pk", "gpt24", "second"), "fig15": ("surp", "gpt24", "second"),
-    "fig16": ("pk", "bert24", "second"), "fig17": ("surp", "bert24", "second"),
-    "fig26": ("pk", "gpt12", "main"), "fig27": ("pk", "gpt24", "main"),
-    "fig28": ("pk", "gpt36", "main"), "fig29": ("pk", "bert12", "main"),
-    "fig30": ("surp", "gpt12", "main"), "fig31": ("surp", "gpt24", "main"),
-    "fig32": ("surp", "gpt36", "main"), "fig33": ("surp", "bert12", "main"),
+    "fig4": ("pk", "gpt48", "main"),
+    "fig5": ("surp", "gpt48", "main"),
+    "fig6": ("pk", "bert24", "main"),
+    "fig7": ("surp", "bert24", "main"),
+    "fig14": ("pk", "gpt24", "second"),
+    "fig15": ("surp", "gpt24", "second"),
+    "fig16": ("pk", "bert24", "second"),
+    "fig17": ("surp", "bert24", "second"),
+    "fig26": ("pk", "gpt12", "main"),
+    "fig27": ("pk", "gpt24", "main"),
+    "fig28": ("pk", "gpt36", "main"),
+    "fig29": ("pk", "bert12", "main"),
+    "fig30": ("surp", "gpt12", "main"),
+    "fig31": ("surp", "gpt24", "main"),
+    "fig32": ("surp", "gpt36", "main"),
+    "fig33": ("surp", "bert12", "main"),
     # section 5 and appendix B: early exit
-    "fig8": ("ee", "gpt24", "main"), "fig9": ("ee", "bert24", "main"),
-    "fig20": ("ee", "gpt24", "second"), "fig21": ("ee", "bert24", "second"),
+    "fig8": ("ee", "gpt24", "main"),
+    "fig9": ("ee", "bert24", "main"),
+    "fig20": ("ee", "gpt24", "second"),
+    "fig21": ("ee", "bert24", "second"),
     # Table 1 and the automatic plausibility study (BERT-large on news)
-    "table1": ("table1", "bert24", "second"), "plausibility": ("plausibility", "bert24", "second"),
+    "table1": ("table1", "bert24", "second"),
+    "plausibility": ("plausibility", "bert24", "second"),
     # section 6 and appendix B: sub-module shortcuts (GPT-style, as in the paper)
-    "fig10": ("parts_pk", "gpt24", "main"), "fig11": ("parts_surp", "gpt24", "main"),
-    "fig34": ("parts_pk", "gpt24", "main"), "fig35": ("parts_pk", "gpt24", "main"),
-    "fig18": ("parts_pk", "gpt24", "second"), "fig19": ("parts_surp", "gpt24", "second"),
+    "fig10": ("parts_pk", "gpt24", "main"),
+    "fig11": ("parts_surp", "gpt24", "main"),
+    "fig34": ("parts_pk", "gpt24", "main"),
+    "fig35": ("parts_pk", "gpt24", "main"),
+    "fig18": ("parts_pk", "gpt24", "second"),
+    "fig19": ("parts_surp", "gpt24", "second"),
     # beyond the paper: section 6 on the BERT-style stand-in of BERT-large (the paper ran it on GPT-2 only)
-    "ext_bert_fig10": ("parts_pk", "bert24", "main"), "ext_bert_fig11": ("parts_surp", "bert24", "main"),
+    "ext_bert_fig10": ("parts_pk", "bert24", "main"),
+    "ext_bert_fig11": ("parts_surp", "bert24", "main"),
     # beyond the paper: Precision@1 by the kind of token predicted
-    "labels_gpt48": ("labels", "gpt48", "main"), "labels_bert24": ("labels", "bert24", "main"),
+    "labels_gpt48": ("labels", "gpt48", "main"),
+    "labels_bert24": ("labels", "bert24", "main"),
 }
 
 
@@ -69,8 +85,10 @@ FIGURES = {
     **{figure_registry.REAL_PREFIX + f: STAND_IN[f] for f in REAL_OF},
     "real_toplists": ("toplists", "gpt48", "main"),
     "real_norms": ("norms", "gpt48", "main"),
-    "real_r2_first": ("r2_first", "gpt48", "main"), "real_r2_first_bbc": ("r2_first", "gpt48", "second"),
-    "real_textfit": ("textfit", "gpt48", "main"), "real_textfit_bbc": ("textfit", "gpt48", "second"),
+    "real_r2_first": ("r2_first", "gpt48", "main"),
+    "real_r2_first_bbc": ("r2_first", "gpt48", "second"),
+    "real_textfit": ("textfit", "gpt48", "main"),
+    "real_textfit_bbc": ("textfit", "gpt48", "second"),
     "textfit": ("textfit", "gpt48", "main"),  # the stand-in's, for comparison
 }
 # the real model's figures are regression-tested on a subset (the full set takes minutes to extract): the build saves
@@ -113,8 +131,15 @@ def compute(fig: str, s: Setting) -> tuple[dict, dict]:
 
 def _compute(fig: str, profile: Profile, kind: str, exp, seed: int) -> tuple[dict, dict]:
     model, domain = exp.model_name, exp.domain
-    params = {"profile": profile.name, "model": model, "paper_model": profiles.PAPER_NAME.get(model, model),
-              "domain": domain, "seed": seed, "n_train": len(exp.train), "n_val": len(exp.val)}
+    params = {
+        "profile": profile.name,
+        "model": model,
+        "paper_model": profiles.PAPER_NAME.get(model, model),
+        "domain": domain,
+        "seed": seed,
+        "n_train": len(exp.train),
+        "n_val": len(exp.val),
+    }
     head = {"model": model, "domain": domain, "n_layers": exp.n_layers}
     return KINDS[kind](Work(fig, profile, exp, seed, head, params)), params
 
@@ -146,8 +171,14 @@ def _parts(w: Work) -> tuple[dict, dict]:
     exp, head = w.exp, w.head
     if w.profile.one_model:
         sub = REAL_PARTS
-        ex = shared(exp.model_name, exp.domain, w.profile, min(sub["n_train"], len(exp.train)),
-                    min(sub["n_val"], len(exp.val)), w.seed)
+        ex = shared(
+            exp.model_name,
+            exp.domain,
+            w.profile,
+            min(sub["n_train"], len(exp.train)),
+            min(sub["n_val"], len(exp.val)),
+            w.seed,
+        )
         w.params.update(n_train=len(ex.train), n_val=len(ex.val), start_every=sub["start_every"])
         starts = range(0, ex.n_layers + 1, sub["start_every"])
         r = submodules.per_sample(ex, start_layers=starts)
@@ -198,8 +229,9 @@ def table1_samples(exp, per_label=("number", "function")) -> list[int]:
     "surgery in [MASK]") and the shortest whose slot is a function word (like "asked to [MASK] continue")."""
     labels = exp.val.labels
     lengths = [len(x) for x in exp.val.input_ids]
-    return [min((i for i, lab in enumerate(labels) if lab == want), key=lambda i: (lengths[i], i))
-            for want in per_label]
+    return [
+        min((i for i, lab in enumerate(labels) if lab == want), key=lambda i: (lengths[i], i)) for want in per_label
+    ]
 
 
 # the paper's Table 1 (BERT-large on Leipzig news): the id columns at layers 4 and 12 and the final column depend
@@ -208,19 +240,24 @@ PAPER_TABLE1 = {
     "aldridge had shoulder surgery in [MASK].": {
         "id_4": ["fellowship", "employment", "agreement", "##ostal", "##com"],
         "id_12": ["cyclist", "emergencies", "seniors", "cycling", "pennsylvania"],
-        "final": ["september", "november", "december", "august", "july"]},
+        "final": ["september", "november", "december", "august", "july"],
+    },
     "on your next view you will be asked to [MASK] continue reading.": {
         "id_4": ["##com", "accreditation", "©", "fellowship", "summer"],
         "id_12": ["be", "undergo", "spartans", "seniors", "*"],
-        "final": ["please", "simply", "also", "again", "immediately"]},
+        "final": ["please", "simply", "also", "again", "immediately"],
+    },
 }
 
 
 def toplist_samples(exp, n: int = 2, min_prefix: int = 8) -> list[int]:
     """Validation samples for the real model's top-5 lists: the first ``n`` whose prefix has at least
     ``min_prefix`` tokens (a prediction with some context) and whose next token exists."""
-    out = [i for i, (ids, p) in enumerate(zip(exp.val.input_ids, exp.val.positions))
-           if p + 1 >= min_prefix and p + 1 < len(ids)]
+    out = [
+        i
+        for i, (ids, p) in enumerate(zip(exp.val.input_ids, exp.val.positions))
+        if p + 1 >= min_prefix and p + 1 < len(ids)
+    ]
     return out[:n]
 
 
@@ -236,10 +273,12 @@ def table1(exp, sentences=None, samples=None) -> dict:
     if sentences is None and samples is None and real_text:
         sentences = list(PAPER_TABLE1)
     if sentences is None:
-        idx = table1_samples(exp) if samples is None else validate.index_list(samples, "samples", len(exp.val),
-                                                                              "validation samples")
-        inputs = [(list(exp.val.input_ids[i]), int(exp.val.positions[i]), top_tokens.sample_text(exp, i))
-                  for i in idx]
+        idx = (
+            table1_samples(exp)
+            if samples is None
+            else validate.index_list(samples, "samples", len(exp.val), "validation samples")
+        )
+        inputs = [(list(exp.val.input_ids[i]), int(exp.val.positions[i]), top_tokens.sample_text(exp, i)) for i in idx]
         t = top_tokens.top_tokens_of_samples(exp, idx)
     else:
         idx = None
@@ -256,12 +295,20 @@ def table1(exp, sentences=None, samples=None) -> dict:
         for layer in layers:
             fresh = top_tokens.top_ids(exp, H, [layer], "id", 5)[0, 0]
             id_ok &= token_strings(ad, fresh) == t.loc[name][top_tokens.column("id", layer)].tolist()
-    out = {"samples": idx, "layers": layers, "sentences": [name for _, _, name in inputs],
-           "columns": list(t.columns), "rows": [[name, rank, *t.loc[(name, rank)].tolist()] for name, rank in t.index],
-           "final_matches_model": bool(final_ok), "id_deterministic": bool(id_ok)}
+    out = {
+        "samples": idx,
+        "layers": layers,
+        "sentences": [name for _, _, name in inputs],
+        "columns": list(t.columns),
+        "rows": [[name, rank, *t.loc[(name, rank)].tolist()] for name, rank in t.index],
+        "final_matches_model": bool(final_ok),
+        "id_deterministic": bool(id_ok),
+    }
     if all(x in PAPER_TABLE1 for x in out["sentences"]):
-        out["matches_paper"] = {x: {c: t.loc[x][c].tolist() == want for c, want in PAPER_TABLE1[x].items()
-                                    if c in t.columns} for x in out["sentences"]}
+        out["matches_paper"] = {
+            x: {c: t.loc[x][c].tolist() == want for c, want in PAPER_TABLE1[x].items() if c in t.columns}
+            for x in out["sentences"]
+        }
     return out
 
 
@@ -269,8 +316,10 @@ def needs_labels(exp, kind: str):
     """Plausibility and the label breakdown need the embedded corpus's word labels; on real text they are skipped
     with the reason (the paper's plausibility study was done by hand)."""
     if exp.val.labels[0] is None:
-        return {"skipped": f"'{kind}' needs the word labels of the embedded corpus; real text has none (the paper's "
-                           f"plausibility numbers come from a human annotator)"}
+        return {
+            "skipped": f"'{kind}' needs the word labels of the embedded corpus; real text has none (the paper's "
+            f"plausibility numbers come from a human annotator)"
+        }
     return None
 
 
@@ -280,7 +329,6 @@ def table1_frame(data: dict):
 
     df = pd.DataFrame(data["rows"], columns=["sentence", "rank", *data["columns"]])
     return df.set_index(["sentence", "rank"])
-
 
 
 def real_model_line() -> str:
@@ -295,6 +343,7 @@ def real_model_line() -> str:
 
 
 # ---- the records the chapters save beside the figures (declared with the figures: .paper) -------------------------
+
 
 def real_check(fig: str, s: Setting) -> tuple[dict, dict]:
     """The real model's check figures (:data:`REAL_CHECK`) computed at :data:`REAL_CHECK_SIZES`, which the tests
@@ -316,8 +365,10 @@ def world_check(fig: str, s: Setting) -> tuple[dict, dict]:
     p = s.profile
     exp = shared(p.role("gpt48"), p.main_domain, p, s.n_train, s.n_val, s.seed)
     curves = readout.layer_curves(exp, ks=(1,))
-    return ({"layer": list(range(exp.n_layers + 1)), "p@1_mat": curves["mat"]["p@1"], "p@1_id": curves["id"]["p@1"]},
-            {"model": exp.model_name, "domain": exp.domain})
+    return (
+        {"layer": list(range(exp.n_layers + 1)), "p@1_mat": curves["mat"]["p@1"], "p@1_id": curves["id"]["p@1"]},
+        {"model": exp.model_name, "domain": exp.domain},
+    )
 
 
 RECORDS = {"real_check": real_check, "real_data_cards": data_cards, "world_check": world_check}
@@ -328,16 +379,40 @@ RECORDS = {"real_check": real_check, "real_data_cards": data_cards, "world_check
 # page -> kind of model -> the figures the page computes for it
 CUSTOM_FIGURES = {
     "real_model": {CAUSAL: ("real_textfit", "real_norms"), MASKED: ("real_norms",), ENCODER: ("real_norms",)},
-    "sec3_linear_shortcuts": {CAUSAL: ("fig2", "real_r2_first"), MASKED: ("fig3", "real_r2_first"),
-                              ENCODER: ("fig3", "real_r2_first")},
+    "sec3_linear_shortcuts": {
+        CAUSAL: ("fig2", "real_r2_first"),
+        MASKED: ("fig3", "real_r2_first"),
+        ENCODER: ("fig3", "real_r2_first"),
+    },
     "sec4_predictions": {CAUSAL: ("fig4", "fig5", "real_toplists"), MASKED: ("fig6", "fig7")},
     "sec5_early_exit": {CAUSAL: ("fig8",), MASKED: ("fig9",)},
     "sec6_submodules": {CAUSAL: ("fig10", "fig11"), MASKED: ("ext_bert_fig10", "ext_bert_fig11")},
-    "appendix_b_news": {CAUSAL: ("fig12", "fig14", "fig15", "fig20", "real_r2_first_bbc"),
-                        MASKED: ("fig13", "fig16", "fig17", "fig21"), ENCODER: ("fig13",)},
+    "appendix_b_news": {
+        CAUSAL: ("fig12", "fig14", "fig15", "fig20", "real_r2_first_bbc"),
+        MASKED: ("fig13", "fig16", "fig17", "fig21"),
+        ENCODER: ("fig13",),
+    },
 }
-CLAIMED = ("fig2", "fig3", "fig4", "fig5", "fig6", "fig7", "fig8", "fig9", "fig10", "fig11", "fig12", "fig13",
-           "fig14", "fig15", "fig16", "fig17", "fig20", "fig21")  # the claims' figures a reader's model may lack
+CLAIMED = (
+    "fig2",
+    "fig3",
+    "fig4",
+    "fig5",
+    "fig6",
+    "fig7",
+    "fig8",
+    "fig9",
+    "fig10",
+    "fig11",
+    "fig12",
+    "fig13",
+    "fig14",
+    "fig15",
+    "fig16",
+    "fig17",
+    "fig20",
+    "fig21",
+)  # the claims' figures a reader's model may lack
 SIZES = ("fig22", "fig23", "fig24", "fig25", "fig26", "fig27", "fig28", "fig29", "fig30", "fig31", "fig32", "fig33")
 NO_PREDICTIONS = "a headless encoder has no masked-LM head, so it makes no token predictions"
 

@@ -49,17 +49,22 @@ def model_measures(exp, bigram: dict) -> dict:
     top1 = final["topk"][:, 0]
     before = [ids[p] for ids, p in zip(exp.val.input_ids, exp.val.positions)]
     guess = np.array([bigram.get(t, -1) for t in before])
-    return {"n": len(top1), "confident": float(np.mean(p1 > CONFIDENT)),
-            "mat_layer0": float(exp.predictions["precision"]["mat"][1][0].mean()),
-            "bigram": float(np.mean(guess == top1))}
+    return {
+        "n": len(top1),
+        "confident": float(np.mean(p1 > CONFIDENT)),
+        "mat_layer0": float(exp.predictions["precision"]["mat"][1][0].mean()),
+        "bigram": float(np.mean(guess == top1)),
+    }
 
 
 def report(corpus=world_corpus, profile: Profile | str = "tiny", seed: int = 0) -> dict:
     """The whole report for the corpus module ``corpus`` and the profile's GPT-style stand-ins."""
     train = corpus.training_sentences(seed=seed)
-    out = {"corpus": leaks.report({d: corpus.pool(d, "validation", seed=seed) for d in corpus.DOMAINS}, train,
-                                  PRESENT),
-           "present_year": PRESENT, "models": {}}
+    out = {
+        "corpus": leaks.report({d: corpus.pool(d, "validation", seed=seed) for d in corpus.DOMAINS}, train, PRESENT),
+        "present_year": PRESENT,
+        "models": {},
+    }
     p = profiles.get(profile)
     bigrams = {}  # per tokenizer: the GPT-style stand-ins share one
     for model in p.gpt:
@@ -74,14 +79,18 @@ def report(corpus=world_corpus, profile: Profile | str = "tiny", seed: int = 0) 
 
 
 V1_FILE = Path(__file__).resolve().parents[1] / "embedded" / "hardness_v1.json"
-CORPUS_ROWS = (("prefix_leak", "pool sentences that are a prefix of a training sentence"),
-               ("skeleton_share", "pool sentences whose template skeleton is in the training text"),
-               ("ngram4_share", "pool word 4-grams that are in the training text"),
-               ("repeated_clause", "sentences that say the same six words twice"),
-               ("late_past", "past-tense events dated after the present year"))
-MODEL_ROWS = (("confident", f"final predictions with probability above {CONFIDENT}"),
-              ("mat_layer0", "mat from layer 0 gives the final top-1"),
-              ("bigram", "a bigram model of the training text gives the final top-1"))
+CORPUS_ROWS = (
+    ("prefix_leak", "pool sentences that are a prefix of a training sentence"),
+    ("skeleton_share", "pool sentences whose template skeleton is in the training text"),
+    ("ngram4_share", "pool word 4-grams that are in the training text"),
+    ("repeated_clause", "sentences that say the same six words twice"),
+    ("late_past", "past-tense events dated after the present year"),
+)
+MODEL_ROWS = (
+    ("confident", f"final predictions with probability above {CONFIDENT}"),
+    ("mat_layer0", "mat from layer 0 gives the final top-1"),
+    ("bigram", "a bigram model of the training text gives the final top-1"),
+)
 
 
 def record(fig: str, s: Setting) -> tuple[dict, dict]:
@@ -113,8 +122,14 @@ def table(v1: dict, v2: dict):
     rows = []
     for dom in ("encyclopedia", "news"):
         rows += [(what, dom, pct(v1["corpus"][dom][key]), pct(v2["corpus"][dom][key])) for key, what in CORPUS_ROWS]
-    rows.append(("training sentences that repeat an earlier one", "both", pct(v1["corpus"]["training_duplicates"]),
-                 pct(v2["corpus"]["training_duplicates"])))
+    rows.append(
+        (
+            "training sentences that repeat an earlier one",
+            "both",
+            pct(v1["corpus"]["training_duplicates"]),
+            pct(v2["corpus"]["training_duplicates"]),
+        )
+    )
     for dom in ("encyclopedia", "news"):
         rows += [(what, dom, span(v1, key, dom), span(v2, key, dom)) for key, what in MODEL_ROWS]
     return pd.DataFrame(rows, columns=["share of", "domain", "first world", "second world"])
@@ -123,18 +138,22 @@ def table(v1: dict, v2: dict):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--save", help="write the report as JSON here, with the commit it was computed at")
-    ap.add_argument("--world", default="v2 (jtc_utils.embedded, zoo trained on it)",
-                    help="what the stored report says it was computed on")
+    ap.add_argument(
+        "--world",
+        default="v2 (jtc_utils.embedded, zoo trained on it)",
+        help="what the stored report says it was computed on",
+    )
     args = ap.parse_args(argv)
     r = report()
     commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-    dirty = bool(subprocess.run(["git", "status", "--porcelain", "--", "jtc_utils", "zoo"], capture_output=True,
-                                text=True).stdout.strip())
-    doc = {"world": args.world, "commit": commit, "uncommitted_changes": dirty,
-           "report": r}
+    dirty = bool(
+        subprocess.run(
+            ["git", "status", "--porcelain", "--", "jtc_utils", "zoo"], capture_output=True, text=True
+        ).stdout.strip()
+    )
+    doc = {"world": args.world, "commit": commit, "uncommitted_changes": dirty, "report": r}
     text = json.dumps(doc, indent=1, sort_keys=True)
     if args.save:
-
         atomic_write_text(Path(args.save), text + "\n")
     print(text)
     return 0

@@ -35,10 +35,20 @@ def r2_heatmaps(r2_mat: np.ndarray, r2_id: np.ndarray, title: str | None = None,
     step = heatmap_step(L + 1)
     with sns.plotting_context("notebook", font_scale=2), sns.axes_style("darkgrid"):
         fig, axes = plt.subplots(1, 2, figsize=figsize)
-        cbar_ax = fig.add_axes([.91, .1, .03, .8])
+        cbar_ax = fig.add_axes([0.91, 0.1, 0.03, 0.8])
         for k, (ax, mat, name) in enumerate(zip(axes, (r2_mat, r2_id), ("mat", "id"))):
-            sns.heatmap(mat, ax=ax, cmap="seismic_r", vmin=0, vmax=1, cbar=k == 0, cbar_ax=cbar_ax,
-                        xticklabels=step, yticklabels=step, square=False)
+            sns.heatmap(
+                mat,
+                ax=ax,
+                cmap="seismic_r",
+                vmin=0,
+                vmax=1,
+                cbar=k == 0,
+                cbar_ax=cbar_ax,
+                xticklabels=step,
+                yticklabels=step,
+                square=False,
+            )
             ax.set_title(name)
             ax.set_xlabel("ℓ'", fontsize=35)
             ax.set_ylabel("ℓ", fontsize=35)
@@ -53,7 +63,7 @@ def r2_heatmaps(r2_mat: np.ndarray, r2_id: np.ndarray, title: str | None = None,
 
 
 # the paper's colours (spec 4): mat blue, id red, and the sub-module maps of section 6
-COLORS = {"mat": (0, 0, 1), "id": (1, 0, 0), "mat_attn": (0, 1, 0), "mat_ffn": (1, 0, 1), "mat_ln1_ln2": (1, .5, 0)}
+COLORS = {"mat": (0, 0, 1), "id": (1, 0, 0), "mat_attn": (0, 1, 0), "mat_ffn": (1, 0, 1), "mat_ln1_ln2": (1, 0.5, 0)}
 DASHES = {"mat": "", "id": (4, 2), "mat_attn": (1, 1), "mat_ffn": (3, 1, 1, 1), "mat_ln1_ln2": (5, 1, 1, 1, 1, 1)}
 
 
@@ -82,23 +92,45 @@ def precision_curves(curves: dict, mappings=("mat", "id"), ks=(1, 5, 10), title=
     with sns.plotting_context("notebook", font_scale=1.3), sns.axes_style("darkgrid"):
         if ax is None:
             _, ax = plt.subplots(figsize=(8, 5))
-        sns.lineplot(df, x="layer", y="value", hue="mapping", style="mapping", size="k", palette=COLORS,
-                     dashes=DASHES, sizes=dict(zip([k.replace("p@", "k=") for k in keys], (3.0, 1.8, 0.9)[:len(ks)])),
-                     hue_order=mappings, style_order=mappings, errorbar=None, ax=ax)
+        sns.lineplot(
+            df,
+            x="layer",
+            y="value",
+            hue="mapping",
+            style="mapping",
+            size="k",
+            palette=COLORS,
+            dashes=DASHES,
+            sizes=dict(zip([k.replace("p@", "k=") for k in keys], (3.0, 1.8, 0.9)[: len(ks)])),
+            hue_order=mappings,
+            style_order=mappings,
+            errorbar=None,
+            ax=ax,
+        )
         L = len(next(iter(curves.values()))[keys[0]]) - 1
         for m in mappings:  # a curve measured at some layers only: a marker on each measured layer
             for key in keys:
                 v = np.asarray(curves[m][key], dtype=float)
                 if not np.isfinite(v).all():
-                    ax.plot(np.flatnonzero(np.isfinite(v)), v[np.isfinite(v)], ls="", marker="o", ms=6,
-                            color=COLORS[m], zorder=3)
+                    ax.plot(
+                        np.flatnonzero(np.isfinite(v)),
+                        v[np.isfinite(v)],
+                        ls="",
+                        marker="o",
+                        ms=6,
+                        color=COLORS[m],
+                        zorder=3,
+                    )
         _layer_ticks(ax, L)
         ax.set_ylabel("Precision@k" if len(ks) > 1 else f"Precision@{ks[0]}")
         # seaborn's legend carries its group names ("mapping", "k") as entries of their own: leave them out, and
         # the line widths of k when there is one k only (the y label names it)
         handles, names = ax.get_legend_handles_labels()
-        kept = [(h, n) for h, n in zip(handles, names)
-                if n not in ("mapping", "k") and not (len(ks) == 1 and n.startswith("k="))]
+        kept = [
+            (h, n)
+            for h, n in zip(handles, names)
+            if n not in ("mapping", "k") and not (len(ks) == 1 and n.startswith("k="))
+        ]
         ax.legend(*zip(*kept), loc="upper left", bbox_to_anchor=(1.01, 1))
         if title:
             ax.set_title(title)
@@ -116,9 +148,17 @@ def surprisal_curves(curves: dict, mappings=("mat", "id"), title=None, ax=None):
             x = np.arange(len(y))
             done = np.isfinite(y)  # a curve measured at some layers only (sub-module maps from every 5th layer) is
             sparse = not done.all()  # drawn through the measured layers, with a marker on each
-            ax.plot(x[done], y[done], color=COLORS[m], dashes=DASHES[m] or (None, None), lw=2, label=m,
-                    marker="o" if sparse else None, ms=6)
-            ax.fill_between(x[done], lo[done], hi[done], color=COLORS[m], alpha=.2, lw=0)
+            ax.plot(
+                x[done],
+                y[done],
+                color=COLORS[m],
+                dashes=DASHES[m] or (None, None),
+                lw=2,
+                label=m,
+                marker="o" if sparse else None,
+                ms=6,
+            )
+            ax.fill_between(x[done], lo[done], hi[done], color=COLORS[m], alpha=0.2, lw=0)
         _layer_ticks(ax, len(x) - 1)
         ax.set_xlabel("layer")
         ax.set_ylabel("Surprisal")
@@ -138,11 +178,25 @@ def early_exit_plot(data: dict, title=None, ax=None):
             _, ax = plt.subplots(figsize=(8, 5))
         for m in ("mat", "id"):
             x, y = curve_points(data["early"][m]["x"], data["early"][m]["y"])
-            ax.plot(x, y, color=COLORS[m], dashes=DASHES[m] or (None, None), lw=3, marker="o", ms=4,
-                    label=f"{m}, early exit")
-            ax.plot(range(L + 1), data["fixed"][m], color=COLORS[m], dashes=DASHES[m] or (None, None), lw=1,
-                    label=f"{m}, fixed exit")
-        ax.axhline(0.95, color="grey", lw=.8, ls=":", label="95% target")
+            ax.plot(
+                x,
+                y,
+                color=COLORS[m],
+                dashes=DASHES[m] or (None, None),
+                lw=3,
+                marker="o",
+                ms=4,
+                label=f"{m}, early exit",
+            )
+            ax.plot(
+                range(L + 1),
+                data["fixed"][m],
+                color=COLORS[m],
+                dashes=DASHES[m] or (None, None),
+                lw=1,
+                label=f"{m}, fixed exit",
+            )
+        ax.axhline(0.95, color="grey", lw=0.8, ls=":", label="95% target")
         ax.set_xlim(0, L)
         ax.set_xticks(range(0, L + 1, 3 if L >= 24 else 1))
         ax.set_xlabel("layers processed")
@@ -160,9 +214,9 @@ def label_breakdown(by_label: dict, labels=None, title=None):
         ncols = min(4, len(labels))  # small multiples as a grid, not one long row
         nrows = -(-len(labels) // ncols)
         fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 3.0 * nrows), sharey=True, squeeze=False)
-        for ax in axes.flat[len(labels):]:
+        for ax in axes.flat[len(labels) :]:
             ax.set_visible(False)
-        axes = axes.flat[:len(labels)]
+        axes = axes.flat[: len(labels)]
         for ax, lab in zip(axes, labels):
             d = by_label[lab]
             for m in ("mat", "id"):
@@ -200,8 +254,14 @@ def r2_with_without_first(data: dict, title=None):
     L = len(data["r2_mat_to_last_all"]) - 1
     for m in ("mat", "id"):
         for label, dash in (("all", "-"), ("without_first", ":")):
-            ax.plot(range(L), np.asarray(data[f"r2_{m}_to_last_{label}"], dtype=float)[:L], dash,
-                    color=COLORS[m], lw=2, label=f"{m}, {'every position' if label == 'all' else 'without position 0'}")
+            ax.plot(
+                range(L),
+                np.asarray(data[f"r2_{m}_to_last_{label}"], dtype=float)[:L],
+                dash,
+                color=COLORS[m],
+                lw=2,
+                label=f"{m}, {'every position' if label == 'all' else 'without position 0'}",
+            )
     ax.set(xlabel="source layer ℓ", ylabel="r² to the last layer", title=title, ylim=(-0.3, 1.02))
     _layer_ticks(ax, L)
     ax.legend(fontsize=8)
@@ -214,7 +274,7 @@ def loss_grid(cards: list[dict], ncols: int = 4):
     nrows = -(-len(cards) // ncols)
     with sns.axes_style("darkgrid"):
         fig, axes = plt.subplots(nrows, ncols, figsize=(3.2 * ncols, 2.6 * nrows), squeeze=False)
-        for ax in axes.flat[len(cards):]:
+        for ax in axes.flat[len(cards) :]:
             ax.set_visible(False)
         for ax, card in zip(axes.flat, cards):
             ax.plot(card["loss_curve"], lw=1.2, color="0.2")
@@ -265,8 +325,10 @@ def _surprisal(d, t, m, ax, labels):
 
 DRAWINGS = {
     "r2": lambda d, t, m, ax, labels: r2_heatmaps(d["r2_mat"], d["r2_id"], title=t),
-    "pk": _precision, "parts_pk": _precision,  # a sub-module figure draws as its curves
-    "surp": _surprisal, "parts_surp": _surprisal,
+    "pk": _precision,
+    "parts_pk": _precision,  # a sub-module figure draws as its curves
+    "surp": _surprisal,
+    "parts_surp": _surprisal,
     "ee": lambda d, t, m, ax, labels: early_exit_plot(d, title=t, ax=ax),
     "labels": lambda d, t, m, ax, labels: label_breakdown(d["by_label"], labels=labels, title=t),
     "norms": lambda d, t, m, ax, labels: norms_by_position(d, title=t),
@@ -286,36 +348,39 @@ def draw(fig: str, data: dict, params: dict, mappings=None, ax=None, labels=None
 # in the figure and in its JSON file)
 SEE = {
     "r2": "Each cell is the validation r² of casting layer ℓ (row) to layer ℓ′ (column), one panel with mat and one "
-          "with id (each titled so); the paper finds mat higher across the network.",
+    "with id (each titled so); the paper finds mat higher across the network.",
     "pk": "How often the cast hidden state of each layer already gives the model's final top token (Precision@k), "
-          "for mat and id; the paper finds mat above id at every layer.",
+    "for mat and id; the paper finds mat above id at every layer.",
     "surp": "The surprisal of the model's final top token under the cast of each layer, with 95% bootstrap bands "
-            "(lower is better); the paper finds mat below id at every layer.",
+    "(lower is better); the paper finds mat below id at every layer.",
     "parts_pk": "Precision@{k} when one sub-module of every block from the start layer on is replaced by a linear map, "
-                "next to mat for whole blocks; the paper finds attention the part best replaced.",
+    "next to mat for whole blocks; the paper finds attention the part best replaced.",
     "parts_surp": "Surprisal when one sub-module of every block from the start layer on is replaced by a linear map, "
-                  "next to mat for whole blocks (lower is better).",
+    "next to mat for whole blocks (lower is better).",
     "ee": "Precision@1 against the mean number of layers processed, for early exit by confidence and for a fixed "
-          "exit layer, with the 95% target; a curve further up and to the left saves more computation.",
+    "exit layer, with the 95% target; a curve further up and to the left saves more computation.",
     "labels": "Precision@1 of mat and id per layer, for each word class of the predicted token.",
     "norms": "The norm of the hidden state by position and layer: the first position's norm grows far above the "
-             "others' (massive activations).",
+    "others' (massive activations).",
     "r2_first": "r² of casting each layer to the last, with and without the samples at the first position.",
 }
-ALT = {"r2": "Two heatmaps of r² over layer pairs, mat and id", "pk": "Line plot of Precision@k per layer, mat and id",
-       "surp": "Line plot of surprisal per layer with bands, mat and id",
-       "parts_pk": "Line plot of Precision@{k} per start layer for the sub-module maps and mat",
-       "parts_surp": "Line plot of surprisal per start layer for the sub-module maps and mat",
-       "ee": "Precision@1 against layers processed, early exit and fixed exit, mat and id",
-       "labels": "Small multiples of Precision@1 per layer, one panel per word class",
-       "norms": "Heatmap of hidden-state norms by position and layer",
-       "r2_first": "Line plot of r² to the last layer with and without the first position"}
+ALT = {
+    "r2": "Two heatmaps of r² over layer pairs, mat and id",
+    "pk": "Line plot of Precision@k per layer, mat and id",
+    "surp": "Line plot of surprisal per layer with bands, mat and id",
+    "parts_pk": "Line plot of Precision@{k} per start layer for the sub-module maps and mat",
+    "parts_surp": "Line plot of surprisal per start layer for the sub-module maps and mat",
+    "ee": "Precision@1 against layers processed, early exit and fixed exit, mat and id",
+    "labels": "Small multiples of Precision@1 per layer, one panel per word class",
+    "norms": "Heatmap of hidden-state norms by position and layer",
+    "r2_first": "Line plot of r² to the last layer with and without the first position",
+}
 
 
 def paper_ref(fig: str) -> str:
     """Which figure of the paper a figure id reproduces, in words."""
     if fig.startswith(figure_registry.REAL_PREFIX):
-        return paper_ref(fig[len(figure_registry.REAL_PREFIX):]) + ", on the real model"
+        return paper_ref(fig[len(figure_registry.REAL_PREFIX) :]) + ", on the real model"
     if fig.startswith("fig"):
         return f"paper Figure {fig[3:]}"
     return "beyond the paper"
@@ -330,7 +395,9 @@ def caption(figs, data: dict, params: dict, **options) -> registry.Caption:
     one = len(figs) == 1
     k = (data.get("ks") or [1])[0]  # the k a Precision@k figure shows (section 6's Figs. 34-35: 5 and 10)
     return registry.Caption(
-        "; ".join(paper_ref(f) for f in figs), SEE.get(kind, "").format(k=k),
-        f"{ALT.get(kind, 'Figure').format(k=k)}: " + (title(data, params) if one else f"{len(figs)} panels, "
-                                                     + ", ".join(figs)),
-        title(data, params) if one else "one panel per model")
+        "; ".join(paper_ref(f) for f in figs),
+        SEE.get(kind, "").format(k=k),
+        f"{ALT.get(kind, 'Figure').format(k=k)}: "
+        + (title(data, params) if one else f"{len(figs)} panels, " + ", ".join(figs)),
+        title(data, params) if one else "one panel per model",
+    )

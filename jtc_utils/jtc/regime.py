@@ -27,8 +27,14 @@ from . import figures
 
 PAPER_TRAIN = 9000
 # the widths of the paper's models (reproduction spec section 2)
-PAPER_WIDTH = {"gpt2": 768, "gpt2-medium": 1024, "gpt2-large": 1280, "gpt2-xl": 1600, "bert-base-uncased": 768,
-               "bert-large-uncased": 1024}
+PAPER_WIDTH = {
+    "gpt2": 768,
+    "gpt2-medium": 1024,
+    "gpt2-large": 1280,
+    "gpt2-xl": 1600,
+    "bert-base-uncased": 768,
+    "bert-large-uncased": 1024,
+}
 # training vectors per dimension on the curve (the paper's and the full set are added per model)
 RATIOS = (0.25, 0.5, 1, 2, 4, 8, 16, 32, 64)
 REGIME_PREFIX = "regime_"
@@ -38,8 +44,10 @@ def paper_ratio(model: str) -> float:
     """Training vectors per dimension in the paper for the model that ``model`` stands in for (or is)."""
     paper = profiles.PAPER_NAME.get(model, model)
     if paper not in PAPER_WIDTH:
-        raise ValueError(f"{model!r} is not one of the paper's models or their stand-ins; known: "
-                         f"{', '.join(PAPER_WIDTH)} and {', '.join(profiles.PAPER_NAME)}")
+        raise ValueError(
+            f"{model!r} is not one of the paper's models or their stand-ins; known: "
+            f"{', '.join(PAPER_WIDTH)} and {', '.join(profiles.PAPER_NAME)}"
+        )
     return PAPER_TRAIN / PAPER_WIDTH[paper]
 
 
@@ -61,12 +69,20 @@ def sample_size_curve(exp, ratios=RATIOS) -> dict:
     sizes = _sizes(d, len(exp.train), ratios, [paper_ratio(exp.model_name)])
     key = {**exp.key("layer_pair_fits"), "what": "sample_size", "sizes": sizes}
     arrays = cache.cached("sample_size", key, lambda: _curve(exp, sizes))
-    return {"model": exp.model_name, "paper_model": profiles.PAPER_NAME.get(exp.model_name, exp.model_name),
-            "domain": exp.domain, "d": d, "n_layers": L, "n_full": len(exp.train),
-            "paper_ratio": paper_ratio(exp.model_name), "n_train": sizes, "ratio": [n / d for n in sizes],
-            **{k: arrays[k].tolist() for k in ("r2_mat", "r2_mat_train", "p1_mat")},
-            "r2_id": np.asarray(exp.layer_r2()["r2_id"])[:L, L].tolist(),
-            "p1_id": exp.predictions["precision"]["id"][1][:L].mean(1).tolist()}
+    return {
+        "model": exp.model_name,
+        "paper_model": profiles.PAPER_NAME.get(exp.model_name, exp.model_name),
+        "domain": exp.domain,
+        "d": d,
+        "n_layers": L,
+        "n_full": len(exp.train),
+        "paper_ratio": paper_ratio(exp.model_name),
+        "n_train": sizes,
+        "ratio": [n / d for n in sizes],
+        **{k: arrays[k].tolist() for k in ("r2_mat", "r2_mat_train", "p1_mat")},
+        "r2_id": np.asarray(exp.layer_r2()["r2_id"])[:L, L].tolist(),
+        "p1_id": exp.predictions["precision"]["id"][1][:L].mean(1).tolist(),
+    }
 
 
 def _curve(exp, sizes) -> dict:
@@ -110,10 +126,19 @@ def summary(curve: dict) -> list[dict]:
     for label, n in (("paper's ratio", paper_n_train(curve["model"], curve["d"])), ("all", curve["n_full"])):
         i = curve["n_train"].index(min(n, curve["n_full"]))
         r2, r2t, p1 = (np.asarray(curve[k][i]) for k in ("r2_mat", "r2_mat_train", "p1_mat"))
-        rows.append({"model": curve["model"], "vectors": label, "n_train": curve["n_train"][i],
-                     "per dimension": curve["ratio"][i], "r2 mat (held-out)": float(r2.mean()),
-                     "r2 mat (training)": float(r2t.mean()), "r2 mat > id": float(np.mean(r2 > curve["r2_id"])),
-                     "P@1 mat": float(p1.mean()), "P@1 mat > id": float(np.mean(p1 > curve["p1_id"]))})
+        rows.append(
+            {
+                "model": curve["model"],
+                "vectors": label,
+                "n_train": curve["n_train"][i],
+                "per dimension": curve["ratio"][i],
+                "r2 mat (held-out)": float(r2.mean()),
+                "r2 mat (training)": float(r2t.mean()),
+                "r2 mat > id": float(np.mean(r2 > curve["r2_id"])),
+                "P@1 mat": float(p1.mean()),
+                "P@1 mat > id": float(np.mean(p1 > curve["p1_id"])),
+            }
+        )
     return rows
 
 
@@ -140,8 +165,12 @@ def sample_size_record(fig: str, s: Setting) -> tuple[dict, dict]:
     """``sample_size_<role>``: :func:`sample_size_curve` on the experiment of the role's section-3 figure."""
     _, model, domain = figures.setting(SAMPLE_SIZE_OF[fig], s.profile)
     exp = shared(model, domain, s.profile, s.n_train, s.n_val, s.seed)
-    return sample_size_curve(exp), {"profile": s.profile.name, "model": exp.model_name, "domain": exp.domain,
-                                    "seed": s.seed}
+    return sample_size_curve(exp), {
+        "profile": s.profile.name,
+        "model": exp.model_name,
+        "domain": exp.domain,
+        "seed": s.seed,
+    }
 
 
 def stored_getter(fig: str):
@@ -149,13 +178,15 @@ def stored_getter(fig: str):
     return claims.default_get(REGIME_PREFIX + fig)
 
 
-RECORDS = {**{REGIME_PREFIX + f: regime_figure for f in figures.FIGURES
-              if not f.startswith(figure_registry.REAL_PREFIX)},
-           **dict.fromkeys(SAMPLE_SIZE_OF, sample_size_record)}
+RECORDS = {
+    **{REGIME_PREFIX + f: regime_figure for f in figures.FIGURES if not f.startswith(figure_registry.REAL_PREFIX)},
+    **dict.fromkeys(SAMPLE_SIZE_OF, sample_size_record),
+}
 
 
-def paper_regime_claims(profile: Profile | str = "tiny", results: dict | None = None,
-                        params: dict | None = None) -> list[dict]:
+def paper_regime_claims(
+    profile: Profile | str = "tiny", results: dict | None = None, params: dict | None = None
+) -> list[dict]:
     """Every claim of the paper judged at the paper's vectors per dimension (see :func:`regime_getter`);
     ``results`` and ``params`` collect the figures it computed."""
     profile = profiles.get(profile)  # once: the getter and the claims receive the same object
@@ -169,10 +200,19 @@ def compare(full: list[dict], regime: list[dict]):
     import pandas as pd
 
     by_id = {r["id"]: r for r in regime}
-    return pd.DataFrame([{"claim": r["id"], "at 9,000": findings.shape_verdict(r),
-                          "at the paper's ratio": findings.shape_verdict(by_id[r["id"]]),
-                          "ours at 9,000": r["ours"], "ours at the paper's ratio": by_id[r["id"]]["ours"]}
-                         for r in full if r["id"] in by_id]).set_index("claim")
+    return pd.DataFrame(
+        [
+            {
+                "claim": r["id"],
+                "at 9,000": findings.shape_verdict(r),
+                "at the paper's ratio": findings.shape_verdict(by_id[r["id"]]),
+                "ours at 9,000": r["ours"],
+                "ours at the paper's ratio": by_id[r["id"]]["ours"],
+            }
+            for r in full
+            if r["id"] in by_id
+        ]
+    ).set_index("claim")
 
 
 def plot_curves(curves: list[dict], what: str = "r2", fractions=(0.25, 0.5, 0.75), r2_floor: float = -0.5):
@@ -198,13 +238,24 @@ def plot_curves(curves: list[dict], what: str = "r2", fractions=(0.25, 0.5, 0.75
         for paper in ("gpt2", "gpt2-xl"):
             at = paper_ratio(paper)
             ax.axvline(at, color="0.4", ls=":", lw=1)
-            ax.annotate(f"paper: {paper}", (at, 0.02), xycoords=("data", "axes fraction"), rotation=90,
-                        va="bottom", ha="right", fontsize=8, color="0.3")
+            ax.annotate(
+                f"paper: {paper}",
+                (at, 0.02),
+                xycoords=("data", "axes fraction"),
+                rotation=90,
+                va="bottom",
+                ha="right",
+                fontsize=8,
+                color="0.3",
+            )
         ax.axvline(c["n_full"] / c["d"], color="k", lw=0.8)
-        ax.set(xscale="log", xlabel="training vectors per dimension",
-               ylabel=f"held-out r² to the last layer (floor {r2_floor})" if what == "r2" else "Precision@1",
-               title=f"{c['model']} (for {c['paper_model']}, d = {c['d']})",
-               ylim=(r2_floor - 0.05, 1.02) if what == "r2" else (-0.02, 1.02))
+        ax.set(
+            xscale="log",
+            xlabel="training vectors per dimension",
+            ylabel=f"held-out r² to the last layer (floor {r2_floor})" if what == "r2" else "Precision@1",
+            title=f"{c['model']} (for {c['paper_model']}, d = {c['d']})",
+            ylim=(r2_floor - 0.05, 1.02) if what == "r2" else (-0.02, 1.02),
+        )
         ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     return fig
@@ -212,26 +263,37 @@ def plot_curves(curves: list[dict], what: str = "r2", fractions=(0.25, 0.5, 0.75
 
 def _sample_size_view(what: str, see: str, alt: str) -> View:
     """Both models' curves in one figure (``also``: the other models' numbers), linking both records."""
-    return View(lambda d, p, also=(): plot_curves([d, *also], what),
-                lambda d, p, also=(): Caption("beyond the paper: the paper's regime", see.format(n_full=d["n_full"]),
-                                              alt, figs=tuple(SAMPLE_SIZE_OF) if also else ()))
+    return View(
+        lambda d, p, also=(): plot_curves([d, *also], what),
+        lambda d, p, also=(): Caption(
+            "beyond the paper: the paper's regime",
+            see.format(n_full=d["n_full"]),
+            alt,
+            figs=tuple(SAMPLE_SIZE_OF) if also else (),
+        ),
+    )
 
 
 # the sample-size curves' drawings: held-out r² (section 3) and Precision@1 (section 4), the stand-ins of GPT-2 and
 # GPT-2 XL side by side
-DRAWINGS = {"sample_size_gpt12": {
-    "r2": _sample_size_view(
-        "r2",
-        "Held-out r² of mat from three source layers to the last layer against the training vectors per dimension it "
-        "was fitted on, with id (dashed) for reference. Below one vector per dimension mat interpolates its training "
-        "set and generalises worst; the dotted lines are the paper's ratios, the solid black line the ratio of the "
-        "stand-in's chapters ({n_full:,} training vectors).",
-        "Two log-x line charts of held-out r-squared against training vectors per dimension, one per model, three "
-        "source layers each, with the id reference as dashed lines"),
-    "p1": _sample_size_view(
-        "p1",
-        "Precision@1 of mat from three source layers against the training vectors per dimension it was fitted on, "
-        "with id (dashed) for reference; the dotted lines are the paper's ratios, the solid black line the ratio "
-        "of the stand-in's chapters ({n_full:,} training vectors).",
-        "Two log-x line charts of Precision@1 against training vectors per dimension, one per model, three source "
-        "layers each, with the id reference as dashed lines")}}
+DRAWINGS = {
+    "sample_size_gpt12": {
+        "r2": _sample_size_view(
+            "r2",
+            "Held-out r² of mat from three source layers to the last layer against the training vectors per "
+            "dimension it was fitted on, with id (dashed) for reference. Below one vector per dimension mat "
+            "interpolates its training set and generalises worst; the dotted lines are the paper's ratios, the "
+            "solid black line the ratio of the stand-in's chapters ({n_full:,} training vectors).",
+            "Two log-x line charts of held-out r-squared against training vectors per dimension, one per model, three "
+            "source layers each, with the id reference as dashed lines",
+        ),
+        "p1": _sample_size_view(
+            "p1",
+            "Precision@1 of mat from three source layers against the training vectors per dimension it was fitted on, "
+            "with id (dashed) for reference; the dotted lines are the paper's ratios, the solid black line the ratio "
+            "of the stand-in's chapters ({n_full:,} training vectors).",
+            "Two log-x line charts of Precision@1 against training vectors per dimension, one per model, three source "
+            "layers each, with the id reference as dashed lines",
+        ),
+    }
+}

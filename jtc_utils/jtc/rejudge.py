@@ -32,8 +32,12 @@ class Rejudged:
         ``seed<k>_<fig>``): ``{name: (data, params)}``, in a total order (setting, then figure id)."""
         out = {regime.REGIME_PREFIX + f: (d, self.regime_params[f]) for f, d in sorted(self.regime_results.items())}
         for model in sorted(self.seed_results):
-            out.update({seeds.prefix(model) + f: (d, self.seed_params[model][f])
-                        for f, d in sorted(self.seed_results[model].items())})
+            out.update(
+                {
+                    seeds.prefix(model) + f: (d, self.seed_params[model][f])
+                    for f, d in sorted(self.seed_results[model].items())
+                }
+            )
         return out
 
 

@@ -44,8 +44,9 @@ def replica_profile(profile: Profile | str, model: str) -> Profile:
 
 def role_figure(fig: str) -> bool:
     """Whether stand-in figure ``fig`` is computed on the role's model."""
-    return (fig in figures.FIGURES and figures.FIGURES[fig][1] == ROLE
-            and not fig.startswith(figure_registry.REAL_PREFIX))
+    return (
+        fig in figures.FIGURES and figures.FIGURES[fig][1] == ROLE and not fig.startswith(figure_registry.REAL_PREFIX)
+    )
 
 
 def replica_figure(fig: str, s: Setting) -> tuple[dict, dict]:
@@ -56,13 +57,13 @@ def replica_figure(fig: str, s: Setting) -> tuple[dict, dict]:
     raise ValueError(f"{fig!r} names no training-seed replica of {s.profile.role(ROLE)}")
 
 
-def replica_getter(model: str, profile: Profile | str = "tiny", results: dict | None = None,
-                   params: dict | None = None):
+def replica_getter(
+    model: str, profile: Profile | str = "tiny", results: dict | None = None, params: dict | None = None
+):
     """A claims ``get`` that computes each figure of the role on replica ``model``, once (:func:`replica_figure`; its
     numbers kept in ``results``, its parameters in ``params``), and reads every other figure from ``book/data``."""
     s = Setting.of(profile)
-    return claims.computing_getter(lambda fig: replica_figure(prefix(model) + fig, s), results, params,
-                                   role_figure)
+    return claims.computing_getter(lambda fig: replica_figure(prefix(model) + fig, s), results, params, role_figure)
 
 
 def stored_getter(model: str):
@@ -85,15 +86,18 @@ def reads_role(cid: str, get=claims.default_get) -> bool:
     return any(role_figure(f) for f in watch.figs)
 
 
-def seed_claims(profile: Profile | str = "tiny", results: dict | None = None,
-                params: dict | None = None) -> dict[str, list[dict]]:
+def seed_claims(
+    profile: Profile | str = "tiny", results: dict | None = None, params: dict | None = None
+) -> dict[str, list[dict]]:
     """Every JTC claim judged on each replica of the role (model -> records); ``results`` and ``params`` collect
     the figures computed, by model."""
     results = {} if results is None else results
     params = {} if params is None else params
     p = profiles.get(profile)
-    return {m: jtc_claims.all_claims(replica_getter(m, p, results.setdefault(m, {}), params.setdefault(m, {})), p)
-            for m in replicas(p)[1:]}
+    return {
+        m: jtc_claims.all_claims(replica_getter(m, p, results.setdefault(m, {}), params.setdefault(m, {})), p)
+        for m in replicas(p)[1:]
+    }
 
 
 def combine(records: list[dict], by_seed: dict[str, list[dict]], profile: Profile | str = "tiny") -> list[dict]:
@@ -108,15 +112,27 @@ def combine(records: list[dict], by_seed: dict[str, list[dict]], profile: Profil
         if r.get("kind") != "claim" or r["verdict"] is None or not by_seed or not reads_role(r["id"]):
             out.append(r)
             continue
-        per_seed = [{"seed": catalogue.ALL[m].seed, "model": m,
-                     "verdict": findings.shape_verdict(index[m][r["id"]] if m in index else r)} for m in models]
+        per_seed = [
+            {
+                "seed": catalogue.ALL[m].seed,
+                "model": m,
+                "verdict": findings.shape_verdict(index[m][r["id"]] if m in index else r),
+            }
+            for m in models
+        ]
         rec = {**r, "per_seed": per_seed}
         if len({s["verdict"] for s in per_seed}) > 1:
             split = ", ".join(f"seed {s['seed']} {s['verdict']}" for s in per_seed)
-            why = (f"The training seeds of the stand-in of GPT2-XL disagree ({split}): a shape that training "
-                   f"randomness alone moves is undecided on the stand-in; the margin and interval shown are seed 0's.")
-            rec.update(verdict=verdicts.UNDECIDED, holds=None, seeds_differ=True,
-                       reason=why + (" " + r["reason"] if r.get("reason") else ""))
+            why = (
+                f"The training seeds of the stand-in of GPT2-XL disagree ({split}): a shape that training "
+                f"randomness alone moves is undecided on the stand-in; the margin and interval shown are seed 0's."
+            )
+            rec.update(
+                verdict=verdicts.UNDECIDED,
+                holds=None,
+                seeds_differ=True,
+                reason=why + (" " + r["reason"] if r.get("reason") else ""),
+            )
         out.append(claims.typed(rec))
     return out
 
@@ -133,8 +149,15 @@ def table(records: list[dict]):
     """The claims that read the role's figures, one row each: the shape verdict on every seed and on the stand-in."""
     import pandas as pd
 
-    rows = [{"claim": r["id"], **{f"seed {s['seed']}": s["verdict"] for s in r["per_seed"]},
-             "on the stand-in": findings.shape_verdict(r)} for r in records if r.get("per_seed")]
+    rows = [
+        {
+            "claim": r["id"],
+            **{f"seed {s['seed']}": s["verdict"] for s in r["per_seed"]},
+            "on the stand-in": findings.shape_verdict(r),
+        }
+        for r in records
+        if r.get("per_seed")
+    ]
     return pd.DataFrame(rows).set_index("claim")
 
 

@@ -33,20 +33,25 @@ def encode(ad, sentence: str) -> tuple[list[int], int]:
     limit = ad.model.config.max_position_embeddings
     if not ad.causal:  # a masked model (BERT-style) predicts the token under its mask
         if n_mask != 1:
-            raise ValueError(f"a BERT-style model predicts one masked token, but the sentence has {n_mask} "
-                             f"{MASK} tokens; write exactly one {MASK} where the word to predict goes, e.g. "
-                             f"'the river flows through [MASK] .'")
+            raise ValueError(
+                f"a BERT-style model predicts one masked token, but the sentence has {n_mask} "
+                f"{MASK} tokens; write exactly one {MASK} where the word to predict goes, e.g. "
+                f"'the river flows through [MASK] .'"
+            )
         ids = tok(sentence, add_special_tokens=True)["input_ids"]
         pos = ids.index(tok.mask_token_id)
     else:
         if n_mask > 1:
-            raise ValueError(f"a GPT-style model predicts the token after the text before {MASK}; the sentence has "
-                             f"{n_mask} of them: keep one (or none, to predict after the whole text)")
+            raise ValueError(
+                f"a GPT-style model predicts the token after the text before {MASK}; the sentence has "
+                f"{n_mask} of them: keep one (or none, to predict after the whole text)"
+            )
         prefix = sentence.split(MASK)[0] if n_mask else sentence
         ids = tok(prefix.rstrip(" "), add_special_tokens=False)["input_ids"]
         if not ids:
-            raise ValueError(f"there is no text before {MASK}: a GPT-style model needs at least one token to "
-                             f"predict the next one")
+            raise ValueError(
+                f"there is no text before {MASK}: a GPT-style model needs at least one token to predict the next one"
+            )
         pos = len(ids) - 1
     if len(ids) > limit:
         raise ValueError(f"the sentence has {len(ids)} tokens but {ad.name} reads at most {limit}; shorten it")
@@ -69,8 +74,14 @@ def top_ids(exp, H: np.ndarray, layers, mapping: str, k: int) -> np.ndarray:
     out = []
     for layer in layers:
         V = readout.cast(exp, mapping, layer, H[layer])
-        out.append(np.concatenate([ordering.top_k(readout.readout_logits(exp.adapter, V[a:a + readout.CHUNK]), k)[0]
-                                   for a in range(0, len(V), readout.CHUNK)]))
+        out.append(
+            np.concatenate(
+                [
+                    ordering.top_k(readout.readout_logits(exp.adapter, V[a : a + readout.CHUNK]), k)[0]
+                    for a in range(0, len(V), readout.CHUNK)
+                ]
+            )
+        )
     return np.stack(out)
 
 
@@ -100,7 +111,7 @@ def sample_text(exp, i: int) -> str:
     ids, pos = list(val.input_ids[i]), int(val.positions[i])
     if not ad.causal:  # a masked model (BERT-style) predicts the token under its mask
         return ad.tokenizer.decode(ids[1:-1])
-    return ad.tokenizer.decode(ids[:pos + 1]) + " " + MASK
+    return ad.tokenizer.decode(ids[: pos + 1]) + " " + MASK
 
 
 def column(mapping: str, layer: int) -> str:
@@ -120,8 +131,13 @@ def _table(exp, H, layers, k, names) -> pd.DataFrame:
     rows = []
     for s, name in enumerate(names):
         for r in range(k):
-            rows.append({"sentence": name, "rank": r + 1,
-                         **{c: token_strings(exp.adapter, [v[s, r]])[0] for c, v in cols.items()}})
+            rows.append(
+                {
+                    "sentence": name,
+                    "rank": r + 1,
+                    **{c: token_strings(exp.adapter, [v[s, r]])[0] for c, v in cols.items()},
+                }
+            )
     return pd.DataFrame(rows).set_index(["sentence", "rank"])
 
 
@@ -160,15 +176,26 @@ def plausibility(exp, n_sentences: int = 50, k: int = 5) -> dict:
     counts = {}
     for m in ("mat", "id"):
         top = top_ids(exp, H, range(L + 1), m, k)  # [L+1, n, k]
-        ok = np.array([[[t in lex.get(labels[i], ()) for t in top[layer, j]] for j, i in enumerate(chosen)]
-                       for layer in range(L + 1)])
+        ok = np.array(
+            [
+                [[t in lex.get(labels[i], ()) for t in top[layer, j]] for j, i in enumerate(chosen)]
+                for layer in range(L + 1)
+            ]
+        )
         counts[m] = ok.sum(-1)  # plausible tokens per instance [L+1, n]
-    return {"n_sentences": n_sentences, "k": k, "n_instances": int(counts["mat"].size),
-            "samples": chosen, "slot_labels": [labels[i] for i in chosen],
-            "per_layer": {m: counts[m].mean(1) / k for m in counts},
-            "token_rate": {m: float(counts[m].mean() / k) for m in counts},
-            "id_better_share": float((counts["id"] > counts["mat"]).mean()),
-            "mat_better_share": float((counts["mat"] > counts["id"]).mean()),
-            # the rates under the claims' resamples of the sentences (see jtc_utils.evidence.verdicts)
-            "boot": {"token_rate": {m: resample.resampled_mean(counts[m].mean(0) / k) for m in counts},
-                     "id_better_share": resample.resampled_mean((counts["id"] > counts["mat"]).mean(0))}}
+    return {
+        "n_sentences": n_sentences,
+        "k": k,
+        "n_instances": int(counts["mat"].size),
+        "samples": chosen,
+        "slot_labels": [labels[i] for i in chosen],
+        "per_layer": {m: counts[m].mean(1) / k for m in counts},
+        "token_rate": {m: float(counts[m].mean() / k) for m in counts},
+        "id_better_share": float((counts["id"] > counts["mat"]).mean()),
+        "mat_better_share": float((counts["mat"] > counts["id"]).mean()),
+        # the rates under the claims' resamples of the sentences (see jtc_utils.evidence.verdicts)
+        "boot": {
+            "token_rate": {m: resample.resampled_mean(counts[m].mean(0) / k) for m in counts},
+            "id_better_share": resample.resampled_mean((counts["id"] > counts["mat"]).mean(0)),
+        },
+    }

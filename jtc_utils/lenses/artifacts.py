@@ -61,10 +61,16 @@ def store(model: str, label: str, key: dict, arrays: dict, card: dict) -> Path:
 
     f = path(model, label)
     half = HALF.get(model, ())
-    tensors = {k: np.ascontiguousarray(np.asarray(v, dtype=np.float16 if k in half else np.float32))
-               for k, v in arrays.items() if v is not None}
-    meta = {"key": key_hash(key), "key_json": json.dumps(key, sort_keys=True, default=str),
-            "card": json.dumps(card, sort_keys=True, default=str)}
+    tensors = {
+        k: np.ascontiguousarray(np.asarray(v, dtype=np.float16 if k in half else np.float32))
+        for k, v in arrays.items()
+        if v is not None
+    }
+    meta = {
+        "key": key_hash(key),
+        "key_json": json.dumps(key, sort_keys=True, default=str),
+        "card": json.dumps(card, sort_keys=True, default=str),
+    }
     with atomic_open(f) as out:
         out.write(save(tensors, metadata=meta))
     return f

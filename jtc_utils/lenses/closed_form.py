@@ -74,8 +74,9 @@ def families(exp, affine: bool) -> list[RankFamily]:
     if affine not in store:
         X, L = exp.X_train, exp.X_train.shape[0] - 1
         maps = None if affine else getattr(exp, "maps", None)
-        store[affine] = [RankFamily(X[layer], X[L], affine=affine, M_ols=None if maps is None else maps[layer])
-                         for layer in range(L)]
+        store[affine] = [
+            RankFamily(X[layer], X[L], affine=affine, M_ols=None if maps is None else maps[layer]) for layer in range(L)
+        ]
     return store[affine]
 
 

@@ -30,8 +30,9 @@ def gold_next(exp, n: int | None = None) -> np.ndarray:
     n = (len(s) if s is not None else exp.X_val.shape[1]) if n is None else n
     if s is None or not getattr(exp.adapter, "causal", False):
         return np.full(n, -1, dtype=np.int64)
-    return np.array([ids[p + 1] if p + 1 < len(ids) else -1 for ids, p in zip(s.input_ids[:n], s.positions[:n])],
-                    dtype=np.int64)
+    return np.array(
+        [ids[p + 1] if p + 1 < len(ids) else -1 for ids, p in zip(s.input_ids[:n], s.positions[:n])], dtype=np.int64
+    )
 
 
 def evaluate(exp, lens, layers=None, ks=KS, n_val: int | None = None) -> dict:
@@ -59,9 +60,18 @@ def evaluate_many(exp, lenses, layers=None, ks=KS, n_val: int | None = None) -> 
     head = exp.adapter.readout
     kmax = max(ks)
     shape = (len(layers), n)
-    out = [{"precision": {k: np.zeros(shape, bool) for k in ks}, "s_jtc": np.zeros(shape), "s_n": np.zeros(shape),
-            "kl": np.zeros(shape), "gap": np.zeros(shape), "ce_gold": np.full(shape, np.nan),
-            "top1": np.zeros(shape, np.int64)} for _ in lenses]
+    out = [
+        {
+            "precision": {k: np.zeros(shape, bool) for k in ks},
+            "s_jtc": np.zeros(shape),
+            "s_n": np.zeros(shape),
+            "kl": np.zeros(shape),
+            "gap": np.zeros(shape),
+            "ce_gold": np.full(shape, np.nan),
+            "top1": np.zeros(shape, np.int64),
+        }
+        for _ in lenses
+    ]
     final_topk = np.zeros((n, kmax), np.int64)
     gold = gold_next(exp, n)
     with torch.inference_mode():
@@ -99,11 +109,21 @@ def evaluate_many(exp, lenses, layers=None, ks=KS, n_val: int | None = None) -> 
     mean_pf = sum_pf / n
     for res, sq, lens in zip(out, sum_q, lenses):
         mean_q = sq / n
-        res["bias_kl"] = (mean_pf[None] * (mean_pf.clamp_min(1e-300).log()[None] - mean_q.clamp_min(1e-300).log())
-                          ).sum(-1).cpu().numpy()
+        res["bias_kl"] = (
+            (mean_pf[None] * (mean_pf.clamp_min(1e-300).log()[None] - mean_q.clamp_min(1e-300).log()))
+            .sum(-1)
+            .cpu()
+            .numpy()
+        )
         res["r2"] = np.array([linear.r2_score(X[L], lens.transform(X[layer], layer)) for layer in layers])
-        res.update(final_topk=final_topk, layers=np.array(layers), label=lens.label, name=lens.name,
-                   params=lens.params(), n_layers=L)
+        res.update(
+            final_topk=final_topk,
+            layers=np.array(layers),
+            label=lens.label,
+            name=lens.name,
+            params=lens.params(),
+            n_layers=L,
+        )
     return out
 
 
@@ -111,8 +131,12 @@ def curves(res: dict, boot=()) -> dict:
     """Per-layer means of :func:`evaluate`'s per-sample metrics (plain lists, for ``book/data``); ``boot``: the
     metrics (of ``p@1``, ``s_n``, ``kl``) whose means under the claims' resamples of the validation samples are
     kept too (see :mod:`jtc_utils.evidence.verdicts`)."""
-    out = {"layers": res["layers"].tolist(), "params": int(res["params"]), "r2": res["r2"].tolist(),
-           "bias_kl": res["bias_kl"].tolist()}
+    out = {
+        "layers": res["layers"].tolist(),
+        "params": int(res["params"]),
+        "r2": res["r2"].tolist(),
+        "bias_kl": res["bias_kl"].tolist(),
+    }
     for k, v in res["precision"].items():
         out[f"p@{k}"] = v.mean(1).tolist()
     for m in ("s_jtc", "s_n", "kl"):
@@ -134,8 +158,9 @@ def curves(res: dict, boot=()) -> dict:
     return out
 
 
-def oracle_frontier(top1: np.ndarray, final_top1: np.ndarray, minimal_layer: int = early_exit.MINIMAL_LAYER,
-                    points: int = 21) -> dict:
+def oracle_frontier(
+    top1: np.ndarray, final_top1: np.ndarray, minimal_layer: int = early_exit.MINIMAL_LAYER, points: int = 21
+) -> dict:
     """The best any exit rule could do with a lens: every sample exits at its saturation layer (never before
     ``minimal_layer``), where its prediction is already the final one: Precision@1 = 1 at the mean saturation layer.
     Below 100%, the oracle gives up on the samples that saturate last, sending a share of them out at
@@ -164,14 +189,21 @@ def exit_curves(exp, res: dict, lambdas=None) -> dict:
     L = res["n_layers"]
     if list(res["layers"]) != list(range(L + 1)):
         raise ValueError("early exit needs the lens evaluated at every layer 0..L (evaluate with layers=None)")
-    pos = early_exit.positions_for_threshold(exp.val.positions[:res["top1"].shape[1]], exp.adapter.family)
+    pos = early_exit.positions_for_threshold(exp.val.positions[: res["top1"].shape[1]], exp.adapter.family)
     dec = early_exit.decay(pos, exp.val.mean_length)
     final_top1 = res["final_topk"][:, 0]
     lams = early_exit.paper_lambdas("id" if res["name"] == "id" else "mat") if lambdas is None else lambdas
     s = early_exit.sweep(res["gap"], res["top1"], final_top1, dec, lams)
     oracle = oracle_frontier(res["top1"], final_top1)
-    return {"lambdas": s["lambdas"].tolist(), "x": s["x"].tolist(), "y": s["y"].tolist(),
-            "saved": early_exit.layers_saved(s["x"], s["y"], L),
-            "oracle": {"x": oracle["x"].tolist(), "y": oracle["y"].tolist(),
-                       "mean_saturation": oracle["mean_saturation"],
-                       "saved": early_exit.layers_saved(oracle["x"], oracle["y"], L)}}
+    return {
+        "lambdas": s["lambdas"].tolist(),
+        "x": s["x"].tolist(),
+        "y": s["y"].tolist(),
+        "saved": early_exit.layers_saved(s["x"], s["y"], L),
+        "oracle": {
+            "x": oracle["x"].tolist(),
+            "y": oracle["y"].tolist(),
+            "mean_saturation": oracle["mean_saturation"],
+            "saved": early_exit.layers_saved(oracle["x"], oracle["y"], L),
+        },
+    }

@@ -4,32 +4,26 @@ N-NJTC, three seeds, with the closed-form optimum's loss; ``nnjtc_fig3``: Precis
 closed-form rank sweep (``ext_nnjtc_rank``), objective against form (``tl_grid``), the tuned lens on every zoo model
 (``tl_cmp``), every lens × layer × metric (``lens_table``), and their ``real_`` twins on the real model's first
 :data:`REAL_VAL` validation samples (``real_nnjtc_fig2`` reads the pairs the claims read: :func:`fig2_real`).
-Evaluations are cached on disk, keyed on the model, the samples and the lens's own numbers (:func:`evaluated_many`).
+Evaluations are cached on disk (:mod:`jtc_utils.lenses.evaluated`); the tables are :mod:`jtc_utils.lenses.tables`.
 """
 
 from __future__ import annotations
 
-import hashlib
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from jtc_utils.core.models.models import CAUSAL
-from jtc_utils.core.infra import cache, resample
+from jtc_utils.core.infra import resample
 from jtc_utils.core.analysis import linear
 from jtc_utils.core.data import profiles
 from jtc_utils.core.data.profiles import Profile
 from jtc_utils.core.data.setting import Setting
 from jtc_utils.core.analysis.experiment import for_role, shared
-from jtc_utils.core.analysis.hidden import samples_identity
 from jtc_utils.evidence import figure_registry
 from jtc_utils.evidence.verdicts import seed_key
 
 from . import closed_form, evaluate, registry
+from .evaluated import evaluated, evaluated_many
 from .registry import Lens
-
-if TYPE_CHECKING:
-    import pandas as pd
 
 RANK = 4  # the zoo's rank (spec 3.2 item 3); the paper profile uses floor(d/100)
 SEEDS = (0, 1, 2)
@@ -49,9 +43,19 @@ REAL_GRID = ("id", "mat", "mat+b", "tuned")
 # subset, as its JTC figures): each layer of each lens is a readout over a 49,152-token vocabulary
 REAL_VAL = profiles.REAL_SUBSET[1]
 REAL_EXIT = ("id", "mat", "nnjtc", "tuned")  # the lenses whose early exit the real model's figure draws
-LENS_FIGURES = {"nnjtc_fig2": "gpt48", "nnjtc_fig3": "gpt48", "ext_nnjtc_rank": "gpt48", "tl_grid": "gpt48",
-                "tl_cmp": None, "lens_table": "gpt48", "real_lens_table": "gpt48", "real_nnjtc_fig3": "gpt48",
-                "real_tl_grid": "gpt48", "real_lens_exit": "gpt48", "real_nnjtc_fig2": "gpt48"}
+LENS_FIGURES = {
+    "nnjtc_fig2": "gpt48",
+    "nnjtc_fig3": "gpt48",
+    "ext_nnjtc_rank": "gpt48",
+    "tl_grid": "gpt48",
+    "tl_cmp": None,
+    "lens_table": "gpt48",
+    "real_lens_table": "gpt48",
+    "real_nnjtc_fig3": "gpt48",
+    "real_tl_grid": "gpt48",
+    "real_lens_exit": "gpt48",
+    "real_nnjtc_fig2": "gpt48",
+}
 
 
 def rank_for(d: int) -> int:
@@ -68,53 +72,6 @@ def lens(exp, name: str, seed: int = 0) -> Lens:
     if spec.method.trained:
         hp["seed"] = seed
     return registry.get(name, **hp).fit(exp)
-
-
-def _lens_digest(ln: Lens) -> str:
-    h = hashlib.sha256(ln.label.encode())
-    for a in (ln.M, ln.c):
-        if a is not None:
-            h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
-    return h.hexdigest()
-
-
-def _eval_key(exp, ln: Lens, layers, n_val: int | None = None) -> dict:
-    first = {} if n_val is None else {"n_val": int(n_val)}  # the first n_val validation samples
-    return {"what": "lens-eval", "version": 4, "model": exp.adapter.identity, "val": samples_identity(exp.val),
-            "lens": _lens_digest(ln), "layers": None if layers is None else list(layers), "ks": list(evaluate.KS),
-            **first}
-
-
-def _flat(r: dict) -> dict:
-    flat = {k: v for k, v in r.items() if k not in ("precision", "label", "name")}
-    flat.update({f"precision/{k}": v for k, v in r["precision"].items()})
-    return flat
-
-
-def _unflat(flat: dict, ln: Lens) -> dict:
-    out = {k: v for k, v in flat.items() if not k.startswith("precision/")}
-    out["precision"] = {int(k.split("/")[1]): v for k, v in flat.items() if k.startswith("precision/")}
-    out.update(label=ln.label, name=ln.name, params=int(out["params"]), n_layers=int(out["n_layers"]))
-    return out
-
-
-def evaluated_many(exp, lenses, layers=None, n_val: int | None = None) -> list[dict]:
-    """:func:`jtc_utils.lenses.evaluate.evaluate_many`, each lens's result cached on disk (keyed on the model, the
-    validation samples, the lens's own numbers and the layers); the lenses not in the cache are evaluated together.
-    ``n_val``: on the first ``n_val`` validation samples only."""
-    paths = [cache.path_for("lens_eval", _eval_key(exp, ln, layers, n_val)) for ln in lenses]
-    hits = [cache.load(p) for p in paths]
-    todo = [i for i, h in enumerate(hits) if h is None]
-    if todo:
-        for i, r in zip(todo, evaluate.evaluate_many(exp, [lenses[i] for i in todo], layers, n_val=n_val)):
-            hits[i] = {k: np.asarray(v) for k, v in _flat(r).items()}
-            cache.save(paths[i], hits[i])
-    return [_unflat(h, ln) for h, ln in zip(hits, lenses)]
-
-
-def evaluated(exp, ln: Lens, layers=None) -> dict:
-    """:func:`jtc_utils.lenses.evaluate.evaluate`, cached on disk."""
-    return evaluated_many(exp, [ln], layers)[0]
 
 
 def _pair_r2(exp, M, c, pairs, boot=None):
@@ -178,7 +135,7 @@ def _fitted(exp, names, seeds=(0,)) -> dict:
     out = {}
     for name in names:
         trained = registry.LENSES[name].method.trained
-        for seed in (seeds if trained else (0,)):
+        for seed in seeds if trained else (0,):
             ln = lens(exp, name, seed)
             out[seed_key(ln.label, seed)] = ln
     return out
@@ -189,8 +146,10 @@ def _curves(exp, fitted: dict, layers=None, boot: dict | None = None, n_val: int
     curves the claims judge (see :func:`evaluate.curves`); ``n_val``: on the first validation samples only."""
     boot = boot or {}
     keys = {k: boot.get(ln.name, ()) for k, ln in fitted.items()}
-    return {k: evaluate.curves(r, keys[k])
-            for k, r in zip(fitted, evaluated_many(exp, list(fitted.values()), layers, n_val))}
+    return {
+        k: evaluate.curves(r, keys[k])
+        for k, r in zip(fitted, evaluated_many(exp, list(fitted.values()), layers, n_val))
+    }
 
 
 def fig2_real(exp, seeds=REAL_SEEDS) -> dict:
@@ -204,15 +163,21 @@ def fig2_real(exp, seeds=REAL_SEEDS) -> dict:
     fits = exp.layer_r2()
     L = exp.n_layers
     seed = seeds[0]
-    out = {"rank": rank, "r2_id": fits["r2_id"], "r2_mat": fits["r2_mat"], "seeds": list(seeds),
-           "pair_sets": ["adjacent", "to-last"]}
+    out = {
+        "rank": rank,
+        "r2_id": fits["r2_id"],
+        "r2_mat": fits["r2_mat"],
+        "seeds": list(seeds),
+        "pair_sets": ["adjacent", "to-last"],
+    }
     n, w = exp.X_train.shape[1], resample.weights(exp.X_val.shape[1])
     boot, pairs_read = {}, set()
     for norm, name in ((False, "njtc"), (True, "nnjtc")):
         heat = np.full((L + 1, L + 1), np.nan)
         np.fill_diagonal(heat, 1.0)
-        sets = {which: registry.trained_pairs(exp, rank, norm, seed, which, whole_split=True)
-                for which in out["pair_sets"]}
+        sets = {
+            which: registry.trained_pairs(exp, rank, norm, seed, which, whole_split=True) for which in out["pair_sets"]
+        }
         listed = {which: [tuple(int(x) for x in p) for p in r["pairs"]] for which, r in sets.items()}
         union = sorted(set().union(*listed.values()))  # each source layer's factorisation once for both sets
         optimum = dict(zip(union, _pair_optimum(exp, union, rank, norm) / n))
@@ -251,10 +216,16 @@ def fig3(exp, seeds=SEEDS, n_val: int | None = None) -> dict:
     """N-NJTC Figure 3: Precision@1 and surprisal jumping to the last layer for id, mat, the closed-form rank-r
     maps and NJTC/N-NJTC (every seed of ``seeds``; ``n_val``: on the first validation samples only)."""
     rank = rank_for(exp.adapter.d)
-    return {"rank": rank, "seeds": list(seeds),
-            "curves": _curves(exp, _fitted(exp, ("id", "mat", "rrr", "arrr", "njtc", "nnjtc"), seeds),
-                              boot={"id": ("p@1", "s_n"), "mat": ("p@1",), "njtc": ("p@1",), "nnjtc": ("p@1", "s_n")},
-                              n_val=n_val)}
+    return {
+        "rank": rank,
+        "seeds": list(seeds),
+        "curves": _curves(
+            exp,
+            _fitted(exp, ("id", "mat", "rrr", "arrr", "njtc", "nnjtc"), seeds),
+            boot={"id": ("p@1", "s_n"), "mat": ("p@1",), "njtc": ("p@1",), "nnjtc": ("p@1", "s_n")},
+            n_val=n_val,
+        ),
+    }
 
 
 def rank_sweep(exp, ranks=SWEEP_RANKS) -> dict:
@@ -282,8 +253,12 @@ def rank_sweep(exp, ranks=SWEEP_RANKS) -> dict:
     out["p1_id"] = ident
     # r90: the smallest rank whose Precision@1 closes 90% of the id -> mat gap, where mat is above id
     full = out["p1_rrr"][-1]
-    out["r90"] = [next((r for r, v in zip(ranks, out["p1_rrr"][:, j]) if v >= ident[j] + 0.9 * (full[j] - ident[j])),
-                       None) if full[j] > ident[j] else None for j in range(len(at))]
+    out["r90"] = [
+        next((r for r, v in zip(ranks, out["p1_rrr"][:, j]) if v >= ident[j] + 0.9 * (full[j] - ident[j])), None)
+        if full[j] > ident[j]
+        else None
+        for j in range(len(at))
+    ]
     return out
 
 
@@ -295,13 +270,18 @@ def grid(exp, names=GRID, n_val: int | None = None, tuned_seeds=(0,)) -> dict:
     fitted = _fitted(exp, names)
     if "tuned" in names:
         fitted.update({seed_key("tuned", s): lens(exp, "tuned", s) for s in tuned_seeds[1:]})
-    curves = _curves(exp, fitted, boot={"id": ("p@1", "kl", "ce_gold"), "tuned": ("p@1", "kl", "ce_gold"),
-                                        "mat+b": ("kl",)}, n_val=n_val)
+    curves = _curves(
+        exp,
+        fitted,
+        boot={"id": ("p@1", "kl", "ce_gold"), "tuned": ("p@1", "kl", "ce_gold"), "mat+b": ("kl",)},
+        n_val=n_val,
+    )
     cards = {}
     for name in (n for n in names if registry.LENSES[n].method is registry.Method.TUNED_LENS):
         rec = fitted[name].record
-        cards[name] = {k: float(np.asarray(rec[k]).reshape(-1)[0]) for k in ("steps", "doublings", "improvement")
-                       if k in rec}
+        cards[name] = {
+            k: float(np.asarray(rec[k]).reshape(-1)[0]) for k in ("steps", "doublings", "improvement") if k in rec
+        }
         cards[name]["train_kl_start"] = float(np.asarray(rec["log"])[0].sum()) if "log" in rec else None
         cards[name]["train_kl_end"] = float(np.asarray(rec["log"])[-1].sum()) if "log" in rec else None
     return {"curves": curves, "training": cards, **({"seeds": list(tuned_seeds)} if len(tuned_seeds) > 1 else {})}
@@ -326,18 +306,30 @@ def table(exp, names, with_exit: bool) -> dict:
     rows = {}
     fitted = [lens(exp, name) for name in names]
     for ln, res in zip(fitted, evaluated_many(exp, fitted, layers)):
-        row = {"method": ln.spec.method, "objective": ln.spec.objective, "params": ln.params(),
-               "params_share": ln.params() / exp.adapter.d ** 2, **evaluate.curves(res)}
+        row = {
+            "method": ln.spec.method,
+            "objective": ln.spec.objective,
+            "params": ln.params(),
+            "params_share": ln.params() / exp.adapter.d**2,
+            **evaluate.curves(res),
+        }
         if with_exit:
             row["exit"] = evaluate.exit_curves(exp, res)
         # the real table: how its GPU-trained lens was trained
         if ln.spec.method is registry.Method.TUNED_LENS and not with_exit:
-            row["training"] = {k: kind(np.asarray(ln.record[k]).reshape(-1)[0]) for k, kind in
-                               (("steps", int), ("doublings", int), ("improvement", float), ("n_train", int))
-                               if k in ln.record}
+            row["training"] = {
+                k: kind(np.asarray(ln.record[k]).reshape(-1)[0])
+                for k, kind in (("steps", int), ("doublings", int), ("improvement", float), ("n_train", int))
+                if k in ln.record
+            }
         rows[ln.label] = row
-    return {"n_layers": L, "d": exp.adapter.d, "rank": rank_for(exp.adapter.d),
-            "quarters": [L // 4, L // 2, 3 * L // 4], "lenses": rows}
+    return {
+        "n_layers": L,
+        "d": exp.adapter.d,
+        "rank": rank_for(exp.adapter.d),
+        "quarters": [L // 4, L // 2, 3 * L // 4],
+        "lenses": rows,
+    }
 
 
 def exit_table(exp, names, n_val: int | None = None) -> dict:
@@ -345,8 +337,10 @@ def exit_table(exp, names, n_val: int | None = None) -> dict:
     (:func:`jtc_utils.lenses.evaluate.exit_curves`), in the layout of the lens table (``lenses`` by label, each with
     its ``method`` and ``exit``); ``n_val``: on the first validation samples only."""
     fitted = [lens(exp, name) for name in names]
-    rows = {ln.label: {"method": ln.spec.method, "exit": evaluate.exit_curves(exp, res)}
-            for ln, res in zip(fitted, evaluated_many(exp, fitted, None, n_val))}
+    rows = {
+        ln.label: {"method": ln.spec.method, "exit": evaluate.exit_curves(exp, res)}
+        for ln, res in zip(fitted, evaluated_many(exp, fitted, None, n_val))
+    }
     return {"n_layers": exp.n_layers, "rank": rank_for(exp.adapter.d), "lenses": rows}
 
 
@@ -360,21 +354,33 @@ def _real_table(exp, profile: Profile) -> dict:
 def _on_experiment(of, read_val=None):
     """A figure computed from the experiment of its role: ``of(exp, profile)`` gives its numbers; ``read_val``: how
     many validation samples it reads out (default: all of them)."""
+
     def figure(fig: str, s: Setting) -> tuple[dict, dict]:
         exp = for_role(s.profile, LENS_FIGURES[fig], s.n_train, s.n_val, s.seed)
         data = of(exp, s.profile)
-        params = {"profile": s.profile.name, "model": exp.model_name,
-                  "paper_model": profiles.PAPER_NAME.get(exp.model_name, exp.model_name), "domain": exp.domain,
-                  "n_train": len(exp.train), "n_val": len(exp.val) if read_val is None else min(read_val, len(exp.val)),
-                  "seed": s.seed}
+        params = {
+            "profile": s.profile.name,
+            "model": exp.model_name,
+            "paper_model": profiles.PAPER_NAME.get(exp.model_name, exp.model_name),
+            "domain": exp.domain,
+            "n_train": len(exp.train),
+            "n_val": len(exp.val) if read_val is None else min(read_val, len(exp.val)),
+            "seed": s.seed,
+        }
         return {**data, **linear.regime_note(len(exp.train), exp.adapter.d)}, params
+
     return figure
 
 
 def _tuned_comparison(fig: str, s: Setting) -> tuple[dict, dict]:
     return compare_tuned(s), {
-        "profile": s.profile.name, "model": "every zoo model", "domain": s.profile.main_domain, "n_train": s.n_train,
-        "n_val": s.n_val, "seed": s.seed}
+        "profile": s.profile.name,
+        "model": "every zoo model",
+        "domain": s.profile.main_domain,
+        "n_train": s.n_train,
+        "n_val": s.n_val,
+        "seed": s.seed,
+    }
 
 
 # the real model's every-layer figures, read out on its first REAL_VAL validation samples (its lenses trained
@@ -382,17 +388,20 @@ def _tuned_comparison(fig: str, s: Setting) -> tuple[dict, dict]:
 EVERY_LAYER_REAL = {
     "real_nnjtc_fig3": _on_experiment(lambda exp, p: fig3(exp, seeds=REAL_SEEDS, n_val=REAL_VAL), REAL_VAL),
     "real_tl_grid": _on_experiment(lambda exp, p: grid(exp, REAL_GRID, n_val=REAL_VAL), REAL_VAL),
-    "real_lens_exit": _on_experiment(lambda exp, p: exit_table(exp, REAL_EXIT, n_val=REAL_VAL), REAL_VAL)}
+    "real_lens_exit": _on_experiment(lambda exp, p: exit_table(exp, REAL_EXIT, n_val=REAL_VAL), REAL_VAL),
+}
 # figure id -> the function that computes its numbers and parameters, (fig, setting)
-COMPUTE = {"nnjtc_fig2": _on_experiment(lambda exp, p: fig2(exp)),
-           "real_nnjtc_fig2": _on_experiment(lambda exp, p: fig2_real(exp, REAL_SEEDS)),
-           "nnjtc_fig3": _on_experiment(lambda exp, p: fig3(exp)),
-           "ext_nnjtc_rank": _on_experiment(lambda exp, p: rank_sweep(exp)),
-           "tl_grid": _on_experiment(lambda exp, p: grid(exp, tuned_seeds=TUNED_SEEDS)),
-           "lens_table": _on_experiment(lambda exp, p: table(exp, TABLE_LENSES, with_exit=True)),
-           "real_lens_table": _on_experiment(_real_table),
-           "tl_cmp": _tuned_comparison,
-           **EVERY_LAYER_REAL}
+COMPUTE = {
+    "nnjtc_fig2": _on_experiment(lambda exp, p: fig2(exp)),
+    "real_nnjtc_fig2": _on_experiment(lambda exp, p: fig2_real(exp, REAL_SEEDS)),
+    "nnjtc_fig3": _on_experiment(lambda exp, p: fig3(exp)),
+    "ext_nnjtc_rank": _on_experiment(lambda exp, p: rank_sweep(exp)),
+    "tl_grid": _on_experiment(lambda exp, p: grid(exp, tuned_seeds=TUNED_SEEDS)),
+    "lens_table": _on_experiment(lambda exp, p: table(exp, TABLE_LENSES, with_exit=True)),
+    "real_lens_table": _on_experiment(_real_table),
+    "tl_cmp": _tuned_comparison,
+    **EVERY_LAYER_REAL,
+}
 
 
 # the real model's figures that the tests reproduce: computed once more at the real subset (the sizes `make test`
@@ -418,38 +427,6 @@ def compute(fig: str, s: Setting) -> tuple[dict, dict]:
     if fig not in LENS_FIGURES:
         raise ValueError(f"unknown lens figure {fig!r}; known: {', '.join(LENS_FIGURES)}")
     return COMPUTE[fig](fig, s.on(figure_registry.profile_of(fig, s.profile)))
-
-
-# a metric's key in the lens tables' numbers, as a table heads it
-METRIC_NAMES = {"p@1": "P@1", "kl": "KL", "ce_gold": "next-token CE", "r2": "r²"}
-
-
-def quarter_table(t: dict, metrics=("p@1",)) -> "pd.DataFrame":
-    """The all-lenses table at L/4, L/2 and 3L/4: one row per lens, its parameters per layer (and share of d²), and
-    each metric at the three layers."""
-    import pandas as pd
-
-    rows = []
-    for label, row in t["lenses"].items():
-        layers = list(row["layers"])
-        r = {"lens": label, "method": row["method"], "objective": row["objective"], "params": row["params"],
-             "share of d²": f"{row['params_share']:.1%}"}
-        for m in metrics:
-            for q in t["quarters"]:
-                r[f"{METRIC_NAMES.get(m, m)} ℓ={q}"] = round(float(row[m][layers.index(q)]), 3)
-        rows.append(r)
-    return pd.DataFrame(rows)
-
-
-def exit_summary(t: dict) -> "pd.DataFrame":
-    """Per lens of a table with early-exit curves (``lens_table``, ``real_lens_exit``): the layers saved at 95%
-    Precision@1 under the confidence rule and under the oracle, and the mean saturation layer (two decimals)."""
-    import pandas as pd
-
-    return pd.DataFrame([{"lens": lab, "layers saved at 95% (rule)": round(r["exit"]["saved"]["saved"], 2),
-                          "layers saved at 95% (oracle)": round(r["exit"]["oracle"]["saved"]["saved"], 2),
-                          "mean saturation layer": round(r["exit"]["oracle"]["mean_saturation"], 2)}
-                         for lab, r in t["lenses"].items() if "exit" in r]).set_index("lens")
 
 
 # the chapter's figures for a reader's own model (the custom book, jtc_utils.book.custom.plan): page -> kind -> ids

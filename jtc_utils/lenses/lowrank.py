@@ -41,8 +41,9 @@ def split_indices(n: int, seed: int, share: float = RECIPE["early_stop_share"]):
     return np.sort(perm[:-n_stop], kind="stable"), np.sort(perm[-n_stop:], kind="stable")
 
 
-def train(X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: dict | None = None,
-          progress: bool | None = None) -> dict:
+def train(
+    X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: dict | None = None, progress: bool | None = None
+) -> dict:
     """Train the lens of every pair (source l, target l') at once. ``X``: [L+1, n, d] train hidden states.
 
     Returns ``A`` [P, d, r], ``B`` [P, r, d], and for ``norm`` the BatchNorm's ``gamma``, ``beta``, ``mean``,
@@ -99,8 +100,11 @@ def train(X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: di
         x, y = xs[S_layers].to(dtype), xs[T_layers].to(dtype)  # [nS, b, d], [nT, b, d]
         A_, B_ = A.to(dtype), B.to(dtype)
         if norm:
-            mu, v = (x.mean(1, keepdim=True), x.var(1, unbiased=False, keepdim=True)) if stats is None else \
-                (stats[0].to(dtype)[:, None], stats[1].to(dtype)[:, None])
+            mu, v = (
+                (x.mean(1, keepdim=True), x.var(1, unbiased=False, keepdim=True))
+                if stats is None
+                else (stats[0].to(dtype)[:, None], stats[1].to(dtype)[:, None])
+            )
             x = (x - mu) / torch.sqrt(v + eps)
             A_eff = gamma.to(dtype)[:, :, None] * A_  # BN(x) A = x_hat diag(gamma) A + beta A
         else:
@@ -115,7 +119,7 @@ def train(X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: di
         w = Wy[pj, :, pi]  # [P, b, r] = y B^T
         G = torch.bmm(B_, B_.transpose(1, 2))  # [P, r, r]
         sq = (torch.bmm(z, G) * z).sum(-1)
-        ynorm = (y ** 2).sum(-1)[pj]  # [P, b]
+        ynorm = (y**2).sum(-1)[pj]  # [P, b]
         return (sq - 2 * (z * w).sum(-1) + ynorm).mean(1)
 
     def mse(idx, chunk=4096):
@@ -123,7 +127,7 @@ def train(X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: di
         total = torch.zeros(P, dtype=torch.float64, device=dev)
         with torch.no_grad():
             for a in range(0, len(idx), chunk):
-                part = idx[a:a + chunk]
+                part = idx[a : a + chunk]
                 total += grouped_loss(part, (s_mean, s_var) if norm else None, torch.float64) * len(part)
         return total / len(idx)
 
@@ -133,27 +137,34 @@ def train(X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: di
     waited = torch.zeros(P, dtype=torch.long, device=dev)
     order_gen = torch.Generator().manual_seed(seed + 1)
     epochs = 0
-    bar = tqdm(range(rec["max_epochs"]), desc=f"{'N-NJTC' if norm else 'NJTC'} r={rank}, {P} pairs",
-               disable=not (show_progress() if progress is None else progress))
+    bar = tqdm(
+        range(rec["max_epochs"]),
+        desc=f"{'N-NJTC' if norm else 'NJTC'} r={rank}, {P} pairs",
+        disable=not (show_progress() if progress is None else progress),
+    )
     for epoch in bar:
         perm = fit_t[torch.randperm(len(fit_t), generator=order_gen)].to(dev)
         for a in range(0, len(perm), rec["batch"]):
-            part = perm[a:a + rec["batch"]]
+            part = perm[a : a + rec["batch"]]
             if norm and len(part) < 2:  # BatchNorm cannot normalise a batch of one
                 continue
             loss = grouped_loss(part)
             if not torch.isfinite(loss).all():
                 bad = [pairs[i] for i in torch.nonzero(~torch.isfinite(loss)).flatten().tolist()][:5]
-                raise DivergedError(f"{'N-NJTC' if norm else 'NJTC'} training diverged (non-finite loss) at epoch "
-                                    f"{epoch} for pairs {bad}: lower the learning rate (recipe lr={rec['lr']})")
+                raise DivergedError(
+                    f"{'N-NJTC' if norm else 'NJTC'} training diverged (non-finite loss) at epoch "
+                    f"{epoch} for pairs {bad}: lower the learning rate (recipe lr={rec['lr']})"
+                )
             opt.zero_grad()
             loss.sum().backward()
             opt.step()
         epochs = epoch + 1
         cur = mse(stop_t)
         if not torch.isfinite(cur).all():
-            raise DivergedError(f"{'N-NJTC' if norm else 'NJTC'} training diverged (non-finite early-stopping "
-                                f"loss) at epoch {epoch}: lower the learning rate (recipe lr={rec['lr']})")
+            raise DivergedError(
+                f"{'N-NJTC' if norm else 'NJTC'} training diverged (non-finite early-stopping "
+                f"loss) at epoch {epoch}: lower the learning rate (recipe lr={rec['lr']})"
+            )
         better = cur < best
         best = torch.where(better, cur, best)
         best_epoch = torch.where(better, torch.full_like(best_epoch, epochs), best_epoch)
@@ -166,8 +177,13 @@ def train(X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: di
         for p, s in zip(params, best_state):
             p.copy_(s)
         host = lambda t: t.detach().cpu().numpy().copy()  # noqa: E731
-        out = {"A": host(A), "B": host(B), "best_epoch": host(best_epoch), "epochs": np.array(epochs),
-               "stop_loss": host(best)}
+        out = {
+            "A": host(A),
+            "B": host(B),
+            "best_epoch": host(best_epoch),
+            "epochs": np.array(epochs),
+            "stop_loss": host(best),
+        }
         if norm:
             out.update(gamma=host(gamma), beta=host(beta), mean=host(mean), var=host(var))
         out["train_loss"] = host(mse(torch.arange(n, device=dev)))

@@ -18,14 +18,33 @@ from jtc_utils.evidence.registry import Caption, View, drawings
 from jtc_utils.evidence.verdicts import seed_key
 
 from .base import lens_label
-from .figures import quarter_table
+from .tables import quarter_table
 from .registry import label_of
 
-COLORS = {"id": "#d62728", "mat": "#1f3cff", "mat+b": "#17becf", "rrr": "#8c564b", "arrr": "#bcbd22",
-          "njtc": "#ff7f0e", "nnjtc": "#2ca02c", "tuned": "#9467bd", "tuned-lin": "#e377c2", "tuned<-mat": "#7f7f7f"}
-NAMES = {"id": "id (logit lens)", "mat": "JTC (mat)", "njtc": "NJTC", "nnjtc": "N-NJTC", "rrr": "RRR (optimum)",
-         "arrr": "aRRR (optimum + intercept)", "mat+b": "mat + b", "tuned": "tuned lens",
-         "tuned-lin": "tuned, no bias", "tuned<-mat": "tuned, from mat"}
+COLORS = {
+    "id": "#d62728",
+    "mat": "#1f3cff",
+    "mat+b": "#17becf",
+    "rrr": "#8c564b",
+    "arrr": "#bcbd22",
+    "njtc": "#ff7f0e",
+    "nnjtc": "#2ca02c",
+    "tuned": "#9467bd",
+    "tuned-lin": "#e377c2",
+    "tuned<-mat": "#7f7f7f",
+}
+NAMES = {
+    "id": "id (logit lens)",
+    "mat": "JTC (mat)",
+    "njtc": "NJTC",
+    "nnjtc": "N-NJTC",
+    "rrr": "RRR (optimum)",
+    "arrr": "aRRR (optimum + intercept)",
+    "mat+b": "mat + b",
+    "tuned": "tuned lens",
+    "tuned-lin": "tuned, no bias",
+    "tuned<-mat": "tuned, from mat",
+}
 
 
 def _base(label: str) -> str:
@@ -48,10 +67,20 @@ def heatmaps4(d: dict, title: str | None = None):
     step = 4 if L >= 24 else 2
     with sns.plotting_context("notebook", font_scale=1.1), sns.axes_style("white"):
         fig, axes = plt.subplots(1, 4, figsize=(16, 4.4))
-        cbar_ax = fig.add_axes([.92, .15, .012, .7])
+        cbar_ax = fig.add_axes([0.92, 0.15, 0.012, 0.7])
         for k, (ax, (key, name)) in enumerate(zip(axes, panels)):
-            sns.heatmap(as_array(d[f"r2_{key}"]), ax=ax, cmap=R2_CMAP, vmin=0, vmax=1, cbar=k == 0,
-                        cbar_ax=cbar_ax, xticklabels=step, yticklabels=step, square=True)
+            sns.heatmap(
+                as_array(d[f"r2_{key}"]),
+                ax=ax,
+                cmap=R2_CMAP,
+                vmin=0,
+                vmax=1,
+                cbar=k == 0,
+                cbar_ax=cbar_ax,
+                xticklabels=step,
+                yticklabels=step,
+                square=True,
+            )
             ax.set_title(name)
             ax.set_xlabel("target ℓ'")
             ax.set_ylabel("source ℓ")  # on every panel: a phone shows each alone
@@ -66,20 +95,35 @@ def curves(c: dict, keys=("p@1",), labels=None, title: str | None = None, seeds_
     """One panel per metric in ``keys``, one line per lens (its colour from its method); the ``seeds`` of a trained
     lens (its curves ``label`` and ``label/seedN``) drawn as a band (min to max) around their mean."""
     labels = labels or [k for k in c if k not in {seed_key(lab, s) for lab in c for s in seeds[1:]}]
-    ylab = {"p@1": "Precision@1", "p@5": "Precision@5", "p@10": "Precision@10", "s_n": "surprisal S_N (nats)",
-            "s_jtc": "surprisal S_JTC (nats)", "kl": "KL(final ‖ lens) (nats)", "r2": "r² to the last layer",
-            "bias_kl": "bias: KL(mean final ‖ mean lens)", "ce_gold": "CE on the next token (nats)"}
+    ylab = {
+        "p@1": "Precision@1",
+        "p@5": "Precision@5",
+        "p@10": "Precision@10",
+        "s_n": "surprisal S_N (nats)",
+        "s_jtc": "surprisal S_JTC (nats)",
+        "kl": "KL(final ‖ lens) (nats)",
+        "r2": "r² to the last layer",
+        "bias_kl": "bias: KL(mean final ‖ mean lens)",
+        "ce_gold": "CE on the next token (nats)",
+    }
     with sns.plotting_context("notebook", font_scale=1.0), sns.axes_style("darkgrid"):
         fig, axes = plt.subplots(1, len(keys), figsize=(5.2 * len(keys) + 2, 4), squeeze=False)
         for ax, key in zip(axes[0], keys):
             for lab in labels:
-                ys = [np.asarray(c[lab][key], dtype=float)] + [np.asarray(c[k][key], dtype=float) for k in
-                                                               (seed_key(lab, s) for s in seeds[1:]) if k in c]
+                ys = [np.asarray(c[lab][key], dtype=float)] + [
+                    np.asarray(c[k][key], dtype=float) for k in (seed_key(lab, s) for s in seeds[1:]) if k in c
+                ]
                 x = c[lab].get("layers", list(range(len(ys[0]))))
                 mean = np.mean(ys, 0)
                 base = _base(lab)
-                ax.plot(x, mean, color=COLORS.get(base, None), lw=2, label=_name(lab),
-                        ls="--" if base in ("id", "rrr", "arrr", "tuned-lin") else "-")
+                ax.plot(
+                    x,
+                    mean,
+                    color=COLORS.get(base, None),
+                    lw=2,
+                    label=_name(lab),
+                    ls="--" if base in ("id", "rrr", "arrr", "tuned-lin") else "-",
+                )
                 if seeds_band and len(ys) > 1:
                     ax.fill_between(x, np.min(ys, 0), np.max(ys, 0), color=COLORS.get(base), alpha=0.25, lw=0)
             ax.set_xlabel("layer ℓ (jump to the last layer)")
@@ -94,21 +138,29 @@ def curves(c: dict, keys=("p@1",), labels=None, title: str | None = None, seeds_
     return fig
 
 
-
 def jump_to_last(d: dict):
     """N-NJTC's Figure 3 from its figure's numbers ``d`` (stand-in or real): Precision@1 and both surprisals per
     layer for id, mat, the closed-form optima of the figure's rank and the trained low-rank lenses."""
     k = d["rank"]
-    return curves(d["curves"], keys=("p@1", "s_n", "s_jtc"),
-                  labels=["id", "mat", *(lens_label(name, k) for name in ("rrr", "arrr", "njtc", "nnjtc"))],
-                  title=f"{d['params']['model']}: jumping to the last layer", seeds=d.get("seeds") or (0,))
+    return curves(
+        d["curves"],
+        keys=("p@1", "s_n", "s_jtc"),
+        labels=["id", "mat", *(lens_label(name, k) for name in ("rrr", "arrr", "njtc", "nnjtc"))],
+        title=f"{d['params']['model']}: jumping to the last layer",
+        seeds=d.get("seeds") or (0,),
+    )
 
 
 def objective_against_form(d: dict):
     """The tuned-lens grid from its figure's numbers ``d`` (stand-in or real): KL, r², Precision@1 and the
     next-token cross-entropy per layer for every lens the figure has."""
-    return curves(d["curves"], keys=("kl", "r2", "p@1", "ce_gold"),
-                  title=f"{d['params']['model']}: objective against form", seeds=d.get("seeds") or (0,))
+    return curves(
+        d["curves"],
+        keys=("kl", "r2", "p@1", "ce_gold"),
+        title=f"{d['params']['model']}: objective against form",
+        seeds=d.get("seeds") or (0,),
+    )
+
 
 def tuned_comparison(fc: dict, lenses=("id", "mat", "tuned")):
     """The tuned lens against ``id`` and ``mat`` on every model of ``fc`` (figure ``tl_cmp``): for each model a
@@ -172,8 +224,14 @@ def exit_frontiers(t: dict, labels, title: str | None = None):
             e = t["lenses"][lab]["exit"]
             col = COLORS.get(_base(lab))
             order = np.argsort(e["x"], kind="stable")
-            ax.plot(np.asarray(e["x"])[order], np.asarray(e["y"])[order], "-", color=col, lw=2,
-                    label=f"{_name(lab)}: confidence rule")
+            ax.plot(
+                np.asarray(e["x"])[order],
+                np.asarray(e["y"])[order],
+                "-",
+                color=col,
+                lw=2,
+                label=f"{_name(lab)}: confidence rule",
+            )
             ax.plot(e["oracle"]["x"], e["oracle"]["y"], ":", color=col, lw=2, label=f"{_name(lab)}: oracle")
         ax.axhline(0.95, color="black", lw=1, ls="--", label="Precision@1 = 0.95")
         ax.set_xlim(0, L)
@@ -190,10 +248,14 @@ def _with_params(d: dict, p: dict) -> dict:
     return {**d, "params": p}
 
 
-_EXIT_SEE = ("Precision@1 against the mean number of layers processed under the confidence rule, with each lens's "
-             "oracle exit (dotted){}; a curve further up and to the left saves more computation.")
-_GRID_SEE = ("KL to the final distribution, r², Precision@1 and the cross-entropy on the text's next token per layer "
-             "{}for maps of the same form trained on squared error {} or on KL {}.")
+_EXIT_SEE = (
+    "Precision@1 against the mean number of layers processed under the confidence rule, with each lens's "
+    "oracle exit (dotted){}; a curve further up and to the left saves more computation."
+)
+_GRID_SEE = (
+    "KL to the final distribution, r², Precision@1 and the cross-entropy on the text's next token per layer "
+    "{}for maps of the same form trained on squared error {} or on KL {}."
+)
 # figure id -> its drawing from its numbers and parameters, and its caption (jtc_utils.evidence.registry.View)
 DRAWINGS = {
     "nnjtc_fig2": View(
@@ -202,7 +264,9 @@ DRAWINGS = {
             "N-NJTC Figure 2",
             f"r² of each jump from layer ℓ (rows) to ℓ′ (columns) for id, mat, NJTC and N-NJTC at rank {d['rank']}; "
             f"{R2_COLOURS}.",
-            f"Four heatmaps of r² over layer pairs: id, mat, NJTC and N-NJTC at rank {d['rank']}")),
+            f"Four heatmaps of r² over layer pairs: id, mat, NJTC and N-NJTC at rank {d['rank']}",
+        ),
+    ),
     "real_nnjtc_fig2": View(
         lambda d, p: heatmaps4(d, title=f"{p['model']}, rank {d['rank']}"),
         lambda d, p: Caption(
@@ -210,14 +274,18 @@ DRAWINGS = {
             f"r² of each jump from layer ℓ (rows) to ℓ′ (columns) of the real model for id and mat (every pair), NJTC "
             f"and N-NJTC at rank {d['rank']} (each layer to the next and to the last; blank: not trained); "
             f"{R2_COLOURS}.",
-            "Four heatmaps of r² over layer pairs of the real model: id, mat, and NJTC and N-NJTC on two diagonals")),
+            "Four heatmaps of r² over layer pairs of the real model: id, mat, and NJTC and N-NJTC on two diagonals",
+        ),
+    ),
     "nnjtc_fig3": View(
         lambda d, p: jump_to_last(_with_params(d, p)),
         lambda d, p: Caption(
             "N-NJTC Figure 3",
             f"Precision@1 and two surprisals when every layer jumps to the last, for id, mat, the closed-form optima "
             f"of rank {d['rank']} (dashed) and the trained low-rank maps (bands: three seeds).",
-            "Line plots of Precision@1 and surprisal per layer for six lenses")),
+            "Line plots of Precision@1 and surprisal per layer for six lenses",
+        ),
+    ),
     "real_nnjtc_fig3": View(
         lambda d, p: jump_to_last(_with_params(d, p)),
         lambda d, p: Caption(
@@ -225,44 +293,62 @@ DRAWINGS = {
             f"Precision@1 and two surprisals when every layer of the real model jumps to the last, for id, mat, the "
             f"closed-form optima of rank {d['rank']} (dashed) and the trained low-rank maps (the band spans their "
             f"{len(d.get('seeds') or [0])} training seeds).",
-            "Line plots of Precision@1 and surprisal per layer for six lenses on the real model")),
+            "Line plots of Precision@1 and surprisal per layer for six lenses on the real model",
+        ),
+    ),
     "ext_nnjtc_rank": View(
         lambda d, p: rank_sweep(d, title=f"{p['model']}: the best map of each rank"),
         lambda d, p: Caption(
             "beyond the papers",
             "The best map of each rank: Precision@1 at three depths against the rank (dashed: id), and mean r² "
             "against rank and parameters.",
-            "Precision@1 and r² against the rank of the closed-form map")),
+            "Precision@1 and r² against the rank of the closed-form map",
+        ),
+    ),
     "tl_grid": View(
         lambda d, p: objective_against_form(_with_params(d, p)),
         lambda d, p: Caption(
             "beyond the papers: objective against form",
             _GRID_SEE.format("", "(mat)", "(the tuned lenses)"),
-            "Four line plots per layer, KL, r², Precision@1 and next-token cross-entropy, for several lenses")),
+            "Four line plots per layer, KL, r², Precision@1 and next-token cross-entropy, for several lenses",
+        ),
+    ),
     "real_tl_grid": View(
         lambda d, p: objective_against_form(_with_params(d, p)),
         lambda d, p: Caption(
             "beyond the papers: objective against form, on the real model",
             _GRID_SEE.format("of the real model, ", "(mat, mat + b)", "(the tuned lens)"),
             "Four line plots per layer of the real model, KL, r², Precision@1 and next-token cross-entropy, for four "
-            "lenses")),
+            "lenses",
+        ),
+    ),
     "tl_cmp": View(
         lambda d, p: tuned_comparison(d),
         lambda d, p: Caption(
             f"the tuned-lens paper's comparison, on every stand-in ({', '.join(d['models'])})",
             "For each model, KL to the final distribution (log scale) and Precision@1 per layer for the logit lens,"
             " mat and the tuned lens; each panel names its model and measure.",
-            "Grid of line plots of KL and Precision@1 per layer, one column per model")),
+            "Grid of line plots of KL and Precision@1 per layer, one column per model",
+        ),
+    ),
     "lens_table": View(
-        lambda d, p: exit_frontiers(d, ["id", "mat", f"nnjtc_{d['rank']}", "tuned"],
-                                    title=f"{d['n_layers']}-layer stand-in: early exit"),
-        lambda d, p: Caption("beyond the papers: early exit with every lens", _EXIT_SEE.format(""),
-                             "Early-exit curves of four lenses with their oracle curves")),
+        lambda d, p: exit_frontiers(
+            d, ["id", "mat", f"nnjtc_{d['rank']}", "tuned"], title=f"{d['n_layers']}-layer stand-in: early exit"
+        ),
+        lambda d, p: Caption(
+            "beyond the papers: early exit with every lens",
+            _EXIT_SEE.format(""),
+            "Early-exit curves of four lenses with their oracle curves",
+        ),
+    ),
     "real_lens_exit": View(
         lambda d, p: exit_frontiers(d, list(d["lenses"]), title=f"{p['model']}: early exit"),
-        lambda d, p: Caption("beyond the papers: early exit with every lens, on the real model",
-                             _EXIT_SEE.format(", for the real model"),
-                             "Early-exit curves of four lenses with their oracle curves on the real model")),
+        lambda d, p: Caption(
+            "beyond the papers: early exit with every lens, on the real model",
+            _EXIT_SEE.format(", for the real model"),
+            "Early-exit curves of four lenses with their oracle curves on the real model",
+        ),
+    ),
 }
 DRAWN = tuple(DRAWINGS)
 draw, caption = drawings(DRAWINGS)  # what the figure registry holds for each drawn id
@@ -282,9 +368,11 @@ def marked_table(data: dict):
         return frame, ""
     fitted = {lab for lab, row in data["lenses"].items() if row["params"] > 0}
     frame.index = [f"{lab}{UNDERDETERMINED_MARK}" if lab in fitted else lab for lab in frame.index]
-    return frame, (f"{UNDERDETERMINED_MARK.strip()} fitted on {under['n_train']:,} samples of dimension "
-                   f"{under['d']:,}: the fit is underdetermined, so these lenses' numbers on new text cannot tell how "
-                   "well a map reads the layer; give more sentences")
+    return frame, (
+        f"{UNDERDETERMINED_MARK.strip()} fitted on {under['n_train']:,} samples of dimension "
+        f"{under['d']:,}: the fit is underdetermined, so these lenses' numbers on new text cannot tell how "
+        "well a map reads the layer; give more sentences"
+    )
 
 
 def table(fig: str, data: dict, params: dict) -> None:

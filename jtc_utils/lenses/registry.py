@@ -87,9 +87,15 @@ def lens_key(exp, label: str, hp: dict, recipe: dict) -> dict | None:
     if ad is None or not hasattr(exp, "train"):
         return None
 
-    return {"what": "lens", "lens": label, "hp": hp, "recipe": recipe, "model": lens_model_identity(ad),
-            "train": samples_identity(exp.train),
-            "n_layers": getattr(exp, "n_layers", None) or exp.X_train.shape[0] - 1}  # (no extraction for the key)
+    return {
+        "what": "lens",
+        "lens": label,
+        "hp": hp,
+        "recipe": recipe,
+        "model": lens_model_identity(ad),
+        "train": samples_identity(exp.train),
+        "n_layers": getattr(exp, "n_layers", None) or exp.X_train.shape[0] - 1,
+    }  # (no extraction for the key)
 
 
 # set by ``python -m jtc_utils.lenses.train``: trained lenses are written to ``zoo/lenses`` instead of the cache
@@ -113,8 +119,7 @@ def whole_split_key(exp, label: str, hp: dict, recipe: dict) -> dict | None:
     if key is None or getattr(exp, "n_train", None) is None:
         return None
     ad = exp.adapter
-    whole = make_samples(ad.tokenizer, ad.family, exp.domain, "train", n=None, profile=exp.profile.name,
-                         seed=exp.seed)
+    whole = make_samples(ad.tokenizer, ad.family, exp.domain, "train", n=None, profile=exp.profile.name, seed=exp.seed)
     n = len(exp.train)
     if len(whole) <= n or sample_digests(whole)[:n] != sample_digests(exp.train):
         return None
@@ -145,11 +150,14 @@ def trained(exp, label: str, hp: dict, recipe: dict, compute, whole_split: bool 
             raise StaleLensError(
                 f"no trained lens {label!r} for {exp.model_name} in zoo/lenses under the current weights, samples and "
                 f"recipe, and it is not trained in the build (hours of CPU): train it on a GPU with `python -m "
-                f"jtc_utils.lenses.train --models {exp.model_name} --real-tuned --device cuda`")
+                f"jtc_utils.lenses.train --models {exp.model_name} --real-tuned --device cuda`"
+            )
     if REQUIRE_ARTIFACTS:
-        raise StaleLensError(f"no trained lens {label!r} for {exp.model_name} in zoo/lenses under the current weights, "
-                             f"samples and recipe: retrain with `python -m jtc_utils.lenses.train --models "
-                             f"{exp.model_name}`")
+        raise StaleLensError(
+            f"no trained lens {label!r} for {exp.model_name} in zoo/lenses under the current weights, "
+            f"samples and recipe: retrain with `python -m jtc_utils.lenses.train --models "
+            f"{exp.model_name}`"
+        )
     if STORE_ARTIFACTS:
         import shutil
 
@@ -160,10 +168,15 @@ def trained(exp, label: str, hp: dict, recipe: dict, compute, whole_split: bool 
         with tuned.checkpoints(work):
             out = {k: v for k, v in compute().items() if v is not None}
         earlier = float(out.pop("earlier_seconds", 0.0))
-        card = {"model": exp.model_name, "lens": label, "hp": hp, "recipe": recipe,
-                "train_seconds": round(time.perf_counter() - t + earlier, 1), "n_train": int(exp.X_train.shape[1]),
-                **{k: np.asarray(out[k]).tolist() for k in ("steps", "doublings", "improvement", "epochs")
-                   if k in out}}
+        card = {
+            "model": exp.model_name,
+            "lens": label,
+            "hp": hp,
+            "recipe": recipe,
+            "train_seconds": round(time.perf_counter() - t + earlier, 1),
+            "n_train": int(exp.X_train.shape[1]),
+            **{k: np.asarray(out[k]).tolist() for k in ("steps", "doublings", "improvement", "epochs") if k in out},
+        }
         artifacts.store(exp.model_name, label, key, out, card)
         shutil.rmtree(work, ignore_errors=True)
         return artifacts.lookup(exp.model_name, label, key)
@@ -196,8 +209,14 @@ def trained_pairs(exp, rank: int, norm: bool, seed: int = 0, which: str = "all",
     pairs = pair_list(L, which)
     base = lens_label("nnjtc" if norm else "njtc", rank)
     label = {"all": f"{base}_pairs_s{seed}", "adjacent": f"{base}_adjacent_s{seed}", "to-last": base}[which]
-    r = trained(exp, label, {"rank": rank, "seed": seed, "pairs": which}, lowrank.RECIPE,
-                lambda: lowrank.train(exp.X_train, pairs, rank, norm, seed), whole_split=whole_split)
+    r = trained(
+        exp,
+        label,
+        {"rank": rank, "seed": seed, "pairs": which},
+        lowrank.RECIPE,
+        lambda: lowrank.train(exp.X_train, pairs, rank, norm, seed),
+        whole_split=whole_split,
+    )
     M, c = lowrank.affine_form(r)
     return {**r, "pairs": np.array(pairs), "M": M, "c": c}
 
@@ -212,6 +231,7 @@ def _fit_lowrank(norm: bool):
         r = trained_pairs(exp, rank, norm, seed, "to-last")
         rec = {k: r[k] for k in ("best_epoch", "epochs", "stop_loss", "train_loss") if k in r}
         return r["M"], r["c"], rec
+
     return fit
 
 
@@ -228,38 +248,112 @@ def _fit_tuned(variant: str):
         init = None
         if variant == "tuned<-mat":
             init = closed_form.fit_mat(exp)[0]
-        r = trained(exp, variant, {"seed": seed}, tuned.RECIPE,
-                    lambda: tuned.train(exp.X_train, readout_of(exp), variant, init, seed), whole_split=True)
+        r = trained(
+            exp,
+            variant,
+            {"seed": seed},
+            tuned.RECIPE,
+            lambda: tuned.train(exp.X_train, readout_of(exp), variant, init, seed),
+            whole_split=True,
+        )
         rec = {k: r[k] for k in ("steps", "doublings", "improvement", "log") if k in r}
         rec["n_train"] = int(r.get("card", {}).get("n_train", exp.X_train.shape[1]))  # the whole split's, if so
         if "trained_on" in r.get("card", {}):
             rec["trained_on"] = r["card"]["trained_on"]
         return np.asarray(r["M"], dtype=np.float64), (np.asarray(r["c"], np.float64) if "c" in r else None), rec
+
     return fit
 
 
-LENSES = {s.name: s for s in (
-    LensSpec("id", Method.IDENTITY, "none", closed_form.fit_identity, lambda d, r: 0,
-             description="the hidden state read as it is (the logit lens; the paper's id)"),
-    LensSpec("mat", Method.LEAST_SQUARES, "MSE", closed_form.fit_mat, lambda d, r: d * d,
-             description="the paper's least-squares map, no intercept"),
-    LensSpec("mat+b", Method.LEAST_SQUARES, "MSE", closed_form.fit_mat_affine, lambda d, r: d * d + d,
-             description="least squares with an intercept"),
-    LensSpec("rrr", Method.REDUCED_RANK, "MSE", closed_form.fit_rrr, lambda d, r: 2 * d * r, rank=True,
-             description="the best map of rank r (closed form): NJTC's global optimum"),
-    LensSpec("arrr", Method.REDUCED_RANK, "MSE", closed_form.fit_arrr, lambda d, r: 2 * d * r + d, rank=True,
-             description="the best rank-r map with an intercept: N-NJTC's function class, optimum"),
-    LensSpec("njtc", Method.GRADIENT_DESCENT, "MSE", _fit_lowrank(False), lambda d, r: lowrank.params(d, r, False),
-             rank=True, description="NJTC: h A B by gradient descent"),
-    LensSpec("nnjtc", Method.GRADIENT_DESCENT, "MSE", _fit_lowrank(True), lambda d, r: lowrank.params(d, r, True),
-             rank=True, description="N-NJTC: BatchNorm(h) A B by gradient descent"),
-    LensSpec("tuned", Method.TUNED_LENS, "KL", _fit_tuned("tuned"), lambda d, r: d * d + d,
-             description="the tuned lens: h + h W + b trained on KL to the final distribution"),
-    LensSpec("tuned-lin", Method.TUNED_LENS, "KL", _fit_tuned("tuned-lin"), lambda d, r: d * d,
-             description="the tuned lens without its bias"),
-    LensSpec("tuned<-mat", Method.TUNED_LENS, "KL", _fit_tuned("tuned<-mat"), lambda d, r: d * d + d,
-             description="the tuned lens started from mat"),
-)}
+LENSES = {
+    s.name: s
+    for s in (
+        LensSpec(
+            "id",
+            Method.IDENTITY,
+            "none",
+            closed_form.fit_identity,
+            lambda d, r: 0,
+            description="the hidden state read as it is (the logit lens; the paper's id)",
+        ),
+        LensSpec(
+            "mat",
+            Method.LEAST_SQUARES,
+            "MSE",
+            closed_form.fit_mat,
+            lambda d, r: d * d,
+            description="the paper's least-squares map, no intercept",
+        ),
+        LensSpec(
+            "mat+b",
+            Method.LEAST_SQUARES,
+            "MSE",
+            closed_form.fit_mat_affine,
+            lambda d, r: d * d + d,
+            description="least squares with an intercept",
+        ),
+        LensSpec(
+            "rrr",
+            Method.REDUCED_RANK,
+            "MSE",
+            closed_form.fit_rrr,
+            lambda d, r: 2 * d * r,
+            rank=True,
+            description="the best map of rank r (closed form): NJTC's global optimum",
+        ),
+        LensSpec(
+            "arrr",
+            Method.REDUCED_RANK,
+            "MSE",
+            closed_form.fit_arrr,
+            lambda d, r: 2 * d * r + d,
+            rank=True,
+            description="the best rank-r map with an intercept: N-NJTC's function class, optimum",
+        ),
+        LensSpec(
+            "njtc",
+            Method.GRADIENT_DESCENT,
+            "MSE",
+            _fit_lowrank(False),
+            lambda d, r: lowrank.params(d, r, False),
+            rank=True,
+            description="NJTC: h A B by gradient descent",
+        ),
+        LensSpec(
+            "nnjtc",
+            Method.GRADIENT_DESCENT,
+            "MSE",
+            _fit_lowrank(True),
+            lambda d, r: lowrank.params(d, r, True),
+            rank=True,
+            description="N-NJTC: BatchNorm(h) A B by gradient descent",
+        ),
+        LensSpec(
+            "tuned",
+            Method.TUNED_LENS,
+            "KL",
+            _fit_tuned("tuned"),
+            lambda d, r: d * d + d,
+            description="the tuned lens: h + h W + b trained on KL to the final distribution",
+        ),
+        LensSpec(
+            "tuned-lin",
+            Method.TUNED_LENS,
+            "KL",
+            _fit_tuned("tuned-lin"),
+            lambda d, r: d * d,
+            description="the tuned lens without its bias",
+        ),
+        LensSpec(
+            "tuned<-mat",
+            Method.TUNED_LENS,
+            "KL",
+            _fit_tuned("tuned<-mat"),
+            lambda d, r: d * d + d,
+            description="the tuned lens started from mat",
+        ),
+    )
+}
 
 
 @dataclass
@@ -305,8 +399,10 @@ class Lens:
         L, d = exp.X_train.shape[0] - 1, exp.X_train.shape[2]
         rank = self.hp.get("rank")
         if rank is not None and rank > d:
-            raise LensError(f"rank {rank} is above the width d = {d} of {getattr(exp, 'model_name', 'this model')}; "
-                            f"use a rank from 1 to {d}")
+            raise LensError(
+                f"rank {rank} is above the width d = {d} of {getattr(exp, 'model_name', 'this model')}; "
+                f"use a rank from 1 to {d}"
+            )
         self.M, self.c, self.record = self.spec.fit(exp, **self.hp)
         self.n_layers, self.d = L, d
         self.check()
@@ -315,17 +411,20 @@ class Lens:
     def check(self) -> None:
         for what, a, shape in (("M", self.M, (self.n_layers, self.d, self.d)), ("c", self.c, (self.n_layers, self.d))):
             if a is not None and (a.shape != shape or not np.all(np.isfinite(a))):
-                raise LensError(f"lens {self.label!r}: {what} has shape {a.shape} (expected {shape}) or non-finite "
-                                f"values")
+                raise LensError(
+                    f"lens {self.label!r}: {what} has shape {a.shape} (expected {shape}) or non-finite values"
+                )
 
     def check_states(self, X: np.ndarray) -> None:
         """Refuse hidden states of another model: ``X`` [L+1, n, d] must match the layers and width fitted on."""
         if not self.fitted:
             raise NotFittedError(f"lens {self.label!r} is not fitted: call lens.fit(exp) before evaluating it")
         if X.ndim != 3 or X.shape[0] != self.n_layers + 1 or X.shape[2] != self.d:
-            raise LensError(f"lens {self.label!r} was fitted on a model with {self.n_layers} layers and width "
-                            f"{self.d}; these hidden states are {tuple(X.shape)} ([layers+1, n, d]): fit the lens on "
-                            f"the model you evaluate")
+            raise LensError(
+                f"lens {self.label!r} was fitted on a model with {self.n_layers} layers and width "
+                f"{self.d}; these hidden states are {tuple(X.shape)} ([layers+1, n, d]): fit the lens on "
+                f"the model you evaluate"
+            )
 
     def transform(self, H: np.ndarray, layer: int) -> np.ndarray:
         """``T_layer(H)`` for vectors ``H`` [n, d] of layer ``layer`` (0..L); layer L is returned as it is."""
@@ -349,8 +448,8 @@ def label_of(label: str) -> tuple[str, int | None]:
     for name, spec in LENSES.items():
         if label == name:
             return name, None
-        if spec.rank and label.startswith(name + "_") and label[len(name) + 1:].isdigit():
-            return name, int(label[len(name) + 1:])
+        if spec.rank and label.startswith(name + "_") and label[len(name) + 1 :].isdigit():
+            return name, int(label[len(name) + 1 :])
     return label, None
 
 
@@ -364,11 +463,14 @@ def get(name: str, **hp) -> Lens:
             raise LensError(f"lens {name!r} needs a rank, e.g. get({name!r}, rank=4)")
         hp["rank"] = closed_form.check_rank(hp["rank"])
     elif "rank" in hp:
-        raise LensError(f"lens {name!r} has no rank; the low-rank lenses are: "
-                        f"{', '.join(n for n, s in LENSES.items() if s.rank)}")
+        raise LensError(
+            f"lens {name!r} has no rank; the low-rank lenses are: {', '.join(n for n, s in LENSES.items() if s.rank)}"
+        )
     allowed = {"rank", "seed"} if spec.method.trained else {"rank"}
     extra = set(hp) - allowed
     if extra:
-        raise LensError(f"lens {name!r} takes no {', '.join(sorted(extra))}; it takes: "
-                        f"{', '.join(sorted(allowed & ({'rank', 'seed'} if spec.rank else {'seed'}))) or 'nothing'}")
+        raise LensError(
+            f"lens {name!r} takes no {', '.join(sorted(extra))}; it takes: "
+            f"{', '.join(sorted(allowed & ({'rank', 'seed'} if spec.rank else {'seed'}))) or 'nothing'}"
+        )
     return Lens(name, dict(hp))

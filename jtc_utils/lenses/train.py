@@ -22,8 +22,7 @@ from .registry import all_pairs, trained_pairs
 GRID_MODEL = "tiny-gpt2-xl"
 RANK = 4  # the zoo's rank (related-systems spec 3.2 item 3: floor(d/100) = 0 on the zoo)
 SEEDS = (0, 1, 2)
-TUNED_MODELS = ("tiny-gpt2", "tiny-gpt2-medium", "tiny-gpt2-large", "tiny-gpt2-xl", "tiny-bert-base",
-                "tiny-bert-large")
+TUNED_MODELS = ("tiny-gpt2", "tiny-gpt2-medium", "tiny-gpt2-large", "tiny-gpt2-xl", "tiny-bert-base", "tiny-bert-large")
 REAL_MODEL = "smollm2-135m"
 
 
@@ -34,8 +33,11 @@ def jobs(models=TUNED_MODELS, real_tuned: bool = False):
             for name in ("njtc", "nnjtc"):
                 yield model, name, lambda exp, n=name: get(n, rank=exp.adapter.d // 100, seed=0).fit(exp)
             for name in ("njtc", "nnjtc"):
-                yield model, f"{name} adjacent pairs", \
-                    lambda exp, n=name: trained_pairs(exp, exp.adapter.d // 100, n == "nnjtc", 0, "adjacent")
+                yield (
+                    model,
+                    f"{name} adjacent pairs",
+                    lambda exp, n=name: trained_pairs(exp, exp.adapter.d // 100, n == "nnjtc", 0, "adjacent"),
+                )
             if real_tuned:
                 yield model, "tuned", lambda exp: get("tuned", seed=0).fit(exp)
             continue
@@ -46,18 +48,27 @@ def jobs(models=TUNED_MODELS, real_tuned: bool = False):
             for seed in SEEDS:
                 for name in ("njtc", "nnjtc"):
                     yield model, f"{name} seed {seed}", lambda exp, n=name, s=seed: get(n, rank=RANK, seed=s).fit(exp)
-                    yield model, f"{name} all pairs seed {seed}", \
-                        lambda exp, n=name, s=seed: all_pairs(exp, RANK, n == "nnjtc", s)
+                    yield (
+                        model,
+                        f"{name} all pairs seed {seed}",
+                        lambda exp, n=name, s=seed: all_pairs(exp, RANK, n == "nnjtc", s),
+                    )
 
 
 def main(argv=None):
 
-    ap = argparse.ArgumentParser(prog="python -m jtc_utils.lenses.train", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m jtc_utils.lenses.train",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--models", nargs="+", default=[*TUNED_MODELS, REAL_MODEL], choices=[*TUNED_MODELS, REAL_MODEL])
     ap.add_argument("--device", default="auto", help="auto (a GPU when there is one), cpu, cuda or cuda:N")
-    ap.add_argument("--real-tuned", action="store_true",
-                    help=f"also train {REAL_MODEL}'s tuned lens (about 650 TFLOP per 250 steps: use a GPU)")
+    ap.add_argument(
+        "--real-tuned",
+        action="store_true",
+        help=f"also train {REAL_MODEL}'s tuned lens (about 650 TFLOP per 250 steps: use a GPU)",
+    )
     args = ap.parse_args(argv)
 
     devices.use(args.device)

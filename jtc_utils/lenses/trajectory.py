@@ -35,12 +35,13 @@ def trajectory(exp, sentence: str | None = None, ids=None, mappings=MAPPINGS) ->
 
     ad = exp.adapter
     if not ad.causal:
-        raise ValueError(f"{exp.model_name} is not a decoder: the trajectory view reads next-token predictions, so "
-                         f"use a GPT-style model (a masked model predicts only its [MASK] positions: see Table 1)")
+        raise ValueError(
+            f"{exp.model_name} is not a decoder: the trajectory view reads next-token predictions, so "
+            f"use a GPT-style model (a masked model predicts only its [MASK] positions: see Table 1)"
+        )
     unknown = set(mappings) - set(readout.MAPPINGS) - set(LENSES)
     if unknown:
-        raise ValueError(f"unknown mappings {sorted(unknown)}; choose from "
-                         f"{', '.join((*readout.MAPPINGS, *LENSES))}")
+        raise ValueError(f"unknown mappings {sorted(unknown)}; choose from {', '.join((*readout.MAPPINGS, *LENSES))}")
     lenses = {m: _lens(exp, m) for m in mappings if m in LENSES}
     ids = _ids(ad, sentence) if ids is None else [int(i) for i in ids][:MAX_TOKENS]
     with torch.inference_mode():
@@ -50,8 +51,7 @@ def trajectory(exp, sentence: str | None = None, ids=None, mappings=MAPPINGS) ->
     for m in mappings:
         tok, prob = [], []
         for layer in range(exp.n_layers + 1):
-            H = lenses[m].transform(states[layer], layer) if m in lenses else readout.cast(exp, m, layer,
-                                                                                           states[layer])
+            H = lenses[m].transform(states[layer], layer) if m in lenses else readout.cast(exp, m, layer, states[layer])
             logits = readout.readout_logits(ad, H)
             p = torch.softmax(logits.double(), -1)
             best = p.max(-1)

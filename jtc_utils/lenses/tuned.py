@@ -21,8 +21,17 @@ from jtc_utils.training import loop
 
 from .base import DivergedError, LensError
 
-RECIPE = {"steps": 250, "batch": 512, "lr": 1.0 * (1 - 0.9), "momentum": 0.9, "weight_decay": 1e-3, "clip": 1.0,
-          "max_steps": 2000, "log_every": 10, "converged_below": 0.01}
+RECIPE = {
+    "steps": 250,
+    "batch": 512,
+    "lr": 1.0 * (1 - 0.9),
+    "momentum": 0.9,
+    "weight_decay": 1e-3,
+    "clip": 1.0,
+    "max_steps": 2000,
+    "log_every": 10,
+    "converged_below": 0.01,
+}
 VARIANTS = ("tuned", "tuned-lin", "tuned<-mat")
 CHECKPOINT_EVERY = 25  # steps between two saved training states when a checkpoint folder is set
 
@@ -46,8 +55,12 @@ def final_logprobs(readout, H_final, chunk: int = 2048):
     import torch
 
     with torch.no_grad():
-        return torch.cat([torch.log_softmax(readout(torch.as_tensor(H_final[a:a + chunk])), -1)
-                          for a in range(0, len(H_final), chunk)])
+        return torch.cat(
+            [
+                torch.log_softmax(readout(torch.as_tensor(H_final[a : a + chunk])), -1)
+                for a in range(0, len(H_final), chunk)
+            ]
+        )
 
 
 def kl_to_final(logp_f, logq):
@@ -55,8 +68,15 @@ def kl_to_final(logp_f, logq):
     return (logp_f.exp() * (logp_f - logq)).sum(-1)
 
 
-def train(X: np.ndarray, readout, variant: str = "tuned", init_maps: np.ndarray | None = None, seed: int = 0,
-          recipe: dict | None = None, progress: bool | None = None) -> dict:
+def train(
+    X: np.ndarray,
+    readout,
+    variant: str = "tuned",
+    init_maps: np.ndarray | None = None,
+    seed: int = 0,
+    recipe: dict | None = None,
+    progress: bool | None = None,
+) -> dict:
     """Train every layer's translator at once. ``X``: [L+1, n, d] train hidden states; ``readout``: torch function
     from [..., d] vectors to logits. Returns ``M`` = I + W [L, d, d], ``c`` = b [L, d] (None for ``tuned-lin``),
     ``steps``, ``doublings``, ``log`` (mean train KL per layer over each window of ``log_every`` steps, [windows, L])
@@ -134,8 +154,9 @@ def _train(X, readout, variant, init_maps, seed, rec, steps, progress, ckpt: Pat
     if variant != "tuned-lin":
         b = torch.zeros(L, d, device=dev, requires_grad=True)
         params.append(b)
-    opt = torch.optim.SGD(params, lr=rec["lr"], momentum=rec["momentum"], nesterov=True,
-                          weight_decay=rec["weight_decay"])
+    opt = torch.optim.SGD(
+        params, lr=rec["lr"], momentum=rec["momentum"], nesterov=True, weight_decay=rec["weight_decay"]
+    )
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: max(0.0, 1 - s / steps))
     gen = torch.Generator().manual_seed(seed)
     order = torch.randperm(n, generator=gen)
@@ -153,33 +174,51 @@ def _train(X, readout, variant, init_maps, seed, rec, steps, progress, ckpt: Pat
     t0 = time.perf_counter()
 
     def state(step):
-        return {"W": W.detach().cpu(), "b": None if b is None else b.detach().cpu(), "opt": opt.state_dict(),
-                "sched": sched.state_dict(), "gen": gen.get_state(), "order": order, "pos": pos,
-                "window": list(window), "log": list(log), "step": step,
-                "seconds": earlier + time.perf_counter() - t0, "done": None}
+        return {
+            "W": W.detach().cpu(),
+            "b": None if b is None else b.detach().cpu(),
+            "opt": opt.state_dict(),
+            "sched": sched.state_dict(),
+            "gen": gen.get_state(),
+            "order": order,
+            "pos": pos,
+            "window": list(window),
+            "log": list(log),
+            "step": step,
+            "seconds": earlier + time.perf_counter() - t0,
+            "done": None,
+        }
 
     def step(i: int) -> None:
         nonlocal order, pos, window
         if pos + rec["batch"] > n:
             order, pos = torch.randperm(n, generator=gen), 0
-        idx = order[pos:pos + rec["batch"]].to(dev)  # the order is drawn on the CPU, the same on every device
+        idx = order[pos : pos + rec["batch"]].to(dev)  # the order is drawn on the CPU, the same on every device
         pos += rec["batch"]
         h = H[:, idx]
         t = h + torch.bmm(h, W) + (b[:, None] if b is not None else 0)
         kl = kl_to_final(logp_f[idx][None], torch.log_softmax(readout(t), -1)).mean(-1)  # [L]
         if not torch.isfinite(kl).all():
-            raise DivergedError(f"the {variant} lens diverged (non-finite KL) at step "
-                                f"{len(log) * rec['log_every'] + len(window)}: lower the learning rate (recipe "
-                                f"lr={rec['lr']})")
+            raise DivergedError(
+                f"the {variant} lens diverged (non-finite KL) at step "
+                f"{len(log) * rec['log_every'] + len(window)}: lower the learning rate (recipe "
+                f"lr={rec['lr']})"
+            )
         loop.optimiser_step(kl.sum(), params, opt, sched, rec["clip"])
         window.append(kl.detach().cpu().numpy())
         if len(window) == rec["log_every"]:
             log.append(np.mean(window, 0))
             window = []
 
-    loop.loop(steps, start, step, desc=f"{variant} lens, {L} layers",
-                  progress=show_progress() if progress is None else progress,
-                  checkpoint=None if ckpt is None else (lambda done: _save(ckpt, state(done))), every=CHECKPOINT_EVERY)
+    loop.loop(
+        steps,
+        start,
+        step,
+        desc=f"{variant} lens, {L} layers",
+        progress=show_progress() if progress is None else progress,
+        checkpoint=None if ckpt is None else (lambda done: _save(ckpt, state(done))),
+        every=CHECKPOINT_EVERY,
+    )
     if window:
         log.append(np.mean(window, 0))
     log = np.array(log)
@@ -188,8 +227,12 @@ def _train(X, readout, variant, init_maps, seed, rec, steps, progress, ckpt: Pat
     ref = total[-k - 1] if len(total) > k else total[0]
     improvement = float((ref - total[-1]) / ref) if ref > 0 else 0.0
     M = (torch.eye(d)[None] + W.detach().cpu()).double().numpy()
-    out = {"M": M, "c": None if b is None else b.detach().cpu().double().numpy(), "log": log,
-           "improvement": np.array(improvement)}
+    out = {
+        "M": M,
+        "c": None if b is None else b.detach().cpu().double().numpy(),
+        "log": log,
+        "improvement": np.array(improvement),
+    }
     if ckpt is not None:  # the pass's result, so that a resumed run does not redo it
         _save(ckpt, {"done": out, "seconds": earlier + time.perf_counter() - t0})
     if earlier:

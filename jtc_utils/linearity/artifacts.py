@@ -63,8 +63,9 @@ def variant(file: str):
     state = {k: v.float() for k, v in load_file(path).items()}
     missing, unexpected = model.load_state_dict(state, strict=False)
     if unexpected or [k for k in missing if k != "lm_head.weight"]:
-        raise ValueError(f"{path} is not a {BASE} checkpoint (missing {missing[:3]}, unexpected {unexpected[:3]}): "
-                         f"{FIX}")
+        raise ValueError(
+            f"{path} is not a {BASE} checkpoint (missing {missing[:3]}, unexpected {unexpected[:3]}): {FIX}"
+        )
     model.tie_weights()
     model.eval()
     ad = models.Adapter(model=model, tokenizer=tok, name=f"{OUT_DIR.name}/{file}")

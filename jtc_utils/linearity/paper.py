@@ -8,8 +8,21 @@ from jtc_utils.evidence.registry import Paper
 from . import claims, exercises, figures, plots
 
 PAPER = Paper(
-    "linearity", tuple(figures.SL_FIGURES), figures.compute, claims.CLAIMS, claims.check, exercises.EXERCISES,
-    claim_page="secretly_linear", params_in_result=False, resampled_over=claims.RESAMPLED_OVER,
-    constants=claims.CONSTANTS, draw=plots.draw, caption=plots.caption, drawn=plots.DRAWN, records=claims.RECORDS,
-    unregressed=tuple(claims.RECORDS), custom=figures.CUSTOM_FIGURES,
-    facts={"every-token states per split": figures.REAL_TOKENS})
+    "linearity",
+    tuple(figures.SL_FIGURES),
+    figures.compute,
+    claims.CLAIMS,
+    claims.check,
+    exercises.EXERCISES,
+    claim_page="secretly_linear",
+    params_in_result=False,
+    resampled_over=claims.RESAMPLED_OVER,
+    constants=claims.CONSTANTS,
+    draw=plots.draw,
+    caption=plots.caption,
+    drawn=plots.DRAWN,
+    records=claims.RECORDS,
+    unregressed=tuple(claims.RECORDS),
+    custom=figures.CUSTOM_FIGURES,
+    facts={"every-token states per split": figures.REAL_TOKENS},
+)

@@ -12,21 +12,32 @@ from jtc_utils.evidence.registry import Caption, View, drawings
 
 from .prune import STRATEGIES
 
-STYLE = {"res_in": ("-", "with residual (in-sample)"), "nores_in": ("--", "without residual (in-sample)"),
-         "res_ho": (":", "with residual (held-out)"), "res_null": ("-.", "null (rows shuffled)")}
+STYLE = {
+    "res_in": ("-", "with residual (in-sample)"),
+    "nores_in": ("--", "without residual (in-sample)"),
+    "res_ho": (":", "with residual (held-out)"),
+    "res_null": ("-.", "null (rows shuffled)"),
+}
 
 
 def profiles(fig1: dict, protocol: str = "paper", keys=("res_in", "nores_in"), real: dict | None = None):
     """The paper's Fig. 1: linearity of consecutive layers against normalised depth, decoders and encoders apart."""
-    fams = [("gpt2", "GPT-style stand-ins"), ("bert", "BERT-style stand-ins")] + ([("real", "real model")]
-                                                                                    if real else [])
+    fams = [("gpt2", "GPT-style stand-ins"), ("bert", "BERT-style stand-ins")] + (
+        [("real", "real model")] if real else []
+    )
     fig, axes = plt.subplots(1, len(fams), figsize=(4.2 * len(fams), 3.4), sharey=True)
     for ax, (fam, title) in zip(axes, fams):
         rows = {real["model"]: real} if fam == "real" else {m: v for m, v in fig1.items() if v["family"] == fam}
         for i, (m, v) in enumerate(rows.items()):
             for key in keys:
-                ax.plot(v["depth"], v[protocol][key], STYLE[key][0], color=f"C{i}", marker=".",
-                        label=m if key == keys[0] else None)
+                ax.plot(
+                    v["depth"],
+                    v[protocol][key],
+                    STYLE[key][0],
+                    color=f"C{i}",
+                    marker=".",
+                    label=m if key == keys[0] else None,
+                )
         for key in keys:  # the line styles, once
             ax.plot([], [], STYLE[key][0], color="black", label=STYLE[key][1])
         ax.set(title=title, xlabel="depth of the pair's upper layer (l+1)/L", ylim=(0, 1.02))
@@ -43,8 +54,12 @@ def trajectory(fig2: dict, ax=None):
     x = [max(s["tokens"], snaps[1]["tokens"] / 2) for s in snaps]
     for key, label in (("res_in", "with residual"), ("nores_in", "without residual")):
         ax.plot(x, [np.mean(s["all"][key]) for s in snaps], marker="o", label=label)
-    ax.set(xscale="log", xlabel="training tokens (step 0 drawn at the left)", ylabel="mean linearity score",
-           title="tiny-gpt2 during pretraining")
+    ax.set(
+        xscale="log",
+        xlabel="training tokens (step 0 drawn at the left)",
+        ylabel="mean linearity score",
+        title="tiny-gpt2 during pretraining",
+    )
     ax.legend()
     return ax
 
@@ -71,8 +86,7 @@ def probes(fig5: dict, ax=None):
         x = np.arange(rows.shape[1])
         ax.plot(x, rows.mean(0), marker="o", color=f"C{i}", label="plain" if lam == 0 else f"cosine, λ = {lam:g}")
         ax.fill_between(x, rows.min(0), rows.max(0), color=f"C{i}", alpha=0.2)
-    ax.axhline(np.mean([r["majority"] for r in fig5.values()]), color="grey", lw=0.8, ls=":",
-               label="majority class")
+    ax.axhline(np.mean([r["majority"] for r in fig5.values()]), color="grey", lw=0.8, ls=":", label="majority class")
     ax.set(xlabel="layer l (probe on h^l)", ylabel="probe accuracy (next word's class)", title="linear probes")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(fontsize=8)
@@ -90,8 +104,10 @@ def pruning(d: dict, metric: str = "perplexity", ax=None, title: str = ""):
             ks = sorted({r["k"] for r in rows if r["strategy"] == strategy and r["mode"] == mode})
             if not ks:
                 continue
-            y = [np.mean([r[metric] for r in rows if r["strategy"] == strategy and r["mode"] == mode and r["k"] == k])
-                 for k in ks]
+            y = [
+                np.mean([r[metric] for r in rows if r["strategy"] == strategy and r["mode"] == mode and r["k"] == k])
+                for k in ks
+            ]
             ax.plot([0] + ks, [d["base"][metric]] + y, ls, marker=".", color=f"C{i}", label=f"{strategy}, {mode}")
     ax.set(xlabel="blocks pruned (k)", ylabel=metric.replace("_", " "), title=title)
     if metric == "perplexity":
@@ -103,10 +119,14 @@ def pruning(d: dict, metric: str = "perplexity", ax=None, title: str = ""):
 def r2family(d: dict, ax=None):
     ax = ax or plt.subplots(figsize=(6, 3.6))[1]
     x = np.arange(1, len(d["r2_mat"]) + 1)
-    for key, label, ls in (("r2_mat", "JTC r², mat (held-out)", "-"), ("r2_id", "JTC r², id (held-out)", "-"),
-                           ("res_in", "LS with residual, in-sample", "--"),
-                           ("res_ho", "LS with residual, held-out", ":"),
-                           ("nores_in", "LS without residual, in-sample", "--"), ("res_null", "null", "-.")):
+    for key, label, ls in (
+        ("r2_mat", "JTC r², mat (held-out)", "-"),
+        ("r2_id", "JTC r², id (held-out)", "-"),
+        ("res_in", "LS with residual, in-sample", "--"),
+        ("res_ho", "LS with residual, held-out", ":"),
+        ("nores_in", "LS without residual, in-sample", "--"),
+        ("res_null", "null", "-."),
+    ):
         ax.plot(x, d[key], ls, marker=".", label=label)
     ax.set(xlabel="pair l-1 -> l (block l)", ylabel="score", title=f"{d['model']}: one cache, five scores")
     ax.legend(fontsize=7)
@@ -134,8 +154,11 @@ def _regularised_and_probes(fig4: dict, probes_of: dict) -> None:
 
 def _chosen(d: dict) -> str:
     """How the pruned blocks were chosen, for the caption: every strategy the figure draws, in its order."""
-    names = {"most linear": "most linear first", "least linear": "least linear first",
-             "random": "at random (the mean of the draws)"}
+    names = {
+        "most linear": "most linear first",
+        "least linear": "least linear first",
+        "random": "at random (the mean of the draws)",
+    }
     drawn = [names[s] for s in STRATEGIES if any(r["strategy"] == s for r in d["rows"])]
     return ", ".join(drawn[:-1]) + (" or " if len(drawn) > 1 else "") + drawn[-1]
 
@@ -147,8 +170,9 @@ def _pruning_panels(d: dict) -> None:
     fig.tight_layout()
 
 
-_FIG1_SEE = ("The linearity score of each consecutive layer pair against depth, with the residual (solid) and "
-             "without it{}.")
+_FIG1_SEE = (
+    "The linearity score of each consecutive layer pair against depth, with the residual (solid) and without it{}."
+)
 # figure id -> its drawing and caption (jtc_utils.evidence.registry.View); the numbers of a figure drawn
 # together with another's come as an option (sl_fig1 with real_sl's as ``real``, sl_fig4 with sl_fig5's as
 # ``probes``), and the caption links both
@@ -157,36 +181,48 @@ DRAWINGS = {
         lambda d, p, real=None: profiles(d, real=real),
         lambda d, p, real=None: Caption(
             "Razzhigaev et al. Figure 1",
-            _FIG1_SEE.format(", for the GPT-style stand-ins, the BERT-style ones" + (" and the real model" if real
-                                                                                     else "")),
+            _FIG1_SEE.format(
+                ", for the GPT-style stand-ins, the BERT-style ones" + (" and the real model" if real else "")
+            ),
             "Three panels of linearity scores against depth, one per model family",
-            figs=("sl_fig1", "real_sl") if real else ())),
+            figs=("sl_fig1", "real_sl") if real else (),
+        ),
+    ),
     "real_sl": View(
         lambda d, p: profiles({}, real=d),
         lambda d, p: Caption(
             "Razzhigaev et al. Figure 1, " + ("on the real model" if p["profile"] == "real" else "on your model"),
-            _FIG1_SEE.format(""), "Linearity scores against depth")),
+            _FIG1_SEE.format(""),
+            "Linearity scores against depth",
+        ),
+    ),
     "ext_sl_r2family": View(
         lambda d, p: r2family(d),
         lambda d, p: Caption(
             "beyond the papers: the linearity score and JTC's r²",
             "The same least-squares fits read as the centred in-sample linearity score and as JTC's held-out "
             "coordinate-averaged r², per layer pair.",
-            "Line plot comparing linearity scores and r² per layer")),
+            "Line plot comparing linearity scores and r² per layer",
+        ),
+    ),
     "sl_fig3": View(
         lambda d, p: update_norms(d),
         lambda d, p: Caption(
             "Razzhigaev et al. Figure 3",
             "The median size of each block's update relative to the stream it is added to, against depth; the "
             "dotted line is 0.5.",
-            "Line plot of relative update norms against depth for several models")),
+            "Line plot of relative update norms against depth for several models",
+        ),
+    ),
     "sl_fig2": View(
         lambda d, p: trajectory(d),
         lambda d, p: Caption(
             "Razzhigaev et al. Figure 2",
             "The mean linearity score of tiny-gpt2 at log-spaced steps of pretraining (tokens seen, log axis), "
             "with and without the residual.",
-            "Line plot of the mean linearity score against training step")),
+            "Line plot of the mean linearity score against training step",
+        ),
+    ),
     "sl_fig4": View(
         lambda d, p, probes: _regularised_and_probes(d, probes),
         lambda d, p, probes: Caption(
@@ -194,14 +230,18 @@ DRAWINGS = {
             "Per layer, the linearity score with and without the residual for plain and cosine-regularised "
             "pretraining (three seeds each), and the accuracy of linear probes.",
             "Three line plots per layer: two linearity scores and probe accuracy, plain and regularised runs",
-            figs=("sl_fig4", "sl_fig5"))),
+            figs=("sl_fig4", "sl_fig5"),
+        ),
+    ),
     "sl_fig7": View(
         lambda d, p: _pruning_panels(d),
         lambda d, p: Caption(
             "Razzhigaev et al. Figures 6 and 7",
             "Perplexity and accuracy at fact words after removing (solid), replacing (dashed) or distilling "
             "(dotted) k blocks, chosen " + _chosen(d) + " (one colour each).",
-            "Two line plots against the number of pruned blocks")),
+            "Two line plots against the number of pruned blocks",
+        ),
+    ),
 }
 DRAWN = tuple(DRAWINGS)
 draw, caption = drawings(DRAWINGS)  # what the figure registry holds for each drawn id

@@ -54,8 +54,10 @@ def check_k(k: int, n_layers: int) -> int:
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
         raise TypeError(f"the number of blocks to prune must be an integer, got {k!r}")
     if not 1 <= k < n_layers:
-        raise ValueError(f"cannot prune {k} of {n_layers} blocks: choose k between 1 and {n_layers - 1} (k = 0 is the "
-                         f"unpruned model; pruning every block leaves no transformer)")
+        raise ValueError(
+            f"cannot prune {k} of {n_layers} blocks: choose k between 1 and {n_layers - 1} (k = 0 is the "
+            f"unpruned model; pruning every block leaves no transformer)"
+        )
     return int(k)
 
 
@@ -95,11 +97,16 @@ def pruned(ad: Adapter, substitutes: dict):
 def _batches(seqs, batch_size: int, pad: int, dev=None):
     """``(start, input ids, attention mask)`` for consecutive batches of ``seqs``, in their order, on ``dev``."""
     for i in range(0, len(seqs), batch_size):
-        yield (i, *(t.to(dev) for t in right_pad(seqs[i:i + batch_size], pad)))
+        yield (i, *(t.to(dev) for t in right_pad(seqs[i : i + batch_size], pad)))
 
 
-def evaluate(ad: Adapter, seqs: list[list[int]], fact_mask: list[np.ndarray] | None = None,
-             batch_size: int = 32, per_sequence: bool = False) -> dict:
+def evaluate(
+    ad: Adapter,
+    seqs: list[list[int]],
+    fact_mask: list[np.ndarray] | None = None,
+    batch_size: int = 32,
+    per_sequence: bool = False,
+) -> dict:
     """Next-token loss (perplexity) and top-1 accuracy over every position of ``seqs`` (each predicts the next token);
     with ``fact_mask`` (per sequence, True where the *next* token is part of a fact word) also the accuracy there;
     ``per_sequence``: also each sequence's summed loss and token count (``seq_nll``, ``seq_tokens``), from which the
@@ -124,7 +131,7 @@ def evaluate(ad: Adapter, seqs: list[list[int]], fact_mask: list[np.ndarray] | N
             if fact_mask is not None:
                 for r in range(len(inp)):
                     m = torch.as_tensor(fact_mask[i + r][1:]).to(hit.device)
-                    f_correct += int(hit[r, :len(m)][m].sum())
+                    f_correct += int(hit[r, : len(m)][m].sum())
                     f_count += int(m.sum())
     out = {"loss": nll / count, "perplexity": math.exp(nll / count), "accuracy": correct / count, "tokens": count}
     if fact_mask is not None:
@@ -167,8 +174,9 @@ def _block_outputs(ad: Adapter, inp, att, with_input: bool = False) -> list:
     mods = layers(ad)
     outs, handles = [], []
     for m in mods:
-        handles.append(m.register_forward_hook(lambda mod, args, out: outs.append(out[0] if isinstance(out, tuple)
-                                                                                  else out)))
+        handles.append(
+            m.register_forward_hook(lambda mod, args, out: outs.append(out[0] if isinstance(out, tuple) else out))
+        )
     if with_input:
         handles.append(mods[0].register_forward_pre_hook(lambda mod, args: outs.insert(0, args[0])))
     try:
@@ -179,8 +187,15 @@ def _block_outputs(ad: Adapter, inp, att, with_input: bool = False) -> list:
     return outs
 
 
-def distil(ad: Adapter, fits: dict, seqs: list[list[int]], steps: int = DISTIL_STEPS, lr: float = DISTIL_LR,
-           batch_size: int = 16, seed: int = 0) -> tuple[dict, list[float]]:
+def distil(
+    ad: Adapter,
+    fits: dict,
+    seqs: list[list[int]],
+    steps: int = DISTIL_STEPS,
+    lr: float = DISTIL_LR,
+    batch_size: int = 16,
+    seed: int = 0,
+) -> tuple[dict, list[float]]:
     """Layer-wise distillation of replacement maps ``fits`` ({block l: (M, c)}): only the maps are trained, so that
     the pruned model's states after the first replaced block match the full model's (the sum over blocks
     j >= first replaced of the mean squared error of h^j over real tokens, on ``seqs``). Returns the trained maps
@@ -192,7 +207,7 @@ def distil(ad: Adapter, fits: dict, seqs: list[list[int]], steps: int = DISTIL_S
     teacher = []
     with torch.no_grad():
         for _, inp, att in batches:  # the full model's block outputs h^first..h^L, once
-            teacher.append([o.detach() for o in _block_outputs(ad, inp, att)[first - 1:]])
+            teacher.append([o.detach() for o in _block_outputs(ad, inp, att)[first - 1 :]])
     rng = np.random.default_rng(seed)
     curve = []
     with pruned(ad, fits) as subs:
@@ -204,11 +219,13 @@ def distil(ad: Adapter, fits: dict, seqs: list[list[int]], steps: int = DISTIL_S
             _, inp, att = batches[b]
             outs = _block_outputs(ad, inp, att)
             keep = att.bool()
-            loss = sum(torch.nn.functional.mse_loss(o[keep], t[keep]) for o, t in zip(outs[first - 1:], teacher[b]))
+            loss = sum(torch.nn.functional.mse_loss(o[keep], t[keep]) for o, t in zip(outs[first - 1 :], teacher[b]))
             loop.optimiser_step(loss, params, opt, clip=None)  # plain Adam steps, as the distillation was run
             curve.append(loss.item())
 
         loop.loop(steps, 0, step, desc="distil", progress=False)
-        trained = {b: (m.M.detach().double().cpu().numpy().copy(), m.c.detach().double().cpu().numpy().copy())
-                   for b, m in subs.items()}
+        trained = {
+            b: (m.M.detach().double().cpu().numpy().copy(), m.c.detach().double().cpu().numpy().copy())
+            for b, m in subs.items()
+        }
     return trained, curve

@@ -25,15 +25,21 @@ def _check(X, Y, what: str = "X and Y", fit: bool = True):
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
     if X.ndim != 2 or Y.ndim != 2 or X.shape[0] != Y.shape[0]:
-        raise ValueError(f"{what} must be 2-D arrays with one row per token and the same number of rows; got "
-                         f"shapes {X.shape} and {Y.shape}")
+        raise ValueError(
+            f"{what} must be 2-D arrays with one row per token and the same number of rows; got "
+            f"shapes {X.shape} and {Y.shape}"
+        )
     n, d = X.shape
     if n < 3:
         raise ValueError(f"a linearity score needs at least 3 tokens, got {n}")
     if fit and n - 1 <= d:
-        warnings.warn(f"linearity score on {n} tokens of dimension {d}: with n - 1 <= d any X fits any Y exactly "
-                      f"(the in-sample score is 1 whatever the model does); use more than {d + 1} tokens and compare "
-                      f"with the null baseline", UnderdeterminedFitWarning, stacklevel=3)
+        warnings.warn(
+            f"linearity score on {n} tokens of dimension {d}: with n - 1 <= d any X fits any Y exactly "
+            f"(the in-sample score is 1 whatever the model does); use more than {d + 1} tokens and compare "
+            f"with the null baseline",
+            UnderdeterminedFitWarning,
+            stacklevel=3,
+        )
     return X, Y
 
 
@@ -68,11 +74,11 @@ def score(X, Y, rcond: float = RCOND) -> float:
     """The paper's in-sample linearity score LS(X, Y) in [0, 1]."""
     X, Y = _check(X, Y)
     Xc, Yc = X - X.mean(0), Y - Y.mean(0)
-    sst = float((Yc ** 2).sum())
+    sst = float((Yc**2).sum())
     if sst == 0.0:
         raise ValueError("Y is constant over the tokens, so there is nothing to explain: the score is undefined")
     R = Yc - Xc @ _coef(Xc, Yc, rcond)
-    return float(np.clip(1.0 - (R ** 2).sum() / sst, 0.0, 1.0))
+    return float(np.clip(1.0 - (R**2).sum() / sst, 0.0, 1.0))
 
 
 def pair(X, Y, null_seed: int = 0, rcond: float = RCOND) -> dict:
@@ -87,21 +93,23 @@ def pair(X, Y, null_seed: int = 0, rcond: float = RCOND) -> dict:
     mx, my = X.mean(0), Y.mean(0)
     Xc, Yc = X - mx, Y - my
     Uc = Yc - Xc  # the update, centred
-    sst_y, sst_u = float((Yc ** 2).sum()), float((Uc ** 2).sum())
+    sst_y, sst_u = float((Yc**2).sum()), float((Uc**2).sum())
     solver = _solver(Xc, rcond)
     R = Yc - Xc @ _coef(Xc, Yc, rcond, solver)  # the residual of Y's fit; Y - X's (fitted on its own) is the same
-    sse = float((R ** 2).sum())
+    sse = float((R**2).sum())
     res_in = 1.0 - sse / sst_y
-    out = {"res_in": res_in,
-           "nores_in": 1.0 - float(((Uc - Xc @ _coef(Xc, Uc, rcond, solver)) ** 2).sum()) / sst_u,
-           "nores_identity": 1.0 - (1.0 - res_in) * sst_y / sst_u}
+    out = {
+        "res_in": res_in,
+        "nores_in": 1.0 - float(((Uc - Xc @ _coef(Xc, Uc, rcond, solver)) ** 2).sum()) / sst_u,
+        "nores_identity": 1.0 - (1.0 - res_in) * sst_y / sst_u,
+    }
     perm = np.random.default_rng(null_seed).permutation(len(Y))  # rows shuffled: centred still, unrelated to X
     out["res_null"] = min(1.0, _explained(Xc, Yc[perm], solver) / sst_y)
     out["nores_null"] = min(1.0, _explained(Xc, Uc[perm], solver) / sst_u)
     out["update_norm"] = float(np.median(np.linalg.norm(Y - X, axis=1) / np.linalg.norm(X, axis=1)))
-    e = (R ** 2).sum(1) / sst_y  # per-token squared error of the normalised fit (they sum to 1 - LS)
+    e = (R**2).sum(1) / sst_y  # per-token squared error of the normalised fit (they sum to 1 - LS)
     z = (e - e.mean()) / (e.std() + 1e-300)
-    out["err_kurtosis"] = float((z ** 4).mean() - 3.0)
+    out["err_kurtosis"] = float((z**4).mean() - 3.0)
     out["err_max_over_median"] = float(e.max() / max(np.median(e), 1e-300))
     return out
 
@@ -141,8 +149,9 @@ def _check_states(states) -> np.ndarray:
 def check_layer(layer: int, n_layers: int) -> int:
     """A block index 1..L (block l maps h^(l-1) to h^l), with a clear error otherwise."""
     if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 1 <= int(layer) <= n_layers:
-        raise ValueError(f"block {layer!r} is out of range: this model has blocks 1..{n_layers} (block l maps h^(l-1) "
-                         f"to h^l)")
+        raise ValueError(
+            f"block {layer!r} is out of range: this model has blocks 1..{n_layers} (block l maps h^(l-1) to h^l)"
+        )
     return int(layer)
 
 
@@ -178,18 +187,18 @@ def _explained_gram(Cxx: np.ndarray, Cxy: np.ndarray, rcond: float = RCOND) -> t
     try:
         c, _ = linalg.cho_factor(Cxx, lower=True, check_finite=False)
         rc, info = linalg.lapack.dpocon(c, float(np.abs(Cxx).sum(0).max()), uplo="L")
-        fast = info == 0 and rc > n * 100 * rcond ** 2
+        fast = info == 0 and rc > n * 100 * rcond**2
     except linalg.LinAlgError:
         fast = False
     if fast:
         res = float((linalg.solve_triangular(c, Cxy, lower=True, check_finite=False) ** 2).sum())
         return res, res - 2 * float(np.trace(Cxy)) + float(np.trace(Cxx))
     ev, V = np.linalg.eigh(Cxx)
-    keep = ev > (rcond ** 2) * max(ev.max(), 0.0)
+    keep = ev > (rcond**2) * max(ev.max(), 0.0)
     out = []
     for C in (Cxy, Cxy - Cxx):
         P = V[:, keep].T @ C
-        out.append(float((P ** 2 / ev[keep, None]).sum()))
+        out.append(float((P**2 / ev[keep, None]).sum()))
     return out[0], out[1]
 
 
@@ -206,7 +215,7 @@ def resampled_pair(X, Y, group, weights, rcond: float = RCOND) -> dict:
     d = X.shape[1]
     sxx = _group_sums(Xa, Xa, group, G)  # [G, (d+1)^2]
     sxy = _group_sums(Xa, Y, group, G)  # [G, (d+1) d]
-    syy = np.bincount(group, (Y ** 2).sum(1), G)
+    syy = np.bincount(group, (Y**2).sum(1), G)
     W = np.asarray(weights, dtype=float)
     out = {"res_in": [], "nores_in": []}
     for Sxx, Sxy, yy in zip(W @ sxx, W @ sxy, W @ syy):

@@ -25,8 +25,13 @@ from jtc_utils.core.models.models import Adapter
 N_TOKENS = 16_000  # the paper's n (128 chunks of 512 characters: about 15-20 thousand tokens)
 
 
-def sentence_ids(ad: Adapter, split: str, n_tokens: int = N_TOKENS, profile: profiles.Profile | str = "tiny",
-                 domain: str | None = None) -> list[list[int]]:
+def sentence_ids(
+    ad: Adapter,
+    split: str,
+    n_tokens: int = N_TOKENS,
+    profile: profiles.Profile | str = "tiny",
+    domain: str | None = None,
+) -> list[list[int]]:
     """Token ids of the first sentences of ``domain`` (the profile's main one) whose tokens reach ``n_tokens``,
     tokenised
     as the book's samples are (decoders without special tokens, encoders with [CLS] ... [SEP])."""
@@ -39,14 +44,15 @@ def sentence_ids(ad: Adapter, split: str, n_tokens: int = N_TOKENS, profile: pro
     texts = [s.text for s in sources.sentences(prof, domain, split, seed=0)]
     out, total = [], 0
     for i in range(0, len(texts), 256):
-        enc = ad.tokenizer(texts[i:i + 256], add_special_tokens=not causal, truncation=True, max_length=512)
+        enc = ad.tokenizer(texts[i : i + 256], add_special_tokens=not causal, truncation=True, max_length=512)
         for ids in enc["input_ids"]:
             out.append(list(ids))
             total += len(ids)
             if total >= n_tokens:
                 return out
-    raise ValueError(f"the {domain}/{split} sentences hold only {total} tokens, fewer than n_tokens={n_tokens}; "
-                     f"ask for fewer tokens")
+    raise ValueError(
+        f"the {domain}/{split} sentences hold only {total} tokens, fewer than n_tokens={n_tokens}; ask for fewer tokens"
+    )
 
 
 TOKENS_IN = Memo()  # (model, split, profile, domain, the profile's text) -> tokens: counted once per process
@@ -81,13 +87,19 @@ def extract(ad: Adapter, seqs: list[list[int]], batch_size: int = 32) -> dict:
             S = ad.forward_states(inp, att).float().cpu().numpy()  # [L+1, B, T, d]
             for r, i in enumerate(idx):
                 m = len(seqs[i])
-                X[:, starts[i]:starts[i] + m] = S[:, r, :m]
-                pos[starts[i]:starts[i] + m] = np.arange(m)
+                X[:, starts[i] : starts[i] + m] = S[:, r, :m]
+                pos[starts[i] : starts[i] + m] = np.arange(m)
     return {"X": X, "position": pos}
 
 
-def all_positions(ad: Adapter, split: str = "validation", n_tokens: int = N_TOKENS,
-                  profile: profiles.Profile | str = "tiny", batch_size: int = 32, domain: str | None = None) -> dict:
+def all_positions(
+    ad: Adapter,
+    split: str = "validation",
+    n_tokens: int = N_TOKENS,
+    profile: profiles.Profile | str = "tiny",
+    batch_size: int = 32,
+    domain: str | None = None,
+) -> dict:
     """``{"X": [L+1, n, d] float32, "position": [n]}``: every token's states on the paper's protocol, cached on the
     model's identity and the token ids."""
     seqs = sentence_ids(ad, split, n_tokens, profile, domain)

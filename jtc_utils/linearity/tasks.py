@@ -119,13 +119,12 @@ def accuracy(clf: Classifier, tok, texts, labels, batch: int = 128) -> float:
     correct = 0
     with torch.inference_mode():
         for i in range(0, len(texts), batch):
-            inp, att = _batch(tok, texts[i:i + batch])
-            correct += int((clf(inp, att).argmax(-1).cpu().numpy() == labels[i:i + batch]).sum())
+            inp, att = _batch(tok, texts[i : i + batch])
+            correct += int((clf(inp, att).argmax(-1).cpu().numpy() == labels[i : i + batch]).sum())
     return correct / len(texts)
 
 
-def finetune(task: str, seed: int, steps: int, batch: int, lr: float, n_val: int = 1000,
-             progress: bool = True) -> dict:
+def finetune(task: str, seed: int, steps: int, batch: int, lr: float, n_val: int = 1000, progress: bool = True) -> dict:
     """Fine-tune ``zoo/tiny-gpt2`` on ``task`` (all weights and the head; AdamW, linear warm-up over the first 10% of
     steps then constant) and return its record: the accuracy on ``n_val`` validation examples, and the linearity
     without residual of every layer pair before and after, on the paper's protocol (every token of the same
@@ -148,9 +147,9 @@ def finetune(task: str, seed: int, steps: int, batch: int, lr: float, n_val: int
     losses = []
 
     def step(i: int) -> None:
-        inp, att = _batch(tok, texts[i * batch:(i + 1) * batch])
+        inp, att = _batch(tok, texts[i * batch : (i + 1) * batch])
         logits = clf(inp, att)
-        y = torch.as_tensor(labels[i * batch:(i + 1) * batch]).to(logits.device)
+        y = torch.as_tensor(labels[i * batch : (i + 1) * batch]).to(logits.device)
         loss = torch.nn.functional.cross_entropy(logits, y)
         loop.optimiser_step(loss, clf.parameters(), opt, sched, 1.0)
         losses.append(round(loss.item(), 4))
@@ -162,8 +161,18 @@ def finetune(task: str, seed: int, steps: int, batch: int, lr: float, n_val: int
     nb = [score.score(before[i], before[i + 1] - before[i]) for i in range(len(before) - 1)]
     na = [score.score(after[i], after[i + 1] - after[i]) for i in range(len(after) - 1)]
     delta = np.subtract(na, nb)
-    return {"task": task, "seed": seed, "steps": steps, "batch": batch, "lr": lr,
-            "val_accuracy": round(accuracy(clf, tok, vt, vl), 4), "loss_curve": losses,
-            "nores_before": [round(x, 6) for x in nb], "nores_after": [round(x, 6) for x in na],
-            "delta_nores": [round(float(x), 6) for x in delta], "delta_nores_mean": round(float(delta.mean()), 6),
-            "tokens": int(before.shape[1]), "train_time_s": round(train_time, 1)}
+    return {
+        "task": task,
+        "seed": seed,
+        "steps": steps,
+        "batch": batch,
+        "lr": lr,
+        "val_accuracy": round(accuracy(clf, tok, vt, vl), 4),
+        "loss_curve": losses,
+        "nores_before": [round(x, 6) for x in nb],
+        "nores_after": [round(x, 6) for x in na],
+        "delta_nores": [round(float(x), 6) for x in delta],
+        "delta_nores_mean": round(float(delta.mean()), 6),
+        "tokens": int(before.shape[1]),
+        "train_time_s": round(train_time, 1),
+    }

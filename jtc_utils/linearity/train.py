@@ -45,7 +45,7 @@ def run_name(lam: float, seed: int) -> str:
 
 def snapshot_steps(steps: int) -> list[int]:
     """Log-spaced steps at which the plain seed-0 run keeps its weights: 0 and steps / 2^k, k = 0..6."""
-    return sorted({0} | {max(1, round(steps / 2 ** k)) for k in range(7)})
+    return sorted({0} | {max(1, round(steps / 2**k)) for k in range(7)})
 
 
 def check_lambda(lam) -> float:
@@ -82,9 +82,17 @@ def cosine_penalty(states, attention_mask):
 
 # ---------------------------------------------------------------------------------------------------------
 # pretraining
-def pretrain(lam: float | None, seed: int, texts: list[str] | None = None, steps: int | None = None,
-             snapshots=(), progress: bool = True, work: Path | None = None, ckpt_every: int = 100,
-             stop_after: int | None = None):
+def pretrain(
+    lam: float | None,
+    seed: int,
+    texts: list[str] | None = None,
+    steps: int | None = None,
+    snapshots=(),
+    progress: bool = True,
+    work: Path | None = None,
+    ckpt_every: int = 100,
+    stop_after: int | None = None,
+):
     """Train ``tiny-gpt2``'s architecture from scratch with the cosine regulariser at weight ``lam`` (None: the
     term is not computed at all). Returns ``(model, record, {step: state_dict})`` for the steps in ``snapshots`` (a
     collection of steps, or a function of the run's step count that returns one, as :func:`snapshot_steps`).
@@ -108,8 +116,15 @@ def pretrain(lam: float | None, seed: int, texts: list[str] | None = None, steps
     if callable(snapshots):
         snapshots = snapshots(steps)
     opt, sched = loop.adamw_warmup_cosine(model.parameters(), spec.lr, steps)
-    rec = {"lambda": lam, "seed": seed, "steps": steps, "loss_curve": [], "penalty_curve": [], "tokens_seen": 0,
-           "elapsed": 0.0}
+    rec = {
+        "lambda": lam,
+        "seed": seed,
+        "steps": steps,
+        "loss_curve": [],
+        "penalty_curve": [],
+        "tokens_seen": 0,
+        "elapsed": 0.0,
+    }
     snaps = {}
     ckpt = None if work is None else work / "ckpt.pt"
     start = 0
@@ -118,8 +133,11 @@ def pretrain(lam: float | None, seed: int, texts: list[str] | None = None, steps
         if state.get("key") != [lam, seed, steps, asdict(spec)]:
             import warnings
 
-            warnings.warn(f"the checkpoint {ckpt} belongs to another run or model ({state.get('key', '?')!r:.120}); "
-                          f"ignoring it and training from step 0 (delete it to silence this warning)", stacklevel=2)
+            warnings.warn(
+                f"the checkpoint {ckpt} belongs to another run or model ({state.get('key', '?')!r:.120}); "
+                f"ignoring it and training from step 0 (delete it to silence this warning)",
+                stacklevel=2,
+            )
         else:
             model.load_state_dict(state["model"])
             opt.load_state_dict(state["opt"])
@@ -133,8 +151,10 @@ def pretrain(lam: float | None, seed: int, texts: list[str] | None = None, steps
     t0 = time.time() - rec["elapsed"]
 
     def step(i: int) -> None:
-        inp, att, labels = (t.to(dev) for t in zoo.collate(spec, [ids[j] for j in batches[i]], 0,
-                                                             seed * 1_000_003 + i, 0, len(tok), special))
+        inp, att, labels = (
+            t.to(dev)
+            for t in zoo.collate(spec, [ids[j] for j in batches[i]], 0, seed * 1_000_003 + i, 0, len(tok), special)
+        )
         if lam is None:
             loss = model(input_ids=inp, attention_mask=att, labels=labels).loss
             total, pen = loss, None
@@ -153,12 +173,28 @@ def pretrain(lam: float | None, seed: int, texts: list[str] | None = None, steps
 
     def checkpoint(done: int) -> None:
         rec["step"], rec["elapsed"] = done, time.time() - t0
-        loop.save_checkpoint(ckpt, {"key": [lam, seed, steps, asdict(spec)], "model": model.state_dict(),
-                                        "opt": opt.state_dict(), "sched": sched.state_dict(), "rec": rec,
-                                        "snaps": {str(k): v for k, v in snaps.items()}})
+        loop.save_checkpoint(
+            ckpt,
+            {
+                "key": [lam, seed, steps, asdict(spec)],
+                "model": model.state_dict(),
+                "opt": opt.state_dict(),
+                "sched": sched.state_dict(),
+                "rec": rec,
+                "snaps": {str(k): v for k, v in snaps.items()},
+            },
+        )
 
-    if not loop.loop(steps, start, step, desc=run_name(lam or 0.0, seed), progress=progress,
-                         checkpoint=None if ckpt is None else checkpoint, every=ckpt_every, stop_after=stop_after):
+    if not loop.loop(
+        steps,
+        start,
+        step,
+        desc=run_name(lam or 0.0, seed),
+        progress=progress,
+        checkpoint=None if ckpt is None else checkpoint,
+        every=ckpt_every,
+        stop_after=stop_after,
+    ):
         return None
     rec["step"] = steps
     rec["train_time_s"] = round(time.time() - t0, 1)
@@ -188,24 +224,38 @@ def save_card(card: dict) -> None:
 
 
 def card_markdown(card: dict) -> str:
-    lines = [f"# Extra training runs of the linearity chapter (`{card['base']}` architecture)", "",
-             "Written by `python -m jtc_utils.linearity.train`. Weights are stored in half precision (the chapter "
-             "checks that this changes the linearity scores by float noise only); fine-tuned models are not stored, "
-             "only their records.", "", "| run | lambda | seed | steps | held-out loss | next-token accuracy | "
-             "training time |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Extra training runs of the linearity chapter (`{card['base']}` architecture)",
+        "",
+        "Written by `python -m jtc_utils.linearity.train`. Weights are stored in half precision (the chapter "
+        "checks that this changes the linearity scores by float noise only); fine-tuned models are not stored, "
+        "only their records.",
+        "",
+        "| run | lambda | seed | steps | held-out loss | next-token accuracy | training time |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, r in card["pretrain"].items():
         h = r["heldout"]
-        lines.append(f"| {name} | {r['lambda']:g} | {r['seed']} | {r['steps']} | {h['loss']:.3f} | "
-                     f"{h['next_token_accuracy']:.3f} | {r['train_time_s'] / 60:.1f} min |")
+        lines.append(
+            f"| {name} | {r['lambda']:g} | {r['seed']} | {r['steps']} | {h['loss']:.3f} | "
+            f"{h['next_token_accuracy']:.3f} | {r['train_time_s'] / 60:.1f} min |"
+        )
     if card["snapshots"]:
-        lines += ["", "Snapshots of `cos-0-seed-0` at steps " + ", ".join(str(s["step"]) for s in card["snapshots"])
-                  + "."]
+        lines += [
+            "",
+            "Snapshots of `cos-0-seed-0` at steps " + ", ".join(str(s["step"]) for s in card["snapshots"]) + ".",
+        ]
     if card["finetune"]:
-        lines += ["", "| fine-tuning | seed | validation accuracy | mean change of LS without residual | time |",
-                  "|---|---|---|---|---|"]
+        lines += [
+            "",
+            "| fine-tuning | seed | validation accuracy | mean change of LS without residual | time |",
+            "|---|---|---|---|---|",
+        ]
         for name, r in card["finetune"].items():
-            lines.append(f"| {r['task']} | {r['seed']} | {r['val_accuracy']:.3f} | {r['delta_nores_mean']:+.4f} | "
-                         f"{r['train_time_s']:.0f} s |")
+            lines.append(
+                f"| {r['task']} | {r['seed']} | {r['val_accuracy']:.3f} | {r['delta_nores_mean']:+.4f} | "
+                f"{r['train_time_s']:.0f} s |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -220,9 +270,14 @@ def run_pretraining(card: dict, progress: bool = True) -> None:
                 print(f"{name}: already trained, skipping", flush=True)
                 continue
             keep = lam == 0.0 and seed == 0
-            model, rec, snaps = pretrain(lam if lam > 0 else None, seed, texts,
-                                         snapshots=snapshot_steps if keep else (), progress=progress,
-                                         work=ZOO_DIR / "_work" / "secretly-linear" / name)
+            model, rec, snaps = pretrain(
+                lam if lam > 0 else None,
+                seed,
+                texts,
+                snapshots=snapshot_steps if keep else (),
+                progress=progress,
+                work=ZOO_DIR / "_work" / "secretly-linear" / name,
+            )
             rec["lambda"] = lam  # 0.0 for plain training (the term was not computed at all)
             tok = _tokenizer()
             rec["heldout"] = zoo.evaluate(model, tok, spec, texts, 0)
@@ -230,8 +285,14 @@ def run_pretraining(card: dict, progress: bool = True) -> None:
                 card["snapshots"] = []
                 for step, state in sorted(snaps.items()):
                     f = f"trajectory/step-{step:04d}.safetensors"
-                    card["snapshots"].append({"step": step, "tokens": round(rec["tokens_seen"] * step / rec["steps"]),
-                                              "file": f, "sha256": save_weights(state, OUT_DIR / f)})
+                    card["snapshots"].append(
+                        {
+                            "step": step,
+                            "tokens": round(rec["tokens_seen"] * step / rec["steps"]),
+                            "file": f,
+                            "sha256": save_weights(state, OUT_DIR / f),
+                        }
+                    )
                 rec["file"] = card["snapshots"][-1]["file"]
                 rec["sha256"] = card["snapshots"][-1]["sha256"]
             else:
@@ -260,8 +321,11 @@ def run_finetuning(card: dict, progress: bool = True) -> None:
             rec = tasks.finetune(task, seed, steps=FT_STEPS, batch=FT_BATCH, lr=FT_LR, progress=progress)
             card["finetune"][name] = rec
             save_card(card)
-            print(f"{name}: validation accuracy {rec['val_accuracy']:.3f}, mean change of LS_nores "
-                  f"{rec['delta_nores_mean']:+.4f}, {rec['train_time_s']:.0f} s", flush=True)
+            print(
+                f"{name}: validation accuracy {rec['val_accuracy']:.3f}, mean change of LS_nores "
+                f"{rec['delta_nores_mean']:+.4f}, {rec['train_time_s']:.0f} s",
+                flush=True,
+            )
 
 
 def run_distillation(card: dict, progress: bool = True) -> None:
@@ -272,8 +336,10 @@ def run_distillation(card: dict, progress: bool = True) -> None:
     ad = models.adapter(PRUNE_MODEL)
     scores = block_scores(PRUNE_MODEL)
     train_states = states.all_positions(ad, "train")["X"]
-    seqs = [ad.tokenizer(x.text, add_special_tokens=False)["input_ids"]
-            for x in corpus.pool("encyclopedia", "train", DISTIL_SENTENCES)]
+    seqs = [
+        ad.tokenizer(x.text, add_special_tokens=False)["input_ids"]
+        for x in corpus.pool("encyclopedia", "train", DISTIL_SENTENCES)
+    ]
     for strategy in DISTIL_STRATEGIES:
         for k in DISTIL_K:
             f = distil_file(strategy, k)
@@ -283,13 +349,22 @@ def run_distillation(card: dict, progress: bool = True) -> None:
             blocks = prune.choose(scores, k, strategy)
             t0 = time.time()
             maps, curve = prune.distil(ad, prune.replacements(train_states, blocks), seqs)
-            arrays = {**{f"M{b}": m.astype(np.float32) for b, (m, _) in maps.items()},
-                      **{f"c{b}": c.astype(np.float32) for b, (_, c) in maps.items()}}
+            arrays = {
+                **{f"M{b}": m.astype(np.float32) for b, (m, _) in maps.items()},
+                **{f"c{b}": c.astype(np.float32) for b, (_, c) in maps.items()},
+            }
             atomic_write_bytes(OUT_DIR / f, save(arrays))
-            card["distil"][f] = {"model": PRUNE_MODEL, "strategy": strategy, "k": k, "blocks": blocks,
-                                 "steps": len(curve), "loss_first": curve[0],
-                                 "loss_last_50": float(np.mean(curve[-50:])),
-                                 "train_time_s": round(time.time() - t0, 1), "sha256": file_fingerprint(OUT_DIR / f)}
+            card["distil"][f] = {
+                "model": PRUNE_MODEL,
+                "strategy": strategy,
+                "k": k,
+                "blocks": blocks,
+                "steps": len(curve),
+                "loss_first": curve[0],
+                "loss_last_50": float(np.mean(curve[-50:])),
+                "train_time_s": round(time.time() - t0, 1),
+                "sha256": file_fingerprint(OUT_DIR / f),
+            }
             save_card(card)
             print(f"{f}: blocks {blocks}, {card['distil'][f]['train_time_s']:.0f} s", flush=True)
 
@@ -297,10 +372,14 @@ def run_distillation(card: dict, progress: bool = True) -> None:
 def main(argv=None):
     import torch
 
-    ap = argparse.ArgumentParser(prog="python -m jtc_utils.linearity.train", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("what", nargs="*", choices=["pretrain", "finetune", "distil"],
-                    default=["pretrain", "finetune", "distil"])
+    ap = argparse.ArgumentParser(
+        prog="python -m jtc_utils.linearity.train",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ap.add_argument(
+        "what", nargs="*", choices=["pretrain", "finetune", "distil"], default=["pretrain", "finetune", "distil"]
+    )
     ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--device", default="auto", help="auto (a GPU when there is one), cpu, cuda or cuda:N")
     args = ap.parse_args(argv)

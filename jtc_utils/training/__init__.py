@@ -1,2 +1,1 @@
-"""Training: the one loop (optimiser, schedule, checkpoints, resume) and the zoo's trainer. Imports the core only.
-"""
+"""Training: the one loop (optimiser, schedule, checkpoints, resume) and the zoo's trainer. Imports the core only."""

@@ -27,7 +27,8 @@ def adamw_warmup_cosine(params, lr: float, steps: int):
     opt = torch.optim.AdamW(params, lr=lr, betas=(0.9, 0.98), weight_decay=0.01)
     warm = max(1, steps // 20)
     sched = torch.optim.lr_scheduler.LambdaLR(
-        opt, lambda s: min(1.0, (s + 1) / warm) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
+        opt, lambda s: min(1.0, (s + 1) / warm) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps))
+    )
     return opt, sched
 
 
@@ -67,14 +68,26 @@ def load_checkpoint(ckpt: Path | None) -> dict | None:
         return torch.load(ckpt, weights_only=True, map_location="cpu")
     except Exception as e:  # noqa: BLE001 - unpickling errors, a damaged file
         first = (str(e).strip().splitlines() or [""])[0][:200]
-        raise RuntimeError(f"the training checkpoint {ckpt} cannot be loaded safely ({type(e).__name__}: {first}). "
-                           f"It is not one this code wrote, or it is damaged: delete it (`rm {ckpt}`) and training "
-                           "restarts from step 0.") from None
+        raise RuntimeError(
+            f"the training checkpoint {ckpt} cannot be loaded safely ({type(e).__name__}: {first}). "
+            f"It is not one this code wrote, or it is damaged: delete it (`rm {ckpt}`) and training "
+            "restarts from step 0."
+        ) from None
 
 
-def loop(steps: int, start: int, step: Callable[[int], None], *, desc: str, progress: bool,
-         checkpoint: Callable[[int], None] | None = None, every: int = 100, stop_after: int | None = None,
-         at_end: bool = False, postfix: Callable[[], dict] | None = None) -> bool:
+def loop(
+    steps: int,
+    start: int,
+    step: Callable[[int], None],
+    *,
+    desc: str,
+    progress: bool,
+    checkpoint: Callable[[int], None] | None = None,
+    every: int = 100,
+    stop_after: int | None = None,
+    at_end: bool = False,
+    postfix: Callable[[], dict] | None = None,
+) -> bool:
     """Run ``step(i)`` for ``i`` = ``start`` .. ``steps - 1`` under a progress bar. After a step, with ``done`` steps
     done, ``checkpoint(done)`` is called when ``done`` is a multiple of ``every`` (before the last step, or at it too
     with ``at_end``), at the last step with ``at_end``, and at ``stop_after``. Returns False when it stopped at

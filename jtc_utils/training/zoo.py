@@ -44,21 +44,33 @@ def train_tokenizers(seed: int = 0, texts: list[str] | None = None) -> None:
     bpe = Tokenizer(models.BPE())
     bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     bpe.decoder = decoders.ByteLevel()
-    bpe.train_from_iterator(texts, trainers.BpeTrainer(
-        vocab_size=catalogue.VOCAB_SIZE, special_tokens=["<|endoftext|>"], show_progress=False,
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+    bpe.train_from_iterator(
+        texts,
+        trainers.BpeTrainer(
+            vocab_size=catalogue.VOCAB_SIZE,
+            special_tokens=["<|endoftext|>"],
+            show_progress=False,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        ),
+    )
     state = json.loads(bpe.to_str())["model"]
-    gpt_tok = GPT2Tokenizer(vocab=state["vocab"], merges=[tuple(m.split(" ")) if isinstance(m, str) else tuple(m)
-                                                          for m in state["merges"]])
+    gpt_tok = GPT2Tokenizer(
+        vocab=state["vocab"], merges=[tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in state["merges"]]
+    )
     gpt_tok.model_max_length = catalogue.MAX_LEN
     _save_atomically(gpt_tok, catalogue.GPT_TOKENIZER_DIR)
 
     wp = Tokenizer(models.WordPiece(unk_token="[UNK]"))
     wp.normalizer = normalizers.BertNormalizer(lowercase=True, strip_accents=True)
     wp.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    wp.train_from_iterator(texts, trainers.WordPieceTrainer(
-        vocab_size=catalogue.VOCAB_SIZE, special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
-        show_progress=False))
+    wp.train_from_iterator(
+        texts,
+        trainers.WordPieceTrainer(
+            vocab_size=catalogue.VOCAB_SIZE,
+            special_tokens=["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"],
+            show_progress=False,
+        ),
+    )
     vocab = json.loads(wp.to_str())["model"]["vocab"]
     bert_tok = BertTokenizer(vocab=vocab, do_lower_case=True)
     bert_tok.model_max_length = catalogue.MAX_LEN
@@ -81,14 +93,30 @@ def make_config(spec: catalogue.Spec, tokenizer):
     from transformers import BertConfig, GPT2Config
 
     if spec.causal:
-        return GPT2Config(vocab_size=len(tokenizer), n_positions=catalogue.MAX_LEN, n_embd=spec.d, n_layer=spec.n_layer,
-                          n_head=spec.n_head, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
-                          bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
-                          pad_token_id=None)
-    return BertConfig(vocab_size=len(tokenizer), hidden_size=spec.d, num_hidden_layers=spec.n_layer,
-                      num_attention_heads=spec.n_head, intermediate_size=4 * spec.d,
-                      max_position_embeddings=catalogue.MAX_LEN, hidden_dropout_prob=0.0,
-                      attention_probs_dropout_prob=0.0, pad_token_id=tokenizer.pad_token_id)
+        return GPT2Config(
+            vocab_size=len(tokenizer),
+            n_positions=catalogue.MAX_LEN,
+            n_embd=spec.d,
+            n_layer=spec.n_layer,
+            n_head=spec.n_head,
+            resid_pdrop=0.0,
+            embd_pdrop=0.0,
+            attn_pdrop=0.0,
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+            pad_token_id=None,
+        )
+    return BertConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=spec.d,
+        num_hidden_layers=spec.n_layer,
+        num_attention_heads=spec.n_head,
+        intermediate_size=4 * spec.d,
+        max_position_embeddings=catalogue.MAX_LEN,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        pad_token_id=tokenizer.pad_token_id,
+    )
 
 
 def encode_texts(spec: catalogue.Spec, tokenizer, texts: list[str]) -> list[list[int]]:
@@ -103,14 +131,22 @@ def token_batches(lengths: list[int], batch: int, seed: int) -> list[list[int]]:
     out = []
     chunk = 50 * batch
     for i in range(0, len(idx), chunk):
-        part = sorted(idx[i:i + chunk], key=lambda j: lengths[j])
-        out += [part[k:k + batch] for k in range(0, len(part), batch)]
+        part = sorted(idx[i : i + chunk], key=lambda j: lengths[j])
+        out += [part[k : k + batch] for k in range(0, len(part), batch)]
     rng.shuffle(out)
     return out
 
 
-def collate(spec: catalogue.Spec, ids: list[list[int]], pad_id: int, step_seed: int, mask_id: int, vocab: int,
-            special: set[int], mask_prob: float | None = None):
+def collate(
+    spec: catalogue.Spec,
+    ids: list[list[int]],
+    pad_id: int,
+    step_seed: int,
+    mask_id: int,
+    vocab: int,
+    special: set[int],
+    mask_prob: float | None = None,
+):
     import torch
 
     inp, att = right_pad(ids, pad_id)
@@ -130,8 +166,14 @@ def collate(spec: catalogue.Spec, ids: list[list[int]], pad_id: int, step_seed: 
     return inp, att, labels
 
 
-def train_model(spec: catalogue.Spec, seed: int = 0, texts: list[str] | None = None, progress: bool = True,
-                ckpt_every: int = 100, stop_after: int | None = None) -> dict | None:
+def train_model(
+    spec: catalogue.Spec,
+    seed: int = 0,
+    texts: list[str] | None = None,
+    progress: bool = True,
+    ckpt_every: int = 100,
+    stop_after: int | None = None,
+) -> dict | None:
     """Train one model (resuming from its checkpoint if one exists) and write it with its model card.
 
     ``stop_after`` stops (after writing a checkpoint) once that many steps are done in total, as an interruption
@@ -169,21 +211,43 @@ def train_model(spec: catalogue.Spec, seed: int = 0, texts: list[str] | None = N
     def step(i: int) -> None:
         nonlocal seen
         batch = [ids[j] for j in batches[i]]
-        inp, att, labels = (t.to(dev) for t in collate(spec, batch, pad_id, seed * 1_000_003 + i,
-                                                       tok.mask_token_id or 0, len(tok), special))
+        inp, att, labels = (
+            t.to(dev)
+            for t in collate(spec, batch, pad_id, seed * 1_000_003 + i, tok.mask_token_id or 0, len(tok), special)
+        )
         loss = model(input_ids=inp, attention_mask=att, labels=labels).loss
         loop.optimiser_step(loss, model.parameters(), opt, sched)
         seen += int(att.sum())
         curve.append(round(loss.item(), 4))
 
     def checkpoint(done: int) -> None:
-        loop.save_checkpoint(ckpt, {"spec": asdict(spec), "seed": seed, "model": model.state_dict(),
-                                    "opt": opt.state_dict(), "sched": sched.state_dict(), "step": done,
-                                    "curve": curve, "seen": seen, "elapsed": time.time() - t0})
+        loop.save_checkpoint(
+            ckpt,
+            {
+                "spec": asdict(spec),
+                "seed": seed,
+                "model": model.state_dict(),
+                "opt": opt.state_dict(),
+                "sched": sched.state_dict(),
+                "step": done,
+                "curve": curve,
+                "seen": seen,
+                "elapsed": time.time() - t0,
+            },
+        )
 
-    if not loop.loop(steps, start, step, desc=spec.name, progress=progress, checkpoint=checkpoint,
-                     every=ckpt_every, stop_after=stop_after, at_end=True,
-                     postfix=lambda: {"loss": f"{curve[-1]:.3f}"}):
+    if not loop.loop(
+        steps,
+        start,
+        step,
+        desc=spec.name,
+        progress=progress,
+        checkpoint=checkpoint,
+        every=ckpt_every,
+        stop_after=stop_after,
+        at_end=True,
+        postfix=lambda: {"loss": f"{curve[-1]:.3f}"},
+    ):
         return None
     train_time = time.time() - t0
     model.eval()
@@ -195,13 +259,23 @@ def train_model(spec: catalogue.Spec, seed: int = 0, texts: list[str] | None = N
     model.save_pretrained(tmp_dir)
     tok.save_pretrained(tmp_dir)
     metrics = evaluate(model, tok, spec, texts, data_seed)
-    card = {"name": spec.name, "stands_for": spec.stands_for, "family": spec.family,
-            "config": {"n_layer": spec.n_layer, "d_model": spec.d, "n_head": spec.n_head, "vocab": len(tok)},
-            "parameters": sum(p.numel() for p in model.parameters()),
-            "tokens_seen": seen, "steps": steps, "batch_size": spec.batch, "lr": spec.lr, "seed": seed,
-            **({"data_seed": data_seed} if data_seed != seed else {}),
-            "train_time_s": round(train_time, 1), "torch_threads": torch.get_num_threads(),
-            "heldout": metrics, "loss_curve": curve}
+    card = {
+        "name": spec.name,
+        "stands_for": spec.stands_for,
+        "family": spec.family,
+        "config": {"n_layer": spec.n_layer, "d_model": spec.d, "n_head": spec.n_head, "vocab": len(tok)},
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "tokens_seen": seen,
+        "steps": steps,
+        "batch_size": spec.batch,
+        "lr": spec.lr,
+        "seed": seed,
+        **({"data_seed": data_seed} if data_seed != seed else {}),
+        "train_time_s": round(train_time, 1),
+        "torch_threads": torch.get_num_threads(),
+        "heldout": metrics,
+        "loss_curve": curve,
+    }
     (tmp_dir / "card.json").write_text(json.dumps(card, indent=1))
     _plot_curve(curve, spec.name, tmp_dir / "loss.png")
     (tmp_dir / "README.md").write_text(card_markdown(card))
@@ -224,8 +298,12 @@ def evaluate(model, tok, spec: catalogue.Spec, train_texts: list[str], seed: int
     nll, uni, correct, count = 0.0, 0.0, 0, 0
     with torch.no_grad():
         for i in range(0, len(ids), 64):
-            inp, att, labels = (t.to(devices.of(model)) for t in collate(
-                spec, ids[i:i + 64], pad_id, 10_000 + i, tok.mask_token_id or 0, len(tok), special, mask_prob=0.15))
+            inp, att, labels = (
+                t.to(devices.of(model))
+                for t in collate(
+                    spec, ids[i : i + 64], pad_id, 10_000 + i, tok.mask_token_id or 0, len(tok), special, mask_prob=0.15
+                )
+            )
             logits = model(input_ids=inp, attention_mask=att).logits
             if spec.causal:
                 logits, labels = logits[:, :-1], labels[:, 1:]
@@ -236,9 +314,14 @@ def evaluate(model, tok, spec: catalogue.Spec, train_texts: list[str], seed: int
             uni += sum(-math.log((counts[int(t)] + 1) / total) for t in tgt.tolist())
             correct += int((lp.argmax(-1) == tgt).sum())
             count += int(keep.sum())
-    out = {"sentences": len(val), "predicted_tokens": count, "loss": round(nll / count, 4),
-           "perplexity": round(math.exp(nll / count), 2), "unigram_loss": round(uni / count, 4),
-           "bigram_loss": round(bigram_loss(spec, tok, train_texts[:40000], val), 4)}
+    out = {
+        "sentences": len(val),
+        "predicted_tokens": count,
+        "loss": round(nll / count, 4),
+        "perplexity": round(math.exp(nll / count), 2),
+        "unigram_loss": round(uni / count, 4),
+        "bigram_loss": round(bigram_loss(spec, tok, train_texts[:40000], val), 4),
+    }
     out["next_token_accuracy" if spec.causal else "masked_token_accuracy"] = round(correct / count, 4)
     return out
 
@@ -263,8 +346,9 @@ def bigram_loss(spec: catalogue.Spec, tok, train_texts: list[str], val_texts: li
     ids = encode_texts(spec, tok, val_texts)
     nll, count = 0.0, 0
     for i in range(0, len(ids), 64):
-        inp, _, labels = collate(spec, ids[i:i + 64], pad_id, 10_000 + i, tok.mask_token_id or 0, len(tok), special,
-                                 mask_prob=0.15)
+        inp, _, labels = collate(
+            spec, ids[i : i + 64], pad_id, 10_000 + i, tok.mask_token_id or 0, len(tok), special, mask_prob=0.15
+        )
         # the token at j+1 follows the input token at j (for masked models position 0 is [CLS], never predicted)
         left, target = inp[:, :-1], labels[:, 1:]
         for a, b in zip(left[target != -100].tolist(), target[target != -100].tolist()):
@@ -299,36 +383,46 @@ def _plot_curve(curve, name, path):
 def card_markdown(card: dict) -> str:
     h = card["heldout"]
     acc_key = "masked_token_accuracy" if card["family"] == "bert" else "next_token_accuracy"
-    return "\n".join([
-        f"# {card['name']}",
-        "",
-        f"A {card['config']['n_layer']}-layer {card['family'].upper()}-architecture model trained from scratch "
-        f"on the generated corpus of this book (`jtc_utils.embedded`); it stands in for `{card['stands_for']}`.",
-        "",
-        "| | |", "|---|---|",
-        f"| layers / width / heads | {card['config']['n_layer']} / {card['config']['d_model']} / "
-        f"{card['config']['n_head']} |",
-        f"| vocabulary | {card['config']['vocab']} |",
-        f"| parameters | {card['parameters']:,} |",
-        f"| tokens seen | {card['tokens_seen']:,} ({card['steps']} steps of {card['batch_size']} sentences) |",
-        f"| training time | {card['train_time_s'] / 60:.1f} min on {card['torch_threads']} CPU threads |",
-        f"| held-out loss | {h['loss']:.3f} nats (perplexity {h['perplexity']:.1f}) |",
-        f"| unigram baseline | {h['unigram_loss']:.3f} nats |",
-        f"| bigram baseline (Witten-Bell) | {h['bigram_loss']:.3f} nats |",
-        f"| held-out {acc_key.replace('_', ' ')} | {h[acc_key]:.3f} |",
-        "",
-        "![loss curve](loss.png)",
-        "",
-    ])
+    return "\n".join(
+        [
+            f"# {card['name']}",
+            "",
+            f"A {card['config']['n_layer']}-layer {card['family'].upper()}-architecture model trained from scratch "
+            f"on the generated corpus of this book (`jtc_utils.embedded`); it stands in for `{card['stands_for']}`.",
+            "",
+            "| | |",
+            "|---|---|",
+            f"| layers / width / heads | {card['config']['n_layer']} / {card['config']['d_model']} / "
+            f"{card['config']['n_head']} |",
+            f"| vocabulary | {card['config']['vocab']} |",
+            f"| parameters | {card['parameters']:,} |",
+            f"| tokens seen | {card['tokens_seen']:,} ({card['steps']} steps of {card['batch_size']} sentences) |",
+            f"| training time | {card['train_time_s'] / 60:.1f} min on {card['torch_threads']} CPU threads |",
+            f"| held-out loss | {h['loss']:.3f} nats (perplexity {h['perplexity']:.1f}) |",
+            f"| unigram baseline | {h['unigram_loss']:.3f} nats |",
+            f"| bigram baseline (Witten-Bell) | {h['bigram_loss']:.3f} nats |",
+            f"| held-out {acc_key.replace('_', ' ')} | {h[acc_key]:.3f} |",
+            "",
+            "![loss curve](loss.png)",
+            "",
+        ]
+    )
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m jtc_utils.training.zoo", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m jtc_utils.training.zoo",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = ap.add_subparsers(dest="cmd", required=True)
     tr = sub.add_parser("train", help="train tokenizers and models (resumes from checkpoints)")
-    tr.add_argument("--only", nargs="*", choices=sorted(catalogue.ALL),
-                    help="train only these models (the seed replicas of tiny-gpt2-xl are trained only when named)")
+    tr.add_argument(
+        "--only",
+        nargs="*",
+        choices=sorted(catalogue.ALL),
+        help="train only these models (the seed replicas of tiny-gpt2-xl are trained only when named)",
+    )
     tr.add_argument("--seed", type=int, default=0, help="the corpus seed (texts); a replica adds its own seed")
     tr.add_argument("--force", action="store_true", help="retrain models that are already in the zoo")
     tr.add_argument("--threads", type=int, default=None)
@@ -358,4 +452,3 @@ def main(argv=None):
 
 if __name__ == "__main__":
     main()
-

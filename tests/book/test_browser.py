@@ -41,8 +41,10 @@ def chromium() -> str | None:
 def browser():
     exe = chromium()
     if exe is None:
-        pytest.skip("no Chromium on this machine: `apt-get install chromium` (Debian), or set JTC_CHROMIUM to a "
-                    "Chromium or Chrome binary; .ci/run installs it where it is missing")
+        pytest.skip(
+            "no Chromium on this machine: `apt-get install chromium` (Debian), or set JTC_CHROMIUM to a "
+            "Chromium or Chrome binary; .ci/run installs it where it is missing"
+        )
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: `make install`")
     with sync_api.sync_playwright() as p:
         b = p.chromium.launch(executable_path=exe, args=["--no-sandbox"])
@@ -78,6 +80,7 @@ _OVERFLOWING = """() => {
   }
   return bad.slice(0, 5);
 }"""
+
 
 @contextmanager
 def _opened(browser, page: Path, width: int, height: int = 900):
@@ -122,20 +125,34 @@ def _check_page(browser, root: Path, page: Path, width: int) -> list[str]:
     problems = []
     ctx = browser.new_context(viewport={"width": width, "height": 900})
     tab = ctx.new_page()
-    tab.on("console", lambda m: problems.append(f"console {m.type}: {m.text}")
-           if m.type == "error" and not (KNOWN_CONSOLE and m.text.startswith(KNOWN_CONSOLE)) else None)
+    tab.on(
+        "console",
+        lambda m: (
+            problems.append(f"console {m.type}: {m.text}")
+            if m.type == "error" and not (KNOWN_CONSOLE and m.text.startswith(KNOWN_CONSOLE))
+            else None
+        ),
+    )
     tab.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     tab.goto(page.as_uri())
     tab.wait_for_load_state("load")
     tab.evaluate("() => window.MathJax && MathJax.startup ? MathJax.startup.promise : null")
-    broken_images = tab.evaluate("() => Array.from(document.images).filter(i => !i.complete || "
-                                 "i.naturalWidth === 0).map(i => i.getAttribute('src'))")
+    broken_images = tab.evaluate(
+        "() => Array.from(document.images).filter(i => !i.complete || "
+        "i.naturalWidth === 0).map(i => i.getAttribute('src'))"
+    )
     problems += [f"image does not load: {src}" for src in broken_images]
-    problems += [f"figure without a describing alt text: {a!r}" for a in tab.evaluate(
-        "() => Array.from(document.querySelectorAll('figure.jtc-figure img')).map(i => i.alt || '')") if len(a) < 20]
+    problems += [
+        f"figure without a describing alt text: {a!r}"
+        for a in tab.evaluate(
+            "() => Array.from(document.querySelectorAll('figure.jtc-figure img')).map(i => i.alt || '')"
+        )
+        if len(a) < 20
+    ]
     text = tab.evaluate(_TEXT_OUTSIDE_CODE)
-    problems += [f"raw TeX left: ...{text[max(0, m.start() - 40):m.end() + 40]!r}..."
-                 for m in list(RAW_TEX.finditer(text))[:3]]
+    problems += [
+        f"raw TeX left: ...{text[max(0, m.start() - 40) : m.end() + 40]!r}..." for m in list(RAW_TEX.finditer(text))[:3]
+    ]
     problems += [f"output wider than its column with no scroll box: {e}" for e in tab.evaluate(_OVERFLOWING)]
     if tab.evaluate("() => document.documentElement.scrollWidth > window.innerWidth + 1"):
         problems.append("the page itself scrolls sideways")
@@ -243,8 +260,9 @@ def _switch_every_sentence(tab):
 
     assert not tab.evaluate("() => !!window.Plotly"), "plotly is loaded with the page, not when the view is reached"
     tab.locator("#layer-view").scroll_into_view_if_needed()
-    tab.wait_for_function("() => document.getElementById('layer-view') && "
-                          "document.getElementById('layer-view')._fullLayout")
+    tab.wait_for_function(
+        "() => document.getElementById('layer-view') && document.getElementById('layer-view')._fullLayout"
+    )
     n = tab.evaluate(_LAYER_VIEW_STATE)["buttons"]
     assert n >= 2
     assert not tab.evaluate("() => !!document.querySelector('#layer-view .modebar')"), "plotly's toolbar is shown"
@@ -498,8 +516,10 @@ def test_captions_and_claims_tables_are_readable_in_both_colour_schemes(html, br
     root, _ = html
     for page in CONTRAST_PAGES:
         with _opened(browser, root / "book" / f"{page}.html", WIDTHS[device]) as (tab, errors):
-            tab.evaluate(f"() => {{ document.documentElement.dataset.theme = '{scheme}'; "
-                         f"document.documentElement.dataset.mode = '{scheme}'; }}")
+            tab.evaluate(
+                f"() => {{ document.documentElement.dataset.theme = '{scheme}'; "
+                f"document.documentElement.dataset.mode = '{scheme}'; }}"
+            )
             tab.wait_for_timeout(50)
             got = tab.evaluate(_CONTRAST)
             assert got["checked"] > 3, (page, got)
@@ -510,10 +530,12 @@ def test_captions_and_claims_tables_are_readable_in_both_colour_schemes(html, br
 
 def test_the_contrast_check_finds_a_caption_the_colour_of_its_background(browser, tmp_path):
     page = tmp_path / "p.html"
-    page.write_text('<body style="background:#fff"><figure class="jtc-figure"><figcaption style="color:#eee">'
-                    'hidden words</figcaption></figure><div style="background:#ced6dd"><div class="jtc-scroll" '
-                    'style="--jtc-paper:#121212"><table class="jtc-claims"><tr><td>C2</td></tr></table></div></div>'
-                    '</body>')
+    page.write_text(
+        '<body style="background:#fff"><figure class="jtc-figure"><figcaption style="color:#eee">'
+        'hidden words</figcaption></figure><div style="background:#ced6dd"><div class="jtc-scroll" '
+        'style="--jtc-paper:#121212"><table class="jtc-claims"><tr><td>C2</td></tr></table></div></div>'
+        '</body>'
+    )
     with _opened(browser, page, 1280) as (tab, _):
         got = tab.evaluate(_CONTRAST)
     assert got["nlow"] == 1 and got["low"][0][1] == "hidden words" and len(got["bands"]) == 1
@@ -545,8 +567,9 @@ def test_no_page_shows_a_truncated_pandas_table_or_its_code_above_a_claims_table
         text = (root / "book" / f"{name}.html").read_text()
         assert not re.search(r"\d+ rows × \d+ columns", text), f"{name}: a pandas table is truncated"
     claims = (root / "book" / "claims_verdicts.html").read_text()  # a hidden input sits in a folded <details>
-    assert 'claims_page.side_by_side' not in re.sub(r"<details.*?</details>", "", claims, flags=re.S), \
+    assert 'claims_page.side_by_side' not in re.sub(r"<details.*?</details>", "", claims, flags=re.S), (
         "the code that draws a claims table shows above it"
+    )
 
 
 # every table wider than the column it sits in: whether it sits in a box that scrolls sideways and shows a cue (edge
@@ -609,8 +632,9 @@ def test_every_figures_tick_labels_are_readable_as_drawn(html, browser, device):
                 seen += 1
                 if img["px"] is None:
                     bad.setdefault(page, []).append((img["figure"], "no text size recorded"))
-                elif img["drawn"] < LEAST_TEXT_PX and not (device == "phone" and img["hint"]
-                                                           and img["px"] >= LEAST_TEXT_PX):
+                elif img["drawn"] < LEAST_TEXT_PX and not (
+                    device == "phone" and img["hint"] and img["px"] >= LEAST_TEXT_PX
+                ):
                     bad.setdefault(page, []).append((img["figure"], round(img["drawn"], 1), img["hint"]))
     assert seen > 50, f"only {seen} figure images found"
     assert not bad, bad
@@ -619,9 +643,11 @@ def test_every_figures_tick_labels_are_readable_as_drawn(html, browser, device):
 def test_the_text_size_check_finds_small_and_unrecorded_text(browser, tmp_path):
     page = tmp_path / "p.html"
     tiny = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
-    page.write_text(f'<body style="width:600px"><figure class="jtc-figure" id="a"><img style="width:300px" '
-                    f'data-text-px="14" src="data:image/png;base64,{tiny}"></figure><figure class="jtc-figure" '
-                    f'id="b"><img style="width:1px" src="data:image/png;base64,{tiny}"></figure></body>')
+    page.write_text(
+        f'<body style="width:600px"><figure class="jtc-figure" id="a"><img style="width:300px" '
+        f'data-text-px="14" src="data:image/png;base64,{tiny}"></figure><figure class="jtc-figure" '
+        f'id="b"><img style="width:1px" src="data:image/png;base64,{tiny}"></figure></body>'
+    )
     with _opened(browser, page, 1280) as (tab, _):
         got = {g["figure"]: g for g in tab.evaluate(_TEXT_SIZES)}
     assert got["a"]["drawn"] == pytest.approx(14 * 300) and got["b"]["px"] is None and not got["a"]["hint"]
@@ -640,8 +666,11 @@ def test_the_panels_of_a_grid_are_drawn_at_one_scale(html, browser):
     bad = []
     for page in runner.notebook_names():
         with _opened(browser, root / "book" / f"{page}.html", WIDTHS["desktop"]) as (tab, _):
-            bad += [(page, g["figure"], [round(s, 3) for s in g["scales"]]) for g in tab.evaluate(_PANEL_SCALES)
-                    if max(g["scales"]) > min(g["scales"]) * 1.02]
+            bad += [
+                (page, g["figure"], [round(s, 3) for s in g["scales"]])
+                for g in tab.evaluate(_PANEL_SCALES)
+                if max(g["scales"]) > min(g["scales"]) * 1.02
+            ]
     assert not bad, bad
     with _opened(browser, root / "book" / "lenses.html", WIDTHS["phone"]) as (tab, _):  # one panel a row on a phone
         gaps = tab.evaluate("""() => Array.from(document.querySelectorAll('div.jtc-panels')).flatMap(d => {
@@ -694,6 +723,19 @@ def test_the_table_checks_find_variable_names_and_raw_floats():
     assert not _RAW_HEADER.search("median LS_res") and not _RAW_HEADER.search("layers saved at 95% (rule)")
     for raw in ("0.064534", "1.24e+05", "7.29e+04", "0.1234567", "-12.345678"):
         assert _too_many_digits(raw), raw
-    for ok in ("0.04516", "0.06128", "29.3", "124,000", "0.123", "-641.8", "14.68", "3", "1.000", "-0.274", "2.7161",
-               "237.976", "0.000123"):
+    for ok in (
+        "0.04516",
+        "0.06128",
+        "29.3",
+        "124,000",
+        "0.123",
+        "-641.8",
+        "14.68",
+        "3",
+        "1.000",
+        "-0.274",
+        "2.7161",
+        "237.976",
+        "0.000123",
+    ):
         assert not _too_many_digits(ok), ok

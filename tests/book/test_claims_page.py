@@ -47,10 +47,15 @@ def test_every_table_names_the_profile_it_reads(page):
         assert 'class="index_name' not in body, f"{uuid}: a stray index-name header row"
 
 
-@pytest.mark.parametrize("uuid, stand_in, real", [("claims-jtc", "claims", "claims_real"),
-                                                    ("claims-lenses", "claims_lenses", "claims_lenses_real"),
-                                                    ("claims-ffn", "claims_ffn", "claims_ffn_real"),
-                                                    ("claims-linearity", "claims_linearity", "claims_linearity_real")])
+@pytest.mark.parametrize(
+    "uuid, stand_in, real",
+    [
+        ("claims-jtc", "claims", "claims_real"),
+        ("claims-lenses", "claims_lenses", "claims_lenses_real"),
+        ("claims-ffn", "claims_ffn", "claims_ffn_real"),
+        ("claims-linearity", "claims_linearity", "claims_linearity_real"),
+    ],
+)
 def test_the_stand_in_and_the_real_model_sit_side_by_side(page, uuid, stand_in, real):
     body, _ = page[uuid]
     heads = re.findall(r"<th[^>]*col_heading[^>]*>(.*?)</th>", body, re.S)
@@ -66,8 +71,19 @@ def test_the_summary_is_coloured_and_shows_no_code(page):
 
 
 def test_a_verdict_cell_folds_its_reason_and_escapes_it():
-    rec = {"id": "C1", "verdict": "fails", "resampled": True, "kind": "claim", "ours": "a < b", "margin": -0.1,
-           "lo": -0.2, "hi": -0.05, "unit": "", "reason": "the stand-in is <small>", "rule": "a > b"}
+    rec = {
+        "id": "C1",
+        "verdict": "fails",
+        "resampled": True,
+        "kind": "claim",
+        "ours": "a < b",
+        "margin": -0.1,
+        "lo": -0.2,
+        "hi": -0.05,
+        "unit": "",
+        "reason": "the stand-in is <small>",
+        "rule": "a > b",
+    }
     cell = claims_page.verdict_cell(rec)
     assert "jtc-v-fails" in cell and "&lt;small&gt;" in cell and "<details" in cell
     assert "<details" not in claims_page.verdict_cell({**rec, "verdict": "holds", "reason": ""})
@@ -89,13 +105,28 @@ def test_the_page_indexes_each_papers_verdicts_on_its_first_screen():
 
 
 def _rec(cid, verdict, margin):
-    return {"id": cid, "verdict": verdict, "resampled": True, "kind": "claim", "ours": "-", "margin": margin,
-            "lo": margin - 0.1, "hi": margin + 0.1, "unit": "", "rule": "r", "claim": cid, "status": verdict}
+    return {
+        "id": cid,
+        "verdict": verdict,
+        "resampled": True,
+        "kind": "claim",
+        "ours": "-",
+        "margin": margin,
+        "lo": margin - 0.1,
+        "hi": margin + 0.1,
+        "unit": "",
+        "rule": "r",
+        "claim": cid,
+        "status": verdict,
+    }
 
 
 def test_a_disagreement_between_the_profiles_needs_its_sentence():
-    tiny = [_rec("N1", "holds", 0.3), _rec("N2", "fails", -0.2), {**_rec("N3", "holds", 0.1), "verdict": None,
-                                                                  "status": "not judged", "not_judged": "x"}]
+    tiny = [
+        _rec("N1", "holds", 0.3),
+        _rec("N2", "fails", -0.2),
+        {**_rec("N3", "holds", 0.1), "verdict": None, "status": "not judged", "not_judged": "x"},
+    ]
     real = [_rec("N1", "holds", 0.2), _rec("N2", "holds", 0.4), _rec("N3", "fails", -0.3)]
     pairs = claims_page.differing(tiny, real)
     assert [t["id"] for t, _ in pairs] == ["N2"]  # N1 agrees; N3 is not judged on the stand-in: no disagreement
@@ -108,7 +139,55 @@ def test_a_disagreement_between_the_profiles_needs_its_sentence():
 def test_the_stored_page_explains_every_disagreement(page):
     body, cell = page["claims-differ"]
     assert "hide-input" in cell.metadata.get("tags", [])
-    for stand, real in (("claims", "claims_real"), ("claims_lenses", "claims_lenses_real"),
-                        ("claims_ffn", "claims_ffn_real"), ("claims_linearity", "claims_linearity_real")):
+    for stand, real in (
+        ("claims", "claims_real"),
+        ("claims_lenses", "claims_lenses_real"),
+        ("claims_ffn", "claims_ffn_real"),
+        ("claims_linearity", "claims_linearity_real"),
+    ):
         for t, _ in claims_page.differing(figdata.load(stand)["data"], figdata.load(real)["data"]):
             assert f"#claim-{t['id'].lower()}" in body, t["id"]
+
+
+def _cell_css(html: str, uuid: str) -> dict:
+    """Each cell's CSS in a styled table's HTML (pandas writes one rule for the cells that share their CSS)."""
+    out = {}
+    for selectors, props in re.findall(r"([^{}]+)\{([^}]*)\}", html.split("</style>")[0]):
+        for s in selectors.split(","):
+            if (m := re.fullmatch(rf"#T_{uuid}_(row\d+_col\d+)", s.strip())) is not None:
+                out[m.group(1)] = props
+    return out
+
+
+def test_a_verdict_is_coloured_by_its_status_not_by_its_words():
+    """The colour of a verdict comes from the record's fields: a verdict tested on training seeds (its words carry
+    the seed count) is coloured as its status, a point verdict is grey, and a cell whose words read like a verdict
+    but whose record has none is not coloured as one."""
+    from jtc_utils.book.display import claim_tables
+    from jtc_utils.evidence.records import Status
+
+    base = {
+        "kind": "claim",
+        "margin": 0.1,
+        "resampled": False,
+        "rule": "r",
+        "ours": "o",
+        "claim": "c",
+        "id": "X1",
+        "paper": "p",
+    }
+    seeded = {**base, "verdict": "holds", "n_seeds": 3, "seeds_on_side": 3}
+    point = {**base, "id": "X2", "verdict": "fails"}
+    none = {**base, "id": "X3", "verdict": None, "rule": "-"}
+    assert claims_page.verdict_class(seeded) == "jtc-v-holds" and claims_page.verdict_class(point) == "jtc-v-other"
+    cols = ["claim", "verdict", "magnitude verdict"]
+    html = claim_tables.styled([seeded, point, none], "t-status", columns=cols).to_html()
+    css = _cell_css(html, "t-status")
+    assert "#1a7f37" in css["row0_col2"] and "italic" in css["row1_col2"] and "italic" in css["row2_col2"]
+    words = {Status.HOLDS: "HOLDS", Status.NO_VERDICT: "HOLDS"}  # the same words, two statuses
+    import pandas as pd
+
+    t = pd.DataFrame({"verdict": list(words.values())})
+    styled = claim_tables.style(t, "t-words", statuses={"verdict": list(words)}).to_html()
+    rules = _cell_css(styled, "t-words")
+    assert "#1a7f37" in rules["row0_col0"] and "#1a7f37" not in rules["row1_col0"]

@@ -22,9 +22,11 @@ FAMILIES = ["gpt2", "llama", "mistral", "phi3", "opt", "bert"]
 
 def _text(path, n: int, topic: str = "river"):
     words = ("quiet", "wide", "cold", "old", "slow", "bright")
-    sents = [f"The {words[i % 6]} {topic} number {i} runs past the mill of Ashford and {i % 7 + 2} bridges."
-             for i in range(n)]
-    path.write_text("\n\n".join(" ".join(sents[i:i + 4]) for i in range(0, n, 4)) + "\n")
+    sents = [
+        f"The {words[i % 6]} {topic} number {i} runs past the mill of Ashford and {i % 7 + 2} bridges."
+        for i in range(n)
+    ]
+    path.write_text("\n\n".join(" ".join(sents[i : i + 4]) for i in range(0, n, 4)) + "\n")
     return path
 
 
@@ -32,8 +34,11 @@ def _text(path, n: int, topic: str = "river"):
 def world(tmp_path, monkeypatch):
     monkeypatch.setattr(cache, "CACHE_DIR", tmp_path / "cache")
     monkeypatch.setenv("JTC_CACHE", str(tmp_path / "cache"))  # the pages' kernels
-    return {"text": _text(tmp_path / "mine.txt", 320), "news": _text(tmp_path / "news.txt", 320, "road"),
-            "tmp": tmp_path}
+    return {
+        "text": _text(tmp_path / "mine.txt", 320),
+        "news": _text(tmp_path / "news.txt", 320, "road"),
+        "tmp": tmp_path,
+    }
 
 
 def test_a_decoder_runs_through_the_whole_custom_book(world):
@@ -41,8 +46,21 @@ def test_a_decoder_runs_through_the_whole_custom_book(world):
     every JTC claim; a second run finds every page up to date."""
     model = save_random_model("gpt2", world["tmp"] / "gpt2")
     out = world["tmp"] / "book"
-    custom.main(["--model", str(model), "--text", str(world["text"]), "--text-news", str(world["news"]),
-                 "--sentences", "200", "--out", str(out), "--no-html"])
+    custom.main(
+        [
+            "--model",
+            str(model),
+            "--text",
+            str(world["text"]),
+            "--text-news",
+            str(world["news"]),
+            "--sentences",
+            "200",
+            "--out",
+            str(out),
+            "--no-html",
+        ]
+    )
     pages = {p.name: nbformat.read(out / f"{p.name}.ipynb", as_version=4) for p in book_pages.CUSTOM}
     for page in book_pages.CUSTOM:
         nb = pages[page.name]
@@ -59,8 +77,9 @@ def test_a_decoder_runs_through_the_whole_custom_book(world):
     judged = {r["id"] for r in records if not str(r["ours"]).startswith("not computed")}
     assert {"C1a", "C2", "C3", "C4"} <= judged and "C5" not in judged  # a decoder: no BERT figures
     before = {f.name: f.read_bytes() for f in (out / "data").glob("*.json")}
-    r = custom_pages.run(out, custom_plan.plan(str(model), world["text"], world["news"], 200), html=False,
-                         log=lambda _: None)
+    r = custom_pages.run(
+        out, custom_plan.plan(str(model), world["text"], world["news"], 200), html=False, log=lambda _: None
+    )
     assert all(t is None for t in r["pages_s"].values())  # resumed: nothing re-executed
     assert before == {f.name: f.read_bytes() for f in (out / "data").glob("*.json")}
 
@@ -120,8 +139,9 @@ def test_every_family_runs_through_the_whole_custom_book(world, family, monkeypa
     if family in IN_PROCESS:
         _run_in_process(out, p, monkeypatch)
     else:
-        custom.main(["--model", str(model), "--text", str(world["text"]), "--sentences", "120", "--out", str(out),
-                     "--no-html"])
+        custom.main(
+            ["--model", str(model), "--text", str(world["text"]), "--sentences", "120", "--out", str(out), "--no-html"]
+        )
         for page in book_pages.CUSTOM:
             nb = nbformat.read(out / f"{page.name}.ipynb", as_version=4)
             code = [c for c in nb.cells if c.cell_type == "code"]
@@ -151,13 +171,14 @@ def test_the_same_model_and_text_give_the_same_numbers_twice(world, monkeypatch)
     monkeypatch.setenv(profiles.CUSTOM_ENV, str(spec))
     first = {f: figure_registry.compute(f, Setting.of("custom"))[0] for f in ("fig2", "fig4", "real_sl")}
     monkeypatch.setattr(cache, "CACHE_DIR", world["tmp"] / "cache-2")
-    from jtc_utils.linearity import figures as sl_figures
+    from jtc_utils.linearity import studies as sl_studies
 
-    sl_figures._study.cache_clear()  # the in-process cache too: the second computation starts from nothing
+    sl_studies._study.cache_clear()  # the in-process cache too: the second computation starts from nothing
     second = {f: figure_registry.compute(f, Setting.of("custom"))[0] for f in first}
     for f in first:
-        assert json.dumps(first[f], default=lambda a: np.asarray(a).tolist(), sort_keys=True) == \
-            json.dumps(second[f], default=lambda a: np.asarray(a).tolist(), sort_keys=True), f
+        assert json.dumps(first[f], default=lambda a: np.asarray(a).tolist(), sort_keys=True) == json.dumps(
+            second[f], default=lambda a: np.asarray(a).tolist(), sort_keys=True
+        ), f
 
 
 def _refused(args, match, tmp_path):
@@ -198,15 +219,20 @@ def test_pages_side_by_side_fit_the_memory_and_the_estimate_waits_for_the_reader
     one = custom_plan.plan(str(model), world["text"], None, 120, device="cpu", jobs=1)
     two = custom_plan.plan(str(model), world["text"], None, 120, device="cpu", memory_gb=3 * one.memory_gb, jobs=2)
     assert (one.jobs, two.jobs) == (1, 2) and two.memory_gb == pytest.approx(2 * one.memory_gb)
-    assert custom_plan.plan(str(model), world["text"], None, 120, device="cpu", memory_gb=1.5 * one.memory_gb,
-                       jobs=2).jobs == 1
+    assert (
+        custom_plan.plan(str(model), world["text"], None, 120, device="cpu", memory_gb=1.5 * one.memory_gb, jobs=2).jobs
+        == 1
+    )
     pages = ["sec3_linear_shortcuts", "sec6_submodules", book_pages.CLAIMS]
-    cost = {p: custom_plan.PAGE_OVERHEAD_S + (book_pages.page(p).fixed + book_pages.page(p).cost * 1000) * 0.1
-            for p in pages}
+    cost = {
+        p: custom_plan.PAGE_OVERHEAD_S + (book_pages.page(p).fixed + book_pages.page(p).cost * 1000) * 0.1
+        for p in pages
+    }
     assert custom_plan.estimate_seconds(pages, 1000, 0.1, 1) == pytest.approx(sum(cost.values()))
     slow = custom_plan.ONE_THREAD_SLOWDOWN
     assert custom_plan.estimate_seconds(pages, 1000, 0.1, 2) == pytest.approx(
-        slow * (max(cost["sec3_linear_shortcuts"], cost["sec6_submodules"]) + cost[book_pages.CLAIMS]))
+        slow * (max(cost["sec3_linear_shortcuts"], cost["sec6_submodules"]) + cost[book_pages.CLAIMS])
+    )
 
 
 def test_a_page_rerun_by_hand_writes_its_data_beside_itself_not_into_the_book(world, monkeypatch):
@@ -272,8 +298,9 @@ def test_the_forward_pass_is_timed_by_its_threads_cpu_time_and_a_busy_machine_is
         clock["wall"] += 0.01 * len(inp) * clock["busy"]
 
     monkeypatch.setattr(ad, "forward_states", forward_states)
-    monkeypatch.setattr(custom_plan, "time", types.SimpleNamespace(thread_time=lambda: clock["cpu"],
-                                                                   perf_counter=lambda: clock["wall"]))
+    monkeypatch.setattr(
+        custom_plan, "time", types.SimpleNamespace(thread_time=lambda: clock["cpu"], perf_counter=lambda: clock["wall"])
+    )
     idle = custom_plan.time_forward(ad, texts, "cpu")
     clock["busy"] = 4.0
     busy = custom_plan.time_forward(ad, texts, "cpu")

@@ -68,35 +68,72 @@ def test_a_figure_is_computed_under_a_setting_only(nothing_written):
     assert s.sized(50, None) == Setting(s.profile, 50, None, 3) and s.on("tiny") == s
 
 
-@pytest.mark.parametrize("value,error,match", [
-    (0, ValueError, r"n_sentences must be at least 1, got 0"),
-    (-1, ValueError, r"n_sentences must be at least 1, got -1"),
-    (2.5, TypeError, r"n_sentences must be a whole number, got 2\.5"),
-    ("5", TypeError, r"n_sentences must be a whole number, got '5'"),
-])
+@pytest.mark.parametrize(
+    "value,error,match",
+    [
+        (0, ValueError, r"n_sentences must be at least 1, got 0"),
+        (-1, ValueError, r"n_sentences must be at least 1, got -1"),
+        (2.5, TypeError, r"n_sentences must be a whole number, got 2\.5"),
+        ("5", TypeError, r"n_sentences must be a whole number, got '5'"),
+    ],
+)
 def test_plausibility_checks_its_sample_count(exp, value, error, match):
     with pytest.raises(error, match=match):
         top_tokens.plausibility(exp, n_sentences=value)
 
 
-@pytest.mark.parametrize("call,error,match", [
-    (lambda e: top_tokens.top_tokens(e, "the city of", layers=3), TypeError, r"layers must be a list .* pass \[3\]"),
-    (lambda e: top_tokens.top_tokens(e, "the city of", layers=[]), ValueError, r"layers is empty"),
-    (lambda e: top_tokens.top_tokens(e, "the city of", layers=[-1]), ValueError,
-     r"each layer .* between 0 and 6, got -1"),
-    (lambda e: readout.cast(e, "mat", 99), ValueError, r"layer \(of tiny-gpt2, which has layers 0..6\) must be "
-                                                       r"between 0 and 6, got 99"),
-    (lambda e: readout.cast(e, "mat", -1), ValueError, r"between 0 and 6, got -1"),
-    (lambda e: top_tokens.top_tokens_of_samples(e, [999]), ValueError, r"indices .* 40 validation samples, 0..39\) "
-                                                                       r"must be between 0 and 39, got 999"),
-    (lambda e: top_tokens.top_tokens_of_samples(e, 3), TypeError, r"indices must be a list of indices"),
-    (lambda e: figures.table1(e, samples=[999]), ValueError, r"samples .* must be between 0 and 39, got 999"),
-    (lambda e: figures.table1(e, samples=[-2]), ValueError, r"got -2"),
-    (lambda e: readout.text_fit(e, n=0), ValueError, r"n \(validation sentences whose perplexity is measured\) must "
-                                                     r"be at least 1, got 0"),
-    (lambda e: readout.text_fit(e, n=-1), ValueError, r"at least 1, got -1"),
-], ids=["layers scalar", "layers empty", "layer negative", "cast layer 99", "cast layer -1", "sample 999",
-        "samples scalar", "table1 sample 999", "table1 sample -2", "text_fit n=0", "text_fit n=-1"])
+@pytest.mark.parametrize(
+    "call,error,match",
+    [
+        (
+            lambda e: top_tokens.top_tokens(e, "the city of", layers=3),
+            TypeError,
+            r"layers must be a list .* pass \[3\]",
+        ),
+        (lambda e: top_tokens.top_tokens(e, "the city of", layers=[]), ValueError, r"layers is empty"),
+        (
+            lambda e: top_tokens.top_tokens(e, "the city of", layers=[-1]),
+            ValueError,
+            r"each layer .* between 0 and 6, got -1",
+        ),
+        (
+            lambda e: readout.cast(e, "mat", 99),
+            ValueError,
+            r"layer \(of tiny-gpt2, which has layers 0..6\) must be "
+            r"between 0 and 6, got 99",
+        ),
+        (lambda e: readout.cast(e, "mat", -1), ValueError, r"between 0 and 6, got -1"),
+        (
+            lambda e: top_tokens.top_tokens_of_samples(e, [999]),
+            ValueError,
+            r"indices .* 40 validation samples, 0..39\) "
+            r"must be between 0 and 39, got 999",
+        ),
+        (lambda e: top_tokens.top_tokens_of_samples(e, 3), TypeError, r"indices must be a list of indices"),
+        (lambda e: figures.table1(e, samples=[999]), ValueError, r"samples .* must be between 0 and 39, got 999"),
+        (lambda e: figures.table1(e, samples=[-2]), ValueError, r"got -2"),
+        (
+            lambda e: readout.text_fit(e, n=0),
+            ValueError,
+            r"n \(validation sentences whose perplexity is measured\) must "
+            r"be at least 1, got 0",
+        ),
+        (lambda e: readout.text_fit(e, n=-1), ValueError, r"at least 1, got -1"),
+    ],
+    ids=[
+        "layers scalar",
+        "layers empty",
+        "layer negative",
+        "cast layer 99",
+        "cast layer -1",
+        "sample 999",
+        "samples scalar",
+        "table1 sample 999",
+        "table1 sample -2",
+        "text_fit n=0",
+        "text_fit n=-1",
+    ],
+)
 def test_layers_samples_and_counts_are_checked(exp, call, error, match):
     with pytest.raises(error, match=match):
         call(exp)
@@ -126,17 +163,32 @@ def test_an_underdetermined_fit_gives_no_verdict(tmp_path, monkeypatch):
 
 
 def _plan(n_train, d):
-    return custom_plan.Plan(model="m", family="llama", kind=custom_plan.CAUSAL, n_layers=4, d=d, vocab=100,
-                            parameters=1000, sizes=(n_train, n_train // 4), texts={}, counts={}, run=[], skipped={},
-                            forward_s=0.01, device="cpu")
+    return custom_plan.Plan(
+        model="m",
+        family="llama",
+        kind=custom_plan.CAUSAL,
+        n_layers=4,
+        d=d,
+        vocab=100,
+        parameters=1000,
+        sizes=(n_train, n_train // 4),
+        texts={},
+        counts={},
+        run=[],
+        skipped={},
+        forward_s=0.01,
+        device="cpu",
+    )
 
 
 def test_the_plan_says_when_the_fit_is_underdetermined_and_what_size_is_not():
     under = _plan(240, 576).regime_lines()
     assert len(under) == 1 and "WARNING: 240 training samples for a model 576 wide" in under[0]
     least = custom_plan.sentences_for(576)
-    assert f"--sentences {least} or more" in under[0] and custom_plan.split_sizes(least)[0] >= 576 > \
-        custom_plan.split_sizes(least - 1)[0]
+    assert (
+        f"--sentences {least} or more" in under[0]
+        and custom_plan.split_sizes(least)[0] >= 576 > custom_plan.split_sizes(least - 1)[0]
+    )
     below = _plan(1000, 576).regime_lines()
     assert len(below) == 1 and "fewer than the paper's least (5.6, GPT-2 XL)" in below[0]
     assert _plan(9000, 576).regime_lines() == []
@@ -144,10 +196,13 @@ def test_the_plan_says_when_the_fit_is_underdetermined_and_what_size_is_not():
 
 def _cli(args, tmp_path):
     """The command in a fresh interpreter: its exit message and whether torch was imported before it refused."""
-    code = ("import sys\nfrom jtc_utils.book.custom import command\ntry:\n    command.main(sys.argv[1:])\n"
-            "except SystemExit as e:\n    print(e)\nprint('torch loaded:', 'torch' in sys.modules)\n")
-    r = subprocess.run([sys.executable, "-c", code, *args, "--out", str(tmp_path / "out")], capture_output=True,
-                       text=True, timeout=120)
+    code = (
+        "import sys\nfrom jtc_utils.book.custom import command\ntry:\n    command.main(sys.argv[1:])\n"
+        "except SystemExit as e:\n    print(e)\nprint('torch loaded:', 'torch' in sys.modules)\n"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code, *args, "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=120
+    )
     assert not (tmp_path / "out").exists()
     assert r.returncode == 0, r.stderr[-3000:]
     return r.stdout
@@ -162,12 +217,30 @@ def test_the_custom_command_refuses_a_missing_text_at_once(tmp_path):
 def test_the_custom_command_reports_every_bad_input_at_once_the_model_first(tmp_path):
     (tmp_path / "empty").mkdir()
     (tmp_path / "notes.pdf").write_bytes(b"%PDF-1.4")
-    out = _cli(["--model", str(tmp_path / "empty"), "--text", str(tmp_path / "missing.txt"), "--text-news",
-                str(tmp_path / "notes.pdf"), "--sentences", "3", "--jobs", "0"], tmp_path)
+    out = _cli(
+        [
+            "--model",
+            str(tmp_path / "empty"),
+            "--text",
+            str(tmp_path / "missing.txt"),
+            "--text-news",
+            str(tmp_path / "notes.pdf"),
+            "--sentences",
+            "3",
+            "--jobs",
+            "0",
+        ],
+        tmp_path,
+    )
     assert "5 problem(s)" in out and "torch loaded: False" in out
     lines = [x.strip() for x in out.splitlines()]
-    assert [x.split(":")[0] for x in lines if x.startswith("--")] == ["--model", "--text", "--text-news",
-                                                                       "--sentences", "--jobs"]
+    assert [x.split(":")[0] for x in lines if x.startswith("--")] == [
+        "--model",
+        "--text",
+        "--text-news",
+        "--sentences",
+        "--jobs",
+    ]
     assert "holds no config.json" in out and "is a .pdf file, not plain text" in out
 
 
@@ -176,8 +249,11 @@ def test_a_text_of_one_document_is_told_to_add_blank_lines(tmp_path):
 
     one = tmp_path / "one.txt"
     one.write_text("\n".join(f"Sentence number {i} of the only document here." for i in range(300)) + "\n")
-    with pytest.raises(ValueError, match="is one document .*no blank line separates its text into documents.*Put a "
-                                         "blank line between its documents"):
+    with pytest.raises(
+        ValueError,
+        match="is one document .*no blank line separates its text into documents.*Put a "
+        "blank line between its documents",
+    ):
         user_text.prepare(one, 200, 50)
 
 
@@ -186,6 +262,7 @@ def test_no_folder_is_written_when_the_plan_refuses(tmp_path):
     short = tmp_path / "short.txt"
     short.write_text("Only one sentence is here.\n\nAnd a second one there.\n")
     with pytest.raises(SystemExit, match="--text: after filtering"):
-        custom.main(["--model", "tiny-gpt2", "--text", str(short), "--sentences", "100", "--out",
-                     str(tmp_path / "out")])
+        custom.main(
+            ["--model", "tiny-gpt2", "--text", str(short), "--sentences", "100", "--out", str(tmp_path / "out")]
+        )
     assert not (tmp_path / "out").exists()

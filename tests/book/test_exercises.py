@@ -43,8 +43,13 @@ def test_every_page_has_three_exercises_each_with_a_solution(name):
 
 
 def test_every_check_in_the_book_is_registered_and_every_registered_check_is_used():
-    used = {m for name in runner.notebook_names() for c in _source(name).cells if c.cell_type == "code"
-            for m in CHECK_CALL.findall(c.source)}
+    used = {
+        m
+        for name in runner.notebook_names()
+        for c in _source(name).cells
+        if c.cell_type == "code"
+        for m in CHECK_CALL.findall(c.source)
+    }
     assert used == set(registered().exercise_checks)
 
 
@@ -164,8 +169,9 @@ def test_the_fill_executes_each_page_once_and_again_when_its_inputs_change(tmp_p
     ran.clear()
     assert student.fill(progress=False) == {} and ran == []
     real = staleness.inputs_fingerprint
-    point_book_at(monkeypatch, "inputs_fingerprint",
-                  lambda name, p: real(name, p) + ("x" if name == "sec5_early_exit" else ""))
+    point_book_at(
+        monkeypatch, "inputs_fingerprint", lambda name, p: real(name, p) + ("x" if name == "sec5_early_exit" else "")
+    )
     student.fill(progress=False)
     assert ran == ["sec5_early_exit"]
 
@@ -177,8 +183,11 @@ def test_no_stored_page_echoes_a_checks_value():
     for name in runner.notebook_names():
         for i, c in enumerate(nbformat.read(BOOK_DIR / f"{name}.ipynb", as_version=4).cells):
             if c.cell_type == "code" and CHECK_CALL.search(c.source):
-                echoed += [f"{name} cell {i}: {o['data'].get('text/plain')}" for o in c.get("outputs", [])
-                           if o.get("output_type") == "execute_result"]
+                echoed += [
+                    f"{name} cell {i}: {o['data'].get('text/plain')}"
+                    for o in c.get("outputs", [])
+                    if o.get("output_type") == "execute_result"
+                ]
     assert not echoed, echoed
 
 
@@ -207,7 +216,7 @@ def test_between_two_exercises_only_their_checks(name):
         while j < len(cells) and cells[j].cell_type == "code":
             j += 1
         if j < len(cells) and "{exercise-start}" in cells[j].source:
-            for c in cells[i + 1:j]:
+            for c in cells[i + 1 : j]:
                 assert CHECK_CALL.search(c.source), f"{name}: a code cell between two exercises: {c.source[:80]!r}"
     for c in cells:
         if c.cell_type == "code" and CHECK_CALL.search(c.source):
@@ -220,6 +229,11 @@ def test_a_directive_option_stands_on_its_own_line(name):
     text run onto it (a rewrap of the prose did so once) turns a label into an undefined one and an admonition's
     body into its class, silently for the class."""
     nb = jupytext.read(NOTEBOOKS_DIR / f"{name}.py")
-    bad = [line for c in nb.cells if c.cell_type == "markdown" for line in c.source.splitlines()
-           if re.match(r"^:(label|class|name):", line) and len(line.split()) != 2]
+    bad = [
+        line
+        for c in nb.cells
+        if c.cell_type == "markdown"
+        for line in c.source.splitlines()
+        if re.match(r"^:(label|class|name):", line) and len(line.split()) != 2
+    ]
     assert not bad, bad

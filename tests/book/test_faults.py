@@ -38,8 +38,11 @@ HEADER = '# %% tags=["parameters"]\nprofile = "tiny"\n\n'
 
 def _snapshot(folder: Path) -> dict:
     """Every file under ``folder`` (the failed-copy and staging folders aside) with its contents."""
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
-            if p.is_file() and "_failed" not in p.parts and ".staging" not in str(p)}
+    return {
+        str(p.relative_to(folder)): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "_failed" not in p.parts and ".staging" not in str(p)
+    }
 
 
 @pytest.fixture
@@ -68,8 +71,11 @@ def book(tmp_path, monkeypatch):
 
 def _consistent(book_dir: Path, name: str = "ch") -> bool:
     rec = staleness.page_record(name)
-    return bool(rec) and not staleness.data_mismatches(rec) and set(rec["data"]) == {
-        p.name for p in (book_dir / "data").glob("*.json")}
+    return (
+        bool(rec)
+        and not staleness.data_mismatches(rec)
+        and set(rec["data"]) == {p.name for p in (book_dir / "data").glob("*.json")}
+    )
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -78,7 +84,6 @@ def test_a_committed_chapter_records_the_data_it_wrote(book):
     assert _consistent(book["book"])
     assert staleness.up_to_date("ch", "tiny")
     assert json.loads((book["book"] / "data" / "figA.json").read_text())["data"] == {"value": 1.0}
-
 
 
 @pytest.mark.slow
@@ -100,6 +105,7 @@ def test_a_staging_folder_left_by_a_killed_run_is_removed_by_the_next_run(book):
     assert not stale.exists() and not old_format.exists() and live.exists()
     assert sorted(book["book"].glob(".staging-*")) == [live]
     assert _consistent(book["book"])
+
 
 @pytest.mark.slow
 def test_failure_after_a_figure_leaves_page_and_data_untouched(book):
@@ -221,13 +227,16 @@ def test_an_interrupted_runner_changes_nothing(book):
         time.sleep(120)
         """)
     # every module of the runner that holds the book's folders points at the test's (see helpers.point_book_at)
-    code = (f"from pathlib import Path; from jtc_utils.book.build import runner, staleness\n"
-            f"for m in (runner, staleness):\n"
-            f"    m.NOTEBOOKS_DIR = Path({str(book['nb_dir'])!r}); m.BOOK_DIR = Path({str(book['book'])!r})\n"
-            f"runner.notebook_names = lambda: ['ch']\n"
-            f"runner.main(['--only', 'ch', '--no-build'])")
-    proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    code = (
+        f"from pathlib import Path; from jtc_utils.book.build import runner, staleness\n"
+        f"for m in (runner, staleness):\n"
+        f"    m.NOTEBOOKS_DIR = Path({str(book['nb_dir'])!r}); m.BOOK_DIR = Path({str(book['book'])!r})\n"
+        f"runner.notebook_names = lambda: ['ch']\n"
+        f"runner.main(['--only', 'ch', '--no-build'])"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     deadline = time.time() + 90
     while not list(book["book"].glob(".staging-ch-*/figA.json")) and time.time() < deadline:
         time.sleep(0.5)
@@ -277,8 +286,11 @@ def test_contradictory_runner_flags_are_refused(capsys):
 def _read_only_checkout(tmp_path) -> Path:
     """A copy of the repository's book sources, to be bind-mounted read-only."""
     repo = tmp_path / "repo"
-    shutil.copytree(ROOT, repo, ignore=shutil.ignore_patterns(".venv", ".cache", "_build", "_failed", ".git",
-                                                               "zoo", "*.ipynb_checkpoints"))
+    shutil.copytree(
+        ROOT,
+        repo,
+        ignore=shutil.ignore_patterns(".venv", ".cache", "_build", "_failed", ".git", "zoo", "*.ipynb_checkpoints"),
+    )
     return repo
 
 
@@ -287,10 +299,12 @@ def test_a_read_only_checkout_says_where_to_point_the_output(tmp_path):
         pytest.skip("no unshare: cannot make a read-only mount here")
     repo = _read_only_checkout(tmp_path)
     html = tmp_path / "html"
-    script = (f"mount --bind -o ro {repo} {repo} && cd {repo} && "
-              f"{{ {sys.executable} -m jtc_utils.book.build.runner --only sec3_linear_shortcuts --no-build; "
-              "echo rc=$?; "
-              f"{sys.executable} -m jtc_utils.book.build.runner --build-only; echo rc=$?; }}")
+    script = (
+        f"mount --bind -o ro {repo} {repo} && cd {repo} && "
+        f"{{ {sys.executable} -m jtc_utils.book.build.runner --only sec3_linear_shortcuts --no-build; "
+        "echo rc=$?; "
+        f"{sys.executable} -m jtc_utils.book.build.runner --build-only; echo rc=$?; }}"
+    )
     env = {**os.environ, "PYTHONPATH": str(repo), "JTC_CACHE": str(tmp_path / "cache")}
     r = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, env=env, timeout=300)
     if "mount" in r.stderr and "rc=" not in r.stdout:
@@ -315,8 +329,17 @@ def zoo_copy(tmp_path, monkeypatch):
     return z
 
 
-@pytest.mark.parametrize("damage", ["delete tokenizer.json", "edit n_layer", "flip 64 weight bytes",
-                                    "truncate weights", "delete weights", "add a file"])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "delete tokenizer.json",
+        "edit n_layer",
+        "flip 64 weight bytes",
+        "truncate weights",
+        "delete weights",
+        "add a file",
+    ],
+)
 def test_a_damaged_zoo_model_is_refused_with_the_fix(zoo_copy, damage):
     name = "tiny-gpt2" if damage != "delete tokenizer.json" else "tiny-bert-base"
     folder = zoo_copy / name
@@ -364,13 +387,22 @@ def test_a_local_model_with_a_missing_tokenizer_file_is_refused(tmp_path, family
     folder = save_random_model(family, tmp_path / "m")
     models.load(str(folder))
     (folder / "tokenizer.json").unlink()
-    with pytest.raises(models.ModelUnavailableError, match=r"its tokenizer has \d+ tokens but the model's "
-                                                           r"vocabulary has 4096.*save_pretrained"):
+    with pytest.raises(
+        models.ModelUnavailableError,
+        match=r"its tokenizer has \d+ tokens but the model's "
+        r"vocabulary has 4096.*save_pretrained",
+    ):
         models.load(str(folder))
 
 
-@pytest.mark.parametrize("change, expect", [({"n_layer": 2}, "unexpected tensor"), ({"n_layer": 5}, "missing tensor"),
-                                            ({"n_embd": 64}, "shapes of its weights")])
+@pytest.mark.parametrize(
+    "change, expect",
+    [
+        ({"n_layer": 2}, "unexpected tensor"),
+        ({"n_layer": 5}, "missing tensor"),
+        ({"n_embd": 64}, "shapes of its weights"),
+    ],
+)
 def test_a_local_model_whose_config_disagrees_with_its_weights_is_refused(tmp_path, change, expect):
     folder = save_random_model("gpt2", tmp_path / "m")
     cfg = json.loads((folder / "config.json").read_text())
@@ -440,8 +472,9 @@ def test_a_checkpoint_that_would_run_pickled_code_is_refused(tmp_path, monkeypat
 
     texts = [s.text for s in corpus.training_sentences(n=50)]
     with pytest.raises(RuntimeError, match="cannot be loaded safely.*delete it"):
-        zoo.train_model(catalogue.Spec("evil", "gpt2", 2, 16, 2, 4 * 8 * 40, "test", batch=8), texts=texts,
-                        progress=False)
+        zoo.train_model(
+            catalogue.Spec("evil", "gpt2", 2, 16, 2, 4 * 8 * 40, "test", batch=8), texts=texts, progress=False
+        )
     assert not marker.exists()
 
 
@@ -452,8 +485,10 @@ SLACK = 3  # seconds beyond the probe's timeout: its join's own second and a thr
 
 
 def _load_gpt2_with(endpoint: str, home: Path, timeout: float, setup: str = "") -> subprocess.CompletedProcess:
-    code = (f"from jtc_utils.core.models import models\nmodels.HUB_TIMEOUT = {timeout}\n{setup}\ntry:\n"
-            "    models.load('gpt2')\nexcept models.ModelUnavailableError as e:\n    print('ERROR', e.waited_s, e)\n")
+    code = (
+        f"from jtc_utils.core.models import models\nmodels.HUB_TIMEOUT = {timeout}\n{setup}\ntry:\n"
+        "    models.load('gpt2')\nexcept models.ModelUnavailableError as e:\n    print('ERROR', e.waited_s, e)\n"
+    )
     env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
     env.update(HF_ENDPOINT=endpoint, HF_HOME=str(home), PYTHONWARNINGS="ignore")
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
@@ -484,9 +519,11 @@ def test_a_hub_that_accepts_and_never_answers_fails_within_the_bound(tmp_path):
 def test_the_bound_fails_a_probe_that_waits_longer(tmp_path):
     """The same check on a probe that waits 2 x SLACK seconds past its timeout (its request and its thread's join
     both given that much longer): it must fail."""
-    late = ("import threading, urllib.request\n_join, _open = threading.Thread.join, urllib.request.urlopen\n"
-            f"threading.Thread.join = lambda self, timeout=None: _join(self, timeout and timeout + {2 * SLACK})\n"
-            f"urllib.request.urlopen = lambda r, timeout=None: _open(r, timeout=timeout and timeout + {2 * SLACK})")
+    late = (
+        "import threading, urllib.request\n_join, _open = threading.Thread.join, urllib.request.urlopen\n"
+        f"threading.Thread.join = lambda self, timeout=None: _join(self, timeout and timeout + {2 * SLACK})\n"
+        f"urllib.request.urlopen = lambda r, timeout=None: _open(r, timeout=timeout and timeout + {2 * SLACK})"
+    )
     r = _silent_hub(tmp_path, 2, late)
     with pytest.raises(AssertionError, match="over its bound"):
         _waited_within(r, 2 + SLACK)
@@ -547,8 +584,11 @@ def test_the_readme_documents_the_environment_and_read_only_builds():
 def test_a_failing_cell_is_named_by_its_line_even_after_a_header(book):
     """A jupytext header followed by blank lines makes an empty first cell without a marker: the line reported
     is still the failing cell's marker."""
-    src = ("# ---\n# jupyter:\n#   jupytext:\n#     formats: ipynb,py:percent\n# ---\n\n\n" + HEADER
-           + "# %%\nx = 1\n\n# %%\nraise RuntimeError('here')\n")
+    src = (
+        "# ---\n# jupyter:\n#   jupytext:\n#     formats: ipynb,py:percent\n# ---\n\n\n"
+        + HEADER
+        + "# %%\nx = 1\n\n# %%\nraise RuntimeError('here')\n"
+    )
     (book["nb_dir"] / "ch.py").write_text(src)
     line = src.splitlines().index("raise RuntimeError('here')")  # 0-based index of the code = 1-based marker line
     with pytest.raises(runner.NotebookFailed, match=rf"notebooks/ch.py, line {line}\) \(RuntimeError: here\)"):

@@ -10,7 +10,7 @@ from jtc_utils.book.display import claim_tables
 from jtc_utils.core.infra.paths import DATA_DIR, ROOT
 from jtc_utils.evidence import claims, figdata, findings
 from jtc_utils.jtc import claims as jtc_claims
-from jtc_utils.jtc import figures, seeds
+from jtc_utils.jtc import figures, seeds, shortcut_claims
 
 pytestmark = [pytest.mark.jtc]  # the JTC paper's package
 
@@ -54,8 +54,9 @@ def test_prediction_invariants_hold_on_the_stored_numbers(fig):
         last = {m: c["surprisal"][L] for m, c in d["curves"].items()}
         assert len(set(np.round(list(last.values()), 10))) == 1
         for c in d["curves"].values():
-            assert all(lo - 1e-12 <= m <= hi + 1e-12 for lo, m, hi in
-                       zip(c["surprisal_lo"], c["surprisal"], c["surprisal_hi"]))
+            assert all(
+                lo - 1e-12 <= m <= hi + 1e-12 for lo, m, hi in zip(c["surprisal_lo"], c["surprisal"], c["surprisal_hi"])
+            )
     else:
         for m, e in d["early"].items():
             lams = e["lambdas"]
@@ -69,9 +70,30 @@ def test_claims_page_matches_the_stored_numbers():
     assert {r["id"] for r in stored} >= set(jtc_claims.CLAIMS)
     for r in stored:
         assert set(r) - {"per_seed", "seeds_differ"} == {
-            "id", "claim", "quote", "paper", "ours", "holds", "rule", "magnitude", "margin", "unit", "words",
-            "statistic", "kind", "verdict", "lo", "hi", "share", "resampled", "reason", "no_interval", "resamples",
-            "checks", "status"} | ({"spread"} if r["resampled"] else set())
+            "id",
+            "claim",
+            "quote",
+            "paper",
+            "ours",
+            "holds",
+            "rule",
+            "magnitude",
+            "margin",
+            "unit",
+            "words",
+            "statistic",
+            "kind",
+            "verdict",
+            "lo",
+            "hi",
+            "share",
+            "resampled",
+            "reason",
+            "no_interval",
+            "resamples",
+            "checks",
+            "status",
+        } | ({"spread"} if r["resampled"] else set())
         assert r["resamples"] == (["validation samples"] if r["resampled"] else []), r["id"]
         assert r["holds"] in (True, False, None)
         assert r["holds"] is {"holds": True, "fails": False}.get(r["verdict"])
@@ -94,17 +116,17 @@ def test_every_claim_of_every_paper_links_to_a_page_of_the_book():
 
 def test_two_verdicts_judge_shape_everywhere_and_magnitude_on_the_paper_profile_only():
     d = figdata.load("fig4")["data"]
-    rec = jtc_claims.c2(lambda fig: d)
+    rec = shortcut_claims.c2(lambda fig: d)
     L = d["n_layers"]
     gain = np.asarray(d["curves"]["mat"]["p@1"][:L]) - np.asarray(d["curves"]["id"]["p@1"][:L])
     assert rec["holds"] == bool((gain > 0).all())  # shape: mat above id at every layer
-    assert rec["magnitude"]["holds"] == bool(gain[:jtc_claims.scaled_layer(44, 48, L)].min() > 0.2)
+    assert rec["magnitude"]["holds"] == bool(gain[: shortcut_claims.scaled_layer(44, 48, L)].min() > 0.2)
     assert claims.judged(rec, "tiny")["magnitude"] == {**rec["magnitude"], "holds": None, "note": claims.NOT_JUDGED}
     assert claims.judged(rec, "paper") == rec
     # a curve dragged below id at one layer breaks the shape verdict ("every layer" means every layer)
     worse = json.loads(json.dumps(d))
     worse["curves"]["mat"]["p@1"][1] = worse["curves"]["id"]["p@1"][1] - 0.01
-    assert jtc_claims.c2(lambda fig: worse)["holds"] is False
+    assert shortcut_claims.c2(lambda fig: worse)["holds"] is False
     # C3 gives only magnitudes: no shape verdict, and the words say so
     c3 = jtc_claims.check("C3")
     assert c3["holds"] is None and findings.shape_verdict(c3).startswith("no verdict")
@@ -113,13 +135,32 @@ def test_two_verdicts_judge_shape_everywhere_and_magnitude_on_the_paper_profile_
 
 def test_summary_line_counts_the_findings():
     def rec(cid, verdict, stat, resampled=True, kind="claim", ours="x"):
-        return {"id": cid, "claim": cid, "ours": ours, "verdict": verdict, "resampled": resampled, "kind": kind,
-                "statistic": stat, "margin": 1.0 if verdict == "holds" else -1.0, "rule": "r", "magnitude": None}
+        return {
+            "id": cid,
+            "claim": cid,
+            "ours": ours,
+            "verdict": verdict,
+            "resampled": resampled,
+            "kind": kind,
+            "statistic": stat,
+            "margin": 1.0 if verdict == "holds" else -1.0,
+            "rule": "r",
+            "magnitude": None,
+        }
 
-    recs = [rec("A", "holds", "s1"), rec("A2", "holds", "s1"), rec("B", "fails", "s2"),
-            rec("U", "undecided", "s3"), rec("P", "holds", "s4", resampled=False), rec("K", "holds", "k", kind="check"),
-            {**rec("C", None, "s5", ours="not computed on this profile: why"), "margin": None,
-             "status": claims.NOT_COMPUTED_STATUS}]
+    recs = [
+        rec("A", "holds", "s1"),
+        rec("A2", "holds", "s1"),
+        rec("B", "fails", "s2"),
+        rec("U", "undecided", "s3"),
+        rec("P", "holds", "s4", resampled=False),
+        rec("K", "holds", "k", kind="check"),
+        {
+            **rec("C", None, "s5", ours="not computed on this profile: why"),
+            "margin": None,
+            "status": claims.NOT_COMPUTED_STATUS,
+        },
+    ]
     line = findings.summary(recs, "tiny")
     assert "4 findings from 5 claim sentences: 1 hold, 1 fail, 1 undecided" in line
     assert "1 without an interval" in line and "1 claims cannot be computed" in line and "Checks: 1 of 1 pass" in line
@@ -147,8 +188,6 @@ def test_claims_in_the_papers_regime_match_their_stored_figures():
     assert stored == figdata.plain(jtc_claims.all_claims(get))
 
 
-
-
 @pytest.mark.parametrize("name", sorted(p.stem for p in DATA_DIR.glob("sample_size_*.json")))
 def test_sample_size_invariants_hold_on_the_stored_numbers(name):
     s = figdata.load(name)["data"]
@@ -174,10 +213,18 @@ def test_every_legend_entry_of_the_submodule_figures_is_drawn(fig):
     stored = figdata.load(fig)
     out = draw(fig, stored["data"], stored["params"])
     ax = out.axes[0]
-    drawn = [ln for ln in ax.lines if ln.get_visible() and ln.get_linestyle() not in ("", "None")
-             and np.isfinite(np.asarray(ln.get_ydata(), dtype=float)).sum() >= 2]
-    handles, names = ax.get_legend_handles_labels() if ax.get_legend() is None else (
-        ax.get_legend().legend_handles, [t.get_text() for t in ax.get_legend().get_texts()])
+    drawn = [
+        ln
+        for ln in ax.lines
+        if ln.get_visible()
+        and ln.get_linestyle() not in ("", "None")
+        and np.isfinite(np.asarray(ln.get_ydata(), dtype=float)).sum() >= 2
+    ]
+    handles, names = (
+        ax.get_legend_handles_labels()
+        if ax.get_legend() is None
+        else (ax.get_legend().legend_handles, [t.get_text() for t in ax.get_legend().get_texts()])
+    )
     assert set(names) >= set(stored["data"]["curves"])
     for h, name in zip(handles, names):
         if name not in stored["data"]["curves"]:
@@ -187,8 +234,12 @@ def test_every_legend_entry_of_the_submodule_figures_is_drawn(fig):
     for m, c in stored["data"]["curves"].items():
         v = np.asarray(next(iter(c.values())), dtype=float)
         if not np.isfinite(v).all():  # sparse: a marker on each measured layer, in the mapping's colour
-            marked = {int(x) for ln in ax.lines if ln.get_marker() not in ("", "None", None)
-                      and to_rgba(ln.get_color()) == to_rgba(plots.COLORS[m]) for x in ln.get_xdata()}
+            marked = {
+                int(x)
+                for ln in ax.lines
+                if ln.get_marker() not in ("", "None", None) and to_rgba(ln.get_color()) == to_rgba(plots.COLORS[m])
+                for x in ln.get_xdata()
+            }
             assert set(np.flatnonzero(np.isfinite(v)).tolist()) <= marked, f"{fig}: {m} lacks markers"
     plt.close(out)
 
@@ -211,8 +262,14 @@ def test_a_single_k_plot_has_no_line_width_key_in_its_legend():
     assert {"k=1", "k=5"} <= set(names[1])
 
 
-@pytest.mark.parametrize("fig", [f for f in FIG_FILES if figures.FIGURES[f][0] in
-                                 ("labels", "norms", "parts_pk", "parts_surp", "pk", "r2_first", "surp")])
+@pytest.mark.parametrize(
+    "fig",
+    [
+        f
+        for f in FIG_FILES
+        if figures.FIGURES[f][0] in ("labels", "norms", "parts_pk", "parts_surp", "pk", "r2_first", "surp")
+    ],
+)
 def test_a_layer_axis_has_whole_numbered_ticks(fig):
     """Layers are counted: an axis of layers shows no tick such as 2.5."""
     import matplotlib

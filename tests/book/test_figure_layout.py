@@ -215,8 +215,13 @@ def test_a_legend_is_moved_off_a_target_line():
 
 
 # every figure of every paper that its paper draws, from the numbers this build stored
-DRAWN = sorted(f for f in registered().figures if figure_registry.entry(f).draw is not None and figdata.exists(f)
-               and not isinstance(figdata.load(f).get("data"), list))
+DRAWN = sorted(
+    f
+    for f in registered().figures
+    if figure_registry.entry(f).draw is not None
+    and figdata.exists(f)
+    and not isinstance(figdata.load(f).get("data"), list)
+)
 
 
 # figures drawn with another figure's numbers, as their chapter draws them: option -> that figure
@@ -255,8 +260,11 @@ def test_every_drawn_figure_reads_at_its_size_and_hides_nothing(fig):
             continue
         for axis, lim in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
             labels = [t for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
-            if axis.get_scale() == "linear" and labels and not axis.get_major_formatter().__class__.__name__ == \
-                    "FixedFormatter":
+            if (
+                axis.get_scale() == "linear"
+                and labels
+                and not axis.get_major_formatter().__class__.__name__ == "FixedFormatter"
+            ):
                 lo, hi = sorted(lim)
                 inside = [t for t in axis.get_ticklocs() if lo <= t <= hi]
                 assert len(inside) >= 3, (fig, ax.get_title(), axis.axis_name, inside)

@@ -32,8 +32,9 @@ def test_every_recomputed_figure_and_quantity_has_a_measured_spread():
         measured = nz["figures"][name]
         # a resampled mean (".../boot/...") is compared with the spread of the mean it resamples, a derived statistic
         # with its sources'
-        quantities = {m for q in regression.bucketed(figdata.load(name)["data"])
-                      for m in regression.measured_names(q, measured)}
+        quantities = {
+            m for q in regression.bucketed(figdata.load(name)["data"]) for m in regression.measured_names(q, measured)
+        }
         assert quantities == set(measured), name
 
 
@@ -70,8 +71,9 @@ def test_a_papers_stored_claims_are_judged_again_from_the_stored_numbers(paper):
     assert [r["id"] for r in records] == list(module.CLAIMS)
     assert all(r["verdict"] in ("holds", "fails", "undecided", None) for r in records)
     stored = {r["id"]: r for r in figdata.load(PAPERS[paper])["data"]}
-    assert [(r["id"], r["verdict"], r["holds"]) for r in records] == \
-        [(r["id"], stored[r["id"]]["verdict"], stored[r["id"]]["holds"]) for r in records]
+    assert [(r["id"], r["verdict"], r["holds"]) for r in records] == [
+        (r["id"], stored[r["id"]]["verdict"], stored[r["id"]]["holds"]) for r in records
+    ]
 
 
 def test_no_tolerance_is_looser_than_ten_times_its_spread_without_a_reason():
@@ -94,8 +96,11 @@ def _perturbed(name, bucket, err):
     def move(x, path):
         if isinstance(x, dict):
             return {k: move(v, f"{path}/{k}" if path else k) for k, v in x.items()}
-        if isinstance(x, list) and x and all(isinstance(v, (dict, str, list)) and not regression.is_numeric(v)
-                                             for v in x):
+        if (
+            isinstance(x, list)
+            and x
+            and all(isinstance(v, (dict, str, list)) and not regression.is_numeric(v) for v in x)
+        ):
             return [move(v, f"{path}[]") for v in x]
         if isinstance(x, list):
             return [move(v, path) for v in x]
@@ -112,8 +117,12 @@ def _perturbed(name, bucket, err):
 # difference far beyond the measured spread is still a regression
 REPORTED = [
     ("fig21", "early/mat/x" + regression.LARGE, 0.011, lambda e, v: e <= 5e-3),  # atol 5e-3
-    ("sample_size_gpt48", "r2_mat" + regression.LARGE, 0.39 / 163,
-     lambda e, v: e * abs(v) <= 1e-4 * abs(v) + 2e-4),  # rtol 1e-4, atol 2e-4
+    (
+        "sample_size_gpt48",
+        "r2_mat" + regression.LARGE,
+        0.39 / 163,
+        lambda e, v: e * abs(v) <= 1e-4 * abs(v) + 2e-4,
+    ),  # rtol 1e-4, atol 2e-4
     ("sl_fig5", "cos-0-seed-0/accuracy", 4.3e-4, lambda e, v: e <= 1e-4 * abs(v) + 1e-6),  # rtol 1e-4
 ]
 
@@ -136,11 +145,16 @@ def test_the_well_conditioned_r2_keeps_its_own_tolerance():
     measured = regression.noise()["figures"]["sample_size_gpt48"]
     params = figdata.load("sample_size_gpt48")["params"]
     small, _ = regression.tolerance("sample_size_gpt48", "r2_mat", measured["r2_mat"], params)
-    large, _ = regression.tolerance("sample_size_gpt48", "r2_mat" + regression.LARGE,
-                                    measured["r2_mat" + regression.LARGE], params)
+    large, _ = regression.tolerance(
+        "sample_size_gpt48", "r2_mat" + regression.LARGE, measured["r2_mat" + regression.LARGE], params
+    )
     assert small < large / 10
-    assert regression.compare("sample_size_gpt48", _perturbed("sample_size_gpt48", "r2_mat", 3 * small),
-                              figdata.load("sample_size_gpt48")["data"], measured)
+    assert regression.compare(
+        "sample_size_gpt48",
+        _perturbed("sample_size_gpt48", "r2_mat", 3 * small),
+        figdata.load("sample_size_gpt48")["data"],
+        measured,
+    )
 
 
 def test_an_ill_conditioned_r2_is_compared_to_its_own_magnitude():
@@ -200,8 +214,9 @@ def test_the_exit_rule_classifiers_are_fitted_once(tmp_path, monkeypatch):
     first = exit_rule.classifier_exit(exp, "r")
     again = exit_rule.classifier_exit(exp, "r")
     assert fits == [("r", 0)]
-    assert {k: first[k] for k in ("accuracy", "saved", "exit_hist", "thresholds")} == \
-        {k: again[k] for k in ("accuracy", "saved", "exit_hist", "thresholds")}
+    assert {k: first[k] for k in ("accuracy", "saved", "exit_hist", "thresholds")} == {
+        k: again[k] for k in ("accuracy", "saved", "exit_hist", "thresholds")
+    }
     exit_rule.classifier_exit(exp, "r", seed=1)
     assert fits == [("r", 0), ("r", 1)]
 
@@ -214,8 +229,7 @@ def test_a_count_of_decisions_may_move_by_two():
     assert regression.tolerance("fig4", "n_layers", {"err": 0.0, "scale": 12, "n": 1, "exact": True}, {})[0] == 0
 
 
-def test_the_pages_figures_are_used_only_when_written_in_this_session_with_the_stored_parameters(tmp_path,
-                                                                                                 monkeypatch):
+def test_the_pages_figures_are_used_only_when_written_in_this_session_with_the_stored_parameters(tmp_path, monkeypatch):
     monkeypatch.setenv("JTC_DATA_OUT", str(tmp_path))
     stored = figdata.load("fig22")
     f = tmp_path / "fig22.json"

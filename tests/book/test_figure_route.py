@@ -50,8 +50,9 @@ def _trace(fig, monkeypatch, tmp_path):
         return numbers, stored["params"]
 
     lookups = []
-    patched = dataclasses.replace(built, figures=MappingProxyType(
-        {**built.figures, fig: dataclasses.replace(entry, compute=computed)}))
+    patched = dataclasses.replace(
+        built, figures=MappingProxyType({**built.figures, fig: dataclasses.replace(entry, compute=computed)})
+    )
     monkeypatch.setattr(registry, "get", lambda: patched)
     monkeypatch.setattr(registry.Registry, "entry", lambda self, f: lookups.append(f) or self.figures[f])
 

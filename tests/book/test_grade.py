@@ -13,7 +13,7 @@ import nbformat
 import numpy as np
 import pytest
 
-from jtc_utils.book.classroom import grade, sandbox, student
+from jtc_utils.book.classroom import grade, grading_run, report, sandbox, student
 from jtc_utils.core.infra.paths import BOOK_DIR, ROOT, ZOO_DIR
 
 pytestmark = [pytest.mark.pages, pytest.mark.slow]  # a class's submissions executed
@@ -33,15 +33,32 @@ CLASS = {
     "syntax": ({ONE_PAIR: "answer = (", WORLD: CORRECT[WORLD]}, None),
     "loops": ({ONE_PAIR: "while True:\n    pass", WORLD: CORRECT[WORLD]}, None),
     "tampers": ({ONE_PAIR: "answer = 0.123", WORLD: "answer = 0"}, "tamper"),
-    "writes": ({ONE_PAIR: f"open({str(OUTSIDE)!r}, 'w').write('{{}}')\nanswer = float(r2[2, 4])",
-                WORLD: "open('../outside.txt', 'w').write('x')\nanswer = 1"}, None),
-    "peeks": ({ONE_PAIR: f"answer = open({str(REFERENCE / (PAGE + '.py'))!r}).read()",
-               WORLD: f"answer = len(open({str(ROOT / 'notebooks' / 'sec3_linear_shortcuts.py')!r}).read())"}, None),
-    "spawns": ({ONE_PAIR: "import subprocess\nanswer = subprocess.run(['true']).returncode", WORLD: CORRECT[WORLD]},
-               None),
+    "writes": (
+        {
+            ONE_PAIR: f"open({str(OUTSIDE)!r}, 'w').write('{{}}')\nanswer = float(r2[2, 4])",
+            WORLD: "open('../outside.txt', 'w').write('x')\nanswer = 1",
+        },
+        None,
+    ),
+    "peeks": (
+        {
+            ONE_PAIR: f"answer = open({str(REFERENCE / (PAGE + '.py'))!r}).read()",
+            WORLD: f"answer = len(open({str(ROOT / 'notebooks' / 'sec3_linear_shortcuts.py')!r}).read())",
+        },
+        None,
+    ),
+    "spawns": (
+        {ONE_PAIR: "import subprocess\nanswer = subprocess.run(['true']).returncode", WORLD: CORRECT[WORLD]},
+        None,
+    ),
     # rebinds every name its check cells read (the figure's numbers, the page's `check`) to agree with a wrong answer
-    "rebinds": ({ONE_PAIR: "r2 = np.full((9, 9), 0.123)\nanswer = 0.123",
-                 WORLD: "check = {'mat': np.ones(4), 'id': np.zeros(4)}\nanswer = 3"}, None),
+    "rebinds": (
+        {
+            ONE_PAIR: "r2 = np.full((9, 9), 0.123)\nanswer = 0.123",
+            WORLD: "check = {'mat': np.ones(4), 'id': np.zeros(4)}\nanswer = 3",
+        },
+        None,
+    ),
 }
 EXPECTED = {
     "correct": {ONE_PAIR: "✓", WORLD: "✓"},
@@ -73,8 +90,10 @@ def submission(answers: dict, change=None):
             # the figure's numbers rewritten to agree with the wrong answer, as the page writes them (figdata.save
             # would import torch and transformers for the environment's versions: seconds, past the answer cells'
             # time limit on a loaded machine, which made this a timeout instead of a tampering)
-            cell.source += ("\n(figdata.output_dir() / 'fig23.json').write_text(json.dumps("
-                            "{'figure': 'fig23', 'data': {'r2_mat': np.full((9, 9), 0.123).tolist()}}))")
+            cell.source += (
+                "\n(figdata.output_dir() / 'fig23.json').write_text(json.dumps("
+                "{'figure': 'fig23', 'data': {'r2_mat': np.full((9, 9), 0.123).tolist()}}))"
+            )
         if change == "tamper" and "import numpy" in cell.source:
             cell.source += "\ncheck = {'mat': np.zeros(4), 'id': np.zeros(4)}\nr2 = np.full((9, 9), 0.123)"
         cells.append(cell)
@@ -137,19 +156,22 @@ def test_a_failing_submission_says_why(graded):
 
 def test_files_that_are_not_notebooks_are_recorded_and_grading_goes_on(graded):
     rows, *_ = graded
-    bad = {(r.student, r.page): r for r in rows if r.student in ("garbled", grade.LOOSE)}
+    bad = {(r.student, r.page): r for r in rows if r.student in ("garbled", report.LOOSE)}
     assert bad[("garbled", PAGE)].result == "error" and "not a notebook" in bad[("garbled", PAGE)].message
     assert bad[("garbled", "essay.docx")].result == "error"
-    assert "student's folder" in bad[(grade.LOOSE, "stray.ipynb")].message and "graded for nobody" in \
-        bad[(grade.LOOSE, "stray.ipynb")].message
+    assert (
+        "student's folder" in bad[(report.LOOSE, "stray.ipynb")].message
+        and "graded for nobody" in bad[(report.LOOSE, "stray.ipynb")].message
+    )
 
 
 def test_an_empty_folder_is_a_student_with_nothing_and_a_loose_file_is_no_student(graded):
     rows, *_ = graded
     assert [(r.result, r.message) for r in rows if r.student == "absent"] == [
-        ("error", "no notebook in this student's folder")]
-    t = grade.totals(rows)
-    assert t["absent"] == (0, 0) and grade.LOOSE not in t and "stray.ipynb" not in t
+        ("error", "no notebook in this student's folder")
+    ]
+    t = report.totals(rows)
+    assert t["absent"] == (0, 0) and report.LOOSE not in t and "stray.ipynb" not in t
     assert len(t) == len(CLASS) + 2  # the class, the garbled one and the absent one
 
 
@@ -172,9 +194,10 @@ def test_the_grade_table_and_the_feedback_notebooks_are_written(graded):
     assert (out / "grades.csv").read_bytes().startswith(b"\xef\xbb\xbf")  # a BOM: a spreadsheet reads UTF-8
     with open(out / "grades.csv", newline="", encoding="utf-8-sig") as f:
         table = list(csv.DictReader(f))
-    assert [(t["student"], t["exercise"], t["result"]) for t in table] == [(r.student, r.exercise, r.result)
-                                                                           for r in rows]
-    assert grade.totals(rows)["correct"] == (2, 2) and grade.totals(rows)["blank"] == (0, 2)
+    assert [(t["student"], t["exercise"], t["result"]) for t in table] == [
+        (r.student, r.exercise, r.result) for r in rows
+    ]
+    assert report.totals(rows)["correct"] == (2, 2) and report.totals(rows)["blank"] == (0, 2)
     html = (out / "grades.html").read_text(encoding="utf-8")
     assert "<td>correct</td><td>2</td><td>2</td>" in html
     for who, want in (("correct", ("✓", "✓")), ("wrong", ("✗", "✗")), ("raises", ("error", "✓"))):
@@ -183,19 +206,35 @@ def test_the_grade_table_and_the_feedback_notebooks_are_written(graded):
         fb = nbformat.read(path, as_version=4)
         verdicts = [c.source for c in fb.cells if c.metadata.get("grading") == "verdict"]
         assert [v.split("**")[1].split(": ")[1] for v in verdicts] == list(want), (who, verdicts)
-        assert grade.KERNEL_NAME not in text and "recorded for grading" not in text  # no grader's cell
+        assert grading_run.KERNEL_NAME not in text and "recorded for grading" not in text  # no grader's cell
         for path_of_the_grader in (str(ROOT), str(out), "/tmp/", str(Path.home())):
             assert path_of_the_grader not in text, (who, path_of_the_grader)
         answers = [c.source for c in fb.cells if "answer" in c.metadata.get("tags", [])]
         assert answers == [CLASS[who][0].get(ONE_PAIR, ""), CLASS[who][0].get(WORLD, "")]
-    hint = [c.source for c in nbformat.read(out / "feedback" / "wrong" / f"{PAGE}.ipynb", as_version=4).cells
-            if c.metadata.get("grading") == "verdict"][0]
+    hint = [
+        c.source
+        for c in nbformat.read(out / "feedback" / "wrong" / f"{PAGE}.ipynb", as_version=4).cells
+        if c.metadata.get("grading") == "verdict"
+    ][0]
     assert "within" in hint  # the check's own hint, beside the verdict
 
 
 def test_answers_travel_as_plain_json():
-    for value in (3, 0.25, "wiki", None, True, (1, 2), [1.5, 2.5], {"a", "b"}, {"x": (1, 2)}, {(1, 2): 3},
-                  np.float64(0.5), np.arange(3), np.int64(7)):
+    for value in (
+        3,
+        0.25,
+        "wiki",
+        None,
+        True,
+        (1, 2),
+        [1.5, 2.5],
+        {"a", "b"},
+        {"x": (1, 2)},
+        {(1, 2): 3},
+        np.float64(0.5),
+        np.arange(3),
+        np.int64(7),
+    ):
         back = grade.decode(json.loads(json.dumps(grade.encode(value))))
         expected = value.tolist() if hasattr(value, "tolist") else value
         assert back == expected and type(back) is type(expected), (value, back)
@@ -215,15 +254,18 @@ def test_every_check_cell_of_the_book_is_found_by_the_grader():
         nb, labels = grade.graded_notebook(ref, ref, "pass")
         checks = [c for c in ref.cells if "check" in c.metadata.get("tags", [])]
         assert labels == [c.metadata["exercise"] for c in checks]
-        assert all(grade.check_call(c.source)[0] == c.metadata["exercise"] for c in checks)
-        assert all(f"{grade.KERNEL_NAME}.record(" in c.source for c in nb.cells
-                   if c.metadata.get("grading") == "record")
+        assert all(grading_run.check_call(c.source)[0] == c.metadata["exercise"] for c in checks)
+        assert all(
+            f"{grading_run.KERNEL_NAME}.record(" in c.source for c in nb.cells if c.metadata.get("grading") == "record"
+        )
         # a student's run records the answer alone: nothing a check compares with is read from the student's kernel;
         # the numbers the page passes to a check are recorded only in the grader's reference run
         student_run = [c.source for c in nb.cells if c.metadata.get("grading") == "record"]
-        assert all(f"{grade.KERNEL_NAME}.record({c.metadata['exercise']!r}, answer)" in s
-                   for c, s in zip(checks, student_run)), name
-        with_data = [grade.check_call(c.source)[2] for c in checks]
+        assert all(
+            f"{grading_run.KERNEL_NAME}.record({c.metadata['exercise']!r}, answer)" in s
+            for c, s in zip(checks, student_run)
+        ), name
+        with_data = [grading_run.check_call(c.source)[2] for c in checks]
         reference_run = grade.graded_notebook(ref, ref, "pass", with_data=True)[0]
         recorded = [c.source for c in reference_run.cells if c.metadata.get("grading") == "record"]
         assert all((f", data={d})" in s) == bool(d) for d, s in zip(with_data, recorded)), name
@@ -253,7 +295,7 @@ def test_without_a_sandbox_grading_refuses_in_one_line_unless_the_risk_is_accept
     assert "\n" not in str(e.value) and not (tmp_path / "out").exists()
     box = grade.choose_box(isolate=False)
     assert box.name == grade.UNSANDBOXED and not box.isolated
-    grade.write_tables([grade.Row("ann", PAGE, ONE_PAIR, "✓", "")], tmp_path / "out", box)
+    report.write_tables([report.Row("ann", PAGE, ONE_PAIR, "✓", "")], tmp_path / "out", box)
     assert "Not sandboxed" in (tmp_path / "out" / "grades.html").read_text(encoding="utf-8")
     with open(tmp_path / "out" / "grades.csv", newline="", encoding="utf-8-sig") as f:
         assert [r["sandbox"] for r in csv.DictReader(f)] == [grade.UNSANDBOXED]

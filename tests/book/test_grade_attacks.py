@@ -20,8 +20,11 @@ from jtc_utils.book.classroom import sandbox
 from jtc_utils.core.infra.paths import BOOK_DIR, CACHE_DIR, NOTEBOOKS_DIR, ROOT, ZOO_DIR
 from test_grade import CORRECT, ONE_PAIR, PAGE, REFERENCE, WORLD, submission
 
-pytestmark = [pytest.mark.pages, pytest.mark.slow,  # a class's submissions executed
-              pytest.mark.skipif(sandbox.available() is None, reason=sandbox.INSTALL)]
+pytestmark = [
+    pytest.mark.pages,
+    pytest.mark.slow,  # a class's submissions executed
+    pytest.mark.skipif(sandbox.available() is None, reason=sandbox.INSTALL),
+]
 
 OFF = "__jtc_grade__._refuse = lambda *a, **k: None  # the in-kernel guard, switched off\n"
 MARKER = "jtc-attack-outlives-7f3c"  # in the command line of a process an attacker leaves behind
@@ -34,8 +37,9 @@ def _cache_entry() -> Path:
 
 def _attempts(lines: list[str]) -> str:
     """Code that tries every line, whatever the earlier ones did."""
-    return "".join(f"try:\n    {line}\nexcept BaseException as e:\n    print('refused:', type(e).__name__)\n"
-                   for line in lines)
+    return "".join(
+        f"try:\n    {line}\nexcept BaseException as e:\n    print('refused:', type(e).__name__)\n" for line in lines
+    )
 
 
 def attacks(out: Path, subs: Path) -> dict[str, str]:
@@ -56,27 +60,47 @@ def attacks(out: Path, subs: Path) -> dict[str, str]:
         f"os.remove({str(ZOO_DIR / 'SHA256SUMS')!r})",
         f"os.rename({str(BOOK_DIR / 'data' / 'fig23.json')!r}, {str(BOOK_DIR / 'data' / 'fig23.bak')!r})",
     ]
-    reads = [f"print(open({str(p)!r}).read()[:80])" for p in (
-        NOTEBOOKS_DIR / "embedded_world.py", REFERENCE / f"{PAGE}.py", ROOT / "tests" / "book" / "test_grade.py",
-        subs / "alice" / f"{PAGE}.ipynb", out / "grades.csv")]
+    reads = [
+        f"print(open({str(p)!r}).read()[:80])"
+        for p in (
+            NOTEBOOKS_DIR / "embedded_world.py",
+            REFERENCE / f"{PAGE}.py",
+            ROOT / "tests" / "book" / "test_grade.py",
+            subs / "alice" / f"{PAGE}.ipynb",
+            out / "grades.csv",
+        )
+    ]
     return {
         "writer": OFF + "import os\n" + _attempts(writes) + "answer = 4242.0",
         "reader": OFF + _attempts(reads) + f"answer = open({str(NOTEBOOKS_DIR / 'embedded_world.py')!r}).read()",
-        "signaller": OFF + "import os, signal\n" + _attempts([
-            "[os.kill(int(p), signal.SIGKILL) for p in os.listdir('/proc') if p.isdigit() and int(p) != os.getpid() "
-            "and b'jtc_utils.book.classroom.grade' in open(f'/proc/{p}/cmdline', 'rb').read() and b'--_execute' not in "
-            "open(f'/proc/{p}/cmdline', 'rb').read()]",
-            "os.kill(os.getppid(), signal.SIGKILL)"]) + "answer = 0.5",
-        "forker": OFF + "import os, subprocess, sys\n" + _attempts([
-            f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(900)', {MARKER!r}], "
-            "start_new_session=True)",
-            f"os.fork() or os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(900)', "
-            f"{MARKER!r}])"]) + "answer = 0.5",
+        "signaller": OFF
+        + "import os, signal\n"
+        + _attempts(
+            [
+                "[os.kill(int(p), signal.SIGKILL) for p in os.listdir('/proc') "
+                "if p.isdigit() and int(p) != os.getpid() "
+                "and b'jtc_utils.book.classroom.grade' in open(f'/proc/{p}/cmdline', 'rb').read() "
+                "and b'--_execute' not in open(f'/proc/{p}/cmdline', 'rb').read()]",
+                "os.kill(os.getppid(), signal.SIGKILL)",
+            ]
+        )
+        + "answer = 0.5",
+        "forker": OFF
+        + "import os, subprocess, sys\n"
+        + _attempts(
+            [
+                f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(900)', {MARKER!r}], "
+                "start_new_session=True)",
+                f"os.fork() or os.execv(sys.executable, [sys.executable, '-c', 'import time; time.sleep(900)', "
+                f"{MARKER!r}])",
+            ]
+        )
+        + "answer = 0.5",
         "filler": OFF + "i = 0\nwhile True:\n    open(f'fill-{i}.bin', 'wb').write(b'x' * (1 << 20))\n    i += 1\n",
         "bigfile": OFF + "f = open('big.bin', 'wb')\nwhile True:\n    f.write(b'x' * (1 << 20))\n",
         "hog": OFF + "block = bytearray(64 << 30)\nanswer = 0.5",
         "environ": OFF + "import os, sys\nprint(dict(os.environ))\nprint(sys.executable, os.getcwd())\n"
-                   "answer = sorted(os.environ.items())",
+        "answer = sorted(os.environ.items())",
     }
 
 
@@ -88,8 +112,13 @@ def stat_digest(*folders: Path) -> dict:
     out = {}
     for folder in folders:
         for root, dirs, files in os.walk(folder):
-            dirs[:] = [d for d in dirs if d not in ("_build", ".locks", "test-logs", "grading-mpl")
-                       and not d.startswith(".staging-") and os.path.realpath(os.path.join(root, d)) != suite_data]
+            dirs[:] = [
+                d
+                for d in dirs
+                if d not in ("_build", ".locks", "test-logs", "grading-mpl")
+                and not d.startswith(".staging-")
+                and os.path.realpath(os.path.join(root, d)) != suite_data
+            ]
             for name in files:
                 st = os.lstat(os.path.join(root, name))
                 out[os.path.join(root, name)] = (st.st_size, st.st_mtime_ns, st.st_ino)
@@ -98,9 +127,29 @@ def stat_digest(*folders: Path) -> dict:
 
 def run_grader(subs: Path, out: Path, *extra: str) -> list[dict]:
     env = {**os.environ, SECRET[0]: SECRET[1], "JTC_PROGRESS": "0"}
-    done = subprocess.run([sys.executable, "-m", "jtc_utils.book.classroom.grade", str(subs), "--out", str(out),
-                           "--reference", str(REFERENCE), "--timeout", "300", "--cell-timeout", "60",
-                           "--disk-gb", "0.05", *extra], env=env, capture_output=True, text=True, timeout=1800)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jtc_utils.book.classroom.grade",
+            str(subs),
+            "--out",
+            str(out),
+            "--reference",
+            str(REFERENCE),
+            "--timeout",
+            "300",
+            "--cell-timeout",
+            "60",
+            "--disk-gb",
+            "0.05",
+            *extra,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     with open(out / "grades.csv", newline="", encoding="utf-8-sig") as f:
         return list(csv.DictReader(f))
@@ -139,8 +188,16 @@ def attacked(tmp_path_factory):
     (alone_subs / "alice").mkdir()
     nbformat.write(submission(CORRECT), alone_subs / "alice" / f"{PAGE}.ipynb")
     alone = run_grader(alone_subs, alone_out)
-    return {"table": table, "out": out, "subs": subs, "before": before, "after": after, "alone": alone,
-            "sub_before": sub_before, "sub_after": stat_digest(subs)}
+    return {
+        "table": table,
+        "out": out,
+        "subs": subs,
+        "before": before,
+        "after": after,
+        "alone": alone,
+        "sub_before": sub_before,
+        "sub_after": stat_digest(subs),
+    }
 
 
 def test_every_attack_gets_no_point(attacked):

@@ -88,9 +88,10 @@ def test_every_figure_reference_names_its_figure(html):
             el.decompose()
         text = " ".join(soup.get_text(" ").split())
         for m in re.finditer(r"\b(?:Figures?|Fig\.) \d+", text):
-            before = text[max(0, m.start() - 30):m.start()]
-            assert PAPER_WORDS.search(before), (f"{page.name}: ...{before}{m.group(0)}... is neither a link nor the "
-                                                "paper's")
+            before = text[max(0, m.start() - 30) : m.start()]
+            assert PAPER_WORDS.search(before), (
+                f"{page.name}: ...{before}{m.group(0)}... is neither a link nor the paper's"
+            )
 
 
 def test_no_page_costs_more_than_its_limit_to_load(html):
@@ -119,6 +120,7 @@ def test_a_claims_table_has_one_header_row(html):
     """The claims tables carried the index's name ("id") as a second header row of its own."""
     root, _ = html
     for page in _pages(root):
-        for head in re.findall(r'<table[^>]*class="jtc-claims"[^>]*>.*?<thead>(.*?)</thead>', page.read_text(),
-                               flags=re.S):
+        for head in re.findall(
+            r'<table[^>]*class="jtc-claims"[^>]*>.*?<thead>(.*?)</thead>', page.read_text(), flags=re.S
+        ):
             assert head.count("<tr") == 1, page.name

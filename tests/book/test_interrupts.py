@@ -23,8 +23,14 @@ def _interrupt(args: list[str], ready, tmp_path: Path, env: dict | None = None, 
     true), send the group SIGINT (as a terminal's Ctrl-C does) and return (exit code, stdout, stderr)."""
     out, err = tmp_path / "out.txt", tmp_path / "err.txt"
     with open(out, "w") as o, open(err, "w") as e:
-        proc = subprocess.Popen(args, stdout=o, stderr=e, cwd=ROOT, start_new_session=True,
-                                env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONWARNINGS": "ignore", **(env or {})})
+        proc = subprocess.Popen(
+            args,
+            stdout=o,
+            stderr=e,
+            cwd=ROOT,
+            start_new_session=True,
+            env={**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONWARNINGS": "ignore", **(env or {})},
+        )
         t0 = time.monotonic()
         while not (ready() if callable(ready) else ready in out.read_text() + err.read_text()):
             assert proc.poll() is None, f"it ended before it was under way:\n{out.read_text()}\n{err.read_text()}"
@@ -84,8 +90,12 @@ student.main(["--out", {out!r}, "--fill"])
 def test_make_student_fill(tmp_path):
     script = tmp_path / "student.py"
     script.write_text(STUDENT.format(out=str(tmp_path / "edition")))
-    code, out, err = _interrupt([sys.executable, str(script)], "filling the cache: page 1", tmp_path,
-                                env={"JTC_CACHE": str(tmp_path / "cache"), "JTC_PROGRESS": "0"})
+    code, out, err = _interrupt(
+        [sys.executable, str(script)],
+        "filling the cache: page 1",
+        tmp_path,
+        env={"JTC_CACHE": str(tmp_path / "cache"), "JTC_PROGRESS": "0"},
+    )
     assert code == 130
     _one_line(err, "interrupted: the edition is written")
 
@@ -122,10 +132,20 @@ def test_make_grade(tmp_path):
             cell.source = "import time\ntime.sleep(300)\nanswer = 1"
     (tmp_path / "subs" / "ann").mkdir(parents=True)
     nbformat.write(nb, tmp_path / "subs" / "ann" / "minipage.ipynb")
-    code, out, err = _interrupt([sys.executable, "-m", "jtc_utils.book.classroom.grade", str(tmp_path / "subs"),
-                                 "--out",
-                                 str(tmp_path / "grades"), "--reference", str(Path(__file__).parent / "grading")],
-                                lambda: any((tmp_path / "grades").glob(".grade-ann-*")), tmp_path)
+    code, out, err = _interrupt(
+        [
+            sys.executable,
+            "-m",
+            "jtc_utils.book.classroom.grade",
+            str(tmp_path / "subs"),
+            "--out",
+            str(tmp_path / "grades"),
+            "--reference",
+            str(Path(__file__).parent / "grading"),
+        ],
+        lambda: any((tmp_path / "grades").glob(".grade-ann-*")),
+        tmp_path,
+    )
     assert code == 130 and not (tmp_path / "grades" / "grades.csv").exists()
     _one_line(err, "interrupted: grades.csv and grades.html were not written")
     assert not [p for p in (tmp_path / "grades").iterdir() if p.name.startswith(".grade-")]  # no working copy left

@@ -34,8 +34,13 @@ def _get(url: str):
 def lab(*make_args):
     port, token = _free_port(), secrets.token_hex(8)
     args = f"--no-browser --ip=127.0.0.1 --port={port} --ServerApp.port_retries=0 --IdentityProvider.token={token}"
-    proc = subprocess.Popen(["make", "-s", "lab", f"LAB_ARGS={args}", *make_args], cwd=ROOT, start_new_session=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        ["make", "-s", "lab", f"LAB_ARGS={args}", *make_args],
+        cwd=ROOT,
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 90

@@ -51,10 +51,17 @@ def test_a_page_depends_on_the_modules_it_can_run_and_on_no_other(tmp_path, monk
     training or the runner, so editing those must not re-execute it, and editing anything in its closure must. The
     drawing code is in every page's closure (the figure registry holds each figure's drawing beside its computation:
     a page that draws a figure must be re-executed when its drawing changes)."""
-    closure = {f.relative_to(runner.ROOT).as_posix()
-               for f in staleness.package_closure(runner.NOTEBOOKS_DIR / "claims_verdicts.py")}
-    assert {"jtc_utils/jtc/claims.py", "jtc_utils/core/analysis/linear.py", "jtc_utils/evidence/figdata.py",
-            "jtc_utils/__init__.py", "jtc_utils/jtc/plots.py"} <= closure
+    closure = {
+        f.relative_to(runner.ROOT).as_posix()
+        for f in staleness.package_closure(runner.NOTEBOOKS_DIR / "claims_verdicts.py")
+    }
+    assert {
+        "jtc_utils/jtc/claims.py",
+        "jtc_utils/core/analysis/linear.py",
+        "jtc_utils/evidence/figdata.py",
+        "jtc_utils/__init__.py",
+        "jtc_utils/jtc/plots.py",
+    } <= closure
     assert not {"jtc_utils/lenses/train.py", "jtc_utils/book/build/runner.py"} & closure
     # the whole closure counts: figures imports experiment, which imports the readout
     deep = {f.name for f in staleness.package_closure(runner.NOTEBOOKS_DIR / "sec4_predictions.py")}
@@ -81,8 +88,13 @@ def test_editing_a_module_stales_exactly_the_pages_that_import_it(tmp_path, monk
     for attr, value in (("ROOT", root), ("NOTEBOOKS_DIR", nbs), ("ZOO_DIR", zoo)):
         point_book_at(monkeypatch, attr, value)
     names = {f.relative_to(root).as_posix() for f in staleness.package_closure(nbs / "page.py")}
-    assert names == {"jtc_utils/__init__.py", "jtc_utils/a.py", "jtc_utils/b.py", "jtc_utils/sub/__init__.py",
-                     "jtc_utils/sub/c.py"}
+    assert names == {
+        "jtc_utils/__init__.py",
+        "jtc_utils/a.py",
+        "jtc_utils/b.py",
+        "jtc_utils/sub/__init__.py",
+        "jtc_utils/sub/c.py",
+    }
     before = staleness.inputs_fingerprint("page", "tiny")
     (pkg / "lone.py").write_text("y = 3\n")  # not imported: the page stays up to date
     (zoo / "lenses" / "w.safetensors").write_bytes(b"2")  # trained lenses: only for pages importing the lenses
@@ -147,8 +159,13 @@ def test_the_real_models_share_counts_the_cells_that_name_its_figures():
     import nbformat
 
     nb = nbformat.v4.new_notebook()
-    for src, dt in (('figure("fig2")', 5.0), ('r10 = figure("real_fig10")', 7.0), ("exp_real = x", 2.0),
-                    ("print(real_model_line())", 1.0), ("surreal_fig = 3", 4.0)):
+    for src, dt in (
+        ('figure("fig2")', 5.0),
+        ('r10 = figure("real_fig10")', 7.0),
+        ("exp_real = x", 2.0),
+        ("print(real_model_line())", 1.0),
+        ("surreal_fig = 3", 4.0),
+    ):
         cell = nbformat.v4.new_code_cell(src)
         cell.metadata["papermill"] = {"duration": dt}
         nb.cells.append(cell)
@@ -175,8 +192,12 @@ def test_a_prose_edit_refreshes_the_page_without_staling_it_and_a_code_edit_stal
 
     text = src.read_text()
     first_prose = text.index("# %% [markdown]\n") + len("# %% [markdown]\n")
-    src.write_text(text[:first_prose] + "# A new opening sentence.\n#\n" + text[first_prose:]
-                   + "\n# %% [markdown]\n# A closing remark.\n")
+    src.write_text(
+        text[:first_prose]
+        + "# A new opening sentence.\n#\n"
+        + text[first_prose:]
+        + "\n# %% [markdown]\n# A closing remark.\n"
+    )
     assert staleness.code_fingerprint(src) == before_code
     assert runner.refresh_prose(name) and not runner.refresh_prose(name)
     after = nbformat.read(book_dir / f"{name}.ipynb", as_version=4)
@@ -218,8 +239,9 @@ def test_pages_run_side_by_side_and_a_reader_waits_for_the_pages_before_it(tmp_p
 
     lines = []
     pair = {"a": "b", "b": "a", "r": "c", "c": "r"}
-    times = scheduling.run_pages(["a", "b", "r", "c"], partial(_fake_page, str(tmp_path), (), pair), 2, lines.append,
-                             readers={"r": None})
+    times = scheduling.run_pages(
+        ["a", "b", "r", "c"], partial(_fake_page, str(tmp_path), (), pair), 2, lines.append, readers={"r": None}
+    )
     assert set(times) == {"a", "b", "r", "c"} and all(t > 0.45 for t in times.values())
     span = {n: [float(x) for x in (tmp_path / n).read_text().split()[:2]] for n in times}
     assert span["b"][0] < span["a"][1]  # a and b overlapped
@@ -233,8 +255,14 @@ def test_pages_start_in_the_start_order_and_a_reader_still_waits_for_the_pages_b
 
     names = ["a", "b", "r", "c"]
     assert scheduling.start_order(names, ("c",)) == ["c", "a", "b", "r"]
-    times = scheduling.run_pages(names, partial(_fake_page, str(tmp_path), (), {"a": "c", "c": "a"}), 2, lambda _: None,
-                             readers={"r": None}, order=scheduling.start_order(names, ("c",)))
+    times = scheduling.run_pages(
+        names,
+        partial(_fake_page, str(tmp_path), (), {"a": "c", "c": "a"}),
+        2,
+        lambda _: None,
+        readers={"r": None},
+        order=scheduling.start_order(names, ("c",)),
+    )
     span = {n: [float(x) for x in (tmp_path / n).read_text().split()[:2]] for n in times}
     assert span["c"][0] < span["b"][0]  # c and a started first, b when one of them ended
     assert span["r"][0] >= max(span["a"][1], span["b"][1])  # the reader waited for a and b, not for c's place
@@ -262,9 +290,15 @@ def test_a_reader_waits_only_for_the_pages_it_reads_and_a_page_for_its_work_ahea
     assert scheduling.waits_for("r", names, {"r": None}) == ["a", "b"]
     assert scheduling.waits_for("a", names, {"r": None}) == []
     lines = []
-    times = scheduling.run_pages(names, partial(_fake_page, str(tmp_path), (), {"a": "b", "b": "a"}), 2,
-                                 lines.append, readers={"r": ("a",)}, order=["a", "b", "r", "c"],
-                                 ahead={"c": partial(_fake_ahead, str(tmp_path), "c")})
+    times = scheduling.run_pages(
+        names,
+        partial(_fake_page, str(tmp_path), (), {"a": "b", "b": "a"}),
+        2,
+        lines.append,
+        readers={"r": ("a",)},
+        order=["a", "b", "r", "c"],
+        ahead={"c": partial(_fake_ahead, str(tmp_path), "c")},
+    )
     assert set(times) == set(names)
     span = {n: [float(x) for x in (tmp_path / n).read_text().split()[:2]] for n in times}
     assert span["r"][0] >= span["a"][1]  # the reader waited for the page it reads ...
@@ -276,8 +310,9 @@ def test_a_failed_page_stops_new_ones_and_is_raised_after_the_running_ones_end(t
     from functools import partial
 
     with pytest.raises(runner.NotebookFailed, match="notebook a failed"):
-        scheduling.run_pages(["a", "b", "c", "d"], partial(_fake_page, str(tmp_path), ("a",), {"b": "a"}), 2,
-                         lambda _: None)
+        scheduling.run_pages(
+            ["a", "b", "c", "d"], partial(_fake_page, str(tmp_path), ("a",), {"b": "a"}), 2, lambda _: None
+        )
     assert (tmp_path / "b").exists()  # running beside the failure: it finished and committed
     assert not (tmp_path / "c").exists() and not (tmp_path / "d").exists()  # never started
 

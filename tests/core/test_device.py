@@ -49,8 +49,11 @@ def test_the_fits_run_on_the_chosen_device(monkeypatch):
     for name in devs:
         f = linear.factor(X, dev=name)
         assert f.R.device.type == name and f.R.dtype == torch.float64
-        results.append(linear.layer_pair_r2(np.stack([X, X ** 2, X ** 3]).astype(np.float32),
-                                            np.stack([X, X ** 2, X ** 3]).astype(np.float32), dev=name)["r2_mat"])
+        results.append(
+            linear.layer_pair_r2(
+                np.stack([X, X**2, X**3]).astype(np.float32), np.stack([X, X**2, X**3]).astype(np.float32), dev=name
+            )["r2_mat"]
+        )
     for r in results[1:]:  # a GPU gives the CPU's numbers
         np.testing.assert_allclose(r, results[0], rtol=0, atol=1e-9)
 

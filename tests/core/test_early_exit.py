@@ -57,9 +57,17 @@ def test_bert_uses_the_constant_position_three_by_default():
         ee.positions_for_threshold(pos, "bert", "middle")
 
 
-@pytest.mark.parametrize("bad, match", [([], "empty"), ("0.5", "list of numbers"), ([0.1, "x"], "numbers"),
-                                        ([0.1, float("nan")], "finite"), (None, "list of numbers"),
-                                        ([True], "numbers")])
+@pytest.mark.parametrize(
+    "bad, match",
+    [
+        ([], "empty"),
+        ("0.5", "list of numbers"),
+        ([0.1, "x"], "numbers"),
+        ([0.1, float("nan")], "finite"),
+        (None, "list of numbers"),
+        ([True], "numbers"),
+    ],
+)
 def test_bad_lambda_lists_are_refused(bad, match):
     gap, top1, final, dec = stats()
     with pytest.raises(ValueError, match=match):

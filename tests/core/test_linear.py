@@ -91,8 +91,9 @@ def test_layer_pair_r2_on_selected_rows_equals_the_copied_subset_resident_or_not
     want = linear.layer_pair_r2(X[:, :150][:, keep_tr], X[:, 150:][:, keep_val], train_r2=True, boot=boot)
     for budget in (linear.FIT_MEMORY, 1):
         monkeypatch.setattr(linear, "FIT_MEMORY", budget)
-        got = linear.layer_pair_r2(X[:, :150], X[:, 150:], train_r2=True, boot=boot, rows_train=keep_tr,
-                                   rows_val=np.flatnonzero(keep_val))
+        got = linear.layer_pair_r2(
+            X[:, :150], X[:, 150:], train_r2=True, boot=boot, rows_train=keep_tr, rows_val=np.flatnonzero(keep_val)
+        )
         assert set(got) == set(want)
         for k in want:
             np.testing.assert_allclose(got[k], want[k], rtol=1e-12, atol=1e-12, err_msg=k)

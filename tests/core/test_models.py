@@ -127,8 +127,9 @@ def test_the_default_batch_is_smaller_for_a_wide_model_and_keys_the_cache(gpt, m
     seen = []
     real = cache.path_for
     monkeypatch.setattr(cache, "path_for", lambda kind, key: seen.append(key["batch"]) or real(kind, key))
-    np.testing.assert_allclose(hidden.hidden_states(gpt, s), hidden.hidden_states(gpt, s, batch_size=64),
-                               rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        hidden.hidden_states(gpt, s), hidden.hidden_states(gpt, s, batch_size=64), rtol=1e-4, atol=1e-5
+    )
     assert seen == [32, 64]
 
 

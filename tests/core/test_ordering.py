@@ -17,8 +17,9 @@ import torch
 from jtc_utils.core.infra import ordering
 from jtc_utils.core.infra.paths import NOTEBOOKS_DIR, ROOT
 
-SOURCES = sorted([*(ROOT / "jtc_utils").rglob("*.py"), *NOTEBOOKS_DIR.glob("*.py"),
-                  *(ROOT / "benchmarks").glob("*.py")])
+SOURCES = sorted(
+    [*(ROOT / "jtc_utils").rglob("*.py"), *NOTEBOOKS_DIR.glob("*.py"), *(ROOT / "benchmarks").glob("*.py")]
+)
 STABLE = {"stable", "mergesort"}
 JUSTIFIED = "# order:"  # a call whose order is never shown nor used to pick items says why on its line
 
@@ -46,14 +47,15 @@ def unstable_sorts(text: str) -> list[tuple[int, str]]:
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
         attr, line = node.func.attr, node.lineno
-        span = "\n".join(lines[max(0, node.lineno - 2):node.end_lineno])  # the call's lines and the one above
+        span = "\n".join(lines[max(0, node.lineno - 2) : node.end_lineno])  # the call's lines and the one above
         owner = node.func.value.id if isinstance(node.func.value, ast.Name) else None
         if JUSTIFIED in span:
             continue
         if attr in ("sort_values", "sort_index") and _keyword(node, "kind") not in STABLE:
             found.append((line, f"{attr} without kind='stable'"))
         elif attr in ("nlargest", "nsmallest", "rank", "argpartition") or (
-                attr == "partition" and not (node.args and isinstance(node.args[0], ast.Constant))):  # not str's
+            attr == "partition" and not (node.args and isinstance(node.args[0], ast.Constant))
+        ):  # not str's
             found.append((line, f"{attr} (take a stable sort, or ordering.top_k, instead)"))
         elif attr == "argsort" and _keyword(node, "kind") not in STABLE and _keyword(node, "stable") is not True:
             found.append((line, "argsort without kind='stable'"))
@@ -96,8 +98,7 @@ logits.topk(5)  # order: a set to test membership in
 
 
 def test_every_sort_in_the_package_notebooks_and_benchmarks_is_total():
-    found = [f"{p.relative_to(ROOT)}:{line}: {what}" for p in SOURCES
-             for line, what in unstable_sorts(p.read_text())]
+    found = [f"{p.relative_to(ROOT)}:{line}: {what}" for p in SOURCES for line, what in unstable_sorts(p.read_text())]
     assert not found, "\n".join(found)
 
 
@@ -124,8 +125,7 @@ def test_top_k_ranks_near_ties_by_id_and_otherwise_as_topk():
     agree = (ids == t.indices.numpy()).all(1)
     for r in np.flatnonzero(~agree):  # any difference from topk is a near-tie ranked by id
         a, b = ids[r], t.indices[r].numpy()
-        assert np.allclose(np.sort(x[r, a].numpy(), kind="stable"), np.sort(x[r, b].numpy(), kind="stable"),
-                           rtol=3e-4)
+        assert np.allclose(np.sort(x[r, a].numpy(), kind="stable"), np.sort(x[r, b].numpy(), kind="stable"), rtol=3e-4)
     assert agree.mean() > 0.9
     np.testing.assert_array_equal(vals, np.take_along_axis(x.numpy(), ids, 1))
 
@@ -134,7 +134,7 @@ def test_grid_is_monotone_and_only_merges_near_values():
     v = np.sort(np.random.default_rng(0).normal(size=10_000).astype(np.float32) * 10, kind="stable")
     q = ordering.grid(v)
     assert (np.diff(q) >= 0).all()
-    assert np.abs(q - v).max() <= np.abs(v).max() * 2.0 ** -13
+    assert np.abs(q - v).max() <= np.abs(v).max() * 2.0**-13
     assert ordering.order([1.0, 3.0, 3.0 * (1 + 1e-6), 2.0], descending=True).tolist() == [1, 2, 3, 0]
 
 
@@ -181,4 +181,4 @@ def test_orders_are_the_same_under_the_baseline_dispatch():
         assert runs[0][key] == runs[1][key], key
     x = np.round(np.random.default_rng(1).random(3000), 1)
     tied = np.flatnonzero(x == x.max())[:200].tolist()
-    assert runs[0]["np"][:len(tied)] == tied  # ties by position
+    assert runs[0]["np"][: len(tied)] == tied  # ties by position

@@ -17,8 +17,14 @@ from jtc_utils.core.data.samples import make_samples
 # the real configurations but for the vocabulary: the offline tokenizers available here are the zoo's (4,096 tokens),
 # and a model whose tokenizer does not fit its vocabulary is refused (tests/book/test_faults.py)
 GPT2_SMALL = dict(vocab_size=4096, n_positions=1024, n_embd=768, n_layer=12, n_head=12)
-BERT_BASE = dict(vocab_size=4096, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
-                 intermediate_size=3072, max_position_embeddings=512)
+BERT_BASE = dict(
+    vocab_size=4096,
+    hidden_size=768,
+    num_hidden_layers=12,
+    num_attention_heads=12,
+    intermediate_size=3072,
+    max_position_embeddings=512,
+)
 
 
 def _put_in_hub_cache(cache_dir, repo_id, family, config):
@@ -74,9 +80,13 @@ def test_missing_paper_model_fails_fast_with_a_clear_message(tmp_path, monkeypat
 
 
 # the related papers' hub ids, each with a small random model of its family in the cache
-FAMILY_IDS = {"mistralai/Mistral-7B-v0.1": "mistral", "microsoft/Phi-3-mini-4k-instruct": "phi3",
-              "facebook/opt-125m": "opt", "facebook/opt-350m": "opt-350m",
-              "meta-llama/Llama-2-7b-hf": "llama"}
+FAMILY_IDS = {
+    "mistralai/Mistral-7B-v0.1": "mistral",
+    "microsoft/Phi-3-mini-4k-instruct": "phi3",
+    "facebook/opt-125m": "opt",
+    "facebook/opt-350m": "opt-350m",
+    "meta-llama/Llama-2-7b-hf": "llama",
+}
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,6 @@ from jtc_utils.evidence import figdata
 from jtc_utils.jtc import figures
 
 
-
 # ------------------------------------------------------------------------------------------------------------
 # adapters on a small random LLaMA (grouped-query attention, tied embeddings)
 @pytest.fixture(scope="module")
@@ -62,8 +61,11 @@ def test_a_headless_encoder_gives_states_and_refuses_predictions(tmp_path):
     from jtc_utils.core.models.catalogue import BERT_TOKENIZER_DIR
 
     tok = AutoTokenizer.from_pretrained(BERT_TOKENIZER_DIR)
-    model = BertModel(BertConfig(vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
-                                 intermediate_size=64)).eval()
+    model = BertModel(
+        BertConfig(
+            vocab_size=len(tok), hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64
+        )
+    ).eval()
     ad = models.Adapter(model=model, tokenizer=tok, name="headless")
     assert ad.family == "bert" and not ad.has_head and not ad.causal
     ids = torch.tensor([tok("the river flows")["input_ids"]])
@@ -78,30 +80,43 @@ def test_a_headless_encoder_gives_states_and_refuses_predictions(tmp_path):
 
 # ------------------------------------------------------------------------------------------------------------
 # sentences: splitter and filters on fixed examples
-@pytest.mark.parametrize("text, want", [
-    ("Dr. J. K. Smith went to the U.S. in 1990. He left.", ["Dr. J. K. Smith went to the U.S. in 1990.", "He left."]),
-    ('He said "It works." Then he left!  Was it 3.5 m? Yes.',
-     ['He said "It works."', "Then he left!", "Was it 3.5 m?", "Yes."]),
-    ("Prices rose 2.5% (from $10.1bn). Analysts, e.g. Mr. Jones, agreed.",
-     ["Prices rose 2.5% (from $10.1bn).", "Analysts, e.g. Mr. Jones, agreed."]),
-    ("the end. lower case does not start a sentence", ["the end. lower case does not start a sentence"]),
-    ("Born in 1950 in Paris. (He moved later.)", ["Born in 1950 in Paris.", "(He moved later.)"]),
-])
+@pytest.mark.parametrize(
+    "text, want",
+    [
+        (
+            "Dr. J. K. Smith went to the U.S. in 1990. He left.",
+            ["Dr. J. K. Smith went to the U.S. in 1990.", "He left."],
+        ),
+        (
+            'He said "It works." Then he left!  Was it 3.5 m? Yes.',
+            ['He said "It works."', "Then he left!", "Was it 3.5 m?", "Yes."],
+        ),
+        (
+            "Prices rose 2.5% (from $10.1bn). Analysts, e.g. Mr. Jones, agreed.",
+            ["Prices rose 2.5% (from $10.1bn).", "Analysts, e.g. Mr. Jones, agreed."],
+        ),
+        ("the end. lower case does not start a sentence", ["the end. lower case does not start a sentence"]),
+        ("Born in 1950 in Paris. (He moved later.)", ["Born in 1950 in Paris.", "(He moved later.)"]),
+    ],
+)
 def test_the_splitter_on_fixed_examples(text, want):
     assert real_text.split_sentences(text) == want
 
 
-@pytest.mark.parametrize("sentence, failed", [
-    ("Too short here.", "length"),
-    ("lower-case start of a sentence that is long enough.", "shape"),
-    ("A sentence without its final full stop is dropped", "shape"),
-    ("See <ref>the source</ref> for the details of it.", "markup"),
-    ("Visit https://example.org for the whole story today.", "markup"),
-    ("The area is given by the formula πr² ≤ 4 in this case.", "formulas"),
-    ("The value (in the first case is larger than expected.", "balanced"),
-    ('He said "it is over and then it went on.', "balanced"),
-    ("The river flows through the old city to the sea.", None),
-])
+@pytest.mark.parametrize(
+    "sentence, failed",
+    [
+        ("Too short here.", "length"),
+        ("lower-case start of a sentence that is long enough.", "shape"),
+        ("A sentence without its final full stop is dropped", "shape"),
+        ("See <ref>the source</ref> for the details of it.", "markup"),
+        ("Visit https://example.org for the whole story today.", "markup"),
+        ("The area is given by the formula πr² ≤ 4 in this case.", "formulas"),
+        ("The value (in the first case is larger than expected.", "balanced"),
+        ('He said "it is over and then it went on.', "balanced"),
+        ("The river flows through the old city to the sea.", None),
+    ],
+)
 def test_the_filters_on_fixed_examples(sentence, failed):
     first = next((name for name, (_, keep) in real_text.FILTERS.items() if not keep(sentence)), None)
     assert first == failed
@@ -123,7 +138,7 @@ def test_data_cards_count_what_the_profile_serves(domain):
     paper = {"wiki": (9000, 3000), "bbc": (9000, 1000)}[domain]  # the paper's Wikipedia and news sizes (its §A)
     assert (len(train), len(val)) == (card["train"], card["validation"]) == paper
     assert not {s.text for s in train} & {s.text for s in val}
-    assert len(card["examples"]) <= 3 and card["examples"] == [s.text for s in train[:len(card["examples"])]]
+    assert len(card["examples"]) <= 3 and card["examples"] == [s.text for s in train[: len(card["examples"])]]
     assert all(keep(s.text) for s in val[:500] for _, keep in real_text.FILTERS.values())
 
 
@@ -231,8 +246,9 @@ def _compare_real(kind, data, stored, n):
         # a difference of two r²: the sum of their tolerances; resamples ten times
         for key in ("min_gap", "id_majority"):
             assert data["pairs"][key] == pytest.approx(stored["pairs"][key], abs=4e-4), key
-            np.testing.assert_allclose(data["boot"]["pairs"][key], stored["boot"]["pairs"][key], rtol=0, atol=4e-3,
-                                       err_msg=f"boot {key}")
+            np.testing.assert_allclose(
+                data["boot"]["pairs"][key], stored["boot"]["pairs"][key], rtol=0, atol=4e-3, err_msg=f"boot {key}"
+            )
     elif kind in ("pk", "surp"):
         draws = regression.most_draws(n)  # a flipped decision moves a resample by its draw count over n
         for m, c in data["curves"].items():
@@ -240,8 +256,13 @@ def _compare_real(kind, data, stored, n):
                 if key == "boot":
                     for k, b in v.items():
                         atol = (2 / n if k.startswith("p@") else 2 * 20 / n) * draws
-                        np.testing.assert_allclose(b, figdata.as_array(stored["curves"][m]["boot"][k]), rtol=0,
-                                                   atol=atol, err_msg=f"{m} boot {k}")
+                        np.testing.assert_allclose(
+                            b,
+                            figdata.as_array(stored["curves"][m]["boot"][k]),
+                            rtol=0,
+                            atol=atol,
+                            err_msg=f"{m} boot {k}",
+                        )
                     continue
                 atol = 2 / n if key.startswith("p@") else 2 * 20 / n
                 np.testing.assert_allclose(v, stored["curves"][m][key], rtol=0, atol=atol, err_msg=f"{m} {key}")

@@ -54,9 +54,17 @@ def test_runner_reproduces_a_model_with_smollm2s_llama_shape():
     """SmolLM2-135M's block shape (width 576, 9 heads over 3 key-value heads, gated FFN 1536, rotary theta 1e5) on
     6 of its 30 layers, with right padding."""
     torch.manual_seed(0)
-    cfg = LlamaConfig(vocab_size=4096, hidden_size=576, intermediate_size=1536, num_hidden_layers=6,
-                      num_attention_heads=9, num_key_value_heads=3, rms_norm_eps=1e-5, tie_word_embeddings=True,
-                      rope_parameters={"rope_type": "default", "rope_theta": 100000.0})
+    cfg = LlamaConfig(
+        vocab_size=4096,
+        hidden_size=576,
+        intermediate_size=1536,
+        num_hidden_layers=6,
+        num_attention_heads=9,
+        num_key_value_heads=3,
+        rms_norm_eps=1e-5,
+        tie_word_embeddings=True,
+        rope_parameters={"rope_type": "default", "rope_theta": 100000.0},
+    )
     model = LlamaForCausalLM(cfg).eval()
     ids = torch.randint(0, 4096, (2, 40))
     mask = torch.ones_like(ids)
@@ -137,7 +145,7 @@ def test_bert_padding_does_not_leak_into_the_real_tokens():
     with torch.inference_mode():
         S = ad.forward_states(inp, mask)
         batched = run.run(S[2], 2, lambda j: {"ffn": W[j]}, mask=mask)[short, :n]
-        alone = run.run(S[2][short:short + 1, :n], 2, lambda j: {"ffn": W[j]})[0]
+        alone = run.run(S[2][short : short + 1, :n], 2, lambda j: {"ffn": W[j]})[0]
     torch.testing.assert_close(batched, alone, rtol=0, atol=1e-5)
 
 
@@ -161,15 +169,29 @@ def _other_decoder(family: str):
     from transformers import MistralConfig, MistralForCausalLM, OPTConfig, OPTForCausalLM, Phi3Config, Phi3ForCausalLM
 
     torch.manual_seed(0)
-    small = dict(vocab_size=256, hidden_size=32, num_hidden_layers=3, num_attention_heads=4, pad_token_id=0,
-                 bos_token_id=1, eos_token_id=2)
+    small = dict(
+        vocab_size=256,
+        hidden_size=32,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        pad_token_id=0,
+        bos_token_id=1,
+        eos_token_id=2,
+    )
     if family == "mistral":
-        return MistralForCausalLM(MistralConfig(intermediate_size=64, num_key_value_heads=2, sliding_window=8,
-                                                **small)).eval()
+        return MistralForCausalLM(
+            MistralConfig(intermediate_size=64, num_key_value_heads=2, sliding_window=8, **small)
+        ).eval()
     if family == "phi3":
-        return Phi3ForCausalLM(Phi3Config(intermediate_size=64, num_key_value_heads=2, sliding_window=8,
-                                          rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
-                                                           "partial_rotary_factor": 0.5}, **small)).eval()
+        return Phi3ForCausalLM(
+            Phi3Config(
+                intermediate_size=64,
+                num_key_value_heads=2,
+                sliding_window=8,
+                rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5},
+                **small,
+            )
+        ).eval()
     proj = 16 if family == "opt-narrow" else 32
     return OPTForCausalLM(OPTConfig(ffn_dim=64, word_embed_proj_dim=proj, **small)).eval()
 
@@ -196,17 +218,32 @@ def test_runner_reproduces_mistral_phi3_and_opt_and_their_ffn_decomposes(family)
 def test_other_families_are_refused_with_the_supported_ones():
     from transformers import GPTNeoXConfig, GPTNeoXForCausalLM, OPTConfig, OPTForCausalLM
 
-    model = GPTNeoXForCausalLM(GPTNeoXConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1,
-                                             num_attention_heads=2, intermediate_size=32))
+    model = GPTNeoXForCausalLM(
+        GPTNeoXConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32)
+    )
     with pytest.raises(blocks.UnsupportedModelError, match="gpt2, llama, mistral, phi3, opt, bert"):
         blocks.runner_for(model)
-    post_norm = OPTForCausalLM(OPTConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1, ffn_dim=32,
-                                         num_attention_heads=2, word_embed_proj_dim=16, do_layer_norm_before=False))
+    post_norm = OPTForCausalLM(
+        OPTConfig(
+            vocab_size=64,
+            hidden_size=16,
+            num_hidden_layers=1,
+            ffn_dim=32,
+            num_attention_heads=2,
+            word_embed_proj_dim=16,
+            do_layer_norm_before=False,
+        )
+    )
     with pytest.raises(blocks.UnsupportedModelError, match="OPT-350m"):
         blocks.runner_for(post_norm)
     with pytest.raises(blocks.UnsupportedModelError, match="gpt2"):
-        blocks.GPT2Blocks(BertForMaskedLM(BertConfig(vocab_size=64, hidden_size=16, num_hidden_layers=1,
-                                                     num_attention_heads=2, intermediate_size=32)))
+        blocks.GPT2Blocks(
+            BertForMaskedLM(
+                BertConfig(
+                    vocab_size=64, hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32
+                )
+            )
+        )
 
 
 def test_matrices_of_the_wrong_shape_are_refused_at_load(exp, tmp_path):

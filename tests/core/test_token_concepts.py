@@ -66,10 +66,14 @@ def test_form_and_frequency_classes(tok, texts, classes):
     assert len(function) == token_concepts.FUNCTION_WORDS and all(forms[t][0] == " " for t in function)
     counts = Counter(t for row in tok(texts, add_special_tokens=False)["input_ids"] for t in row)
     # the function words are the most frequent word-start words: none outside them is more frequent
-    assert min(counts[t] for t in function) >= max(counts[t] for t, c in tc.items() if c.startswith("class ")
-                                                   and re.fullmatch(" [A-Za-z]+", forms[t]))
-    assert set(classes["groups"]) == set(tc.values()) and set(classes["groups"].values()) <= {"semantic", "syntactic",
-                                                                                              "names"}
+    assert min(counts[t] for t in function) >= max(
+        counts[t] for t, c in tc.items() if c.startswith("class ") and re.fullmatch(" [A-Za-z]+", forms[t])
+    )
+    assert set(classes["groups"]) == set(tc.values()) and set(classes["groups"].values()) <= {
+        "semantic",
+        "syntactic",
+        "names",
+    }
     assert sum(classes["sizes"].values()) == len(tc) == classes["counts"]["labelled"]
 
 
@@ -89,9 +93,12 @@ def test_the_hand_categories_are_counted_from_the_classes(tok):
     enc = lambda w: tok(w, add_special_tokens=False)["input_ids"][0]  # noqa: E731
     a = [enc(" January"), enc(" February"), enc(" March"), enc(" April"), enc(" dog"), enc(" cat")]
     tc = {**{t: "class a" for t in a}, enc(" May"): "class b", enc(" red"): "class b"}
-    rows = {r["category"]: r for r in token_concepts.validate(tok, tc, {"months": ["january", "february", "march",
-                                                                                  "april", "may"],
-                                                                       "planets": ["jupiter"]})}
+    rows = {
+        r["category"]: r
+        for r in token_concepts.validate(
+            tok, tc, {"months": ["january", "february", "march", "april", "may"], "planets": ["jupiter"]}
+        )
+    }
     m = rows["months"]
     assert (m["tokens"], m["class"]) == (5, "class a")
     assert m["recall"] == pytest.approx(4 / 5) and m["precision"] == pytest.approx(4 / 6)
@@ -101,6 +108,7 @@ def test_the_hand_categories_are_counted_from_the_classes(tok):
 @pytest.fixture(scope="module")
 def smollm2():
     from jtc_utils.core.models import models
+
     return models.adapter("smollm2-135m").tokenizer
 
 

@@ -13,7 +13,7 @@ SENTENCES = [f"The river number {i} flows slowly through the old town of Ashford
 def _docs(n_docs: int = 12) -> list[list[str]]:
     """Documents of five sentences each, one paragraph of two sentences and one of three."""
     per = len(SENTENCES) // n_docs
-    docs = [SENTENCES[i * per:(i + 1) * per] for i in range(n_docs)]
+    docs = [SENTENCES[i * per : (i + 1) * per] for i in range(n_docs)]
     return [[" ".join(d[:2]), " ".join(d[2:])] for d in docs]
 
 
@@ -43,17 +43,21 @@ def test_the_three_forms_give_the_same_documents_and_sentences(tmp_path):
 def test_a_hard_wrapped_text_keeps_every_sentence(tmp_path):
     import textwrap
 
-    sents = [f"Clause {i}: the licensee may copy, modify and distribute the work, provided that every copy keeps "
-             f"notice number {i} intact and unaltered." for i in range(90)]
-    paragraphs = [" ".join(sents[i:i + 3]) for i in range(0, 90, 3)]
+    sents = [
+        f"Clause {i}: the licensee may copy, modify and distribute the work, provided that every copy keeps "
+        f"notice number {i} intact and unaltered."
+        for i in range(90)
+    ]
+    paragraphs = [" ".join(sents[i : i + 3]) for i in range(0, 90, 3)]
     wrapped = "\n\n".join(textwrap.fill(p, width=72, break_on_hyphens=False) for p in paragraphs) + "\n"
     assert max(map(len, wrapped.splitlines())) <= 72 and wrapped.count("\n") > 150  # really wrapped
     (tmp_path / "licence.txt").write_text(wrapped)
     got = user_text.prepare(tmp_path / "licence.txt", 60, 30)
     assert got["counts"]["sentences"] == 90 and sorted(got["train"] + got["validation"]) == sorted(sents)
     (tmp_path / "hyphen.txt").write_text("A well-\nknown rule holds here, as every reader of the text knows.\n")
-    assert user_text.documents(tmp_path / "hyphen.txt")[0][1] == \
-        ["A well-known rule holds here, as every reader of the text knows."]
+    assert user_text.documents(tmp_path / "hyphen.txt")[0][1] == [
+        "A well-known rule holds here, as every reader of the text knows."
+    ]
 
 
 def test_a_folder_of_a_few_files_meets_the_asked_sizes(tmp_path):
@@ -65,8 +69,8 @@ def test_a_folder_of_a_few_files_meets_the_asked_sizes(tmp_path):
     folder.mkdir()
     start = 0
     for name, n in (("a.txt", 150), ("b.txt", 110), ("c.txt", 80)):
-        mine = sents[start:start + n]
-        (folder / name).write_text("\n\n".join(" ".join(mine[i:i + 5]) for i in range(0, n, 5)) + "\n")
+        mine = sents[start : start + n]
+        (folder / name).write_text("\n\n".join(" ".join(mine[i : i + 5]) for i in range(0, n, 5)) + "\n")
         start += n
     for seed in range(5):
         got = user_text.prepare(folder, 240, 60, seed=seed)
@@ -92,27 +96,39 @@ def test_sentences_are_split_by_document_and_the_same_twice(tmp_path):
 
 def test_too_little_text_names_the_counts_and_the_fix(tmp_path):
     txt, _, _ = _write_all(tmp_path)
-    with pytest.raises(ValueError, match=r"all.txt has 60 sentences in all, fewer than the 100 train and 10 "
-                                         r"validation sentences asked for; give more text, or ask for fewer sentences"):
+    with pytest.raises(
+        ValueError,
+        match=r"all.txt has 60 sentences in all, fewer than the 100 train and 10 "
+        r"validation sentences asked for; give more text, or ask for fewer sentences",
+    ):
         user_text.prepare(txt, 100, 10)
     # enough in all, but one document too large to leave training its share: said so, with the same fix
     (tmp_path / "two.txt").write_text(" ".join(SENTENCES[:40]) + "\n\n" + " ".join(SENTENCES[40:]) + "\n")
-    with pytest.raises(ValueError, match=r"two.txt has \d+ train and \d+ validation sentences, fewer than the 30 and "
-                                         r"25 asked for: its documents .* too few and too large to split"):
+    with pytest.raises(
+        ValueError,
+        match=r"two.txt has \d+ train and \d+ validation sentences, fewer than the 30 and "
+        r"25 asked for: its documents .* too few and too large to split",
+    ):
         user_text.prepare(tmp_path / "two.txt", 30, 25)
 
 
-@pytest.mark.parametrize("name,content,message", [
-    ("missing.txt", None, "does not exist"),
-    ("empty.txt", b"\n \n", "holds no text"),
-    ("binary.txt", b"\x89PNG\r\n\x1a\n\x00\x00", "not a text file"),
-    ("latin1.txt", "Caf\xe9 au lait is served here every day.".encode("latin-1"), "not UTF-8 text .*iconv"),
-    ("notes.pdf", b"%PDF-1.4",
-     r"is a \.pdf file, not plain text: convert it \(e\.g\. `pdftotext notes.pdf notes.txt`\)"),
-    ("LICENSE", b"\x00\x01 compiled", "not a text file"),
-    ("bad.jsonl", b'{"text": "fine"}\nnot json\n', "line 2: not JSON"),
-    ("nofield.jsonl", b'{"body": "no text field"}\n', "line 1: no 'text' string"),
-])
+@pytest.mark.parametrize(
+    "name,content,message",
+    [
+        ("missing.txt", None, "does not exist"),
+        ("empty.txt", b"\n \n", "holds no text"),
+        ("binary.txt", b"\x89PNG\r\n\x1a\n\x00\x00", "not a text file"),
+        ("latin1.txt", "Caf\xe9 au lait is served here every day.".encode("latin-1"), "not UTF-8 text .*iconv"),
+        (
+            "notes.pdf",
+            b"%PDF-1.4",
+            r"is a \.pdf file, not plain text: convert it \(e\.g\. `pdftotext notes.pdf notes.txt`\)",
+        ),
+        ("LICENSE", b"\x00\x01 compiled", "not a text file"),
+        ("bad.jsonl", b'{"text": "fine"}\nnot json\n', "line 2: not JSON"),
+        ("nofield.jsonl", b'{"body": "no text field"}\n', "line 1: no 'text' string"),
+    ],
+)
 def test_bad_text_is_refused_with_its_fix(tmp_path, name, content, message):
     path = tmp_path / name
     if content is not None:
@@ -140,10 +156,13 @@ def test_a_folder_without_text_files_is_refused(tmp_path):
 
 # --- the custom profile: a reader's model on their text, through the core ---------------------------------------
 
+
 def _sentences(n: int) -> list[str]:
     rivers = ("quiet", "wide", "cold", "old", "slow", "bright")
-    return [f"The {rivers[i % 6]} river number {i} flows past the mill of Ashford and {i % 7 + 2} bridges."
-            for i in range(n)]
+    return [
+        f"The {rivers[i % 6]} river number {i} flows past the mill of Ashford and {i % 7 + 2} bridges."
+        for i in range(n)
+    ]
 
 
 def test_a_custom_profile_reads_its_spec_and_its_text(tmp_path, monkeypatch):
@@ -151,7 +170,7 @@ def test_a_custom_profile_reads_its_spec_and_its_text(tmp_path, monkeypatch):
 
     text = tmp_path / "mine.txt"
     sents = _sentences(300)
-    text.write_text("\n\n".join(" ".join(sents[i:i + 3]) for i in range(0, 300, 3)) + "\n")  # 100 documents
+    text.write_text("\n\n".join(" ".join(sents[i : i + 3]) for i in range(0, 300, 3)) + "\n")  # 100 documents
     spec = tmp_path / "profile.json"
     spec.write_text(json.dumps(profiles.custom_spec(profiles.custom("some/model", text, n_train=150, n_val=60))))
     monkeypatch.setenv(profiles.CUSTOM_ENV, str(spec))
@@ -184,7 +203,7 @@ def test_an_experiment_runs_on_a_readers_model_and_text(tmp_path, monkeypatch, f
     model = save_random_model(family, tmp_path / family)
     text = tmp_path / "mine.jsonl"
     sents = _sentences(240)
-    text.write_text("".join(json.dumps({"text": " ".join(sents[i:i + 4])}) + "\n" for i in range(0, 240, 4)))
+    text.write_text("".join(json.dumps({"text": " ".join(sents[i : i + 4])}) + "\n" for i in range(0, 240, 4)))
     spec = tmp_path / "profile.json"
     spec.write_text(json.dumps(profiles.custom_spec(profiles.custom(model, text, n_train=160, n_val=40))))
     monkeypatch.setenv(profiles.CUSTOM_ENV, str(spec))

@@ -78,7 +78,7 @@ def test_splits_have_the_paper_sizes_and_never_overlap(training):
 
 # ---- no leaks -------------------------------------------------------------------------------------------
 def test_no_pool_sentence_shares_a_five_word_opening_with_the_training_text(training, pools):
-    opening = lambda s: tuple(s.text.split()[:corpus.PREFIX_WORDS])  # noqa: E731
+    opening = lambda s: tuple(s.text.split()[: corpus.PREFIX_WORDS])  # noqa: E731
     seen = {opening(s) for s in training}
     for domain, sentences in pools.items():
         assert not any(opening(s) in seen for s in sentences), domain
@@ -87,10 +87,14 @@ def test_no_pool_sentence_shares_a_five_word_opening_with_the_training_text(trai
 
 def test_the_prefix_leak_measure_finds_a_pool_sentence_that_begins_a_training_one():
     """The measure itself (the first corpus leaked 31.6% of its encyclopedia validation sentences this way)."""
-    train = [corpus.Sentence(text=t, domain="news", spans=()) for t in
-             ("Ana Bel was born in Kor in 1901 and died in 1950.", "The bank opened in 1920.")]
-    pool = [corpus.Sentence(text=t, domain="news", spans=()) for t in
-            ("Ana Bel was born in Kor in 1901.", "The bank closed in 1920.", "The bank opened in 1920.")]
+    train = [
+        corpus.Sentence(text=t, domain="news", spans=())
+        for t in ("Ana Bel was born in Kor in 1901 and died in 1950.", "The bank opened in 1920.")
+    ]
+    pool = [
+        corpus.Sentence(text=t, domain="news", spans=())
+        for t in ("Ana Bel was born in Kor in 1901.", "The bank closed in 1920.", "The bank opened in 1920.")
+    ]
     assert leaks.prefix_leak(pool, train) == pytest.approx(2 / 3)
 
 
@@ -116,7 +120,7 @@ def test_country_adjectives_follow_the_patterns_of_real_ones():
     forms = dict(COUNTRY_FORMS)
     for c in w.countries:
         end = next(e for e, _ in COUNTRY_FORMS if e and c.name.endswith(e)) if not c.adjective.endswith("ese") else ""
-        stem = c.name[:len(c.name) - len(end)]
+        stem = c.name[: len(c.name) - len(end)]
         assert c.adjective == stem + forms[end] and stem[-1] not in "aeiouy", (c.name, c.adjective)
 
 
@@ -188,15 +192,18 @@ def test_number_agreement_over_distance(training):
     assert all(" which was founded in " in s.text.split(", are mostly")[0] for s in hits)
 
 
-@pytest.mark.parametrize("kwargs, err, words", [
-    (dict(domain="encyclopedia", split="validation", n=3001), ValueError, "has 3000"),
-    (dict(domain="news", split="validation", n=0), ValueError, "between 1 and"),
-    (dict(domain="wiki", split="train"), ValueError, "unknown domain"),
-    (dict(domain="news", split="test"), ValueError, "unknown split"),
-    (dict(domain="news", split="train", seed="0"), TypeError, "seed must be a whole number"),
-    (dict(domain="news", split="train", seed=1.5), TypeError, "seed must be a whole number"),
-    (dict(domain="news", split="train", seed=-1), ValueError, "seed must be at least 0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, err, words",
+    [
+        (dict(domain="encyclopedia", split="validation", n=3001), ValueError, "has 3000"),
+        (dict(domain="news", split="validation", n=0), ValueError, "between 1 and"),
+        (dict(domain="wiki", split="train"), ValueError, "unknown domain"),
+        (dict(domain="news", split="test"), ValueError, "unknown split"),
+        (dict(domain="news", split="train", seed="0"), TypeError, "seed must be a whole number"),
+        (dict(domain="news", split="train", seed=1.5), TypeError, "seed must be a whole number"),
+        (dict(domain="news", split="train", seed=-1), ValueError, "seed must be at least 0"),
+    ],
+)
 def test_bad_requests_get_clear_errors(kwargs, err, words):
     with pytest.raises(err, match=words):
         corpus.pool(**kwargs)

@@ -28,10 +28,14 @@ def _r2_24() -> float:
 
 # label -> (the book's answer as the reference run would pass it, answers copied from the page that must fail)
 SOLVED = {
-    "ex-sec3-intercept": (lambda: _r2_24() + 0.0012,
-                          lambda: [_r2_24(), _r2_24() + 0.001, _r2_24() - 0.049, _r2_24() + 0.0012 + 2e-4]),
-    "ex-sec6-single": (lambda: (0.0, 41.5), lambda: [(0.0, 1.0), (0.0, 0.0), (-1e9, 41.5), (-math.inf, 41.5),
-                                                     (0.0, -41.5), 0.0]),
+    "ex-sec3-intercept": (
+        lambda: _r2_24() + 0.0012,
+        lambda: [_r2_24(), _r2_24() + 0.001, _r2_24() - 0.049, _r2_24() + 0.0012 + 2e-4],
+    ),
+    "ex-sec6-single": (
+        lambda: (0.0, 41.5),
+        lambda: [(0.0, 1.0), (0.0, 0.0), (-1e9, 41.5), (-math.inf, 41.5), (0.0, -41.5), 0.0],
+    ),
     "ex-lenses-rrr": (lambda: (3.75e6, 3.75e6), lambda: [(1.0, 1.0), (3.76e6, 3.76e6), (0.0, 3.75e6)]),
     "sl-ex-identity": (lambda: (0.7291760877, 0.7291760877), lambda: [(0.5, 0.5), (1.0, 1.0), (0.0, 0.7291760877)]),
     "ex-world-best": (lambda: "tiny-gpt2-medium", lambda: ["tiny-gpt2-small", "gpt2"]),
@@ -41,7 +45,7 @@ SOLVED = {
 }
 # answers the page shows or names outright, for checks judged on the figures alone
 COPIED = {
-    "sl-ex-null": lambda: [{n: 48 / (n - 1) for n in (50, 100, 1000, 10000)}, {n: 0.0 for n in (50, 100, 1000, 10000)}],
+    "sl-ex-null": lambda: [{n: 48 / (n - 1) for n in (50, 100, 1000, 10000)}, {n: 0.0 for n in (50, 100, 1000, 10000)}]
 }
 
 
@@ -81,10 +85,21 @@ def test_a_check_that_reads_the_books_answer_passes_it(label, capsys):
 def test_every_check_that_compares_with_the_books_answer_is_tried_here():
     """A check that reads SOLUTION (itself or through exercises.expected) is listed in SOLVED (with its copied
     values), so that the tests above reach it."""
+    import ast
     import inspect
+    import textwrap
 
-    reads = {label for label, (_, fn) in registered().exercise_checks.items()
-             if "SOLUTION" in inspect.getsource(fn) or "expected(d" in inspect.getsource(fn)}
+    def reads_solution(fn) -> bool:
+        for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(fn)))):
+            if isinstance(node, ast.Name) and node.id == "SOLUTION":
+                return True
+            if isinstance(node, ast.Call):
+                called = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", None)
+                if called == "expected":
+                    return True
+        return False
+
+    reads = {label for label, (_, fn) in registered().exercise_checks.items() if reads_solution(fn)}
     assert reads == set(SOLVED), reads ^ set(SOLVED)
 
 

@@ -43,8 +43,10 @@ def test_a_record_is_put_in_its_order_and_an_undeclared_field_is_refused():
 
 
 def test_a_status_and_a_verdict_are_stored_as_their_words():
-    assert json.dumps({"status": records.Status.NO_INTERVAL, "verdict": verdicts.Verdict.UNDECIDED}) == \
-        '{"status": "no interval", "verdict": "undecided"}'
+    assert (
+        json.dumps({"status": records.Status.NO_INTERVAL, "verdict": verdicts.Verdict.UNDECIDED})
+        == '{"status": "no interval", "verdict": "undecided"}'
+    )
     assert claims.status({"verdict": "holds", "resampled": True}) is records.Status.HOLDS
     assert claims.status({"verdict": "holds", "resampled": False}) is records.Status.NO_INTERVAL
     assert claims.status({"verdict": "holds", "kind": "check"}) is records.Status.CHECK_PASSES

@@ -66,8 +66,9 @@ def _checked_outputs(nb_path):
         if "nbval-check-output" not in cell.get("metadata", {}).get("tags", []):
             continue
         for out in cell.get("outputs", []):
-            text = out.get("text") or "".join(out.get("data", {}).get("text/plain", "")) + \
-                "".join(out.get("data", {}).get("text/html", ""))
+            text = out.get("text") or "".join(out.get("data", {}).get("text/plain", "")) + "".join(
+                out.get("data", {}).get("text/html", "")
+            )
             yield i, "".join(text)
 
 

@@ -25,26 +25,43 @@ def _figure(shift: float, n: int = 40, seed: int = 0):
 def _table(checks):
     def rule(get):
         d = get("fig")
-        return claims.claim_record("X1", "a claim", "-", f"diff {d['diff']:+.2f}", d["diff"], "diff > 0",
-                                   words=("better",), unit="u", checks=checks)
+        return claims.claim_record(
+            "X1",
+            "a claim",
+            "-",
+            f"diff {d['diff']:+.2f}",
+            d["diff"],
+            "diff > 0",
+            words=("better",),
+            unit="u",
+            checks=checks,
+        )
+
     return {"X1": rule}
 
 
-@pytest.mark.parametrize("checks, status", [
-    ((), verdicts.HOLDS),
-    ([instruments.runs_check("the lens", 3)], verdicts.HOLDS),
-    ([instruments.runs_check("the lens", 1)], claims.NOT_JUDGED_STATUS),
-    ([instruments.reach_check("value vectors", 0.098)], claims.NOT_JUDGED_STATUS),
-    ([instruments.reach_check("value vectors", 0.6), instruments.runs_check("the lens", 2)], claims.NOT_JUDGED_STATUS),
-])
+@pytest.mark.parametrize(
+    "checks, status",
+    [
+        ((), verdicts.HOLDS),
+        ([instruments.runs_check("the lens", 3)], verdicts.HOLDS),
+        ([instruments.runs_check("the lens", 1)], claims.NOT_JUDGED_STATUS),
+        ([instruments.reach_check("value vectors", 0.098)], claims.NOT_JUDGED_STATUS),
+        (
+            [instruments.reach_check("value vectors", 0.6), instruments.runs_check("the lens", 2)],
+            claims.NOT_JUDGED_STATUS,
+        ),
+    ],
+)
 def test_a_failing_instrument_check_turns_a_verdict_into_not_judged(checks, status):
     get = claims.getter({"fig": _figure(2.0)})
     rec = claims.evaluate(_table(list(checks)), "X1", get)
     assert rec["status"] == status == claims.status(rec)
     if status == claims.NOT_JUDGED_STATUS:
         assert rec["verdict"] is None and rec["holds"] is None
-        assert rec["reason"].startswith("not judged: ") and all(c["why"] in rec["reason"] for c in checks
-                                                                 if not c["passed"])
+        assert rec["reason"].startswith("not judged: ") and all(
+            c["why"] in rec["reason"] for c in checks if not c["passed"]
+        )
         assert findings.shape_verdict(rec).startswith("not judged")
         assert not findings.is_evidence(rec)
     else:
@@ -54,8 +71,9 @@ def test_a_failing_instrument_check_turns_a_verdict_into_not_judged(checks, stat
 
 def test_not_judged_and_not_computed_are_counted_apart_never_as_holds_or_fails():
     judged = claims.evaluate(_table([]), "X1", claims.getter({"fig": _figure(2.0)}))
-    unjudged = claims.evaluate(_table([instruments.runs_check("the lens", 1)]), "X1",
-                               claims.getter({"fig": _figure(2.0)}))
+    unjudged = claims.evaluate(
+        _table([instruments.runs_check("the lens", 1)]), "X1", claims.getter({"fig": _figure(2.0)})
+    )
     absent = {**judged, "verdict": None, "status": claims.NOT_COMPUTED_STATUS}
     c = findings.count_findings([judged, {**unjudged, "id": "X2", "statistic": "X2"}, {**absent, "id": "X3"}])
     assert (c[verdicts.HOLDS], c[verdicts.FAILS], c["not judged (instrument)"], c["not computed"]) == (1, 0, 1, 1)
@@ -97,8 +115,12 @@ def test_a_statistic_without_spread_prints_no_interval():
     assert rec["spread"] is False
     text = claim_tables.margin_text(rec)
     assert "no spread" in text and "[" not in text
-    spread = {**verdicts.decide(0.5, np.linspace(0.4, 0.6, 200)), "unit": "share", "kind": "claim",
-              "resamples": ["validation samples"]}
+    spread = {
+        **verdicts.decide(0.5, np.linspace(0.4, 0.6, 200)),
+        "unit": "share",
+        "kind": "claim",
+        "resamples": ["validation samples"],
+    }
     assert "90% interval" in claim_tables.margin_text(spread) and "[" in claim_tables.margin_text(spread)
 
 
@@ -107,11 +129,16 @@ def test_every_decisive_stored_interval_contains_its_margin_or_says_why_not(name
     records = json.loads((DATA / f"{name}.json").read_text())["data"]
     for r in records:
         if r.get("verdict") in (verdicts.HOLDS, verdicts.FAILS) and r.get("resampled"):
-            assert r["lo"] - 1e-12 <= r["margin"] <= r["hi"] + 1e-12, \
+            assert r["lo"] - 1e-12 <= r["margin"] <= r["hi"] + 1e-12, (
                 f"{name} {r['id']}: margin {r['margin']} outside its interval [{r['lo']}, {r['hi']}]"
+            )
         if r.get("verdict") is None and r.get("kind", "claim") == "claim":  # no verdict: the record says why
-            assert r.get("not_judged") or r.get("no_verdict") or r.get("status") in (
-                claims.NOT_COMPUTED_STATUS, "no verdict") or r["rule"] == "-", f"{name} {r['id']}"
+            assert (
+                r.get("not_judged")
+                or r.get("no_verdict")
+                or r.get("status") in (claims.NOT_COMPUTED_STATUS, "no verdict")
+                or r["rule"] == "-"
+            ), f"{name} {r['id']}"
 
 
 @pytest.mark.parametrize("name", CLAIMS_FILES)
@@ -121,5 +148,8 @@ def test_every_stored_record_carries_its_instrument_checks(name):
         assert isinstance(r.get("checks"), list), f"{name} {r['id']}"
         for c in r["checks"]:
             assert set(c) == {"name", "value", "threshold", "passed", "why"}
-        assert (r.get("status") == claims.NOT_JUDGED_STATUS) == any(not c["passed"] for c in r["checks"]) or \
-            r.get("kind") == "check" or r.get("status") in (claims.NOT_COMPUTED_STATUS, "no verdict")
+        assert (
+            (r.get("status") == claims.NOT_JUDGED_STATUS) == any(not c["passed"] for c in r["checks"])
+            or r.get("kind") == "check"
+            or r.get("status") in (claims.NOT_COMPUTED_STATUS, "no verdict")
+        )

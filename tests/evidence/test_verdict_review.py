@@ -18,8 +18,17 @@ from jtc_utils.jtc import seeds
 from jtc_utils.lenses import claims as lens_claims
 from jtc_utils.linearity import claims as sl_claims
 
-STORED = ["claims", "claims_real", "claims_regime", "claims_lenses", "claims_ffn", "claims_linearity",
-          "claims_linearity_real", "claims_lenses_real", "claims_ffn_real"]
+STORED = [
+    "claims",
+    "claims_real",
+    "claims_regime",
+    "claims_lenses",
+    "claims_ffn",
+    "claims_linearity",
+    "claims_linearity_real",
+    "claims_lenses_real",
+    "claims_ffn_real",
+]
 
 
 def _decisive(v):
@@ -79,6 +88,7 @@ def _table(read_fixed):
         d = get("toy")
         margin = d["stat"][0] - (d["fixed"][0] if read_fixed else 0.0)
         return claim_record("Z1", "toy", "toy", "toy", margin, "toy", words=("better",))
+
     return {"Z1": rule}
 
 
@@ -147,8 +157,10 @@ def _steer(steered_shift: float) -> dict:
     d = copy.deepcopy(figdata.load("ext_geva_steer")["data"])
     base = d["conditions"]["unmodified"]["sampled"]
     d["conditions"]["steered (10 values)"]["sampled"] = {
-        **copy.deepcopy(base), "negative": base["negative"] + steered_shift,
-        "boot": {**base["boot"], "negative": [x + steered_shift for x in base["boot"]["negative"]]}}
+        **copy.deepcopy(base),
+        "negative": base["negative"] + steered_shift,
+        "boot": {**base["boot"], "negative": [x + steered_shift for x in base["boot"]["negative"]]},
+    }
     return d
 
 
@@ -170,8 +182,15 @@ def test_c4_reads_often_by_a_large_margin():
 
 def test_the_lexicon_lists_the_words_the_review_named():
     listed = {w for r in verdicts.LEXICON.values() for w in r.words}
-    for word in ("often", "a substantial portion", "removes most of", "a small fraction", "strong",
-                 "small next to (substantially below)", "weak (substantially below)"):
+    for word in (
+        "often",
+        "a substantial portion",
+        "removes most of",
+        "a small fraction",
+        "strong",
+        "small next to (substantially below)",
+        "weak (substantially below)",
+    ):
         assert word in listed, word
 
 
@@ -181,8 +200,10 @@ def test_the_note_says_when_the_lexicon_was_written_and_not_before_any_result():
 
 
 def test_registry_of_a_toy_table_names_its_resamples():
-    check, _ = registry({"Z9": lambda get: claim_record("Z9", "t", "t", "t", get("toy")["stat"][0], "t",
-                                                         words=("better",))}, "toy-registry")
+    check, _ = registry(
+        {"Z9": lambda get: claim_record("Z9", "t", "t", "t", get("toy")["stat"][0], "t", words=("better",))},
+        "toy-registry",
+    )
     rec = check("Z9", claims.memo(lambda fig: _fig(0.3, 0.0)))
     assert rec["resamples"] == [verdicts.VALIDATION] and rec["verdict"] == verdicts.HOLDS
     assert "Z9" not in registered().claim_checks  # a registry() table is reachable by id only through a PAPER
@@ -225,7 +246,7 @@ def test_a_resample_of_sentences_refits_exactly_as_the_drawn_tokens_would(repeat
         want = score.pair(X[idx], Y[idx])
         assert got["res_in"][b] == pytest.approx(want["res_in"], abs=1e-10)
         assert got["nores_in"][b] == pytest.approx(want["nores_in"], abs=1e-10)
-        med = score.weighted_median(ratio, w[b:b + 1, g])[0]
+        med = score.weighted_median(ratio, w[b : b + 1, g])[0]
         assert np.mean(ratio[idx] <= med) >= 0.5 and np.mean(ratio[idx] < med) < 0.5
 
 
@@ -247,6 +268,7 @@ def test_the_linearity_headline_claims_have_intervals_over_sentences(cid):
 
 # ---- item 8: training seeds of the stand-in of GPT2-XL ------------------------------------------------------------
 
+
 def test_the_replicas_differ_from_the_stand_in_in_their_training_randomness_only():
     from jtc_utils.core.models import catalogue
 
@@ -265,8 +287,9 @@ def test_a_replica_profile_changes_only_the_role_of_gpt2_xl():
     p = seeds.replica_profile("tiny", "tiny-gpt2-xl-seed1")
     base = profiles.get("tiny")
     assert p.role("gpt48") == "tiny-gpt2-xl-seed1"
-    assert [p.role(r) for r in ("gpt12", "gpt24", "gpt36", "bert12", "bert24")] == \
-        [base.role(r) for r in ("gpt12", "gpt24", "gpt36", "bert12", "bert24")]
+    assert [p.role(r) for r in ("gpt12", "gpt24", "gpt36", "bert12", "bert24")] == [
+        base.role(r) for r in ("gpt12", "gpt24", "gpt36", "bert12", "bert24")
+    ]
 
 
 def _with_verdict(records, cid, verdict):
@@ -294,8 +317,9 @@ def test_a_shape_that_differs_between_seeds_is_undecided_and_one_that_agrees_is_
 
 def test_the_stored_seed_verdicts_are_on_every_claim_that_reads_the_role_and_its_figures_are_the_replicas():
     stored = figdata.load("claims")["data"]  # recomputed in full by test_figure_data
-    role = {r["id"] for r in stored if r.get("kind") == "claim" and r["verdict"] is not None
-            and seeds.reads_role(r["id"])}  # a claim without a shape verdict (C3) has none to compare
+    role = {
+        r["id"] for r in stored if r.get("kind") == "claim" and r["verdict"] is not None and seeds.reads_role(r["id"])
+    }  # a claim without a shape verdict (C3) has none to compare
     assert role and {r["id"] for r in stored if r.get("per_seed")} == role
     for model in seeds.replicas("tiny")[1:]:
         for fig in ("fig2", "fig4", "fig5"):

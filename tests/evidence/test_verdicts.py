@@ -19,7 +19,6 @@ MODULES = (jtc_claims, lens_claims, ffn_claims, sl_claims)
 TABLES = {m.__name__: m.CLAIMS for m in MODULES}
 
 
-
 def _records(module):
     return module.all_claims()
 
@@ -41,8 +40,12 @@ def _literals_outside_mag(tree):
             in_mag = True
         if isinstance(node, ast.Compare) and not in_mag:
             for sub in ast.walk(node):
-                if isinstance(sub, ast.Constant) and isinstance(sub.value, (int, float)) \
-                        and not isinstance(sub.value, bool) and sub.value not in (0, 1):
+                if (
+                    isinstance(sub, ast.Constant)
+                    and isinstance(sub.value, (int, float))
+                    and not isinstance(sub.value, bool)
+                    and sub.value not in (0, 1)
+                ):
                     bad.append((sub.lineno, sub.value))
         for child in ast.iter_child_nodes(node):
             visit(child, in_mag)
@@ -91,14 +94,22 @@ def test_the_bootstrap_is_reproducible_from_its_seed():
 
 
 def test_replicates_substitute_resamples_and_seeds():
-    d = {"seeds": [0, 1, 2], "curves": {"x": {"p@1": [1.0], "boot": {"p@1": [[2.0], [3.0]]}},
-                                        "x/seed1": {"p@1": [5.0]}, "x/seed2": {"p@1": [6.0]}}, "r": [[1], [2], [3]]}
+    d = {
+        "seeds": [0, 1, 2],
+        "curves": {
+            "x": {"p@1": [1.0], "boot": {"p@1": [[2.0], [3.0]]}},
+            "x/seed1": {"p@1": [5.0]},
+            "x/seed2": {"p@1": [6.0]},
+        },
+        "r": [[1], [2], [3]],
+    }
     get = verdicts.replicate(lambda fig: d, 1, seed_keys=("r",))
     out = get("f")
     assert get.used and "boot" not in out["curves"]["x"]
     values = {out["curves"][k]["p@1"][0] for k in ("x", "x/seed1", "x/seed2")}
     assert values <= {3.0, 5.0, 6.0} and sorted(v[0] for v in out["r"]) == sorted(
-        [1, 2, 3][i] for i in np.random.default_rng([resample.SEED, 1, 3]).integers(0, 3, 3))
+        [1, 2, 3][i] for i in np.random.default_rng([resample.SEED, 1, 3]).integers(0, 3, 3)
+    )
 
 
 def _move(d, path, fn):
@@ -118,13 +129,16 @@ def _move(d, path, fn):
     return d
 
 
-@pytest.mark.parametrize("cid, fig, path, up, down", [
-    ("C1a", "fig2", ("pairs", "min_gap"), lambda a: a * 0 + 0.5, lambda a: a * 0 - 0.5),
-    ("C1b", "fig25", ("pairs", "id_majority"), lambda a: a * 0 - 1.0, lambda a: a * 0 + 0.5),
-    ("C2", "fig4", ("curves", "mat", "p@1"), lambda a: a + 1.0, lambda a: a - 1.0),
-    ("C4", "fig5", ("curves", "mat", "surprisal"), lambda a: a * 0.01, lambda a: a * 100),
-    ("C12b", "fig10", ("curves", "mat_attn", "p@1"), lambda a: a * 10, lambda a: a * 0),
-])
+@pytest.mark.parametrize(
+    "cid, fig, path, up, down",
+    [
+        ("C1a", "fig2", ("pairs", "min_gap"), lambda a: a * 0 + 0.5, lambda a: a * 0 - 0.5),
+        ("C1b", "fig25", ("pairs", "id_majority"), lambda a: a * 0 - 1.0, lambda a: a * 0 + 0.5),
+        ("C2", "fig4", ("curves", "mat", "p@1"), lambda a: a + 1.0, lambda a: a - 1.0),
+        ("C4", "fig5", ("curves", "mat", "surprisal"), lambda a: a * 0.01, lambda a: a * 100),
+        ("C12b", "fig10", ("curves", "mat_attn", "p@1"), lambda a: a * 10, lambda a: a * 0),
+    ],
+)
 def test_moving_a_value_across_the_threshold_flips_the_verdict(cid, fig, path, up, down):
     """A rule that cannot fail (or cannot hold) is caught: pushing the numbers it reads far to the claim's side
     gives holds, far to the other side fails, both from the resamples."""
@@ -157,9 +171,20 @@ def test_grouped_claims_share_one_statistic():
     assert not any(r["id"] == "C14" for f in findings.findings(records) for r in [by[c] for c in f["claims"]])
 
 
-@pytest.mark.parametrize("name", ["claims", "claims_real", "claims_regime", "claims_lenses", "claims_ffn",
-                                  "claims_linearity", "claims_linearity_real", "claims_lenses_real",
-                                  "claims_ffn_real"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "claims",
+        "claims_real",
+        "claims_regime",
+        "claims_lenses",
+        "claims_ffn",
+        "claims_linearity",
+        "claims_linearity_real",
+        "claims_lenses_real",
+        "claims_ffn_real",
+    ],
+)
 def test_every_failing_or_undecided_claim_carries_its_reason(name):
     for r in figdata.load(name)["data"]:
         if r.get("kind", "claim") == "claim" and r.get("verdict") in (verdicts.FAILS, verdicts.UNDECIDED):

@@ -20,7 +20,6 @@ pytestmark = [pytest.mark.ffn]  # FFN sub-updates
 def tiny():
     from transformers import AutoTokenizer, GPT2Config, GPT2LMHeadModel
 
-
     torch.manual_seed(0)
     cfg = GPT2Config(n_layer=3, n_embd=16, n_head=2, vocab_size=4096, n_positions=64, activation_function="gelu_new")
     model = GPT2LMHeadModel(cfg).eval()
@@ -33,8 +32,10 @@ def states(tiny):
     """Mid-block states r, block outputs h and inputs from one random batch, through the model's own modules."""
     ids = torch.randint(0, 4096, (4, 10))
     caught = {}
-    hooks = [b.ln_2.register_forward_pre_hook(lambda m, a, j=j: caught.__setitem__(j, a[0]))
-             for j, b in enumerate(tiny.model.transformer.h)]
+    hooks = [
+        b.ln_2.register_forward_pre_hook(lambda m, a, j=j: caught.__setitem__(j, a[0]))
+        for j, b in enumerate(tiny.model.transformer.h)
+    ]
     with torch.no_grad():
         hs = tiny.forward_states(ids, torch.ones_like(ids))
     for h in hooks:
@@ -110,8 +111,9 @@ def test_overlap_exit_rule_equals_the_naive_rule():
     sat = rng.integers(1, L + 1, 80)
     test = rng.integers(0, 6, (L, 50, 10))
     test[:, :25] = train[:, :25]  # some test samples resemble training samples
-    np.testing.assert_array_equal(exit_rule.rule_exit(train, sat, test, chunk=7),
-                                  exit_rule.rule_exit_naive(train, sat, test))
+    np.testing.assert_array_equal(
+        exit_rule.rule_exit(train, sat, test, chunk=7), exit_rule.rule_exit_naive(train, sat, test)
+    )
 
 
 def test_every_generated_word_gets_exactly_one_class():
@@ -155,8 +157,13 @@ def test_mat_ffn_identity_on_random_data():
 def test_bad_input_is_refused(tiny):
     from transformers import BertConfig, BertForMaskedLM
 
-    bert = Adapter(model=BertForMaskedLM(BertConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
-                                                    intermediate_size=32, vocab_size=100)), tokenizer=None, name="b")
+    bert = Adapter(
+        model=BertForMaskedLM(
+            BertConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32, vocab_size=100)
+        ),
+        tokenizer=None,
+        name="b",
+    )
     with pytest.raises(NotAdditiveError, match="post-norm"):
         FFN(bert)
     ffn = FFN(tiny)
@@ -196,8 +203,9 @@ def test_invariants_hold_on_the_stored_ffn_numbers():
     t6 = figdata.load("geva_tab6")["data"]["rules"]
     assert t6["saturation oracle"]["accuracy"] == 1
     for name, r in t6.items():
-        assert 0 <= r["accuracy"] <= 1 and r["saved"] <= t6["saturation oracle"]["saved"] + 1e-9 or \
-            r["accuracy"] < 1, name
+        assert 0 <= r["accuracy"] <= 1 and r["saved"] <= t6["saturation oracle"]["saved"] + 1e-9 or r["accuracy"] < 1, (
+            name
+        )
     t2 = figdata.load("geva_tab2")["data"]["models"]
     for m, row in t2.items():
         assert 0 <= row["chance_no_big"] <= row["chance"] <= 1, m

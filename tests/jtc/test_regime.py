@@ -44,8 +44,7 @@ def test_below_one_vector_per_dimension_mat_interpolates_its_training_set(small)
 
 
 def test_crossing_is_the_size_from_which_mat_stays_ahead():
-    curve = {"ratio": [0.5, 1, 2, 4], "r2_mat": [[-1.0, 0.2], [0.5, 0.1], [0.1, 0.3], [0.6, 0.2]],
-             "r2_id": [0.4, 0.9]}
+    curve = {"ratio": [0.5, 1, 2, 4], "r2_mat": [[-1.0, 0.2], [0.5, 0.1], [0.1, 0.3], [0.6, 0.2]], "r2_id": [0.4, 0.9]}
     assert regime.crossing(curve) == [4, None]
 
 
@@ -97,9 +96,14 @@ def test_the_plot_draws_one_panel_per_model_and_refuses_an_unknown_measure(small
 
 def test_the_rejudged_figures_are_named_as_the_claims_page_saves_them():
     """The recomputed figures of both settings under their book/data names, in a total order (setting, then id)."""
-    r = rejudge.Rejudged([], {"fig4": {"a": 1}, "fig2": {"a": 2}}, {"fig4": {"p": 1}, "fig2": {"p": 2}}, {},
-                         {"tiny-gpt2-xl-seed2": {"fig2": {"b": 1}}, "tiny-gpt2-xl-seed1": {"fig5": {"b": 2}}},
-                         {"tiny-gpt2-xl-seed2": {"fig2": {"q": 1}}, "tiny-gpt2-xl-seed1": {"fig5": {"q": 2}}})
+    r = rejudge.Rejudged(
+        [],
+        {"fig4": {"a": 1}, "fig2": {"a": 2}},
+        {"fig4": {"p": 1}, "fig2": {"p": 2}},
+        {},
+        {"tiny-gpt2-xl-seed2": {"fig2": {"b": 1}}, "tiny-gpt2-xl-seed1": {"fig5": {"b": 2}}},
+        {"tiny-gpt2-xl-seed2": {"fig2": {"q": 1}}, "tiny-gpt2-xl-seed1": {"fig5": {"q": 2}}},
+    )
     assert list(r.figures()) == ["regime_fig2", "regime_fig4", "seed1_fig5", "seed2_fig2"]
     assert r.figures()["seed2_fig2"] == ({"b": 1}, {"q": 1})
 

@@ -72,7 +72,7 @@ def test_plausibility_counts_tokens_of_the_slot_class(exp):
 
 def test_table1_with_the_papers_sentences_checks_them_token_for_token(exp):
     from jtc_utils.evidence import claims
-    from jtc_utils.jtc import claims as jtc_claims
+    from jtc_utils.jtc import shortcut_claims
     from jtc_utils.jtc import figures
 
     if exp.adapter.family != "bert":
@@ -81,7 +81,7 @@ def test_table1_with_the_papers_sentences_checks_them_token_for_token(exp):
     assert d["final_matches_model"] and d["id_deterministic"]
     assert set(d["matches_paper"]) == set(figures.PAPER_TABLE1)
     # a random model does not print the paper's tokens, and C14 says so
-    rec = jtc_claims.c14(lambda fig: d)
+    rec = shortcut_claims.c14(lambda fig: d)
     assert rec["holds"] is True  # the shape: the columns are the model's own, recomputed identically
     assert rec["magnitude"]["holds"] is False and "identical to the paper's columns: False" in rec["magnitude"]["ours"]
     assert claims.judged(rec, "paper")["magnitude"]["holds"] is False  # judged on the paper profile only

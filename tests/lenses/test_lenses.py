@@ -138,7 +138,7 @@ def test_parameter_counts_follow_the_papers():
     assert lenses.get("njtc", rank=r).params(d) == 2 * d * r
     assert lenses.get("nnjtc", rank=r).params(d) == 2 * d * r + 4 * d
     assert lenses.get("mat").params(d) == d * d
-    assert (2 * 16 * 1600 + 4 * 1600) / 1600 ** 2 == pytest.approx(0.0225)  # N-NJTC's "> 97% fewer" for GPT2-XL
+    assert (2 * 16 * 1600 + 4 * 1600) / 1600**2 == pytest.approx(0.0225)  # N-NJTC's "> 97% fewer" for GPT2-XL
 
 
 def test_batchnorm_in_evaluation_mode_equals_its_affine_form(fake):
@@ -325,6 +325,7 @@ def test_an_interrupted_tuned_lens_resumes_to_the_weights_of_an_uninterrupted_ru
 
 # --- the lens chapter's stored numbers and committed lenses ----------------------------------------------------
 
+
 def test_invariants_hold_on_the_stored_lens_numbers():
     t = figdata.load("lens_table")["data"]
     L = t["n_layers"]
@@ -414,8 +415,9 @@ def test_the_real_models_lens_key_does_not_depend_on_where_the_checkout_is(tmp_p
     moved.mkdir()
     for f in folder.iterdir():
         (moved / f.name).symlink_to(f) if f.name == "model.safetensors" else shutil.copy(f, moved / f.name)
-    (moved / "SOURCE.json").write_text(json.dumps({"gguf": "/elsewhere/x.gguf", "sha256": real_models.spec(
-        train.REAL_MODEL).sha256}))
+    (moved / "SOURCE.json").write_text(
+        json.dumps({"gguf": "/elsewhere/x.gguf", "sha256": real_models.spec(train.REAL_MODEL).sha256})
+    )
     cfg = json.loads((moved / "config.json").read_text())
     (moved / "config.json").write_text(json.dumps({**cfg, "_name_or_path": "/elsewhere"}, indent=1))
     monkeypatch.setattr(real_models, "folder", lambda name, progress=None: moved)
@@ -494,7 +496,10 @@ def test_a_lens_table_from_an_underdetermined_fit_marks_every_fitted_lens():
     small = copy.deepcopy(book)
     small.update(linear.regime_note(300, book["d"]))
     frame, note = lens_plots.marked_table(small)
-    marked = {lab[: -len(lens_plots.UNDERDETERMINED_MARK)] for lab in frame.index
-              if lab.endswith(lens_plots.UNDERDETERMINED_MARK)}
+    marked = {
+        lab[: -len(lens_plots.UNDERDETERMINED_MARK)]
+        for lab in frame.index
+        if lab.endswith(lens_plots.UNDERDETERMINED_MARK)
+    }
     assert marked == {lab for lab, row in book["lenses"].items() if row["params"] > 0} and "id" not in marked
     assert "fitted on 300 samples of dimension 576" in note and "underdetermined" in note

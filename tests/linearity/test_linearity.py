@@ -11,7 +11,7 @@ from jtc_utils.core.models import catalogue
 from jtc_utils.core.data import profiles
 from jtc_utils.core.analysis.linear import UnderdeterminedFitWarning
 from jtc_utils.linearity import artifacts, prune, score, tasks, train
-from jtc_utils.linearity import figures as lfig
+from jtc_utils.linearity import studies
 from jtc_utils.evidence import figdata
 
 pytestmark = [pytest.mark.linearity]  # the linearity paper
@@ -61,8 +61,8 @@ def test_the_linearity_fits_are_the_jtc_solver_on_both_routes():
         np.testing.assert_allclose(M, linear.fit(Ac, Yc), rtol=0, atol=1e-12)
         np.testing.assert_allclose(c, Y.mean(0) - A.mean(0) @ M, rtol=0, atol=1e-12)
         fitted = Ac @ M
-        assert float(f.explained(f.project(Yc)).sum()) == pytest.approx(float((fitted ** 2).sum()), rel=1e-10)
-        assert score.score(A, Y) == pytest.approx(1 - ((Yc - fitted) ** 2).sum() / (Yc ** 2).sum(), abs=1e-12)
+        assert float(f.explained(f.project(Yc)).sum()) == pytest.approx(float((fitted**2).sum()), rel=1e-10)
+        assert score.score(A, Y) == pytest.approx(1 - ((Yc - fitted) ** 2).sum() / (Yc**2).sum(), abs=1e-12)
 
 
 def test_score_is_invariant_to_scaling_shifting_and_rotating_either_side():
@@ -126,8 +126,9 @@ def tiny():
     from jtc_utils.core.models.models import Adapter
 
     torch.manual_seed(0)
-    cfg = GPT2Config(vocab_size=50, n_positions=32, n_embd=16, n_layer=4, n_head=2, resid_pdrop=0.0,
-                     embd_pdrop=0.0, attn_pdrop=0.0)
+    cfg = GPT2Config(
+        vocab_size=50, n_positions=32, n_embd=16, n_layer=4, n_head=2, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0
+    )
     model = GPT2LMHeadModel(cfg).eval()
 
     class Tok:
@@ -214,10 +215,10 @@ def test_an_interrupted_run_resumes_to_the_same_weights(tmp_path):
 
     texts = zoo.training_texts(0)[:700]
     whole, rec, snaps = train.pretrain(0.5, 1, texts, steps=4, snapshots=(0, 2, 4), progress=False)
-    assert train.pretrain(0.5, 1, texts, steps=4, snapshots=(0, 2, 4), progress=False, work=tmp_path,
-                          stop_after=3) is None
-    resumed, rec2, snaps2 = train.pretrain(0.5, 1, texts, steps=4, snapshots=(0, 2, 4), progress=False,
-                                           work=tmp_path)
+    assert (
+        train.pretrain(0.5, 1, texts, steps=4, snapshots=(0, 2, 4), progress=False, work=tmp_path, stop_after=3) is None
+    )
+    resumed, rec2, snaps2 = train.pretrain(0.5, 1, texts, steps=4, snapshots=(0, 2, 4), progress=False, work=tmp_path)
     assert rec2["loss_curve"] == rec["loss_curve"] and sorted(snaps2) == [0, 2, 4]
     assert all(torch.equal(a, b) for a, b in zip(whole.state_dict().values(), resumed.state_dict().values()))
     with pytest.warns(UserWarning, match="another run"):
@@ -280,8 +281,9 @@ def test_a_stored_run_is_keyed_on_its_world_as_well_as_its_weights(monkeypatch):
     _, digest = artifacts.checked_path(f)
     assert ad.identity == artifacts.variant_identity(digest) and digest in ad.identity
     real_digest = catalogue.manifest_digest
-    monkeypatch.setattr(catalogue, "manifest_digest", lambda name: "another-world" if name == artifacts.BASE
-                        else real_digest(name))
+    monkeypatch.setattr(
+        catalogue, "manifest_digest", lambda name: "another-world" if name == artifacts.BASE else real_digest(name)
+    )
     assert artifacts.variant_identity(digest) != ad.identity
 
 
@@ -320,8 +322,8 @@ def test_the_task_classifier_reads_the_bodys_last_real_token_and_trains_body_and
 
 
 def test_a_models_study_is_computed_once_whether_its_profile_is_named_or_given():
-    one = lfig.study("tiny-gpt2")  # as the pretraining figure asks for it
-    assert lfig.study("tiny-gpt2", "tiny") is one and lfig.study("tiny-gpt2", profiles.get("tiny")) is one
+    one = studies.study("tiny-gpt2")  # as the pretraining figure asks for it
+    assert studies.study("tiny-gpt2", "tiny") is one and studies.study("tiny-gpt2", profiles.get("tiny")) is one
 
 
 def test_the_pruning_caption_names_every_way_of_choosing_the_blocks_it_draws():

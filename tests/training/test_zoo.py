@@ -56,7 +56,7 @@ def test_zoo_model_loads_and_beats_the_unigram_and_bigram_baselines(name):
     k = max(1, len(curve) // 10)
     first, last = sum(curve[:k]) / k, sum(curve[-k:]) / k
     assert last < 0.5 * first  # it learned
-    prev = sum(curve[-2 * k:-k]) / k
+    prev = sum(curve[-2 * k : -k]) / k
     assert abs(prev - last) < 0.1 * last  # and the curve has flattened
 
 
@@ -72,8 +72,12 @@ def test_depths_mirror_the_paper_and_the_zoo_fits_the_size_budget():
     # trained lenses of zoo/lenses and the linearity chapter's runs of zoo/secretly-linear, the committed zoo within
     # 100 MiB (the real model's tuned lens is stored in half precision for it), and the concept classes of the real
     # vocabulary (zoo/concepts, 0.11 MiB) within 100.25 MiB
-    extras = sum(p.stat().st_size for d in ("lenses", "secretly-linear", "concepts")
-                 for p in (catalogue.ZOO_DIR / d).rglob("*") if p.is_file())
+    extras = sum(
+        p.stat().st_size
+        for d in ("lenses", "secretly-linear", "concepts")
+        for p in (catalogue.ZOO_DIR / d).rglob("*")
+        if p.is_file()
+    )
     concepts = sum(p.stat().st_size for p in (catalogue.ZOO_DIR / "concepts").rglob("*") if p.is_file())
     assert catalogue.zoo_size_bytes() - extras <= 80 * 2**20
     assert catalogue.zoo_size_bytes() - concepts <= 100 * 2**20 and concepts <= 2**18

@@ -13,20 +13,26 @@ README's "Teaching from the book" says what a submission can and cannot reach.
 from __future__ import annotations
 
 import argparse
-import csv
-import html
 import os
 import shutil
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from jtc_utils.book.build import runner
 from jtc_utils.book.classroom import grading_run, sandbox
-from jtc_utils.book.classroom.grading_run import (KERNEL_NAME, UNSANDBOXED, Box, GB, answer_cells, check_call,  # noqa: F401
-                                                  graded_notebook, reference_page, setup_source, solutions)
+from jtc_utils.book.classroom.report import LOOSE, Row, feedback_notebook, totals, write_tables
+from jtc_utils.book.classroom.grading_run import (
+    UNSANDBOXED,
+    Box,
+    GB,
+    answer_cells,
+    graded_notebook,
+    reference_page,
+    setup_source,
+    solutions,
+)
 from jtc_utils.book.display import exercises
 from jtc_utils.core.infra.paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT, atomic_write_text
 from jtc_utils.core.infra.progress import show_progress
@@ -35,20 +41,12 @@ from jtc_utils.evidence.exercises import SOLUTION
 from jtc_utils.evidence.registry import get as registered
 from jtc_utils.book.classroom.recorder import decode, encode  # noqa: F401 -- the answers' form, part of the grader's contract
 
-RESULTS = ("✓", "✗", "error")
-LOOSE = "(no student)"  # the student column of a file found beside the student folders
 SOLUTIONS = (NOTEBOOKS_DIR, ROOT / "tests", ROOT / ".git", BOOK_DIR / "_build")  # never readable while grading
-@dataclass
-class Row:
-    student: str
-    page: str
-    exercise: str
-    result: str  # one of RESULTS
-    message: str
 
 
-def reference_numbers(page: str, reference_nb, out: Path, timeout: int, cell_timeout: int,
-                      reference: Path = NOTEBOOKS_DIR) -> dict:
+def reference_numbers(
+    page: str, reference_nb, out: Path, timeout: int, cell_timeout: int, reference: Path = NOTEBOOKS_DIR
+) -> dict:
     """The numbers each check of ``page`` compares with, from a run of the book's page with the book's solutions
     in it and no submission, made in the grader's own folder: ``{label: {figure or data name: value, SOLUTION: the
     book's answer}}``. A figure that run does not compute is read from ``book/data`` here, before any submission
@@ -57,9 +55,12 @@ def reference_numbers(page: str, reference_nb, out: Path, timeout: int, cell_tim
     try:
         workdir = private / "work"
         workdir.mkdir()
-        nb, labels = graded_notebook(reference_nb, solutions(page, reference),
-                                     setup_source(private / "results.jsonl", workdir, [], [], guard=False),
-                                     with_data=True)
+        nb, labels = graded_notebook(
+            reference_nb,
+            solutions(page, reference),
+            setup_source(private / "results.jsonl", workdir, [], [], guard=False),
+            with_data=True,
+        )
         run = grading_run.run(nb, private, workdir, timeout, cell_timeout)
     finally:
         shutil.rmtree(private, ignore_errors=True)
@@ -76,36 +77,19 @@ def reference_numbers(page: str, reference_nb, out: Path, timeout: int, cell_tim
     return numbers
 
 
-def feedback_notebook(executed, rows: list["Row"], paths: dict[str, str]):
-    """What a student gets back: their executed notebook without the grader's cells, each check cell replaced by
-    its verdict (✓, ✗ or error) and the check's hint, and every path of the grading machine in ``paths`` (path:
-    what to write instead) replaced in the outputs."""
-    import nbformat
-
-    verdict = {r.exercise: r for r in rows}
-    cells = []
-    for cell in executed.cells:
-        role = cell.metadata.get("grading")
-        if "grading" in cell.metadata.get("tags", []):
-            continue  # the recorder's set-up, its snapshot, "answer = None"
-        if role == "record":
-            label = cell.metadata.get("exercise", "")
-            r = verdict.get(label)
-            text = (f"**{label}: {r.result}**" + (f" — {r.message}" if r.message else "")) if r else \
-                f"**{label}: not graded**"
-            cells.append(nbformat.v4.new_markdown_cell(text, metadata={"exercise": label, "grading": "verdict"}))
-            continue
-        cell.metadata.pop("grading", None)
-        cells.append(cell)
-    executed.cells = cells
-    text = nbformat.writes(executed)
-    for path, instead in sorted(paths.items(), key=lambda kv: -len(kv[0])):  # the longest first: nested paths
-        text = text.replace(path, instead)
-    return text
-
-
-def grade_one(student: str, path: Path, out: Path, reference: Path, timeout: int, cell_timeout: int,
-              hidden: list[Path], numbers: dict, box: Box, threads: int | None = None, stop=None) -> list[Row]:
+def grade_one(
+    student: str,
+    path: Path,
+    out: Path,
+    reference: Path,
+    timeout: int,
+    cell_timeout: int,
+    hidden: list[Path],
+    numbers: dict,
+    box: Box,
+    threads: int | None = None,
+    stop=None,
+) -> list[Row]:
     """Grade one submitted notebook against its page's :func:`reference_numbers`; every failure becomes rows, never
     an exception."""
     import nbformat
@@ -123,21 +107,51 @@ def grade_one(student: str, path: Path, out: Path, reference: Path, timeout: int
         return [Row(student, page, "", "error", str(e))]
     private = Path(tempfile.mkdtemp(prefix=f".grade-{student}-{page}-", dir=out))
     try:
-        return _grade_in(student, page, path, submission, reference_nb, numbers, private, out, timeout, cell_timeout,
-                         hidden, box, threads, stop)
+        return _grade_in(
+            student,
+            page,
+            path,
+            submission,
+            reference_nb,
+            numbers,
+            private,
+            out,
+            timeout,
+            cell_timeout,
+            hidden,
+            box,
+            threads,
+            stop,
+        )
     finally:
         shutil.rmtree(private, ignore_errors=True)
 
 
-def _grade_in(student, page, path, submission, reference_nb, numbers, private, out, timeout, cell_timeout,
-              hidden, box, threads, stop) -> list[Row]:
+def _grade_in(
+    student,
+    page,
+    path,
+    submission,
+    reference_nb,
+    numbers,
+    private,
+    out,
+    timeout,
+    cell_timeout,
+    hidden,
+    box,
+    threads,
+    stop,
+) -> list[Row]:
     import nbformat
 
     workdir = private / "work"
     shutil.copytree(path.parent, workdir, ignore=shutil.ignore_patterns("*.ipynb", ".*"), symlinks=True)
-    nb, labels = graded_notebook(reference_nb, submission,
-                                 setup_source(private / "results.jsonl", workdir,
-                                              [private / "cache", Path("/tmp")], [*hidden, private]))
+    nb, labels = graded_notebook(
+        reference_nb,
+        submission,
+        setup_source(private / "results.jsonl", workdir, [private / "cache", Path("/tmp")], [*hidden, private]),
+    )
     answer_index = {c.metadata["exercise"]: i for i, c in enumerate(nb.cells) if c.metadata.get("grading") == "answer"}
     run = grading_run.run(nb, private, workdir, timeout, cell_timeout, box, hidden, threads, stop)
     failed, recorded, killed = run["failed"], run["recorded"], run["killed"]
@@ -147,8 +161,15 @@ def _grade_in(student, page, path, submission, reference_nb, numbers, private, o
         if label in answer_index and answer_index[label] in failed:
             rows.append(Row(student, page, label, "error", failed[answer_index[label]]))
         elif label not in recorded:
-            rows.append(Row(student, page, label, "error",
-                            killed or "the notebook stopped before this exercise's check (an earlier cell failed)"))
+            rows.append(
+                Row(
+                    student,
+                    page,
+                    label,
+                    "error",
+                    killed or "the notebook stopped before this exercise's check (an earlier cell failed)",
+                )
+            )
         elif "error" in recorded[label]:
             rows.append(Row(student, page, label, "error", str(recorded[label]["error"])[:500]))
         else:
@@ -165,10 +186,18 @@ def _grade_in(student, page, path, submission, reference_nb, numbers, private, o
     feedback = out / "feedback" / student / f"{page}.ipynb"
     feedback.parent.mkdir(parents=True, exist_ok=True)
     if run["executed"] is not None:
-        paths = {str(workdir): ".", str(private): "<grading>", str(out): "<grades>", str(ROOT): "<book>",
-                 str(path.parent.parent): "<submissions>",
-                 os.path.realpath(workdir): ".", os.path.realpath(ROOT): "<book>", sys.prefix: "<python>",
-                 sys.base_prefix: "<python>", str(Path.home()): "~"}
+        paths = {
+            str(workdir): ".",
+            str(private): "<grading>",
+            str(out): "<grades>",
+            str(ROOT): "<book>",
+            str(path.parent.parent): "<submissions>",
+            os.path.realpath(workdir): ".",
+            os.path.realpath(ROOT): "<book>",
+            sys.prefix: "<python>",
+            sys.base_prefix: "<python>",
+            str(Path.home()): "~",
+        }
         try:
             executed = nbformat.read(run["executed"], as_version=4)
         except Exception:  # the run's own file, which a submission can spoil: then no feedback, never a crash
@@ -188,8 +217,12 @@ def _judge(label: str, answer, data: dict | None) -> tuple:
     figs = checks[label][0] if label in checks else ()
     missing = [f for f in figs if f not in (data or {})]
     if label not in checks or missing:
-        return None, (f"the reference run did not compute the numbers of {', '.join(missing)}: the teacher's book "
-                      "cannot grade this exercise" if missing else f"no check for exercise {label!r}")
+        return None, (
+            f"the reference run did not compute the numbers of {', '.join(missing)}: the teacher's book "
+            "cannot grade this exercise"
+            if missing
+            else f"no check for exercise {label!r}"
+        )
     buf = io.StringIO()
     try:
         with contextlib.redirect_stdout(buf):
@@ -201,6 +234,7 @@ def _judge(label: str, answer, data: dict | None) -> tuple:
 
 # --- the class --------------------------------------------------------------------------------------------------
 
+
 def choose_box(isolate: bool = True, memory_gb: float = 16, disk_gb: float = 4) -> Box:
     """How submissions will run: in the sandbox where the machine has one; without one, ``isolate`` False accepts
     the risk (the grades say so), else ValueError with what to install."""
@@ -210,8 +244,16 @@ def choose_box(isolate: bool = True, memory_gb: float = 16, disk_gb: float = 4) 
     return Box(name if isolate else UNSANDBOXED, int(memory_gb * GB), int(disk_gb * GB))
 
 
-def grade(submissions: Path, out: Path, reference: Path = NOTEBOOKS_DIR, timeout: int = 1200,
-          cell_timeout: int = 120, progress: bool | None = None, box: Box | None = None, jobs: int = 1) -> list[Row]:
+def grade(
+    submissions: Path,
+    out: Path,
+    reference: Path = NOTEBOOKS_DIR,
+    timeout: int = 1200,
+    cell_timeout: int = 120,
+    progress: bool | None = None,
+    box: Box | None = None,
+    jobs: int = 1,
+) -> list[Row]:
     """Grade every student's notebooks under ``submissions`` (one folder per student) into ``out``: the references
     of every page handed in first, then each submission in ``box`` (default: :func:`choose_box`), ``jobs``
     students at a time (each run then single-threaded)."""
@@ -232,17 +274,30 @@ def grade(submissions: Path, out: Path, reference: Path = NOTEBOOKS_DIR, timeout
     hidden = [*SOLUTIONS, reference, submissions, out]
     work = [(s.name, f) for s in students for f in sorted(s.iterdir()) if f.is_file() and not f.name.startswith(".")]
     # a loose file is graded for nobody (it is no student), an empty folder is a student with nothing handed in
-    rows = [Row(LOOSE, name, "", "error", "a file beside the student folders, graded for nobody: put it in its "
-                "student's folder (submissions/<student>/<page>.ipynb)") for name in stray]
-    rows += [Row(s.name, "", "", "error", "no notebook in this student's folder") for s in students
-             if not any(st == s.name for st, _ in work)]
+    rows = [
+        Row(
+            LOOSE,
+            name,
+            "",
+            "error",
+            "a file beside the student folders, graded for nobody: put it in its "
+            "student's folder (submissions/<student>/<page>.ipynb)",
+        )
+        for name in stray
+    ]
+    rows += [
+        Row(s.name, "", "", "error", "no notebook in this student's folder")
+        for s in students
+        if not any(st == s.name for st, _ in work)
+    ]
     show = show_progress() if progress is None else progress
     numbers = {}  # page -> the reference run's numbers: every page's, before any submission runs
     pages = sorted({f.stem for _, f in work if f.suffix == ".ipynb"})
     for page in tqdm(pages, desc="references", unit="page", disable=not show):
         try:
-            numbers[page] = reference_numbers(page, reference_page(page, reference), out, timeout, cell_timeout,
-                                              reference)
+            numbers[page] = reference_numbers(
+                page, reference_page(page, reference), out, timeout, cell_timeout, reference
+            )
         except ValueError:
             numbers[page] = {}  # not a page of the book: grade_one says so
     by_student = {s.name: [f for st, f in work if st == s.name] for s in students}
@@ -251,8 +306,18 @@ def grade(submissions: Path, out: Path, reference: Path = NOTEBOOKS_DIR, timeout
     return rows
 
 
-def _grade_students(by_student: dict[str, list[Path]], out, reference, timeout, cell_timeout, hidden, numbers, box,
-                    jobs: int, show: bool) -> list[Row]:
+def _grade_students(
+    by_student: dict[str, list[Path]],
+    out,
+    reference,
+    timeout,
+    cell_timeout,
+    hidden,
+    numbers,
+    box,
+    jobs: int,
+    show: bool,
+) -> list[Row]:
     """Every student's notebooks, ``jobs`` students at a time, a progress bar each; rows in the students' order.
     Ctrl-C stops every run in flight (each within a second) before it goes on."""
     import queue
@@ -269,14 +334,27 @@ def _grade_students(by_student: dict[str, list[Path]], out, reference, timeout, 
         slot = slots.get()
         try:
             rows = []
-            with tqdm(total=len(mine), desc=student, unit="notebook", position=slot, leave=True,
-                      disable=not show or not mine) as bar:
+            with tqdm(
+                total=len(mine), desc=student, unit="notebook", position=slot, leave=True, disable=not show or not mine
+            ) as bar:
                 for path in mine:
                     if stop.is_set():
                         break
-                    rows.extend(grade_one(student, path, out, reference, timeout, cell_timeout, hidden,
-                                          numbers.get(path.stem, {}), box, threads=1 if jobs > 1 else None,
-                                          stop=stop))
+                    rows.extend(
+                        grade_one(
+                            student,
+                            path,
+                            out,
+                            reference,
+                            timeout,
+                            cell_timeout,
+                            hidden,
+                            numbers.get(path.stem, {}),
+                            box,
+                            threads=1 if jobs > 1 else None,
+                            stop=stop,
+                        )
+                    )
                     bar.update()
             return rows
         finally:
@@ -293,51 +371,13 @@ def _grade_students(by_student: dict[str, list[Path]], out, reference, timeout, 
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def totals(rows: list[Row]) -> dict[str, tuple[int, int]]:
-    """Per student: exercises passed, exercises graded (loose files are nobody's)."""
-    out: dict[str, list[int]] = {}
-    for r in rows:
-        if r.student == LOOSE:
-            continue
-        t = out.setdefault(r.student, [0, 0])
-        t[0] += r.result == "✓"
-        t[1] += bool(r.exercise)
-    return {k: tuple(v) for k, v in out.items()}
-
-
-def write_tables(rows: list[Row], out: Path, box: Box) -> None:
-    """``grades.csv`` (one row per exercise, and the sandbox the submissions ran in) and ``grades.html`` (the
-    sandbox, totals, then every row), written atomically."""
-    import io
-
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["student", "page", "exercise", "result", "message", "sandbox"])
-    for r in rows:
-        w.writerow([r.student, r.page, r.exercise, r.result, r.message, box.name])
-    atomic_write_text(out / "grades.csv", "\ufeff" + buf.getvalue())  # a BOM: spreadsheets then read UTF-8
-    colour = {"✓": "#d9f2d9", "✗": "#f9dcdc", "error": "#fbe8c8"}
-    tot = "".join(f"<tr><td>{html.escape(s)}</td><td>{p}</td><td>{n}</td></tr>" for s, (p, n) in totals(rows).items())
-    body = "".join(
-        f"<tr style='background:{colour[r.result]}'>"
-        + "".join(f"<td>{html.escape(str(v))}</td>" for v in asdict(r).values()) + "</tr>" for r in rows)
-    where = (f"<p>Each submission ran in a sandbox ({html.escape(box.name)}): the book, the cache and the other "
-             "submissions read-only or invisible, no network.</p>" if box.isolated else
-             "<p style='background:#fbe8c8;padding:6px'><b>Not sandboxed</b> (--no-sandbox): the submissions ran "
-             "unisolated, so a submission could have changed the book, the cache or other grades.</p>")
-    atomic_write_text(out / "grades.html", (
-        "<!doctype html><meta charset='utf-8'><title>Grades</title>"
-        "<style>body{font-family:sans-serif}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
-        f"padding:3px 8px;text-align:left}}</style><h1>Grades</h1>{where}"
-        f"<h2>Totals</h2><table><tr><th>student</th><th>passed</th><th>exercises</th></tr>{tot}</table>"
-        "<h2>Every exercise</h2><table><tr><th>student</th><th>page</th><th>exercise</th><th>result</th>"
-        f"<th>message</th></tr>{body}</table>\n"))
-
-
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    ap = argparse.ArgumentParser(prog="python -m jtc_utils.book.classroom.grade", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m jtc_utils.book.classroom.grade",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("submissions", type=Path, help="one folder per student, each with that student's notebooks")
     ap.add_argument("--out", type=Path, default=Path("grades"), help="where the grades go (default: grades/)")
     ap.add_argument("--reference", type=Path, default=NOTEBOOKS_DIR, help="the book's page sources (py:percent)")
@@ -345,18 +385,28 @@ def main(argv=None):
     ap.add_argument("--cell-timeout", type=int, default=120, help="seconds for one answer cell (default 120)")
     ap.add_argument("--memory-gb", type=float, default=16, help="address space of a submission's run (default 16)")
     ap.add_argument("--disk-gb", type=float, default=4, help="what a submission's run may write (default 4)")
-    ap.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1),
-                    help="students graded at a time, each run single-threaded (default: 2, or 1 on one core)")
-    ap.add_argument("--no-sandbox", action="store_true",
-                    help="run the submissions unisolated where no sandbox is installed (the grades say so)")
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=min(2, os.cpu_count() or 1),
+        help="students graded at a time, each run single-threaded (default: 2, or 1 on one core)",
+    )
+    ap.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run the submissions unisolated where no sandbox is installed (the grades say so)",
+    )
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     try:
         box = choose_box(not args.no_sandbox, args.memory_gb, args.disk_gb)
-        with runner.exit_on_interrupt(f"interrupted: grades.csv and grades.html were not written; run the same "
-                                      f"command again to grade the class (make grade SUBMISSIONS={args.submissions})"):
-            rows = grade(args.submissions, args.out, args.reference, args.timeout, args.cell_timeout, box=box,
-                         jobs=args.jobs)
+        with runner.exit_on_interrupt(
+            f"interrupted: grades.csv and grades.html were not written; run the same "
+            f"command again to grade the class (make grade SUBMISSIONS={args.submissions})"
+        ):
+            rows = grade(
+                args.submissions, args.out, args.reference, args.timeout, args.cell_timeout, box=box, jobs=args.jobs
+            )
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
     if not box.isolated:
@@ -365,10 +415,14 @@ def main(argv=None):
         print(f"{student}: {passed} of {n}" + ("  (no notebook in the folder)" if n == 0 else ""))
     loose = [r.page for r in rows if r.student == LOOSE]
     if loose:
-        print(f"not graded: {len(loose)} loose file(s) beside the student folders ({', '.join(loose)}); put each in "
-              f"its student's folder")
-    print(f"grades of {len(totals(rows))} students in {args.out}/grades.csv and grades.html "
-          f"({time.perf_counter() - t0:.0f} s)")
+        print(
+            f"not graded: {len(loose)} loose file(s) beside the student folders ({', '.join(loose)}); put each in "
+            f"its student's folder"
+        )
+    print(
+        f"grades of {len(totals(rows))} students in {args.out}/grades.csv and grades.html "
+        f"({time.perf_counter() - t0:.0f} s)"
+    )
 
 
 if __name__ == "__main__":

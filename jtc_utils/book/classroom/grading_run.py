@@ -26,8 +26,17 @@ UNSANDBOXED = "none (--no-sandbox): the submissions ran unisolated"
 GB = 1 << 30
 TMP_BYTES = 512 << 20  # the sandbox's /tmp (in memory)
 # what a submission's kernel inherits from the grader's environment: the arithmetic and the real model's subset
-PASSED_ON = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "NPY_DISABLE_CPU_FEATURES",
-             "ATEN_CPU_CAPABILITY", "JTC_REAL_SUBSET", "JTC_DEVICE", "LANG", "LC_ALL")
+PASSED_ON = (
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "NPY_DISABLE_CPU_FEATURES",
+    "ATEN_CPU_CAPABILITY",
+    "JTC_REAL_SUBSET",
+    "JTC_DEVICE",
+    "LANG",
+    "LC_ALL",
+)
 
 
 @dataclass(frozen=True)
@@ -45,14 +54,21 @@ class Box:
 
 # --- the graded notebook ------------------------------------------------------------------------------------
 
+
 def check_call(source: str):
     """The ``exercises.check(label, answer, ...)`` call of a check cell: (label, its source segment, the source of
     its ``data=`` argument or None); None when the cell has none."""
     tree = ast.parse(source)
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "check"
-            and isinstance(node.func.value, ast.Name) and node.func.value.id == "exercises" and node.args
-            and isinstance(node.args[0], ast.Constant)):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "check"
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "exercises"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
             data = next((ast.get_source_segment(source, k.value) for k in node.keywords if k.arg == "data"), None)
             if data is None and len(node.args) > 2:
                 data = ast.get_source_segment(source, node.args[2])
@@ -67,8 +83,9 @@ def reference_page(page: str, reference: Path = NOTEBOOKS_DIR):
     source = Path(reference) / f"{page}.py"
     if not source.is_file():
         pages = sorted(p.stem for p in Path(reference).glob("*.py"))
-        raise ValueError(f"{page!r} is not a page of the book (pages: {', '.join(pages)}): name each submitted "
-                         "notebook as its page")
+        raise ValueError(
+            f"{page!r} is not a page of the book (pages: {', '.join(pages)}): name each submitted notebook as its page"
+        )
     return edition.strip(jupytext.read(source))
 
 
@@ -82,11 +99,12 @@ def solutions(page: str, reference: Path = NOTEBOOKS_DIR):
     cells = []
     for i, cell in enumerate(book.cells):
         if "solution" in cell.metadata.get("tags", []):
-            after = next((c for c in book.cells[i + 1:] if c.cell_type == "code"), None)
+            after = next((c for c in book.cells[i + 1 :] if c.cell_type == "code"), None)
             found = edition.CHECK_CALL.search(after.source) if after is not None else None
             if found:
-                cells.append(nbformat.v4.new_code_cell(cell.source, metadata={"exercise": found.group(1),
-                                                                              "tags": ["answer"]}))
+                cells.append(
+                    nbformat.v4.new_code_cell(cell.source, metadata={"exercise": found.group(1), "tags": ["answer"]})
+                )
     return nbformat.v4.new_notebook(cells=cells)
 
 
@@ -127,7 +145,8 @@ def graded_notebook(reference, submission, setup: str, with_data: bool = False):
                 raise ValueError(f"the book's check cell of {label!r} has no exercises.check call")
             _, call, data = found
             cell.source = cell.source.replace(
-                call, f"{KERNEL_NAME}.record({label!r}, answer" + (f", data={data})" if data and with_data else ")"), 1)
+                call, f"{KERNEL_NAME}.record({label!r}, answer" + (f", data={data})" if data and with_data else ")"), 1
+            )
             cell.metadata["grading"] = "record"
             labels.append(label)
         cells.append(cell)
@@ -140,13 +159,16 @@ def graded_notebook(reference, submission, setup: str, with_data: bool = False):
 
 
 def setup_source(results: Path, workdir: Path, writable: list[Path], unreadable: list[Path], guard: bool = True) -> str:
-    return (f"from jtc_utils.book.classroom import recorder as _grade\n"
-            f"{KERNEL_NAME} = _grade.install({str(results)!r}, {str(workdir)!r}, {[str(p) for p in writable]!r}, "
-            f"{[str(p) for p in unreadable]!r}, guard={guard!r})\n"
-            f"del _grade")
+    return (
+        f"from jtc_utils.book.classroom import recorder as _grade\n"
+        f"{KERNEL_NAME} = _grade.install({str(results)!r}, {str(workdir)!r}, {[str(p) for p in writable]!r}, "
+        f"{[str(p) for p in unreadable]!r}, guard={guard!r})\n"
+        f"del _grade"
+    )
 
 
 # --- executing one submission (a process of its own) ----------------------------------------------------------
+
 
 def _execute(notebook: Path, executed: Path, errors: Path, cell_timeout: int, workdir: Path) -> None:
     """Run in the child process: execute ``notebook`` with nbclient, errors allowed; the error of every cell that
@@ -163,11 +185,17 @@ def _execute(notebook: Path, executed: Path, errors: Path, cell_timeout: int, wo
         atomic_write_text(errors, json.dumps(failed))
 
     client = NotebookClient(
-        nb, kernel_name="python3", allow_errors=True, interrupt_on_timeout=True, timeout=None,
+        nb,
+        kernel_name="python3",
+        allow_errors=True,
+        interrupt_on_timeout=True,
+        timeout=None,
         extra_arguments=KERNEL_QUIET,  # the kernel's chatter would hide the real error
         timeout_func=lambda cell: cell_timeout if cell.metadata.get("grading") == "answer" else None,
         error_on_timeout={"ename": "TimeoutError", "evalue": f"the answer cell ran past its {cell_timeout} s"},
-        on_cell_error=on_error, resources={"metadata": {"path": str(workdir)}})
+        on_cell_error=on_error,
+        resources={"metadata": {"path": str(workdir)}},
+    )
     try:
         client.execute()
     finally:
@@ -178,11 +206,22 @@ def _child_env(private: Path, workdir: Path, cache: Path, threads: int | None = 
     """The whole environment of a graded run: where it works, its cache and numbers, quiet progress, and the few
     variables of the grader's that set the arithmetic (:data:`PASSED_ON`); nothing else of the grader's."""
     env = {k: os.environ[k] for k in PASSED_ON if k in os.environ}
-    env.update({"PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
-                "HOME": str(workdir), "IPYTHONDIR": str(workdir / ".ipython"), "TMPDIR": "/tmp",
-                "MPLCONFIGDIR": str(private / "mpl"), "JTC_CACHE": str(cache), "JTC_DATA_OUT": str(workdir / "data"),
-                "JTC_PROGRESS": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONWARNINGS": "ignore",
-                "HF_HUB_OFFLINE": "1", "LANG": env.get("LANG", "C.UTF-8")})
+    env.update(
+        {
+            "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
+            "HOME": str(workdir),
+            "IPYTHONDIR": str(workdir / ".ipython"),
+            "TMPDIR": "/tmp",
+            "MPLCONFIGDIR": str(private / "mpl"),
+            "JTC_CACHE": str(cache),
+            "JTC_DATA_OUT": str(workdir / "data"),
+            "JTC_PROGRESS": "0",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONWARNINGS": "ignore",
+            "HF_HUB_OFFLINE": "1",
+            "LANG": env.get("LANG", "C.UTF-8"),
+        }
+    )
     if threads:  # runs side by side: one thread each (OpenMP's spin-waits make two multi-threaded ones crawl)
         env.update({k: str(threads) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")})
     return env
@@ -203,8 +242,17 @@ def own_cache(folder: Path) -> Path:
     return folder
 
 
-def run(nb, private: Path, workdir: Path, timeout: int, cell_timeout: int, box: Box | None = None,
-        hidden: list[Path] = (), threads: int | None = None, stop=None) -> dict:
+def run(
+    nb,
+    private: Path,
+    workdir: Path,
+    timeout: int,
+    cell_timeout: int,
+    box: Box | None = None,
+    hidden: list[Path] = (),
+    threads: int | None = None,
+    stop=None,
+) -> dict:
     """Execute the graded notebook ``nb`` in a process of its own (its kernel in ``workdir``), in the sandbox when
     ``box`` isolates (the reference run, ``box`` None, runs only the book's code); what it recorded: ``recorded``
     (by exercise), ``figures`` (the snapshot before the first answer cell), ``failed`` (cell index: error),
@@ -217,19 +265,41 @@ def run(nb, private: Path, workdir: Path, timeout: int, cell_timeout: int, box: 
     cache = own_cache(private / "cache") if box is not None else CACHE_DIR
     (private / "mpl").mkdir(exist_ok=True)  # matplotlib's settings folder
     env = _child_env(private, workdir, cache, threads)
-    argv = [sys.executable, "-m", "jtc_utils.book.classroom.grading_run", str(notebook), str(executed), str(errors),
-            str(cell_timeout), str(workdir)]
+    argv = [
+        sys.executable,
+        "-m",
+        "jtc_utils.book.classroom.grading_run",
+        str(notebook),
+        str(executed),
+        str(errors),
+        str(cell_timeout),
+        str(workdir),
+    ]
     isolated = box is not None and box.isolated
     if isolated:
-        argv = sandbox.command(argv, readonly=[ROOT, CACHE_DIR], hidden=list(hidden),
-                               binds=[(private, private)], env=env, cwd=workdir, tmp_bytes=TMP_BYTES)
+        argv = sandbox.command(
+            argv,
+            readonly=[ROOT, CACHE_DIR],
+            hidden=list(hidden),
+            binds=[(private, private)],
+            env=env,
+            cwd=workdir,
+            tmp_bytes=TMP_BYTES,
+        )
     # one file at most half the disk share: a single growing file meets its limit (EFBIG) before the watch
     limits = sandbox.limiter(box.memory_bytes, box.disk_bytes // 2) if box is not None else None
     log = private.parent / f"{private.name}.log"  # beside the run's folder: what it prints is not its to rewrite
     killed = None
     with open(log, "wb") as out:
-        proc = subprocess.Popen(argv, cwd=workdir, env={"PATH": "/usr/bin:/bin"} if isolated else env,
-                                start_new_session=True, stdout=out, stderr=subprocess.STDOUT, preexec_fn=limits)
+        proc = subprocess.Popen(
+            argv,
+            cwd=workdir,
+            env={"PATH": "/usr/bin:/bin"} if isolated else env,
+            start_new_session=True,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            preexec_fn=limits,
+        )
         try:
             killed = _watch(proc, private, timeout, box, stop)
         except BaseException:  # Ctrl-C: the submission's process group (and its sandbox) goes with the grader
@@ -252,8 +322,13 @@ def run(nb, private: Path, workdir: Path, timeout: int, cell_timeout: int, box: 
                     recorded.setdefault(rec["exercise"], rec)
             except (json.JSONDecodeError, KeyError, TypeError):
                 continue
-    return {"recorded": recorded, "figures": figures or {}, "failed": failed, "killed": killed,
-            "executed": executed if executed.exists() else None}
+    return {
+        "recorded": recorded,
+        "figures": figures or {},
+        "failed": failed,
+        "killed": killed,
+        "executed": executed if executed.exists() else None,
+    }
 
 
 def _watch(proc, private: Path, timeout: int, box: Box | None, stop=None) -> str | None:
@@ -276,7 +351,7 @@ def _watch(proc, private: Path, timeout: int, box: Box | None, stop=None) -> str
             why = f"the notebook wrote more than {box.disk_bytes / GB:g} GB and was stopped"
         if why:
             os.killpg(proc.pid, signal.SIGKILL)  # bwrap's namespace goes with it; unsandboxed, the kernel exits
-            proc.wait()                          # with its parent (ipykernel's parent poller)
+            proc.wait()  # with its parent (ipykernel's parent poller)
             return why
 
 

@@ -33,8 +33,10 @@ def encode(value):
         return encode(value.to_dict())
     if isinstance(value, dict):
         return {"__dict__": [[encode(k), encode(v)] for k, v in value.items()]}
-    raise TypeError(f"an answer of type {type(value).__name__} cannot be graded: give a number, a string, a list, "
-                    "a tuple, a set or a dict of those")
+    raise TypeError(
+        f"an answer of type {type(value).__name__} cannot be graded: give a number, a string, a list, "
+        "a tuple, a set or a dict of those"
+    )
 
 
 def decode(value):
@@ -112,8 +114,10 @@ class Recorder:
                 return
             path = os.path.realpath(os.fsdecode(path))
             writes = (mode is not None and any(c in str(mode) for c in "wax+")) or (
-                mode is None and isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT
-                                                                     | os.O_APPEND | os.O_TRUNC))
+                mode is None
+                and isinstance(flags, int)
+                and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC)
+            )
             if path == self.results:
                 self._refuse("opening the grader's record", path)
             if writes and not (self._may_change(path) or path.startswith("/dev/")):
@@ -122,15 +126,34 @@ class Recorder:
                 self._refuse("reading the book's solutions, the grades or other submissions", path)
             if path.endswith(".ipynb") and self._inside(path, [self.book]):
                 self._refuse("reading the book's executed pages", path)
-        elif event in ("os.remove", "os.rmdir", "os.mkdir", "os.rename", "os.truncate", "os.chmod", "os.symlink",
-                       "os.link", "shutil.rmtree", "os.utime", "os.chown"):
+        elif event in (
+            "os.remove",
+            "os.rmdir",
+            "os.mkdir",
+            "os.rename",
+            "os.truncate",
+            "os.chmod",
+            "os.symlink",
+            "os.link",
+            "shutil.rmtree",
+            "os.utime",
+            "os.chown",
+        ):
             for p in args[:2] if event in ("os.rename", "os.symlink", "os.link") else args[:1]:
                 if isinstance(p, (str, bytes, os.PathLike)):
                     p = os.path.realpath(os.fsdecode(p))
                     if not self._may_change(p):
                         self._refuse("changing files outside the submission's folder", p)
-        elif event in ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork",
-                       "os.forkpty", "pty.spawn"):
+        elif event in (
+            "subprocess.Popen",
+            "os.system",
+            "os.exec",
+            "os.posix_spawn",
+            "os.spawn",
+            "os.fork",
+            "os.forkpty",
+            "pty.spawn",
+        ):
             self._refuse("starting a process", event)
 
 

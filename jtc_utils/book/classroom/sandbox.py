@@ -16,9 +16,11 @@ import sys
 from pathlib import Path
 
 NAME = "bubblewrap"
-INSTALL = ("no sandbox for the submissions: install bubblewrap (apt-get install bubblewrap), or pass --no-sandbox "
-           "to run them unisolated, accepting that a submission can then change the book, the cache and other "
-           "students' grades")
+INSTALL = (
+    "no sandbox for the submissions: install bubblewrap (apt-get install bubblewrap), or pass --no-sandbox "
+    "to run them unisolated, accepting that a submission can then change the book, the cache and other "
+    "students' grades"
+)
 # the machine's programs and libraries, shown read-only (a top-level symbolic link, as on merged-/usr systems, is
 # recreated as a link)
 SYSTEM = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc")
@@ -37,8 +39,25 @@ def available() -> str | None:
     if bwrap is None:
         return None
     try:
-        probe = subprocess.run([bwrap, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL", "--ro-bind", "/",
-                                "/", "--dev", "/dev", "--proc", "/proc", "true"], capture_output=True, timeout=60)
+        probe = subprocess.run(
+            [
+                bwrap,
+                "--unshare-all",
+                "--die-with-parent",
+                "--cap-drop",
+                "ALL",
+                "--ro-bind",
+                "/",
+                "/",
+                "--dev",
+                "/dev",
+                "--proc",
+                "/proc",
+                "true",
+            ],
+            capture_output=True,
+            timeout=60,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return NAME if probe.returncode == 0 else None
@@ -48,15 +67,22 @@ def _under(path: Path, roots) -> bool:
     return any(path == r or r in path.parents for r in roots)
 
 
-def command(argv: list[str], *, readonly: list[Path], hidden: list[Path], binds: list[tuple[Path, Path]],
-            env: dict[str, str], cwd: Path, tmp_bytes: int) -> list[str]:
+def command(
+    argv: list[str],
+    *,
+    readonly: list[Path],
+    hidden: list[Path],
+    binds: list[tuple[Path, Path]],
+    env: dict[str, str],
+    cwd: Path,
+    tmp_bytes: int,
+) -> list[str]:
     """The ``bwrap`` command line that runs ``argv`` in the sandbox: ``readonly`` folders shown as they are but
     unwritable (with the machine's programs and the running Python), ``hidden`` folders (inside those) shown empty,
     ``binds`` (outside path, inside path) writable, an empty ``/tmp`` of at most ``tmp_bytes`` in memory, ``env``
     the whole environment, ``cwd`` the working folder. Mounts are made in this order, each over the ones before:
     the system, ``/tmp``, the read-only folders, the hidden ones, ``/dev`` and ``/proc``, the writable binds."""
-    args = [tool() or "bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
-            "--clearenv"]
+    args = [tool() or "bwrap", "--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL", "--clearenv"]
     for top in SYSTEM:
         p = Path("/") / top
         if p.is_symlink():

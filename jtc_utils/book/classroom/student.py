@@ -26,30 +26,46 @@ STUDENT_SIZES = profiles.REAL_SUBSET
 CHECK_CALL = re.compile(r"""exercises\.check\(\s*["']([^"']+)["']""")
 _REAL_PARAMS = (re.compile(r"^real_n_train = None\b.*$", re.M), re.compile(r"^real_n_val = None\b.*$", re.M))
 ANSWER = "# Your answer: write the code the exercise asks for, and leave the result in `answer`.\nanswer = None"
-_FENCES = (re.compile(r"```\{solution-start\}[^\n]*\n(?::[^\n]*\n)*```[ \t]*\n?"),
-           re.compile(r"```\{solution-end\}[^\n]*\n```[ \t]*\n?"),
-           re.compile(r"````\{solution\}.*?\n````[ \t]*\n?", re.S))
+_FENCES = (
+    re.compile(r"```\{solution-start\}[^\n]*\n(?::[^\n]*\n)*```[ \t]*\n?"),
+    re.compile(r"```\{solution-end\}[^\n]*\n```[ \t]*\n?"),
+    re.compile(r"````\{solution\}.*?\n````[ \t]*\n?", re.S),
+)
 
 
 # sphinx-exercise's directives read as plain headings in Jupyter
-_EXERCISES = ((re.compile(r"```\{exercise-start\}[^\n]*\n:label: (\S+)\n```[ \t]*\n"), r"**Exercise `\1`.** "),
-              (re.compile(r"```\{exercise-end\}[^\n]*\n```[ \t]*\n?"), ""),
-              (re.compile(r"```\{exercise\}[^\n]*\n:label: (\S+)\n(.*?)\n```[ \t]*\n?", re.S), r"**Exercise `\1`.** "
-                                                                                               r"\2\n"))
+_EXERCISES = (
+    (re.compile(r"```\{exercise-start\}[^\n]*\n:label: (\S+)\n```[ \t]*\n"), r"**Exercise `\1`.** "),
+    (re.compile(r"```\{exercise-end\}[^\n]*\n```[ \t]*\n?"), ""),
+    (
+        re.compile(r"```\{exercise\}[^\n]*\n:label: (\S+)\n(.*?)\n```[ \t]*\n?", re.S),
+        r"**Exercise `\1`.** "
+        r"\2\n",
+    ),
+)
 # the rest of the book's MyST, as Jupyter's Markdown shows it: an admonition as a quoted block under its title (its
 # options dropped), a glued value as the name of the variable that holds it, a citation by its key (the book's
 # references page lists them), a link to a figure's anchor in the built book as the figure's name and id
 _ADMONITION = re.compile(r"```\{admonition\}[ \t]*([^\n]*)\n((?::[^\n]*\n)*)(.*?)\n```[ \t]*(\n|$)", re.S)
-_MYST = ((re.compile(r"\{glue:text\}`([^`]+)`"), r"`\1` (the parameters cell)"),
-         (re.compile(r"\{cite:p\}`([^`]+)`"), r"[\1]"),
-         (re.compile(r"""<a href="#figure-([\w-]+)">([^<]*)</a>"""), r"\2 (`\1`)"))
+_MYST = (
+    (re.compile(r"\{glue:text\}`([^`]+)`"), r"`\1` (the parameters cell)"),
+    (re.compile(r"\{cite:p\}`([^`]+)`"), r"[\1]"),
+    (re.compile(r"""<a href="#figure-([\w-]+)">([^<]*)</a>"""), r"\2 (`\1`)"),
+)
 
 
 def jupyter_markdown(text: str) -> str:
     """A markdown cell of the book with its MyST written as plain Markdown that Jupyter renders (see above)."""
-    text = _ADMONITION.sub(lambda m: "> **" + m.group(1).strip() + "**\n>\n"
-                           + "\n".join("> " + line if line else ">" for line in m.group(3).splitlines()) + m.group(4),
-                           text)
+    text = _ADMONITION.sub(
+        lambda m: (
+            "> **"
+            + m.group(1).strip()
+            + "**\n>\n"
+            + "\n".join("> " + line if line else ">" for line in m.group(3).splitlines())
+            + m.group(4)
+        ),
+        text,
+    )
     for pattern, plain in _MYST:
         text = pattern.sub(plain, text)
     return text
@@ -66,7 +82,7 @@ def strip(nb):
         if "solution" in tags:
             cell.source = ANSWER
             cell.metadata["tags"] = [t for t in tags if t != "solution"] + ["answer"]
-            after = next((c for c in out.cells[i + 1:] if c.cell_type == "code"), None)
+            after = next((c for c in out.cells[i + 1 :] if c.cell_type == "code"), None)
             found = CHECK_CALL.search(after.source) if after is not None else None
             if found:  # the check right after the solution (written exercises have none)
                 cell.metadata["exercise"] = found.group(1)
@@ -78,9 +94,11 @@ def strip(nb):
             n_train, n_val = STUDENT_SIZES
             cell.source = _REAL_PARAMS[0].sub(
                 f"real_n_train = {n_train}  # the student edition's subset; None: the book's 9,000 (minutes per page)",
-                cell.source)
+                cell.source,
+            )
             cell.source = _REAL_PARAMS[1].sub(
-                f"real_n_val = {n_val}  # the student edition's subset; None: the book's 3,000 / 1,000", cell.source)
+                f"real_n_val = {n_val}  # the student edition's subset; None: the book's 3,000 / 1,000", cell.source
+            )
         elif cell.cell_type == "markdown":
             for fence in _FENCES:
                 cell.source = fence.sub("", cell.source)
@@ -99,21 +117,25 @@ def strip(nb):
 
 
 # the student edition's first cell: the numbers a student's run computes go beside the notebooks, never into the book
-SETUP = ("# The student edition keeps the numbers its figures are computed from in data/ beside this notebook;\n"
-         "# the book's own (book/data) stay as they are.\n"
-         "import os\n\n"
-         "os.environ.setdefault(\"JTC_DATA_OUT\", os.path.abspath(\"data\"))")
+SETUP = (
+    "# The student edition keeps the numbers its figures are computed from in data/ beside this notebook;\n"
+    "# the book's own (book/data) stay as they are.\n"
+    "import os\n\n"
+    "os.environ.setdefault(\"JTC_DATA_OUT\", os.path.abspath(\"data\"))"
+)
 
 
 def subset_note(name: str) -> str:
     """The student edition's word on the real model's subset, for a page that runs the real model at the
     parameters' sizes: what the subset is, and how to ask for the book's full size."""
     n_train, n_val = STUDENT_SIZES
-    return (f"**Student edition.** The real model's cells run on {n_train:,} training and {n_val:,} validation "
-            "sentences here, so that the page executes in a minute or two. For the book's full size (9,000 and "
-            "3,000 on Wikipedia, 1,000 on BBC News) set `real_n_train = None` and `real_n_val = None` in the "
-            "parameters cell: on two cores that costs minutes more per page, most of it the real model's forward "
-            "passes over the extra sentences.")
+    return (
+        f"**Student edition.** The real model's cells run on {n_train:,} training and {n_val:,} validation "
+        "sentences here, so that the page executes in a minute or two. For the book's full size (9,000 and "
+        "3,000 on Wikipedia, 1,000 on BBC News) set `real_n_train = None` and `real_n_val = None` in the "
+        "parameters cell: on two cores that costs minutes more per page, most of it the real model's forward "
+        "passes over the extra sentences."
+    )
 
 
 def digest(nb) -> str:
@@ -137,8 +159,11 @@ def build(out_dir: Path | str = ROOT / "student", replace: bool = False) -> tupl
         nb = strip(jupytext.read(NOTEBOOKS_DIR / f"{name}.py"))
         nb.metadata.pop("jupytext", None)
         setup = [nbformat.v4.new_code_cell(SETUP, metadata={"tags": ["student-setup"]})]
-        if any(_REAL_PARAMS[0].search(c.source) for c in jupytext.read(NOTEBOOKS_DIR / f"{name}.py").cells
-               if "parameters" in c.metadata.get("tags", [])):
+        if any(
+            _REAL_PARAMS[0].search(c.source)
+            for c in jupytext.read(NOTEBOOKS_DIR / f"{name}.py").cells
+            if "parameters" in c.metadata.get("tags", [])
+        ):
             setup.append(nbformat.v4.new_markdown_cell(subset_note(name)))
         nb.cells[:0] = setup
         nb.metadata["jtc_student"] = {"edition": digest(nb)}  # what was written: a student's edits differ from it
@@ -175,8 +200,7 @@ def fill(progress: bool | None = None) -> dict[str, float]:
 
     record = paths.CACHE_DIR / FILL_RECORD
     done = json.loads(record.read_text()) if record.exists() else {}
-    todo = {name: f"{staleness.inputs_fingerprint(name, 'tiny')}/{STUDENT_SIZES}"
-            for name in runner.notebook_names()}
+    todo = {name: f"{staleness.inputs_fingerprint(name, 'tiny')}/{STUDENT_SIZES}" for name in runner.notebook_names()}
     todo = {name: key for name, key in todo.items() if done.get(name) != key}
     seconds = {}
     # the kernels inherit the environment: the bar below is the only one
@@ -192,11 +216,18 @@ def fill(progress: bool | None = None) -> dict[str, float]:
                     print(f"filling the cache: page {i} of {len(todo)}, {name} ...", flush=True)
                 t0 = time.perf_counter()
                 try:
-                    pm.execute_notebook(str(pages[name]), str(Path(tmp) / f"{name}.out.ipynb"),
-                                        cwd=str(pages[name].parent), progress_bar=False, kernel_name="python3")
+                    pm.execute_notebook(
+                        str(pages[name]),
+                        str(Path(tmp) / f"{name}.out.ipynb"),
+                        cwd=str(pages[name].parent),
+                        progress_bar=False,
+                        kernel_name="python3",
+                    )
                 except pm.PapermillExecutionError as e:
-                    raise SystemExit(f"error: the student edition of {name} failed while filling the cache "
-                                     f"({e.ename}: {e.evalue}); run `make book` to see the page's own error") from None
+                    raise SystemExit(
+                        f"error: the student edition of {name} failed while filling the cache "
+                        f"({e.ename}: {e.evalue}); run `make book` to see the page's own error"
+                    ) from None
                 seconds[name] = time.perf_counter() - t0
                 (bar.write if show else print)(f"  {name}: {seconds[name]:.0f} s")
                 done[name] = todo[name]
@@ -205,24 +236,42 @@ def fill(progress: bool | None = None) -> dict[str, float]:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m jtc_utils.book.classroom.student", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m jtc_utils.book.classroom.student",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--out", type=Path, default=ROOT / "student", help="folder to write (default: student/)")
-    ap.add_argument("--replace", action="store_true",
-                    help="replace notebooks a student has worked on too (their answers are lost)")
-    ap.add_argument("--fill", action="store_true",
-                    help="also fill the cache the pages share, once (every page executed headlessly; resumes)")
+    ap.add_argument(
+        "--replace", action="store_true", help="replace notebooks a student has worked on too (their answers are lost)"
+    )
+    ap.add_argument(
+        "--fill",
+        action="store_true",
+        help="also fill the cache the pages share, once (every page executed headlessly; resumes)",
+    )
     args = ap.parse_args(argv)
     written, kept = build(args.out, replace=args.replace)
-    print(f"student edition: {len(written)} notebooks written to {args.out} (solutions removed; run the check "
-          "cells)" + (f"; kept {len(kept)} you have worked on ({', '.join(p.stem for p in kept)}): --replace "
-                      "starts them afresh" if kept else ""))
+    print(
+        f"student edition: {len(written)} notebooks written to {args.out} (solutions removed; run the check "
+        "cells)"
+        + (
+            f"; kept {len(kept)} you have worked on ({', '.join(p.stem for p in kept)}): --replace starts them afresh"
+            if kept
+            else ""
+        )
+    )
     if args.fill:
-        with runner.exit_on_interrupt("interrupted: the edition is written, and the pages filled before the "
-                                      "interruption are kept; `make student` fills the rest"):
+        with runner.exit_on_interrupt(
+            "interrupted: the edition is written, and the pages filled before the "
+            "interruption are kept; `make student` fills the rest"
+        ):
             took = fill()
-        print(f"cache filled: {len(took)} pages executed in {sum(took.values()) / 60:.1f} min"
-              if took else "cache already filled for every page")
+        print(
+            f"cache filled: {len(took)} pages executed in {sum(took.values()) / 60:.1f} min"
+            if took
+            else "cache already filled for every page"
+        )
 
 
 if __name__ == "__main__":

@@ -31,18 +31,19 @@ def check_out(out) -> Path:
     for part in ("book", "notebooks", "jtc_utils", "zoo", "tests"):
         inside = ROOT / part
         if out == inside or inside in out.parents:
-            raise ValueError(f"{out} is inside the committed book's {part}/; the custom book never touches it: "
-                             f"pass --out a folder of its own (e.g. --out my-model-book)")
+            raise ValueError(
+                f"{out} is inside the committed book's {part}/; the custom book never touches it: "
+                f"pass --out a folder of its own (e.g. --out my-model-book)"
+            )
     if out == ROOT or out in ROOT.parents:
         raise ValueError(f"{out} would hold the repository itself; pass --out a folder of its own")
     if out.exists() and not out.is_dir():
         raise ValueError(f"{out} exists and is not a folder; pass --out a folder of its own")
     if out.is_dir() and any(out.iterdir()) and not (out / profiles.CUSTOM_SPEC).exists():
-        raise ValueError(f"{out} is not empty and holds no custom book ({profiles.CUSTOM_SPEC}); pass --out an empty "
-                         f"or new folder")
+        raise ValueError(
+            f"{out} is not empty and holds no custom book ({profiles.CUSTOM_SPEC}); pass --out an empty or new folder"
+        )
     return out
-
-
 
 
 def check_arguments(args) -> list[str]:
@@ -62,8 +63,10 @@ def check_arguments(args) -> list[str]:
     if args.text_news is not None:
         check("--text-news", user_text.documents, args.text_news)
     if args.sentences < LEAST_SENTENCES:
-        problems.append(f"--sentences: must be at least {LEAST_SENTENCES} (a fifth of them validate, and the FFN "
-                        f"page draws 10 of those), got {args.sentences}")
+        problems.append(
+            f"--sentences: must be at least {LEAST_SENTENCES} (a fifth of them validate, and the FFN "
+            f"page draws 10 of those), got {args.sentences}"
+        )
     if args.jobs is not None and args.jobs < 1:
         problems.append(f"--jobs: must be at least 1, got {args.jobs}")
     if args.memory is not None and not args.memory > 0:
@@ -75,20 +78,31 @@ def check_arguments(args) -> list[str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m jtc_utils.book.custom.command", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m jtc_utils.book.custom.command",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--model", required=True, help="a folder written by save_pretrained, or a hub id")
     ap.add_argument("--text", required=True, help=f"the main text: {user_text.FORMS}")
     ap.add_argument("--text-news", default=None, help="a second text, the paper's news domain (appendix B)")
-    ap.add_argument("--sentences", type=int, default=sum(profiles.CUSTOM_SIZES),
-                    help="sentences per domain, a fifth of them for validation (default: the paper's 12,000)")
+    ap.add_argument(
+        "--sentences",
+        type=int,
+        default=sum(profiles.CUSTOM_SIZES),
+        help="sentences per domain, a fifth of them for validation (default: the paper's 12,000)",
+    )
     ap.add_argument("--device", default="auto", help="auto (a GPU when there is one), cpu, cuda, cuda:N")
     ap.add_argument("--memory", type=float, default=None, help="GB the run may use (default: what is available)")
     ap.add_argument("--timeout", type=int, default=runner.CELL_TIMEOUT, help="seconds per cell")
     ap.add_argument("--no-html", action="store_true", help="execute the pages only")
-    ap.add_argument("--jobs", type=int, default=None,
-                    help="pages executed side by side, each single-threaded (default: 2 on a CPU with two cores or "
-                         "more, else 1; fewer where their memory would not fit)")
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        help="pages executed side by side, each single-threaded (default: 2 on a CPU with two cores or "
+        "more, else 1; fewer where their memory would not fit)",
+    )
     ap.add_argument("--plan-only", action="store_true", help="print the plan and stop")
     ap.add_argument("--out", required=True, help="the folder the custom book is written to (never book/)")
     return ap
@@ -98,33 +112,40 @@ def main(argv=None) -> None:
     args = parser().parse_args(argv)
     problems = check_arguments(args)
     if problems:
-        raise SystemExit(f"ERROR: {len(problems)} problem(s) with the arguments; nothing was written:\n  "
-                         + "\n  ".join(problems))
+        raise SystemExit(
+            f"ERROR: {len(problems)} problem(s) with the arguments; nothing was written:\n  " + "\n  ".join(problems)
+        )
     from jtc_utils.book.custom import pages as custom_pages, plan as custom_plan  # the heavy part, after the arguments
 
     out = check_out(args.out)
     try:
         with runner.exit_on_interrupt("interrupted while planning: nothing was written"):
-            p = custom_plan.plan(args.model, args.text, args.text_news, args.sentences, args.device, args.memory,
-                                 args.jobs)
+            p = custom_plan.plan(
+                args.model, args.text, args.text_news, args.sentences, args.device, args.memory, args.jobs
+            )
     except ValueError as e:
         raise SystemExit(f"ERROR: {e}") from None
     print("\n".join(p.lines()), flush=True)
     if p.memory_gb > p.available_gb:
-        raise SystemExit(f"ERROR: the run would need about {p.memory_gb:.1f} GB and {p.available_gb:.1f} GB are "
-                         f"available; ask for fewer sentences (--sentences), use a smaller model, or run where there "
-                         f"is more memory (--memory states what may be used). Nothing was written.")
+        raise SystemExit(
+            f"ERROR: the run would need about {p.memory_gb:.1f} GB and {p.available_gb:.1f} GB are "
+            f"available; ask for fewer sentences (--sentences), use a smaller model, or run where there "
+            f"is more memory (--memory states what may be used). Nothing was written."
+        )
     if args.plan_only:
         return
     try:
-        with runner.exit_on_interrupt(f"interrupted: the pages that finished are kept in {out}; the same command "
-                                      f"resumes with the rest"):
+        with runner.exit_on_interrupt(
+            f"interrupted: the pages that finished are kept in {out}; the same command resumes with the rest"
+        ):
             r = custom_pages.run(out, p, args.timeout, None if args.device == "auto" else args.device, not args.no_html)
     except runner.NotebookFailed as e:
         raise SystemExit(f"ERROR: {e}") from None
-    print(f"done in {r['total_s'] / 60:.1f} min (estimate {p.estimate_s / 60:.1f} min); the pages' peak memory "
-          f"{r['peak_memory_gb']:.2f} GB (estimate {p.memory_gb:.1f} GB)" + (f"; the book is at {r['html']}"
-                                                                             if "html" in r else ""))
+    print(
+        f"done in {r['total_s'] / 60:.1f} min (estimate {p.estimate_s / 60:.1f} min); the pages' peak memory "
+        f"{r['peak_memory_gb']:.2f} GB (estimate {p.memory_gb:.1f} GB)"
+        + (f"; the book is at {r['html']}" if "html" in r else "")
+    )
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from jtc_utils.core.data import profiles, user_text
 from jtc_utils.core.infra.paths import ROOT, atomic_write_text
 from jtc_utils.evidence import claims, figdata, findings
 
+
 def getter(results: dict, data_dir, missing: dict):
     """A claims ``get`` for the custom book: the numbers computed on this page (``results``), else those another
     page of the same custom book saved in ``data_dir``; a figure the model does not have raises
@@ -42,8 +43,6 @@ def getter(results: dict, data_dir, missing: dict):
     return get
 
 
-
-
 # ---------------------------------------------------------------------------------------------------------------
 # the pages: generated py:percent sources, executed by papermill
 
@@ -52,8 +51,10 @@ SPEC = profiles.CUSTOM_SPEC  # in the output folder: the custom profile's spec
 
 def page_source(page: Page, kind: str, model: str, skip: str | None) -> str:
     """The py:percent source of one page of the custom book."""
-    head = (f"# # {page.title}\n#\n# On **{models.display_name(model)}** ({kind}), the reader's own text: the custom "
-            f"profile.")
+    head = (
+        f"# # {page.title}\n#\n# On **{models.display_name(model)}** ({kind}), the reader's own text: the custom "
+        f"profile."
+    )
     cells = ["# %% [markdown]\n" + head]
     if skip:
         cells.append(f"# %% [markdown]\n# Skipped: {skip}.")
@@ -61,8 +62,10 @@ def page_source(page: Page, kind: str, model: str, skip: str | None) -> str:
     if page.omitted:
         cells.append(f"# %% [markdown]\n# Not here: {page.omitted}.")
     cells.append('# %% tags=["parameters", "remove-cell"]\ndata_dir = "data"  # this custom book\'s figure data')
-    cells.append("# %% tags=[\"remove-cell\"]\nfrom jtc_utils.book.custom import pages as custom_pages\n\n"
-                 f"page = custom_pages.Run({page.name!r}, data_dir)")
+    cells.append(
+        "# %% tags=[\"remove-cell\"]\nfrom jtc_utils.book.custom import pages as custom_pages\n\n"
+        f"page = custom_pages.Run({page.name!r}, data_dir)"
+    )
     if page.about_the_model:
         cells.append("# %% [markdown]\n# The model and the text, as the book read them.")
         cells.append("# %%\npage.cards()")
@@ -76,14 +79,20 @@ def page_source(page: Page, kind: str, model: str, skip: str | None) -> str:
 
 def claims_source(model: str) -> str:
     """The py:percent source of the custom book's claims page."""
-    return "\n\n".join([
-        f"# %% [markdown]\n# # The claims, judged for {models.display_name(model)}\n#\n"
-        "# Every claim of Jump to Conclusions with the same rules as on every other profile;\n"
-        "# a claim whose figures this model does not have gets no verdict and says why.",
-        '# %% tags=["parameters", "remove-cell"]\ndata_dir = "data"',
-        "# %% tags=[\"remove-cell\"]\nfrom jtc_utils.book.custom import pages as custom_pages\n\npage = "
-        "custom_pages.Run('claims_verdicts', data_dir)",
-        "# %%\npage.all_verdicts()"]) + "\n"
+    return (
+        "\n\n".join(
+            [
+                f"# %% [markdown]\n# # The claims, judged for {models.display_name(model)}\n#\n"
+                "# Every claim of Jump to Conclusions with the same rules as on every other profile;\n"
+                "# a claim whose figures this model does not have gets no verdict and says why.",
+                '# %% tags=["parameters", "remove-cell"]\ndata_dir = "data"',
+                "# %% tags=[\"remove-cell\"]\nfrom jtc_utils.book.custom import pages as custom_pages\n\npage = "
+                "custom_pages.Run('claims_verdicts', data_dir)",
+                "# %%\npage.all_verdicts()",
+            ]
+        )
+        + "\n"
+    )
 
 
 class Run:
@@ -108,14 +117,23 @@ class Run:
 
         ad = models.adapter(self.profile.gpt[0])
         n_train, n_val = self.profile.sizes
-        model = {"model": self.profile.gpt[0], "family": ad.family, "kind": self.kind, "layers": ad.n_layers,
-                 "width": ad.d, "vocabulary": len(ad.tokenizer), "identity": ad.identity[:16]}
+        model = {
+            "model": self.profile.gpt[0],
+            "family": ad.family,
+            "kind": self.kind,
+            "layers": ad.n_layers,
+            "width": ad.d,
+            "vocabulary": len(ad.tokenizer),
+            "identity": ad.identity[:16],
+        }
         texts = {domain: user_text.data_card(path, n_train, n_val) for domain, path in self.profile.texts}
         figdata.save("custom_cards", {"model": model, "texts": texts}, {"profile": "custom"})
         display(pd.Series(model, name="model").to_frame())
         for domain, card in texts.items():
-            print(f"{domain}: {card['source']} (sha256 {card['sha256'][:16]}…), {card['train']:,} training and "
-                  f"{card['validation']:,} validation sentences")
+            print(
+                f"{domain}: {card['source']} (sha256 {card['sha256'][:16]}…), {card['train']:,} training and "
+                f"{card['validation']:,} validation sentences"
+            )
             display(pd.Series(card["counts"], name="sentences after each step").to_frame())
 
     def figure(self, fig: str) -> None:
@@ -144,8 +162,11 @@ class Run:
 def page_digest(plan: Plan, source: str) -> str:
     """What a page's outputs depend on: its source, the model's identity, the texts (their SHA-256) and sizes, and
     the book's code (the ``jtc_utils`` files it can run)."""
-    h = hashlib.sha256(json.dumps([source, plan.identity, plan.sizes, {d: user_text.fingerprint(p) for d, p in
-                                                                      plan.texts.items()}]).encode())
+    h = hashlib.sha256(
+        json.dumps(
+            [source, plan.identity, plan.sizes, {d: user_text.fingerprint(p) for d, p in plan.texts.items()}]
+        ).encode()
+    )
     for f in sorted((ROOT / "jtc_utils").rglob("*.py")):
         h.update(f.read_bytes())
     return h.hexdigest()
@@ -160,8 +181,9 @@ def _up_to_date(page_file: Path, digest: str, data_dir: Path) -> bool:
     return record.get("inputs") == digest and not staleness.data_mismatches(record, data_dir)
 
 
-def execute_page(out: Path, name: str, source: str, digest: str, timeout: int = runner.CELL_TIMEOUT,
-                 device: str | None = None) -> float | None:
+def execute_page(
+    out: Path, name: str, source: str, digest: str, timeout: int = runner.CELL_TIMEOUT, device: str | None = None
+) -> float | None:
     """Execute one generated page into ``out/<name>.ipynb`` as one transaction (:func:`runner.transaction`: its
     figure data into ``out/data`` only when every cell has passed); returns its seconds, or None when it was up to
     date (its inputs unchanged and its data as it recorded)."""
@@ -179,8 +201,11 @@ def execute_page(out: Path, name: str, source: str, digest: str, timeout: int = 
         nb.metadata["jtc"] = {**record, "data": {}}
         atomic_write_text(page_file, nbformat.writes(nb) + "\n")
         return time.time() - t0
-    env = {"TRANSFORMERS_VERBOSITY": "error", profiles.CUSTOM_ENV: str(out / SPEC),
-           **({"JTC_DEVICE": device} if device else {})}
+    env = {
+        "TRANSFORMERS_VERBOSITY": "error",
+        profiles.CUSTOM_ENV: str(out / SPEC),
+        **({"JTC_DEVICE": device} if device else {}),
+    }
     return runner.transaction(nb, page_file, data_dir, {"data_dir": str(data_dir)}, env, out, timeout, record)
 
 
@@ -193,16 +218,39 @@ def write_book(out: Path, plan: Plan) -> None:
     """The Jupyter Book around the executed pages: its configuration, table of contents and an introduction that
     gives the plan."""
     title = f"The book on {models.display_name(plan.model)}"
-    config = {"title": title, "author": "jtc-book (custom profile)", "only_build_toc_files": True,
-              "execute": {"execute_notebooks": "off"}, "html": {"use_repository_button": False},
-              "exclude_patterns": ["notebooks", "_failed", ".staging-*", "data"],
-              "sphinx": {"config": {"nb_merge_streams": True, "html_show_sourcelink": False,
-                                    "html_static_path": ["_static"], "html_css_files": ["jtc.css"]}}}
-    toc = {"format": "jb-book", "root": "intro",
-           "chapters": [{"file": name} for name in [p.name for p in CUSTOM] + [CLAIMS]]}
-    intro = [f"# {title}", "", "Every chapter of *Jump to Conclusions, reproduced* that applies to this model, "
-             "executed on the reader's own text with `python -m jtc_utils.book.custom.command`. The plan, as printed "
-             "before the run:", "", "```", *plan.lines(), "```", ""]
+    config = {
+        "title": title,
+        "author": "jtc-book (custom profile)",
+        "only_build_toc_files": True,
+        "execute": {"execute_notebooks": "off"},
+        "html": {"use_repository_button": False},
+        "exclude_patterns": ["notebooks", "_failed", ".staging-*", "data"],
+        "sphinx": {
+            "config": {
+                "nb_merge_streams": True,
+                "html_show_sourcelink": False,
+                "html_static_path": ["_static"],
+                "html_css_files": ["jtc.css"],
+            }
+        },
+    }
+    toc = {
+        "format": "jb-book",
+        "root": "intro",
+        "chapters": [{"file": name} for name in [p.name for p in CUSTOM] + [CLAIMS]],
+    }
+    intro = [
+        f"# {title}",
+        "",
+        "Every chapter of *Jump to Conclusions, reproduced* that applies to this model, "
+        "executed on the reader's own text with `python -m jtc_utils.book.custom.command`. The plan, as printed "
+        "before the run:",
+        "",
+        "```",
+        *plan.lines(),
+        "```",
+        "",
+    ]
     atomic_write_text(out / "_config.yml", json.dumps(config, indent=1) + "\n")  # JSON is YAML
     atomic_write_text(out / "_toc.yml", json.dumps(toc, indent=1) + "\n")
     atomic_write_text(out / "intro.md", "\n".join(intro))
@@ -222,8 +270,13 @@ def write_sources(out: Path, plan: Plan) -> dict:
     ``out``; returns the sources by page name, the claims page last."""
     out.mkdir(parents=True, exist_ok=True)
     n_train, n_val = plan.sizes
-    spec = {"model": plan.model, "text": plan.texts["text"], "news": plan.texts.get("news"), "n_train": n_train,
-            "n_val": n_val}
+    spec = {
+        "model": plan.model,
+        "text": plan.texts["text"],
+        "news": plan.texts.get("news"),
+        "n_train": n_train,
+        "n_val": n_val,
+    }
     atomic_write_text(out / SPEC, json.dumps(spec, indent=1) + "\n")
     sources = {p.name: page_source(p, plan.kind, plan.model, plan.skipped.get(p.name)) for p in CUSTOM}
     sources[CLAIMS] = claims_source(plan.model)
@@ -233,8 +286,9 @@ def write_sources(out: Path, plan: Plan) -> dict:
     return sources
 
 
-def run(out, plan: Plan, timeout: int = runner.CELL_TIMEOUT, device: str | None = None, html: bool = True,
-        log=print) -> dict:
+def run(
+    out, plan: Plan, timeout: int = runner.CELL_TIMEOUT, device: str | None = None, html: bool = True, log=print
+) -> dict:
     """Execute the custom book planned by ``plan`` into ``out`` (see the module docstring); returns the seconds
     per page and the kernels' peak memory."""
     import resource
@@ -252,8 +306,9 @@ def run(out, plan: Plan, timeout: int = runner.CELL_TIMEOUT, device: str | None 
         (bar.write if not bar.disable else log)(line)
 
     skipped = [name for name in sources if name in plan.skipped]  # a line each, no kernel: here, at once
-    run_one = partial(_execute_named, out, sources, {n: page_digest(plan, src) for n, src in sources.items()},
-                      timeout, device)
+    run_one = partial(
+        _execute_named, out, sources, {n: page_digest(plan, src) for n, src in sources.items()}, timeout, device
+    )
     times = scheduling.run_pages(skipped, run_one, 1, report)
     with scheduling.MemoryWatch() as watch:
         times.update(scheduling.run_pages([n for n in sources if n not in skipped], run_one, plan.jobs, report))
@@ -263,13 +318,18 @@ def run(out, plan: Plan, timeout: int = runner.CELL_TIMEOUT, device: str | None 
     if failed.is_dir() and not any(failed.iterdir()):
         failed.rmdir()
     peak = max(watch.peak_gb, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20)
-    result = {"plan": plan.lines(), "estimate_s": plan.estimate_s, "memory_estimate_gb": plan.memory_gb,
-              "pages_s": times, "pages_total_s": time.time() - t0, "peak_memory_gb": peak, "jobs": plan.jobs}
+    result = {
+        "plan": plan.lines(),
+        "estimate_s": plan.estimate_s,
+        "memory_estimate_gb": plan.memory_gb,
+        "pages_s": times,
+        "pages_total_s": time.time() - t0,
+        "peak_memory_gb": peak,
+        "jobs": plan.jobs,
+    }
     if html:
         write_book(out, plan)
         result["html"] = str(build_html(out))
     result["total_s"] = time.time() - t0
     atomic_write_text(out / "run.json", json.dumps(result, indent=1) + "\n")
     return result
-
-

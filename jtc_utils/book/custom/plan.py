@@ -32,8 +32,10 @@ def applies(page: Page, kind: str, news: bool, family: str = "gpt2") -> str | No
     if page.skip:
         return page.skip
     if page.needs_blocks and family not in blocks.SUPPORTED_FAMILIES:
-        return (f"it runs each block's sub-modules one by one, which the book does for the families "
-                f"{', '.join(blocks.SUPPORTED_FAMILIES)}, not yet for {family}")
+        return (
+            f"it runs each block's sub-modules one by one, which the book does for the families "
+            f"{', '.join(blocks.SUPPORTED_FAMILIES)}, not yet for {family}"
+        )
     if kind not in page.figures:  # a page with no figures for the kind
         return {ENCODER: registered().facts["no predictions"], MASKED: DECODER_ONLY}[kind]
     if page.needs_news and not news:
@@ -46,8 +48,12 @@ def absent(kind: str, news: bool, family: str = "gpt2") -> dict:
     figures get no verdict and say so; each paper's ``custom_absent``, such as
     :func:`jtc_utils.jtc.figures.custom_absent`)."""
     ran = {f for p in CUSTOM if applies(p, kind, news, family) is None for f in p.figures.get(kind, ())}
-    return {fig: why for p in registered().papers.values() if p.custom_absent
-            for fig, why in p.custom_absent(kind, news, family, ran, NEWS).items()}
+    return {
+        fig: why
+        for p in registered().papers.values()
+        if p.custom_absent
+        for fig, why in p.custom_absent(kind, news, family, ran, NEWS).items()
+    }
 
 
 def judged_claims() -> tuple:
@@ -85,23 +91,34 @@ class Plan:
 
     def lines(self) -> list[str]:
         n_train, n_val = self.sizes
-        out = [f"model: {self.model}", f"  family {self.family} ({self.kind}), {self.n_layers} layers, width {self.d}, "
-               f"vocabulary {self.vocab:,}, {self.parameters / 1e6:.1f} M parameters",
-               f"  sample sizes: {n_train:,} training and {n_val:,} validation sentences per domain"]
+        out = [
+            f"model: {self.model}",
+            f"  family {self.family} ({self.kind}), {self.n_layers} layers, width {self.d}, "
+            f"vocabulary {self.vocab:,}, {self.parameters / 1e6:.1f} M parameters",
+            f"  sample sizes: {n_train:,} training and {n_val:,} validation sentences per domain",
+        ]
         for domain, path in self.texts.items():
             c = self.counts[domain]
-            out.append(f"  {domain}: {path}: {c['documents']:,} documents, {c['sentences']:,} sentences, "
-                       f"{c['kept_after']['deduplicated']:,} kept after the filters and deduplication")
+            out.append(
+                f"  {domain}: {path}: {c['documents']:,} documents, {c['sentences']:,} sentences, "
+                f"{c['kept_after']['deduplicated']:,} kept after the filters and deduplication"
+            )
         out.append(f"  pages executed ({len(self.run) + 1}): {', '.join(self.run + [CLAIMS])}")
         for name, why in self.skipped.items():
             out.append(f"  skipped: {name}: {why}")
-        out.append(f"  device {self.device}: a forward pass takes {self.forward_s * 1e3:.1f} ms per sentence "
-                   f"(from one thread's CPU time); {self.jobs} page(s) at a time")
+        out.append(
+            f"  device {self.device}: a forward pass takes {self.forward_s * 1e3:.1f} ms per sentence "
+            f"(from one thread's CPU time); {self.jobs} page(s) at a time"
+        )
         if self.busy > BUSY:
-            out.append(f"  the machine was busy: the timed passes took {self.busy:.1f} times their CPU time; the "
-                       f"estimate assumes the cores free, as the run needs them (other work makes it longer)")
-        out.append(f"  estimate: {self.estimate_s / 60:.1f} min, peak memory {self.memory_gb:.1f} GB "
-                   f"(available {self.available_gb:.1f} GB)")
+            out.append(
+                f"  the machine was busy: the timed passes took {self.busy:.1f} times their CPU time; the "
+                f"estimate assumes the cores free, as the run needs them (other work makes it longer)"
+            )
+        out.append(
+            f"  estimate: {self.estimate_s / 60:.1f} min, peak memory {self.memory_gb:.1f} GB "
+            f"(available {self.available_gb:.1f} GB)"
+        )
         out += self.regime_lines()
         return out
 
@@ -112,14 +129,18 @@ class Plan:
         n_train, d = self.sizes[0], self.d
         paper = registered().facts["paper's samples per dimension"]
         if n_train < d:
-            return [f"  WARNING: {n_train:,} training samples for a model {d} wide: fewer samples than dimensions, so "
-                    f"every least-squares map is underdetermined; the claims read from such maps get no verdict. "
-                    f"Ask for --sentences {sentences_for(d)} or more ({d} training samples; the paper's regime, "
-                    f"{paper:.1f} per dimension: --sentences {sentences_for(math.ceil(paper * d))})"]
+            return [
+                f"  WARNING: {n_train:,} training samples for a model {d} wide: fewer samples than dimensions, so "
+                f"every least-squares map is underdetermined; the claims read from such maps get no verdict. "
+                f"Ask for --sentences {sentences_for(d)} or more ({d} training samples; the paper's regime, "
+                f"{paper:.1f} per dimension: --sentences {sentences_for(math.ceil(paper * d))})"
+            ]
         if n_train < paper * d:
-            return [f"  the maps are fitted on {n_train / d:.1f} training samples per dimension, fewer than the "
-                    f"paper's least ({paper:.1f}, GPT-2 XL): they overfit more than the paper's did; --sentences "
-                    f"{sentences_for(math.ceil(paper * d))} reaches the paper's regime"]
+            return [
+                f"  the maps are fitted on {n_train / d:.1f} training samples per dimension, fewer than the "
+                f"paper's least ({paper:.1f}, GPT-2 XL): they overfit more than the paper's did; --sentences "
+                f"{sentences_for(math.ceil(paper * d))} reaches the paper's regime"
+            ]
         return []
 
 
@@ -157,8 +178,7 @@ def estimate_seconds(pages, n_sentences: int, forward_s: float, jobs: int = 1) -
     executed ``jobs`` at a time: each page then takes :data:`ONE_THREAD_SLOWDOWN` times longer, the pages go to the
     first free worker in their start order (:func:`jtc_utils.book.build.scheduling.start_order`), and a page that reads
     others' numbers waits for the pages it reads (:func:`jtc_utils.book.build.scheduling.waits_for`)."""
-    cost = {p: PAGE_OVERHEAD_S + (page_named(p).fixed + page_named(p).cost * n_sentences) * forward_s
-            for p in pages}
+    cost = {p: PAGE_OVERHEAD_S + (page_named(p).fixed + page_named(p).cost * n_sentences) * forward_s for p in pages}
     if jobs <= 1:
         return sum(cost.values())
     free, end = [0.0] * jobs, {}
@@ -193,8 +213,9 @@ def time_forward(adapter, texts, device: str, n: int = 16) -> tuple[float, float
     slowed the passes. On a GPU: the median wall time."""
     import torch
 
-    ids = adapter.tokenizer(list(texts[:n]), add_special_tokens=not adapter.causal, truncation=True,
-                            max_length=128)["input_ids"]
+    ids = adapter.tokenizer(list(texts[:n]), add_special_tokens=not adapter.causal, truncation=True, max_length=128)[
+        "input_ids"
+    ]
     inp, att = right_pad(ids, pad_id(adapter.tokenizer))
     cpu, wall, threads = [], [], torch.get_num_threads()
     gpu = not str(device).startswith("cpu")
@@ -233,8 +254,15 @@ def default_jobs(device: str) -> int:
     return 2 if str(device) == "cpu" and (os.cpu_count() or 1) >= 2 else 1
 
 
-def plan(model: str, text, news=None, sentences: int = sum(profiles.CUSTOM_SIZES), device: str = "auto",
-         memory_gb: float | None = None, jobs: int | None = None) -> Plan:
+def plan(
+    model: str,
+    text,
+    news=None,
+    sentences: int = sum(profiles.CUSTOM_SIZES),
+    device: str = "auto",
+    memory_gb: float | None = None,
+    jobs: int | None = None,
+) -> Plan:
     """What the custom book will do for ``model`` on ``text`` (and ``news``), with its estimates; every input is
     checked here, before anything is written: a bad one raises :class:`ValueError` naming the problem and the fix.
     ``jobs`` pages run side by side (default :func:`default_jobs`); fewer where their memory would not fit."""
@@ -262,10 +290,23 @@ def plan(model: str, text, news=None, sentences: int = sum(profiles.CUSTOM_SIZES
     for page in CUSTOM:
         why = applies(page, kind, news is not None, adapter.family)
         (skipped.__setitem__(page.name, why) if why else run.append(page.name))
-    p = Plan(model=model, family=adapter.family, kind=kind, n_layers=adapter.n_layers, d=adapter.d,
-             vocab=len(adapter.tokenizer), parameters=sum(t.numel() for t in adapter.model.parameters()),
-             sizes=(n_train, n_val), texts=texts, counts=counts, run=run, skipped=skipped,
-             forward_s=0.0, device=str(dev), identity=adapter.identity)
+    p = Plan(
+        model=model,
+        family=adapter.family,
+        kind=kind,
+        n_layers=adapter.n_layers,
+        d=adapter.d,
+        vocab=len(adapter.tokenizer),
+        parameters=sum(t.numel() for t in adapter.model.parameters()),
+        sizes=(n_train, n_val),
+        texts=texts,
+        counts=counts,
+        run=run,
+        skipped=skipped,
+        forward_s=0.0,
+        device=str(dev),
+        identity=adapter.identity,
+    )
     p.forward_s, p.busy = time_forward(adapter, first, str(dev))
     per_page = estimate_memory_gb(p.n_layers, p.d, p.vocab, p.parameters, n_train + n_val)
     p.available_gb = scheduling.available_memory_gb() if memory_gb is None else float(memory_gb)
@@ -277,5 +318,3 @@ def plan(model: str, text, news=None, sentences: int = sum(profiles.CUSTOM_SIZES
     p.memory_gb = p.jobs * per_page
     p.estimate_s = estimate_seconds(run + [CLAIMS], sentences, p.forward_s, p.jobs)
     return p
-
-

@@ -26,8 +26,8 @@ PARAMETERS = {
     "n_train": "n_train = None  # training sentences per domain (None: the paper's 9,000)",
     "n_val": "n_val = None  # validation sentences (None: the paper's 3,000 / 1,000)",
     "real_n_train": "real_n_train = None  # the real model's training sentences (None: 9,000)",
-    "real_n_val":
-        "real_n_val = None  # the real model's validation sentences (None: 3,000 on Wikipedia, 1,000 on BBC News)",
+    "real_n_val": "real_n_val = None  # the real model's validation sentences "
+    "(None: 3,000 on Wikipedia, 1,000 on BBC News)",
 }
 
 
@@ -126,15 +126,19 @@ def panel_scale(widths: list[float]) -> float:
     a last panel alone on its row too."""
     column = figure_layout.SHOWN_PX["desktop"]
     per_row = max(1, min(len(widths), column // figure_layout.PANEL_MIN_PX))
-    widest = max(sum(widths[i:i + per_row]) for i in range(0, len(widths), per_row))
+    widest = max(sum(widths[i : i + per_row]) for i in range(0, len(widths), per_row))
     return min(float(WHOLE_DPI), column / widest)
 
 
 def _whole(fig, grid) -> bool:
     """Whether ``fig`` is shown as one image: one panel, one column, or a figure-level legend or text."""
     suptitle = fig.get_suptitle()
-    return (len(grid) < 2 or max(_top(ax).get_gridspec().ncols for ax in grid) < 2 or bool(fig.legends)
-            or any(t.get_visible() and t.get_text() not in ("", suptitle) for t in fig.texts))
+    return (
+        len(grid) < 2
+        or max(_top(ax).get_gridspec().ncols for ax in grid) < 2
+        or bool(fig.legends)
+        or any(t.get_visible() and t.get_text() not in ("", suptitle) for t in fig.texts)
+    )
 
 
 def panels(fig) -> tuple[list[Panel], str, bool]:
@@ -168,11 +172,16 @@ def panels(fig) -> tuple[list[Panel], str, bool]:
         def whole():
             fig.canvas.draw()
             width = fig.get_tightbbox(fig.canvas.get_renderer()).width + pad
-            return [(width, figure_layout.tick_height(fig.axes), *(min(px, width * WHOLE_DPI)
-                                                              for px in figure_layout.SHOWN_PX.values()))]
+            return [
+                (
+                    width,
+                    figure_layout.tick_height(fig.axes),
+                    *(min(px, width * WHOLE_DPI) for px in figure_layout.SHOWN_PX.values()),
+                )
+            ]
 
         enlarge = figure_layout.fit_text(fig, whole)
-        (width, pt, shown, _), = whole()
+        ((width, pt, shown, _),) = whole()
         return [Panel(png(), width, "", pt * WHOLE_DPI / 72, shown)], "", enlarge
     if suptitle:
         fig.suptitle("")
@@ -189,13 +198,20 @@ def panels(fig) -> tuple[list[Panel], str, bool]:
             box = ax.get_tightbbox(renderer)
             same = [i for i, g in enumerate(grid) if ax.get_subplotspec() is not None and _top(g) == _top(ax)]
             left = [i for i in range(len(grid)) if boxes[i].x0 <= box.x0] or list(range(len(grid)))
-            near = same[0] if same else min(left, key=lambda i: (max(0, box.x0 - boxes[i].x1),
-                                                                 abs(boxes[i].y0 + boxes[i].y1 - box.y0 - box.y1)))
+            near = (
+                same[0]
+                if same
+                else min(
+                    left, key=lambda i: (max(0, box.x0 - boxes[i].x1), abs(boxes[i].y0 + boxes[i].y1 - box.y0 - box.y1))
+                )
+            )
             members[id(grid[near])].append(ax)
         # a panel's box is its axes' own extents, the same whichever others are shown: measured on the one draw
         # above; the panels of one row of the grid share their top and bottom, so that side by side they are as tall
-        boxes = [Bbox.union([m.get_tightbbox(renderer) for m in members[id(ax)]]).transformed(inches).padded(0.04)
-                 for ax in grid]
+        boxes = [
+            Bbox.union([m.get_tightbbox(renderer) for m in members[id(ax)]]).transformed(inches).padded(0.04)
+            for ax in grid
+        ]
         for i, ax in enumerate(grid):
             row = [b for g, b in zip(grid, boxes) if g.get_subplotspec().rowspan == ax.get_subplotspec().rowspan]
             boxes[i] = Bbox.from_extents(boxes[i].x0, min(b.y0 for b in row), boxes[i].x1, max(b.y1 for b in row))
@@ -205,8 +221,9 @@ def panels(fig) -> tuple[list[Panel], str, bool]:
         members, boxes = members_and_boxes()
         scale = panel_scale([b.width for b in boxes])
         phone = figure_layout.SHOWN_PX["phone"]
-        return [(b.width, figure_layout.tick_height(members[id(ax)]), b.width * scale, phone)
-                for ax, b in zip(grid, boxes)]
+        return [
+            (b.width, figure_layout.tick_height(members[id(ax)]), b.width * scale, phone) for ax, b in zip(grid, boxes)
+        ]
 
     enlarge = figure_layout.fit_text(fig, measure)
     members, boxes = members_and_boxes()
@@ -218,8 +235,15 @@ def panels(fig) -> tuple[list[Panel], str, bool]:
     for ax, box in zip(grid, boxes):
         for other in shown:
             other.set_visible(other in members[id(ax)])
-        out.append(Panel(png(box, dpi), box.width, " ".join((ax.get_title() or ax.get_title("left")).split()),
-                         figure_layout.tick_height(members[id(ax)]) * dpi / 72, box.width * scale))
+        out.append(
+            Panel(
+                png(box, dpi),
+                box.width,
+                " ".join((ax.get_title() or ax.get_title("left")).split()),
+                figure_layout.tick_height(members[id(ax)]) * dpi / 72,
+                box.width * scale,
+            )
+        )
     for other in shown:
         other.set_visible(True)
     return out, suptitle, enlarge
@@ -257,20 +281,32 @@ def show(figs, ref: str, see: str, alt: str, what: str = "") -> None:
     anchor = f' id="figure-{figs[0]}"' if first else ""
 
     def img(part: Panel, label: str, style: str = "") -> str:
-        return (f'<img src="data:image/png;base64,{base64.b64encode(part.png).decode()}"{style} '
-                f'data-text-px="{"none" if part.text_px == float("inf") else f"{part.text_px:.2f}"}" '
-                f'alt="{html.escape(label, quote=True)}">')
+        return (
+            f'<img src="data:image/png;base64,{base64.b64encode(part.png).decode()}"{style} '
+            f'data-text-px="{"none" if part.text_px == float("inf") else f"{part.text_px:.2f}"}" '
+            f'alt="{html.escape(label, quote=True)}">'
+        )
 
     if len(parts) == 1:
         body = img(parts[0], alt)
     else:
-        imgs = [img(part, f"{alt}; panel {i} of {len(parts)}" + (f": {part.title}" if part.title else ""),
-                    f' style="width: {part.shown_px:.0f}px"') for i, part in enumerate(parts, 1)]
+        imgs = [
+            img(
+                part,
+                f"{alt}; panel {i} of {len(parts)}" + (f": {part.title}" if part.title else ""),
+                f' style="width: {part.shown_px:.0f}px"',
+            )
+            for i, part in enumerate(parts, 1)
+        ]
         head = f'<div class="jtc-suptitle">{html.escape(suptitle)}</div>' if suptitle else ""
         body = f'{head}<div class="jtc-panels">{"".join(imgs)}</div>'
     hint = f' <span class="jtc-enlarge-hint">{ENLARGE_HINT}</span>' if enlarge else ""
-    display(HTML(f'<figure class="jtc-figure"{anchor}>{body}<figcaption><b>Figure {number}</b> '
-                 f'({html.escape(ref)}): {what}{html.escape(see)}{links}{hint}</figcaption></figure>'))
+    display(
+        HTML(
+            f'<figure class="jtc-figure"{anchor}>{body}<figcaption><b>Figure {number}</b> '
+            f'({html.escape(ref)}): {what}{html.escape(see)}{links}{hint}</figcaption></figure>'
+        )
+    )
 
 
 def _top(ax):
@@ -279,8 +315,11 @@ def _top(ax):
 
 def grid_axes(fig) -> list:
     """The visible axes on the figure's grid, colour bars left out (matplotlib labels those ``<colorbar>``)."""
-    return [ax for ax in fig.axes
-            if ax.get_visible() and ax.get_subplotspec() is not None and ax.get_label() != "<colorbar>"]
+    return [
+        ax
+        for ax in fig.axes
+        if ax.get_visible() and ax.get_subplotspec() is not None and ax.get_label() != "<colorbar>"
+    ]
 
 
 def captioned(figs, data: dict, params: dict, **options) -> None:
@@ -314,7 +353,7 @@ def figure_grid(figs, setting: Setting, ncols: int = 2, stored: bool = False) ->
     out, entries = {}, {fig: _drawable(fig) for fig in figs}
     nrows = -(-len(figs) // ncols)
     grid, axes = plt.subplots(nrows, ncols, figsize=(7.5 * ncols, 4.6 * nrows), squeeze=False)
-    for ax in axes.flat[len(figs):]:
+    for ax in axes.flat[len(figs) :]:
         ax.set_visible(False)
     for ax, fig in zip(axes.flat, figs):
         entry = entries[fig]
@@ -335,8 +374,9 @@ def figure_grid(figs, setting: Setting, ncols: int = 2, stored: bool = False) ->
     return out
 
 
-def figure(fig: str, setting: Setting, plot: bool = True, registered: Registered | None = None,
-           **options) -> FigureNumbers:
+def figure(
+    fig: str, setting: Setting, plot: bool = True, registered: Registered | None = None, **options
+) -> FigureNumbers:
     """The one path of a figure of any paper: compute it under ``setting`` and save its numbers
     (:func:`jtc_utils.evidence.figure_registry.compute_and_save`), then, unless ``plot=False``, draw it with its paper's
     registered ``draw`` (``options``: that function's, e.g. ``mappings`` or ``view``) and show it with its
@@ -375,8 +415,17 @@ class Chapter:
     ``real``: the same at the real model's sizes), which travels whole from here to the data source; ``device``, where
     given, is where the heavy work runs from here on (:func:`jtc_utils.core.infra.device.use`)."""
 
-    def __init__(self, profile: Profile | str = "tiny", n_train=None, n_val=None, seed: int = 0, real_n_train=None,
-                 real_n_val=None, device: str | None = None, **draw):
+    def __init__(
+        self,
+        profile: Profile | str = "tiny",
+        n_train=None,
+        n_val=None,
+        seed: int = 0,
+        real_n_train=None,
+        real_n_val=None,
+        device: str | None = None,
+        **draw,
+    ):
         if device is not None:
             devices.use(device)
         self.setting = Setting.of(profile, n_train, n_val, seed)
@@ -435,8 +484,11 @@ class Chapter:
         lacks gets no verdict and says why."""
         from IPython.display import display
 
-        get = (claims.profile_getter("real_", self.results) if real_getter is None
-               else real_getter(claims.getter(self.results)))
+        get = (
+            claims.profile_getter("real_", self.results)
+            if real_getter is None
+            else real_getter(claims.getter(self.results))
+        )
         display(claim_tables.verdict_table(ids, get, "real", "verdicts-real-" + "-".join(ids), link=None))
 
     def experiment(self, fig: str):

@@ -5,19 +5,38 @@ identical)."""
 from __future__ import annotations
 
 import html
-import re
 
 import pandas as pd
 
 from jtc_utils.core.data.profiles import Profile
 from jtc_utils.evidence import claims, digits, findings, verdicts
 from jtc_utils.evidence.claims import default_get, short_number
+from jtc_utils.evidence.records import Status
 from jtc_utils.evidence.registry import get as registered
 
-_COLOURS = {"HOLDS": "background-color: #dafbe1; color: #1a7f37; font-weight: bold",
-            "FAILS": "background-color: #ffebe9; color: #cf222e; font-weight: bold",
-            "UNDECIDED": "background-color: #fff8c5; color: #7d4e00; font-weight: bold"}
+_HOLDS = "background-color: #dafbe1; color: #1a7f37; font-weight: bold"
+_FAILS = "background-color: #ffebe9; color: #cf222e; font-weight: bold"
+_UNDECIDED = "background-color: #fff8c5; color: #7d4e00; font-weight: bold"
 _GREY = "color: #57606a; font-style: italic"
+# a verdict cell's colours by its status (from the record's fields, never from its words); every other status is grey
+STATUS_CSS = {Status.HOLDS: _HOLDS, Status.FAILS: _FAILS, Status.UNDECIDED: _UNDECIDED, Status.CHECK_FAILS: _FAILS}
+
+
+def status_css(s: Status | None) -> str:
+    """The CSS of a verdict cell of status ``s`` (none for ``None``: a cell that is not a verdict, or a mixed one)."""
+    return "" if s is None else STATUS_CSS.get(s, _GREY)
+
+
+def magnitude_status(record: dict) -> Status:
+    """The status of a record's magnitude verdict: holds or fails where it is judged; not computed where the profile
+    lacks the claim's figures; otherwise not judged (off the paper profile) or no verdict (no number in the
+    claim)."""
+    mag = record.get("magnitude")
+    if mag is None:
+        return Status.NO_VERDICT
+    if mag["holds"] is None:
+        return Status.NOT_COMPUTED if claims.status(record) == Status.NOT_COMPUTED else Status.NOT_JUDGED
+    return Status.HOLDS if mag["holds"] else Status.FAILS
 
 
 def margin_text(record: dict) -> str:
@@ -38,8 +57,11 @@ def margin_text(record: dict) -> str:
         over = f"; {record['seeds_on_side']} of {record['n_seeds']} seeds"
     elif record.get("resampled"):
         what = " and ".join(record.get("resamples") or [])
-        over = (f"; {verdicts.INTERVAL_NAME}, resampled: {what}" if spread else
-                f"; no spread: every resample of the {what} gives this margin")
+        over = (
+            f"; {verdicts.INTERVAL_NAME}, resampled: {what}"
+            if spread
+            else f"; no spread: every resample of the {what} gives this margin"
+        )
         if record.get("recentred_by") is not None:
             over += f' (refits, recentred by <span class="jtc-margin">{short_number(-record["recentred_by"])}</span>)'
     return f'<span class="jtc-margin">{text}</span>{unit}{over}'
@@ -48,11 +70,15 @@ def margin_text(record: dict) -> str:
 def checks_text(record: dict) -> str:
     """The record's instrument checks in one line: each one's name, measured value against its threshold, and
     whether it passed ("" where the claim states none)."""
+
     def num(v):
         return "-" if v is None else (digits.sig(v, 3) if isinstance(v, float) else str(v))
-    return "; ".join(f"{c['name']}: <span class=\"jtc-check-value\">{num(c['value'])}</span> (threshold "
-                     f"{num(c['threshold'])}) {'passes' if c['passed'] else 'FAILS'}"
-                     for c in record.get("checks") or [])
+
+    return "; ".join(
+        f"{c['name']}: <span class=\"jtc-check-value\">{num(c['value'])}</span> (threshold "
+        f"{num(c['threshold'])}) {'passes' if c['passed'] else 'FAILS'}"
+        for c in record.get("checks") or []
+    )
 
 
 def frame(records: list[dict], link: str | None = None):
@@ -82,8 +108,10 @@ def frame(records: list[dict], link: str | None = None):
     elif link == "page":
         table["id"] = [f'<a href="{page_of(c)}.html#claim-{c.lower()}">{c}</a>' for c in ids]
     # a claim that fails or is undecided links to its reason (the claims page lists them as why-<id>)
-    table["verdict"] = [f'<a href="claims_verdicts.html#why-{c.lower()}">{v}</a>' if w else v
-                        for c, v, w in zip(ids, table["verdict"], table["why"])]
+    table["verdict"] = [
+        f'<a href="claims_verdicts.html#why-{c.lower()}">{v}</a>' if w else v
+        for c, v, w in zip(ids, table["verdict"], table["why"])
+    ]
     return table.set_index("id")
 
 
@@ -95,17 +123,19 @@ def page_of(cid: str) -> str:
     return pages[cid]
 
 
-def _colour(v):
-    v = re.sub(r"<[^>]+>", "", v.split("<br>")[0]) if isinstance(v, str) else v
-    if v in _COLOURS or v == "CHECK FAILS":
-        return _COLOURS.get(v, _COLOURS["FAILS"])
-    return _GREY if isinstance(v, str) and (v.startswith("no ") or v.startswith("not ") or "no interval" in v
-                                            or v == "check passes") else ""
-
-
 # the verdict right after the claim: on a phone the first columns are what the reader sees before scrolling
-CHAPTER_COLUMNS = ("claim", "verdict", "margin", "ours", "instrument", "rule", "reading", "paper's numbers",
-                   "our numbers", "magnitude verdict")
+CHAPTER_COLUMNS = (
+    "claim",
+    "verdict",
+    "margin",
+    "ours",
+    "instrument",
+    "rule",
+    "reading",
+    "paper's numbers",
+    "our numbers",
+    "magnitude verdict",
+)
 SCROLL = "jtc-scroll"  # the scroll box of a wide table: shadows at the edges, and on a phone a line saying it scrolls
 
 
@@ -122,32 +152,52 @@ class Scrolled:
         return self.to_html()
 
 
-def style(table, uuid: str, widths: bool = True):
-    """A claims table (a DataFrame of strings, HTML allowed) styled for the page: coloured verdict columns, wrapped
-    text and, with ``widths``, bounded column widths. ``uuid`` fixes the table's HTML id (pandas draws a random
-    one), so that a re-executed page is identical."""
+def style(table, uuid: str, widths: bool = True, statuses: dict | None = None):
+    """A claims table (a DataFrame of strings, HTML allowed) styled for the page: verdict columns coloured by their
+    status (``statuses``: column -> one :class:`~jtc_utils.evidence.records.Status` or ``None`` per row, from the
+    records' fields), wrapped text and, with ``widths``, bounded column widths. ``uuid`` fixes the table's HTML id
+    (pandas draws a random one), so that a re-executed page is identical."""
     if table.index.name is not None:  # the named index (claim ids) becomes the first column: one header row
         table = table.reset_index()
-    verdict_cols = [c for c in ("verdict", "magnitude verdict") if c in table.columns]
-    cells = [{"selector": "td, th", "props": "text-align: left; vertical-align: top; white-space: normal; "
-                                             "padding: 0.25em 0.5em; font-size: 0.85em"}]
+    statuses = {c: list(s) for c, s in (statuses or {}).items() if c in table.columns}
+    for c, s in statuses.items():
+        if len(s) != len(table):
+            raise ValueError(f"column {c!r} has {len(table)} rows but {len(s)} statuses: give one per row")
+    cells = [
+        {
+            "selector": "td, th",
+            "props": "text-align: left; vertical-align: top; white-space: normal; "
+            "padding: 0.25em 0.5em; font-size: 0.85em",
+        }
+    ]
     if widths:
         cells.append({"selector": "td", "props": "min-width: 6em; max-width: 28em"})
-    return (table.style.set_uuid(uuid).map(_colour, subset=verdict_cols).hide(axis="index")
-            .set_table_attributes('class="jtc-claims"').set_table_styles(cells, overwrite=False))
+    styler = table.style.set_uuid(uuid)
+    if statuses:
+        styler = styler.apply(lambda col: [status_css(s) for s in statuses[col.name]], subset=list(statuses))
+    return styler.hide(axis="index").set_table_attributes('class="jtc-claims"').set_table_styles(cells, overwrite=False)
 
 
 def styled(records: list[dict], uuid: str, columns=CHAPTER_COLUMNS, link: str | None = "anchor"):
-    """:func:`frame` of ``records`` as an HTML table with coloured verdicts, wrapped text and a scroll box of its
-    own where it is wider than the page (see :func:`style`, :class:`Scrolled`)."""
-    styler = style(frame(records, link)[list(columns)], uuid)
+    """:func:`frame` of ``records`` as an HTML table with verdicts coloured by their status, wrapped text and a
+    scroll box of its own where it is wider than the page (see :func:`style`, :class:`Scrolled`)."""
+    statuses = {"verdict": [claims.status(r) for r in records], "magnitude verdict": map(magnitude_status, records)}
+    styler = style(frame(records, link)[list(columns)], uuid, statuses=statuses)
     return Scrolled(styler.set_table_attributes('class="jtc-claims jtc-sentences"'))
 
 
 def lexicon_table():
     """The lexicon (:data:`jtc_utils.evidence.verdicts.LEXICON`) as a table for the claims page."""
-    rows = [{"entry": k, "words": ", ".join(f"“{w}”" for w in r.words), "reading": r.reading,
-             "number": "-" if r.value is None else f"{r.value:g}", "why": r.why} for k, r in verdicts.LEXICON.items()]
+    rows = [
+        {
+            "entry": k,
+            "words": ", ".join(f"“{w}”" for w in r.words),
+            "reading": r.reading,
+            "number": "-" if r.value is None else f"{r.value:g}",
+            "why": r.why,
+        }
+        for k, r in verdicts.LEXICON.items()
+    ]
     return style(pd.DataFrame(rows).set_index("entry"), "claims-lexicon", widths=False)
 
 

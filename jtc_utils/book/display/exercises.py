@@ -46,8 +46,7 @@ def check(label: str, answer: Any, data: dict | None = None) -> Verdict:
     when it does."""
     checks = registered().exercise_checks
     if label not in checks:
-        raise ValueError(f"no check for exercise {label!r}; exercises with checks: "
-                         f"{', '.join(sorted(checks))}")
+        raise ValueError(f"no check for exercise {label!r}; exercises with checks: {', '.join(sorted(checks))}")
     figs, fn = checks[label]
     if answer is None or answer is Ellipsis:
         print(f"✗ {label}: no answer yet (set `answer` in the cell above)")
@@ -56,8 +55,10 @@ def check(label: str, answer: Any, data: dict | None = None) -> Verdict:
     for f in figs:
         if f not in numbers:
             if not figdata.exists(f):
-                raise ValueError(f"exercise {label!r} needs the numbers of {f!r}: pass data={{{f!r}: ...}} with "
-                                 "what the page computed")
+                raise ValueError(
+                    f"exercise {label!r} needs the numbers of {f!r}: pass data={{{f!r}: ...}} with "
+                    "what the page computed"
+                )
             numbers[f] = figdata.load(f)["data"]
     try:
         problem = fn(answer, numbers)

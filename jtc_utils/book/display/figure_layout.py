@@ -13,8 +13,17 @@ import re
 import numpy as np
 
 # where a legend may go inside its axes, tried in this order after matplotlib's own choice
-INSIDE = ("upper right", "upper left", "lower left", "lower right", "center right", "center left", "upper center",
-          "lower center", "center")
+INSIDE = (
+    "upper right",
+    "upper left",
+    "lower left",
+    "lower right",
+    "center right",
+    "center left",
+    "upper center",
+    "lower center",
+    "center",
+)
 SEGMENT_POINTS = 24  # points checked along each segment of a line, so that a line crossing a legend is seen
 
 
@@ -197,9 +206,15 @@ def digit_height(label) -> float:
 def tick_height(axes) -> float:
     """The height in points of the digits of the smallest visible, non-empty tick label of ``axes`` (a list: a
     figure's or one panel's axes, colour bars included); inf where there is none."""
-    sizes = [digit_height(t) for ax in axes if ax.get_visible() and ax.axison
-             for axis in (ax.xaxis, ax.yaxis) if axis.get_visible()
-             for t in axis.get_ticklabels(which="both") if t.get_visible() and t.get_text().strip()]
+    sizes = [
+        digit_height(t)
+        for ax in axes
+        if ax.get_visible() and ax.axison
+        for axis in (ax.xaxis, ax.yaxis)
+        if axis.get_visible()
+        for t in axis.get_ticklabels(which="both")
+        if t.get_visible() and t.get_text().strip()
+    ]
     return min(sizes, default=float("inf"))
 
 
@@ -214,8 +229,16 @@ def _texts(fig) -> list:
     which keeps the size for the ticks it makes later)."""
     out = list(fig.texts)
     for ax in fig.axes:
-        out += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label, ax.xaxis.offsetText,
-                ax.yaxis.offsetText, *ax.texts]
+        out += [
+            ax.title,
+            ax._left_title,
+            ax._right_title,
+            ax.xaxis.label,
+            ax.yaxis.label,
+            ax.xaxis.offsetText,
+            ax.yaxis.offsetText,
+            *ax.texts,
+        ]
         for legend in [ax.get_legend(), *ax.get_children()]:
             if type(legend).__name__ == "Legend":
                 out += [*legend.get_texts(), legend.get_title()]

@@ -20,8 +20,11 @@ LABEL_CHARS = 26  # the sentence menu's labels are cut here, so that the menu fi
 def _ticks(traj: dict) -> dict:
     """The x axis of one sentence: its positions, labelled with their tokens."""
     T = len(traj["tokens"])
-    return {"tickvals": list(range(T)), "ticktext": [f"{i}: {tok}" for i, tok in enumerate(traj["tokens"])],
-            "range": [-0.5, T - 0.5]}
+    return {
+        "tickvals": list(range(T)),
+        "ticktext": [f"{i}: {tok}" for i, tok in enumerate(traj["tokens"])],
+        "range": [-0.5, T - 0.5],
+    }
 
 
 CELL_CHARS = 5  # a cell shows at most this many characters of its token (a longer one ends in "…"; hover shows it)
@@ -30,7 +33,7 @@ CELL_CHARS = 5  # a cell shows at most this many characters of its token (a long
 def short(token: str, chars: int = CELL_CHARS) -> str:
     """A token as its heatmap cell shows it: cut to ``chars`` characters, so that it never spills into the cells
     beside it."""
-    return token if len(token) <= chars else token[:chars - 1] + "…"
+    return token if len(token) <= chars else token[: chars - 1] + "…"
 
 
 def figure(trajectories: list[dict], mappings=MAPPINGS, title: str | None = None):
@@ -45,38 +48,76 @@ def figure(trajectories: list[dict], mappings=MAPPINGS, title: str | None = None
     rows = max(len(traj[m]["p"]) for traj in trajectories for m in mappings)
     height = 140 + n * (rows * 13 + TICKS_PX)
     # every panel names its tokens under it (on a phone the panels are a screen apart)
-    fig = make_subplots(rows=n, cols=1, subplot_titles=[f"<b>{m}</b>" for m in mappings], shared_xaxes=True,
-                        vertical_spacing=(TICKS_PX + 30) / height)
+    fig = make_subplots(
+        rows=n,
+        cols=1,
+        subplot_titles=[f"<b>{m}</b>" for m in mappings],
+        shared_xaxes=True,
+        vertical_spacing=(TICKS_PX + 30) / height,
+    )
     for t, traj in enumerate(trajectories):
         x = list(range(len(traj["tokens"])))
         for r, m in enumerate(mappings):
-            fig.add_trace(go.Heatmap(
-                z=traj[m]["p"], text=[[short(tok) for tok in row] for row in traj[m]["token"]], x=x,
-                y=list(range(len(traj[m]["p"]))), zmin=0, zmax=1,
-                customdata=[[[pos, tok] for pos, tok in zip(traj["tokens"], row)] for row in traj[m]["token"]],
-                colorscale="Blues", texttemplate="%{text}", textfont={"size": 10}, showscale=r == 0,
-                colorbar={"title": "p(top)", "len": 0.5, "y": 1, "yanchor": "top"}, visible=t == 0, name=m,
-                hovertemplate="layer %{y}, after %{x}: %{customdata[0]}<br>top token %{customdata[1]} "
-                              "(p = %{z:.2f})<extra>" + m + "</extra>"),
-                row=r + 1, col=1)
+            fig.add_trace(
+                go.Heatmap(
+                    z=traj[m]["p"],
+                    text=[[short(tok) for tok in row] for row in traj[m]["token"]],
+                    x=x,
+                    y=list(range(len(traj[m]["p"]))),
+                    zmin=0,
+                    zmax=1,
+                    customdata=[[[pos, tok] for pos, tok in zip(traj["tokens"], row)] for row in traj[m]["token"]],
+                    colorscale="Blues",
+                    texttemplate="%{text}",
+                    textfont={"size": 10},
+                    showscale=r == 0,
+                    colorbar={"title": "p(top)", "len": 0.5, "y": 1, "yanchor": "top"},
+                    visible=t == 0,
+                    name=m,
+                    hovertemplate="layer %{y}, after %{x}: %{customdata[0]}<br>top token %{customdata[1]} "
+                    "(p = %{z:.2f})<extra>" + m + "</extra>",
+                ),
+                row=r + 1,
+                col=1,
+            )
     axes = ["xaxis"] + [f"xaxis{r + 1}" for r in range(1, n)]
 
     def label(traj):
         s = "".join(traj["tokens"]).replace("␣", " ").strip()
         return f"{traj['model']}: {s[:LABEL_CHARS] + '…' if len(s) > LABEL_CHARS else s}"
 
-    buttons = [{"label": label(traj), "method": "update",
-                "args": [{"visible": [k // n == t for k in range(n * len(trajectories))]},
-                         {f"{ax}.{k}": v for ax in axes for k, v in _ticks(traj).items()}]}
-               for t, traj in enumerate(trajectories)]
-    fig.update_layout(height=height, margin={"l": 50, "r": 20, "t": 80, "b": 20},
-                      title={"text": title, "x": 0, "y": 0.995} if title else None,
-                      updatemenus=[{"buttons": buttons, "x": 0, "xanchor": "left", "y": 1.0, "yanchor": "bottom",
-                                    "pad": {"b": 30}, "font": {"size": 11}}])
+    buttons = [
+        {
+            "label": label(traj),
+            "method": "update",
+            "args": [
+                {"visible": [k // n == t for k in range(n * len(trajectories))]},
+                {f"{ax}.{k}": v for ax in axes for k, v in _ticks(traj).items()},
+            ],
+        }
+        for t, traj in enumerate(trajectories)
+    ]
+    fig.update_layout(
+        height=height,
+        margin={"l": 50, "r": 20, "t": 80, "b": 20},
+        title={"text": title, "x": 0, "y": 0.995} if title else None,
+        updatemenus=[
+            {
+                "buttons": buttons,
+                "x": 0,
+                "xanchor": "left",
+                "y": 1.0,
+                "yanchor": "bottom",
+                "pad": {"b": 30},
+                "font": {"size": 11},
+            }
+        ],
+    )
     for r in range(n):
         fig.update_yaxes(title_text="layer", row=r + 1, col=1)
-    fig.update_xaxes(tickangle=-60, tickfont={"size": 9}, tickmode="array", showticklabels=True,
-                     **_ticks(trajectories[0]))
+    fig.update_xaxes(
+        tickangle=-60, tickfont={"size": 9}, tickmode="array", showticklabels=True, **_ticks(trajectories[0])
+    )
     return fig
 
 
@@ -140,13 +181,16 @@ def html(fig, div_id: str) -> str:
     import json
     import re
 
-    out = fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id,
-                      config={"responsive": True, "displaylogo": False, "displayModeBar": False})
+    out = fig.to_html(
+        full_html=False,
+        include_plotlyjs=False,
+        div_id=div_id,
+        config={"responsive": True, "displaylogo": False, "displayModeBar": False},
+    )
     scripts = re.findall(r"<script>(.*?)</script>", out, flags=re.S)
     if len(scripts) != 1:
         raise RuntimeError(f"plotly's HTML has {len(scripts)} inline scripts, expected one: update layer_view.html")
-    lazy = _LAZY % {"id": json.dumps(div_id), "src": json.dumps(PLOTLY_JS), "draw": scripts[0],
-                    "min_px": TEXT_MIN_PX}
+    lazy = _LAZY % {"id": json.dumps(div_id), "src": json.dumps(PLOTLY_JS), "draw": scripts[0], "min_px": TEXT_MIN_PX}
     out = out.replace(f"<script>{scripts[0]}</script>", lazy)
     # at least VIEW_MIN_PX wide, in a box that scrolls sideways where the column is narrower (a phone): every cell
     # keeps room for its token

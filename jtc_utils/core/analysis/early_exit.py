@@ -141,8 +141,14 @@ def early_exit_curves(exp, bert_pos="code", lambdas=None) -> dict:
     N = exp.val.mean_length
     dec = decay(pos, N)
     final_top1 = r["final_topk"][:, 0]
-    out = {"n_layers": L, "N": N, "bert_pos": bert_pos if exp.adapter.family == "bert" else "actual",
-           "early": {}, "fixed": {}, "saved": {}}
+    out = {
+        "n_layers": L,
+        "N": N,
+        "bert_pos": bert_pos if exp.adapter.family == "bert" else "actual",
+        "early": {},
+        "fixed": {},
+        "saved": {},
+    }
     w = resample.weights(len(final_top1))
     boot = {"early": {}, "fixed": {}, "saved": {}}
     for m in r["top1"]:

@@ -27,8 +27,15 @@ class Experiment:
     ``n_train`` / ``n_val`` default to the paper's split sizes (9,000 train; 3,000 or 1,000 validation).
     """
 
-    def __init__(self, model: str, domain: str | None = None, profile: Profile | str = "tiny",
-                 n_train: int | None = None, n_val: int | None = None, seed: int = 0):
+    def __init__(
+        self,
+        model: str,
+        domain: str | None = None,
+        profile: Profile | str = "tiny",
+        n_train: int | None = None,
+        n_val: int | None = None,
+        seed: int = 0,
+    ):
         self.profile = profiles.get(profile)
         seed = validate.seed(seed)
         n_train, n_val = validate.sizes(n_train, n_val)
@@ -40,16 +47,19 @@ class Experiment:
         self.train, self.val = self.train, self.val
 
     def __repr__(self) -> str:
-        return (f"Experiment({self.model_name!r}, {self.domain!r}, L={self.n_layers}, d={self.adapter.d}, "
-                f"train={len(self.train)}, validation={len(self.val)})")
+        return (
+            f"Experiment({self.model_name!r}, {self.domain!r}, L={self.n_layers}, d={self.adapter.d}, "
+            f"train={len(self.train)}, validation={len(self.val)})"
+        )
 
     @property
     def n_layers(self) -> int:
         return self.adapter.n_layers
 
     def _samples(self, split: str, n) -> Samples:
-        return make_samples(self.adapter.tokenizer, self.adapter.family, self.domain, split, n=n,
-                            profile=self.profile, seed=self.seed)
+        return make_samples(
+            self.adapter.tokenizer, self.adapter.family, self.domain, split, n=n, profile=self.profile, seed=self.seed
+        )
 
     @cached_property
     def train(self) -> Samples:
@@ -69,9 +79,15 @@ class Experiment:
         return hidden_states(self.adapter, self.val)
 
     def key(self, what: str) -> dict:
-        return {"what": what, "model": self.adapter.identity, "train": samples_identity(self.train),
-                "val": samples_identity(self.val), "rcond": linear.RCOND, "r2_constant_rtol": linear.CONSTANT_RTOL,
-                "boot": [resample.N_RESAMPLES, resample.SEED]}
+        return {
+            "what": what,
+            "model": self.adapter.identity,
+            "train": samples_identity(self.train),
+            "val": samples_identity(self.val),
+            "rcond": linear.RCOND,
+            "r2_constant_rtol": linear.CONSTANT_RTOL,
+            "boot": [resample.N_RESAMPLES, resample.SEED],
+        }
 
     @cached_property
     def _fits(self) -> dict:
@@ -82,8 +98,9 @@ class Experiment:
         def compute():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", linear.UnderdeterminedFitWarning)
-                fits = linear.layer_pair_r2(self.X_train, self.X_val, train_r2=True,
-                                            boot=resample.weights(len(self.val)))
+                fits = linear.layer_pair_r2(
+                    self.X_train, self.X_val, train_r2=True, boot=resample.weights(len(self.val))
+                )
             fits["maps"] = fits["maps"].astype(np.float32)
             return fits
 
@@ -111,15 +128,30 @@ class Experiment:
         """
         f = self._fits
         boot = linear.pair_statistics(f["boot_r2_mat"], f["boot_r2_id"])
-        return {"model": self.model_name, "domain": self.domain, "n_layers": self.n_layers, "d": self.adapter.d,
-                "n_train": len(self.train), "n_val": len(self.val), "r2_mat": f["r2_mat"], "r2_id": f["r2_id"],
-                "r2_mat_train": f["r2_mat_train"], "r2_id_train": f["r2_id_train"],
-                "pairs": {k: float(v) for k, v in linear.pair_statistics(f["r2_mat"], f["r2_id"]).items()},
-                "boot": {"pairs": {k: np.round(v, 6) for k, v in boot.items()}}}
+        return {
+            "model": self.model_name,
+            "domain": self.domain,
+            "n_layers": self.n_layers,
+            "d": self.adapter.d,
+            "n_train": len(self.train),
+            "n_val": len(self.val),
+            "r2_mat": f["r2_mat"],
+            "r2_id": f["r2_id"],
+            "r2_mat_train": f["r2_mat_train"],
+            "r2_id_train": f["r2_id_train"],
+            "pairs": {k: float(v) for k, v in linear.pair_statistics(f["r2_mat"], f["r2_id"]).items()},
+            "boot": {"pairs": {k: np.round(v, 6) for k, v in boot.items()}},
+        }
 
 
-def shared(model: str, domain: str | None = None, profile: Profile | str = "tiny", n_train: int | None = None,
-           n_val: int | None = None, seed: int = 0) -> Experiment:
+def shared(
+    model: str,
+    domain: str | None = None,
+    profile: Profile | str = "tiny",
+    n_train: int | None = None,
+    n_val: int | None = None,
+    seed: int = 0,
+) -> Experiment:
     """One shared :class:`Experiment` per setting, so that every figure on the same model reuses its hidden states
     and fits (a profile and its name are the same setting)."""
     return _shared(model, domain, profiles.get(profile), *validate.sizes(n_train, n_val), validate.seed(seed))
@@ -130,8 +162,9 @@ def _shared(model, domain, profile: Profile, n_train, n_val, seed) -> Experiment
     return Experiment(model, domain, profile=profile, n_train=n_train, n_val=n_val, seed=seed)
 
 
-def for_role(profile, role: str = "gpt48", n_train: int | None = None, n_val: int | None = None,
-             seed: int = 0) -> Experiment:
+def for_role(
+    profile, role: str = "gpt48", n_train: int | None = None, n_val: int | None = None, seed: int = 0
+) -> Experiment:
     """The shared experiment of the model that plays paper role ``role`` (``gpt12`` ... ``gpt48``, ``bert12``,
     ``bert24``) on the profile's main domain; ``profile``: a :class:`~jtc_utils.core.data.profiles.Profile` or its
     name."""

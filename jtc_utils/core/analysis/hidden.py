@@ -35,8 +35,10 @@ def samples_identity(s: Samples) -> str:
 def sample_digests(s: Samples) -> list[str]:
     """One short digest per sample (its token ids and position): sample i of two sets is the same sample when the
     digests agree."""
-    return [hashlib.sha256(np.asarray(ids, dtype=np.int64).tobytes() + int(p).to_bytes(8, "little")).hexdigest()[:16]
-            for ids, p in zip(s.input_ids, s.positions)]
+    return [
+        hashlib.sha256(np.asarray(ids, dtype=np.int64).tobytes() + int(p).to_bytes(8, "little")).hexdigest()[:16]
+        for ids, p in zip(s.input_ids, s.positions)
+    ]
 
 
 def padded_batches(family: str, s: Samples, batch_size: int, pad: int = 0):
@@ -45,14 +47,15 @@ def padded_batches(family: str, s: Samples, batch_size: int, pad: int = 0):
     ones the whole sentence (already holding ``[MASK]``)."""
     import torch
 
-    seqs = [ids[:p + 1] if family in CAUSAL_FAMILIES else ids for ids, p in zip(s.input_ids, s.positions)]
+    seqs = [ids[: p + 1] if family in CAUSAL_FAMILIES else ids for ids, p in zip(s.input_ids, s.positions)]
     for idx in batches_by_length([len(x) for x in seqs], batch_size):
         inp, att = right_pad([seqs[i] for i in idx], pad)
         yield idx, inp, att, torch.as_tensor(s.positions[idx])
 
 
-def block_vectors(run, s: Samples, vectors, batch_size: int, pad: int = 0, progress: bool = False,
-                  desc: str = "") -> dict:
+def block_vectors(
+    run, s: Samples, vectors, batch_size: int, pad: int = 0, progress: bool = False, desc: str = ""
+) -> dict:
     """The vectors ``vectors`` of every block (numbered as in :mod:`jtc_utils.core.models.blocks`: 3 is the mid-block
     state) at each sample's position, recorded while block runner ``run`` passes the unmodified model over the
     samples: ``{vector: [L, n, d] float32}``. The one block recorder: the FFN chapter's mid-block states and
@@ -63,8 +66,9 @@ def block_vectors(run, s: Samples, vectors, batch_size: int, pad: int = 0, progr
     L, n, d = run.n_layers, len(s), run.d
     out = {v: np.zeros((L, n, d), dtype=np.float32) for v in vectors}
     with torch.inference_mode():
-        for idx, inp, mask, pos in tqdm(list(padded_batches(run.family, s, batch_size, pad)), desc=desc,
-                                        disable=not progress, leave=False):
+        for idx, inp, mask, pos in tqdm(
+            list(padded_batches(run.family, s, batch_size, pad)), desc=desc, disable=not progress, leave=False
+        ):
             inp, mask, pos = inp.to(run.device), mask.to(run.device), pos.to(run.device)
             h = run.embed(inp)
             rows = torch.arange(len(idx), device=run.device)
@@ -80,7 +84,8 @@ def out_of_memory(e: BaseException) -> bool:
     import torch
 
     return isinstance(e, (torch.OutOfMemoryError, MemoryError)) or (
-        isinstance(e, RuntimeError) and ("out of memory" in str(e) or "can't allocate memory" in str(e)))
+        isinstance(e, RuntimeError) and ("out of memory" in str(e) or "can't allocate memory" in str(e))
+    )
 
 
 def _states_at(ad: Adapter, inp, att, pos) -> np.ndarray:
@@ -105,13 +110,19 @@ def _states_at(ad: Adapter, inp, att, pos) -> np.ndarray:
                 f"one sentence of {T} tokens does not fit in the free memory of {ad.device} for {ad.name}: its hidden "
                 f"states alone take {need / 2**20:.0f} MB ({ad.n_layers + 1} layers x {T} tokens x {ad.d} x 4 "
                 f"bytes), besides the model and its activations. Free memory on that device, run on another one "
-                f"(device='cpu' uses the host's memory), or use shorter sentences.") from None
+                f"(device='cpu' uses the host's memory), or use shorter sentences."
+            ) from None
         half = B // 2
-        warnings.warn(f"a batch of {B} sentences of up to {T} tokens did not fit in the memory of {ad.device}; "
-                      f"going on with batches of {half} (pass a smaller batch_size to avoid the retry)",
-                      ResourceWarning, stacklevel=2)
-        return np.concatenate([_states_at(ad, inp[:half], att[:half], pos[:half]),
-                               _states_at(ad, inp[half:], att[half:], pos[half:])], axis=1)
+        warnings.warn(
+            f"a batch of {B} sentences of up to {T} tokens did not fit in the memory of {ad.device}; "
+            f"going on with batches of {half} (pass a smaller batch_size to avoid the retry)",
+            ResourceWarning,
+            stacklevel=2,
+        )
+        return np.concatenate(
+            [_states_at(ad, inp[:half], att[:half], pos[:half]), _states_at(ad, inp[half:], att[half:], pos[half:])],
+            axis=1,
+        )
 
 
 def extract(ad: Adapter, s: Samples, batch_size: int, progress: bool) -> np.ndarray:
@@ -121,8 +132,13 @@ def extract(ad: Adapter, s: Samples, batch_size: int, progress: bool) -> np.ndar
     out = np.zeros((ad.n_layers + 1, len(s), ad.d), dtype=np.float32)
     n_batches = -(-len(s) // batch_size)
     with torch.inference_mode():
-        for idx, inp, att, pos in tqdm(padded_batches(ad.family, s, batch_size, pad_id(ad.tokenizer)), total=n_batches,
-                                       desc=f"hidden states {ad.name}", disable=not progress, leave=False):
+        for idx, inp, att, pos in tqdm(
+            padded_batches(ad.family, s, batch_size, pad_id(ad.tokenizer)),
+            total=n_batches,
+            desc=f"hidden states {ad.name}",
+            disable=not progress,
+            leave=False,
+        ):
             out[:, idx] = _states_at(ad, inp, att, pos)
     return out
 
@@ -139,8 +155,15 @@ def default_batch(ad: Adapter) -> int:
 
 def _index_path(ad: Adapter, s: Samples, batch_size: int):
     """The index of this model's extractions of one domain and split (at one batch size)."""
-    key = {"what": "hidden-index", "model": ad.identity, "family": s.family, "domain": s.domain,
-           "split": s.split, "seed": s.seed, "batch": batch_size}
+    key = {
+        "what": "hidden-index",
+        "model": ad.identity,
+        "family": s.family,
+        "domain": s.domain,
+        "split": s.split,
+        "seed": s.seed,
+        "batch": batch_size,
+    }
     return cache.CACHE_DIR / "hidden" / "index" / f"{cache.key_hash(key)}.json"
 
 
@@ -157,10 +180,10 @@ def _slice_of_extraction(ad: Adapter, s: Samples, batch_size: int) -> np.ndarray
     """The states of ``s`` sliced out of a larger extraction of which ``s`` is the first n samples, or None."""
     digests = sample_digests(s)
     for entry in sorted(_read_index(_index_path(ad, s, batch_size)), key=lambda e: e["n"]):
-        if entry["n"] > len(s) and entry["digests"][:len(s)] == digests:
+        if entry["n"] > len(s) and entry["digests"][: len(s)] == digests:
             hit = cache.load(cache.CACHE_DIR / "hidden" / entry["file"])
             if hit is not None:
-                return np.ascontiguousarray(hit["X"][:, :len(s)])
+                return np.ascontiguousarray(hit["X"][:, : len(s)])
     return None
 
 

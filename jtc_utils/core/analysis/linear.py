@@ -27,9 +27,12 @@ class UnderdeterminedFitWarning(UserWarning):
 
 def warn_underdetermined(n: int, d: int, stacklevel: int = 2) -> None:
     """Warn that a fit on n samples of dimension d > n is underdetermined."""
-    warnings.warn(f"fitting a linear map on {n} samples of dimension {d}: fewer samples than dimensions, so the fit "
-                  f"is underdetermined and its r² on new data is meaningless; use at least {d} training samples",
-                  UnderdeterminedFitWarning, stacklevel=stacklevel + 1)
+    warnings.warn(
+        f"fitting a linear map on {n} samples of dimension {d}: fewer samples than dimensions, so the fit "
+        f"is underdetermined and its r² on new data is meaningless; use at least {d} training samples",
+        UnderdeterminedFitWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
 # the key a figure's numbers carry when its maps were fitted on fewer samples than d
@@ -75,7 +78,7 @@ class Factor:
         if n >= d and d:
             G = X.T @ X
             lam, V = torch.linalg.eigh(G)
-            if lam[0] >= GRAM_MIN_RATIO ** 2 * lam[-1] > 0:
+            if lam[0] >= GRAM_MIN_RATIO**2 * lam[-1] > 0:
                 self.route, self.rank, self.LT, self.G = "gram", d, X.T, G
                 self.R = (V / lam) @ V.T
                 return
@@ -215,8 +218,17 @@ def _sse(D):
     return D.square_().sum(0)
 
 
-def layer_pair_r2(X_train: np.ndarray, X_val: np.ndarray, rcond: float = RCOND, train_r2: bool = False,
-                  dev=None, sources=None, boot: np.ndarray | None = None, rows_train=None, rows_val=None) -> dict:
+def layer_pair_r2(
+    X_train: np.ndarray,
+    X_val: np.ndarray,
+    rcond: float = RCOND,
+    train_r2: bool = False,
+    dev=None,
+    sources=None,
+    boot: np.ndarray | None = None,
+    rows_train=None,
+    rows_val=None,
+) -> dict:
     """r² of ``mat`` and ``id`` for every layer pair l < l' (validation set), and the maps to the last layer.
 
     ``X_train``, ``X_val``: [L+1, n, d] hidden states. Returns a dict with ``r2_mat`` and ``r2_id``, [L+1, L+1]
@@ -274,8 +286,10 @@ def layer_pair_r2(X_train: np.ndarray, X_val: np.ndarray, rcond: float = RCOND, 
             B = f.project(Y)
             # differences go to reused buffers: a fresh [n, d] array per pair costs more than the arithmetic
             sse = {}
-            for key, D in (("r2_mat", lambda: torch.matmul(Z, B, out=buf_va).sub_(Yv)),
-                           ("r2_id", lambda: torch.sub(Yv, Xs_val, out=buf_va))):
+            for key, D in (
+                ("r2_mat", lambda: torch.matmul(Z, B, out=buf_va).sub_(Yv)),
+                ("r2_id", lambda: torch.sub(Yv, Xs_val, out=buf_va)),
+            ):
                 D2 = D().square_()
                 sse[key] = D2.sum(0)
                 if boot is not None:
@@ -307,6 +321,11 @@ def r2_summary(r2_mat: np.ndarray, r2_id: np.ndarray) -> dict:
     """What the paper says of a heatmap pair, as numbers over the off-diagonal pairs l < l'."""
     iu = np.triu_indices(r2_mat.shape[0], k=1)
     m, i = r2_mat[iu], r2_id[iu]
-    return {"pairs": int(m.size), "share_mat_above_id": float(np.mean(m > i)), "mean_mat": float(m.mean()),
-            "mean_id": float(i.mean()), "share_id_below_0.1": float(np.mean(i < 0.1)),
-            "min_gap": float((m - i).min())}
+    return {
+        "pairs": int(m.size),
+        "share_mat_above_id": float(np.mean(m > i)),
+        "mean_mat": float(m.mean()),
+        "mean_id": float(i.mean()),
+        "share_id_below_0.1": float(np.mean(i < 0.1)),
+        "min_gap": float((m - i).min()),
+    }

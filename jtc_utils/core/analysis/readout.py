@@ -61,7 +61,7 @@ def readout_stats(ad, H, k: int = 1):
     time."""
     ids, gaps = [], []
     for a in range(0, len(H), CHUNK):
-        top, gap = top_and_gap(readout_logits(ad, H[a:a + CHUNK]), k)
+        top, gap = top_and_gap(readout_logits(ad, H[a : a + CHUNK]), k)
         ids.append(top.cpu().numpy())
         gaps.append(gap.cpu().numpy())
     return np.concatenate(ids), np.concatenate(gaps)
@@ -74,8 +74,9 @@ def check_ks(ad, ks) -> tuple:
     if not ks:
         raise ValueError("ks is empty; pass at least one k, such as (1, 5, 10)")
     if max(ks) > ad.vocab_size:
-        raise ValueError(f"k={max(ks)} is larger than the vocabulary ({ad.vocab_size} tokens); use k <= "
-                         f"{ad.vocab_size}")
+        raise ValueError(
+            f"k={max(ks)} is larger than the vocabulary ({ad.vocab_size} tokens); use k <= {ad.vocab_size}"
+        )
     return ks
 
 
@@ -118,8 +119,10 @@ def evaluate(exp, top1: np.ndarray, ks=KS, final=None) -> dict:
 
     final = final or final_stats(exp, ks)
     precision, surprisal = against_final(torch.from_numpy(top1), final, ks)
-    return {"precision": {k: v.cpu().numpy().astype(float) for k, v in precision.items()},
-            "surprisal": surprisal.cpu().numpy()}
+    return {
+        "precision": {k: v.cpu().numpy().astype(float) for k, v in precision.items()},
+        "surprisal": surprisal.cpu().numpy(),
+    }
 
 
 def per_sample(exp, ks=KS, mappings=MAPPINGS) -> dict:
@@ -176,8 +179,15 @@ def bootstrap_band(values: np.ndarray, seed: int = 0, n_resamples: int = 1000, l
         if np.all(row == row[0]):  # a constant row has a zero-width interval
             lo[i] = hi[i] = row[0]
             continue
-        ci = bootstrap((row,), np.mean, n_resamples=n_resamples, confidence_level=level, method="percentile",
-                       rng=rng, vectorized=True).confidence_interval
+        ci = bootstrap(
+            (row,),
+            np.mean,
+            n_resamples=n_resamples,
+            confidence_level=level,
+            method="percentile",
+            rng=rng,
+            vectorized=True,
+        ).confidence_interval
         lo[i], hi[i] = ci.low, ci.high
     return values.mean(1), lo, hi
 
@@ -190,11 +200,17 @@ def curves(r: dict, ks=KS, seed: int = 0, mappings=None) -> dict:
     out = {}
     for m in mappings or r["top1"]:
         mean, lo, hi = bootstrap_band(r["surprisal"][m], seed=seed)
-        out[m] = {**{f"p@{k}": r["precision"][m][k].mean(1) for k in ks}, "surprisal": mean, "surprisal_lo": lo,
-                  "surprisal_hi": hi}
+        out[m] = {
+            **{f"p@{k}": r["precision"][m][k].mean(1) for k in ks},
+            "surprisal": mean,
+            "surprisal_lo": lo,
+            "surprisal_hi": hi,
+        }
         w = resample.weights(r["surprisal"][m].shape[1])
-        out[m]["boot"] = {**{f"p@{k}": resample.resampled_mean(r["precision"][m][k], w) for k in ks},
-                          "surprisal": resample.resampled_mean(r["surprisal"][m], w)}
+        out[m]["boot"] = {
+            **{f"p@{k}": resample.resampled_mean(r["precision"][m][k], w) for k in ks},
+            "surprisal": resample.resampled_mean(r["surprisal"][m], w),
+        }
     return out
 
 
@@ -236,8 +252,16 @@ def text_fit(exp, n: int = 500) -> dict:
     n = min(n, len(s))
 
     def compute():
-        full = type(s)(family=s.family, domain=s.domain, split=s.split, texts=s.texts[:n], input_ids=s.input_ids[:n],
-                       positions=np.array([len(x) - 1 for x in s.input_ids[:n]]), labels=s.labels[:n], seed=s.seed)
+        full = type(s)(
+            family=s.family,
+            domain=s.domain,
+            split=s.split,
+            texts=s.texts[:n],
+            input_ids=s.input_ids[:n],
+            positions=np.array([len(x) - 1 for x in s.input_ids[:n]]),
+            labels=s.labels[:n],
+            seed=s.seed,
+        )
         nll, count = 0.0, 0
         with torch.inference_mode():
             for _, inp, att, _ in padded_batches(ad.family, full, 32, pad_id(ad.tokenizer)):
@@ -254,8 +278,14 @@ def text_fit(exp, n: int = 500) -> dict:
     key = {"what": "text_fit", "version": 2, "model": ad.identity, "samples": samples_identity(s), "n": n}
     r = cache.cached("textfit", key, compute)
     loss = float(r["nll"]) / int(r["tokens"])
-    return {"gold_p1": float((top1[has_next] == gold[has_next]).mean()), "n_gold": int(has_next.sum()),
-            "perplexity": math.exp(loss), "loss": loss, "ppl_sentences": n, "ppl_tokens": int(r["tokens"])}
+    return {
+        "gold_p1": float((top1[has_next] == gold[has_next]).mean()),
+        "n_gold": int(has_next.sum()),
+        "perplexity": math.exp(loss),
+        "loss": loss,
+        "ppl_sentences": n,
+        "ppl_tokens": int(r["tokens"]),
+    }
 
 
 def saturation_layer(top1: np.ndarray, final_top1: np.ndarray) -> np.ndarray:

@@ -51,16 +51,22 @@ def fit(exp) -> dict:
         vecs = record(run, exp.train, pad_id(exp.adapter.tokenizer))
         maps = {}
         for name, (src, dst) in run.PARTS.items():  # a sub-module's output regressed on its input
-            maps[name] = np.stack([linear.fit(vecs[src][j], vecs[dst][j]) for j in range(run.n_layers)]
-                                  ).astype(np.float32)
+            maps[name] = np.stack([linear.fit(vecs[src][j], vecs[dst][j]) for j in range(run.n_layers)]).astype(
+                np.float32
+            )
         return maps
 
     return check_maps(cache.cached("submodule_fits", _fits_key(exp, run), compute), run)
 
 
 def _fits_key(exp, run: Blocks) -> dict:
-    return {"what": "submodule_fits", "model": exp.adapter.identity, "train": samples_identity(exp.train),
-            "rcond": linear.RCOND, "runner": run.version}
+    return {
+        "what": "submodule_fits",
+        "model": exp.adapter.identity,
+        "train": samples_identity(exp.train),
+        "rcond": linear.RCOND,
+        "runner": run.version,
+    }
 
 
 def check_maps(maps: dict, run: Blocks) -> dict:
@@ -73,8 +79,10 @@ def check_maps(maps: dict, run: Blocks) -> dict:
     for name in PART_NAMES:
         shape = tuple(np.shape(maps[name]))
         if shape != want:
-            raise ValueError(f"sub-module matrix {name!r} has shape {shape}, but this model needs {want} "
-                             f"(L={run.n_layers} blocks of width {run.d}); were they fitted on another model?")
+            raise ValueError(
+                f"sub-module matrix {name!r} has shape {shape}, but this model needs {want} "
+                f"(L={run.n_layers} blocks of width {run.d}); were they fitted on another model?"
+            )
     return maps
 
 
@@ -149,8 +157,9 @@ def cast_prefix(run: Blocks, maps: dict, exp, mapping: str, start_layers=None) -
                     k += 1
                 cur = run.block(cur, j, rep(j), mask=mask.repeat(k, 1))
             rows = torch.arange(B, device=run.device)
-            out[starts, idx[:, None]] = cur.view(len(starts), B, *cur.shape[1:])[:, rows, pos].cpu().numpy(
-                ).transpose(1, 0, 2)
+            out[starts, idx[:, None]] = (
+                cur.view(len(starts), B, *cur.shape[1:])[:, rows, pos].cpu().numpy().transpose(1, 0, 2)
+            )
             out[L, idx] = S[L][rows, pos].cpu().numpy()
     return out
 
@@ -172,8 +181,13 @@ def per_sample(exp, ks=readout.KS, start_layers=None) -> dict:
     run = runner(exp)
     ks = readout.check_ks(exp.adapter, ks)
     starts = _starts(run.n_layers, start_layers)
-    key = {**_fits_key(exp, run), "what": "submodule_predictions", "val": samples_identity(exp.val),
-           "ks": list(ks), "starts": starts}
+    key = {
+        **_fits_key(exp, run),
+        "what": "submodule_predictions",
+        "val": samples_identity(exp.val),
+        "ks": list(ks),
+        "starts": starts,
+    }
     flat = cache.cached("submodule_predictions", key, lambda: _flatten(_per_sample(exp, run, ks, starts)))
     out = {"top1": {}, "precision": {}, "surprisal": {}}
     for m in MAPPINGS:
@@ -202,8 +216,11 @@ def _per_sample(exp, run: Blocks, ks, starts: list[int]) -> dict:
     done = starts + [L]
     out = {"top1": {}, "precision": {}, "surprisal": {}}
     for m in MAPPINGS:
-        V = (cast_single(run, maps, exp.X_val, start_layers) if m == "mat_attn"
-             else cast_prefix(run, maps, exp, m, start_layers))
+        V = (
+            cast_single(run, maps, exp.X_val, start_layers)
+            if m == "mat_attn"
+            else cast_prefix(run, maps, exp, m, start_layers)
+        )
         top1 = np.zeros(V.shape[:2], dtype=np.int64)
         for layer in done:
             top1[layer] = readout.readout_stats(exp.adapter, V[layer])[0][:, 0]

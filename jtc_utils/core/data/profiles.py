@@ -42,8 +42,14 @@ class Profile:
         """The model that plays a paper model's role: ``gpt12``/``gpt24``/``gpt36``/``gpt48`` (GPT-2 small to XL)
         or ``bert12``/``bert24`` (BERT base and large). ``gpt24`` and ``bert24`` are the ones the paper uses for
         early exit, sub-modules, Table 1 and the second domain."""
-        roles = {"gpt12": self.gpt[0], "gpt24": self.gpt[1], "gpt36": self.gpt[2], "gpt48": self.gpt[3],
-                 "bert12": self.bert[0], "bert24": self.bert[1]}
+        roles = {
+            "gpt12": self.gpt[0],
+            "gpt24": self.gpt[1],
+            "gpt36": self.gpt[2],
+            "gpt48": self.gpt[3],
+            "bert12": self.bert[0],
+            "bert24": self.bert[1],
+        }
         if role not in roles:
             raise ValueError(f"unknown role {role!r}; choose one of {', '.join(roles)}")
         return roles[role]
@@ -52,8 +58,9 @@ class Profile:
         """``main`` (the paper's Wikipedia) or ``second`` (the paper's Leipzig news)."""
         domains = {"main": self.main_domain, "second": self.second_domain}
         if which not in domains:
-            raise ValueError(f"unknown domain role {which!r}; choose 'main' ({self.main_domain}) or 'second' "
-                             f"({self.second_domain})")
+            raise ValueError(
+                f"unknown domain role {which!r}; choose 'main' ({self.main_domain}) or 'second' ({self.second_domain})"
+            )
         return domains[which]
 
     def text_key(self) -> dict:
@@ -81,20 +88,37 @@ class Profile:
 REAL_SUBSET = (1200, 300)
 
 PROFILES = {
-    "tiny": Profile("tiny", gpt=("tiny-gpt2", "tiny-gpt2-medium", "tiny-gpt2-large", "tiny-gpt2-xl"),
-                    bert=("tiny-bert-base", "tiny-bert-large"), main_domain="encyclopedia", second_domain="news"),
+    "tiny": Profile(
+        "tiny",
+        gpt=("tiny-gpt2", "tiny-gpt2-medium", "tiny-gpt2-large", "tiny-gpt2-xl"),
+        bert=("tiny-bert-base", "tiny-bert-large"),
+        main_domain="encyclopedia",
+        second_domain="news",
+    ),
     # offline, real: one real decoder (SmolLM2-135M, LLaMA family) plays every GPT role and one real headless encoder
     # (all-MiniLM-L6-v2) the BERT roles of the hidden-state chapters; Wikipedia leads and BBC News
-    "real": Profile("real", gpt=("smollm2-135m",) * 4, bert=("minilm-l6",) * 2, main_domain="wiki",
-                    second_domain="bbc", one_model=True),
-    "paper": Profile("paper", gpt=("gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"),
-                     bert=("bert-base-uncased", "bert-large-uncased"), main_domain="wikipedia",
-                     second_domain="leipzig"),
+    "real": Profile(
+        "real",
+        gpt=("smollm2-135m",) * 4,
+        bert=("minilm-l6",) * 2,
+        main_domain="wiki",
+        second_domain="bbc",
+        one_model=True,
+    ),
+    "paper": Profile(
+        "paper",
+        gpt=("gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl"),
+        bert=("bert-base-uncased", "bert-large-uncased"),
+        main_domain="wikipedia",
+        second_domain="leipzig",
+    ),
 }
 
 # which paper model each zoo model stands in for (a training-seed replica, the one its model stands in for)
-PAPER_NAME = {**dict(zip(PROFILES["tiny"].models, PROFILES["paper"].models)),
-              **{name: spec.stands_for for name, spec in catalogue.REPLICAS.items()}}
+PAPER_NAME = {
+    **dict(zip(PROFILES["tiny"].models, PROFILES["paper"].models)),
+    **{name: spec.stands_for for name, spec in catalogue.REPLICAS.items()},
+}
 
 
 CUSTOM_ENV = "JTC_CUSTOM_PROFILE"  # the path of the custom profile's JSON spec (see :func:`custom_spec`)
@@ -109,26 +133,46 @@ def custom(model: str, text, news=None, n_train: int = CUSTOM_SIZES[0], n_val: i
     if not (isinstance(n_train, int) and isinstance(n_val, int) and n_train > 0 and n_val > 0):
         raise ValueError(f"the custom profile's sizes must be whole numbers above 0, got {n_train!r} and {n_val!r}")
     texts = (("text", str(text)),) + ((("news", str(news)),) if news is not None else ())
-    return Profile("custom", gpt=(str(model),) * 4, bert=(str(model),) * 2, main_domain="text",
-                   second_domain="news", texts=texts, sizes=(n_train, n_val), one_model=True)
+    return Profile(
+        "custom",
+        gpt=(str(model),) * 4,
+        bert=(str(model),) * 2,
+        main_domain="text",
+        second_domain="news",
+        texts=texts,
+        sizes=(n_train, n_val),
+        one_model=True,
+    )
 
 
 def custom_spec(profile: Profile) -> dict:
     """The JSON spec of a custom profile (what :data:`CUSTOM_ENV` points to)."""
     texts = dict(profile.texts)
-    return {"model": profile.gpt[0], "text": texts["text"], "news": texts.get("news"), "n_train": profile.sizes[0],
-            "n_val": profile.sizes[1]}
+    return {
+        "model": profile.gpt[0],
+        "text": texts["text"],
+        "news": texts.get("news"),
+        "n_train": profile.sizes[0],
+        "n_val": profile.sizes[1],
+    }
 
 
 def _custom_from_env() -> Profile:
     path = os.environ.get(CUSTOM_ENV)
     if not path:
-        raise ValueError(f"the custom profile is not defined in this process: set {CUSTOM_ENV} to the path of its "
-                         'JSON spec ({"model": ..., "text": ..., "news": null, "n_train": 9000, "n_val": 3000})')
+        raise ValueError(
+            f"the custom profile is not defined in this process: set {CUSTOM_ENV} to the path of its "
+            'JSON spec ({"model": ..., "text": ..., "news": null, "n_train": 9000, "n_val": 3000})'
+        )
     try:
         spec = json.loads(open(path, encoding="utf-8").read())
-        return custom(spec["model"], spec["text"], spec.get("news"), spec.get("n_train", CUSTOM_SIZES[0]),
-                      spec.get("n_val", CUSTOM_SIZES[1]))
+        return custom(
+            spec["model"],
+            spec["text"],
+            spec.get("news"),
+            spec.get("n_train", CUSTOM_SIZES[0]),
+            spec.get("n_val", CUSTOM_SIZES[1]),
+        )
     except (OSError, ValueError, KeyError, TypeError) as e:
         raise ValueError(f"the custom profile's spec {path} ({CUSTOM_ENV}) cannot be read: {e}") from None
 
@@ -151,9 +195,11 @@ def get(name) -> Profile:
     if name == "custom":
         return _custom_from_env()
     if name not in PROFILES:
-        raise ValueError(f"unknown profile {name!r}; choose 'tiny' (default, offline), 'real' (a real pretrained "
-                         f"model on real text, offline), 'paper' (needs internet and a GPU) or 'custom' (your model "
-                         f"on your text: set {CUSTOM_ENV})")
+        raise ValueError(
+            f"unknown profile {name!r}; choose 'tiny' (default, offline), 'real' (a real pretrained "
+            f"model on real text, offline), 'paper' (needs internet and a GPU) or 'custom' (your model "
+            f"on your text: set {CUSTOM_ENV})"
+        )
     return PROFILES[name]
 
 

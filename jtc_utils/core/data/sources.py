@@ -51,10 +51,10 @@ def sentences(profile: profiles.Profile | str, domain: str, split: str, n: int |
         n_train, n_val = p.sizes
         data = user_text.prepared(path, n_train, n_val, seed)
         pool = data["train"] + data["validation"]
-        return [TextSentence(t) for t in corpus.take_split(pool, {"train": n_train, "validation": n_val}, domain,
-                                                           split, n)]
+        return [
+            TextSentence(t) for t in corpus.take_split(pool, {"train": n_train, "validation": n_val}, domain, split, n)
+        ]
     if p.name == "real":
-
         return [TextSentence(t) for t in real_text.sentences(domain, split, n=n, seed=seed)]
     pool = wikipedia_pool(seed) if domain == "wikipedia" else leipzig_pool(seed)
     return [TextSentence(t) for t in corpus.take_split(pool, PAPER_SIZES[domain], domain, split, n)]
@@ -87,7 +87,8 @@ def leipzig_pool(seed: int = 0) -> list[str]:
                 raise DataUnavailableError(
                     f"could not download the Leipzig corpus from {LEIPZIG_URL} ({e}). The paper profile needs "
                     f"internet on first use; or place the file at {tar_path} by hand. The default 'tiny' "
-                    f"profile works offline.") from None
+                    f"profile works offline."
+                ) from None
             tmp = tar_path.with_suffix(".part")
             tmp.write_bytes(data)
             tmp.rename(tar_path)
@@ -111,20 +112,25 @@ def wikipedia_pool(seed: int = 0, total: int = 12_000) -> list[str]:
             import spacy
             from datasets import load_dataset
         except ImportError as e:
-            raise DataUnavailableError(f"the paper profile needs spaCy and datasets ({e}); install them with "
-                                       f"`pip install -r requirements-paper.txt`") from None
+            raise DataUnavailableError(
+                f"the paper profile needs spaCy and datasets ({e}); install them with "
+                f"`pip install -r requirements-paper.txt`"
+            ) from None
         try:
             nlp = spacy.load("en_core_web_sm")
         except OSError:
-            raise DataUnavailableError("spaCy model en_core_web_sm is missing: "
-                                       "`python -m spacy download en_core_web_sm`") from None
+            raise DataUnavailableError(
+                "spaCy model en_core_web_sm is missing: `python -m spacy download en_core_web_sm`"
+            ) from None
         nlp.max_length = 10_000_000
         try:
             ds = load_dataset(*WIKIPEDIA, split="train")
         except Exception as e:  # noqa: BLE001
-            raise DataUnavailableError(f"could not load {WIKIPEDIA} from the Hugging Face hub ({e}); the paper "
-                                       f"profile needs internet on first use. The 'tiny' profile works "
-                                       f"offline.") from None
+            raise DataUnavailableError(
+                f"could not load {WIKIPEDIA} from the Hugging Face hub ({e}); the paper "
+                f"profile needs internet on first use. The 'tiny' profile works "
+                f"offline."
+            ) from None
         rng = np.random.default_rng(seed)
         used, out = set(), []
         from tqdm.auto import tqdm

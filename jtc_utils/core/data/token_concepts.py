@@ -42,17 +42,25 @@ _LETTER = re.compile(r"[^\W\d_]")
 
 # hand-checkable categories (lower-case words; a token belongs when its stripped, lower-cased text is one of them)
 HAND_CATEGORIES = {
-    "months": ("january february march april may june july august september october november december jan feb "
-               "mar apr jun jul aug sep sept oct nov dec").split(),
+    "months": (
+        "january february march april may june july august september october november december jan feb "
+        "mar apr jun jul aug sep sept oct nov dec"
+    ).split(),
     "weekdays": "monday tuesday wednesday thursday friday saturday sunday mon tue wed thu fri sat sun".split(),
-    "number words": ("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-                     "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
-                     "hundred thousand million billion").split(),
-    "nationalities": ("american british french german italian spanish chinese japanese russian indian canadian "
-                      "australian mexican brazilian dutch swedish polish greek turkish irish scottish korean "
-                      "egyptian danish norwegian finnish belgian swiss austrian portuguese").split(),
-    "past-tense verbs": ("walked played worked lived died moved joined started finished called asked wanted used "
-                         "said went came took made gave found told became began wrote").split(),
+    "number words": (
+        "one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+        "sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty ninety "
+        "hundred thousand million billion"
+    ).split(),
+    "nationalities": (
+        "american british french german italian spanish chinese japanese russian indian canadian "
+        "australian mexican brazilian dutch swedish polish greek turkish irish scottish korean "
+        "egyptian danish norwegian finnish belgian swiss austrian portuguese"
+    ).split(),
+    "past-tense verbs": (
+        "walked played worked lived died moved joined started finished called asked wanted used "
+        "said went came took made gave found told became began wrote"
+    ).split(),
     "colours": "red blue green yellow black white brown purple orange pink grey gray".split(),
 }
 
@@ -104,9 +112,13 @@ def embed(texts: list[str], progress: bool | None = None) -> tuple[np.ndarray, n
     order = np.argsort(mask.sum(1).numpy(), kind="stable")  # batches of like length
     E = np.zeros((len(texts), enc.config.hidden_size))
     with torch.inference_mode():
-        for s in tqdm(range(0, len(texts), BATCH), desc="embedding tokens", unit="batch",
-                      disable=not (show_progress() if progress is None else progress)):
-            idx = torch.as_tensor(order[s:s + BATCH])
+        for s in tqdm(
+            range(0, len(texts), BATCH),
+            desc="embedding tokens",
+            unit="batch",
+            disable=not (show_progress() if progress is None else progress),
+        ):
+            idx = torch.as_tensor(order[s : s + BATCH])
             m = mask[idx]
             n = int(m.sum(1).max())
             h = enc(input_ids=ids[idx, :n], attention_mask=m[:, :n]).last_hidden_state.double()
@@ -124,8 +136,10 @@ def concept_classes(tokenizer, texts, ids=None, progress: bool | None = None) ->
 
     texts = [getattr(t, "text", t) for t in texts]
     if not texts:
-        raise ValueError("concept_classes needs training sentences to find the function words in, got none; pass "
-                         "the profile's training sentences")
+        raise ValueError(
+            "concept_classes needs training sentences to find the function words in, got none; pass "
+            "the profile's training sentences"
+        )
     every = sorted(int(t) for t in (range(len(tokenizer)) if ids is None else ids))
     ids = [t for t in every if t not in set(tokenizer.all_special_ids)]  # special tokens have no class
     forms = _forms(tokenizer, ids)
@@ -136,8 +150,10 @@ def concept_classes(tokenizer, texts, ids=None, progress: bool | None = None) ->
             token_class[t] = "number"
         elif _PUNCT.match(forms[t]):
             token_class[t] = "punct"
-    words = sorted((t for t in ids if t not in token_class and _WORD.match(forms[t]) and counts[t] > 0),
-                   key=lambda t: (-counts[t], t))
+    words = sorted(
+        (t for t in ids if t not in token_class and _WORD.match(forms[t]) and counts[t] > 0),
+        key=lambda t: (-counts[t], t),
+    )
     for t in words[:FUNCTION_WORDS]:
         token_class[t] = "function"
     rest = [t for t in ids if t not in token_class and _LETTER.search(forms[t])]
@@ -152,9 +168,17 @@ def concept_classes(tokenizer, texts, ids=None, progress: bool | None = None) ->
             first.setdefault(int(c), len(first) + 1)
         for t, c in zip(rest, labels):
             token_class[t] = f"class {first[int(c)]}"
-    return {"token_class": token_class, **describe(forms, token_class),
-            "counts": {"sentences": len(texts), "vocabulary": len(every), "labelled": len(token_class),
-                       "embedded": len(rest), "classes": len(set(token_class.values()))}}
+    return {
+        "token_class": token_class,
+        **describe(forms, token_class),
+        "counts": {
+            "sentences": len(texts),
+            "vocabulary": len(every),
+            "labelled": len(token_class),
+            "embedded": len(rest),
+            "classes": len(set(token_class.values())),
+        },
+    }
 
 
 def describe(forms: dict, token_class: dict) -> dict:
@@ -163,10 +187,18 @@ def describe(forms: dict, token_class: dict) -> dict:
     members = {}
     for t in sorted(token_class):
         members.setdefault(token_class[t], []).append(forms[t])
-    order = sorted(members, key=lambda c: (c.startswith("class "), int(c.split()[1]) if c.startswith("class ") else
-                                           ("function", "number", "punct").index(c)))
-    return {"groups": {c: _group(members[c]) if c.startswith("class ") else "syntactic" for c in order},
-            "examples": {c: members[c][:5] for c in order}, "sizes": {c: len(members[c]) for c in order}}
+    order = sorted(
+        members,
+        key=lambda c: (
+            c.startswith("class "),
+            int(c.split()[1]) if c.startswith("class ") else ("function", "number", "punct").index(c),
+        ),
+    )
+    return {
+        "groups": {c: _group(members[c]) if c.startswith("class ") else "syntactic" for c in order},
+        "examples": {c: members[c][:5] for c in order},
+        "sizes": {c: len(members[c]) for c in order},
+    }
 
 
 def validate(tokenizer, token_class: dict, categories: dict = HAND_CATEGORIES) -> list[dict]:
@@ -183,14 +215,20 @@ def validate(tokenizer, token_class: dict, categories: dict = HAND_CATEGORIES) -
         inside = [t for t in sorted(token_class) if forms[t].strip().lower() in words]
         held = Counter(token_class[t] for t in inside)
         if not held:
-            rows.append({"category": name, "tokens": 0, "class": None, "recall": 0.0, "precision": 0.0,
-                         "examples": []})
+            rows.append({"category": name, "tokens": 0, "class": None, "recall": 0.0, "precision": 0.0, "examples": []})
             continue
         best = min(held, key=lambda c: (-held[c], sorted(by_class).index(c)))
         members = by_class[best]
-        rows.append({"category": name, "tokens": len(inside), "class": best, "recall": held[best] / len(inside),
-                     "precision": sum(forms[t].strip().lower() in words for t in members) / len(members),
-                     "examples": [forms[t] for t in members[:12]]})
+        rows.append(
+            {
+                "category": name,
+                "tokens": len(inside),
+                "class": best,
+                "recall": held[best] / len(inside),
+                "precision": sum(forms[t].strip().lower() in words for t in members) / len(members),
+                "examples": [forms[t] for t in members[:12]],
+            }
+        )
     return rows
 
 
@@ -204,8 +242,10 @@ def _files(model: str) -> tuple[Path, Path]:
 def _check(path: Path) -> None:
     rel = path.relative_to(FOLDER).as_posix()
     if catalogue.manifest("concepts").get(rel) != file_fingerprint(path):
-        raise ValueError(f"{path} does not match its checksum in zoo/SHA256SUMS; restore it with `git checkout -- "
-                         f"zoo/concepts/{rel}` or make it again with `python -m jtc_utils.core.data.token_concepts`")
+        raise ValueError(
+            f"{path} does not match its checksum in zoo/SHA256SUMS; restore it with `git checkout -- "
+            f"zoo/concepts/{rel}` or make it again with `python -m jtc_utils.core.data.token_concepts`"
+        )
 
 
 def committed(model: str, tokenizer) -> dict | None:
@@ -222,8 +262,11 @@ def committed(model: str, tokenizer) -> dict | None:
     names = card["classes"]
     class_of = np.load(path)["class_of"]
     token_class = {t: names[c] for t, c in enumerate(class_of.tolist()) if c != NO_CLASS}
-    return {"token_class": token_class, **describe(_forms(tokenizer, token_class), token_class),
-            "counts": card["counts"]}
+    return {
+        "token_class": token_class,
+        **describe(_forms(tokenizer, token_class), token_class),
+        "counts": card["counts"],
+    }
 
 
 def save(model: str, tokenizer, classes: dict, card: dict) -> Path:
@@ -239,9 +282,15 @@ def save(model: str, tokenizer, classes: dict, card: dict) -> Path:
     buf = io.BytesIO()
     np.savez_compressed(buf, class_of=class_of)
     atomic_write_bytes(path, buf.getvalue())
-    atomic_write_text(card_path, json.dumps({
-        **card, "vocabulary": vocabulary_fingerprint(tokenizer), "classes": names, "counts": classes["counts"]},
-        indent=1, ensure_ascii=False) + "\n")
+    atomic_write_text(
+        card_path,
+        json.dumps(
+            {**card, "vocabulary": vocabulary_fingerprint(tokenizer), "classes": names, "counts": classes["counts"]},
+            indent=1,
+            ensure_ascii=False,
+        )
+        + "\n",
+    )
     catalogue.write_manifest()
     return path
 
@@ -258,16 +307,28 @@ def main(argv=None) -> None:
     start = time.time()
     c = concept_classes(tok, texts)
     seconds = time.time() - start
-    path = save(model, tok, c, {
-        "what": f"concept classes of every token of {model}'s vocabulary (jtc_utils.core.data.token_concepts)",
-        "command": "python -m jtc_utils.core.data.token_concepts" + (f" --profile {args.profile}"
-                                                              if args.profile != "real" else ""),
-        "profile": profile.name, "training_sentences": len(texts), "seconds": round(seconds),
-        "settings": {k: globals()[k] for k in ("FUNCTION_WORDS", "PER_CLASS", "ENCODER", "MAX_PIECES", "DIGITS",
-                                               "CLUSTER_SEED")},
-        "validation": validate(tok, c["token_class"])})
-    print(f"wrote {path} ({c['counts']['labelled']} of {c['counts']['vocabulary']} tokens in "
-          f"{c['counts']['classes']} classes, {seconds:.0f} s)")
+    path = save(
+        model,
+        tok,
+        c,
+        {
+            "what": f"concept classes of every token of {model}'s vocabulary (jtc_utils.core.data.token_concepts)",
+            "command": "python -m jtc_utils.core.data.token_concepts"
+            + (f" --profile {args.profile}" if args.profile != "real" else ""),
+            "profile": profile.name,
+            "training_sentences": len(texts),
+            "seconds": round(seconds),
+            "settings": {
+                k: globals()[k]
+                for k in ("FUNCTION_WORDS", "PER_CLASS", "ENCODER", "MAX_PIECES", "DIGITS", "CLUSTER_SEED")
+            },
+            "validation": validate(tok, c["token_class"]),
+        },
+    )
+    print(
+        f"wrote {path} ({c['counts']['labelled']} of {c['counts']['vocabulary']} tokens in "
+        f"{c['counts']['classes']} classes, {seconds:.0f} s)"
+    )
 
 
 if __name__ == "__main__":

@@ -16,19 +16,31 @@ from pathlib import Path
 
 from jtc_utils.core.data import real_text
 
-FORMS = ("a .txt file (or a plain-text file of another name), a folder of .txt files, or a .jsonl file with a "
-         "'text' field per line")
+FORMS = (
+    "a .txt file (or a plain-text file of another name), a folder of .txt files, or a .jsonl file with a "
+    "'text' field per line"
+)
 # documents that are not plain text whatever their bytes look like at first: refused by name, with how to convert them
-NOT_TEXT = {".pdf": "pdftotext {name} {stem}.txt", ".doc": "libreoffice --convert-to txt {name}",
-            ".docx": "libreoffice --convert-to txt {name}", ".odt": "libreoffice --convert-to txt {name}",
-            ".rtf": "libreoffice --convert-to txt {name}", ".epub": "ebook-convert {name} {stem}.txt",
-            ".zip": "unzip {name}", ".gz": "gunzip {name}", ".bz2": "bunzip2 {name}", ".xz": "unxz {name}",
-            ".tar": "tar xf {name}"}
-SPLIT_RULE = ("documents are the blank-line-separated blocks of a .txt file (of each file, in a folder) or the lines "
-              "of a .jsonl file; the lines of a block are joined into one paragraph (hard-wrapped text); the "
-              "documents, in an order shuffled with the seed, go to validation while it has fewer sentences than "
-              "asked and the others still hold enough for training, the rest to training: no document gives "
-              "sentences to both splits")
+NOT_TEXT = {
+    ".pdf": "pdftotext {name} {stem}.txt",
+    ".doc": "libreoffice --convert-to txt {name}",
+    ".docx": "libreoffice --convert-to txt {name}",
+    ".odt": "libreoffice --convert-to txt {name}",
+    ".rtf": "libreoffice --convert-to txt {name}",
+    ".epub": "ebook-convert {name} {stem}.txt",
+    ".zip": "unzip {name}",
+    ".gz": "gunzip {name}",
+    ".bz2": "bunzip2 {name}",
+    ".xz": "unxz {name}",
+    ".tar": "tar xf {name}",
+}
+SPLIT_RULE = (
+    "documents are the blank-line-separated blocks of a .txt file (of each file, in a folder) or the lines "
+    "of a .jsonl file; the lines of a block are joined into one paragraph (hard-wrapped text); the "
+    "documents, in an order shuffled with the seed, go to validation while it has fewer sentences than "
+    "asked and the others still hold enough for training, the rest to training: no document gives "
+    "sentences to both splits"
+)
 TOO_FEW = "; give more text, or ask for fewer sentences (--sentences N)"
 
 
@@ -43,8 +55,10 @@ def _read(path: Path) -> str:
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise TextInputError(f"{path} is not UTF-8 text (byte {e.start} is {raw[e.start]:#04x}); save it as UTF-8 "
-                             f"(e.g. `iconv -f latin1 -t utf-8 {path.name} > fixed.txt`)") from None
+        raise TextInputError(
+            f"{path} is not UTF-8 text (byte {e.start} is {raw[e.start]:#04x}); save it as UTF-8 "
+            f"(e.g. `iconv -f latin1 -t utf-8 {path.name} > fixed.txt`)"
+        ) from None
 
 
 def _lines(text: str) -> list[str]:
@@ -76,8 +90,9 @@ def check_path(path) -> Path:
             raise TextInputError(f"the folder {path} holds no .txt files; give {FORMS}")
     elif path.suffix.lower() in NOT_TEXT:
         how = NOT_TEXT[path.suffix.lower()].format(name=path.name, stem=path.stem)
-        raise TextInputError(f"{path} is a {path.suffix} file, not plain text: convert it (e.g. `{how}`) and give "
-                             f"{FORMS}")
+        raise TextInputError(
+            f"{path} is a {path.suffix} file, not plain text: convert it (e.g. `{how}`) and give {FORMS}"
+        )
     return path  # any other file is read as plain text, and refused then if it is not (NUL bytes, not UTF-8)
 
 
@@ -87,8 +102,9 @@ def documents(path) -> list[tuple[str, list[str]]]:
     path = check_path(path)
     if path.is_dir():
         files = sorted(p for p in path.rglob("*.txt") if p.is_file())
-        docs = [(f"{p.relative_to(path).as_posix()}#{k}", [b]) for p in files
-                for k, b in enumerate(_blocks(_read(p)), 1)]
+        docs = [
+            (f"{p.relative_to(path).as_posix()}#{k}", [b]) for p in files for k, b in enumerate(_blocks(_read(p)), 1)
+        ]
     elif path.suffix == ".jsonl":
         docs = []
         for i, line in enumerate(_read(path).splitlines(), 1):
@@ -97,11 +113,13 @@ def documents(path) -> list[tuple[str, list[str]]]:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as e:
-                raise TextInputError(f"{path}, line {i}: not JSON ({e.msg}); each line must be an object such as "
-                                     '{"text": "..."}') from None
+                raise TextInputError(
+                    f"{path}, line {i}: not JSON ({e.msg}); each line must be an object such as {{\"text\": \"...\"}}"
+                ) from None
             if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-                raise TextInputError(f"{path}, line {i}: no 'text' string; each line must be an object such as "
-                                     '{"text": "..."}')
+                raise TextInputError(
+                    f"{path}, line {i}: no 'text' string; each line must be an object such as {{\"text\": \"...\"}}"
+                )
             docs.append((f"line {i}", _lines(record["text"])))
     else:
         docs = [(f"document {i}", [b]) for i, b in enumerate(_blocks(_read(path)), 1)]
@@ -132,10 +150,17 @@ def data_card(path, n_train: int, n_val: int, seed: int = 0, examples: int = 3) 
     """Where the sentences come from and what was done to them: the path and its SHA-256, the filters, the count
     after each step, the split sizes and a few training examples."""
     data = prepare(path, n_train, n_val, seed)
-    return {"source": str(Path(path)), "sha256": fingerprint(path), "seed": seed, "split": SPLIT_RULE,
-            "filters": {name: desc for name, (desc, _) in real_text.FILTERS.items()},
-            "counts": data["counts"], "train": len(data["train"]), "validation": len(data["validation"]),
-            "examples": data["train"][:examples]}
+    return {
+        "source": str(Path(path)),
+        "sha256": fingerprint(path),
+        "seed": seed,
+        "split": SPLIT_RULE,
+        "filters": {name: desc for name, (desc, _) in real_text.FILTERS.items()},
+        "counts": data["counts"],
+        "train": len(data["train"]),
+        "validation": len(data["validation"]),
+        "examples": data["train"][:examples],
+    }
 
 
 def prepared(path, n_train: int, n_val: int, seed: int = 0) -> dict:

@@ -48,8 +48,9 @@ def path_for(kind: str, key: dict) -> Path:
 def load(path: Path) -> dict | None:
     """The arrays stored at ``path``, or None if missing or damaged (a damaged file is removed)."""
     if path.is_dir():
-        raise ValueError(f"{path} is a folder where a cache entry's file belongs: remove it (rm -r {path}) and run "
-                         "again")
+        raise ValueError(
+            f"{path} is a folder where a cache entry's file belongs: remove it (rm -r {path}) and run again"
+        )
     if not path.exists():
         return None
     try:

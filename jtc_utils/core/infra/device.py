@@ -43,13 +43,16 @@ def resolve(name=None):
     if dev.type != "cuda":
         raise ValueError(f"device {name!r} is not supported; choose one of {', '.join(CHOICES)}")
     if not torch.cuda.is_available():
-        raise ValueError(f"device {name!r} was asked for, but PyTorch sees no CUDA GPU on this machine (this torch "
-                         f"build: {torch.__version__}). Use device='cpu' or 'auto', or install a CUDA build of "
-                         f"torch on a machine with a GPU.")
+        raise ValueError(
+            f"device {name!r} was asked for, but PyTorch sees no CUDA GPU on this machine (this torch "
+            f"build: {torch.__version__}). Use device='cpu' or 'auto', or install a CUDA build of "
+            f"torch on a machine with a GPU."
+        )
     count = torch.cuda.device_count()
     if dev.index is not None and dev.index >= count:
-        raise ValueError(f"device {name!r} does not exist: this machine has {count} CUDA GPU(s), cuda:0 .. "
-                         f"cuda:{count - 1}")
+        raise ValueError(
+            f"device {name!r} does not exist: this machine has {count} CUDA GPU(s), cuda:0 .. cuda:{count - 1}"
+        )
     return dev
 
 

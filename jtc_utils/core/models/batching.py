@@ -11,7 +11,7 @@ import numpy as np
 def batches_by_length(lengths, batch_size: int) -> list[np.ndarray]:
     """Indices in batches of ``batch_size``, shortest first (a stable sort, so equal lengths keep their order)."""
     order = np.argsort(np.asarray(lengths), kind="stable")
-    return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
 
 
 def pad_id(tokenizer) -> int:
@@ -27,6 +27,6 @@ def right_pad(seqs, pad: int):
     inp = torch.full((len(seqs), T), pad, dtype=torch.long)
     att = torch.zeros((len(seqs), T), dtype=torch.long)
     for r, x in enumerate(seqs):
-        inp[r, :len(x)] = torch.as_tensor(np.asarray(x), dtype=torch.long)
-        att[r, :len(x)] = 1
+        inp[r, : len(x)] = torch.as_tensor(np.asarray(x), dtype=torch.long)
+        att[r, : len(x)] = 1
     return inp, att

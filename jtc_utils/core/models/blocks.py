@@ -34,7 +34,8 @@ def _unsupported(model_type: str) -> UnsupportedModelError:
     return UnsupportedModelError(
         f"sub-module shortcuts need a block runner, which exists for model families {', '.join(SUPPORTED_FAMILIES)} "
         f"(GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Phi3ForCausalLM, OPTForCausalLM, BertForMaskedLM); "
-        f"got model type {model_type!r}")
+        f"got model type {model_type!r}"
+    )
 
 
 def _attention(q, k, v, n_head: int, divisor: float, mask=None, causal: bool = False):
@@ -87,8 +88,10 @@ class Blocks:
         if unknown:
             raise ValueError(f"unknown sub-module(s) {sorted(unknown)}; replaceable: {', '.join(PART_NAMES)}")
         if "attn" not in rep and x.dim() != 3:
-            raise ValueError("real attention needs whole sequences [B, T, d]; only a replaced attention ('attn') "
-                             "runs on single vectors")
+            raise ValueError(
+                "real attention needs whole sequences [B, T, d]; only a replaced attention ('attn') "
+                "runs on single vectors"
+            )
         vecs = self._steps(x, j, rep, mask)
         return (vecs[6], vecs) if record else vecs[6]
 
@@ -170,8 +173,11 @@ class GPT2Blocks(PreNormBlocks):
         self.n_head = cfg.n_head
         # GPT-2's gelu_new is GELU's tanh approximation: PyTorch's fused kernel computes the same function (to float
         # rounding) in one pass instead of seven, the largest single saving of section 6's runners
-        self.act = (partial(F.gelu, approximate="tanh") if cfg.activation_function in TANH_GELUS
-                    else ACT2FN[cfg.activation_function])
+        self.act = (
+            partial(F.gelu, approximate="tanh")
+            if cfg.activation_function in TANH_GELUS
+            else ACT2FN[cfg.activation_function]
+        )
         self.scale = cfg.scale_attn_weights
         self.by_layer = cfg.scale_attn_by_inverse_layer_idx
 
@@ -188,8 +194,13 @@ class GPT2Blocks(PreNormBlocks):
 
     def ffn_weights(self, j: int) -> dict:
         m = self.blocks[j].mlp  # Conv1D stores [in, out]
-        return {"K": m.c_fc.weight.detach().double(), "b_K": m.c_fc.bias.detach().double(), "K_up": None,
-                "V": m.c_proj.weight.detach().double(), "b_V": m.c_proj.bias.detach().double()}
+        return {
+            "K": m.c_fc.weight.detach().double(),
+            "b_K": m.c_fc.bias.detach().double(),
+            "K_up": None,
+            "V": m.c_proj.weight.detach().double(),
+            "b_V": m.c_proj.bias.detach().double(),
+        }
 
     def value_projection(self, j: int):
         return self.blocks[j].mlp.c_proj
@@ -215,10 +226,15 @@ class LlamaBlocks(PreNormBlocks):
         super().__init__(model)
         cfg = model.config
         rope = getattr(cfg, "rope_parameters", None) or {}
-        if rope.get("rope_type", "default") != "default" or getattr(cfg, "attention_bias", False) \
-                or getattr(cfg, "mlp_bias", False):
-            raise UnsupportedModelError(f"the {self.family} block runner supports default rotary positions and "
-                                        f"projections without bias (LLaMA, SmolLM2, Mistral, Phi-3-mini)")
+        if (
+            rope.get("rope_type", "default") != "default"
+            or getattr(cfg, "attention_bias", False)
+            or getattr(cfg, "mlp_bias", False)
+        ):
+            raise UnsupportedModelError(
+                f"the {self.family} block runner supports default rotary positions and "
+                f"projections without bias (LLaMA, SmolLM2, Mistral, Phi-3-mini)"
+            )
         from transformers.activations import ACT2FN
 
         self.body = getattr(model, "model", model)
@@ -235,8 +251,7 @@ class LlamaBlocks(PreNormBlocks):
     def ln(self, x, norm):
         """RMSNorm in float32, as the model computes it."""
         x32 = x.float()
-        return norm.weight * (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + norm.variance_epsilon)).to(
-            x.dtype)
+        return norm.weight * (x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + norm.variance_epsilon)).to(x.dtype)
 
     def qkv(self, at, x):
         """Block ``j``'s query, key and value projections of ``x``."""
@@ -257,8 +272,9 @@ class LlamaBlocks(PreNormBlocks):
         if rd == self.dh:
             q, k = q * cos + _rotate_half(q) * sin, k * cos + _rotate_half(k) * sin
         else:
-            q, k = (torch.cat((t[..., :rd] * cos + _rotate_half(t[..., :rd]) * sin, t[..., rd:]), dim=-1)
-                    for t in (q, k))
+            q, k = (
+                torch.cat((t[..., :rd] * cos + _rotate_half(t[..., :rd]) * sin, t[..., rd:]), dim=-1) for t in (q, k)
+            )
         rep = self.n_head // self.n_kv
         k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
         causal = torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
@@ -280,9 +296,13 @@ class LlamaBlocks(PreNormBlocks):
         m = self.blocks[j].mlp  # Linear stores [out, in]; no biases
         gate, up = self.gate_up(m)
         K = gate.detach().double().T
-        return {"K": K, "b_K": torch.zeros(K.shape[1], dtype=torch.float64),
-                "K_up": up.detach().double().T, "V": m.down_proj.weight.detach().double().T,
-                "b_V": torch.zeros(self.d, dtype=torch.float64)}
+        return {
+            "K": K,
+            "b_K": torch.zeros(K.shape[1], dtype=torch.float64),
+            "K_up": up.detach().double().T,
+            "V": m.down_proj.weight.detach().double().T,
+            "b_V": torch.zeros(self.d, dtype=torch.float64),
+        }
 
     def value_projection(self, j: int):
         return self.blocks[j].mlp.down_proj
@@ -310,7 +330,7 @@ class Phi3Blocks(LlamaBlocks):
     def qkv(self, at, x):
         qkv = F.linear(x, at.qkv_proj.weight)
         nq, nkv = self.n_head * self.dh, self.n_kv * self.dh
-        return qkv[..., :nq], qkv[..., nq:nq + nkv], qkv[..., nq + nkv:]
+        return qkv[..., :nq], qkv[..., nq : nq + nkv], qkv[..., nq + nkv :]
 
     def gate_up(self, m):
         return m.gate_up_proj.weight.chunk(2, dim=0)
@@ -327,8 +347,10 @@ class OPTBlocks(PreNormBlocks):
         super().__init__(model)
         cfg = model.config
         if not cfg.do_layer_norm_before:
-            raise UnsupportedModelError("the OPT block runner supports pre-norm OPT models (125m, 1.3b and up); "
-                                        "OPT-350m normalises after each sub-module")
+            raise UnsupportedModelError(
+                "the OPT block runner supports pre-norm OPT models (125m, 1.3b and up); "
+                "OPT-350m normalises after each sub-module"
+            )
         from transformers.activations import ACT2FN
 
         body = getattr(model, "model", model)
@@ -357,8 +379,13 @@ class OPTBlocks(PreNormBlocks):
             return lin.bias.detach().double() if lin.bias is not None else torch.zeros(n, dtype=torch.float64)
 
         K = b.fc1.weight.detach().double().T
-        return {"K": K, "b_K": bias(b.fc1, K.shape[1]), "K_up": None, "V": b.fc2.weight.detach().double().T,
-                "b_V": bias(b.fc2, self.d)}
+        return {
+            "K": K,
+            "b_K": bias(b.fc1, K.shape[1]),
+            "K_up": None,
+            "V": b.fc2.weight.detach().double().T,
+            "b_V": bias(b.fc2, self.d),
+        }
 
     def value_projection(self, j: int):
         return self.blocks[j].fc2
@@ -395,8 +422,10 @@ class BertBlocks(Blocks):
         super().__init__(model)
         cfg = model.config
         if getattr(cfg, "is_decoder", False) or getattr(cfg, "position_embedding_type", "absolute") != "absolute":
-            raise UnsupportedModelError("the BERT block runner supports encoder-only BERT with absolute position "
-                                        "embeddings (bert-base/large-uncased)")
+            raise UnsupportedModelError(
+                "the BERT block runner supports encoder-only BERT with absolute position "
+                "embeddings (bert-base/large-uncased)"
+            )
         from transformers.activations import ACT2FN
 
         self.bert = getattr(model, "bert", model)
@@ -410,8 +439,9 @@ class BertBlocks(Blocks):
         sa, so = self.blocks[j].attention.self, self.blocks[j].attention.output
         q, k, v = (F.linear(x, m.weight, m.bias) for m in (sa.query, sa.key, sa.value))
         keep = None if mask is None else mask.bool()[:, None, None, :]
-        return F.linear(_attention(q, k, v, self.n_head, math.sqrt(self.d // self.n_head), keep),
-                        so.dense.weight, so.dense.bias)
+        return F.linear(
+            _attention(q, k, v, self.n_head, math.sqrt(self.d // self.n_head), keep), so.dense.weight, so.dense.bias
+        )
 
     def ffn(self, x, j: int):
         b = self.blocks[j]

