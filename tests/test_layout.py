@@ -796,6 +796,26 @@ def test_each_package_says_in_three_lines_what_lives_there():
     assert not long and not empty, (long, empty)
 
 
+def test_every_folder_of_the_package_is_a_package_that_git_keeps():
+    """Every folder of ``jtc_utils`` with modules has an ``__init__.py``, and git tracks every module (an ignore rule
+    that catches a source file leaves a fresh clone with a namespace package and no docstring)."""
+    import shutil
+    import subprocess
+
+    folders = {p.parent for p in PKG.rglob("*.py") if "__pycache__" not in p.parts}
+    assert not [str(f) for f in folders if not (f / "__init__.py").is_file()]
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    ignored = subprocess.run(
+        ["git", "ls-files", "--others", "--ignored", "--exclude-standard", "--", "jtc_utils"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    assert not [f for f in ignored if f.endswith(".py")], ignored
+
+
 MODULE_DOC_LINES = 10
 
 
