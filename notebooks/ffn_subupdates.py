@@ -132,7 +132,7 @@ chapter.verdicts(["F1", "F2", "F3", "F4"])
 
 # %% tags=["nbval-check-output"]
 values = figure("geva_values")
-table = {m: pd.DataFrame(v["rows"], columns=v["columns"]) for m, v in values.items() if m != "params"}
+table = {m: pd.DataFrame(v["rows"], columns=v["columns"]) for m, v in values.items()}
 small = table["tiny-gpt2"]
 # (a stable sort: values tied in coverage keep their order in the table, by layer and index, on every machine)
 display(small[small["coverage"] >= 0.5].sort_values("coverage", ascending=False, kind="stable").head(12))

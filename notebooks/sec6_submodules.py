@@ -171,8 +171,8 @@ r10 = figure("real_fig10")
 figure("real_fig11")
 starts = sorted(set(r10["start_layers"]))  # the start layers, and the last layer (the model's own output)
 print(
-    f"sub-module maps fitted on {r10['params']['n_train']} training sentences, evaluated on "
-    f"{r10['params']['n_val']} validation sentences, from layers {starts[:-1]}"
+    f"sub-module maps fitted on {r10.params['n_train']} training sentences, evaluated on "
+    f"{r10.params['n_val']} validation sentences, from layers {starts[:-1]}"
 )
 print(pd.DataFrame({m: r10["curves"][m]["p@1"] for m in ORDER}).rename_axis("layer").T.round(2)[starts].to_string())
 chapter.real_verdicts(["C12a", "C12b", "C12c"])

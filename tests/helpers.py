@@ -144,11 +144,12 @@ def close(a, b, where, tol):
 
 def point_book_at(monkeypatch, name: str, value) -> None:
     """Point the book machinery's ``name`` (``BOOK_DIR``, ``NOTEBOOKS_DIR``, ``ZOO_DIR``, ``ROOT``, or a function)
-    at ``value`` in every module of the runner that holds it (the runner, which pages are up to date, the
-    scheduling of several pages and the website build), so that no part of a test run reaches the real book."""
-    from jtc_utils.book.build import runner, scheduling, staleness, website
+    at ``value`` in every module of the runner that holds it (the runner, what it keeps of an executed page, which
+    pages are up to date, the scheduling of several pages and the website build), so that no part of a test run
+    reaches the real book."""
+    from jtc_utils.book.build import executed, runner, scheduling, staleness, website
 
-    held = [m for m in (runner, staleness, scheduling, website) if hasattr(m, name)]
+    held = [m for m in (runner, executed, staleness, scheduling, website) if hasattr(m, name)]
     assert held, f"no module of the runner holds {name}"
     for module in held:
         monkeypatch.setattr(module, name, value)

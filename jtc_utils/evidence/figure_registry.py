@@ -1,7 +1,8 @@
 """One path from a figure id to its numbers: :func:`compute` runs the computation its paper declared (looked up in
 the one registry, :mod:`jtc_utils.evidence.registry`), on the profile the figure belongs to; :func:`save` is the one
-writer of ``book/data``; :func:`compute_and_save` does both; :func:`result` is what a chapter reads of them. A figure id
-belongs to exactly one paper; :func:`jtc_utils.book.display.chapter.figure` is the path a chapter's cell takes."""
+writer of ``book/data``; :func:`compute_and_save` does both and returns the numbers as saved, for every paper alike.
+A figure id belongs to exactly one paper; :func:`jtc_utils.book.display.chapter.figure` is the path a chapter's cell
+takes."""
 
 from __future__ import annotations
 
@@ -48,27 +49,17 @@ def compute(fig: str, setting: Setting, registered: Registered | None = None) ->
     return registered.compute(fig, setting.on(profile_of(fig, setting.profile)))
 
 
-def compute_and_save(fig: str, setting: Setting, registered: Registered | None = None) -> tuple:
-    """Compute figure ``fig`` and save its numbers to ``book/data/<fig>.json`` (:func:`save`): ``(numbers, params)``,
-    the numbers as saved (plain JSON values, NaN as None; the same a reader gets from ``figdata.load(fig)["data"]``),
-    or as computed where the paper registered so (``returns_saved=False``), and the parameters as saved."""
+def compute_and_save(fig: str, setting: Setting, registered: Registered | None = None) -> tuple[dict, dict]:
+    """Compute figure ``fig`` and save its numbers to ``book/data/<fig>.json`` (:func:`save`): ``(numbers, params)``
+    as saved, for every paper alike (plain JSON values, NaN as None; the same a reader gets from
+    ``figdata.load(fig)``)."""
     registered = registered or entry(fig)
-    return save(fig, *compute(fig, setting, registered), registered=registered)
+    return save(fig, *compute(fig, setting, registered))
 
 
-def save(fig: str, data, params: dict, registered: Registered | None = None) -> tuple:
-    """Save the numbers of registered figure ``fig``, computed by its registered function (:func:`compute`, here or
-    in a worker ahead of the page), to ``book/data/<fig>.json``: the one place that writes ``book/data``. Returns
-    ``(numbers, params)`` as :func:`compute_and_save` does."""
-    registered = registered or entry(fig)
+def save(fig: str, data, params: dict) -> tuple:
+    """Save the numbers of figure ``fig``, computed by its registered function (:func:`compute`, here or in a worker
+    ahead of the page), to ``book/data/<fig>.json``: the one place that writes ``book/data``. Returns
+    ``(numbers, params)`` as saved (see :func:`compute_and_save`)."""
     record = figdata.save(fig, data, params)
-    numbers = record["data"] if registered.returns_saved else data
-    return (dict(numbers) if isinstance(numbers, dict) else numbers), record["params"]
-
-
-def result(fig: str, numbers: dict, params: dict, registered: Registered | None = None) -> dict:
-    """What a chapter reads of a figure (:class:`jtc_utils.book.display.chapter.FigureNumbers`): the numbers, with the
-    parameters under ``params`` where the paper registered so (``params_in_result``)."""
-    if not isinstance(numbers, dict):  # a list of records (a claims file)
-        return numbers
-    return {**numbers, "params": params} if (registered or entry(fig)).params_in_result else dict(numbers)
+    return record["data"], record["params"]

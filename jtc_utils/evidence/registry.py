@@ -72,10 +72,8 @@ class Registered:
 
     paper: str  # "jtc", "lenses", "ffn" or "linearity"
     compute: Callable  # (fig, setting: Setting) -> (data, params)
-    params_in_result: bool  # whether the chapter reads the parameters under "params" beside the data
     draw: Callable | None = None  # (fig, data, params, **options) -> draws it with matplotlib; None: not drawn here
     caption: Callable | None = None  # (figs, data, params, **options) -> Caption, for a drawn figure
-    returns_saved: bool = True  # whether a chapter reads the numbers as saved (JSON values) or as computed
     table: Callable | None = None  # (fig, data, params) -> shows it as a table (display or print); None: no table
     regressed: bool = True  # whether the figure-data regression recomputes it (False: judged or gathered from others)
     on_demand: bool = False  # saved only where a claim reads it (a figure recomputed in another setting)
@@ -93,7 +91,6 @@ class Paper:
     exercises: dict  # its exercise checks (its exercises module's EXERCISES: label -> (figures read, check))
     claim_page: str = ""  # the chapter (notebook name) whose verdict table shows its claims
     claim_pages: dict = field(default_factory=dict)  # claim id -> its chapter, where not ``claim_page``
-    params_in_result: bool = True  # False: figure data keyed by model (the parameters would read as one more model)
     titles: dict = field(default_factory=dict)  # finding titles by statistic
     absent: dict = field(default_factory=dict)  # why a figure has no real-profile counterpart
     resampled_over: dict = field(default_factory=dict)  # what a figure's resamples resample, where not samples
@@ -101,7 +98,6 @@ class Paper:
     draw: Callable | None = None  # (fig, data, params, **options): draws a figure of ``drawn`` from its numbers
     caption: Callable | None = None  # (figs, data, params) -> Caption
     drawn: tuple = ()  # the figure ids the book draws through the registry
-    returns_saved: bool = True  # False: a chapter reads the numbers as computed (arrays, not their JSON form)
     table: Callable | None = None  # (fig, data, params): shows a figure of ``tabled`` as a table
     tabled: tuple = ()  # the figure ids shown as a table through the registry
     records: dict = field(default_factory=dict)  # what its chapters save beside the figures: id -> its compute
@@ -186,10 +182,8 @@ def _figures(papers) -> dict:
                 Registered(
                     p.name,
                     p.compute,
-                    p.params_in_result,
                     p.draw if shown else None,
                     p.caption if shown else None,
-                    p.returns_saved,
                     p.table if fig in p.tabled else None,
                 ),
             )
@@ -202,10 +196,8 @@ def _figures(papers) -> dict:
                 Registered(
                     p.name,
                     compute,
-                    p.params_in_result,
                     draw if shown else None,
                     caption if shown else None,
-                    p.returns_saved,
                     None,
                     rid not in p.unregressed,
                     rid in p.on_demand,

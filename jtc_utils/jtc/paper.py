@@ -21,7 +21,6 @@ PAPER = Paper(
     draw=plots.draw,
     caption=plots.caption,
     drawn=plots.DRAWN,
-    returns_saved=False,
     table=plots.table,
     tabled=plots.TABLED,
     records={**figures.RECORDS, **hardness.RECORDS, **rejudge.RECORDS},

@@ -13,7 +13,7 @@ from matplotlib.ticker import MaxNLocator
 
 from jtc_utils.core.models import models
 from jtc_utils.core.analysis.early_exit import curve_points
-from jtc_utils.evidence import figure_registry, registry
+from jtc_utils.evidence import figdata, figure_registry, registry
 
 from . import figures
 
@@ -27,10 +27,11 @@ def heatmap_step(n: int, most: int = 8) -> int:
     return -(-n // most)
 
 
-def r2_heatmaps(r2_mat: np.ndarray, r2_id: np.ndarray, title: str | None = None, figsize=(15, 8.27)):
+def r2_heatmaps(r2_mat, r2_id, title: str | None = None, figsize=(15, 8.27)):
     """The paper's r² heatmap pair (spec 3.3): ``mat`` left, ``id`` right; rows = source layer l (0 at the top),
     columns = target l'; colormap seismic_r on [0, 1] (blue = good, white = 0.5, red = 0 or below); one shared
-    colour bar whose lowest tick reads "≤0.0"."""
+    colour bar whose lowest tick reads "≤0.0"; the matrices are arrays or a figure's saved lists."""
+    r2_mat, r2_id = figdata.as_array(r2_mat), figdata.as_array(r2_id)
     L = r2_mat.shape[0] - 1
     step = heatmap_step(L + 1)
     with sns.plotting_context("notebook", font_scale=2), sns.axes_style("darkgrid"):
@@ -190,7 +191,7 @@ def early_exit_plot(data: dict, title=None, ax=None):
             )
             ax.plot(
                 range(L + 1),
-                data["fixed"][m],
+                figdata.as_array(data["fixed"][m]),
                 color=COLORS[m],
                 dashes=DASHES[m] or (None, None),
                 lw=1,
@@ -220,7 +221,7 @@ def label_breakdown(by_label: dict, labels=None, title=None):
         for ax, lab in zip(axes, labels):
             d = by_label[lab]
             for m in ("mat", "id"):
-                ax.plot(d[m], color=COLORS[m], dashes=DASHES[m] or (None, None), lw=2, label=m)
+                ax.plot(figdata.as_array(d[m]), color=COLORS[m], dashes=DASHES[m] or (None, None), lw=2, label=m)
             ax.set_title(f"{lab} (n={d['n']})")
             ax.set_xlabel("layer")
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))

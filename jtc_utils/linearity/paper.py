@@ -15,7 +15,6 @@ PAPER = Paper(
     claims.check,
     exercises.EXERCISES,
     claim_page="secretly_linear",
-    params_in_result=False,
     resampled_over=claims.RESAMPLED_OVER,
     constants=claims.CONSTANTS,
     draw=plots.draw,

@@ -372,7 +372,7 @@ _PANELS = """() => Array.from(document.querySelectorAll('div.jtc-panels')).map(d
 
 @pytest.mark.parametrize("device", list(WIDTHS))
 def test_a_grid_of_panels_wraps_to_the_width(html, browser, device):
-    """A multi-panel figure is one image per panel (jtc_utils.book.display.chapter.panels): at desktop width two panels
+    """A multi-panel figure is one image per panel (jtc_utils.book.display.panels.panels): at desktop width two panels
     of a grid share a row, each at the width the page set for it (its width in inches at the grid's one scale) and the
     panels of a row at one scale; on a phone every panel takes the column's whole width, one under the other,
     instead of the whole grid shrunk to a third."""
@@ -453,7 +453,7 @@ _GRIDS = """() => Array.from(document.querySelectorAll('div.jtc-panels')).map(d 
 
 
 def test_every_panel_of_a_grid_is_titled_where_its_grid_is_and_worth_enlarging(html, browser):
-    """A grid cut into panels (jtc_utils.book.display.chapter.panels) names every panel where it names any (a panel that
+    """A grid cut into panels (jtc_utils.book.display.panels.panels) names every panel where it names any (a panel that
     lost its column's title left the reader guessing the model), and every panel's image is drawn at least
     PANEL_DRAW_PX wide, so that opening it at full size shows more than the page does."""
     from jtc_utils.book.display.chapter import PANEL_DRAW_PX

@@ -9,7 +9,8 @@ import pytest
 from jtc_utils.book.build import website
 from jtc_utils.book.display import figure_layout
 from jtc_utils.book.display import chapter
-from jtc_utils.book.display.chapter import figure, figure_grid, panel_scale, panels, show
+from jtc_utils.book.display.chapter import figure, figure_grid, show
+from jtc_utils.book.display.panels import panel_scale, panels
 from jtc_utils.core.data.setting import Setting
 from jtc_utils.jtc.plots import paper_ref
 

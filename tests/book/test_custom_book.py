@@ -275,7 +275,7 @@ def test_the_profile_is_one_object_from_the_chapter_to_the_data_source(world, mo
     assert exp.profile is chapter.profile and len(exp.train) == 64 and len(exp.val) == 16
     assert seen and all(p is chapter.profile for p in seen)
     rec = chapter.figure("real_fig4", plot=False)
-    assert rec["params"]["profile"] == "custom"  # the figure data name the profile, as before
+    assert rec.params["profile"] == "custom"  # the figure data name the profile, as before
 
 
 def test_the_forward_pass_is_timed_by_its_threads_cpu_time_and_a_busy_machine_is_reported(tmp_path, monkeypatch):

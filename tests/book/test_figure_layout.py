@@ -1,4 +1,4 @@
-"""Every figure the book shows passes through ``jtc_utils.book.display.chapter.panels``, which raises its text to be
+"""Every figure the book shows passes through ``jtc_utils.book.display.panels.panels``, which raises its text to be
 readable at the size the page shows it (``figure_layout.fit_text``) and tidies it (``figure_layout.tidy``): legends off
 the data and off reference lines, whole-number ticks on layer axes only, readable log ticks, heatmap labels that do not
 run together, and grid panels that stand alone, at one scale and one height a row, at a resolution worth
@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from PIL import Image  # noqa: E402
 
-from jtc_utils.book.display import chapter, figure_layout  # noqa: E402
+from jtc_utils.book.display import figure_layout, panels  # noqa: E402
 from jtc_utils.evidence import figdata, figure_registry  # noqa: E402
 from jtc_utils.evidence.registry import get as registered  # noqa: E402
 from jtc_utils.jtc import plots  # noqa: E402
@@ -78,10 +78,10 @@ def test_a_log_axis_within_a_decade_shows_at_least_two_labelled_ticks():
 def test_heatmap_tick_labels_do_not_overlap(n_layers):
     rng = np.random.default_rng(n_layers)
     fig = plots.r2_heatmaps(rng.random((n_layers + 1, n_layers + 1)), rng.random((n_layers + 1, n_layers + 1)))
-    for ax in chapter.grid_axes(fig):
+    for ax in panels.grid_axes(fig):
         assert not figure_layout.tick_labels_overlap(ax), n_layers
-    for part in chapter.panels(fig)[0]:  # and cut into panels, as the page shows them
-        assert Image.open(io.BytesIO(part.png)).size[0] >= chapter.PANEL_DRAW_PX
+    for part in panels.panels(fig)[0]:  # and cut into panels, as the page shows them
+        assert Image.open(io.BytesIO(part.png)).size[0] >= panels.PANEL_DRAW_PX
 
 
 def test_every_panel_of_a_shared_grid_stands_alone():
@@ -95,7 +95,7 @@ def test_every_panel_of_a_shared_grid_stands_alone():
             axes[i, j].plot(np.arange(7), np.arange(7) * (i + 1))
     axes[0, 0].set_ylabel("KL")
     axes[1, 0].set_ylabel("Precision@1")
-    parts, _, _ = chapter.panels(fig)
+    parts, _, _ = panels.panels(fig)
     assert len(parts) == 6
     fig.canvas.draw()
     for ax in axes.flat:
@@ -103,7 +103,7 @@ def test_every_panel_of_a_shared_grid_stands_alone():
         assert [t for t in ax.get_xticklabels() if t.get_visible() and t.get_text()], "no x tick values"
         assert ax.get_ylabel() in ("KL", "Precision@1") and ax.get_xlabel() == "layer"
     assert [p.title for p in parts] == [f"model {j}" for j in range(3)] * 2
-    assert all(Image.open(io.BytesIO(p.png)).size[0] >= chapter.PANEL_DRAW_PX for p in parts)
+    assert all(Image.open(io.BytesIO(p.png)).size[0] >= panels.PANEL_DRAW_PX for p in parts)
 
 
 def test_the_text_of_a_wide_figure_is_raised_until_it_reads_at_1280_px_and_its_caption_says_to_enlarge_on_a_phone():
@@ -115,9 +115,9 @@ def test_the_text_of_a_wide_figure_is_raised_until_it_reads_at_1280_px_and_its_c
     ax.set(xlabel="layer", ylabel="Precision@1", title="wide")
     ax.legend()
     before = figure_layout.tick_height(fig.axes)
-    (part,), _, enlarge = chapter.panels(fig)
+    (part,), _, enlarge = panels.panels(fig)
     natural = Image.open(io.BytesIO(part.png)).size[0]
-    assert part.text_px == pytest.approx(figure_layout.tick_height(fig.axes) * chapter.WHOLE_DPI / 72)
+    assert part.text_px == pytest.approx(figure_layout.tick_height(fig.axes) * panels.WHOLE_DPI / 72)
     assert figure_layout.tick_height(fig.axes) > before
     assert part.shown_px == pytest.approx(min(figure_layout.SHOWN_PX["desktop"], natural), abs=1.5)
     assert part.text_px * part.shown_px / natural >= figure_layout.AIM_TEXT_PX - 0.2
@@ -132,7 +132,7 @@ def test_a_small_figure_keeps_its_text_and_needs_no_enlarging():
     fig, ax = plt.subplots(figsize=(3.2, 2.4))
     ax.plot([0, 1], [0, 1])
     before = figure_layout.tick_height(fig.axes)
-    (part,), _, enlarge = chapter.panels(fig)
+    (part,), _, enlarge = panels.panels(fig)
     assert figure_layout.tick_height(fig.axes) == before and not enlarge
 
 
@@ -142,7 +142,7 @@ def test_every_panel_of_a_grid_of_wide_panels_reads_at_1280_and_on_a_phone():
     for ax in axes.flat:
         ax.plot(np.arange(48), np.linspace(0, 1, 48))
         ax.set(xlabel="layers processed", ylabel="Precision@1")
-    parts, _, enlarge = chapter.panels(fig)
+    parts, _, enlarge = panels.panels(fig)
     assert len(parts) == 4 and not enlarge
     for part in parts:
         natural = Image.open(io.BytesIO(part.png)).size[0]
@@ -159,7 +159,7 @@ def test_a_heatmap_whose_labels_grew_keeps_every_kth_cell_labelled_without_overl
     fig, ax = plt.subplots(figsize=(14, 12))
     sns.heatmap(np.random.default_rng(0).random((49, 49)), ax=ax, xticklabels=1, yticklabels=1)
     ax.set(xlabel="target layer", ylabel="source layer")
-    chapter.panels(fig)
+    panels.panels(fig)
     assert not figure_layout.tick_labels_overlap(ax)
     labels = [t.get_text() for t in ax.get_xticklabels()]
     assert 3 <= len(labels) < 49 and labels[0] == "0"
@@ -173,7 +173,7 @@ def test_the_panels_of_one_row_of_the_grid_are_as_tall():
     b.plot([1, 2, 4], [0.3, 0.2, 0.1])
     b.secondary_xaxis("top", functions=(lambda r: 2 * r, lambda p: p / 2)).set_xlabel("parameters")
     b.set_title("with an axis on top", pad=28)
-    parts, _, _ = chapter.panels(fig)
+    parts, _, _ = panels.panels(fig)
     heights = [Image.open(io.BytesIO(p.png)).size[1] for p in parts]
     assert abs(heights[0] - heights[1]) <= 1, heights
 
@@ -243,14 +243,14 @@ def test_every_drawn_figure_reads_at_its_size_and_hides_nothing(fig):
     LEAST_TEXT_PX as drawn at 1280 px (and on a phone, or the caption says to enlarge it); no legend over data or a
     reference line, no tick labels that overlap, and on a linear axis with numbers at least three labelled ticks."""
     drawn = _draw(fig)
-    parts, _, enlarge = chapter.panels(drawn)
+    parts, _, enlarge = panels.panels(drawn)
     for part in parts:
         natural = Image.open(io.BytesIO(part.png)).size[0]
         phone = figure_layout.SHOWN_PX["phone"] if len(parts) > 1 else min(figure_layout.SHOWN_PX["phone"], natural)
         assert part.text_px * part.shown_px / natural >= figure_layout.LEAST_TEXT_PX, (fig, part.title)
         assert enlarge or part.text_px * phone / natural >= figure_layout.LEAST_TEXT_PX, (fig, part.title)
     drawn.canvas.draw()
-    grid = chapter.grid_axes(drawn)
+    grid = panels.grid_axes(drawn)
     if len(parts) > 1 and any(ax.get_ylabel() for ax in grid):  # a panel shown alone names its y axis
         assert all(ax.get_ylabel() for ax in grid), (fig, [ax.get_title() for ax in grid if not ax.get_ylabel()])
     for ax in drawn.axes:
@@ -274,5 +274,5 @@ def test_a_figure_without_tick_labels_is_shown_as_drawn():
     fig, ax = plt.subplots(figsize=(12, 3))
     ax.imshow(np.eye(4))
     ax.set_axis_off()
-    (part,), _, enlarge = chapter.panels(fig)
+    (part,), _, enlarge = panels.panels(fig)
     assert part.text_px == float("inf") and not enlarge

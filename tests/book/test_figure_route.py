@@ -8,7 +8,6 @@ from pathlib import Path
 from types import MappingProxyType
 
 import matplotlib
-import numpy as np
 import pytest
 
 from jtc_utils.book.display import chapter
@@ -19,17 +18,6 @@ matplotlib.use("Agg")
 
 PACKAGE = str(Path(chapter.__file__).parents[1])
 ROUTE = ("book/display/chapter.py", "evidence/figure_registry.py", "evidence/registry.py")  # the path's own modules
-
-
-def _arrays(x):
-    if isinstance(x, dict):
-        return {k: _arrays(v) for k, v in x.items()}
-    if isinstance(x, list):
-        try:
-            return np.asarray(x, dtype=float)
-        except (TypeError, ValueError):
-            return [_arrays(v) for v in x]
-    return x
 
 
 def _trace(fig, monkeypatch, tmp_path):
@@ -44,10 +32,9 @@ def _trace(fig, monkeypatch, tmp_path):
     built = registry.get()
     stored = json.loads((DATA_DIR / f"{fig}.json").read_text())
     entry = built.entry(fig)
-    numbers = _arrays(stored["data"]) if not entry.returns_saved else stored["data"]
 
     def computed(*args):
-        return numbers, stored["params"]
+        return stored["data"], stored["params"]
 
     lookups = []
     patched = dataclasses.replace(
@@ -99,3 +86,34 @@ def test_the_registry_is_built_once_and_then_read():
     assert figure_registry.entry("fig2") is first.figures["fig2"]
     with pytest.raises(TypeError):
         first.figures["fig2"] = None  # read-only: nothing fills it after it is built
+
+
+@pytest.mark.parametrize("fig", ["fig2", "nnjtc_fig2", "geva_values", "sl_fig1"])
+def test_every_paper_gives_one_result_type_its_numbers_as_saved(fig, monkeypatch, tmp_path):
+    """A figure of any of the four papers comes back as one type: its numbers as saved (the same a reader gets from
+    ``book/data``, with no ``params`` among them), its parameters apart, and a ``draw`` of its own where its paper
+    draws it. The paper's computation hands back arrays (as the JTC paper's does); the result holds none."""
+    import numpy as np
+
+    stored = json.loads((DATA_DIR / f"{fig}.json").read_text())
+    built = registry.get()
+    entry = built.entry(fig)
+
+    def arrays(x):
+        if isinstance(x, dict):
+            return {k: arrays(v) for k, v in x.items()}
+        if isinstance(x, list) and x and all(isinstance(v, float) for v in x):
+            return np.asarray(x)
+        return [arrays(v) for v in x] if isinstance(x, list) else x
+
+    computed = dataclasses.replace(entry, compute=lambda *a: (arrays(stored["data"]), stored["params"]))
+    monkeypatch.setattr(
+        registry, "get", lambda: dataclasses.replace(built, figures=MappingProxyType({**built.figures, fig: computed}))
+    )
+    monkeypatch.setenv("JTC_DATA_OUT", str(tmp_path))
+    result = chapter.Chapter("tiny").figure(fig, plot=False)
+    assert isinstance(result, chapter.FigureNumbers) and result.fig == fig
+    assert dict(result) == stored["data"]  # the parameters are not among the numbers
+    assert result.params == stored["params"]
+    assert json.dumps(dict(result)) == json.dumps(stored["data"])  # no array, no NaN: plain JSON values
+    assert callable(result.draw)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jtc_utils.book.build import pages, runner, scheduling, staleness
+from jtc_utils.book.build import executed, pages, runner, scheduling, staleness
 from helpers import point_book_at
 
 
@@ -37,7 +37,7 @@ def test_cleaning_gives_stable_unique_cell_ids():
     for _ in range(2):  # jupytext gives fresh random ids on every read
         nb = jupytext.read(runner.NOTEBOOKS_DIR / "sec6_submodules.py")
         nb.cells.append(nb.cells[-1].copy())  # a repeated cell still gets its own id
-        runner.clean(nb)
+        executed.clean(nb)
         ids.append([c.id for c in nb.cells])
     assert ids[0] == ids[1]
     assert len(set(ids[0])) == len(ids[0])
@@ -136,11 +136,11 @@ def test_the_report_names_the_slowest_cells_in_order():
             cell.metadata["papermill"] = {"duration": dt}
         nb.cells.append(cell)
     nb.cells.append(nbformat.v4.new_markdown_cell("text"))
-    line = runner.slowest_cells(nb, n=2, peak_gb=1.5)
+    line = executed.slowest_cells(nb, n=2, peak_gb=1.5)
     assert line.index("[1] 12 s `import torch`") < line.index("[3] 3 s `c = 3`")
     assert "a = 1" not in line and "the page's peak memory 1.50 GB" in line and "real model's cells 0 s" in line
-    assert "peak memory" not in runner.slowest_cells(nb, n=2)  # where /proc gave nothing to sample
-    assert runner.slowest_cells(nb, n=1, name=pages.ABOUT_THE_MODEL).count("real model's cells 16 s") == 1
+    assert "peak memory" not in executed.slowest_cells(nb, n=2)  # where /proc gave nothing to sample
+    assert executed.slowest_cells(nb, n=1, name=pages.ABOUT_THE_MODEL).count("real model's cells 16 s") == 1
 
 
 def test_the_memory_watch_sees_a_childs_memory():
@@ -169,8 +169,8 @@ def test_the_real_models_share_counts_the_cells_that_name_its_figures():
         cell = nbformat.v4.new_code_cell(src)
         cell.metadata["papermill"] = {"duration": dt}
         nb.cells.append(cell)
-    assert runner.real_seconds(nb, "sec6_submodules") == 10.0
-    assert runner.real_seconds(nb, pages.ABOUT_THE_MODEL) == 19.0
+    assert executed.real_seconds(nb, "sec6_submodules") == 10.0
+    assert executed.real_seconds(nb, pages.ABOUT_THE_MODEL) == 19.0
 
 
 def test_a_prose_edit_refreshes_the_page_without_staling_it_and_a_code_edit_stales_it(tmp_path, monkeypatch):
@@ -188,7 +188,7 @@ def test_a_prose_edit_refreshes_the_page_without_staling_it_and_a_code_edit_stal
     point_book_at(monkeypatch, "BOOK_DIR", book_dir)
     src = nb_dir / f"{name}.py"
     before_code, before_page = staleness.code_fingerprint(src), nbformat.read(book_dir / f"{name}.ipynb", as_version=4)
-    assert not runner.refresh_prose(name)  # prose already current: nothing written
+    assert not executed.refresh_prose(name)  # prose already current: nothing written
 
     text = src.read_text()
     first_prose = text.index("# %% [markdown]\n") + len("# %% [markdown]\n")
@@ -199,7 +199,7 @@ def test_a_prose_edit_refreshes_the_page_without_staling_it_and_a_code_edit_stal
         + "\n# %% [markdown]\n# A closing remark.\n"
     )
     assert staleness.code_fingerprint(src) == before_code
-    assert runner.refresh_prose(name) and not runner.refresh_prose(name)
+    assert executed.refresh_prose(name) and not executed.refresh_prose(name)
     after = nbformat.read(book_dir / f"{name}.ipynb", as_version=4)
     nbformat.validate(after)
     assert any(c.source.startswith("A new opening sentence.") for c in after.cells)
@@ -210,7 +210,7 @@ def test_a_prose_edit_refreshes_the_page_without_staling_it_and_a_code_edit_stal
 
     src.write_text(src.read_text().replace("import ", "import  ", 1))  # a code edit
     assert staleness.code_fingerprint(src) != before_code
-    assert not runner.refresh_prose(name)  # a stale page is left to the executor
+    assert not executed.refresh_prose(name)  # a stale page is left to the executor
 
 
 def _fake_page(log_dir, fail, partners, name):

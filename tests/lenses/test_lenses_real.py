@@ -10,6 +10,7 @@ import pytest
 from helpers import needs_real
 
 from jtc_utils.book.build import regression
+from jtc_utils.core.data.setting import Setting
 from jtc_utils.evidence import claims, figdata, instruments, verdicts
 from jtc_utils.lenses import claims as lens_claims
 from jtc_utils.lenses import figures as lens_figures
@@ -130,7 +131,9 @@ def test_the_real_lens_figures_are_reproduced_on_the_check_subset():
     for fig in p["figures"]:
         got = regression.executed(fig, STARTED, {"n_train": p["n_train"], "n_val": p["n_val"], "seed": p["seed"]})
         if got is None:
-            fresh = fresh or figdata.plain(lens_figures.real_check("real_lens_check", "tiny", seed=p["seed"])[0])
+            fresh = fresh or figdata.plain(
+                lens_figures.real_check("real_lens_check", Setting.of("real", seed=p["seed"]))[0]
+            )
             got = fresh[fig]
         want = stored["data"][fig]
         L = want.get("n_layers", len(want.get("r2_id", [])) - 1)

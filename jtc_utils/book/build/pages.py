@@ -45,8 +45,14 @@ class Page:
 
 
 # the pages of the JTC paper's sections and their setting, whose numbers the appendices read
-JTC = ("embedded_world", "real_model", "sec3_linear_shortcuts", "sec4_predictions", "sec5_early_exit",
-       "sec6_submodules")
+JTC = (
+    "embedded_world",
+    "real_model",
+    "sec3_linear_shortcuts",
+    "sec4_predictions",
+    "sec5_early_exit",
+    "sec6_submodules",
+)
 # Costs: seconds of each page per (sentence × forward second), measured on SmolLM2-135M with 2,000 Wikipedia
 # sentences on two cores, and the fixed work in forward passes (see jtc_utils.book.custom.plan).
 # Start: the long pages a parallel build starts first, longest first (the order of a cold build on two cores,
@@ -55,28 +61,63 @@ JTC = ("embedded_world", "real_model", "sec3_linear_shortcuts", "sec4_prediction
 # long steps (every-token states, pruning) need no extraction, so it runs beside it; then section 6, the lenses and
 # FFN, so that the short pages are left to fill the end, not one long page alone.
 PAGES = (
-    Page("embedded_world", "The embedded world",
-         skip="it describes the generated corpus and the zoo trained on it, not a reader's model"),
+    Page(
+        "embedded_world",
+        "The embedded world",
+        skip="it describes the generated corpus and the zoo trained on it, not a reader's model",
+    ),
     Page("real_model", "Your model and its text", start=0, about_the_model=True, cost=0.60, fixed=40),
     Page("sec3_linear_shortcuts", "Linear shortcuts between layers (section 3)", cost=0.07),
-    Page("sec4_predictions", "Predictions from early layers (section 4)", cost=0.035,
-         omitted="plausibility and the breakdown by word class (they need the embedded corpus's word labels), and "
-                 "Table 1 (the paper's two sentences on BERT-large)"),
+    Page(
+        "sec4_predictions",
+        "Predictions from early layers (section 4)",
+        cost=0.035,
+        omitted="plausibility and the breakdown by word class (they need the embedded corpus's word labels), and "
+        "Table 1 (the paper's two sentences on BERT-large)",
+    ),
     Page("sec5_early_exit", "Early exit (section 5)", cost=0.012),
-    Page("sec6_submodules", "Linear stand-ins for sub-modules (section 6)", start=2, needs_blocks=True, cost=0.75,
-         fixed=40),
+    Page(
+        "sec6_submodules",
+        "Linear stand-ins for sub-modules (section 6)",
+        start=2,
+        needs_blocks=True,
+        cost=0.75,
+        fixed=40,
+    ),
     Page("appendix_b_news", "The second domain (appendix B)", reads=JTC, needs_news=True, cost=0.41),
-    Page("appendix_d_sizes", "Model sizes (appendix D)", reads=JTC,
-         skip="it compares four sizes of one model trained alike, which only the embedded zoo has"),
-    Page("lenses", "Low-rank shortcuts and the tuned lens", start=3, cost=1.0,
-         omitted="the tuned lens (trained ahead of time: `python -m jtc_utils.lenses.train`), and the rank sweep "
-                 "and the comparisons across the zoo's four sizes"),
-    Page("ffn_subupdates", "FFN sub-updates in the vocabulary space", start=4, needs_blocks=True, cost=0.75,
-         fixed=360, omitted="the concepts by word class, the steering and the classifiers on the embedded world "
-                            "(they need its word labels)"),
-    Page("secretly_linear", "Your Transformer is Secretly Linear", start=1, cost=0.505, fixed=190,
-         omitted="the training experiments (pretraining with the regulariser, distillation after pruning) and the "
-                 "comparison across model sizes, which need the zoo's training runs"),
+    Page(
+        "appendix_d_sizes",
+        "Model sizes (appendix D)",
+        reads=JTC,
+        skip="it compares four sizes of one model trained alike, which only the embedded zoo has",
+    ),
+    Page(
+        "lenses",
+        "Low-rank shortcuts and the tuned lens",
+        start=3,
+        cost=1.0,
+        omitted="the tuned lens (trained ahead of time: `python -m jtc_utils.lenses.train`), and the rank sweep "
+        "and the comparisons across the zoo's four sizes",
+    ),
+    Page(
+        "ffn_subupdates",
+        "FFN sub-updates in the vocabulary space",
+        start=4,
+        needs_blocks=True,
+        cost=0.75,
+        fixed=360,
+        omitted="the concepts by word class, the steering and the classifiers on the embedded world "
+        "(they need its word labels)",
+    ),
+    Page(
+        "secretly_linear",
+        "Your Transformer is Secretly Linear",
+        start=1,
+        cost=0.505,
+        fixed=190,
+        omitted="the training experiments (pretraining with the regulariser, distillation after pruning) and the "
+        "comparison across model sizes, which need the zoo's training runs",
+    ),
     Page("claims_verdicts", "Claims and verdicts", reads=EVERY_PAGE_BEFORE, ahead=True, custom=False, cost=0.0),
 )
 BY_NAME = {p.name: p for p in PAGES}

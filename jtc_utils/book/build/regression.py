@@ -69,8 +69,11 @@ def targets() -> list[str]:
     """Every stored figure that :func:`recompute` recomputes: each figure and record of the figure registry that the
     regression recomputes (``regressed``; not the claims files, judged from the figures, nor the layer view, which
     gathers the real model's) whose stored numbers are the tiny profile's, in the registry's order."""
-    return [f for f, r in registered().figures.items() if r.regressed and (DATA_DIR / f"{f}.json").exists()
-            and _stored(f)["params"].get("profile") == "tiny"]
+    return [
+        f
+        for f, r in registered().figures.items()
+        if r.regressed and (DATA_DIR / f"{f}.json").exists() and _stored(f)["params"].get("profile") == "tiny"
+    ]
 
 
 def executed(name: str, since: float, params: dict | None = None) -> dict | None:
@@ -103,6 +106,7 @@ def recompute(name: str) -> dict:
 
 
 # ---- quantities: a figure's nested data as named arrays ----------------------------------------------------------
+
 
 def quantities(data, prefix: str = "") -> dict:
     """``{quantity: values}`` of nested figure data: dict keys joined by ``/``; a list of numbers (or of lists of
@@ -161,8 +165,11 @@ def buckets(quantity: str, a: list, b: list) -> list[tuple[str, list, list]]:
         return [(quantity, a, b)]
     small = [(x, y) for x, y in zip(a, b) if not (_is_number(y) and abs(y) > 1)]
     large = [(x, y) for x, y in zip(a, b) if _is_number(y) and abs(y) > 1]
-    out = [(name, [x for x, _ in pairs], [y for _, y in pairs])
-           for name, pairs in ((quantity, small), (quantity + LARGE, large)) if pairs]
+    out = [
+        (name, [x for x, _ in pairs], [y for _, y in pairs])
+        for name, pairs in ((quantity, small), (quantity + LARGE, large))
+        if pairs
+    ]
     return out or [(quantity, a, b)]
 
 
@@ -192,6 +199,7 @@ def spread(a: list, b: list, counts: bool = False) -> dict:
 
 
 # ---- tolerances ---------------------------------------------------------------------------------------------------
+
 
 def noise() -> dict:
     """The committed measurement (``tests/noise.json``): settings, and per figure and quantity the largest spread."""
@@ -309,8 +317,11 @@ def compare(name: str, recomputed: dict, stored: dict, measured: dict | None = N
             return [f"{name}: not in {NOISE_FILE.name}; measure it with `python benchmarks/noise.py`"]
     params = figdata.load(name)["params"]
     mine, theirs = quantities(recomputed), quantities(stored)
-    bad = [f"{name}: quantities {sorted(set(mine) ^ set(theirs))} are in one of the two only"] \
-        if set(mine) != set(theirs) else []
+    bad = (
+        [f"{name}: quantities {sorted(set(mine) ^ set(theirs))} are in one of the two only"]
+        if set(mine) != set(theirs)
+        else []
+    )
     for quantity, values in theirs.items():
         for q, a, b in buckets(quantity, mine.get(quantity, []), values):
             names = measured_names(q, measured)
@@ -327,6 +338,8 @@ def compare(name: str, recomputed: dict, stored: dict, measured: dict | None = N
             if base != q:
                 tol, why = tol * boot_factor(name, base, params, b), why + ", times the most draws of one sample"
             if not got["err"] <= tol:
-                bad.append(f"{name} {q}: error {got['err']:.3g} > tolerance {tol:.3g} ({why}; measured spread "
-                           f"{max(measured[m]['err'] for m in names):.3g})")
+                bad.append(
+                    f"{name} {q}: error {got['err']:.3g} > tolerance {tol:.3g} ({why}; measured spread "
+                    f"{max(measured[m]['err'] for m in names):.3g})"
+                )
     return bad

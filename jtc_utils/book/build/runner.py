@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import logging
 import os
-import re
 import shutil
 import signal
 import sys
@@ -32,9 +30,17 @@ from jtc_utils.core.infra.cache import file_fingerprint
 from jtc_utils.core.infra.paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT, atomic_write_text
 from jtc_utils.evidence.registry import get as registered
 
+from jtc_utils.book.build.executed import clean, refresh_prose, slowest_cells
 from jtc_utils.book.build.website import build_html, writable
-from jtc_utils.book.build.pages import ABOUT_THE_MODEL, AHEAD
-from jtc_utils.book.build.scheduling import PAGE_PEAK_GB, MemoryWatch, available_memory_gb, environ, jobs_that_fit, run_pages
+from jtc_utils.book.build.pages import AHEAD
+from jtc_utils.book.build.scheduling import (
+    PAGE_PEAK_GB,
+    MemoryWatch,
+    available_memory_gb,
+    environ,
+    jobs_that_fit,
+    run_pages,
+)
 from jtc_utils.book.build.staleness import data_dir, inputs_fingerprint, package_closure, up_to_date
 
 CELL_TIMEOUT = 1800
@@ -66,100 +72,15 @@ def check_names(names) -> list[str]:
     out, bad = [], []
     for raw in names:
         n = str(raw)
-        n = n[len("notebooks/"):] if n.startswith("notebooks/") else n
+        n = n[len("notebooks/") :] if n.startswith("notebooks/") else n
         n = n[:-3] if n.endswith(".py") else n
         (out if n in known else bad).append(n if n in known else raw)
     if bad:
-        raise SystemExit(f"ERROR: unknown chapter(s) {', '.join(map(repr, bad))}: --only takes the names of "
-                         f"notebooks/*.py, nothing outside that folder. Chapters: {', '.join(known)}")
+        raise SystemExit(
+            f"ERROR: unknown chapter(s) {', '.join(map(repr, bad))}: --only takes the names of "
+            f"notebooks/*.py, nothing outside that folder. Chapters: {', '.join(known)}"
+        )
     return out
-
-
-# a cell that computes or reads the real model's figures: it names one (their ids start with ``real_``) or the real
-# experiment; every cell of the real model's own page counts (the real model's share of the book is bounded)
-REAL_CELL = re.compile(r"""["']real_|\breal_model_line\b|\bexp_real\b""")
-
-
-def cell_seconds(cell) -> float:
-    """The seconds papermill recorded for an executed cell (0 where it recorded none)."""
-    return cell.metadata.get("papermill", {}).get("duration") or 0.0
-
-
-def real_seconds(nb, name: str) -> float:
-    """Seconds an executed page spent in the real model's cells (:data:`REAL_CELL`; all of the page about the model,
-    :data:`jtc_utils.book.build.pages.ABOUT_THE_MODEL`)."""
-    return sum(cell_seconds(c) for c in nb.cells
-               if c.cell_type == "code" and (name == ABOUT_THE_MODEL or REAL_CELL.search(c.source)))
-
-
-def slowest_cells(nb, n: int = 3, name: str = "", peak_gb: float | None = None) -> str:
-    """A line naming the ``n`` slowest cells of an executed notebook (index, seconds, first source line), the
-    seconds of the real model's cells (:func:`real_seconds`) and the page's peak resident memory ``peak_gb`` (its
-    kernel's, sampled by :class:`MemoryWatch`; where to look when a page is slow or large)."""
-    timed = [(cell_seconds(c), i, c.source.strip().splitlines()[0][:60])
-             for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.strip()]
-    cells = "; ".join(f"[{i}] {d:.0f} s `{first}`" for d, i, first in sorted(timed, reverse=True)[:n])
-    memory = "" if not peak_gb else f"; the page's peak memory {peak_gb:.2f} GB"
-    return f"    slowest cells: {cells}; the real model's cells {real_seconds(nb, name):.0f} s{memory}"
-
-
-def clean(nb) -> None:
-    """Strip what changes on every run (timings, execution stamps), give every cell an id derived from its source
-    (so that re-executing an unchanged chapter changes nothing in git) and hide the injected-parameters cell."""
-    seen = set()
-    for cell in nb.cells:
-        base = hashlib.sha256(f"{cell.cell_type}\n{cell.source}".encode()).hexdigest()[:12]
-        cid, k = base, 1
-        while cid in seen:  # identical cells get distinct ids
-            cid, k = f"{base}-{k}", k + 1
-        seen.add(cid)
-        cell.id = cid
-    pm = nb.metadata.get("papermill", {})
-    nb.metadata["papermill"] = {"parameters": pm.get("parameters", {})}
-    nb.metadata.pop("widgets", None)
-    for cell in nb.cells:
-        cell.metadata.pop("papermill", None)
-        cell.metadata.pop("execution", None)
-        tags = cell.metadata.get("tags", [])
-        if "injected-parameters" in tags and "remove-cell" not in tags:
-            tags.append("remove-cell")
-
-
-def refresh_prose(name: str) -> bool:
-    """Bring an up-to-date page's prose in line with its source: the source's markdown cells, in their places,
-    around the page's stored code cells and outputs (the injected-parameters cell kept after the parameters cell).
-    Returns whether the page was rewritten; a page whose code cells differ from the source's is left alone (it is
-    stale, and executing it writes the new prose anyway)."""
-    import jupytext
-    import nbformat
-
-    page_file = BOOK_DIR / f"{name}.ipynb"
-    page = nbformat.read(page_file, as_version=4)
-    source = jupytext.read(NOTEBOOKS_DIR / f"{name}.py")
-    injected = [c for c in page.cells if "injected-parameters" in c.metadata.get("tags", [])]
-    stored = iter(c for c in page.cells if c.cell_type == "code" and c not in injected)
-    cells = []
-    for cell in source.cells:
-        if cell.cell_type != "code":
-            make = nbformat.v4.new_markdown_cell if cell.cell_type == "markdown" else nbformat.v4.new_raw_cell
-            cells.append(make(cell.source, metadata=dict(cell.metadata)))
-            continue
-        kept = next(stored, None)
-        if kept is None or kept.source != cell.source:
-            return False
-        cells.append(kept)
-        if "parameters" in cell.metadata.get("tags", []):
-            cells.extend(injected)
-    if next(stored, None) is not None:
-        return False
-    old = [(c.cell_type, c.source) for c in page.cells]
-    if old == [(c.cell_type, c.source) for c in cells]:
-        return False
-    page.cells = cells
-    clean(page)
-    nbformat.validate(page)
-    atomic_write_text(page_file, nbformat.writes(page) + "\n")
-    return True
 
 
 def _cell_lines(src: Path) -> list[int]:
@@ -251,9 +172,17 @@ def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT, devic
     if device is not None:
         devices.resolve(device)  # an absent GPU fails here, before any kernel starts
         env["JTC_DEVICE"] = params["device"] = device
-    return transaction(jupytext.read(src), BOOK_DIR / f"{name}.ipynb", data_dir(), params, env, NOTEBOOKS_DIR,
-                       timeout, {"inputs": inputs_fingerprint(name, profile), "profile": profile},
-                       source=f"notebooks/{name}.py")
+    return transaction(
+        jupytext.read(src),
+        BOOK_DIR / f"{name}.ipynb",
+        data_dir(),
+        params,
+        env,
+        NOTEBOOKS_DIR,
+        timeout,
+        {"inputs": inputs_fingerprint(name, profile), "profile": profile},
+        source=f"notebooks/{name}.py",
+    )
 
 
 @contextlib.contextmanager
@@ -295,8 +224,17 @@ def exit_on_interrupt(line: str):
         raise SystemExit(130) from None
 
 
-def transaction(nb, page: Path, data: Path, parameters: dict, env: dict, cwd: Path, timeout: int, record: dict,
-                source: str | None = None) -> float:
+def transaction(
+    nb,
+    page: Path,
+    data: Path,
+    parameters: dict,
+    env: dict,
+    cwd: Path,
+    timeout: int,
+    record: dict,
+    source: str | None = None,
+) -> float:
     """Execute the notebook ``nb`` with papermill into ``page`` and its figure data into the folder ``data``, as one
     transaction: the kernel writes its data into a staging folder beside ``page`` (``JTC_DATA_OUT``; the same file
     system), and only when every cell has passed does the data move into ``data`` and the page get written, with
@@ -326,14 +264,24 @@ def transaction(nb, page: Path, data: Path, parameters: dict, env: dict, cwd: Pa
         with environ(kernel_env, {"PYTHONWARNINGS": "ignore"}):
             try:
                 with MemoryWatch() as watch:  # the kernel is this process's child (pages run one per process)
-                    out = pm.execute_notebook(nb, str(failed), parameters=parameters, kernel_name="python3",
-                                              cwd=str(cwd), progress_bar=False, execution_timeout=timeout,
-                                              request_save_on_cell_execute=True, extra_arguments=KERNEL_QUIET)
+                    out = pm.execute_notebook(
+                        nb,
+                        str(failed),
+                        parameters=parameters,
+                        kernel_name="python3",
+                        cwd=str(cwd),
+                        progress_bar=False,
+                        execution_timeout=timeout,
+                        request_save_on_cell_execute=True,
+                        extra_arguments=KERNEL_QUIET,
+                    )
             except pm.PapermillExecutionError as e:
                 executed = nbformat.read(failed, as_version=4)
-                raise NotebookFailed(f"notebook {name} failed at {where(executed, e.cell_index)} "
-                                     f"({e.ename}: {e.evalue}); the executed copy with the error is {failed}; the "
-                                     f"committed page and data are unchanged") from None
+                raise NotebookFailed(
+                    f"notebook {name} failed at {where(executed, e.cell_index)} "
+                    f"({e.ename}: {e.evalue}); the executed copy with the error is {failed}; the "
+                    f"committed page and data are unchanged"
+                ) from None
             except Exception as e:  # noqa: BLE001 - kernel death, cell timeout, a failure to start the kernel ...
                 reason = describe(e, timeout)
                 index = _failing_cell(failed)
@@ -342,8 +290,9 @@ def transaction(nb, page: Path, data: Path, parameters: dict, env: dict, cwd: Pa
                 if index is not None:
                     at = "at " + where(nbformat.read(failed, as_version=4), index)
                 copy = f"the executed copy is {failed}" if failed.exists() else "no executed copy was written"
-                raise NotebookFailed(f"notebook {name} failed {at} ({reason}); {copy}; the committed page and "
-                                     f"data are unchanged") from None
+                raise NotebookFailed(
+                    f"notebook {name} failed {at} ({reason}); {copy}; the committed page and data are unchanged"
+                ) from None
             files = {f.name: file_fingerprint(f) for f in sorted(staging.glob("*.json"))}
             print(slowest_cells(out, name=name, peak_gb=watch.peak_gb), flush=True)
             clean(out)
@@ -374,8 +323,10 @@ def work_ahead(page: str, profile: str = "tiny", device: str | None = None) -> N
 def describe(e: BaseException, timeout: int) -> str:
     kind = type(e).__name__
     if kind == "DeadKernelError":
-        return ("the kernel died, most often killed for lack of memory; run it again with fewer samples "
-                "(n_train/n_val) or more memory")
+        return (
+            "the kernel died, most often killed for lack of memory; run it again with fewer samples "
+            "(n_train/n_val) or more memory"
+        )
     if kind == "CellTimeoutError" or isinstance(e, TimeoutError):
         return f"a cell ran longer than the {timeout} s per-cell timeout; raise it with --timeout"
     first = str(e).strip().splitlines()[0][:300] if str(e).strip() else ""
@@ -383,23 +334,37 @@ def describe(e: BaseException, timeout: int) -> str:
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog="python -m jtc_utils.book.build.runner", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        prog="python -m jtc_utils.book.build.runner",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     ap.add_argument("--profile", default="tiny", choices=["tiny", "paper"])
     ap.add_argument("--only", nargs="+", metavar="CHAPTER", help="chapter names (default: all)")
     what = ap.add_mutually_exclusive_group()
     what.add_argument("--no-build", action="store_true", help="execute notebooks only")
     what.add_argument("--build-only", action="store_true", help="render the HTML from the stored notebooks")
-    ap.add_argument("--html-dir", type=Path, default=None,
-                    help="folder to build the HTML in (default: book/); use it for a read-only checkout")
+    ap.add_argument(
+        "--html-dir",
+        type=Path,
+        default=None,
+        help="folder to build the HTML in (default: book/); use it for a read-only checkout",
+    )
     ap.add_argument("--timeout", type=int, default=CELL_TIMEOUT, help="seconds per cell")
-    ap.add_argument("--device", default=None,
-                    help="where the heavy work runs: auto (a GPU when there is one; the default), cpu, cuda, cuda:N")
-    ap.add_argument("--force", action="store_true",
-                    help="re-execute every notebook even if its stored page is up to date")
-    ap.add_argument("--jobs", type=int, default=1,
-                    help="pages executed side by side, each single-threaded (default 1: one page at a time, on "
-                         "every core)")
+    ap.add_argument(
+        "--device",
+        default=None,
+        help="where the heavy work runs: auto (a GPU when there is one; the default), cpu, cuda, cuda:N",
+    )
+    ap.add_argument(
+        "--force", action="store_true", help="re-execute every notebook even if its stored page is up to date"
+    )
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="pages executed side by side, each single-threaded (default 1: one page at a time, on every core)",
+    )
     args = ap.parse_args(argv)
     if args.jobs < 1:
         ap.error(f"--jobs must be at least 1, got {args.jobs}")
@@ -415,12 +380,16 @@ def main(argv=None):
     names = check_names(args.only) if args.only else notebook_names()
     if not args.build_only:
         if not writable(BOOK_DIR):
-            raise SystemExit(f"ERROR: cannot write the pages under {BOOK_DIR} (a read-only checkout?). Render the "
-                             f"stored pages elsewhere with `python -m jtc_utils.book.build.runner --build-only --html-dir "
-                             f"/tmp/jtc-html`, or clone the repository to a writable folder to re-execute.")
+            raise SystemExit(
+                f"ERROR: cannot write the pages under {BOOK_DIR} (a read-only checkout?). Render the "
+                f"stored pages elsewhere with `python -m jtc_utils.book.build.runner --build-only --html-dir "
+                f"/tmp/jtc-html`, or clone the repository to a writable folder to re-execute."
+            )
         for folder in remove_stale_staging():
-            print(f"removed {folder.name}: the staging folder of a run that was killed (nothing of it was committed)",
-                  flush=True)
+            print(
+                f"removed {folder.name}: the staging folder of a run that was killed (nothing of it was committed)",
+                flush=True,
+            )
         stale, todo = args.force or bool(args.only), []  # naming a page means: run it
         for name in names:
             # a page is skipped when its inputs and data are unchanged; once one page re-runs, the later ones
@@ -437,15 +406,23 @@ def main(argv=None):
                 print(f"{name}: up to date (inputs and data unchanged; --force re-executes){prose}", flush=True)
         jobs = jobs_that_fit(args.jobs) if todo else args.jobs
         if jobs < args.jobs:
-            print(f"{available_memory_gb():.1f} GB available: {jobs} page(s) at a time instead of {args.jobs} "
-                  f"(a page may reach {PAGE_PEAK_GB:.0f} GB)", flush=True)
+            print(
+                f"{available_memory_gb():.1f} GB available: {jobs} page(s) at a time instead of {args.jobs} "
+                f"(a page may reach {PAGE_PEAK_GB:.0f} GB)",
+                flush=True,
+            )
         print(f"profile {args.profile}: executing {len(todo)} page(s) in {jobs} worker(s)", flush=True)
         try:
-            with exit_on_interrupt("interrupted: the pages that finished are committed, the others unchanged; "
-                                   "`make book` runs the rest"):
-                run_pages(todo, partial(execute, profile=args.profile, timeout=args.timeout, device=args.device),
-                          jobs, lambda line: print(line, flush=True),
-                          ahead={page: partial(work_ahead, page, args.profile, args.device) for page in AHEAD})
+            with exit_on_interrupt(
+                "interrupted: the pages that finished are committed, the others unchanged; `make book` runs the rest"
+            ):
+                run_pages(
+                    todo,
+                    partial(execute, profile=args.profile, timeout=args.timeout, device=args.device),
+                    jobs,
+                    lambda line: print(line, flush=True),
+                    ahead={page: partial(work_ahead, page, args.profile, args.device) for page in AHEAD},
+                )
         except NotebookFailed as e:
             raise SystemExit(f"ERROR: {e}") from None
     if not args.no_build:

@@ -37,14 +37,15 @@ def _ignore_interrupts() -> None:
 
 
 def waits_for(name: str, names: list[str], readers=READERS) -> list[str]:
-    """The pages of ``names`` that page ``name`` waits for (its ``reads``, :data:`jtc_utils.book.build.pages.READERS`; run
-    in parallel, a reader starts only when those of its pages that are being executed have finished): none for a
+    """The pages of ``names`` that page ``name`` waits for (its ``reads``, :data:`jtc_utils.book.build.pages.READERS`;
+    run in parallel, a reader starts only when those of its pages that are being executed have finished): none for a
     page that reads no other page's numbers."""
     if name not in readers:
         return []
     reads = readers[name]
-    before = names[:names.index(name)]
+    before = names[: names.index(name)]
     return before if reads is None else [n for n in before if n in reads]
+
 
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
 
@@ -135,8 +136,9 @@ def ahead_name(page: str) -> str:
     return f"{page} (ahead)"
 
 
-def run_pages(names: list[str], run_one, jobs: int = 1, log=print, readers=READERS, order=None,
-              ahead: dict | None = None) -> dict:
+def run_pages(
+    names: list[str], run_one, jobs: int = 1, log=print, readers=READERS, order=None, ahead: dict | None = None
+) -> dict:
     """Run ``run_one(name)`` (a picklable function returning seconds, or None for a page already up to date) for
     every page in ``names``, in ``jobs`` worker processes; returns ``{name: seconds or None}``. One at a time, the
     pages run in the order of ``names``; several at a time, they start in the order of ``order`` (default
@@ -167,8 +169,9 @@ def run_pages(names: list[str], run_one, jobs: int = 1, log=print, readers=READE
     for page in ahead:
         pending.insert(pending.index(page), ahead_name(page))
     with environ(ONE_THREAD):  # the workers inherit it, and their kernels from them
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"),
-                                 initializer=_ignore_interrupts) as pool:
+        with ProcessPoolExecutor(
+            max_workers=jobs, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_interrupts
+        ) as pool:
             try:
                 failure = _schedule(pool, names, run_one, jobs, log, readers, pending, running, times, ahead)
             except KeyboardInterrupt:  # stop now: the running pages' transactions commit nothing
@@ -194,7 +197,8 @@ def _schedule(pool, names, run_one, jobs, log, readers, pending, running, times,
             if failure is not None or len(running) >= jobs:
                 break
             if any(n not in times for n in waits_for(name, names, readers)) or (
-                    name in ahead and ahead_name(name) not in times):
+                name in ahead and ahead_name(name) not in times
+            ):
                 continue  # waits for the pages whose numbers it reads, or for its own work ahead
             pending.remove(name)
             if name in works:

@@ -13,8 +13,19 @@ from __future__ import annotations
 from pathlib import Path
 
 # what tex-chtml.js loads or can load from the site (relative to _static/mathjax)
-MATHJAX_KEEP = ("tex-chtml.js", "input/tex/extensions", "output/chtml/fonts/woff-v2", "ui", "a11y", "sre",
-                "adaptors", "core.js", "startup.js", "input/tex.js", "output/chtml.js")
+MATHJAX_KEEP = (
+    "tex-chtml.js",
+    "input/tex/extensions",
+    "output/chtml/fonts/woff-v2",
+    "ui",
+    "a11y",
+    "sre",
+    "adaptors",
+    "core.js",
+    "startup.js",
+    "input/tex.js",
+    "output/chtml.js",
+)
 
 
 def _unique_scripts(app, pagename, templatename, context, doctree) -> None:

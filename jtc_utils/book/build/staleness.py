@@ -63,7 +63,7 @@ def package_imports(f: Path):
             base = node.module or ""
             if node.level:
                 parts = package.split(".")
-                base = ".".join(parts[:len(parts) - node.level + 1] + ([node.module] if node.module else []))
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
             if not ours(base):
                 continue
             for a in node.names:
@@ -105,8 +105,14 @@ def _input_files(name: str) -> list[Path]:
     source = NOTEBOOKS_DIR / f"{name}.py"
     package = package_closure(source)
     lenses = any(_module_name(f) == LENS_PACKAGE for f in package)
-    zoo = sorted(p for p in ZOO_DIR.rglob("*") if p.is_file() and not {"_work"} & set(p.parts)
-                 and not p.name.endswith(".tmp") and (lenses or LENS_ARTIFACTS not in p.relative_to(ZOO_DIR).parts))
+    zoo = sorted(
+        p
+        for p in ZOO_DIR.rglob("*")
+        if p.is_file()
+        and not {"_work"} & set(p.parts)
+        and not p.name.endswith(".tmp")
+        and (lenses or LENS_ARTIFACTS not in p.relative_to(ZOO_DIR).parts)
+    )
     return [source, ROOT / "requirements.txt", *package, *zoo]
 
 

@@ -85,8 +85,9 @@ def chapter_tests(names: list[str]) -> list[str]:
     files = [str(p.relative_to(ROOT)) for p in sorted(TESTS_DIR.rglob("test_*.py")) if test_papers(p) & papers]
     figures = sorted({f for n in names for f in page_figures(n)})
     targets = set(regression.targets())
-    return files + [f"tests/book/test_figure_regression.py::test_figure_data_is_reproduced[{f}]" for f in figures
-                    if f in targets]
+    return files + [
+        f"tests/book/test_figure_regression.py::test_figure_data_is_reproduced[{f}]" for f in figures if f in targets
+    ]
 
 
 def _pytest(args: list[str], env: dict, log: Path) -> tuple[int, str]:
@@ -95,8 +96,13 @@ def _pytest(args: list[str], env: dict, log: Path) -> tuple[int, str]:
     rootdir = os.path.commonpath([BOOK_DIR, TESTS_DIR])  # the checkout (node ids relative to it)
     decode = codecs.getincrementaldecoder("utf-8")(errors="replace")
     with open(log, "w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "pytest", f"--rootdir={rootdir}", *args], cwd=ROOT, env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "pytest", f"--rootdir={rootdir}", *args],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
         line = ""
         # passed on as it comes, not line by line: pytest's progress dots stand on one line until it is full
         while chunk := proc.stdout.read1(65536):
@@ -119,14 +125,26 @@ def counts(summary: str) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], prog="python -m jtc_utils.book.build.suite")
-    ap.add_argument("--pages", default="", help="comma- or space-separated pages (chapter names): only these pages, "
-                    "their figures' regression and their paper packages' tests")
-    ap.add_argument("--fast", action="store_true", help=f"no page phase; tests marked neither slow, pages, real nor "
-                    f"browser ({FAST!r})")
-    ap.add_argument("--jobs", type=int, default=0, help="pytest-xdist workers (default: what the cores and the "
-                    "memory allow)")
-    ap.add_argument("--dispatch", choices=("native", "baseline"), default="native",
-                    help="baseline: the page phase under NumPy's baseline kernels (NPY_DISABLE_CPU_FEATURES)")
+    ap.add_argument(
+        "--pages",
+        default="",
+        help="comma- or space-separated pages (chapter names): only these pages, "
+        "their figures' regression and their paper packages' tests",
+    )
+    ap.add_argument(
+        "--fast",
+        action="store_true",
+        help=f"no page phase; tests marked neither slow, pages, real nor browser ({FAST!r})",
+    )
+    ap.add_argument(
+        "--jobs", type=int, default=0, help="pytest-xdist workers (default: what the cores and the memory allow)"
+    )
+    ap.add_argument(
+        "--dispatch",
+        choices=("native", "baseline"),
+        default="native",
+        help="baseline: the page phase under NumPy's baseline kernels (NPY_DISABLE_CPU_FEATURES)",
+    )
     ap.add_argument("pytest_args", nargs="*", help="passed to both pytest runs (after --)")
     args = ap.parse_args(argv)
     chosen = [p for p in re.split(r"[,\s]+", args.pages) if p]
@@ -139,8 +157,15 @@ def main(argv=None) -> int:
         ap.error(f"--jobs must be at least 1, got {args.jobs}")
     LOGS.mkdir(parents=True, exist_ok=True)
     since = str(int(time.time()))
-    env = {**os.environ, "PYTHONWARNINGS": "ignore", "JTC_PROGRESS": "0", "JTC_REAL_SUBSET": "1200,300",
-           "JTC_DATA_OUT": str(ROOT / ".cache" / "test-data"), "JTC_PAGES_SINCE": since, **ONE_THREAD}
+    env = {
+        **os.environ,
+        "PYTHONWARNINGS": "ignore",
+        "JTC_PROGRESS": "0",
+        "JTC_REAL_SUBSET": "1200,300",
+        "JTC_DATA_OUT": str(ROOT / ".cache" / "test-data"),
+        "JTC_PAGES_SINCE": since,
+        **ONE_THREAD,
+    }
     results = []
     if not args.fast:
         jobs = args.jobs or default_jobs(page_phase=True)
@@ -150,13 +175,40 @@ def main(argv=None) -> int:
             print(f"page phase: NPY_DISABLE_CPU_FEATURES={page_env['NPY_DISABLE_CPU_FEATURES']!r}", flush=True)
         notebooks = [str(BOOK_DIR / f"{p}.ipynb") for p in (chosen or pages())]
         nbval = ["--nbval-lax", "--nbval-current-env", "--nbval-sanitize-with", str(SANITIZE)]
-        code, summary = _pytest([*notebooks, "-n", str(jobs), "--dist", "loadfile", *nbval, "--durations=20",
-                                 "-p", "no:cacheprovider", *args.pytest_args], page_env, LOGS / "pages.log")
+        code, summary = _pytest(
+            [
+                *notebooks,
+                "-n",
+                str(jobs),
+                "--dist",
+                "loadfile",
+                *nbval,
+                "--durations=20",
+                "-p",
+                "no:cacheprovider",
+                *args.pytest_args,
+            ],
+            page_env,
+            LOGS / "pages.log",
+        )
         results.append(("pages", code, summary))
     jobs = args.jobs or default_jobs(page_phase=False)
     selection = chapter_tests(chosen) if chosen else [str(TESTS_DIR)] + (["-m", FAST] if args.fast else [])
-    code, summary = _pytest([*selection, "-n", str(jobs), "--dist", "loadfile", "--durations=20",
-                             "-p", "no:cacheprovider", *args.pytest_args], env, LOGS / "tests.log")
+    code, summary = _pytest(
+        [
+            *selection,
+            "-n",
+            str(jobs),
+            "--dist",
+            "loadfile",
+            "--durations=20",
+            "-p",
+            "no:cacheprovider",
+            *args.pytest_args,
+        ],
+        env,
+        LOGS / "tests.log",
+    )
     results.append(("tests", code, summary))
     # exit 5 is pytest's "nothing collected": a chapter with no unit tests of its own is not a failure
     failed = [name for name, code, _ in results if code not in (0, 5)]

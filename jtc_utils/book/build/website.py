@@ -11,6 +11,7 @@ from pathlib import Path
 
 from jtc_utils.core.infra.paths import BOOK_DIR, ROOT, atomic_write_bytes
 
+
 def writable(folder: Path) -> bool:
     """Can files be created in ``folder``? (Tried for real: root passes os.access on a read-only mount.)"""
     try:
@@ -58,8 +59,12 @@ def write_favicon(path: Path) -> None:
     img = Image.new("RGBA", (32 * scale, 32 * scale), (0, 0, 0, 0))
     d = ImageDraw.Draw(img)
     d.rounded_rectangle([0, 0, 32 * scale - 1, 32 * scale - 1], radius=6 * scale, fill="#1a7f37")
-    d.line([(x * scale, y * scale) for x, y in ((7, 22), (14, 10), (18, 17), (25, 8))], fill="#ffffff",
-           width=3 * scale, joint="curve")
+    d.line(
+        [(x * scale, y * scale) for x, y in ((7, 22), (14, 10), (18, 17), (25, 8))],
+        fill="#ffffff",
+        width=3 * scale,
+        joint="curve",
+    )
     buf = io.BytesIO()
     img.resize((32, 32), Image.LANCZOS).save(buf, format="ICO", sizes=[(32, 32)])
     atomic_write_bytes(path, buf.getvalue())
@@ -70,9 +75,11 @@ def build_html(html_dir: Path | None = None) -> str:
     ``<html_dir>/_build/html`` (default: ``book/``)."""
     out = Path(html_dir) if html_dir else BOOK_DIR
     if not writable(out):
-        raise SystemExit(f"ERROR: cannot write the HTML under {out} (a read-only checkout?). Point the output at a "
-                         f"writable folder: `python -m jtc_utils.book.build.runner --build-only --html-dir /tmp/jtc-html` "
-                         f"(and set JTC_CACHE to a writable folder if you re-execute chapters).")
+        raise SystemExit(
+            f"ERROR: cannot write the HTML under {out} (a read-only checkout?). Point the output at a "
+            f"writable folder: `python -m jtc_utils.book.build.runner --build-only --html-dir /tmp/jtc-html` "
+            f"(and set JTC_CACHE to a writable folder if you re-execute chapters)."
+        )
     vendor_static()
     # sphinx does not overwrite a static file it copied before: drop the old copies of the book's own, so that an
     # edited stylesheet reaches the built book
@@ -86,8 +93,15 @@ def jupyter_book(source: Path, out: Path, strict: bool, quiet: bool = False) -> 
     for the book (``strict``: a warning fails it) and for a reader's custom book (``quiet``: its messages shown only
     when it fails). The themes' source maps (megabytes, for their developers) are deleted."""
     jb = Path(sys.executable).with_name("jupyter-book")
-    cmd = [str(jb), "build", str(source), "--path-output", str(out), *(["--warningiserror"] if strict else []),
-           "--keep-going"]
+    cmd = [
+        str(jb),
+        "build",
+        str(source),
+        "--path-output",
+        str(out),
+        *(["--warningiserror"] if strict else []),
+        "--keep-going",
+    ]
     r = subprocess.run(cmd, cwd=source, capture_output=quiet, text=True)
     index = out / "_build" / "html" / "index.html"
     if r.returncode != 0:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from jtc_utils.book.display import claim_tables
 
-from jtc_utils.book.build import runner, scheduling, staleness, website
+from jtc_utils.book.build import executed, runner, scheduling, staleness, website
 from jtc_utils.book.display.chapter import Chapter
 from jtc_utils.book.custom.plan import Plan, absent, judged_claims, kind_of
 from jtc_utils.book.build.pages import CLAIMS, CUSTOM, Page
@@ -197,7 +197,7 @@ def execute_page(
     record = {"inputs": digest, "profile": "custom"}
     if not any(c.cell_type == "code" for c in nb.cells):  # a skipped chapter: its line, no kernel
         t0 = time.time()
-        runner.clean(nb)
+        executed.clean(nb)
         nb.metadata["jtc"] = {**record, "data": {}}
         atomic_write_text(page_file, nbformat.writes(nb) + "\n")
         return time.time() - t0

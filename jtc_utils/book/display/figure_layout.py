@@ -1,4 +1,4 @@
-"""What every figure of the book gets before it is shown (through :func:`jtc_utils.book.display.chapter.panels`): its
+"""What every figure of the book gets before it is shown (through :func:`jtc_utils.book.display.panels.panels`): its
 text raised until it reads at the size the page shows it (:func:`fit_text`, for the widths of :data:`SHOWN_PX`), legends
 moved off the data and reference lines they would hide, whole-number ticks on axes whose quantity is a layer and
 at least two labelled ticks on a log axis (:func:`tidy`). Each step reads the artists' extents on the drawn figure,

@@ -317,8 +317,10 @@ def pair_statistics(r2_mat, r2_id) -> dict:
     return {"min_gap": gap.min(-1), "id_majority": ids[..., ids.shape[-1] // 2]}
 
 
-def r2_summary(r2_mat: np.ndarray, r2_id: np.ndarray) -> dict:
-    """What the paper says of a heatmap pair, as numbers over the off-diagonal pairs l < l'."""
+def r2_summary(r2_mat, r2_id) -> dict:
+    """What the paper says of a heatmap pair (arrays, or a figure's saved lists), as numbers over the off-diagonal
+    pairs l < l'."""
+    r2_mat, r2_id = np.asarray(r2_mat, dtype=float), np.asarray(r2_id, dtype=float)
     iu = np.triu_indices(r2_mat.shape[0], k=1)
     m, i = r2_mat[iu], r2_id[iu]
     return {
