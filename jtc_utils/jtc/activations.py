@@ -29,16 +29,7 @@ def norms_by_position(exp, n: int = 200, max_pos: int = 16) -> dict:
     def compute():
         total = np.zeros((ad.n_layers + 1, max_pos))
         count = np.zeros(max_pos)
-        full = type(s)(
-            family=s.family,
-            domain=s.domain,
-            split=s.split,
-            texts=s.texts[:n],
-            input_ids=s.input_ids[:n],
-            positions=np.array([len(x) - 1 for x in s.input_ids[:n]]),
-            labels=s.labels[:n],
-            seed=s.seed,
-        )
+        full = s.whole(n)
         with torch.inference_mode():
             for idx, inp, att, _ in padded_batches(ad.family, full, 32, pad_id(ad.tokenizer)):
                 states = ad.forward_states(inp, att)[:, :, :max_pos]  # [L+1, B, T', d]

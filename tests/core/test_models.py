@@ -72,6 +72,15 @@ def test_bert_samples_are_masked_at_their_position(bert):
     assert (s.positions == 0).any()  # [CLS] can be chosen, as in the paper's code
 
 
+def test_whole_sentences_keep_the_first_n_and_read_to_their_last_token(gpt):
+    s = make_samples(gpt.tokenizer, "gpt2", "news", "validation", n=30)
+    w = s.whole(12)
+    assert len(w) == 12 and w.texts == s.texts[:12] and w.input_ids == s.input_ids[:12]
+    assert list(w.positions) == [len(ids) - 1 for ids in s.input_ids[:12]]
+    assert (w.family, w.domain, w.split, w.seed, w.labels) == (s.family, s.domain, s.split, s.seed, s.labels[:12])
+    assert list(s.positions) != list(s.whole(30).positions)  # the samples' own positions are inside the sentence
+
+
 def test_positions_are_uniform_and_seeded(gpt):
     a = make_samples(gpt.tokenizer, "gpt2", "encyclopedia", "validation", n=3000)
     b = make_samples(gpt.tokenizer, "gpt2", "encyclopedia", "validation", n=3000)

@@ -252,16 +252,7 @@ def text_fit(exp, n: int = 500) -> dict:
     n = min(n, len(s))
 
     def compute():
-        full = type(s)(
-            family=s.family,
-            domain=s.domain,
-            split=s.split,
-            texts=s.texts[:n],
-            input_ids=s.input_ids[:n],
-            positions=np.array([len(x) - 1 for x in s.input_ids[:n]]),
-            labels=s.labels[:n],
-            seed=s.seed,
-        )
+        full = s.whole(n)
         nll, count = 0.0, 0
         with torch.inference_mode():
             for _, inp, att, _ in padded_batches(ad.family, full, 32, pad_id(ad.tokenizer)):

@@ -41,6 +41,20 @@ class Samples:
         """N of the early-exit threshold: the mean of (position + 1) over the samples (spec 6)."""
         return float(np.mean(self.positions + 1))
 
+    def whole(self, n: int) -> "Samples":
+        """The first ``n`` sentences whole, each one's position at its last token: what a pass over every position
+        of a sentence reads (the perplexity of a text, the norms by position)."""
+        return type(self)(
+            family=self.family,
+            domain=self.domain,
+            split=self.split,
+            texts=self.texts[:n],
+            input_ids=self.input_ids[:n],
+            positions=np.array([len(x) - 1 for x in self.input_ids[:n]]),
+            labels=self.labels[:n],
+            seed=self.seed,
+        )
+
 
 def _position_rng(family: str, domain: str, split: str, seed: int) -> random.Random:
     return random.Random(f"positions/{family}/{domain}/{split}/{seed}")
