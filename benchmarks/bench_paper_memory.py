@@ -66,7 +66,7 @@ def main():
 
     s = make_samples(ad.tokenizer, "gpt2", "encyclopedia", "train", n=args.sentences)
     t = time.perf_counter()
-    X = hidden._extract(ad, s, batch_size=32, progress=False)
+    X = hidden.extract(ad, s, batch_size=32, progress=False)
     per_sentence = (time.perf_counter() - t) / len(s)
     tokens = sum(p + 1 for p in s.positions)
     print(

@@ -60,9 +60,9 @@ def profile_extraction(ad, s, batch: int, floor_rate: float, full=None) -> None:
 
     from jtc_utils.core.analysis import hidden
 
-    hidden._extract(ad, s, batch, False)  # warm
+    hidden.extract(ad, s, batch, False)  # warm
     with profile(activities=[ProfilerActivity.CPU]) as prof:
-        hidden._extract(ad, s, batch, False)
+        hidden.extract(ad, s, batch, False)
     ops = prof.key_averages()
     print(ops.table(sort_by="self_cpu_time_total", row_limit=12))
     total = sum(e.self_cpu_time_total for e in ops)
@@ -168,7 +168,7 @@ def main(argv=None):
     sizes = [int(b) for b in args.batches.split(",")] if args.batches else [hidden.default_batch(ad)]
     for b in sizes:
         t = time.perf_counter()
-        hidden._extract(ad, s, b, False)
+        hidden.extract(ad, s, b, False)
         dt = time.perf_counter() - t
         print(
             f"extraction, batch {b}: {tokens} tokens (prefixes of {len(s)} sentences) in {dt:.1f} s = "

@@ -456,7 +456,7 @@ def test_every_panel_of_a_grid_is_titled_where_its_grid_is_and_worth_enlarging(h
     """A grid cut into panels (jtc_utils.book.display.panels.panels) names every panel where it names any (a panel that
     lost its column's title left the reader guessing the model), and every panel's image is drawn at least
     PANEL_DRAW_PX wide, so that opening it at full size shows more than the page does."""
-    from jtc_utils.book.display.chapter import PANEL_DRAW_PX
+    from jtc_utils.book.display.panels import PANEL_DRAW_PX
 
     root, _ = html
     grids = []
