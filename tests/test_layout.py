@@ -880,27 +880,21 @@ def test_every_chapter_has_one_header(name):
 def test_the_benchmarks_and_notebooks_reach_names_that_exist():
     """The benchmarks run by hand, outside the test suite: every ``jtc_utils`` name they (and the notebooks' sources)
     import, and every attribute they read of a ``jtc_utils`` module they import, exists (a rename that missed them is
-    found here, not by the next person timing something)."""
+    found here, not by the next person timing something). Imports are read by the one import reader."""
     import importlib
-    import types
+
+    from jtc_utils.book.build.staleness import package_imports
 
     missing = []
     files = sorted((ROOT / "benchmarks").glob("*.py")) + sorted((ROOT / "notebooks").glob("*.py"))
     for path in files:
-        tree, modules = ast.parse(path.read_text()), {}
-        for n in ast.walk(tree):
-            if isinstance(n, ast.ImportFrom) and n.level == 0 and (n.module or "").startswith("jtc_utils"):
-                module = importlib.import_module(n.module)
-                for a in n.names:
-                    obj = getattr(module, a.name, None)
-                    if obj is None:
-                        try:
-                            obj = importlib.import_module(f"{n.module}.{a.name}")
-                        except ImportError:
-                            missing.append(f"{path.name}:{n.lineno} {n.module}.{a.name}")
-                    if isinstance(obj, types.ModuleType):
-                        modules[a.asname or a.name] = obj
-        for n in ast.walk(tree):
+        modules = {}
+        for module, bound, taken, node in package_imports(path):
+            imported = importlib.import_module(module)
+            missing += [f"{path.name}:{node.lineno} {module}.{name}" for name in taken if not hasattr(imported, name)]
+            if not taken:
+                modules[bound] = imported
+        for n in ast.walk(ast.parse(path.read_text())):
             if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id in modules:
                 if isinstance(n.ctx, ast.Load) and not hasattr(modules[n.value.id], n.attr):
                     missing.append(f"{path.name}:{n.lineno} {modules[n.value.id].__name__}.{n.attr}")
