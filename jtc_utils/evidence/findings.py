@@ -40,7 +40,7 @@ def findings(records: list[dict], titles: dict | None = None) -> list[dict]:
                 "claims": [r["id"] for r in recs],
                 "shape": shape,
                 "interval": interval,
-                "status": None if shape == "mixed" and interval else Status(shape) if interval else Status.NO_INTERVAL,
+                "status": Status.NO_INTERVAL if not interval else None if shape == "mixed" else Status(shape),
                 "verdict": shape if interval else f"{shape}, no interval",
             }
         )

@@ -14,17 +14,20 @@ from jtc_utils.evidence.claims import default_get, short_number
 from jtc_utils.evidence.records import Status
 from jtc_utils.evidence.registry import get as registered
 
-_HOLDS = "background-color: #dafbe1; color: #1a7f37; font-weight: bold"
-_FAILS = "background-color: #ffebe9; color: #cf222e; font-weight: bold"
-_UNDECIDED = "background-color: #fff8c5; color: #7d4e00; font-weight: bold"
+# the tone a verdict is shown in, by its status (from the record's fields, never from its words): the one table the
+# cells' colours here and the claims page's verdict classes (jtc-v-<tone>) read; every other status is grey
+TONES = {Status.HOLDS: "holds", Status.FAILS: "fails", Status.CHECK_FAILS: "fails", Status.UNDECIDED: "undecided"}
+_CSS = {
+    "holds": "background-color: #dafbe1; color: #1a7f37; font-weight: bold",
+    "fails": "background-color: #ffebe9; color: #cf222e; font-weight: bold",
+    "undecided": "background-color: #fff8c5; color: #7d4e00; font-weight: bold",
+}
 _GREY = "color: #57606a; font-style: italic"
-# a verdict cell's colours by its status (from the record's fields, never from its words); every other status is grey
-STATUS_CSS = {Status.HOLDS: _HOLDS, Status.FAILS: _FAILS, Status.UNDECIDED: _UNDECIDED, Status.CHECK_FAILS: _FAILS}
 
 
 def status_css(s: Status | None) -> str:
     """The CSS of a verdict cell of status ``s`` (none for ``None``: a cell that is not a verdict, or a mixed one)."""
-    return "" if s is None else STATUS_CSS.get(s, _GREY)
+    return "" if s is None else _CSS[TONES[s]] if s in TONES else _GREY
 
 
 def magnitude_status(record: dict) -> Status:

@@ -25,13 +25,8 @@ PROFILE_NAMES = {
     "paper": "the paper's models",
     "custom": "your model",
 }
-# the CSS class of a verdict by its status (from the record's fields); every other status is "jtc-v-other"
-VERDICT_CLASSES = {
-    Status.HOLDS: "jtc-v-holds",
-    Status.FAILS: "jtc-v-fails",
-    Status.CHECK_FAILS: "jtc-v-fails",
-    Status.UNDECIDED: "jtc-v-undecided",
-}
+# the CSS class of a verdict by its status (its tone, claim_tables.TONES); every other status is "jtc-v-other"
+VERDICT_CLASSES = {s: f"jtc-v-{tone}" for s, tone in claim_tables.TONES.items()}
 # the interval a verdict reads, named by its coverage, and when a claim holds (every table's caption says it)
 COVERAGE_NOTE = (
     f"The interval beside each margin is a {verdicts.INTERVAL_NAME} (the {1 - verdicts.LEVEL:.0%} and "
@@ -151,7 +146,7 @@ def summary_table(counts, uuid: str) -> str:
 
     classes = pd.DataFrame("", index=counts.index, columns=counts.columns)
     for col in counts.columns:  # a column named by a status (its stored word) takes that status's colour
-        cls = VERDICT_CLASSES.get(Status(col)) if col in set(Status) else None
+        cls = VERDICT_CLASSES.get(col)  # a Status is its word: "holds" finds Status.HOLDS
         if cls:
             classes[col] = [cls if v else "" for v in counts[col]]
     styler = (
