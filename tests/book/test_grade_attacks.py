@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from jtc_utils.book.classroom import sandbox
+from jtc_utils.book.classroom import folder as grades_folder, sandbox
 from jtc_utils.core.infra.paths import BOOK_DIR, CACHE_DIR, NOTEBOOKS_DIR, ROOT, ZOO_DIR
 from test_grade import CORRECT, ONE_PAIR, PAGE, REFERENCE, WORLD, submission
 
@@ -107,7 +107,8 @@ def attacks(out: Path, subs: Path) -> dict[str, str]:
 def stat_digest(*folders: Path) -> dict:
     """Every file under ``folders``: its size, modification time and inode (content changes move these). Left out:
     what other tests running beside this one write (the built book, page transactions' staging folders, locks, and
-    the suite's figure data, ``$JTC_DATA_OUT``, which a test of a page's function saves into again)."""
+    the suite's figure data, ``$JTC_DATA_OUT``, which a test of a page's function saves into again), and the
+    checkpoints of a lens training running beside them (``zoo/_work``, which git ignores)."""
     suite_data = os.path.realpath(os.environ["JTC_DATA_OUT"])
     out = {}
     for folder in folders:
@@ -115,7 +116,7 @@ def stat_digest(*folders: Path) -> dict:
             dirs[:] = [
                 d
                 for d in dirs
-                if d not in ("_build", ".locks", "test-logs", "grading-mpl")
+                if d not in ("_build", ".locks", "test-logs", "grading-mpl", "_work")
                 and not d.startswith(".staging-")
                 and os.path.realpath(os.path.join(root, d)) != suite_data
             ]
@@ -222,7 +223,14 @@ def test_nothing_outside_the_sandbox_changes(attacked):
     assert changed == [] and added == [], (changed[:10], added[:10])
     assert attacked["sub_after"] == attacked["sub_before"]
     out = attacked["out"]
-    assert sorted(p.name for p in out.iterdir()) == ["feedback", "grades.csv", "grades.html"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        grades_folder.KEPT,
+        grades_folder.MARKER,
+        grades_folder.REFERENCES,
+        "feedback",
+        "grades.csv",
+        "grades.html",
+    ]
     assert not (ROOT / "planted-by-ctypes").exists() and not (BOOK_DIR / "data" / "planted.db").exists()
 
 

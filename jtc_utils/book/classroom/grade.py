@@ -1,7 +1,7 @@
 """Grade a class (``make grade SUBMISSIONS=folder``): one folder per student, each notebook named as the book's page.
 
     python -m jtc_utils.book.classroom.grade SUBMISSIONS [--out grades] [--timeout 1200] [--cell-timeout 120]
-        [--reference DIR] [--memory-gb 16] [--disk-gb 4] [--no-sandbox]
+        [--reference DIR] [--reference-timeout 14400] [--memory-gb 16] [--disk-gb 4] [--no-sandbox]
 
 The references come first, from the book's own pages with its solutions (:func:`reference_numbers`); each
 submission's answer cells go into the student edition of the page (:mod:`jtc_utils.book.classroom.grading_run`),
@@ -13,15 +13,29 @@ README's "Teaching from the book" says what a submission can and cannot reach.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from jtc_utils.book.build import runner
-from jtc_utils.book.classroom import grading_run, sandbox
+from jtc_utils.book.classroom import grading_run, intake, sandbox
+from jtc_utils.book.classroom.folder import (
+    KEPT,
+    REFERENCES,
+    book_identity,
+    class_as_handed_in,
+    handed_in,
+    keep_rows,
+    kept_path,
+    kept_rows,
+    prepare_out,
+    safe_name,
+)
 from jtc_utils.book.classroom.report import LOOSE, Row, feedback_notebook, totals, write_tables
 from jtc_utils.book.classroom.grading_run import (
     UNSANDBOXED,
@@ -44,26 +58,41 @@ from jtc_utils.book.classroom.recorder import decode, encode  # noqa: F401 -- th
 SOLUTIONS = (NOTEBOOKS_DIR, ROOT / "tests", ROOT / ".git", BOOK_DIR / "_build")  # never readable while grading
 
 
+class ReferenceFailed(ValueError):
+    """The book's own page, run with its solutions, did not finish: grading stops rather than judge with less."""
+
+
+REFERENCE_TIMEOUT = 4 * 3600  # the book's page with its solutions, on a cold cache: section 6 takes about half an hour
+
+
 def reference_numbers(
     page: str, reference_nb, out: Path, timeout: int, cell_timeout: int, reference: Path = NOTEBOOKS_DIR
 ) -> dict:
     """The numbers each check of ``page`` compares with, from a run of the book's page with the book's solutions
     in it and no submission, made in the grader's own folder: ``{label: {figure or data name: value, SOLUTION: the
     book's answer}}``. A figure that run does not compute is read from ``book/data`` here, before any submission
-    runs, so that judging reads nothing a submission could have written."""
+    runs, so that judging reads nothing a submission could have written. A run that is stopped (``timeout``) or
+    whose cells fail raises :class:`ReferenceFailed`: the checks would otherwise lack the book's answers."""
     private = Path(tempfile.mkdtemp(prefix=f".grade-reference-{page}-", dir=out))
     try:
-        workdir = private / "work"
-        workdir.mkdir()
+        where = grading_run.folders(private)
+        where["work"].mkdir(parents=True)
         nb, labels = graded_notebook(
             reference_nb,
             solutions(page, reference),
-            setup_source(private / "results.jsonl", workdir, [], [], guard=False),
+            setup_source(where["results"], where["work"], [], [], guard=False),
             with_data=True,
         )
-        run = grading_run.run(nb, private, workdir, timeout, cell_timeout)
+        run = grading_run.run(nb, private, where["work"], timeout, cell_timeout)
     finally:
         shutil.rmtree(private, ignore_errors=True)
+    if run["killed"] or run["failed"]:
+        why = run["killed"] or "; ".join(f"cell {i}: {e}" for i, e in sorted(run["failed"].items()))[:500]
+        raise ReferenceFailed(
+            f"the book's page {page} with its own solutions did not finish ({why}), so its checks would lack the "
+            f"book's answers: nothing was graded. Give it more time (--reference-timeout, now {timeout} s) or mend "
+            "the page (make book)"
+        )
     numbers = {}
     for label in labels:
         figs = registered().exercise_checks.get(label, ((),))[0]
@@ -77,83 +106,60 @@ def reference_numbers(
     return numbers
 
 
-def grade_one(
-    student: str,
-    path: Path,
-    out: Path,
-    reference: Path,
-    timeout: int,
-    cell_timeout: int,
-    hidden: list[Path],
-    numbers: dict,
-    box: Box,
-    threads: int | None = None,
-    stop=None,
-) -> list[Row]:
-    """Grade one submitted notebook against its page's :func:`reference_numbers`; every failure becomes rows, never
-    an exception."""
-    import nbformat
+@dataclass(frozen=True)
+class Job:
+    """What every graded run of one grading shares: where it writes (``out``), the book's sources
+    (``reference``), the limits, the folders hidden from a run, the sandbox, threads per run and the stop event."""
 
+    out: Path
+    reference: Path = NOTEBOOKS_DIR
+    timeout: int = 1200
+    cell_timeout: int = 120
+    hidden: tuple = ()
+    box: Box | None = None
+    threads: int | None = None
+    stop: object = None
+
+
+def grade_one(student: str, path: Path, numbers: dict, job: Job) -> list[Row]:
+    """Grade one submitted notebook against its page's :func:`reference_numbers`; every failure becomes rows, never
+    an exception. ``path`` is read only if it is a regular file, with bounds (:mod:`intake`)."""
     page = path.stem
+    refused = intake.refusal(path)
+    if refused:
+        return [Row(student, path.name, "", "error", refused)]
     if path.suffix != ".ipynb":
         return [Row(student, path.name, "", "error", "not a notebook (a submission is a .ipynb file)")]
     try:
-        submission = nbformat.read(path, as_version=4)
-    except Exception as e:  # any unreadable file is that submission's problem only
-        return [Row(student, page, "", "error", f"not a notebook: {type(e).__name__}: {str(e)[:200]}")]
+        submission = intake.read_notebook(path)
+    except intake.Refused as e:  # any unreadable file is that submission's problem only
+        return [Row(student, page, "", "error", f"not a notebook: {e}")]
     try:
-        reference_nb = reference_page(page, reference)
+        reference_nb = reference_page(page, job.reference)
     except ValueError as e:
         return [Row(student, page, "", "error", str(e))]
-    private = Path(tempfile.mkdtemp(prefix=f".grade-{student}-{page}-", dir=out))
+    private = Path(tempfile.mkdtemp(prefix=f".grade-{safe_name(student)}-{page}-", dir=job.out))
     try:
-        return _grade_in(
-            student,
-            page,
-            path,
-            submission,
-            reference_nb,
-            numbers,
-            private,
-            out,
-            timeout,
-            cell_timeout,
-            hidden,
-            box,
-            threads,
-            stop,
-        )
+        return _grade_in(student, page, path, submission, reference_nb, numbers, private, job)
     finally:
         shutil.rmtree(private, ignore_errors=True)
 
 
-def _grade_in(
-    student,
-    page,
-    path,
-    submission,
-    reference_nb,
-    numbers,
-    private,
-    out,
-    timeout,
-    cell_timeout,
-    hidden,
-    box,
-    threads,
-    stop,
-) -> list[Row]:
-    import nbformat
-
-    workdir = private / "work"
-    shutil.copytree(path.parent, workdir, ignore=shutil.ignore_patterns("*.ipynb", ".*"), symlinks=True)
+def _grade_in(student, page, path, submission, reference_nb, numbers, private, job: Job) -> list[Row]:
+    where = grading_run.folders(private)
+    workdir = where["work"]
+    left = intake.copy_folder(
+        path.parent, workdir, job.box.disk_bytes // 2 if job.box else intake.FOLDER_BYTES, _not_copied
+    )
     nb, labels = graded_notebook(
         reference_nb,
         submission,
-        setup_source(private / "results.jsonl", workdir, [private / "cache", Path("/tmp")], [*hidden, private]),
+        setup_source(where["results"], workdir, [where["run"], Path("/tmp")], [*job.hidden, private]),
     )
     answer_index = {c.metadata["exercise"]: i for i, c in enumerate(nb.cells) if c.metadata.get("grading") == "answer"}
-    run = grading_run.run(nb, private, workdir, timeout, cell_timeout, box, hidden, threads, stop)
+    run = grading_run.run(
+        nb, private, workdir, job.timeout, job.cell_timeout, job.box, list(job.hidden), job.threads, job.stop
+    )
     failed, recorded, killed = run["failed"], run["recorded"], run["killed"]
     answers = answer_cells(submission)
     rows = []
@@ -173,8 +179,13 @@ def _grade_in(
         elif "error" in recorded[label]:
             rows.append(Row(student, page, label, "error", str(recorded[label]["error"])[:500]))
         else:
+            try:
+                answer = decode(recorded[label].get("answer"))
+            except ValueError as e:
+                rows.append(Row(student, page, label, "error", f"the recorded answer cannot be read: {e}"))
+                continue
             # the numbers the check compares with: the reference run's (never the submission's kernel's)
-            ok, message = _judge(label, decode(recorded[label].get("answer")), numbers.get(label))
+            ok, message = _judge(label, answer, numbers.get(label))
             if ok is None:
                 rows.append(Row(student, page, label, "error", message))
             else:
@@ -183,13 +194,15 @@ def _grade_in(
                 rows.append(Row(student, page, label, "✓" if ok else "✗", message))
     if killed and not rows:
         rows.append(Row(student, page, "", "error", killed))
-    feedback = out / "feedback" / student / f"{page}.ipynb"
-    feedback.parent.mkdir(parents=True, exist_ok=True)
+    left = [what for what in left if os.sep in what.split(":")[0]]  # the folder's own files have rows of their own
+    if left:
+        rows.append(Row(student, page, "", "error", "not copied into the run: " + "; ".join(left)[:500]))
+    feedback = job.out / "feedback" / safe_name(student) / f"{page}.ipynb"
     if run["executed"] is not None:
         paths = {
             str(workdir): ".",
             str(private): "<grading>",
-            str(out): "<grades>",
+            str(job.out): "<grades>",
             str(ROOT): "<book>",
             str(path.parent.parent): "<submissions>",
             os.path.realpath(workdir): ".",
@@ -199,11 +212,18 @@ def _grade_in(
             str(Path.home()): "~",
         }
         try:
-            executed = nbformat.read(run["executed"], as_version=4)
-        except Exception:  # the run's own file, which a submission can spoil: then no feedback, never a crash
+            executed = intake.read_notebook(run["executed"])
+        except intake.Refused:  # the run's own file, which a submission can spoil: then no feedback, never a crash
             return rows
+        feedback.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_text(feedback, feedback_notebook(executed, rows, paths))
     return rows
+
+
+def _not_copied(name: str) -> bool:
+    """What of a student's folder stays out of the run's working copy: notebooks (the graded one goes in through
+    its answer cells) and hidden files."""
+    return name.endswith(".ipynb") or name.startswith(".")
 
 
 def _judge(label: str, answer, data: dict | None) -> tuple:
@@ -244,6 +264,32 @@ def choose_box(isolate: bool = True, memory_gb: float = 16, disk_gb: float = 4) 
     return Box(name if isolate else UNSANDBOXED, int(memory_gb * GB), int(disk_gb * GB))
 
 
+def _references(pages: list[str], job: Job, book: str, show: bool) -> dict:
+    """Every page's reference numbers (:func:`reference_numbers`), kept in the grades folder under the book they
+    came from, so that a resumed grading does not run them again."""
+    from tqdm.auto import tqdm
+
+    numbers = {}
+    for page in tqdm(pages, desc="references", unit="page", disable=not show):
+        kept = job.out / REFERENCES / f"{page}.json"
+        if kept.is_file():
+            try:
+                got = intake.read_json(kept, 256 * intake.MB)
+                if got.get("book") == book:
+                    numbers[page] = {k: decode(v) for k, v in got["numbers"].items()}
+                    continue
+            except (intake.Refused, ValueError, KeyError, AttributeError):
+                pass
+        try:
+            nb = reference_page(page, job.reference)
+        except ValueError:
+            numbers[page] = {}  # not a page of the book: grade_one says so
+            continue
+        numbers[page] = reference_numbers(page, nb, job.out, job.timeout, job.cell_timeout, job.reference)
+        atomic_write_text(kept, json.dumps({"book": book, "numbers": {k: encode(v) for k, v in numbers[page].items()}}))
+    return numbers
+
+
 def grade(
     submissions: Path,
     out: Path,
@@ -253,84 +299,72 @@ def grade(
     progress: bool | None = None,
     box: Box | None = None,
     jobs: int = 1,
+    reference_timeout: int = REFERENCE_TIMEOUT,
 ) -> list[Row]:
     """Grade every student's notebooks under ``submissions`` (one folder per student) into ``out``: the references
-    of every page handed in first, then each submission in ``box`` (default: :func:`choose_box`), ``jobs``
-    students at a time (each run then single-threaded)."""
-    from tqdm.auto import tqdm
-
+    of every page handed in first (each within ``reference_timeout``; one that does not finish stops grading,
+    :class:`ReferenceFailed`), then each submission in ``box`` (default: :func:`choose_box`), ``jobs`` students at a
+    time (each run then single-threaded). Each student's rows are kept as the student finishes, so that the same
+    command after an interruption grades only the rest."""
     submissions, out, reference = Path(submissions).resolve(), Path(out).resolve(), Path(reference).resolve()
     if not submissions.is_dir():
         raise ValueError(f"{submissions} is not a folder: give the folder that holds one folder per student")
     for inside, what in ((BOOK_DIR, "the book"), (ROOT / "zoo", "the zoo"), (submissions, "the submissions")):
         if out == inside.resolve() or out.is_relative_to(inside.resolve()):
             raise ValueError(f"the grades folder {out} is inside {what}: choose a folder elsewhere (--out)")
-    students = sorted(p for p in submissions.iterdir() if p.is_dir() and not p.name.startswith("."))
-    stray = sorted(p.name for p in submissions.iterdir() if p.is_file() and not p.name.startswith("."))
-    if not students and not stray:
+    rows, by_student = class_as_handed_in(submissions)
+    if not by_student and not rows:
         raise ValueError(f"{submissions} is empty: put each student's notebooks in a folder named for the student")
     box = box or choose_box()
-    out.mkdir(parents=True, exist_ok=True)
-    hidden = [*SOLUTIONS, reference, submissions, out]
-    work = [(s.name, f) for s in students for f in sorted(s.iterdir()) if f.is_file() and not f.name.startswith(".")]
-    # a loose file is graded for nobody (it is no student), an empty folder is a student with nothing handed in
-    rows = [
-        Row(
-            LOOSE,
-            name,
-            "",
-            "error",
-            "a file beside the student folders, graded for nobody: put it in its "
-            "student's folder (submissions/<student>/<page>.ipynb)",
-        )
-        for name in stray
-    ]
-    rows += [
-        Row(s.name, "", "", "error", "no notebook in this student's folder")
-        for s in students
-        if not any(st == s.name for st, _ in work)
-    ]
+    prepare_out(out)
     show = show_progress() if progress is None else progress
-    numbers = {}  # page -> the reference run's numbers: every page's, before any submission runs
-    pages = sorted({f.stem for _, f in work if f.suffix == ".ipynb"})
-    for page in tqdm(pages, desc="references", unit="page", disable=not show):
-        try:
-            numbers[page] = reference_numbers(
-                page, reference_page(page, reference), out, timeout, cell_timeout, reference
-            )
-        except ValueError:
-            numbers[page] = {}  # not a page of the book: grade_one says so
-    by_student = {s.name: [f for st, f in work if st == s.name] for s in students}
-    rows += _grade_students(by_student, out, reference, timeout, cell_timeout, hidden, numbers, box, jobs, show)
+    book = book_identity(reference)
+    pages = sorted({f.stem for files in by_student.values() for f in files if f.suffix == ".ipynb"})
+    ref_job = Job(out, reference, reference_timeout, cell_timeout)
+    numbers = _references(pages, ref_job, book, show)  # every page's, before any submission runs
+    job = Job(out, reference, timeout, cell_timeout, (*SOLUTIONS, reference, submissions, out), box)
+    rows += _grade_students(by_student, numbers, job, book, jobs, show)
+    graded = {safe_name(s) for s in by_student}
+    if (out / "feedback").is_dir():  # nothing of an earlier class or of a page no longer handed in
+        for folder in (out / "feedback").iterdir():
+            if folder.name not in graded:
+                shutil.rmtree(folder, ignore_errors=True)
+            else:
+                pages_of = {r.page for r in rows if safe_name(r.student) == folder.name}
+                for f in folder.iterdir():
+                    if f.stem not in pages_of:
+                        f.unlink(missing_ok=True)
+    kept_now = {kept_path(out, s).name for s in by_student}
+    for f in (out / KEPT).glob("*.json") if (out / KEPT).is_dir() else ():
+        if f.name not in kept_now:
+            f.unlink(missing_ok=True)
+    rows.sort(key=lambda r: (r.student == LOOSE, r.student))  # by student (stable: each student's in order)
     write_tables(rows, out, box)
     return rows
 
 
-def _grade_students(
-    by_student: dict[str, list[Path]],
-    out,
-    reference,
-    timeout,
-    cell_timeout,
-    hidden,
-    numbers,
-    box,
-    jobs: int,
-    show: bool,
-) -> list[Row]:
+def _grade_students(by_student: dict[str, list[Path]], numbers, job: Job, book: str, jobs: int, show: bool):
     """Every student's notebooks, ``jobs`` students at a time, a progress bar each; rows in the students' order.
-    Ctrl-C stops every run in flight (each within a second) before it goes on."""
+    A student whose files were graded before against the same book keeps those rows; each other student's rows
+    are kept as soon as the student is done. Ctrl-C stops every run in flight (each within a second) before it
+    goes on."""
     import queue
     import threading
     from concurrent.futures import ThreadPoolExecutor
+    from dataclasses import replace
 
     from tqdm.auto import tqdm
 
     stop, slots = threading.Event(), queue.Queue()
     for i in range(max(1, jobs)):
         slots.put(i)
+    job = replace(job, threads=1 if jobs > 1 else None, stop=stop)
 
     def one(student: str, mine: list[Path]) -> list[Row]:
+        files = handed_in(mine)
+        kept = kept_rows(job.out, student, files, book)
+        if kept is not None:
+            return kept
         slot = slots.get()
         try:
             rows = []
@@ -339,23 +373,11 @@ def _grade_students(
             ) as bar:
                 for path in mine:
                     if stop.is_set():
-                        break
-                    rows.extend(
-                        grade_one(
-                            student,
-                            path,
-                            out,
-                            reference,
-                            timeout,
-                            cell_timeout,
-                            hidden,
-                            numbers.get(path.stem, {}),
-                            box,
-                            threads=1 if jobs > 1 else None,
-                            stop=stop,
-                        )
-                    )
+                        return rows
+                    rows.extend(grade_one(student, path, numbers.get(path.stem, {}), job))
                     bar.update()
+            if not stop.is_set():
+                keep_rows(job.out, student, files, book, rows)
             return rows
         finally:
             slots.put(slot)
@@ -382,6 +404,13 @@ def main(argv=None):
     ap.add_argument("--out", type=Path, default=Path("grades"), help="where the grades go (default: grades/)")
     ap.add_argument("--reference", type=Path, default=NOTEBOOKS_DIR, help="the book's page sources (py:percent)")
     ap.add_argument("--timeout", type=int, default=1200, help="seconds for a whole notebook (default 1200)")
+    ap.add_argument(
+        "--reference-timeout",
+        type=int,
+        default=REFERENCE_TIMEOUT,
+        help=f"seconds for the book's own run of a page, with its solutions (default {REFERENCE_TIMEOUT}); one that "
+        "does not finish stops grading",
+    )
     ap.add_argument("--cell-timeout", type=int, default=120, help="seconds for one answer cell (default 120)")
     ap.add_argument("--memory-gb", type=float, default=16, help="address space of a submission's run (default 16)")
     ap.add_argument("--disk-gb", type=float, default=4, help="what a submission's run may write (default 4)")
@@ -401,18 +430,26 @@ def main(argv=None):
     try:
         box = choose_box(not args.no_sandbox, args.memory_gb, args.disk_gb)
         with runner.exit_on_interrupt(
-            f"interrupted: grades.csv and grades.html were not written; run the same "
-            f"command again to grade the class (make grade SUBMISSIONS={args.submissions})"
+            f"interrupted: grades.csv and grades.html were not written; the students graded so far are kept in "
+            f"{args.out}: run the same command again to grade the rest (make grade SUBMISSIONS={args.submissions})"
         ):
             rows = grade(
-                args.submissions, args.out, args.reference, args.timeout, args.cell_timeout, box=box, jobs=args.jobs
+                args.submissions,
+                args.out,
+                args.reference,
+                args.timeout,
+                args.cell_timeout,
+                box=box,
+                jobs=args.jobs,
+                reference_timeout=args.reference_timeout,
             )
     except ValueError as e:
         raise SystemExit(f"error: {e}") from None
     if not box.isolated:
         print("warning: the submissions ran without a sandbox (--no-sandbox); the grades say so")
     for student, (passed, n) in totals(rows).items():
-        print(f"{student}: {passed} of {n}" + ("  (no notebook in the folder)" if n == 0 else ""))
+        why = next((r.message for r in rows if r.student == student), "") if n == 0 else ""
+        print(f"{student}: {passed} of {n}" + (f"  ({why})" if why else ""))
     loose = [r.page for r in rows if r.student == LOOSE]
     if loose:
         print(

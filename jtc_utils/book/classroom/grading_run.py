@@ -15,9 +15,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from jtc_utils.core.infra.paths import CACHE_DIR, NOTEBOOKS_DIR, ROOT, atomic_write_text
+from jtc_utils.core.infra.paths import CACHE_DIR, DATA_DIR, NOTEBOOKS_DIR, ROOT, ZOO_DIR, atomic_write_text
 
-from jtc_utils.book.classroom import sandbox
+from jtc_utils.book.classroom import intake, sandbox
 from jtc_utils.book.build.runner import KERNEL_QUIET
 from jtc_utils.book.classroom import student as edition
 
@@ -25,6 +25,10 @@ KERNEL_NAME = "__jtc_grade__"  # the recorder's name in the submission's kernel
 UNSANDBOXED = "none (--no-sandbox): the submissions ran unisolated"
 GB = 1 << 30
 TMP_BYTES = 512 << 20  # the sandbox's /tmp (in memory)
+# what a submission's run sees of the project, read-only: the package, the zoo and the figures' numbers (besides
+# Python and the project's cache). Not the rest: the sources with their solutions, the executed pages, the built
+# book, the tests, git, and whatever else lies in the project's folder (an earlier grading's feedback or class)
+RUN_READS = (ROOT / "jtc_utils", ZOO_DIR, DATA_DIR)
 # what a submission's kernel inherits from the grader's environment: the arithmetic and the real model's subset
 PASSED_ON = (
     "OMP_NUM_THREADS",
@@ -170,21 +174,49 @@ def setup_source(results: Path, workdir: Path, writable: list[Path], unreadable:
 # --- executing one submission (a process of its own) ----------------------------------------------------------
 
 
+GRACE = 10  # seconds an interrupted answer cell has to stop before its kernel is killed
+
+
 def _execute(notebook: Path, executed: Path, errors: Path, cell_timeout: int, workdir: Path) -> None:
     """Run in the child process: execute ``notebook`` with nbclient, errors allowed; the error of every cell that
-    raised or ran past its time (answer cells: ``cell_timeout``) goes to ``errors``."""
+    raised or ran past its time (answer cells: ``cell_timeout``) goes to ``errors``. An answer cell past its time is
+    interrupted; one that does not stop within :data:`GRACE` seconds (it ignores the interrupt) has its kernel
+    killed, and the cells after it do not run."""
+    import asyncio
+    from queue import Empty
+
     import nbformat
+    from jupyter_core.utils import ensure_async
     from nbclient import NotebookClient
+    from nbclient.exceptions import DeadKernelError
 
     nb = nbformat.read(notebook, as_version=4)
     failed = {}
+    limits = sandbox.run_limits()
+    if limits:
+        limits()
 
     def on_error(cell, cell_index, execute_reply):
         c = execute_reply["content"]
-        failed[cell_index] = f"{c.get('ename', 'Error')}: {c.get('evalue', '')}".strip()
+        failed.setdefault(cell_index, f"{c.get('ename', 'Error')}: {c.get('evalue', '')}".strip())
         atomic_write_text(errors, json.dumps(failed))
 
-    client = NotebookClient(
+    class Client(NotebookClient):
+        async def _async_handle_timeout(self, timeout, cell=None):
+            reply = await super()._async_handle_timeout(timeout, cell)
+            try:  # the interrupted cell's reply (the only request in flight) must come within the grace
+                await asyncio.wait_for(ensure_async(self.kc.shell_channel.get_msg(timeout=GRACE)), GRACE + 1)
+            except (Empty, asyncio.TimeoutError):
+                index = next((i for i, c in enumerate(self.nb.cells) if c is cell), -1)
+                failed[index] = (
+                    f"TimeoutError: the answer cell ran past its {timeout} s and did not stop when interrupted: "
+                    "its run was stopped there"
+                )
+                atomic_write_text(errors, json.dumps(failed))
+                await ensure_async(self.km.shutdown_kernel(now=True))
+            return reply
+
+    client = Client(
         nb,
         kernel_name="python3",
         allow_errors=True,
@@ -198,6 +230,9 @@ def _execute(notebook: Path, executed: Path, errors: Path, cell_timeout: int, wo
     )
     try:
         client.execute()
+    except DeadKernelError:
+        if not failed:  # a kernel that died by itself (a crash, its memory limit): the grader says so
+            raise
     finally:
         atomic_write_text(executed, nbformat.writes(nb))
 
@@ -242,6 +277,15 @@ def own_cache(folder: Path) -> Path:
     return folder
 
 
+def folders(private: Path) -> dict[str, Path]:
+    """Where one graded run keeps what: ``run`` (the only folder the run may write: its working copy ``work``, its
+    cache, settings, ``/dev/shm``, the notebook and what the executing process writes back) and ``results`` (the
+    recorder's file, outside ``run``: in the sandbox it is a mount of its own, which the run can write to but not
+    replace, move or remove)."""
+    run = private / "run"
+    return {"run": run, "work": run / "work", "results": private / "results.jsonl"}
+
+
 def run(
     nb,
     private: Path,
@@ -256,15 +300,23 @@ def run(
     """Execute the graded notebook ``nb`` in a process of its own (its kernel in ``workdir``), in the sandbox when
     ``box`` isolates (the reference run, ``box`` None, runs only the book's code); what it recorded: ``recorded``
     (by exercise), ``figures`` (the snapshot before the first answer cell), ``failed`` (cell index: error),
-    ``killed`` (why the whole run was stopped, or None) and ``executed`` (the executed notebook's path)."""
+    ``killed`` (why the whole run was stopped, or None) and ``executed`` (the executed notebook, or None).
+
+    Everything read back is what the run could have written, so it is read with the bounds of
+    :mod:`jtc_utils.book.classroom.intake`: a file that is not a regular file, too large, too deep or not JSON is
+    never waited on and never fatal; it becomes this run's ``killed`` reason."""
     import nbformat
 
-    results, errors = private / "results.jsonl", private / "errors.json"
-    notebook, executed = private / "graded.ipynb", private / "executed.ipynb"
+    where = folders(private)
+    own, results = where["run"], where["results"]
+    own.mkdir(parents=True, exist_ok=True)
+    results.touch()
+    errors, notebook, executed = own / "errors.json", own / "graded.ipynb", own / "executed.ipynb"
     atomic_write_text(notebook, nbformat.writes(nb))
-    cache = own_cache(private / "cache") if box is not None else CACHE_DIR
-    (private / "mpl").mkdir(exist_ok=True)  # matplotlib's settings folder
-    env = _child_env(private, workdir, cache, threads)
+    cache = own_cache(own / "cache") if box is not None else CACHE_DIR
+    for sub in ("mpl", "shm"):
+        (own / sub).mkdir(exist_ok=True)  # matplotlib's settings folder; the run's /dev/shm, in its disk share
+    env = _child_env(own, workdir, cache, threads)
     argv = [
         sys.executable,
         "-m",
@@ -276,58 +328,79 @@ def run(
         str(workdir),
     ]
     isolated = box is not None and box.isolated
+    fence = None
     if isolated:
+        fence = sandbox.TaskFence(sandbox.TASKS)
+        env.update(fence.env)
         argv = sandbox.command(
             argv,
-            readonly=[ROOT, CACHE_DIR],
+            readonly=[*RUN_READS, CACHE_DIR],
             hidden=list(hidden),
-            binds=[(private, private)],
+            binds=[(own, own), (results, results), (own / "shm", Path("/dev/shm"))],
             env=env,
             cwd=workdir,
             tmp_bytes=TMP_BYTES,
         )
     # one file at most half the disk share: a single growing file meets its limit (EFBIG) before the watch
-    limits = sandbox.limiter(box.memory_bytes, box.disk_bytes // 2) if box is not None else None
+    limits = sandbox.limiter(
+        box.memory_bytes if box is not None else None, box.disk_bytes // 2 if box is not None else None, fence
+    )
     log = private.parent / f"{private.name}.log"  # beside the run's folder: what it prints is not its to rewrite
     killed = None
-    with open(log, "wb") as out:
-        proc = subprocess.Popen(
-            argv,
-            cwd=workdir,
-            env={"PATH": "/usr/bin:/bin"} if isolated else env,
-            start_new_session=True,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            preexec_fn=limits,
-        )
-        try:
-            killed = _watch(proc, private, timeout, box, stop)
-        except BaseException:  # Ctrl-C: the submission's process group (and its sandbox) goes with the grader
-            os.killpg(proc.pid, signal.SIGKILL)
-            raise
+    try:
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(
+                argv,
+                cwd=workdir,
+                env={"PATH": "/usr/bin:/bin"} if isolated else env,
+                start_new_session=True,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                preexec_fn=limits,
+            )
+            try:
+                killed = _watch(proc, private, timeout, box, stop)
+            except BaseException:  # Ctrl-C: the submission's process group (and its sandbox) goes with the grader
+                os.killpg(proc.pid, signal.SIGKILL)
+                raise
+    finally:
+        if fence is not None:
+            fence.close()
     if killed is None and proc.returncode != 0:
         tail = log.read_bytes()[-2000:].decode(errors="replace").strip().splitlines()[-1:]
         how = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
         killed = f"the notebook's run ended before it finished ({how})" + (f": {tail[0]}" if tail else "")
     log.unlink(missing_ok=True)
-    failed = {int(k): v for k, v in json.loads(errors.read_text()).items()} if errors.exists() else {}
+    failed, spoiled = {}, []
+    if os.path.lexists(errors):
+        try:
+            got = intake.read_json(errors)
+            if not isinstance(got, dict):
+                raise intake.Refused("not a table of cells")
+            failed = {int(k): str(v)[:2000] for k, v in got.items() if str(k).lstrip("-").isdigit()}
+        except intake.Refused as e:
+            spoiled.append(f"its record of the cells' errors ({e})")
     recorded, figures = {}, None
-    if results.exists():
-        for line in results.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                rec = json.loads(line)
-                if "figures" in rec and figures is None:  # the first snapshot, taken before any answer ran
-                    figures = rec["figures"]
-                else:
-                    recorded.setdefault(rec["exercise"], rec)
-            except (json.JSONDecodeError, KeyError, TypeError):
-                continue
+    try:
+        lines = intake.jsonl(results)
+    except intake.Refused as e:
+        lines = []
+        spoiled.append(f"its recorded answers ({e})")
+    for rec in lines:
+        if not isinstance(rec, dict):
+            continue
+        if "figures" in rec and figures is None:  # the first snapshot, taken before any answer ran
+            figures = rec["figures"] if isinstance(rec["figures"], dict) else {}
+        elif isinstance(rec.get("exercise"), str):
+            recorded.setdefault(rec["exercise"], rec)
+    if spoiled and killed is None:
+        killed = "the run spoiled " + " and ".join(spoiled)
     return {
         "recorded": recorded,
         "figures": figures or {},
         "failed": failed,
         "killed": killed,
-        "executed": executed if executed.exists() else None,
+        "executed": executed if os.path.lexists(executed) else None,
     }
 
 

@@ -40,21 +40,33 @@ def encode(value):
 
 
 def decode(value):
-    """The inverse of :func:`encode` (lists stay lists)."""
+    """The inverse of :func:`encode` (lists stay lists), for the forms it writes only: anything else (a value a run
+    could have written in their place) is a ValueError, never a crash. Members of a set and keys of a dict are made
+    hashable as :func:`encode` found them (lists as tuples, sets as frozen sets)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
     if isinstance(value, list):
         return [decode(v) for v in value]
-    if isinstance(value, dict):
-        if "__tuple__" in value:
-            return tuple(decode(v) for v in value["__tuple__"])
-        if "__set__" in value:
-            return set(decode(v) for v in value["__set__"])
-        if "__dict__" in value:
-            return {_hashable(decode(k)): decode(v) for k, v in value["__dict__"]}
-    return value
+    if isinstance(value, dict) and len(value) == 1:
+        ((tag, inner),) = value.items()
+        if tag in ("__tuple__", "__set__", "__dict__") and isinstance(inner, list):
+            if tag == "__tuple__":
+                return tuple(decode(v) for v in inner)
+            if tag == "__set__":
+                return {_hashable(decode(v)) for v in inner}
+            if all(isinstance(kv, list) and len(kv) == 2 for kv in inner):
+                return {_hashable(decode(k)): decode(v) for k, v in inner}
+    raise ValueError(f"not an answer the recorder writes ({type(value).__name__})")
 
 
 def _hashable(key):
-    return tuple(_hashable(k) for k in key) if isinstance(key, list) else key
+    if isinstance(key, (list, tuple)):
+        return tuple(_hashable(k) for k in key)
+    if isinstance(key, (set, frozenset)):
+        return frozenset(_hashable(k) for k in key)
+    if isinstance(key, dict):
+        raise ValueError("a dict cannot be a member of a set or a key of a dict")
+    return key
 
 
 class Recorder:

@@ -38,16 +38,26 @@ def totals(rows: list[Row]) -> dict[str, tuple[int, int]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")  # what a spreadsheet reads as the start of a formula
+
+
+def inert(cell: str) -> str:
+    """A CSV cell a spreadsheet shows as text: one that starts as a formula would gets a leading apostrophe
+    (OWASP's escape for CSV injection)."""
+    cell = str(cell)
+    return "'" + cell if cell.startswith(FORMULA_START) else cell
+
+
 def write_tables(rows: list[Row], out: Path, box: Box) -> None:
-    """``grades.csv`` (one row per exercise, and the sandbox the submissions ran in) and ``grades.html`` (the
-    sandbox, totals, then every row), written atomically."""
+    """``grades.csv`` (one row per exercise, and the sandbox the submissions ran in; every cell :func:`inert`) and
+    ``grades.html`` (the sandbox, totals, then every row; every value escaped as text), written atomically."""
     import io
 
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(["student", "page", "exercise", "result", "message", "sandbox"])
     for r in rows:
-        w.writerow([r.student, r.page, r.exercise, r.result, r.message, box.name])
+        w.writerow([inert(v) for v in (r.student, r.page, r.exercise, r.result, r.message, box.name)])
     atomic_write_text(out / "grades.csv", "\ufeff" + buf.getvalue())  # a BOM: spreadsheets then read UTF-8
     colour = {"✓": "#d9f2d9", "✗": "#f9dcdc", "error": "#fbe8c8"}
     tot = "".join(f"<tr><td>{html.escape(s)}</td><td>{p}</td><td>{n}</td></tr>" for s, (p, n) in totals(rows).items())
