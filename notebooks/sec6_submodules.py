@@ -269,8 +269,8 @@ exercises.check("ex-sec6-best", answer)
 # ```{exercise-start}
 # :label: ex-sec6-real
 # ```
-# **Compute.** On the real model (`results["real_fig10"]`), at what share of the computed start layers is `mat_attn`
-# above `mat_ffn`? (Start layers that were not computed are NaN.)
+# **Compute.** On the real model (`results["real_fig10"]`), by how much is `mat_attn`'s Precision@1 above
+# `mat_ffn`'s, on average over the computed start layers? (Start layers that were not computed are NaN.)
 # ```{exercise-end}
 # ```
 #
@@ -282,8 +282,8 @@ exercises.check("ex-sec6-best", answer)
 f = results["real_fig10"]
 a, b = (np.asarray(f["curves"][m]["p@1"], dtype=float)[: f["n_layers"]] for m in ("mat_attn", "mat_ffn"))
 done = np.isfinite(a)
-answer = float((a[done] > b[done]).mean())
-print(f"{answer:.0%} of {done.sum()} start layers")
+answer = float((a[done] - b[done]).mean())
+print(f"above at {(a[done] > b[done]).sum()} of {done.sum()} start layers")
 
 # %% [markdown]
 # ```{solution-end}

@@ -15,6 +15,8 @@ import numpy as np
 from jtc_utils.core.infra.cache import key_hash
 from jtc_utils.core.infra.paths import ZOO_DIR, atomic_open
 
+from . import lowrank, tuned
+
 FOLDER = "lenses"
 # arrays stored in half precision, by model, to keep the committed zoo within its 100 MB: the real model's tuned lens
 # (``M``, ``c``: 30 maps of 576 x 576, 40 MB in float32; their entries lie within +-3, far inside float16's range;
@@ -74,3 +76,25 @@ def store(model: str, label: str, key: dict, arrays: dict, card: dict) -> Path:
     with atomic_open(f) as out:
         out.write(save(tensors, metadata=meta))
     return f
+
+
+def convergence(out: dict) -> dict:
+    """A trained lens's convergence for its card: whether it met its recipe's criterion and by how much (the
+    low-rank lenses: the gap of every pair's train loss to its function class's optimum; the tuned lens: the last
+    10% of its steps' improvement against the 1% it must reach)."""
+    if "gap" in out:
+        gap = np.asarray(out["gap"], dtype=float)
+        return {
+            "converged": bool(np.all(np.asarray(out["converged"]) > 0)),
+            "pairs_converged": int(np.sum(np.asarray(out["converged"]) > 0)),
+            "pairs": int(gap.size),
+            "largest_gap": float(gap.max()),
+            "criterion": f"train loss within {lowrank.RECIPE['converge_gap']:.0%} of its function class's optimum",
+        }
+    if "improvement" in out:
+        below = tuned.RECIPE["converged_below"]
+        return {
+            "converged": bool(float(out["improvement"]) <= below),
+            "criterion": f"the last 10% of the steps lower the train KL by at most {below:.0%}",
+        }
+    return {}

@@ -98,6 +98,11 @@ def lens_key(exp, label: str, hp: dict, recipe: dict) -> dict | None:
     }  # (no extraction for the key)
 
 
+# the recipe of the low-rank lenses the book reads: RECIPE (at most 300 epochs), until every run it reads has been
+# trained again under CONVERGED (the convergence rule; ``python -m jtc_utils.lenses.train --converged`` sets it),
+# whose lenses are stored beside, their file names tagged with CONVERGED_TAG
+LOWRANK_RECIPE = lowrank.RECIPE
+CONVERGED_TAG = ".converged"
 # set by ``python -m jtc_utils.lenses.train``: trained lenses are written to ``zoo/lenses`` instead of the cache
 STORE_ARTIFACTS = False
 # set by the tests: a trained lens missing from ``zoo/lenses`` (or stale there) is an error instead of a training run
@@ -137,7 +142,7 @@ def trained(exp, label: str, hp: dict, recipe: dict, compute, whole_split: bool 
     if key is None:
         return {k: v for k, v in compute().items() if v is not None}
     label_hp = label
-    label = file_label(label, hp)
+    label = file_label(label, hp) + (CONVERGED_TAG if "converge_gap" in recipe else "")
     hit = artifacts.lookup(exp.model_name, label, key)
     if hit is not None:
         return hit
@@ -176,6 +181,7 @@ def trained(exp, label: str, hp: dict, recipe: dict, compute, whole_split: bool 
             "train_seconds": round(time.perf_counter() - t + earlier, 1),
             "n_train": int(exp.X_train.shape[1]),
             **{k: np.asarray(out[k]).tolist() for k in ("steps", "doublings", "improvement", "epochs") if k in out},
+            **artifacts.convergence(out),
         }
         artifacts.store(exp.model_name, label, key, out, card)
         shutil.rmtree(work, ignore_errors=True)
@@ -213,8 +219,8 @@ def trained_pairs(exp, rank: int, norm: bool, seed: int = 0, which: str = "all",
         exp,
         label,
         {"rank": rank, "seed": seed, "pairs": which},
-        lowrank.RECIPE,
-        lambda: lowrank.train(exp.X_train, pairs, rank, norm, seed),
+        LOWRANK_RECIPE,
+        lambda: lowrank.train(exp.X_train, pairs, rank, norm, seed, LOWRANK_RECIPE),
         whole_split=whole_split,
     )
     M, c = lowrank.affine_form(r)

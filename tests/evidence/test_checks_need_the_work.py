@@ -16,10 +16,23 @@ from jtc_utils.evidence import figdata
 from jtc_utils.evidence.exercises import SOLUTION
 from jtc_utils.evidence.registry import get as registered
 
-# (1 is no such constant: it is the right answer of ex-sec4-half and ex-sec6-real on the book's numbers)
+# (1 is no such constant: it is the right answer of ex-sec4-half on the book's numbers)
 CONSTANTS = (None, ..., 0, 0.0, -1e9, -math.inf, math.inf, math.nan, "", (), [], {}, set(), (0, 0), (0.0, 0.0), "0")
 # numbers a page passes to its check and that book/data does not hold
 PASSED = {"check": {"mat": [0.2, 0.5, 0.9, 1.0], "id": [0.1, 0.6, 0.4, 1.0]}}
+
+
+def _exits() -> dict:
+    """The mean exit layer of ``mat`` at each λ of the figure (section 5's Figure 1)."""
+    e = figdata.load("fig8")["data"]["early"]["mat"]
+    return dict(zip(e["lambdas"], e["x"]))
+
+
+def _real_attn_ffn():
+    f = figdata.load("real_fig10")["data"]
+    a, b = (figdata.as_array(f["curves"][m]["p@1"])[: f["n_layers"]] for m in ("mat_attn", "mat_ffn"))
+    done = np.isfinite(a)
+    return a[done], b[done]
 
 
 def _r2_24() -> float:
@@ -42,10 +55,14 @@ SOLVED = {
     "ex-world-length": (lambda: 11.25, lambda: [11.0, 12.0]),
     "ex-claims-almost": (lambda: 0.875, lambda: [0.9, 1.0]),
     "ex-claims-magnitudes": (lambda: 7, lambda: [6, 8]),
+    # λ = 0.75 lies between two of the figure's points: the book's answer is between them, and no point passes
+    "ex-sec5-one-lambda": (lambda: (_exits()[0.7] + _exits()[0.8]) / 2, lambda: list(_exits().values())),
 }
 # answers the page shows or names outright, for checks judged on the figures alone
 COPIED = {
-    "sl-ex-null": lambda: [{n: 48 / (n - 1) for n in (50, 100, 1000, 10000)}, {n: 0.0 for n in (50, 100, 1000, 10000)}]
+    # the share of start layers where mat_attn is above (the question the page asked before), and its guess 1
+    "ex-sec6-real": lambda: [float((_real_attn_ffn()[0] > _real_attn_ffn()[1]).mean()), 1.0],
+    "sl-ex-null": lambda: [{n: 48 / (n - 1) for n in (50, 100, 1000, 10000)}, {n: 0.0 for n in (50, 100, 1000, 10000)}],
 }
 
 

@@ -362,8 +362,12 @@ def test_the_real_models_tuned_lens_is_trained_only_when_asked():
     only with --real-tuned; its low-rank shortcuts are always in the job list."""
     plain = [what for model, what, _ in train.jobs([train.REAL_MODEL])]
     asked = [what for model, what, _ in train.jobs([train.REAL_MODEL], real_tuned=True)]
-    low_rank = ["njtc", "nnjtc", "njtc adjacent pairs", "nnjtc adjacent pairs"]
+    low_rank = ["njtc seed 0", "nnjtc seed 0", "njtc adjacent pairs seed 0", "nnjtc adjacent pairs seed 0"]
     assert plain == low_rank and asked == low_rank + ["tuned"]
+    # under the convergence rule, every seed the seed rule needs, the lenses to the last layer first
+    converged = [what for model, what, _ in train.jobs([train.REAL_MODEL], lowrank_only=True, seeds=train.SEEDS)]
+    assert converged[: 2 * len(train.SEEDS)] == [f"{n} seed {s}" for s in train.SEEDS for n in ("njtc", "nnjtc")]
+    assert len(converged) == 4 * len(train.SEEDS) and len(train.SEEDS) == 5
 
 
 @pytest.mark.slow
@@ -503,3 +507,45 @@ def test_a_lens_table_from_an_underdetermined_fit_marks_every_fitted_lens():
     }
     assert marked == {lab for lab, row in book["lenses"].items() if row["params"] > 0} and "id" not in marked
     assert "fitted on 300 samples of dimension 576" in note and "underdetermined" in note
+
+
+def test_the_convergence_rule_trains_each_pair_to_its_optimum_and_says_when_it_did_not(tmp_path):
+    """Under lowrank.CONVERGED a pair stops once it is within 1% of its function class's closed-form optimum (rrr_r
+    for NJTC, arrr_r for N-NJTC) on the rows it trains on or on those it stops on, and says so; an unconverged run
+    (one epoch, no doubling) says it is not; per-pair stopping keeps a pair as it is trained alone; a finished run's
+    checkpoint is resumed, not retrained."""
+    X = chain(n=4000)[:, :3000]  # enough samples per parameter that the optimum is not an overfit
+    L = X.shape[0] - 1
+    pairs = [(layer, L) for layer in range(L)]
+    fit, _ = lowrank.split_indices(X.shape[1], 0)
+    for norm in (False, True):
+        r = lowrank.train(X, pairs, rank=2, norm=norm, seed=0, recipe=lowrank.CONVERGED)
+        best = [closed_form.RankFamily(X[s][fit], X[t][fit], affine=norm).train_sse(2) / len(fit) for s, t in pairs]
+        np.testing.assert_allclose(r["optimum_loss"], best, rtol=1e-10)
+        gap = np.minimum(
+            (r["fit_loss"] - best) / best, (r["stop_loss"] - r["optimum_stop_loss"]) / r["optimum_stop_loss"]
+        )
+        np.testing.assert_allclose(r["gap"], gap, rtol=1e-9, atol=1e-12)
+        assert np.array_equal(r["converged"] > 0, gap <= lowrank.CONVERGED["converge_gap"])
+        assert r["converged"].all(), (norm, r["gap"], r["epochs"])
+        one_epoch = {**lowrank.CONVERGED, "max_epochs": 1, "doublings": 0}
+        short = lowrank.train(X, pairs, rank=2, norm=norm, seed=0, recipe=one_epoch)
+        assert not short["converged"].any() and (short["epochs"] == 1).all(), short["gap"]  # and says so
+    alone = lowrank.train(X, pairs[:1], rank=2, norm=False, seed=3, recipe=lowrank.CONVERGED)
+    batch = lowrank.train(X, pairs, rank=2, norm=False, seed=3, recipe=lowrank.CONVERGED)
+    np.testing.assert_allclose(lowrank.affine_form(batch)[0][0], lowrank.affine_form(alone)[0][0], rtol=1e-4, atol=1e-5)
+    assert batch["epochs"][0] == alone["epochs"][0] and batch["best_epoch"][0] == alone["best_epoch"][0]
+    with tuned.checkpoints(tmp_path / "work"):
+        first = lowrank.train(X, pairs, rank=2, norm=False, seed=1, recipe=lowrank.CONVERGED)
+        assert (tmp_path / "work" / "lowrank.pt").is_file()
+        again = lowrank.train(X, pairs, rank=2, norm=False, seed=1, recipe=lowrank.CONVERGED)
+    np.testing.assert_array_equal(first["A"], again["A"])
+    np.testing.assert_array_equal(first["epochs"], again["epochs"])
+
+
+def test_the_books_low_rank_lenses_keep_their_recipe_until_every_converged_run_exists():
+    """The book reads the lenses trained under lowrank.RECIPE; the converged ones are stored beside them, their file
+    names tagged, so that neither replaces the other."""
+    assert registry.LOWRANK_RECIPE is lowrank.RECIPE and "converge_gap" not in lowrank.RECIPE
+    assert {k: v for k, v in lowrank.CONVERGED.items() if k in lowrank.RECIPE} == lowrank.RECIPE
+    assert artifacts.path("m", "njtc_5_s0" + registry.CONVERGED_TAG).name == "njtc_5_s0.converged.safetensors"
