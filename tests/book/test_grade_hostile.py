@@ -273,40 +273,40 @@ def _runs_in(folder: Path) -> list[int]:
     return found
 
 
-def test_a_killed_grader_leaves_nothing_running_and_the_next_start_clears_its_folder(tmp_path):
+def _start(subs: Path, out: Path, *extra: str, reference: Path = REFERENCE, **kw) -> subprocess.Popen:
+    """The grader started in the background (the tests below stop it)."""
+    argv = [sys.executable, "-m", "jtc_utils.book.classroom.grade", str(subs), "--out", str(out)]
+    return subprocess.Popen(
+        [*argv, "--reference", str(reference), "--cell-timeout", "300", *extra],
+        env={**os.environ, "JTC_PROGRESS": "0"},
+        **kw,
+    )
+
+
+def _wait_for(pattern: str, folder: Path, proc: subprocess.Popen) -> None:
+    t0 = time.monotonic()
+    while not list(folder.glob(pattern)):
+        assert proc.poll() is None and time.monotonic() - t0 < 240, f"{pattern} never appeared"
+        time.sleep(0.2)
+
+
+def test_a_grader_killed_during_its_reference_run_leaves_nothing_running(tmp_path):
+    slow = tmp_path / "reference"  # the test page, whose own run (the reference) takes a minute
+    slow.mkdir()
+    source = (REFERENCE / f"{PAGE}.py").read_text()
+    (slow / f"{PAGE}.py").write_text(source.replace("import json\n", "import json\nimport time\n\ntime.sleep(60)\n", 1))
     subs, out = tmp_path / "class", tmp_path / "grades"
     (subs / "ann").mkdir(parents=True)
-    nb = submission({ONE_PAIR: "import time\ntime.sleep(300)\nanswer = 1", WORLD: CORRECT[WORLD]})
-    nbformat.write(nb, subs / "ann" / NOTEBOOK)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jtc_utils.book.classroom.grade",
-            str(subs),
-            "--out",
-            str(out),
-            "--reference",
-            str(REFERENCE),
-            "--cell-timeout",
-            "300",
-        ],
-        env={**os.environ, "JTC_PROGRESS": "0"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    t0 = time.monotonic()
-    while not list(out.glob(".grade-ann-*")):
-        assert proc.poll() is None and time.monotonic() - t0 < 240
-        time.sleep(0.5)
-    time.sleep(3)  # the student's kernel is up
+    nbformat.write(submission(CORRECT), subs / "ann" / NOTEBOOK)
+    proc = _start(subs, out, reference=slow, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _wait_for(".grade-reference-*", out, proc)
+    time.sleep(5)  # its kernel is up
+    assert _runs_in(out), "the reference run never started"
     proc.kill()
     proc.wait()
-    time.sleep(3)
-    assert _runs_in(out) == []  # the run died with its grader
-    (subs / "ann" / NOTEBOOK).unlink()
-    nbformat.write(submission(CORRECT), subs / "ann" / NOTEBOOK)
-    done = _grader(subs, out)
+    time.sleep(3)  # ipykernel notices its parent is gone within a second
+    assert _runs_in(out) == []  # the run and its kernel died with the grader
+    done = _grader(subs, out)  # the next start clears the working copy it left
     assert done.returncode == 0, done.stderr[-2000:]
     assert not list(out.glob(".grade-*"))
 
@@ -317,31 +317,10 @@ def test_an_interrupted_class_keeps_the_students_that_finished(tmp_path):
     nbformat.write(submission(CORRECT), subs / "ann" / NOTEBOOK)
     (subs / "zed").mkdir()
     nbformat.write(submission(_answers("import time\ntime.sleep(300)\nanswer = 1")), subs / "zed" / NOTEBOOK)
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jtc_utils.book.classroom.grade",
-            str(subs),
-            "--out",
-            str(out),
-            "--reference",
-            str(REFERENCE),
-            "--cell-timeout",
-            "300",
-            "--jobs",
-            "1",
-        ],
-        env={**os.environ, "JTC_PROGRESS": "0"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
+    proc = _start(
+        subs, out, "--jobs", "1", stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
-    t0 = time.monotonic()
-    while not list(out.glob(".grade-zed-*")):
-        assert proc.poll() is None and time.monotonic() - t0 < 240
-        time.sleep(0.5)
+    _wait_for(".grade-zed-*", out, proc)
     time.sleep(2)
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=60)
@@ -352,9 +331,4 @@ def test_an_interrupted_class_keeps_the_students_that_finished(tmp_path):
     nbformat.write(submission(CORRECT), subs / "zed" / NOTEBOOK)
     done = _grader(subs, out)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert [(r["student"], r["result"]) for r in _table(out)] == [
-        ("ann", "✓"),
-        ("ann", "✓"),
-        ("zed", "✓"),
-        ("zed", "✓"),
-    ]
+    assert [(r["student"], r["result"]) for r in _table(out)] == [("ann", "✓")] * 2 + [("zed", "✓")] * 2
