@@ -26,8 +26,10 @@
       var dialog = link && link.closest('dialog[open]');
       if (dialog) dialog.close();
     });
+    // (the sidebars' dialogs only: the header search is a dialog too, and a button first in it took the focus from
+    // the search field, so that typed text went nowhere and Enter closed it)
     document.querySelectorAll('dialog').forEach(function (dialog) {
-      if (dialog.querySelector('button.jtc-dialog-close')) return;
+      if (dialog.querySelector('button.jtc-dialog-close, input[type="search"], form.bd-search')) return;
       var close = document.createElement('button');
       close.type = 'button';
       close.className = 'jtc-dialog-close';

@@ -20,9 +20,9 @@
 # ask whether the paper's findings are true of real language models at all. This book answers on one real model
 # that needs no network: the **`real` profile** runs every hidden-state and prediction chapter on
 #
-# * **SmolLM2-135M-Instruct** (`smollm2-135m`), a pretrained decoder of the LLaMA family: 30 blocks, width 576, 9
-#   attention heads sharing 3 key-value heads, a gated feed-forward network, rotary positions, RMSNorm, a vocabulary
-#   of 49,152 tokens. It plays every GPT-2 role of the paper (one size only);
+# * **SmolLM2-135M** (`smollm2-135m`, its instruction-tuned release), a pretrained decoder of the LLaMA family: 30
+#   blocks, width 576, 9 attention heads sharing 3 key-value heads, a gated feed-forward network, rotary positions,
+#   RMSNorm, a vocabulary of 49,152 tokens. It plays every GPT-2 role of the paper (one size only);
 # * **all-MiniLM-L6-v2** (`minilm-l6`), a BERT-architecture encoder (6 layers, width 384) trained for sentence
 #   embeddings. It ships no masked-language-model head, so it serves section 3's $r^2$ only: the chapters that need
 #   token predictions say so instead of computing nonsense;

@@ -67,12 +67,17 @@ def count_findings(records: list[dict], titles: dict | None = None) -> dict:
     return out
 
 
+def _count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural but for one: "1 claim", "3 claims"."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
 def summary(records: list[dict], profile: Profile | str, titles: dict | None = None) -> str:
     """One line: how many findings hold, fail, are undecided (or mixed, or have no interval), from how many claim
     sentences, the checks apart; and what happens to the magnitudes."""
     c = count_findings(records, titles)
     line = (
-        f"{c['findings']} findings from {c['claims']} claim sentences: {c[verdicts.HOLDS]} hold, "
+        f"{_count(c['findings'], 'finding')} from {_count(c['claims'], 'claim sentence')}: {c[verdicts.HOLDS]} hold, "
         f"{c[verdicts.FAILS]} fail, {c[verdicts.UNDECIDED]} undecided"
     )
     if c["mixed"]:
@@ -81,15 +86,18 @@ def summary(records: list[dict], profile: Profile | str, titles: dict | None = N
         line += f"; {c['no interval']} without an interval (not resampled; not counted)"
     if c["not judged (instrument)"]:
         line += (
-            f"; {c['not judged (instrument)']} claims not judged: their instrument fails its check (not "
-            "counted as holds or fails)"
+            f"; {_count(c['not judged (instrument)'], 'claim')} not judged: "
+            + ("its instrument fails" if c["not judged (instrument)"] == 1 else "their instrument fails")
+            + " its check (not counted as holds or fails)"
         )
     if c["not computed"]:
-        line += f"; {c['not computed']} claims cannot be computed on this profile"
+        line += f"; {_count(c['not computed'], 'claim')} cannot be computed on this profile"
     unfit = sum(bool(r.get("no_verdict")) for r in records)
     if unfit:
         line += (
-            f"; {unfit} claims get no verdict: their maps were fitted on fewer training samples than the model's width"
+            f"; {_count(unfit, 'claim')} "
+            + ("gets no verdict: its maps were" if unfit == 1 else "get no verdict: their maps were")
+            + " fitted on fewer training samples than the model's width"
         )
     if c["checks"]:
         line += f". Checks: {c['checks passing']} of {c['checks']} pass"
@@ -98,7 +106,11 @@ def summary(records: list[dict], profile: Profile | str, titles: dict | None = N
     if profile == "paper":
         line += f". Magnitude: {mags.count(True)} of {mags.count(True) + mags.count(False)} hold."
     else:
-        line += f". Magnitudes ({len(mags)} claims give numbers): not judged on the {profile} profile."
+        line += (
+            f". Magnitudes ({_count(len(mags), 'claim')} "
+            + ("gives numbers" if len(mags) == 1 else "give numbers")
+            + f"): not judged on the {profile} profile."
+        )
     return line
 
 

@@ -163,7 +163,7 @@ def test_summary_line_counts_the_findings():
     ]
     line = findings.summary(recs, "tiny")
     assert "4 findings from 5 claim sentences: 1 hold, 1 fail, 1 undecided" in line
-    assert "1 without an interval" in line and "1 claims cannot be computed" in line and "Checks: 1 of 1 pass" in line
+    assert "1 without an interval" in line and "1 claim cannot be computed" in line and "Checks: 1 of 1 pass" in line
     assert "not judged on the tiny profile" in line
     mixed = findings.findings([rec("A", "holds", "s"), rec("B", "fails", "s")])
     assert [f["verdict"] for f in mixed] == ["mixed"]

