@@ -16,7 +16,7 @@ from typing import Callable
 import numpy as np
 
 from jtc_utils.core.infra import cache
-from jtc_utils.core.models import real_models
+from jtc_utils.core.models import catalogue, real_models
 from jtc_utils.core.infra.cache import key_hash
 from jtc_utils.core.analysis.hidden import sample_digests, samples_identity
 from jtc_utils.core.infra.paths import file_fingerprint
@@ -102,7 +102,7 @@ def lens_key(exp, label: str, hp: dict, recipe: dict) -> dict | None:
 # trained again under CONVERGED (the convergence rule; ``python -m jtc_utils.lenses.train --converged`` sets it),
 # whose lenses are stored beside, their file names tagged with CONVERGED_TAG
 LOWRANK_RECIPE = lowrank.RECIPE
-CONVERGED_TAG = ".converged"
+CONVERGED_TAG = catalogue.STAGED_SUFFIX.removesuffix(".safetensors")  # staged: no page's input until it is read
 # set by ``python -m jtc_utils.lenses.train``: trained lenses are written to ``zoo/lenses`` instead of the cache
 STORE_ARTIFACTS = False
 # set by the tests: a trained lens missing from ``zoo/lenses`` (or stale there) is an error instead of a training run

@@ -549,3 +549,25 @@ def test_the_books_low_rank_lenses_keep_their_recipe_until_every_converged_run_e
     assert registry.LOWRANK_RECIPE is lowrank.RECIPE and "converge_gap" not in lowrank.RECIPE
     assert {k: v for k, v in lowrank.CONVERGED.items() if k in lowrank.RECIPE} == lowrank.RECIPE
     assert artifacts.path("m", "njtc_5_s0" + registry.CONVERGED_TAG).name == "njtc_5_s0.converged.safetensors"
+
+
+def test_a_staged_lens_is_no_pages_input_and_not_in_the_manifest(tmp_path, monkeypatch):
+    """A lens trained under the new recipe and stored beside the book's (``*.converged.safetensors``) changes no
+    page's inputs and is not in the zoo's manifest until the book reads it; a lens the book reads is both."""
+    from jtc_utils.book.build import staleness
+    from jtc_utils.core.models import catalogue
+
+    zoo = tmp_path / "zoo"
+    (zoo / "lenses" / "m").mkdir(parents=True)
+    read, staged = (
+        zoo / "lenses" / "m" / "njtc_5_s0.safetensors",
+        zoo / "lenses" / "m" / "njtc_5_s0.converged.safetensors",
+    )
+    read.write_bytes(b"a")
+    staged.write_bytes(b"b")
+    monkeypatch.setattr(staleness, "ZOO_DIR", zoo)
+    monkeypatch.setattr(catalogue, "ZOO_DIR", zoo)
+    inputs = staleness._input_files("lenses")
+    assert read in inputs and staged not in inputs
+    assert catalogue._zoo_files() == [read]
+    assert artifacts.path("m", "njtc_5_s0" + registry.CONVERGED_TAG).name == staged.name

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from jtc_utils.core.infra.cache import file_fingerprint
 from jtc_utils.core.infra.paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT, ZOO_DIR
+from jtc_utils.core.models import catalogue
 from jtc_utils.evidence import registry
 
 PACKAGE = "jtc_utils"
@@ -111,6 +112,7 @@ def _input_files(name: str) -> list[Path]:
         if p.is_file()
         and not {"_work"} & set(p.parts)
         and not p.name.endswith(".tmp")
+        and not catalogue.staged(p)
         and (lenses or LENS_ARTIFACTS not in p.relative_to(ZOO_DIR).parts)
     )
     return [source, ROOT / "requirements.txt", *package, *zoo]

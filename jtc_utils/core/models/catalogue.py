@@ -86,6 +86,16 @@ def manifest_path() -> Path:
     return ZOO_DIR / MANIFEST_NAME
 
 
+# a trained lens staged beside the ones the book reads (retrained under a new recipe, run by run, until every run the
+# book needs exists): neither in the manifest nor an input of any page until the book reads it; its key, embedded in
+# the file, is what checks it
+STAGED_SUFFIX = ".converged.safetensors"
+
+
+def staged(path: Path) -> bool:
+    return path.name.endswith(STAGED_SUFFIX)
+
+
 def _zoo_files() -> list[Path]:
     return sorted(
         p
@@ -94,6 +104,7 @@ def _zoo_files() -> list[Path]:
         and p != manifest_path()
         and not {"_work"} & set(p.relative_to(ZOO_DIR).parts)
         and not p.parent.name.endswith(".tmp")
+        and not staged(p)
     )
 
 
