@@ -815,9 +815,10 @@ def test_ctrl_k_then_typing_and_enter_reach_the_search_results(html, browser, de
         tab.keyboard.type("least squares")
         focused = tab.evaluate("() => [document.activeElement.tagName, document.activeElement.value || '']")
         assert focused == ["INPUT", "least squares"], focused
-        tab.keyboard.press("Enter")
-        tab.wait_for_load_state("load")
+        with tab.expect_navigation(timeout=20_000):
+            tab.keyboard.press("Enter")
         assert "search.html" in tab.url and "q=least" in tab.url, tab.url
         tab.wait_for_selector("#search-results li, ul.search li", timeout=20_000)
         assert tab.locator("ul.search li").count() > 0
-        assert not errors, errors
+        # (Sphinx's search fetches each result's text for its snippet, which a browser refuses for a file:// page)
+        assert not [e for e in errors if e != "Failed to fetch"], errors
