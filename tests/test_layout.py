@@ -73,6 +73,10 @@ TEST_REACHES = {
     "jtc_utils.core.analysis.submodules._replacements": "the stand-in modules themselves, checked against the maps "
     "they hold",
     "jtc_utils.core.analysis.submodules._per_sample": "replaced to count how often the per-sample numbers are computed",
+    "jtc_utils.book.build.staleness._input_files": "the files a page's fingerprint reads, checked to leave a staged "
+    "lens out",
+    "jtc_utils.core.models.catalogue._zoo_files": "the files the zoo's manifest lists, checked to leave a staged lens "
+    "out",
 }
 
 

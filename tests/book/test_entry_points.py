@@ -156,7 +156,7 @@ def test_an_underdetermined_fit_gives_no_verdict(tmp_path, monkeypatch):
     assert rec["verdict"] is None and rec["holds"] is None and rec["margin"] is None
     assert "underdetermined" in rec["reason"] and "at least 96 training samples" in rec["reason"]
     assert findings.shape_verdict(rec).startswith("no verdict: the maps were fitted on 40 training samples")
-    assert "1 claims get no verdict" in findings.summary([rec], "tiny")
+    assert "1 claim gets no verdict: its maps were" in findings.summary([rec], "tiny")
     enough, _ = figures.compute("fig2", Setting.of("tiny", n_train=200, n_val=40))
     assert "underdetermined" not in enough
     assert claims.check_any("C1a", claims.getter({"fig2": enough}))["verdict"] is not None
