@@ -24,7 +24,17 @@
     document.addEventListener('click', function (event) {
       var link = event.target.closest && event.target.closest('a[href]');
       var dialog = link && link.closest('dialog[open]');
-      if (dialog) dialog.close();
+      if (!dialog) return;
+      dialog.close();
+      hideTooltips();
+      // an entry of this page ("On this page"): the browser scrolled to it while the drawer still held the page
+      // still, and the heading landed half a screen short; it is reached again once the drawer is closed
+      var hash = link.getAttribute('href');
+      var target = hash.charAt(0) === '#' && document.getElementById(decodeURIComponent(hash.slice(1)));
+      if (!target) return;
+      event.preventDefault();
+      history.pushState(null, '', hash);
+      requestAnimationFrame(function () { target.scrollIntoView(); });
     });
     // (the sidebars' dialogs only: the header search is a dialog too, and a button first in it took the focus from
     // the search field, so that typed text went nowhere and Enter closed it)
@@ -39,7 +49,46 @@
       dialog.insertBefore(close, dialog.firstChild);
     });
   }
+  // a header button's tooltip, shown on a tap, stayed over the header icons once its drawer had opened and closed
+  function hideTooltips() {
+    document.querySelectorAll('.tooltip.show').forEach(function (tip) { tip.remove(); });
+  }
+  // A claim id typed into the search (C12a, N6, F10): the page it leads to opens at the claim's row, of the claims
+  // page's verdict grid (verdict-<id>) or of a chapter's verdict table (claim-<id>). The search's words are read
+  // here, before the theme's highlighting clears them.
+  var searched = '';
+  try {
+    searched = localStorage.getItem('sphinx_highlight_terms') ||
+      new URLSearchParams(window.location.search).get('highlight') || '';
+  } catch (e) { searched = ''; }
+  function landOnClaim() {
+    var terms = searched.toLowerCase().split(/\s+/);
+    for (var i = 0; i < terms.length; i++) {
+      if (!/^[a-z]{1,2}\d{1,2}[a-z]?$/.test(terms[i])) continue;
+      var row = document.getElementById('verdict-' + terms[i]) || document.getElementById('claim-' + terms[i]);
+      if (!row) continue;
+      history.replaceState(null, '', '#' + row.id);
+      row.scrollIntoView();
+      // images above the row load after this and push it down: it is reached again once they have
+      window.addEventListener('load', function () { row.scrollIntoView(); });
+      return;
+    }
+  }
+  // the line "scroll the table sideways" only above a table that does scroll (wider than its box)
+  function markOverflow() {
+    document.querySelectorAll('div.jtc-scroll').forEach(function (box) {
+      box.classList.toggle('jtc-overflows', box.scrollWidth > box.clientWidth + 1);
+    });
+  }
   function start() {
+    markOverflow();
+    window.addEventListener('resize', markOverflow);
+    window.addEventListener('load', markOverflow);
+    document.addEventListener('toggle', markOverflow, true);  // a folded table opened
+    document.querySelectorAll('.primary-toggle, .secondary-toggle').forEach(function (button) {
+      button.addEventListener('click', function () { setTimeout(hideTooltips, 0); });
+    });
+    landOnClaim();
     forward('.primary-toggle');
     forward('.secondary-toggle');
     closable();

@@ -16,6 +16,12 @@
 # %% [markdown]
 # # Appendix B: the second domain
 #
+# **What this chapter finds**, claim by claim, before how it finds it (each claim's id leads to its table, under the
+# figure that shows it):
+#
+# ```{glue} findings
+# ```
+#
 # The paper repeats its experiments for the 24-layer GPT-2 and BERT on news sentences from the Leipzig corpus,
 # with every map fitted on news (Figs. 12-21), and finds the results "similar" to Wikipedia. Our stand-in of the
 # news domain is the generated news text (see [the embedded world](embedded_world.ipynb)); the 24-layer models are
@@ -106,6 +112,10 @@ figure("real_fig4", plot=False)  # SmolLM2 on Wikipedia, drawn in section 4
 chapter.real_verdicts(["C15"])
 
 
+# %% tags=["remove-cell"]
+# what the chapter's opening pastes: the verdict of every claim shown above, on each model it was judged on
+chapter.findings()
+
 # %% [markdown]
 # ## Exercises
 #
@@ -115,6 +125,7 @@ chapter.real_verdicts(["C15"])
 
 # %%
 import numpy as np
+import pandas as pd
 
 from jtc_utils.book.display import exercises
 from jtc_utils.evidence import figdata
@@ -196,7 +207,7 @@ for domain, f in (("news", "fig12"), ("encyclopedia", "fig23")):
     r2 = np.asarray(get(f)["r2_mat"], dtype=float)
     mean[domain] = r2[np.triu_indices(len(r2), k=1)].mean()
 answer = max(mean, key=mean.get)
-print({d: float(round(v, 3)) for d, v in mean.items()})
+print(pd.Series(mean, name="mean r² of mat").round(3).to_string())
 
 # %% [markdown]
 # ```{solution-end}

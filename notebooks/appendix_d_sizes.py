@@ -16,6 +16,12 @@
 # %% [markdown]
 # # Appendix D: every model size
 #
+# **What this chapter finds**, claim by claim, before how it finds it (each claim's id leads to its table, under the
+# figure that shows it):
+#
+# ```{glue} findings
+# ```
+#
 # The paper's appendix D repeats the $r^2$ heatmaps and the prediction curves for the other sizes: GPT-2 small,
 # medium and large (12, 24, 36 layers) and BERT-base (12 layers). The heatmaps (the paper's Figs. 22-25) are in
 # [section 3](sec3_linear_shortcuts.ipynb); here are Precision@k (the paper's Figs. 26-29) and Surprisal (its Figs.
@@ -101,6 +107,10 @@ chapter.grid([nearest, "real_fig4"], stored=True)
 chapter.grid([SURPRISAL_OF[nearest], "real_fig5"], stored=True)
 
 
+# %% tags=["remove-cell"]
+# what the chapter's opening pastes: the verdict of every claim shown above, on each model it was judged on
+chapter.findings()
+
 # %% [markdown]
 # ## Exercises
 #
@@ -167,7 +177,7 @@ for f in ("fig26", "fig27", "fig28", "fig4"):
     d = get(f)
     gain = np.asarray(d["curves"]["mat"]["p@1"], dtype=float) - np.asarray(d["curves"]["id"]["p@1"], dtype=float)
     answer[f] = float(gain[: d["n_layers"]].mean())
-print({f: round(v, 3) for f, v in answer.items()})
+print(pd.Series(answer, name="mean P@1 gain of mat over id").rename(lambda f: f"Fig. {f[3:]}").round(3).to_string())
 
 # %% [markdown]
 # ```{solution-end}
@@ -196,7 +206,7 @@ for f in ("fig22", "fig23", "fig24", "fig2"):
     r2 = np.asarray(get(f)["r2_mat"], dtype=float)
     means[f] = r2[np.triu_indices(len(r2), k=1)].mean()
 answer = max(means, key=means.get)
-print({f: float(round(v, 3)) for f, v in means.items()})
+print(pd.Series(means, name="mean r² of mat").rename(lambda f: f"Fig. {f[3:]}").round(3).to_string())
 
 # %% [markdown]
 # ```{solution-end}

@@ -39,7 +39,8 @@
 # margins: a 90% interval), so it excludes 0 exactly when the verdict holds or fails. A statistic that does not move
 # under its resamples says so instead of printing an interval of zero width. Before any verdict is drawn, each claim's
 # **instrument** must pass the checks its record states (a baseline that works, a labelling that reaches the tokens,
-# three training runs of every trained component it compares, no single layer deciding a rule over layers); a claim
+# as many training runs of every trained component it compares as the seed rule needs, a cast through replaced
+# sub-modules whose output depends on its start state, no single layer deciding a rule over layers); a claim
 # whose instrument fails is **not judged** and counted apart. Three training seeds alone are no such evidence
 # (all three agree by chance one time in eight): a verdict whose only resamples are the seeds is shown as "k of n
 # seeds" and is undecided below five seeds. A statistic without resamples, or one that would need a selection redone
@@ -106,6 +107,81 @@ regime_records = groups["Jump to Conclusions, in the paper's regime"][0]
 stand_in = groups["Jump to Conclusions, on the stand-in"][0]
 
 # %% [markdown]
+# (claims-grid)=
+# ## Every claim at a glance
+#
+# Each claim of the four papers with its status on each profile: the rule, the margin and the reason of every
+# verdict are in the tables further down. A claim's id leads to the chapter that shows it; searching for an id
+# lands on its row here.
+
+# %% tags=["hide-input"]
+PAPERS = {  # each paper's claims: the group read on this page's profile and the group read on the real model
+    title.removesuffix(", on the stand-in"): (title, title.replace("on the stand-in", "on the real model"))
+    for title in FILES
+    if title.endswith(", on the stand-in")
+}
+here, real_name = "on " + claims_page.PROFILE_NAMES[setting.profile.name], "on the real model"
+sections = []
+for paper, (mine, real) in PAPERS.items():
+    rows = {}
+    for column, title in ((here, mine), (real_name, real)):
+        for r in groups[title][0]:
+            rows.setdefault(r["id"], {})[column] = r
+    sections.append((paper, list(rows.values())))
+HTML(
+    claims_page.verdict_grid(
+        sections,
+        [here, real_name],
+        "claims-grid",
+        "Every claim's status on each profile",
+        lambda cid: f"{claim_tables.page_of(cid)}.html#claim-{cid.lower()}",
+        row_ids=True,
+    )
+)
+
+# %% tags=["remove-cell"]
+# what the introduction's first screen pastes: per paper, whether its headline holds on each profile, what holds and
+# fails, and the one figure to look at (the headline claims and the figure were chosen from the papers' abstracts,
+# before reading any verdict)
+HEADLINES = {
+    "Jump to Conclusions": (
+        "a linear map fitted by least squares (mat) reads an early layer better than the logit lens (id)",
+        ("C1a", "C2"),
+        ("sec4_predictions.html#figure-real_fig4", "section 4's Precision@1 on SmolLM2"),
+    ),
+    "Low-rank shortcuts and the tuned lens": (
+        "a rank-r shortcut with a norm (N-NJTC) beats the logit lens over the first half of the layers",
+        ("N1",),
+        ("lenses.html#figure-real_nnjtc_fig2", "the lens chapter's Precision@1 on SmolLM2"),
+    ),
+    "FFN sub-updates in the vocabulary space": (
+        "the feed-forward blocks' sub-updates promote concepts, more than random vectors do",
+        ("F1", "F3"),
+        ("ffn_subupdates.html#figure-real_geva", "the FFN chapter's figures on SmolLM2"),
+    ),
+    "Your Transformer is Secretly Linear": (
+        "consecutive blocks are close to linear maps, markedly less so without the residual",
+        ("S2",),
+        ("secretly_linear.html#figure-sl_fig1", "the linearity chapter's Figure 1"),
+    ),
+}
+PROFILE_TITLES = {**claims_page.PROFILE_NAMES, "real": "the real model (SmolLM2-135M)"}
+items = [
+    claims_page.headline(
+        paper,
+        says,
+        key,
+        [
+            (PROFILE_TITLES["real"], groups[PAPERS[paper][1]][0]),
+            (PROFILE_TITLES[setting.profile.name], groups[PAPERS[paper][0]][0]),
+        ],
+        look,
+    )
+    for paper, (says, key, look) in HEADLINES.items()
+]
+glue("headline", HTML(f'<ul class="jtc-headline">{"".join(items)}</ul>'), display=False)
+
+# %% [markdown]
 # ## Summary
 #
 # Findings per group of claims, on the profile each group is read on. "Without an interval" counts findings whose
@@ -156,9 +232,9 @@ for key, title in (
 #
 # How every rule reads the papers' words, and how a verdict is decided:
 
-# %%
+# %% tags=["hide-input"]
 display(Markdown(claims.RULES_NOTE + "\n\n" + claims.INSTRUMENTS_NOTE + "\n\n" + claims_page.COVERAGE_NOTE))
-claim_tables.Scrolled(claim_tables.lexicon_table())
+claim_tables.Folded("The lexicon: every vague word and its one reading", claim_tables.lexicon_table())
 
 # %% [markdown]
 # (claims-which)=
@@ -196,7 +272,7 @@ pairs = [
     )
     for p in claims_page.differing(groups[stand][0], groups[real][0])
 ]
-HTML(claims_page.disagreement_table(pairs, DIFFERS, "claims-differ"))
+HTML(claims_page.disagreement_table(pairs, DIFFERS, "claims-differ", ffn_claims.BELIEVE))
 
 # %% [markdown]
 # ## Findings
@@ -256,7 +332,9 @@ HTML(
 # each, so the claims that read only their figures are not in this table.
 
 # %% tags=["nbval-check-output", "hide-input"]
-display(claim_tables.Scrolled(claim_tables.style(seeds.table(stand_in), "claims-seeds", widths=False)))
+claim_tables.Folded(
+    "The verdicts on each training seed", claim_tables.style(seeds.table(stand_in), "claims-seeds", widths=False)
+)
 
 # %% [markdown]
 # ## Jump to Conclusions, in the paper's statistical regime
@@ -282,19 +360,18 @@ sizes = (
     .reset_index()
     .rename(columns={"model": "stand-in", "plays": "plays the paper's", "n_train": "training vectors"})
 )
-display(
-    claim_tables.Scrolled(
-        sizes.style.hide(axis="index").set_uuid("claims-regime-sizes").set_table_attributes('class="jtc-claims"')
-    )
+claim_tables.Folded(
+    "The training vectors of each figure, and the verdicts in the paper's regime",
+    sizes.style.hide(axis="index").set_uuid("claims-regime-sizes").set_table_attributes('class="jtc-claims"'),
+    table("Jump to Conclusions, in the paper's regime", "claims-jtc-regime"),
 )
-table("Jump to Conclusions, in the paper's regime", "claims-jtc-regime")
 
 # %% [markdown]
 # The two regimes side by side (shape verdicts and our numbers):
 
 # %% tags=["nbval-check-output", "hide-input"]
 compared = regime.compare(groups["Jump to Conclusions, on the stand-in"][0], regime_records)
-display(claim_tables.Scrolled(claim_tables.style(compared, "claims-regime-compare", widths=False)))
+claim_tables.Folded("The two regimes side by side", claim_tables.style(compared, "claims-regime-compare", widths=False))
 
 # %% [markdown]
 # ## The papers around it
@@ -433,7 +510,7 @@ from jtc_utils.book.display import exercises
 stand = {r["id"] for r in groups["Jump to Conclusions, on the stand-in"][0] if r["holds"] is False}
 real = {r["id"] for r in groups["Jump to Conclusions, on the real model"][0] if r["holds"] is True}
 answer = stand & real
-print(sorted(answer))
+print(", ".join(sorted(answer)) or "none")
 
 # %% [markdown]
 # ```{solution-end}

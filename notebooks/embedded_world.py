@@ -59,9 +59,9 @@ from jtc_utils.embedded import corpus
 
 # %%
 for domain in corpus.DOMAINS:
-    print(f"--- {domain}")
+    print(f"{domain}:")
     for s in corpus.pool(domain, "validation", n=3):
-        print(repr(s.text))
+        print(f"  “{s.text}”")
 
 # %% [markdown]
 # The labels of one sentence, word by word:
@@ -88,7 +88,13 @@ print(
     f"mean length {lengths.mean():.1f} words, {100 * (lengths > 35).mean():.0f}% over 35 words; "
     f"{len({w for ws in words for w in ws}):,} distinct words"
 )
-print("experiment pools:", {d: corpus.POOL_SIZES[d] for d in corpus.DOMAINS})
+print(
+    "experiment pools: "
+    + "; ".join(
+        f"{d}: {p['train']:,} training and {p['validation']:,} validation sentences"
+        for d, p in ((d, corpus.POOL_SIZES[d]) for d in corpus.DOMAINS)
+    )
+)
 
 # %% [markdown]
 # ## The zoo

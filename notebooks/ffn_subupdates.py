@@ -15,6 +15,12 @@
 # %% [markdown]
 # # What the feed-forward blocks write: sub-updates in the vocabulary space
 #
+# **What this chapter finds**, claim by claim, before how it finds it (each claim's id leads to its table, under the
+# figure that shows it):
+#
+# ```{glue} findings
+# ```
+#
 # Section 6 of the JTC paper replaces a block's feed-forward network (FFN) by one least-squares matrix
 # (`mat_ffn`). Geva, Caciularu, Wang and Goldberg {cite:p}`geva2022ffn` look inside that FFN. Its output is a sum of
 # *value vectors* $v_i$ (the rows of the second weight matrix) weighted by input-dependent *coefficients* $m_i$:
@@ -52,6 +58,7 @@ from IPython.display import display
 
 from jtc_utils.core.analysis import experiment
 from jtc_utils.core.data import token_concepts
+from jtc_utils.core.models import real_models
 from jtc_utils.book.display.chapter import Chapter
 from jtc_utils.evidence import digits
 from jtc_utils.ffn import FFN, claims, decompose
@@ -72,7 +79,11 @@ figure, results = chapter.figure, chapter.results
 # %% tags=["nbval-check-output"]
 exp = experiment.for_role(profile, "gpt24", seed=seed)
 worst = max(max(g["vs_module"], g["vs_hidden"]) for g in decompose.check(exp))
-print(f"{FFN(exp.adapter)}: largest deviation over {len(exp.val)} samples and all blocks: {digits.bound(worst, 1e-5)}")
+ffn = FFN(exp.adapter)
+print(
+    f"{exp.adapter.name}'s {ffn.n_layers} FFN blocks (d={ffn.d}, d_ff={ffn.d_ff}): largest deviation over "
+    f"{len(exp.val)} samples and all blocks: {digits.bound(worst, 1e-5)}"
+)
 
 # %% [markdown]
 # ## Concepts in value vectors (the paper's Table 2, Figures 2 and 4)
@@ -167,7 +178,7 @@ display(
         {f"{ev} ({k})": t4["events"][ev][k] for ev in ("saturation", "elimination") for k in ("dominant", "random")}
     ).T.round(4)
 )
-print({ev: f"{t4['events'][ev]['events']} events of {t4['events'][ev]['of']}" for ev in t4["events"]})
+print("; ".join(f"{ev}: {t4['events'][ev]['events']} events of {t4['events'][ev]['of']}" for ev in t4["events"]))
 
 # %%
 f3 = figure("geva_fig3")
@@ -308,8 +319,10 @@ print(
     cc["counts"]["embedded"],
     "of them in",
     sum(c.startswith("class ") for c in cc["groups"]),
-    "embedded classes; settings:",
-    {k: getattr(token_concepts, k) for k in ("FUNCTION_WORDS", "PER_CLASS", "ENCODER", "CLUSTER_SEED")},
+    f"embedded classes (the {token_concepts.FUNCTION_WORDS} most frequent function words left out, about "
+    f"{token_concepts.PER_CLASS} tokens per class, embedded by the "
+    f"{real_models.spec(token_concepts.ENCODER).description}, clusters drawn with seed "
+    f"{token_concepts.CLUSTER_SEED})",
 )
 display(
     pd.DataFrame(
@@ -344,11 +357,11 @@ display(
 
 # %% tags=["nbval-check-output"]
 print(
-    "decomposition, relative deviation:",
-    [
+    "decomposition, relative deviation: "
+    + "; ".join(
         f"block {g['block']}: {digits.bound(max(g['vs_module'], g['vs_hidden']) / g['scale'], 1e-5)}"
         for g in rg["decomposition"]
-    ],
+    )
 )
 # four significant digits: a 30-layer model's sums of scores move in their sixth digit with the arithmetic
 display(
@@ -374,6 +387,10 @@ pd.DataFrame(
 
 # %% tags=["nbval-check-output"]
 chapter.real_verdicts(list(claims.CLAIMS), claims.real_getter)
+
+# %% tags=["remove-cell"]
+# what the chapter's opening pastes: the verdict of every claim shown above, on each model it was judged on
+chapter.findings()
 
 # %% [markdown]
 # ## Exercises

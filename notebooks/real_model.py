@@ -16,6 +16,12 @@
 # %% [markdown]
 # # A real model, offline
 #
+# **What this chapter finds**, claim by claim, before how it finds it (each claim's id leads to its table, under the
+# figure that shows it):
+#
+# ```{glue} findings
+# ```
+#
 # The stand-ins of [the embedded world](embedded_world.ipynb) are small and their text is regular, so a reader may
 # ask whether the paper's findings are true of real language models at all. This book answers on one real model
 # that needs no network: the **`real` profile** runs every hidden-state and prediction chapter on
@@ -175,6 +181,10 @@ print(
 )
 
 
+# %% tags=["remove-cell"]
+# what the chapter's opening pastes: the verdict of every claim shown above, on each model it was judged on
+chapter.findings()
+
 # %% [markdown]
 # ## Exercises
 #
@@ -202,7 +212,7 @@ from jtc_utils.evidence import figdata
 # %% tags=["solution"]
 ppl = {"wiki": fit["real_textfit"]["perplexity"], "bbc": fit["real_textfit_bbc"]["perplexity"]}
 answer = min(ppl, key=ppl.get)
-print({d: round(v, 2) for d, v in ppl.items()})
+print(pd.Series(ppl, name="perplexity").rename({"wiki": "Wikipedia", "bbc": "BBC News"}).round(2).to_string())
 
 # %% [markdown]
 # ```{solution-end}

@@ -15,6 +15,12 @@
 # %% [markdown]
 # # Linear shortcuts across blocks (paper §3)
 #
+# **What this chapter finds**, claim by claim, before how it finds it (each claim's id leads to its table, under the
+# figure that shows it):
+#
+# ```{glue} findings
+# ```
+#
 # A transformer computes a hidden state $h^\ell$ after each of its $L$ blocks. The paper asks a simple question:
 # **can a single linear map carry $h^\ell$ straight to a later layer $\ell'$?** It compares two ways of
 # "jumping" from layer $\ell$ to layer $\ell'$:
@@ -250,7 +256,10 @@ for fig_id, d in results.items():
     if "r2_mat_train" in d:  # the figure's numbers as saved: lists, NaN as None
         mat, ident = (np.asarray(d[k], dtype=float) for k in ("r2_mat_train", "r2_id_train"))
         train_check[fig_id] = bool((mat >= ident - 1e-9)[~np.isnan(mat)].all())
-print("on the training set mat >= id for every pair:", train_check)
+print(
+    "on the training set mat >= id for every pair: "
+    + ", ".join(f"Fig. {f[3:]} {'yes' if ok else 'no'}" for f, ok in train_check.items())
+)
 
 # %% [markdown]
 # ## Beyond the paper: the paper's statistical regime
@@ -298,6 +307,10 @@ print(pd.DataFrame([r for c in size_curves.values() for r in regime.summary(c)])
 # more for the stand-in of GPT-2 XL, which has fewer vectors per dimension. Yet `mat` still beats `id` from every
 # source layer, in $r^2$ and in Precision@1. On the stand-ins, the paper's ordering does not depend on the regime;
 # the [claims page](claims_verdicts.ipynb) judges every claim in both.
+
+# %% tags=["remove-cell"]
+# what the chapter's opening pastes: the verdict of every claim shown above, on each model it was judged on
+chapter.findings()
 
 # %% [markdown]
 # ## Exercises

@@ -16,6 +16,12 @@
 # %% [markdown]
 # # Predictions from early layers (paper §4)
 #
+# **What this chapter finds**, claim by claim, before how it finds it (each claim's id leads to its table, under the
+# figure that shows it):
+#
+# ```{glue} findings
+# ```
+#
 # Section 3 showed that `mat` approximates later hidden states better than `id`. Does that matter for what the
 # model *says*? The paper casts the layer-$\ell$ state to the last layer and reads it out with the model's own
 # output head $R$:
@@ -281,6 +287,10 @@ from jtc_utils.jtc import regime
 size_curves = [regime.sample_size_curve(chapter.experiment(f)) for f in ("fig26", "fig4")]
 drawn("sample_size_gpt12", size_curves[0], {}, view="p1", also=size_curves[1:])
 print(pd.DataFrame([r for c in size_curves for r in regime.summary(c)]).round(3).to_string(index=False))
+
+# %% tags=["remove-cell"]
+# what the chapter's opening pastes: the verdict of every claim shown above, on each model it was judged on
+chapter.findings()
 
 # %% [markdown]
 # ## Exercises

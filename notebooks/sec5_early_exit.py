@@ -16,6 +16,12 @@
 # %% [markdown]
 # # Early exit (paper §5)
 #
+# **What this chapter finds**, claim by claim, before how it finds it (each claim's id leads to its table, under the
+# figure that shows it):
+#
+# ```{glue} findings
+# ```
+#
 # If a layer's cast prediction is already the final one, the remaining blocks could be skipped. The paper plugs
 # `mat` and `id` into a simple confidence rule (after CALM): at layer $\ell = 1, \dots, L-1$, cast the state, read
 # it out, and stop if the gap between the two largest probabilities is large enough,
@@ -184,6 +190,10 @@ chapter.verdicts(["C10"])
 # for most budgets. With `mat` the rule beats fixed exit from about mid-depth on, in every figure. The
 # rule reads the paper's "early exit obtains better results than fixed layer exit" as an unqualified comparison:
 # the early-exit curve strictly above the fixed one at more than half of the integer layer budgets.
+
+# %% tags=["remove-cell"]
+# what the chapter's opening pastes: the verdict of every claim shown above, on each model it was judged on
+chapter.findings()
 
 # %% [markdown]
 # ## Exercises

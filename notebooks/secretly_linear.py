@@ -15,6 +15,12 @@
 # %% [markdown]
 # # How linear is a block? "Your Transformer is Secretly Linear"
 #
+# **What this chapter finds**, claim by claim, before how it finds it (each claim's id leads to its table, under the
+# figure that shows it):
+#
+# ```{glue} findings
+# ```
+#
 # JTC asks whether a hidden state can be carried to the last layer by one linear map. Razzhigaev et al.
 # {cite:p}`razzhigaev2024linear` ask the same question one block at a time. For the states $X = h^\ell$ and
 # $Y = h^{\ell+1}$ of many tokens, both centred and scaled to unit Frobenius norm ($\tilde X$, $\tilde Y$), the
@@ -80,9 +86,9 @@ summary = pd.DataFrame(
             "family": v["family"],
             "L": v["n_layers"],
             "tokens": v["n_tokens"][0],
-            "median LS_res": np.median(v["paper"]["res_in"]),
-            "median LS_nores": np.median(v["paper"]["nores_in"]),
-            "median held-out LS_res": np.median(v["paper"]["res_ho"]),
+            "median LSᵣₑₛ": np.median(v["paper"]["res_in"]),
+            "median LSₙₒᵣₑₛ": np.median(v["paper"]["nores_in"]),
+            "median held-out LSᵣₑₛ": np.median(v["paper"]["res_ho"]),
             "null": np.median(v["paper"]["res_null"]),
         }
         for m, v in {**f1, real["model"]: {**real, "family": "llama"}}.items()
@@ -125,7 +131,7 @@ digits.frame(
         {
             "d": {m: (f1[m]["d"] if m in f1 else real["d"]) for m in shifts},
             "tokens": {m: (f1[m]["n_tokens"][0] if m in f1 else real["n_tokens"][0]) for m in shifts},
-            "mean shift of LS_res": shifts,
+            "mean shift of LSᵣₑₛ": shifts,
         }
     ),
     3,
@@ -158,7 +164,7 @@ fam = figure("ext_sl_r2family")
 
 # %% tags=["nbval-check-output"]
 print(
-    f"largest gap between LS_nores computed directly and through the identity: "
+    f"largest gap between LSₙₒᵣₑₛ computed directly and through the identity: "
     f"{digits.bound(fam['identity_max_gap'], 1e-8)}"
 )
 
@@ -186,9 +192,7 @@ chapter.real_verdicts(["S4"], claims.real_getter)
 f2 = figure("sl_fig2")
 
 # %% tags=["nbval-check-output"]
-print(
-    f"largest |LS_res(snapshot 630, float16) - LS_res(zoo/tiny-gpt2)|: {digits.bound(f2['fp16_vs_zoo_max_gap'], 1e-4)}"
-)
+print(f"largest |LSᵣₑₛ(snapshot 630, float16) - LSᵣₑₛ(zoo/tiny-gpt2)|: {digits.bound(f2['fp16_vs_zoo_max_gap'], 1e-4)}")
 chapter.verdicts(["S5"])
 
 # %% [markdown]
@@ -205,7 +209,7 @@ display(
     pd.DataFrame(
         {
             task: {
-                "mean Δ LS_nores": f"{v['mean']:+.3f}",
+                "mean Δ LSₙₒᵣₑₛ": f"{v['mean']:+.3f}",
                 "std": f"{v['std']:.3f}",
                 "per seed": ", ".join(f"{x:+.3f}" for x in v["delta"]),
                 "validation accuracy": ", ".join(f"{a:.2f}" for a in v["accuracy"]),
@@ -233,20 +237,20 @@ chapter.verdicts(["S6"])
 # %% tags=["nbval-check-output"]
 f4 = figure("sl_fig4", plot=False)  # drawn below with the probes of sl_fig5
 runs = pd.DataFrame(
-    {
-        n: {
+    [
+        {
             "λ": r["lambda"],
-            "seed": r["seed"],
-            "mean LS_res": np.mean(r["all"]["res_in"]),
-            "mean LS_nores": np.mean(r["all"]["nores_in"]),
+            "seed": int(r["seed"]),
+            "mean LSᵣₑₛ": np.mean(r["all"]["res_in"]),
+            "mean LSₙₒᵣₑₛ": np.mean(r["all"]["nores_in"]),
             "median ‖Δh‖/‖h‖": np.median(r["all"]["update_norm"]),
             "perplexity": r["lm"]["perplexity"],
             "fact accuracy": r["lm"]["fact_accuracy"],
             "training time (s)": r["train_time_s"],
         }
-        for n, r in f4["runs"].items()
-    }
-).T
+        for r in f4["runs"].values()
+    ]
+).set_index(["λ", "seed"])  # a run is its λ and its seed (not its file's name)
 display(digits.frame(runs, 3))
 
 # %%
@@ -388,6 +392,10 @@ print(
 # %% tags=["nbval-check-output"]
 chapter.real_verdicts(list(claims.CLAIMS), claims.real_getter)
 
+# %% tags=["remove-cell"]
+# what the chapter's opening pastes: the verdict of every claim shown above, on each model it was judged on
+chapter.findings()
+
 # %% [markdown]
 # ## Exercises
 #
@@ -425,7 +433,14 @@ with warnings.catch_warnings():
     answer = {
         n: score.score(rng.standard_normal((n, 48)), rng.standard_normal((n, 48))) for n in (50, 100, 1000, 10000)
     }
-print({n: (round(v, 4), round(48 / (n - 1), 4)) for n, v in answer.items()})
+print(
+    pd.DataFrame(
+        {"score": answer.values(), "48 / (n - 1)": [48 / (n - 1) for n in answer]},
+        index=pd.Index(list(answer), name="samples n"),
+    )
+    .round(4)
+    .to_string()
+)
 
 # %% [markdown]
 # ```{solution-end}

@@ -132,8 +132,11 @@ INSTRUMENTS_NOTE = (
     "A verdict is drawn only where the claim's instrument works. Each claim states, beside its rule, the conditions "
     "its instrument must meet, checked on each profile and shown with the verdict; a claim any of whose checks fails "
     "is **not judged**, counted apart and never as holds or fails. The conditions: a claim that compares trained "
-    f"components (NJTC, N-NJTC, the tuned lens) needs at least {LEAST_RUNS} training runs of each, so that the "
-    "run-to-run spread is inside its interval; a claim read through a labelling of the tokens needs one that reaches "
+    f"components (NJTC, N-NJTC, the tuned lens) needs at least {LEAST_RUNS} training runs of each (as many as a "
+    "verdict on training seeds alone needs), so that the run-to-run spread is inside its interval; a claim read "
+    "through an intervention (a cast through replaced sub-modules) needs one whose output depends on the state it "
+    "starts from, its top-1 taking more than one token over the samples at every start layer it reads; a claim read "
+    "through a labelling of the tokens needs one that reaches "
     f"at least {LEAST_REACH:.0%} of the tokens it labels; a claim that compares with a baseline needs a baseline that "
     f"works (a classifier within {BASELINE_SLACK:g} of the paper's lowest classifier accuracy); a rule whose margin is "
     "the extreme of a raw per-layer statistic (F7) must keep its sign when any one layer is left out, so that no "
@@ -196,8 +199,8 @@ def claim_record(
 
 def short_number(v) -> str:
     """A margin to two significant digits (what a resample's spread supports), always in plain decimals (``+0.00093``,
-    ``-100``: no exponent beside a decimal in one interval); one below 1e-4 in size as its bound (``+<0.0001``), so
-    that no noise-level number is printed."""
+    ``-100``: no exponent beside a decimal in one interval); one below 1e-4 in size as the range it lies in
+    (``between 0 and +0.0001``), so that no noise-level number is printed."""
     import math
 
     if v is None:
@@ -205,7 +208,7 @@ def short_number(v) -> str:
     if v == 0:
         return "0"
     if abs(v) < 1e-4:
-        return ("+" if v > 0 else "-") + "<0.0001"
+        return "between 0 and " + ("+" if v > 0 else "-") + "0.0001"
     r = float(f"{v:.2g}")
     return f"{r:+.{max(0, 1 - math.floor(math.log10(abs(r))))}f}"
 

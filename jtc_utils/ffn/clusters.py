@@ -42,7 +42,7 @@ def cluster_model(values_by_block: list, per_value: int) -> tuple[np.ndarray, bo
 def extreme_share(scores: np.ndarray, ids: np.ndarray, top: float = 0.001, cover: float = 0.5) -> dict:
     """Section 5.2 (claim F8): of the sub-update scores ``scores`` [L, n, d_ff] (every sample, every value), take the
     top ``top`` share by absolute value; the fewest clusters holding at least ``cover`` of those occurrences, and
-    the share of all values inside them."""
+    the share of all values inside them; the share of those occurrences in the block that holds most of them."""
     L, n, d_ff = scores.shape
     flat = np.abs(scores).reshape(-1)
     n_top = max(1, int(round(top * flat.size)))
@@ -59,4 +59,5 @@ def extreme_share(scores: np.ndarray, ids: np.ndarray, top: float = 0.001, cover
         "of_clusters": int((sizes > 0).sum()),
         "values_share": float(sizes[chosen].sum() / ids.size),
         "occurrence_share": float(occ[chosen].sum() / n_top),
+        "top_layer_share": float(np.bincount(layer, minlength=L).max() / n_top),
     }

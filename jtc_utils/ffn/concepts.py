@@ -70,6 +70,24 @@ def big_classes(token_class: dict, vocab_size: int, share: float = 0.10) -> list
     return sorted(c for c, n in counts.items() if n > share * vocab_size and c != MIXED)
 
 
+SHUFFLES = 5  # labellings with the classes shuffled among the tokens: the labelling control's draws
+
+
+def shuffled_labelling(token_class: dict, seed: int) -> dict:
+    """``token_class`` with its classes shuffled among its tokens (every class keeps its size): a labelling that
+    sees nothing of what the tokens are, the control a labelling must beat for its coverage to measure the vectors
+    (issue 77)."""
+    tokens = sorted(token_class)
+    labels = [token_class[t] for t in tokens]
+    order = np.random.default_rng([seed, 77]).permutation(len(tokens))
+    return {t: labels[i] for t, i in zip(tokens, order)}
+
+
+def shuffled_coverage(id_lists, token_class: dict, seed: int = 0, n: int = SHUFFLES) -> np.ndarray:
+    """[n * lists] the coverage of every list under ``n`` shuffled labellings (:func:`shuffled_labelling`)."""
+    return np.concatenate([coverage(id_lists, shuffled_labelling(token_class, seed + k)) for k in range(n)])
+
+
 def permutation_p(a: np.ndarray, b: np.ndarray, n_perm: int = 10_000, seed: int = 0) -> float:
     """One-sided permutation p-value of mean(a) - mean(b) (a larger), (count + 1) / (n_perm + 1)."""
     rng = np.random.default_rng(seed)

@@ -117,6 +117,7 @@ def concepts_of(exp, tc: dict, groups: dict, seed: int = 0, per_layer: int | Non
     allv, allg = np.concatenate(per["values"]), np.concatenate(per["gaussian"])
     flat_ids = np.concatenate(value_ids)
     gauss_ids = np.concatenate(gauss_lists)
+    shuffled = concepts.shuffled_coverage(flat_ids, tc, seed)
     return {
         "n_layers": ffn.n_layers,
         "d_ff": ffn.d_ff,
@@ -140,6 +141,9 @@ def concepts_of(exp, tc: dict, groups: dict, seed: int = 0, per_layer: int | Non
             "labelled_values": concepts.labelled(flat_ids, tc),
             "labelled_gaussian": concepts.labelled(gauss_ids, tc),
             "labelled_updates": concepts.labelled(np.concatenate(update_lists), tc),
+            # the labelling control: the values' coverage with the classes shuffled among the tokens (sizes kept)
+            "values_shuffled": float(shuffled.mean()),
+            "p_values_vs_shuffled": concepts.permutation_p(allv, shuffled, seed=seed),
         },
     }
 
@@ -261,6 +265,7 @@ def real(profile_seed: int = 0, profile: Profile | str = "real") -> dict:
     classes = real_concept_classes(profile, exp.model_name, tok, profile_seed)
     study = concepts_of(exp, classes["token_class"], classes["groups"], profile_seed, REAL_VALUES_PER_LAYER)
     value_clusters, glob = clusters.cluster_model([ffn.values(j) for j in range(L)], 10)
+    absolute = subupdates.abs_scores(sub)
     return {
         "concept_classes": {
             **{k: classes[k] for k in ("counts", "groups", "examples", "sizes")},
@@ -274,24 +279,20 @@ def real(profile_seed: int = 0, profile: Profile | str = "real") -> dict:
                 "gaussian": concepts.labelled(study["gaussian_ids"], classes["token_class"]),
             },
         },
-        "extreme": {**clusters.extreme_share(sub["scores_w"], value_clusters), "global_clusters": glob},
+        "extreme": {**clusters.extreme_share(subupdates.scaled_scores(sub), value_clusters), "global_clusters": glob},
         "decomposition": gaps,
         "t10": sub["t10"].mean(1),
         "r10": sub["r10"].mean(1),
         "d_ff": ffn.d_ff,
         "uniform": subupdates.TOP / ffn.d_ff,
         "events": subupdates.event_table(sub),
-        "abs_dominant": float(sub["abs_w"].mean()),
-        "abs_random": float(sub["abs_w_random"].mean()),
+        **{k: v for k, v in absolute.items() if k != "boot"},
         "layer_scores": subupdates.layer_scores(sub),
         "sat_hist": np.bincount(sub["sat"], minlength=L + 1),
         "exit": exit_table(exp, sub, REAL_FEATURES),
         "boot": {
             **{k: resample.resampled_mean(sub[k]) for k in ("t10", "r10")},
-            **{
-                k: resample.resampled_mean(sub[f"abs_w{s}"]).mean(1).round(6)
-                for k, s in (("abs_dominant", ""), ("abs_random", "_random"))
-            },
+            **absolute["boot"],
             "sat_hist": resample.resampled_counts(sub["sat"], L + 1),
         },
         "values": [
@@ -372,13 +373,8 @@ def _tab4(exp, sub) -> dict:
     ids, glob = clusters.cluster_model([FFN(exp.adapter).values(j) for j in range(exp.n_layers)], 10)
     return {
         "events": subupdates.event_table(sub),
-        "abs_dominant": float(sub["abs_w"].mean()),
-        "abs_random": float(sub["abs_w_random"].mean()),
-        "boot": {
-            k: resample.resampled_mean(sub[f"abs_w{s}"]).mean(1).round(6)
-            for k, s in (("abs_dominant", ""), ("abs_random", "_random"))
-        },
-        "extreme": {**clusters.extreme_share(sub["scores_w"], ids), "global_clusters": glob},
+        **subupdates.abs_scores(sub),
+        "extreme": {**clusters.extreme_share(subupdates.scaled_scores(sub), ids), "global_clusters": glob},
     }
 
 

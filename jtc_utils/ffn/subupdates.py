@@ -160,31 +160,63 @@ def analyse(exp, seed: int = 0) -> dict:
     return cache.cached("ffn_sub", key, lambda: compute(exp, seed))
 
 
+def layer_unit(a: dict) -> np.ndarray:
+    """[L] each layer's unit of score: the mean over the validation samples of the range (max - min) of ten random
+    sub-updates' scores for the layer's candidate w_l. Scores differ in scale from layer to layer (a block with a
+    massive activation scores a hundred times the others), so the claims that pool or compare layers read scores in
+    this unit (issue 77)."""
+    r = a["stats_w_random"]
+    return r[..., 0].mean(1) - r[..., 2].mean(1)
+
+
 def event_table(a: dict) -> dict:
     """Paper Table 4: for saturation events (reference t_f) and elimination events (reference w_l), the mean over
-    events of the max / mean / min score of the dominant ten and of ten random sub-updates; event counts."""
+    events of the max / mean / min score of the dominant ten and of ten random sub-updates (raw, and each event's in
+    its layer's unit, :func:`layer_unit`: ``*_scaled``); event counts."""
     n = a["sat"].shape[0]
     rows = np.arange(n)
+    unit = layer_unit(a)
     out = {}
     for name, layers, key in (("saturation", a["event_saturation"], "f"), ("elimination", a["event_elimination"], "w")):
         has = layers > 0
         j = layers[has] - 1
-        dom = a[f"stats_{key}"][j, rows[has]]
-        rnd = a[f"stats_{key}_random"][j, rows[has]]
-        out[name] = {
-            "events": int(has.sum()),
-            "of": int(n),
-            "dominant": dict(zip(("max", "mean", "min"), dom.mean(0).tolist())),
-            "random": dict(zip(("max", "mean", "min"), rnd.mean(0).tolist())),
+        at = np.maximum(layers, 1) - 1  # each sample's event layer (ignored without one)
+        parts = {
+            "dominant": a[f"stats_{key}"],
+            "random": a[f"stats_{key}_random"],
+            "dominant_scaled": a[f"stats_{key}"] / unit[:, None, None],
+            "random_scaled": a[f"stats_{key}_random"] / unit[:, None, None],
         }
-        # the validation samples resampled (resample.weights): the mean over the events a resample draws
+        out[name] = {"events": int(has.sum()), "of": int(n)}
         boot = {}
-        for part, stats in (("dominant", a[f"stats_{key}"]), ("random", a[f"stats_{key}_random"])):
-            per = stats[np.maximum(layers, 1) - 1, rows]  # [n, 3]: each sample's event layer (ignored without one)
-            b = resample.resampled_mean(per.T, where=has)
+        for part, stats in parts.items():
+            out[name][part] = dict(zip(("max", "mean", "min"), stats[j, rows[has]].mean(0).tolist()))
+            # the validation samples resampled (resample.weights): the mean over the events a resample draws
+            b = resample.resampled_mean(stats[at, rows].T, where=has)
             boot[part] = {s: b[:, i] for i, s in enumerate(("max", "mean", "min"))}
         out[name]["boot"] = boot
     return out
+
+
+def abs_scores(a: dict) -> dict:
+    """The mean |score| of the dominant ten and of ten random sub-updates over every layer and sample, raw and in
+    each layer's unit (:func:`layer_unit`), with their resamples over the validation samples."""
+    unit = layer_unit(a)[:, None]
+    arrays = {
+        "abs_dominant": a["abs_w"],
+        "abs_random": a["abs_w_random"],
+        "abs_dominant_scaled": a["abs_w"] / unit,
+        "abs_random_scaled": a["abs_w_random"] / unit,
+    }
+    return {
+        **{k: float(v.mean()) for k, v in arrays.items()},
+        "boot": {k: resample.resampled_mean(v).mean(1).round(6) for k, v in arrays.items()},
+    }
+
+
+def scaled_scores(a: dict) -> np.ndarray:
+    """Every sub-update's score for w_l [L, n, d_ff] in its layer's unit (:func:`layer_unit`)."""
+    return a["scores_w"] / layer_unit(a)[:, None, None].astype(np.float32)
 
 
 def layer_scores(a: dict) -> dict:

@@ -93,8 +93,9 @@ REASONS = {
     "C12c": {
         "tiny": "`mat_ln1_ln2` rises over the window, but no more than `mat`, attention and FFN replacements "
         "do over the same layers: a rise every curve shares is not a sharp ascent of this one.",
-        "real": "On SmolLM2 the norm mapping stays near zero: replacing every later RMSNorm by a matrix destroys "
-        "the prediction (section 6).",
+        "real": "On SmolLM2 the norm mapping does not read its start state from the early start layers: the "
+        "matrices that stand in for its RMSNorms pass the massive first-position activation on unnormalised, the "
+        "gated FFN squares it, and the states overflow (section 6 traces it block by block).",
     },
     "C13": {
         "tiny": "`mat`'s top-5 tokens fit the slot's word class more often than `id`'s, but by less than a fifth: "
@@ -106,12 +107,14 @@ REASONS = {
         "above its fixed-exit curve on average (section 5 draws both)."
     },
     "C12a": {
-        "real": "On SmolLM2 the feed-forward and norm replacements stay far below `mat`: its RMSNorms and gated "
-        "FFNs are far from linear on states whose lengths span two orders of magnitude."
+        "real": "On SmolLM2 the feed-forward replacement stays far below `mat`, and the norm replacement does not "
+        "read its start state (its states overflow: section 6): its RMSNorms and gated FFNs are far from linear "
+        "on states whose lengths span two orders of magnitude."
     },
     "C12b": {
         "tiny": "Replacing attention is the *most* harmful replacement on the stand-in, not the least: the one "
-        "real reversal of a headline finding there. The real model restores the paper's order."
+        "real reversal of a headline finding there. On the real model the comparison is not judged, because its "
+        "norm replacement's states overflow (section 6)."
     },
 }
 

@@ -5,6 +5,8 @@ The notebooks call :func:`compute`; the regression tests call it too and compare
 
 from __future__ import annotations
 
+import numpy as np
+
 from dataclasses import dataclass
 
 import pandas as pd
@@ -185,6 +187,17 @@ def _parts(w: Work) -> tuple[dict, dict]:
         head = {**head, "start_layers": list(starts) + [ex.n_layers]}
     else:
         r = submodules.per_sample(exp)  # cached on disk: the figures of one model share it
+    L = exp.n_layers if not w.profile.one_model else ex.n_layers
+    done = set(head.get("start_layers", range(L + 1)))
+    # how many tokens each cast's top-1 takes over the samples, per start layer: one token for every sample is an
+    # output that does not depend on the state it starts from (instruments.state_check)
+    head = {
+        **head,
+        "distinct_top1": {
+            m: [int(np.unique(t[layer]).size) if layer in done else None for layer in range(L + 1)]
+            for m, t in r["top1"].items()
+        },
+    }
     return readout.curves(r, seed=w.seed), head
 
 

@@ -11,6 +11,7 @@ import numpy as np
 from jtc_utils.core.analysis.early_exit import curve_points
 from jtc_utils.evidence import figdata, verdicts
 from jtc_utils.evidence.claims import NotComputed, available, claim_record, magnitude_part
+from jtc_utils.evidence.instruments import state_check
 from jtc_utils.jtc.shortcut_claims import scaled_layer
 
 
@@ -124,6 +125,15 @@ def _parts_p1(d):
     return {m: figdata.as_array(c["p@1"]) for m, c in d["curves"].items()}
 
 
+def _reads_state(d, layers, mappings=("mat_attn", "mat_ln1_ln2", "mat_ffn")) -> list:
+    """The check that each sub-module cast a claim reads depends on its start state at the start layers it reads
+    (:func:`jtc_utils.evidence.instruments.state_check`; none for a figure saved before it counted the top-1s)."""
+    distinct = d.get("distinct_top1")
+    if distinct is None:
+        return []
+    return [state_check({m: distinct[m] for m in mappings}, [int(x) for x in layers])]
+
+
 def c12a(get):
     d = get("fig10")
     L = d["n_layers"]
@@ -147,6 +157,7 @@ def c12a(get):
         words=("every", "better", "depth"),
         unit="P@1",
         statistic="parts_vs_mat",
+        checks=_reads_state(d, np.flatnonzero(done)),
     )
 
 
@@ -170,6 +181,7 @@ def c12b(get):
         words=("substantially", "better"),
         unit="relative gap - 0.2",
         statistic="attn_vs_parts",
+        checks=_reads_state(d, np.flatnonzero(done)),
     )
 
 
@@ -197,4 +209,5 @@ def c12c(get):
         words=("sharp", "substantially", "depth"),
         unit="relative gap - 0.2",
         statistic="ln_rise",
+        checks=_reads_state(d, (a, b)),
     )

@@ -242,7 +242,7 @@ def norms_by_position(data: dict, title=None):
     for p in range(1, norms.shape[1]):
         ax.plot(range(L + 1), norms[:, p], color="0.6", lw=0.8, label="positions 1+" if p == 1 else None)
     ax.plot(range(L + 1), norms[:, 0], color="k", lw=2.5, label="position 0 (first token)")
-    ax.set(yscale="log", xlabel="layer ℓ", ylabel="mean ‖h^ℓ‖ (log scale)", title=title)
+    ax.set(yscale="log", xlabel="layer ℓ", ylabel="mean ‖hˡ‖ (log scale)", title=title)
     _layer_ticks(ax, L)
     ax.legend()
     fig.tight_layout()

@@ -18,10 +18,11 @@ from jtc_utils.core.infra.paths import ZOO_DIR, atomic_open
 from . import lowrank, tuned
 
 FOLDER = "lenses"
-# arrays stored in half precision, by model, to keep the committed zoo within its 100 MB: the real model's tuned lens
-# (``M``, ``c``: 30 maps of 576 x 576, 40 MB in float32; their entries lie within +-3, far inside float16's range;
-# the low-rank lenses' losses and running variances do not fit it and stay float32). They are loaded as float32, so
-# the lens computes in single precision from weights rounded to half; the real model's lens table is computed so.
+# arrays stored in half precision, by model, to keep the committed zoo within its budget (tests/training/test_zoo.py):
+# the real model's tuned lens (``M``, ``c``: 30 maps of 576 x 576, 40 MB in float32; their entries lie within +-3, far
+# inside float16's range; the low-rank lenses' losses and running variances do not fit it and stay float32). They are
+# loaded as float32, so the lens computes in single precision from weights rounded to half; the real model's lens
+# table is computed so.
 HALF = {"smollm2-135m": ("M", "c")}
 
 
@@ -89,7 +90,7 @@ def convergence(out: dict) -> dict:
             "pairs_converged": int(np.sum(np.asarray(out["converged"]) > 0)),
             "pairs": int(gap.size),
             "largest_gap": float(gap.max()),
-            "criterion": f"train loss within {lowrank.RECIPE['converge_gap']:.0%} of its function class's optimum",
+            "criterion": f"train loss within {lowrank.CONVERGED['converge_gap']:.0%} of its function class's optimum",
         }
     if "improvement" in out:
         below = tuned.RECIPE["converged_below"]
@@ -98,3 +99,29 @@ def convergence(out: dict) -> dict:
             "criterion": f"the last 10% of the steps lower the train KL by at most {below:.0%}",
         }
     return {}
+
+
+def unstage(model: str, staged: str, label: str) -> Path:
+    """A staged lens (``staged``: its tagged label, trained under the convergence rule beside the book's) made the one
+    the book reads: stored under ``label`` with its card named so (its key, and so its lookups, unchanged), replacing
+    the capped lens there, and the staged file removed. For a model added to ``registry.BOOK_CONVERGED``."""
+    from safetensors import safe_open
+
+    src = path(model, staged)
+    if not src.is_file():
+        raise FileNotFoundError(
+            f"no staged lens {staged!r} of {model} in {src.parent}: train it first with `python -m "
+            f"jtc_utils.lenses.train --models {model} --lowrank-only --converged`"
+        )
+    with safe_open(str(src), framework="numpy") as s:
+        meta = dict(s.metadata() or {})
+        arrays = {k: s.get_tensor(k) for k in s.keys()}
+    card = {**json.loads(meta.get("card", "{}")), "lens": label}
+    meta["card"] = json.dumps(card, sort_keys=True, default=str)
+    from safetensors.numpy import save
+
+    f = path(model, label)
+    with atomic_open(f) as out:
+        out.write(save(arrays, metadata=meta))
+    src.unlink()
+    return f

@@ -3,7 +3,7 @@ chapter's numbers (related-systems spec 3.4 and 5.3; the rules are the spec's, w
 
 Every function takes ``get`` (a figure id to its numbers; by default read from ``book/data``) and returns the record
 ``{id, claim, quote, paper, ours, holds, rule, magnitude}`` of :mod:`jtc_utils.jtc.claims`. Curves of the
-gradient-descent lenses are averaged over the three seeds before a rule is applied. Layer L (where every lens is the
+gradient-descent lenses are averaged over their seeds before a rule is applied. Layer L (where every lens is the
 true output) is left out of every "at every layer" rule.
 """
 
@@ -85,10 +85,10 @@ def n1(get):
         "N1",
         "N-NJTC beats the logit lens (id) over at least the first half of the layers",
         "higher precision and lower surprisal than id up to at least half of the depth (Fig. 3)",
-        f"P@1 above and S_N below id at {int(ok[half].sum())} of {int(half.sum())} layers l <= L/2",
+        f"P@1 above and surprisal below id at {int(ok[half].sum())} of {int(half.sum())} layers l <= L/2",
         margin,
-        "every l <= L/2: P@1(N-NJTC) > P@1(id) and S_N(N-NJTC) < S_N(id) (margin: the smallest "
-        "difference, in P@1 or nats)",
+        "every l <= L/2: P@1(N-NJTC) > P@1(id) and S(N-NJTC) < S(id), S the surprisal of the model's top token "
+        "under the lens (margin: the smallest difference, in P@1 or nats)",
         words=("every", "better", "half"),
         unit="P@1 or nats",
         checks=_runs(d),

@@ -1,9 +1,10 @@
 """The numbers behind every figure and table of the lens chapter, one function per figure id in :data:`COMPUTE`
 (related-systems spec 6): N-NJTC's Figures 2 and 3 (``nnjtc_fig2``: r² of every layer pair for id, ``mat``, NJTC and
-N-NJTC, three seeds, with the closed-form optimum's loss; ``nnjtc_fig3``: Precision@1 and both surprisals), the
-closed-form rank sweep (``ext_nnjtc_rank``), objective against form (``tl_grid``), the tuned lens on every zoo model
-(``tl_cmp``), every lens × layer × metric (``lens_table``), and their ``real_`` twins on the real model's first
-:data:`REAL_VAL` validation samples (``real_nnjtc_fig2`` reads the pairs the claims read: :func:`fig2_real`).
+N-NJTC, every seed of :data:`SEEDS`, with the closed-form optimum's loss; ``nnjtc_fig3``: Precision@1 and both
+surprisals), the closed-form rank sweep (``ext_nnjtc_rank``), objective against form (``tl_grid``), the tuned lens on
+every zoo model (``tl_cmp``), every lens × layer × metric (``lens_table``), and their ``real_`` twins on the real
+model's first :data:`REAL_VAL` validation samples (``real_nnjtc_fig2`` reads the pairs the claims read:
+:func:`fig2_real`).
 Evaluations are cached on disk (:mod:`jtc_utils.lenses.evaluated`); the tables are :mod:`jtc_utils.lenses.tables`.
 """
 
@@ -19,14 +20,14 @@ from jtc_utils.core.data.profiles import Profile
 from jtc_utils.core.data.setting import Setting
 from jtc_utils.core.analysis.experiment import for_role, shared
 from jtc_utils.evidence import figure_registry
-from jtc_utils.evidence.verdicts import seed_key
+from jtc_utils.evidence.verdicts import LEAST_SEEDS, seed_key
 
 from . import closed_form, evaluate, registry
 from .evaluated import evaluated, evaluated_many
 from .registry import Lens
 
 RANK = 4  # the zoo's rank (spec 3.2 item 3); the paper profile uses floor(d/100)
-SEEDS = (0, 1, 2)
+SEEDS = tuple(range(LEAST_SEEDS))  # the stand-in's low-rank lenses: every run the seed rule needs (train.SEEDS)
 # the training runs of the lenses trained once: the tuned lens of the stand-in (each run doubles its steps until it
 # converges, about an hour of two CPU cores) and the real model's NJTC and N-NJTC to the last layer and its tuned lens
 # (a GPU job); the claims that compare them are not judged until they have three (evidence.instruments.LEAST_RUNS)

@@ -28,7 +28,7 @@ from .tuned import CHECKPOINT_DIR
 RECIPE = {"lr": 1e-3, "batch": 256, "max_epochs": 300, "patience": 20, "early_stop_share": 0.1, "eps": 1e-5}
 # the recipe with the convergence rule (:func:`train`): what every low-rank lens is being retrained under, seed by seed
 # (``python -m jtc_utils.lenses.train --converged``), committed beside the lenses of :data:`RECIPE` until every run
-# the book reads exists (``registry.LOWRANK_RECIPE``)
+# the book reads exists (``registry.lowrank_recipe``)
 CONVERGED = {**RECIPE, "converge_gap": 0.01, "doublings": 4, "lr_decay": 0.5}
 CHECKPOINT_EVERY = 25  # epochs between two saved training states when a checkpoint folder is set
 
@@ -77,6 +77,12 @@ def _gap(loss, optimum) -> np.ndarray:
     )
 
 
+def _pair_gap(fit_loss, stop_loss, optimum, optimum_stop) -> np.ndarray:
+    """A pair's gap to its optimum as the convergence rule reads it: the smaller of its gap on the rows it trains on
+    and its gap on the rows it stops on (see :func:`train`)."""
+    return np.minimum(_gap(fit_loss, optimum), _gap(stop_loss, optimum_stop))
+
+
 def train(
     X: np.ndarray, pairs, rank: int, norm: bool, seed: int = 0, recipe: dict | None = None, progress: bool | None = None
 ) -> dict:
@@ -85,7 +91,8 @@ def train(
     Returns ``A`` [P, d, r], ``B`` [P, r, d], and for ``norm`` the BatchNorm's ``gamma``, ``beta``, ``mean``,
     ``var`` [P, d] (:func:`affine_form` turns them into ``M``, ``c``); per pair ``best_epoch``,
     ``stop_loss`` (early-stopping MSE), ``train_loss`` (MSE on the whole train split, evaluation form), ``epochs``
-    (run by the pair), ``gap`` (the relative gap of ``train_loss`` to :func:`optimum_losses`) and ``converged``
+    (run by the pair), ``gap`` (:func:`_pair_gap`: the smaller relative gap to :func:`optimum_losses` of its loss on
+    the rows it trains on, ``fit_loss``, and on the rows it stops on, ``stop_loss``) and ``converged``
     (1 where the gap is at most the recipe's ``converge_gap``).
 
     **When a pair stops** (fixed before any verdict was read: related-systems spec 3.2 item 1, with the convergence
@@ -126,7 +133,6 @@ def train(
     S_layers, T_layers = torch.tensor(sources, device=dev), torch.tensor(targets, device=dev)
     pi = torch.tensor([sources.index(a) for a, _ in pairs], device=dev)  # pair -> its source's row
     pj = torch.tensor([targets.index(b) for _, b in pairs], device=dev)  # pair -> its target's row
-    nS, nT = len(sources), len(targets)
     fit_i, stop_i = split_indices(n, seed, rec["early_stop_share"])
     optimum, optimum_stop = optimum_losses(X, pairs, rank, norm, fit_i, stop_i)
     fit_t, stop_t = torch.as_tensor(fit_i), torch.as_tensor(stop_i).to(dev)
@@ -147,34 +153,40 @@ def train(
         mean, var = s_mean[pi], s_var[pi]
     opt = torch.optim.Adam(params, lr=rec["lr"])
 
-    def grouped_loss(part, weights, stats=None, dtype=torch.float32):
+    every_pair = torch.arange(P, device=dev)
+
+    def grouped_loss(part, weights, stats=None, dtype=torch.float32, sel=every_pair):
         """Per-pair mean of ||BN(x) A B - y||² (or ||x A B - y||²) over the samples ``part`` under ``weights``
-        (A, B[, gamma, beta]): BatchNorm with the batch's statistics, or with ``stats`` (mean, var per source
-        layer: evaluation form)."""
+        (A, B[, gamma, beta]), for the pairs ``sel`` (indices; default all, in their order): BatchNorm with the
+        batch's statistics, or with ``stats`` (mean, var per source layer: evaluation form). Only the source and
+        target layers of ``sel`` are read, so a batch of the few pairs still training costs what they need."""
+        us, si = torch.unique(pi[sel], return_inverse=True)  # the sources ``sel`` reads; each pair's row among them
+        ut, ti = torch.unique(pj[sel], return_inverse=True)
         xs = src[:, part]
-        x, y = xs[S_layers].to(dtype), xs[T_layers].to(dtype)  # [nS, b, d], [nT, b, d]
-        A_, B_ = weights[0].to(dtype), weights[1].to(dtype)
+        x, y = xs[S_layers[us]].to(dtype), xs[T_layers[ut]].to(dtype)  # [nS', b, d], [nT', b, d]
+        A_, B_ = weights[0][sel].to(dtype), weights[1][sel].to(dtype)
         if norm:
             mu, v = (
                 (x.mean(1, keepdim=True), x.var(1, unbiased=False, keepdim=True))
                 if stats is None
-                else (stats[0].to(dtype)[:, None], stats[1].to(dtype)[:, None])
+                else (stats[0][us].to(dtype)[:, None], stats[1][us].to(dtype)[:, None])
             )
             x = (x - mu) / torch.sqrt(v + eps)
-            A_eff = weights[2].to(dtype)[:, :, None] * A_  # BN(x) A = x_hat diag(gamma) A + beta A
+            A_eff = weights[2][sel].to(dtype)[:, :, None] * A_  # BN(x) A = x_hat diag(gamma) A + beta A
         else:
             A_eff = A_
-        A_full = torch.zeros(nS, nT, d, rank, dtype=dtype, device=dev).index_put((pi, pj), A_eff)
-        Z = torch.bmm(x, A_full.permute(0, 2, 1, 3).reshape(nS, d, nT * rank)).view(nS, -1, nT, rank)
-        z = Z[pi, :, pj]  # [P, b, r]
+        nS_, nT_ = len(us), len(ut)
+        A_full = torch.zeros(nS_, nT_, d, rank, dtype=dtype, device=dev).index_put((si, ti), A_eff)
+        Z = torch.bmm(x, A_full.permute(0, 2, 1, 3).reshape(nS_, d, nT_ * rank)).view(nS_, -1, nT_, rank)
+        z = Z[si, :, ti]  # [P', b, r]
         if norm:
-            z = z + (weights[3].to(dtype)[:, None, :] @ A_)  # [P, 1, r]
-        Bt_full = torch.zeros(nT, nS, d, rank, dtype=dtype, device=dev).index_put((pj, pi), B_.transpose(1, 2))
-        Wy = torch.bmm(y, Bt_full.permute(0, 2, 1, 3).reshape(nT, d, nS * rank)).view(nT, -1, nS, rank)
-        w = Wy[pj, :, pi]  # [P, b, r] = y B^T
-        G = torch.bmm(B_, B_.transpose(1, 2))  # [P, r, r]
+            z = z + (weights[3][sel].to(dtype)[:, None, :] @ A_)  # [P', 1, r]
+        Bt_full = torch.zeros(nT_, nS_, d, rank, dtype=dtype, device=dev).index_put((ti, si), B_.transpose(1, 2))
+        Wy = torch.bmm(y, Bt_full.permute(0, 2, 1, 3).reshape(nT_, d, nS_ * rank)).view(nT_, -1, nS_, rank)
+        w = Wy[ti, :, si]  # [P', b, r] = y B^T
+        G = torch.bmm(B_, B_.transpose(1, 2))  # [P', r, r]
         sq = (torch.bmm(z, G) * z).sum(-1)
-        ynorm = (y**2).sum(-1)[pj]  # [P, b]
+        ynorm = (y**2).sum(-1)[ti]  # [P', b]
         return (sq - 2 * (z * w).sum(-1) + ynorm).mean(1)
 
     def mse(idx, weights, chunk=4096):
@@ -217,13 +229,16 @@ def train(
     )
     while bool(active.any()):
         perm = fit_t[torch.randperm(len(fit_t), generator=order_gen)].to(dev)
+        # the pairs still training: a stopped pair's best state no longer changes, so it is left out of the batches
+        # (Adam is elementwise, so the others' steps are the ones they take with it)
+        sel = torch.nonzero(active).flatten()
         for a in range(0, len(perm), rec["batch"]):
             part = perm[a : a + rec["batch"]]
             if norm and len(part) < 2:  # BatchNorm cannot normalise a batch of one
                 continue
-            loss = grouped_loss(part, params)
+            loss = grouped_loss(part, params, sel=sel)
             if not torch.isfinite(loss).all():
-                bad = [pairs[i] for i in torch.nonzero(~torch.isfinite(loss)).flatten().tolist()][:5]
+                bad = [pairs[i] for i in sel[~torch.isfinite(loss)].tolist()][:5]
                 raise DivergedError(
                     f"{name} training diverged (non-finite loss) at epoch {epochs} for pairs {bad}: lower the "
                     f"learning rate (recipe lr={rec['lr']})"
@@ -254,9 +269,7 @@ def train(
         late = waited - rec["patience"]
         due = active & ((late >= 0) & (late % rec["patience"] == 0) | (epochs >= cap)) & converging
         if bool(due.any()):
-            gap = np.minimum(
-                _gap(mse(fit_t.to(dev), best_state).cpu().numpy(), optimum), _gap(best.cpu().numpy(), optimum_stop)
-            )
+            gap = _pair_gap(mse(fit_t.to(dev), best_state).cpu().numpy(), best.cpu().numpy(), optimum, optimum_stop)
             active &= ~(due & torch.as_tensor(gap <= rec["converge_gap"], device=dev))
         if epochs >= cap:
             if caps_left > 0:
@@ -297,7 +310,7 @@ def train(
         out["train_loss"] = host(mse(everything, params))
     out["fit_loss"] = host(mse(fit_t.to(dev), params))
     out["optimum_loss"], out["optimum_stop_loss"] = optimum, optimum_stop
-    out["gap"] = np.minimum(_gap(out["fit_loss"], optimum), _gap(out["stop_loss"], optimum_stop))
+    out["gap"] = _pair_gap(out["fit_loss"], out["stop_loss"], optimum, optimum_stop)
     out["converged"] = (out["gap"] <= rec.get("converge_gap", CONVERGED["converge_gap"])).astype(np.int8)
     if not converging:
         out["epochs"] = np.array(epochs)  # RECIPE: one count for all pairs, as its lenses were trained

@@ -19,6 +19,7 @@ from jtc_utils.evidence.verdicts import seed_key
 
 from .base import lens_label
 from .tables import quarter_table
+from .names import NAMES, reader_name
 from .registry import label_of
 
 COLORS = {
@@ -33,27 +34,10 @@ COLORS = {
     "tuned-lin": "#e377c2",
     "tuned<-mat": "#7f7f7f",
 }
-NAMES = {
-    "id": "id (logit lens)",
-    "mat": "JTC (mat)",
-    "njtc": "NJTC",
-    "nnjtc": "N-NJTC",
-    "rrr": "RRR (optimum)",
-    "arrr": "aRRR (optimum + intercept)",
-    "mat+b": "mat + b",
-    "tuned": "tuned lens",
-    "tuned-lin": "tuned, no bias",
-    "tuned<-mat": "tuned, from mat",
-}
 
 
 def _base(label: str) -> str:
     return label_of(label)[0]
-
-
-def _name(label: str) -> str:
-    base, rank = label_of(label)
-    return NAMES.get(base, base) + (f" r={rank}" if rank is not None else "")
 
 
 R2_CMAP = "seismic_r"  # on [0, 1]
@@ -99,8 +83,8 @@ def curves(c: dict, keys=("p@1",), labels=None, title: str | None = None, seeds_
         "p@1": "Precision@1",
         "p@5": "Precision@5",
         "p@10": "Precision@10",
-        "s_n": "surprisal S_N (nats)",
-        "s_jtc": "surprisal S_JTC (nats)",
+        "s_n": "surprisal of the model's top token (nats)",
+        "s_jtc": "surprisal of the lens's top token (nats)",
         "kl": "KL(final ‖ lens) (nats)",
         "r2": "r² to the last layer",
         "bias_kl": "bias: KL(mean final ‖ mean lens)",
@@ -121,7 +105,7 @@ def curves(c: dict, keys=("p@1",), labels=None, title: str | None = None, seeds_
                     mean,
                     color=COLORS.get(base, None),
                     lw=2,
-                    label=_name(lab),
+                    label=reader_name(lab),
                     ls="--" if base in ("id", "rrr", "arrr", "tuned-lin") else "-",
                 )
                 if seeds_band and len(ys) > 1:
@@ -151,12 +135,54 @@ def jump_to_last(d: dict):
     )
 
 
+GRID_KEYS = ("kl", "r2", "p@1", "ce_gold")  # the panels of the objective-against-form grid
+HIDDEN_SHARE = 0.02  # a curve within this share of its panel's height of a curve drawn after it is hidden by it
+
+
+def _panel_scale(key: str):
+    """The transform of a panel's y axis as :func:`curves` draws it (symmetric log for KL and surprisal)."""
+    from matplotlib.scale import SymmetricalLogTransform
+
+    if key == "kl" or key.startswith("s_"):
+        return SymmetricalLogTransform(10, 0.1, 1).transform
+    return lambda y: y
+
+
+def hidden_under(c: dict, keys=GRID_KEYS) -> list[tuple[str, str]]:
+    """The pairs ``(under, over)`` of lenses in ``c`` (drawn in its order: a later one on top) whose curves differ,
+    in every panel of ``keys`` and as the panel's axis draws them, by less than :data:`HIDDEN_SHARE` of the panel's
+    height: a reader sees only ``over`` there."""
+    labels = list(c)
+    out = []
+    for i, under in enumerate(labels):
+        for over in labels[i + 1 :]:
+            close = True
+            for key in keys:
+                t = _panel_scale(key)
+                every = np.concatenate([t(np.asarray(c[lab][key], float)) for lab in labels])
+                height = np.nanmax(every) - np.nanmin(every)
+                gap = np.nanmax(np.abs(t(np.asarray(c[under][key], float)) - t(np.asarray(c[over][key], float))))
+                close = close and gap < HIDDEN_SHARE * height
+            if close:
+                out.append((under, over))
+    return out
+
+
+def hidden_note(c: dict) -> str:
+    """A caption's sentence for each curve :func:`hidden_under` another ('' where none is)."""
+    return "".join(
+        f" The curves of {reader_name(under)} and {reader_name(over)} differ in every panel by less than "
+        f"{HIDDEN_SHARE:.0%} of its height: where only {reader_name(over)} shows, {reader_name(under)} lies under it."
+        for under, over in hidden_under(c)
+    )
+
+
 def objective_against_form(d: dict):
     """The tuned-lens grid from its figure's numbers ``d`` (stand-in or real): KL, r², Precision@1 and the
     next-token cross-entropy per layer for every lens the figure has."""
     return curves(
         d["curves"],
-        keys=("kl", "r2", "p@1", "ce_gold"),
+        keys=GRID_KEYS,
         title=f"{d['params']['model']}: objective against form",
         seeds=d.get("seeds") or (0,),
     )
@@ -230,9 +256,9 @@ def exit_frontiers(t: dict, labels, title: str | None = None):
                 "-",
                 color=col,
                 lw=2,
-                label=f"{_name(lab)}: confidence rule",
+                label=f"{reader_name(lab)}: confidence rule",
             )
-            ax.plot(e["oracle"]["x"], e["oracle"]["y"], ":", color=col, lw=2, label=f"{_name(lab)}: oracle")
+            ax.plot(e["oracle"]["x"], e["oracle"]["y"], ":", color=col, lw=2, label=f"{reader_name(lab)}: oracle")
         ax.axhline(0.95, color="black", lw=1, ls="--", label="Precision@1 = 0.95")
         ax.set_xlim(0, L)
         ax.set_xlabel("mean exit layer")
@@ -282,7 +308,7 @@ DRAWINGS = {
         lambda d, p: Caption(
             "N-NJTC Figure 3",
             f"Precision@1 and two surprisals when every layer jumps to the last, for id, mat, the closed-form optima "
-            f"of rank {d['rank']} (dashed) and the trained low-rank maps (bands: three seeds).",
+            f"of rank {d['rank']} (dashed) and the trained low-rank maps (bands: {len(d['seeds'])} seeds).",
             "Line plots of Precision@1 and surprisal per layer for six lenses",
         ),
     ),
@@ -309,7 +335,7 @@ DRAWINGS = {
         lambda d, p: objective_against_form(_with_params(d, p)),
         lambda d, p: Caption(
             "beyond the papers: objective against form",
-            _GRID_SEE.format("", "(mat)", "(the tuned lenses)"),
+            _GRID_SEE.format("", "(mat)", "(the tuned lenses)") + hidden_note(d["curves"]),
             "Four line plots per layer, KL, r², Precision@1 and next-token cross-entropy, for several lenses",
         ),
     ),
@@ -317,7 +343,7 @@ DRAWINGS = {
         lambda d, p: objective_against_form(_with_params(d, p)),
         lambda d, p: Caption(
             "beyond the papers: objective against form, on the real model",
-            _GRID_SEE.format("of the real model, ", "(mat, mat + b)", "(the tuned lens)"),
+            _GRID_SEE.format("of the real model, ", "(mat, mat + b)", "(the tuned lens)") + hidden_note(d["curves"]),
             "Four line plots per layer of the real model, KL, r², Precision@1 and next-token cross-entropy, for four "
             "lenses",
         ),
@@ -366,7 +392,7 @@ def marked_table(data: dict):
     under = data.get(linear.UNDERDETERMINED)
     if not under:
         return frame, ""
-    fitted = {lab for lab, row in data["lenses"].items() if row["params"] > 0}
+    fitted = {reader_name(lab) for lab, row in data["lenses"].items() if row["params"] > 0}
     frame.index = [f"{lab}{UNDERDETERMINED_MARK}" if lab in fitted else lab for lab in frame.index]
     return frame, (
         f"{UNDERDETERMINED_MARK.strip()} fitted on {under['n_train']:,} samples of dimension "

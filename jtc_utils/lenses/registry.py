@@ -98,11 +98,27 @@ def lens_key(exp, label: str, hp: dict, recipe: dict) -> dict | None:
     }  # (no extraction for the key)
 
 
-# the recipe of the low-rank lenses the book reads: RECIPE (at most 300 epochs), until every run it reads has been
-# trained again under CONVERGED (the convergence rule; ``python -m jtc_utils.lenses.train --converged`` sets it),
-# whose lenses are stored beside, their file names tagged with CONVERGED_TAG
-LOWRANK_RECIPE = lowrank.RECIPE
-CONVERGED_TAG = catalogue.STAGED_SUFFIX.removesuffix(".safetensors")  # staged: no page's input until it is read
+# the recipe of a model's low-rank lenses (:func:`lowrank_recipe`): CONVERGED (the convergence rule) for the models
+# whose every run the book reads has been trained under it (BOOK_CONVERGED), RECIPE (at most 300 epochs) for the
+# others until then. ``python -m jtc_utils.lenses.train --converged`` (TRAIN_CONVERGED) trains the others under
+# CONVERGED too, stored beside the book's lenses with their file names tagged CONVERGED_TAG (staged: no page's input
+# until the book reads them)
+BOOK_CONVERGED = frozenset({"tiny-gpt2-xl"})
+TRAIN_CONVERGED = False
+CONVERGED_TAG = catalogue.STAGED_SUFFIX.removesuffix(".safetensors")
+
+
+def lowrank_recipe(model: str) -> dict:
+    """The recipe ``model``'s NJTC and N-NJTC are read (or, with :data:`TRAIN_CONVERGED`, trained) under."""
+    return lowrank.CONVERGED if model in BOOK_CONVERGED or TRAIN_CONVERGED else lowrank.RECIPE
+
+
+def staged(model: str, recipe: dict) -> bool:
+    """Whether a lens of ``model`` trained under ``recipe`` is staged: trained under the convergence rule for a model
+    whose book still reads the capped recipe (its file name tagged :data:`CONVERGED_TAG`)."""
+    return "converge_gap" in recipe and model not in BOOK_CONVERGED
+
+
 # set by ``python -m jtc_utils.lenses.train``: trained lenses are written to ``zoo/lenses`` instead of the cache
 STORE_ARTIFACTS = False
 # set by the tests: a trained lens missing from ``zoo/lenses`` (or stale there) is an error instead of a training run
@@ -142,7 +158,7 @@ def trained(exp, label: str, hp: dict, recipe: dict, compute, whole_split: bool 
     if key is None:
         return {k: v for k, v in compute().items() if v is not None}
     label_hp = label
-    label = file_label(label, hp) + (CONVERGED_TAG if "converge_gap" in recipe else "")
+    label = file_label(label, hp) + (CONVERGED_TAG if staged(exp.model_name, recipe) else "")
     hit = artifacts.lookup(exp.model_name, label, key)
     if hit is not None:
         return hit
@@ -215,12 +231,13 @@ def trained_pairs(exp, rank: int, norm: bool, seed: int = 0, which: str = "all",
     pairs = pair_list(L, which)
     base = lens_label("nnjtc" if norm else "njtc", rank)
     label = {"all": f"{base}_pairs_s{seed}", "adjacent": f"{base}_adjacent_s{seed}", "to-last": base}[which]
+    recipe = lowrank_recipe(exp.model_name)
     r = trained(
         exp,
         label,
         {"rank": rank, "seed": seed, "pairs": which},
-        LOWRANK_RECIPE,
-        lambda: lowrank.train(exp.X_train, pairs, rank, norm, seed, LOWRANK_RECIPE),
+        recipe,
+        lambda: lowrank.train(exp.X_train, pairs, rank, norm, seed, recipe),
         whole_split=whole_split,
     )
     M, c = lowrank.affine_form(r)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from .names import reader_name
+
 
 # a metric's key in the lens tables' numbers, as a table heads it
 METRIC_NAMES = {"p@1": "P@1", "kl": "KL", "ce_gold": "next-token CE", "r2": "r²"}
@@ -18,7 +20,7 @@ def quarter_table(t: dict, metrics=("p@1",)) -> pd.DataFrame:
     for label, row in t["lenses"].items():
         layers = list(row["layers"])
         r = {
-            "lens": label,
+            "lens": reader_name(label),
             "method": row["method"],
             "objective": row["objective"],
             "params": row["params"],
@@ -37,7 +39,7 @@ def exit_summary(t: dict) -> pd.DataFrame:
     return pd.DataFrame(
         [
             {
-                "lens": lab,
+                "lens": reader_name(lab),
                 "layers saved at 95% (rule)": round(r["exit"]["saved"]["saved"], 2),
                 "layers saved at 95% (oracle)": round(r["exit"]["oracle"]["saved"]["saved"], 2),
                 "mean saturation layer": round(r["exit"]["oracle"]["mean_saturation"], 2),

@@ -1,10 +1,11 @@
 """Train the lenses the book loads rather than trains: ``python -m jtc_utils.lenses.train``. Writes
 ``zoo/lenses/<model>/<lens>.safetensors`` (weights, the key they were trained under, and a card with the training
 time and convergence record): the tuned lens of every zoo model; on the stand-in of GPT2-XL the grid's ``tuned-lin``
-and ``tuned<-mat`` and NJTC and N-NJTC for every layer pair, seeds 0-2; on the real model (``--models smollm2-135m``)
-NJTC and N-NJTC at rank 5 to the last layer and to the next (the pairs N-NJTC's Figure 2 claims read), seed 0.
-``--converged``: NJTC and N-NJTC under the convergence rule (``lowrank.CONVERGED``), seeds 0-4, stored beside the
-book's; ``--lowrank-only``: no tuned lens. With
+and ``tuned<-mat`` and NJTC and N-NJTC for every layer pair and to the last layer, seeds 0-4 under the convergence
+rule (``lowrank.CONVERGED``, which the book reads for it); on the real model (``--models smollm2-135m``) NJTC and N-NJTC
+at rank 5 to the last layer and to the next (the pairs N-NJTC's Figure 2 claims read), seed 0 under the capped recipe
+the book reads for it. ``--converged``: the real model's too under the convergence rule, seeds 0-4, stored beside the
+book's until every run exists; ``--lowrank-only``: no tuned lens. With
 ``--real-tuned`` its tuned lens, which needs a GPU (``--device cuda``: about 650 TFLOP per 250 steps). A lens already
 stored under the same key is skipped, so an interrupted run resumes.
 """
@@ -19,32 +20,43 @@ from jtc_utils.core.infra import device as devices
 from jtc_utils.core.analysis.experiment import Experiment
 from jtc_utils.evidence.verdicts import LEAST_SEEDS
 
-from . import get, lowrank, registry
+from . import artifacts, get, registry
 from .registry import all_pairs, trained_pairs
 
 GRID_MODEL = "tiny-gpt2-xl"
 RANK = 4  # the zoo's rank (related-systems spec 3.2 item 3: floor(d/100) = 0 on the zoo)
-BOOK_SEEDS = (0, 1, 2)  # the low-rank lenses' seeds under lowrank.RECIPE, which the book reads now
+BOOK_SEEDS = (0, 1, 2)  # the stand-in's low-rank lenses' seeds under lowrank.RECIPE (the real model's: its first)
 SEEDS = tuple(range(LEAST_SEEDS))  # under lowrank.CONVERGED: as many runs as a verdict on seeds alone needs
+
+
+def seeds_of(model: str, converged: bool = False) -> tuple:
+    """The low-rank lenses' seeds of ``model``: every seed the seed rule needs where they are trained under the
+    convergence rule (``--converged``, or a model the book reads under it), else the capped recipe's."""
+    if converged or model in registry.BOOK_CONVERGED:
+        return SEEDS
+    return BOOK_SEEDS if model == GRID_MODEL else BOOK_SEEDS[:1]
+
+
 TUNED_MODELS = ("tiny-gpt2", "tiny-gpt2-medium", "tiny-gpt2-large", "tiny-gpt2-xl", "tiny-bert-base", "tiny-bert-large")
 REAL_MODEL = "smollm2-135m"
 
 
-def jobs(models=TUNED_MODELS, real_tuned: bool = False, lowrank_only: bool = False, seeds=None):
+def jobs(models=TUNED_MODELS, real_tuned: bool = False, lowrank_only: bool = False, converged: bool = False):
     """The training runs, in the order they run: the real model's low-rank lenses to the last layer (every seed),
-    then its adjacent pairs; the stand-in's tuned lenses, low-rank lenses to the last layer and for all pairs.
-    ``seeds``: the low-rank lenses' seeds (default: the stand-in's :data:`BOOK_SEEDS`, the real model's first)."""
+    then its adjacent pairs; the stand-in's tuned lenses, low-rank lenses to the last layer and for all pairs, each
+    model's low-rank lenses for the seeds of :func:`seeds_of`."""
 
     for model in models:
+        seeds = seeds_of(model, converged)
         if model == REAL_MODEL:
-            for seed in seeds or BOOK_SEEDS[:1]:
+            for seed in seeds:
                 for name in ("njtc", "nnjtc"):
                     yield (
                         model,
                         f"{name} seed {seed}",
                         lambda exp, n=name, s=seed: get(n, rank=exp.adapter.d // 100, seed=s).fit(exp),
                     )
-            for seed in seeds or BOOK_SEEDS[:1]:
+            for seed in seeds:
                 for name in ("njtc", "nnjtc"):
                     yield (
                         model,
@@ -57,7 +69,7 @@ def jobs(models=TUNED_MODELS, real_tuned: bool = False, lowrank_only: bool = Fal
                 yield model, "tuned", lambda exp: get("tuned", seed=0).fit(exp)
             continue
         if model == GRID_MODEL:
-            for seed in seeds or BOOK_SEEDS:
+            for seed in seeds:
                 for name in ("njtc", "nnjtc"):
                     yield model, f"{name} seed {seed}", lambda exp, n=name, s=seed: get(n, rank=RANK, seed=s).fit(exp)
                     yield (
@@ -87,6 +99,12 @@ def main(argv=None):
         action="store_true",
         help="train NJTC and N-NJTC under the convergence rule (lowrank.CONVERGED), stored beside the book's",
     )
+    ap.add_argument(
+        "--unstage",
+        action="store_true",
+        help="store the staged converged lenses of the models the book reads under the convergence rule "
+        "(registry.BOOK_CONVERGED) under their plain names, replacing the capped ones, and stop",
+    )
     ap.add_argument("--device", default="auto", help="auto (a GPU when there is one), cpu, cuda or cuda:N")
     ap.add_argument(
         "--real-tuned",
@@ -95,14 +113,20 @@ def main(argv=None):
     )
     args = ap.parse_args(argv)
 
+    if args.unstage:
+        for model in sorted(registry.BOOK_CONVERGED & set(args.models)):
+            for f in sorted(artifacts.path(model, "x").parent.glob("*" + catalogue.STAGED_SUFFIX)):
+                staged = f.name.removesuffix(".safetensors")
+                print("stored", artifacts.unstage(model, staged, staged.removesuffix(registry.CONVERGED_TAG)).name)
+        print(f"wrote {catalogue.write_manifest()}")
+        return
     devices.use(args.device)
     registry.STORE_ARTIFACTS = True
     if args.converged:
-        registry.LOWRANK_RECIPE = lowrank.CONVERGED
+        registry.TRAIN_CONVERGED = True
     exps = {}
     t0 = time.perf_counter()
-    seeds = SEEDS if args.converged else None
-    for model, what, run in jobs(args.models, args.real_tuned, args.lowrank_only, seeds):
+    for model, what, run in jobs(args.models, args.real_tuned, args.lowrank_only, args.converged):
         if model not in exps:
             exps[model] = Experiment(model, profile="real" if model == REAL_MODEL else "tiny")
         exp = exps[model]

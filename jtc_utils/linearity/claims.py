@@ -52,7 +52,7 @@ def s1(get):
             "≈ 0.99 for GPT, OPT, Llama, Mistral (Fig. 1)",
             ours,
             min(med.values()) >= PAPER_LS - verdicts.value("about"),
-            "median LS_res (in-sample, paper protocol) within 0.05 of 0.99 for every GPT-style model",
+            "median LSᵣₑₛ (in-sample, paper protocol) within 0.05 of 0.99 for every GPT-style model",
         ),
         words=("about",),
     )
@@ -72,10 +72,10 @@ def s2(get):
         "S2",
         "removing the residual lowers linearity markedly",
         "LS drops far below 0.99 without the residual (Fig. 1)",
-        f"mean LS_res {res.mean():.3f}, mean LS_nores {nores.mean():.3f} over {len(res)} "
+        f"mean LSᵣₑₛ {res.mean():.3f}, mean LSₙₒᵣₑₛ {nores.mean():.3f} over {len(res)} "
         f"pairs; the identity's gap is {digits.bound(gap, 1e-8)}",
         verdicts.substantially(res.mean(), nores.mean()),
-        "mean LS_nores below mean LS_res by at least a fifth of LS_res, over the pairs of every GPT-style "
+        "mean LSₙₒᵣₑₛ below mean LSᵣₑₛ by at least a fifth of LSᵣₑₛ, over the pairs of every GPT-style "
         "model (margin: the relative gap minus 0.2)",
         words=("substantially", "better"),
         unit="relative gap - 0.2",
@@ -104,7 +104,7 @@ def s3(get):
             lambda r: f"{_u_gap(r['paper']['nores_in'], r['depth']):+.2f}",
         ),
         min(gaps.values()) - verdicts.value("substantially"),
-        "the last pair's LS_nores above the minimum over mid-depth (between the first "
+        "the last pair's LSₙₒᵣₑₛ above the minimum over mid-depth (between the first "
         "and the last quarter) by at least a fifth of the larger, every GPT-style model (margin: the smallest "
         "relative gap minus 0.2)",
         words=("substantially", "every", "late"),
@@ -127,7 +127,7 @@ def s4(get):
         "the low norm of the updates explains the linearity (Fig. 3)",
         "share of pairs with median ‖Δh‖/‖h‖ <= 0.8: "
         + ", ".join(f"{m} {s:.0%}" for m, s in small.items())
-        + "; Spearman(‖Δh‖/‖h‖, 1 − LS_res): "
+        + "; Spearman(‖Δh‖/‖h‖, 1 − LSᵣₑₛ): "
         + ", ".join(f"{r:+.2f}" for r in rho.values()),
         margin,
         "median ‖Δh‖/‖h‖ <= 0.8 (smaller than the stream by at least a fifth) at most pairs and Spearman > 0, "
@@ -149,10 +149,10 @@ def s5(get):
         "S5",
         "linearity falls during pretraining",
         "mean LS of public checkpoints decreases with training (Fig. 2)",
-        f"Spearman(step, mean LS_res) = {rho:+.2f} over {len(snaps)} snapshots (mean LS_res "
+        f"Spearman(step, mean LSᵣₑₛ) = {rho:+.2f} over {len(snaps)} snapshots (mean LSᵣₑₛ "
         f"{mean[0]:.3f} at step {steps[0]} -> {mean[-1]:.3f} at step {steps[-1]})",
         -rho,
-        "Spearman(step, mean LS_res) < 0 over every snapshot (margin: minus rho)",
+        "Spearman(step, mean LSᵣₑₛ) < 0 over every snapshot (margin: minus rho)",
         words=("better",),
         unit="-rho",
     )
@@ -172,7 +172,7 @@ def s6(get):
             for t, v in deltas.items()
         ),
         min(min(v) for v in drawn.values()),
-        "Δ mean LS_nores > 0 for every task and seed (margin: the smallest Δ)",
+        "Δ mean LSₙₒᵣₑₛ > 0 for every task and seed (margin: the smallest Δ)",
         words=("every", "better"),
         unit="LS",
     )
@@ -196,10 +196,10 @@ def s7(get):
         "S7",
         "the cosine regulariser lowers linearity",
         "lower LS per layer with the regulariser (Mistral-650M, Figs 4-5)",
-        f"λ = {PAPER_LAMBDA}: share of layers with lower LS_res, per seed: "
+        f"λ = {PAPER_LAMBDA}: share of layers with lower LSᵣₑₛ, per seed: "
         + ", ".join(f"seed {s} {np.mean(v > 0):.0%}" for s, v in gaps.items()),
         min(float(v.min()) for v in gaps.values()) if gaps else None,
-        "lower LS_res at every layer, for every seed (margin: the smallest difference)",
+        "lower LSᵣₑₛ at every layer, for every seed (margin: the smallest difference)",
         words=("every", "better"),
         unit="LS",
     )
@@ -298,7 +298,7 @@ def s11(get):
         "the near-linearity is exclusive to decoders",
         "stated in the abstract; no data shown",
         "; ".join(
-            f"{m} (L={L}) median LS_res {s:.3f} vs GPT-style of equal depth {gpt.get(L, float('nan')):.3f}"
+            f"{m} (L={L}) median LSᵣₑₛ {s:.3f} vs GPT-style of equal depth {gpt.get(L, float('nan')):.3f}"
             for m, (L, s) in bert.items()
         )
         or "no encoder is scored on this profile",

@@ -18,7 +18,7 @@ from jtc_utils.core.analysis import linear
 from jtc_utils.core.analysis.linear import RCOND, UnderdeterminedFitWarning
 
 # the scores' keys in the figures' numbers, as a table heads them
-SCORE_NAMES = {"res_in": "LS_res", "nores_in": "LS_nores", "res_ho": "LS_res, held-out", "res_null": "null"}
+SCORE_NAMES = {"res_in": "LSᵣₑₛ", "nores_in": "LSₙₒᵣₑₛ", "res_ho": "LSᵣₑₛ, held-out", "res_null": "null"}
 
 
 def _check(X, Y, what: str = "X and Y", fit: bool = True):

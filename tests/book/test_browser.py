@@ -289,22 +289,28 @@ FIRST_SCREEN = {"desktop": 900, "phone": 844}  # viewport heights: a laptop's, a
 
 @pytest.mark.parametrize("device", list(WIDTHS))
 def test_the_introductions_first_screen_says_what_was_found(html, browser, device):
-    """Without scrolling, a reader sees what the paper claims and this reproduction's verdicts on the real model and
-    on the stand-ins (the claims page's own sentences, glued in)."""
+    """Issue 78, item 1: without scrolling, a reader sees what the paper claims and whether its headline holds on the
+    real model and on the stand-in, in words from the claims page's records (glued in), with the claims that fail
+    named and linked to their rows."""
     root, _ = html
     with _opened(browser, root / "book" / "intro.html", WIDTHS[device], FIRST_SCREEN[device]) as (tab, _):
         found = tab.evaluate("""() => {
-      const items = Array.from(document.querySelectorAll('main li'));
-      const paras = Array.from(document.querySelectorAll('main p'));
+      const first = document.querySelector('main ul.jtc-headline li .jtc-headline-verdict');
+      const claim = Array.from(document.querySelectorAll('main p'))
+          .find(p => p.textContent.trim().startsWith('The claim'));
       const at = el => el ? [el.getBoundingClientRect().bottom, el.textContent] : null;
-      return [at(items.find(li => li.textContent.trim().startsWith('on a real model'))),
-              at(items.find(li => li.textContent.trim().startsWith('on the stand-ins'))),
-              at(paras.find(p => p.textContent.trim().startsWith('The claim')))];
+      const item = document.querySelector('main ul.jtc-headline li');
+      return [at(first), at(claim), item ? item.textContent : '',
+              item ? Array.from(item.querySelectorAll('a')).map(a => a.getAttribute('href')) : []];
     }""")
-    assert all(found), f"the introduction has no 'The claim' paragraph or no verdict item for each profile: {found}"
-    for bottom, text in found:
+    first, claim, item, links = found
+    assert first and claim, f"the introduction has no 'The claim' paragraph or no headline verdict: {found}"
+    for bottom, text in (first, claim):
         assert bottom <= FIRST_SCREEN[device], f"below the first screen ({bottom:.0f} px): {text[:80]!r}"
-    assert "hold" in found[0][1] and "hold" in found[1][1], found  # the verdict sentences, not a placeholder
+    assert "Jump to Conclusions" in first[1] and "on the real model" in first[1] and "on the stand-in" in first[1]
+    assert re.search(r"(holds|fails|undecided|not judged)\b[^.]*on the real model", first[1]), first[1]
+    assert any(h.startswith("claims_verdicts.html#verdict-c") for h in links), links  # ids lead to their rows
+    assert "Look at" in item
 
 
 @pytest.mark.parametrize("page", ["claims_verdicts", "sec4_predictions", "sec5_early_exit", "lenses"])
@@ -329,6 +335,9 @@ def test_a_claims_table_wider_than_a_phone_says_it_scrolls(html, browser, page):
     assert wide, f"no verdict table of {page} is wider than a phone: the test has nothing to check"
     for b in wide:
         assert b["overflow"] == "auto" and "scroll" in b["cue"] and "radial-gradient" in b["shadow"], b
+    for b in boxes:  # issue 78, item 7: the line says it scrolls only where the table does
+        if b["boxed"] and not b["wide"]:
+            assert "scroll" not in (b["cue"] or ""), b
     for b in boxes:  # a chapter's table: its verdict column starts within the box's visible width
         if b["verdictLeft"] is not None:
             assert b["verdictLeft"] < b["boxWidth"], b
@@ -822,3 +831,62 @@ def test_ctrl_k_then_typing_and_enter_reach_the_search_results(html, browser, de
         assert tab.locator("ul.search li").count() > 0
         # (Sphinx's search fetches each result's text for its snippet, which a browser refuses for a file:// page)
         assert not [e for e in errors if e != "Failed to fetch"], errors
+
+
+def _phone(browser):
+    """A phone's context (390×844, touch, DPR 2), as the review read the book."""
+    return browser.new_context(
+        viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True, device_scale_factor=2
+    )
+
+
+def test_a_drawer_entry_lands_its_heading_at_the_top_and_leaves_no_tooltip(html, browser):
+    """Issue 78, item 3: on a phone, an "On this page" entry chosen in its drawer brings its heading within 100 px of
+    the top (it landed 490 px down: the browser scrolled while the drawer held the page), and the header button's
+    tooltip is gone once the drawer has closed."""
+    root, _ = html
+    ctx = _phone(browser)
+    try:
+        tab = ctx.new_page()
+        tab.goto((root / "book" / "sec4_predictions.html").as_uri())
+        tab.wait_for_load_state("load")
+        tab.locator(".secondary-toggle:visible").first.tap()
+        tab.wait_for_timeout(300)
+        links = tab.locator("#pst-secondary-sidebar-modal a[href^='#']")
+        assert links.count() >= 3
+        link = links.nth(2)
+        target = link.get_attribute("href")[1:]
+        link.tap()
+        tab.wait_for_timeout(500)
+        top = tab.evaluate(f"() => document.getElementById({target!r}).getBoundingClientRect().top")
+        assert 0 <= top <= 100, f"the heading {target} lands {top:.0f} px from the top"
+        assert tab.evaluate("() => document.querySelectorAll('.tooltip.show').length") == 0, "a tooltip stays"
+    finally:
+        ctx.close()
+
+
+def test_a_claim_id_reaches_its_row_in_two_actions(html, browser):
+    """Issue 78, item 2: a claim id in a chapter's verdict table leads to the claim's row of the claims page's verdict
+    grid (one tap), and a claim id searched for opens the claims page at that row (the search, then its result)."""
+    root, _ = html
+    claims_page = root / "book" / "claims_verdicts.html"
+    ctx = _phone(browser)
+    try:
+        tab = ctx.new_page()
+        tab.goto((root / "book" / "sec6_submodules.html").as_uri())
+        tab.wait_for_load_state("load")
+        tab.locator("a#claim-c12a").first.tap()
+        tab.wait_for_load_state("load")
+        assert tab.url.endswith("claims_verdicts.html#verdict-c12a"), tab.url
+        top = tab.evaluate("() => document.getElementById('verdict-c12a').getBoundingClientRect().top")
+        assert 0 <= top <= 844, f"the claim's row is {top:.0f} px down, off the first screen"
+        # the search: what Sphinx's results page stores for the page it opens, then that page
+        tab.evaluate("() => localStorage.setItem('sphinx_highlight_terms', 'c12a')")
+        tab.goto(claims_page.as_uri())
+        tab.wait_for_load_state("load")
+        tab.wait_for_timeout(300)
+        top = tab.evaluate("() => document.getElementById('verdict-c12a').getBoundingClientRect().top")
+        assert 0 <= top <= 200, f"a search for C12a opens its row {top:.0f} px down"
+        assert tab.url.endswith("#verdict-c12a"), tab.url
+    finally:
+        ctx.close()

@@ -3,6 +3,7 @@ its verdict, the profile named on every table, the stand-in and the real model s
 summary without code above it, and a visible cue where a table scrolls sideways."""
 
 import re
+from html import escape as html_escape
 
 import nbformat
 import pytest
@@ -134,6 +135,14 @@ def test_a_disagreement_between_the_profiles_needs_its_sentence():
         claims_page.disagreement_table(pairs, {}, "t")
     html = claims_page.disagreement_table(pairs, {"N2": "because `x`"}, "t")
     assert "<code>x</code>" in html and "jtc-v-fails" in html and "jtc-v-holds" in html
+    assert html_escape(claims_page.REAL_SPEAKS) in html  # which verdict speaks to the paper, claim by claim
+    assert "neither: y" in claims_page.disagreement_table(pairs, {"N2": "x"}, "t", {"N2": "neither: y"})
+    # issue 77, item 6: two point verdicts without an interval that differ are a disagreement too (F8), and neither
+    # is a finding
+    point = {"resampled": False, "no_interval": "no resamples"}
+    t8, r8 = {**_rec("F8", "fails", -0.01), **point}, {**_rec("F8", "holds", 0.04), **point}
+    assert [t["id"] for t, _ in claims_page.differing([t8], [r8])] == ["F8"]
+    assert html_escape(claims_page.NO_FINDING) in claims_page.disagreement_table([(t8, r8)], {"F8": "x"}, "t")
 
 
 def test_the_stored_page_explains_every_disagreement(page):
@@ -191,3 +200,38 @@ def test_a_verdict_is_coloured_by_its_status_not_by_its_words():
     styled = claim_tables.style(t, "t-words", statuses={"verdict": list(words)}).to_html()
     rules = _cell_css(styled, "t-words")
     assert "#1a7f37" in rules["row0_col0"] and "#1a7f37" not in rules["row1_col0"]
+
+
+def _record(cid, status, **kw):
+    """A claim record of ``status`` as the claim functions write it (enough for the grid and the headline)."""
+    verdict = {"holds": "holds", "fails": "fails", "undecided": "undecided"}.get(status)
+    rec = {"id": cid, "claim": f"claim {cid}", "kind": "claim", "verdict": verdict, "resampled": True, **kw}
+    if status == "not judged":
+        rec.update(status="not judged", not_judged="not judged: the lens was trained 1 time.")
+    return rec
+
+
+def test_the_verdict_grid_gives_each_claim_a_row_with_a_badge_per_profile_and_an_anchor():
+    """Issue 78, item 2: the claims page's grid, one row per claim, its id an anchor (verdict-<id>) linking to the
+    chapter; a badge per profile coloured by status, ``-`` where the claim has no record there."""
+    rows = [{"on A": _record("C1a", "holds"), "on B": _record("C1a", "fails")}, {"on A": _record("N1", "not judged")}]
+    html = claims_page.verdict_grid([("Paper", rows)], ["on A", "on B"], "g", "cap", lambda c: f"x.html#{c}", True)
+    assert '<tr id="verdict-c1a">' in html and '<tr id="verdict-n1">' in html and 'href="x.html#C1a"' in html
+    assert 'jtc-v-holds">holds<' in html and 'jtc-v-fails">fails<' in html and "<td>-</td>" in html
+    assert 'jtc-v-other">not judged<' in html and '<th colspan="3">Paper</th>' in html
+    plain = claims_page.verdict_grid([(None, rows)], ["on A", "on B"], "g", "cap", lambda c: "#", False)
+    assert "verdict-" not in plain  # a chapter's grid adds no second anchor of a claim
+
+
+def test_the_headline_says_whether_the_papers_headline_holds_and_why_a_profile_has_no_verdict():
+    """Issue 78, item 1: per paper, the headline claims' verdict on each profile in one word, the claims that hold
+    and fail (linked to their grid rows), and where a profile judged nothing, the records' own reason."""
+    real = [_record("C1a", "holds"), _record("C2", "holds"), _record("C12a", "fails")]
+    stand_in = [_record("C1a", "holds"), _record("C2", "fails")]
+    item = claims_page.headline(
+        "JTC", "mat beats id", ("C1a", "C2"), [("the real", real), ("the stand", stand_in)], ("f.html", "Fig")
+    )
+    assert "<b>holds</b> on the real" in item and "<b>fails</b> on the stand" in item
+    assert 'href="claims_verdicts.html#verdict-c12a"' in item and 'Look at <a href="f.html">Fig</a>' in item
+    none = claims_page.headline("Lens", "lens", ("N1",), [("the real", [_record("N1", "not judged")])], ("f", "F"))
+    assert "<b>not judged</b> on the real" in none and "no verdict: the lens was trained 1 time" in none

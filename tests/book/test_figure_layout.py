@@ -249,6 +249,7 @@ def test_every_drawn_figure_reads_at_its_size_and_hides_nothing(fig):
         phone = figure_layout.SHOWN_PX["phone"] if len(parts) > 1 else min(figure_layout.SHOWN_PX["phone"], natural)
         assert part.text_px * part.shown_px / natural >= figure_layout.LEAST_TEXT_PX, (fig, part.title)
         assert enlarge or part.text_px * phone / natural >= figure_layout.LEAST_TEXT_PX, (fig, part.title)
+    assert not figure_layout.small_texts(drawn), (fig, [t.get_text() for t in figure_layout.small_texts(drawn)])
     drawn.canvas.draw()
     grid = panels.grid_axes(drawn)
     if len(parts) > 1 and any(ax.get_ylabel() for ax in grid):  # a panel shown alone names its y axis
@@ -276,3 +277,24 @@ def test_a_figure_without_tick_labels_is_shown_as_drawn():
     ax.set_axis_off()
     (part,), _, enlarge = panels.panels(fig)
     assert part.text_px == float("inf") and not enlarge
+
+
+def test_a_legend_or_note_smaller_than_the_ticks_is_raised_to_them_and_cell_numbers_are_not():
+    """A legend and an annotation drawn at 5 pt beside 10 pt ticks are found (and would be read at half the size the
+    page promises); after the figure is fitted they are at least the ticks' size. A heatmap's cell numbers keep
+    theirs."""
+    fig, (ax, hm) = plt.subplots(1, 2, figsize=(8, 3))
+    ax.plot([0, 1, 2], [0, 1, 0], label="a line")
+    ax.legend(fontsize=5)
+    ax.annotate("a note", (1, 0.5), fontsize=5)
+    ax.tick_params(labelsize=10)
+    hm.imshow(np.eye(3))
+    hm.set_xticks(range(3), ["a", "b", "c"])
+    hm.set_yticks(range(3), ["a", "b", "c"])
+    cell = hm.text(0, 0, "1.0", fontsize=4)
+    small = {t.get_text() for t in figure_layout.small_texts(fig)}
+    assert {"a line", "a note"} <= small and "1.0" not in small
+    panels.panels(fig)
+    assert not figure_layout.small_texts(fig)
+    assert cell.get_fontsize() < figure_layout.tick_fontsize(fig)
+    plt.close(fig)

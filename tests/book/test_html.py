@@ -124,3 +124,40 @@ def test_a_claims_table_has_one_header_row(html):
             r'<table[^>]*class="jtc-claims"[^>]*>.*?<thead>(.*?)</thead>', page.read_text(), flags=re.S
         ):
             assert head.count("<tr") == 1, page.name
+
+
+CHAPTERS_WITH_VERDICTS = (
+    "sec3_linear_shortcuts",
+    "sec4_predictions",
+    "sec5_early_exit",
+    "sec6_submodules",
+    "appendix_b_news",
+    "appendix_d_sizes",
+    "lenses",
+    "ffn_subupdates",
+    "secretly_linear",
+    "real_model",
+)
+
+
+def test_every_chapter_opens_with_what_it_finds(html):
+    """Issue 78, item 1: each chapter that judges claims opens, before its first figure and its first verdict table,
+    with the grid of what it finds (its claims, their verdicts on each profile), every claim id there a link to its
+    table in the page (or to its row on the claims page); the claims page opens with the grid of every claim."""
+    root, _ = html
+    for name in CHAPTERS_WITH_VERDICTS:
+        text = (root / "book" / f"{name}.html").read_text()
+        grid = text.find('id="chapter-findings"')
+        assert grid != -1, f"{name} has no findings grid"
+        for later in ('<figure class="jtc-figure"', 'id="T_verdicts-'):
+            if later in text:
+                assert grid < text.index(later), f"{name}: its findings come after its first {later}"
+        body = text[grid : text.index("</table>", grid)]
+        links = re.findall(r'<a href="([^"]+)">', body)
+        assert links and all(h.startswith(("#claim-", "claims_verdicts.html#verdict-")) for h in links), (name, links)
+        for h in links:
+            anchor = h.split("#")[1]
+            target = text if h.startswith("#") else (root / "book" / "claims_verdicts.html").read_text()
+            assert f'id="{anchor}"' in target, (name, h)
+    claims = (root / "book" / "claims_verdicts.html").read_text()
+    assert claims.find('id="claims-grid"') < claims.find('id="T_claims-summary')

@@ -44,7 +44,7 @@ def _table(checks):
     "checks, status",
     [
         ((), verdicts.HOLDS),
-        ([instruments.runs_check("the lens", 3)], verdicts.HOLDS),
+        ([instruments.runs_check("the lens", instruments.LEAST_RUNS)], verdicts.HOLDS),
         ([instruments.runs_check("the lens", 1)], claims.NOT_JUDGED_STATUS),
         ([instruments.reach_check("value vectors", 0.098)], claims.NOT_JUDGED_STATUS),
         (
@@ -84,9 +84,29 @@ def test_not_judged_and_not_computed_are_counted_apart_never_as_holds_or_fails()
 
 
 def test_the_runs_and_reach_checks_hold_their_thresholds():
-    assert [instruments.runs_check("x", n)["passed"] for n in (1, 2, 3, 5)] == [False, False, True, True]
+    n = instruments.LEAST_RUNS
+    assert [instruments.runs_check("x", k)["passed"] for k in (1, n - 1, n, n + 2)] == [False, False, True, True]
+    assert n == verdicts.LEAST_SEEDS  # one rule for runs and seeds: the runs a check asks for can decide
     assert [instruments.reach_check("x", s)["passed"] for s in (0.098, 0.49, 0.5, 0.9)] == [False, False, True, True]
     assert not instruments.reach_check("x", float("nan"))["passed"]  # a labelling that was not measured does not pass
+
+
+def test_a_check_says_what_it_found_in_the_words_of_its_outcome():
+    """Issue 77, smaller items: a passing check's stored text says what it found, not a failure ("below the 50%"),
+    and a failing one says why; a plural component reads "were trained"."""
+    for check in (
+        instruments.runs_check("the lens", instruments.LEAST_RUNS),
+        instruments.reach_check("value vectors", 0.9),
+        instruments.layers_check(0.5, [0.4, 0.6, 0.3]),
+    ):
+        assert check["passed"] and not any(w in check["why"] for w in ("below", "needs at least", "turns")), check
+    for check in (
+        instruments.runs_check("the lens", 1),
+        instruments.reach_check("value vectors", 0.1),
+        instruments.layers_check(0.5, [0.4, -0.6, 0.3]),
+    ):
+        assert not check["passed"] and any(w in check["why"] for w in ("below", "needs at least", "turns")), check
+    assert "NJTC and N-NJTC were trained 1 time," in instruments.runs_check("NJTC and N-NJTC", 1)["why"]
 
 
 def test_the_layers_check_finds_a_margin_that_one_layer_decides():
@@ -153,3 +173,43 @@ def test_every_stored_record_carries_its_instrument_checks(name):
             or r.get("kind") == "check"
             or r.get("status") in (claims.NOT_COMPUTED_STATUS, "no verdict")
         )
+
+
+def _with_distinct(d: dict, counts: dict) -> dict:
+    import copy
+
+    d = copy.deepcopy(d)
+    L = d["n_layers"]
+    d["distinct_top1"] = {m: [counts.get(m, 50)] * (L + 1) for m in ("mat_attn", "mat_ln1_ln2", "mat_ffn", "mat")}
+    return d
+
+
+@pytest.mark.parametrize("cid", ["C12a", "C12b", "C12c"])
+def test_a_cast_whose_output_ignores_its_start_state_leaves_its_claims_not_judged(cid):
+    """Issue 77, item 2 (an intervention): the sub-module claims are judged where every cast's top-1 varies over the
+    samples, and not judged where one cast (mat_ln1_ln2, as on the real model) reads out one token for every sample,
+    the check naming the cast and its start layers."""
+    from jtc_utils.jtc import claims as jtc_claims
+
+    base = claims.default_get("fig10")
+    for counts, judged in (({}, True), ({"mat_ln1_ln2": 1}, False)):
+        d = _with_distinct(base, counts)
+        rec = claims.evaluate(jtc_claims.CLAIMS, cid, lambda f, d=d: d if f == "fig10" else claims.default_get(f))
+        check = next(c for c in rec["checks"] if c["name"] == "the intervention reads its start state")
+        assert check["passed"] is judged, check
+        assert (claims.status(rec) != claims.NOT_JUDGED_STATUS) is judged, rec["status"]
+        if not judged:
+            assert "mat_ln1_ln2's top-1 is one token for every sample" in rec["not_judged"]
+
+
+def test_an_overflowed_cast_reads_out_one_token_for_every_sample():
+    """The failure the check catches on the real model: a cast that overflowed to non-finite states reads out the
+    same token for every sample, so its top-1 takes one value (and a working one takes many)."""
+    from jtc_utils.core.analysis import readout
+    from jtc_utils.core.analysis.experiment import shared
+
+    exp = shared("tiny-gpt2", "encyclopedia", "tiny", 200, 50, 0)
+    d = exp.adapter.d
+    broken = readout.readout_stats(exp.adapter, np.full((50, d), np.nan, dtype=np.float32))[0][:, 0]
+    working = readout.readout_stats(exp.adapter, exp.X_val[-1])[0][:, 0]
+    assert len(np.unique(broken)) == 1 and len(np.unique(working)) > 1

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from jtc_utils.core.data import profiles
-from jtc_utils.evidence import claims, figdata, findings, verdicts
+from jtc_utils.evidence import claims, figdata, findings, instruments, verdicts
 from jtc_utils.evidence.claims import claim_record, registry
 from jtc_utils.evidence.registry import get as registered
 from jtc_utils.ffn import claims as ffn_claims
@@ -109,7 +109,9 @@ def test_t3_reads_the_bias_kl_which_has_no_resamples():
     assert lens_claims.check("T3")["status"] == claims.NOT_JUDGED_STATUS
     grid = figdata.load("tl_grid")["data"]
     c = grid["curves"]
-    runs = {**grid, "seeds": [0, 1, 2], "curves": {**c, "tuned/seed1": c["tuned"], "tuned/seed2": c["tuned"]}}
+    n = instruments.LEAST_RUNS
+    copies = {f"tuned/seed{k}": c["tuned"] for k in range(1, n)}
+    runs = {**grid, "seeds": list(range(n)), "curves": {**c, **copies}}
     rec = lens_claims.check("T3", lambda f: runs if f == "tl_grid" else figdata.load(f)["data"])
     assert rec["status"] != claims.NOT_JUDGED_STATUS
     assert (not rec["resampled"] and "tl_grid" in rec["no_interval"]) or rec["spread"] is False
@@ -135,7 +137,13 @@ def test_seeds_alone_are_a_sign_test():
 
 
 def test_n7_and_the_regulariser_claims_rest_on_seeds_alone():
-    for rec in (lens_claims.check("N7"), *(sl_claims.check(c) for c in ("S6", "S7", "S8", "S9"))):
+    """N7 (five seeds of the stand-in's NJTC and N-NJTC, the runs its check asks for) is decided by the sign test of
+    its seeds; the regulariser claims (three pretraining seeds) cannot be."""
+    n7 = lens_claims.check("N7")
+    assert n7["resamples"] == [verdicts.SEEDS] and n7["n_seeds"] == verdicts.LEAST_SEEDS == instruments.LEAST_RUNS
+    k, n = n7["seeds_on_side"], n7["n_seeds"]
+    assert n7["verdict"] == (verdicts.HOLDS if k == n else verdicts.FAILS if k == 0 else verdicts.UNDECIDED)
+    for rec in (sl_claims.check(c) for c in ("S6", "S7", "S8", "S9")):
         assert rec["resamples"] == [verdicts.SEEDS] and rec["n_seeds"] == 3, rec["id"]
         assert rec["verdict"] == verdicts.UNDECIDED, rec["id"]
 

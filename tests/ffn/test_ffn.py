@@ -141,6 +141,42 @@ def test_clusters_and_extreme_share():
     scores[0, :, 5] = 100  # one value explains every extreme score
     x = clusters.extreme_share(scores, ids.reshape(1, 30), top=0.03)
     assert x["clusters"] == 1 and x["values_share"] == pytest.approx(10 / 30)
+    assert x["top_layer_share"] == 1.0
+
+
+def _toy_analysis(L=3, n=40, seed=0):
+    """A sub-update analysis of the shape :func:`subupdates.compute` returns, with block 1 (row 1) scoring a hundred
+    times the others (a massive activation) and every sample's events at block 2 (saturation) and 1 (elimination)."""
+    rng = np.random.default_rng(seed)
+    scale = np.array([1.0, 100.0, 1.0])[:L, None, None]
+    a = {}
+    for key in ("w", "f"):
+        for tail in ("", "_random"):
+            raw = rng.standard_normal((L, n, 10)) * scale
+            a[f"stats_{key}{tail}"] = np.stack([raw.max(2), raw.mean(2), raw.min(2)], 2)
+    a["abs_w"], a["abs_w_random"] = np.abs(rng.standard_normal((L, n))) * scale[..., 0], np.ones((L, n)) * scale[..., 0]
+    a["sat"] = np.full(n, 2)
+    a["event_saturation"], a["event_elimination"] = np.full(n, 3), np.full(n, 2)
+    a["scores_w"] = (rng.standard_normal((L, n, 16)) * scale).astype(np.float32)
+    return a
+
+
+def test_scores_are_read_in_their_layers_unit_so_that_no_block_outweighs_the_others():
+    """A block whose scores are a hundred times the others' has a unit a hundred times theirs: its events' scaled
+    scores are of the others' size, it holds every extreme raw score but only its share of the scaled ones, and the
+    pooled mean |score| in units is near 1 for the random ten whatever the raw scale."""
+    a = _toy_analysis()
+    unit = subupdates.layer_unit(a)
+    assert 50 < unit[1] / unit[0] < 200 and 0.5 < unit[2] / unit[0] < 2
+    t = subupdates.event_table(a)
+    raw, scaled = t["elimination"]["dominant"], t["elimination"]["dominant_scaled"]  # events at block 2 (row 1)
+    assert abs(raw["max"]) > 20 * abs(scaled["max"]) and 0.1 < scaled["max"] < 1
+    assert set(t["elimination"]["boot"]) == {"dominant", "random", "dominant_scaled", "random_scaled"}
+    ab = subupdates.abs_scores(a)
+    assert ab["abs_random_scaled"] < ab["abs_random"] / 10
+    ids = np.arange(a["scores_w"].shape[0] * 16).reshape(-1, 16) % 5
+    assert clusters.extreme_share(a["scores_w"], ids, top=0.05)["top_layer_share"] == 1.0  # raw: block 2 alone
+    assert clusters.extreme_share(subupdates.scaled_scores(a), ids, top=0.05)["top_layer_share"] < 0.7
 
 
 def test_mat_ffn_identity_on_random_data():

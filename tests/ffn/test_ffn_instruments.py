@@ -39,6 +39,7 @@ def test_f7_is_not_judged_where_one_layer_decides_it():
     d["mean"] = [0.5] * L
     d["min"] = [-1.0] * late + [-10.0] * (L - late)
     d["max"] = [2.0] * L
+    d["random_max"], d["random_min"] = [1.5] * L, [-1.5] * L  # each layer's unit: a range of 3
     d.pop("boot")
     robust = ffn_claims.check("F7", _get(geva_fig3=d))
     assert robust["checks"][0]["passed"] and robust["status"] == "no interval" and robust["margin"] > 0
@@ -48,7 +49,26 @@ def test_f7_is_not_judged_where_one_layer_decides_it():
     d["mean"][4] = -0.3  # two layers: leaving out either keeps the fail
     two = ffn_claims.check("F7", _get(geva_fig3=d))
     assert two["checks"][0]["passed"] and two["margin"] < 0
-    assert two["margin"] == np.float64(-0.3 / 3.0)  # in units of the layer's range of scores (max - min = 3)
+    assert two["margin"] == np.float64(-0.3 / 3.0)  # in the layer's unit (the random ten's range: 3)
+
+
+def test_f7_reads_each_layer_in_its_own_unit_so_a_layer_a_hundred_times_larger_decides_nothing():
+    """An early block whose scores are a hundred times the others' (SmolLM2's massive activation) has a raw minimum
+    below every late one: read raw, the late minima would not be the most negative and F7 would fail; in each
+    layer's unit (the random ten's range) that block is like the others and the late minima stand out."""
+    d = copy.deepcopy(figdata.load("geva_fig3")["data"])
+    L = len(d["mean"])
+    late = L - max(1, int(round(0.25 * L)))
+    d.pop("boot")
+    d["mean"], d["max"] = [0.5] * L, [2.0] * L
+    d["min"] = [-1.0] * late + [-10.0] * (L - late)
+    d["random_max"], d["random_min"] = [1.5] * L, [-1.5] * L
+    d["min"][2], d["random_max"][2], d["random_min"][2] = -100.0, 150.0, -150.0  # the same shape, 100 times larger
+    scaled = ffn_claims.check("F7", _get(geva_fig3=d))
+    assert scaled["margin"] > 0 and scaled["checks"][0]["passed"]
+    raw = copy.deepcopy(d)
+    raw["random_max"], raw["random_min"] = [0.5] * L, [-0.5] * L  # one unit for every layer: the raw scores
+    assert ffn_claims.check("F7", _get(geva_fig3=raw))["margin"] < 0
 
 
 def test_the_concept_claims_need_a_labelling_that_reaches_the_tokens():
@@ -64,3 +84,39 @@ def test_the_concept_claims_need_a_labelling_that_reaches_the_tokens():
     high = {cid: ffn_claims.check(cid, _get(geva_tab2=tab2)) for cid in ("F1", "F2", "F3")}
     assert all(r["status"] != claims.NOT_JUDGED_STATUS for r in high.values())
     assert ffn_claims.check("F4")["checks"] == []  # the final norm's overlap reads no labelling
+
+
+def test_the_concept_claims_need_a_labelling_that_beats_its_shuffle():
+    """The labelling control: F1-F3 are judged only where the values' coverage under the labelling is above their
+    coverage with its classes shuffled among the tokens; a labelling no better than its shuffle makes them not judged,
+    whatever the coverage."""
+    tab2 = copy.deepcopy(figdata.load("geva_tab2")["data"])
+    model = tab2["models"][ffn_claims.GPT12]
+    model.update(values_shuffled=model["values"] / 3, p_values_vs_shuffled=0.0001)
+    seeing = {cid: ffn_claims.check(cid, _get(geva_tab2=tab2)) for cid in ("F1", "F2", "F3")}
+    assert all(
+        any(c["name"] == "the labelling beats its shuffle" and c["passed"] for c in r["checks"])
+        for r in seeing.values()
+    )
+    model.update(values_shuffled=model["values"], p_values_vs_shuffled=0.5)
+    blind = {cid: ffn_claims.check(cid, _get(geva_tab2=tab2)) for cid in ("F1", "F2", "F3")}
+    assert all(r["status"] == claims.NOT_JUDGED_STATUS for r in blind.values())
+    assert all("blind to the tokens" in r["reason"] for r in blind.values())
+
+
+def test_a_labelling_that_sees_the_tokens_beats_its_shuffle_and_a_random_one_does_not():
+    """Lists made of one class's tokens: under the true classes every list is a concept, under the shuffled ones
+    hardly any; a labelling that assigned the same class sizes at random does no better than its own shuffle."""
+    from jtc_utils.ffn import concepts
+
+    rng = np.random.default_rng(0)
+    tc = {t: f"class{t // 50}" for t in range(1000)}  # 20 classes of 50 tokens
+    shuffled = concepts.shuffled_labelling(tc, 0)
+    assert sorted(shuffled.values()) == sorted(tc.values()) and shuffled != tc
+    lists = [rng.choice(np.arange(50 * c, 50 * c + 50), 30, replace=False) for c in rng.integers(0, 20, 60)]
+    true, shuf = concepts.coverage(lists, tc), concepts.shuffled_coverage(lists, tc, 0)
+    assert true.mean() == 1.0 and shuf.mean() < 0.2
+    assert concepts.permutation_p(true, shuf, n_perm=999) < 0.05
+    blind = concepts.shuffled_labelling(tc, 99)  # classes given without looking at the tokens
+    b_true, b_shuf = concepts.coverage(lists, blind), concepts.shuffled_coverage(lists, blind, 0)
+    assert concepts.permutation_p(b_true, b_shuf, n_perm=999) > 0.05

@@ -7,7 +7,7 @@ import torch
 from jtc_utils import lenses
 from jtc_utils.core.analysis import experiment, linear, readout
 from jtc_utils.core.data import profiles
-from jtc_utils.lenses import artifacts, closed_form, evaluate, figures, lowrank, registry, train, tuned
+from jtc_utils.lenses import artifacts, closed_form, evaluate, figures, lowrank, names, registry, train, tuned
 from jtc_utils.lenses.base import DivergedError, LensError, NotFittedError, StaleLensError
 from jtc_utils.evidence import figdata
 
@@ -365,7 +365,7 @@ def test_the_real_models_tuned_lens_is_trained_only_when_asked():
     low_rank = ["njtc seed 0", "nnjtc seed 0", "njtc adjacent pairs seed 0", "nnjtc adjacent pairs seed 0"]
     assert plain == low_rank and asked == low_rank + ["tuned"]
     # under the convergence rule, every seed the seed rule needs, the lenses to the last layer first
-    converged = [what for model, what, _ in train.jobs([train.REAL_MODEL], lowrank_only=True, seeds=train.SEEDS)]
+    converged = [what for model, what, _ in train.jobs([train.REAL_MODEL], lowrank_only=True, converged=True)]
     assert converged[: 2 * len(train.SEEDS)] == [f"{n} seed {s}" for s in train.SEEDS for n in ("njtc", "nnjtc")]
     assert len(converged) == 4 * len(train.SEEDS) and len(train.SEEDS) == 5
 
@@ -505,7 +505,8 @@ def test_a_lens_table_from_an_underdetermined_fit_marks_every_fitted_lens():
         for lab in frame.index
         if lab.endswith(lens_plots.UNDERDETERMINED_MARK)
     }
-    assert marked == {lab for lab, row in book["lenses"].items() if row["params"] > 0} and "id" not in marked
+    assert marked == {names.reader_name(lab) for lab, row in book["lenses"].items() if row["params"] > 0}
+    assert names.reader_name("id") not in marked
     assert "fitted on 300 samples of dimension 576" in note and "underdetermined" in note
 
 
@@ -528,9 +529,12 @@ def test_the_convergence_rule_trains_each_pair_to_its_optimum_and_says_when_it_d
         np.testing.assert_allclose(r["gap"], gap, rtol=1e-9, atol=1e-12)
         assert np.array_equal(r["converged"] > 0, gap <= lowrank.CONVERGED["converge_gap"])
         assert r["converged"].all(), (norm, r["gap"], r["epochs"])
+        card = artifacts.convergence(r)  # the card's line reads the rule the run was trained under
+        assert card["converged"] and card["pairs_converged"] == len(pairs) and "within 1%" in card["criterion"]
         one_epoch = {**lowrank.CONVERGED, "max_epochs": 1, "doublings": 0}
         short = lowrank.train(X, pairs, rank=2, norm=norm, seed=0, recipe=one_epoch)
         assert not short["converged"].any() and (short["epochs"] == 1).all(), short["gap"]  # and says so
+        assert not artifacts.convergence(short)["converged"] and artifacts.convergence(short)["pairs_converged"] == 0
     alone = lowrank.train(X, pairs[:1], rank=2, norm=False, seed=3, recipe=lowrank.CONVERGED)
     batch = lowrank.train(X, pairs, rank=2, norm=False, seed=3, recipe=lowrank.CONVERGED)
     np.testing.assert_allclose(lowrank.affine_form(batch)[0][0], lowrank.affine_form(alone)[0][0], rtol=1e-4, atol=1e-5)
@@ -543,12 +547,23 @@ def test_the_convergence_rule_trains_each_pair_to_its_optimum_and_says_when_it_d
     np.testing.assert_array_equal(first["epochs"], again["epochs"])
 
 
-def test_the_books_low_rank_lenses_keep_their_recipe_until_every_converged_run_exists():
-    """The book reads the lenses trained under lowrank.RECIPE; the converged ones are stored beside them, their file
-    names tagged, so that neither replaces the other."""
-    assert registry.LOWRANK_RECIPE is lowrank.RECIPE and "converge_gap" not in lowrank.RECIPE
+def test_the_book_reads_a_models_converged_lenses_once_every_run_exists():
+    """The stand-in's NJTC and N-NJTC are read under the convergence rule, all five seeds of the seed rule, stored
+    under their plain names; the real model's keep the capped recipe until every converged run of it exists, those
+    stored beside under tagged names (staged), so that neither replaces the other."""
+    assert (
+        registry.lowrank_recipe("tiny-gpt2-xl") is lowrank.CONVERGED and train.seeds_of("tiny-gpt2-xl") == train.SEEDS
+    )
+    assert registry.lowrank_recipe(train.REAL_MODEL) is lowrank.RECIPE and "converge_gap" not in lowrank.RECIPE
+    assert train.seeds_of(train.REAL_MODEL) == (0,) and train.seeds_of(train.REAL_MODEL, converged=True) == train.SEEDS
     assert {k: v for k, v in lowrank.CONVERGED.items() if k in lowrank.RECIPE} == lowrank.RECIPE
+    assert registry.staged(train.REAL_MODEL, lowrank.CONVERGED) and not registry.staged(
+        "tiny-gpt2-xl", lowrank.CONVERGED
+    )
     assert artifacts.path("m", "njtc_5_s0" + registry.CONVERGED_TAG).name == "njtc_5_s0.converged.safetensors"
+    for seed in train.SEEDS:  # the stand-in's: under their plain names, trained under the convergence rule
+        for name in (f"njtc_4_s{seed}", f"nnjtc_4_s{seed}", f"njtc_4_pairs_s{seed}", f"nnjtc_4_pairs_s{seed}"):
+            assert artifacts.key_of("tiny-gpt2-xl", name)["recipe"] == lowrank.CONVERGED, name
 
 
 def test_a_staged_lens_is_no_pages_input_and_not_in_the_manifest(tmp_path, monkeypatch):
@@ -571,3 +586,42 @@ def test_a_staged_lens_is_no_pages_input_and_not_in_the_manifest(tmp_path, monke
     assert read in inputs and staged not in inputs
     assert catalogue._zoo_files() == [read]
     assert artifacts.path("m", "njtc_5_s0" + registry.CONVERGED_TAG).name == staged.name
+
+
+def test_unstaging_a_converged_lens_makes_it_the_one_the_book_reads(tmp_path, monkeypatch):
+    """A staged lens (trained under the convergence rule beside the book's) stored under its plain name replaces the
+    capped one there, is found under its key, names itself so on its card, and leaves no staged file behind; a
+    staged lens that does not exist is a clear error naming the command that trains it."""
+    monkeypatch.setattr(artifacts, "ZOO_DIR", tmp_path)
+    key = {"lens": "njtc_4", "recipe": lowrank.CONVERGED}
+    arrays = {"A": np.ones((2, 3, 1)), "B": np.zeros((2, 1, 3))}
+    artifacts.store("m", "njtc_4_s0", {"lens": "njtc_4", "recipe": lowrank.RECIPE}, arrays, {"lens": "njtc_4_s0"})
+    staged = "njtc_4_s0" + registry.CONVERGED_TAG
+    artifacts.store("m", staged, key, {**arrays, "A": 2 * arrays["A"]}, {"lens": staged})
+    f = artifacts.unstage("m", staged, "njtc_4_s0")
+    assert f == artifacts.path("m", "njtc_4_s0") and not artifacts.path("m", staged).exists()
+    hit = artifacts.lookup("m", "njtc_4_s0", key)
+    assert hit is not None and np.array_equal(hit["A"], 2 * arrays["A"]) and hit["card"]["lens"] == "njtc_4_s0"
+    with pytest.raises(FileNotFoundError, match="--converged"):
+        artifacts.unstage("m", staged, "njtc_4_s0")
+
+
+def test_a_curve_drawn_over_another_is_named_in_the_caption_and_a_distinct_one_is_not():
+    """The grid draws lenses in order, a later one on top: a curve within HIDDEN_SHARE of another in every panel
+    is named as hidden; one apart in a single panel (here Precision@1 shifted by a tenth of its range) is not."""
+    import numpy as np
+
+    from jtc_utils.lenses import plots
+
+    rng = np.random.default_rng(0)
+    base = {key: rng.uniform(0, 1, 12) for key in plots.GRID_KEYS}
+    c = {
+        "id": {key: v + 1 for key, v in base.items()},
+        "mat": base,
+        "mat+b": {key: v + 0.001 for key, v in base.items()},
+        "tuned": {key: v + (0.2 if key == "p@1" else 0.0) for key, v in base.items()},
+    }
+    assert plots.hidden_under(c) == [("mat", "mat+b")]
+    note = plots.hidden_note(c)
+    assert "mat + b" in note and "tuned lens" not in note
+    assert plots.hidden_note({k: c[k] for k in ("id", "tuned")}) == ""

@@ -70,8 +70,10 @@ def test_depths_mirror_the_paper_and_the_zoo_fits_the_size_budget():
     assert [s.d for s in gpt] == sorted(s.d for s in gpt)
     # the models (with the two training-seed replicas of tiny-gpt2-xl), tokenizers and cards within 80 MiB; with the
     # trained lenses of zoo/lenses and the linearity chapter's runs of zoo/secretly-linear, the committed zoo within
-    # 100 MiB (the real model's tuned lens is stored in half precision for it), and the concept classes of the real
-    # vocabulary (zoo/concepts, 0.11 MiB) within 100.25 MiB
+    # 130 MiB (the real model's tuned lens is stored in half precision for it; the low-rank lenses take five
+    # converged seeds each, as the seed rule needs: about 12 MiB for the stand-in's, 17 MiB for the real model's once
+    # all are trained, its capped ones until then), and the concept classes of the real vocabulary (zoo/concepts,
+    # 0.11 MiB) within 130.25 MiB
     extras = sum(
         p.stat().st_size
         for d in ("lenses", "secretly-linear", "concepts")
@@ -80,7 +82,7 @@ def test_depths_mirror_the_paper_and_the_zoo_fits_the_size_budget():
     )
     concepts = sum(p.stat().st_size for p in (catalogue.ZOO_DIR / "concepts").rglob("*") if p.is_file())
     assert catalogue.zoo_size_bytes() - extras <= 80 * 2**20
-    assert catalogue.zoo_size_bytes() - concepts <= 100 * 2**20 and concepts <= 2**18
+    assert catalogue.zoo_size_bytes() - concepts <= 130 * 2**20 and concepts <= 2**18
 
 
 def test_the_real_models_tuned_lens_is_stored_in_half_precision_and_loaded_in_single():

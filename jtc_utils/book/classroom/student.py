@@ -44,11 +44,13 @@ _EXERCISES = (
     ),
 )
 # the rest of the book's MyST, as Jupyter's Markdown shows it: an admonition as a quoted block under its title (its
-# options dropped), a glued value as the name of the variable that holds it, a citation by its key (the book's
-# references page lists them), a link to a figure's anchor in the built book as the figure's name and id
+# options dropped), a glued value as the name of the variable that holds it (a glued table as where it comes from), a
+# citation by its key (the book's references page lists them), a link to a figure's anchor in the built book as the
+# figure's name and id
 _ADMONITION = re.compile(r"```\{admonition\}[ \t]*([^\n]*)\n((?::[^\n]*\n)*)(.*?)\n```[ \t]*(\n|$)", re.S)
 _MYST = (
     (re.compile(r"\{glue:text\}`([^`]+)`"), r"`\1` (the parameters cell)"),
+    (re.compile(r"```\{glue\} (\w+)\n```"), r"*(the built book shows the table `\1` here, from the page's last cell)*"),
     (re.compile(r"\{cite:p\}`([^`]+)`"), r"[\1]"),
     (re.compile(r"""<a href="#figure-([\w-]+)">([^<]*)</a>"""), r"\2 (`\1`)"),
 )

@@ -5,7 +5,7 @@ call per figure, the same for every paper, so that every notebook draws its figu
 
 from __future__ import annotations
 
-from jtc_utils.book.display import claim_tables
+from jtc_utils.book.display import claim_tables, claims_page
 from jtc_utils.book.display.panels import Panel, panels
 from jtc_utils.evidence import claims, figdata, figure_registry
 from jtc_utils.evidence.registry import Registered
@@ -240,6 +240,7 @@ class Chapter:
         self.real = self.setting.sized(*profiles.real_sizes(real_n_train, real_n_val))
         self.profile, self.draw = self.setting.profile, draw
         self.results, self.anchored = {}, set()
+        self.shown: dict[str, dict[str, dict]] = {}  # claim id -> {profile's name: its record}, as the page shows it
 
     def setting_of(self, fig: str) -> Setting:
         """The setting of a figure: at the real model's sizes for ``real_*`` figures, the chapter's otherwise."""
@@ -277,7 +278,14 @@ class Chapter:
         # a claim's anchor (claim-<id>) once per page: where its verdict is first shown
         link = None if alias or set(ids) <= self.anchored else "anchor"
         self.anchored |= set(ids) if link else set()
-        display(claim_tables.styled(self.claim_records(ids, alias), uuid, link=link))
+        records = self.claim_records(ids, alias)
+        if not alias:
+            self._keep(records, self.profile.name)
+        display(claim_tables.styled(records, uuid, link=link))
+
+    def _keep(self, records: list[dict], profile: str) -> None:
+        for r in records:
+            self.shown.setdefault(r["id"], {})[profile] = r
 
     def claim_records(self, ids, alias: dict | None = None) -> list[dict]:
         """The records of claims ``ids`` (of any paper) judged on this chapter's numbers (see :meth:`verdicts`)."""
@@ -296,7 +304,31 @@ class Chapter:
             if real_getter is None
             else real_getter(claims.getter(self.results))
         )
-        display(claim_tables.verdict_table(ids, get, "real", "verdicts-real-" + "-".join(ids), link=None))
+        get = claims.memo(get)
+        records = [claims.check_any(c, get, "real") for c in ids]
+        self._keep(records, "real")
+        display(claim_tables.styled(records, "verdicts-real-" + "-".join(ids), link=None))
+
+    def findings(self) -> None:
+        """Glue what this chapter finds (``findings``), which its opening pastes: every claim it showed a verdict
+        for, with that verdict on each profile it was judged on, the id leading to the claim's table under the
+        figure that shows it (the page's last cell calls this, when every verdict has been shown)."""
+        from IPython.display import HTML
+        from myst_nb import glue
+
+        order = [p for p in (self.profile.name, "real") if any(p in v for v in self.shown.values())]
+        columns = {p: "on " + claims_page.PROFILE_NAMES.get(p, p) for p in order}
+        rows = [{columns[p]: by.get(p) for p in order} for by in self.shown.values()]
+        table = claims_page.verdict_grid(
+            [(None, rows)],
+            list(columns.values()),
+            "chapter-findings",
+            "What this chapter finds: each claim's verdict on each model it is judged on",
+            lambda cid: (
+                f"#claim-{cid.lower()}" if cid in self.anchored else f"claims_verdicts.html#verdict-{cid.lower()}"
+            ),
+        )
+        glue("findings", HTML(table), display=False)
 
     def experiment(self, fig: str):
         """The shared experiment behind figure ``fig`` under this chapter's setting (at the real model's sizes for a

@@ -89,8 +89,8 @@ def frame(records: list[dict], link: str | None = None):
     verdicts in words (columns ``verdict`` and ``magnitude verdict``), the margin with its interval (``margin``),
     the lexicon entries of the rule (``reading``), its instrument checks (``instrument``), the reason (``why``), and
     the magnitude's numbers (``paper's numbers``, ``our numbers``). ``link="anchor"`` makes each id an anchor
-    (``claim-<id>``) that the claims page
-    links to; ``link="page"`` makes it a link to the chapter that shows the claim (see :func:`page_of`)."""
+    (``claim-<id>``) that the claims page links to, and a link to its row of the claims page's verdict grid;
+    ``link="page"`` makes it a link to the chapter that shows the claim (see :func:`page_of`)."""
     table = pd.DataFrame(records)
     table["verdict"] = [findings.shape_verdict(r) for r in records]
     table["margin"] = [margin_text(r) for r in records]
@@ -107,7 +107,10 @@ def frame(records: list[dict], link: str | None = None):
         table[col] = table[col].map(lambda v: html.escape(str(v), quote=False))
     ids = list(table["id"])
     if link == "anchor":
-        table["id"] = [f'<span id="claim-{c.lower()}">{c}</span>' for c in ids]
+        # the anchor the claims page links to, itself a link to the claim's row of the claims page's verdict grid
+        table["id"] = [
+            f'<a id="claim-{c.lower()}" href="claims_verdicts.html#verdict-{c.lower()}">{c}</a>' for c in ids
+        ]
     elif link == "page":
         table["id"] = [f'<a href="{page_of(c)}.html#claim-{c.lower()}">{c}</a>' for c in ids]
     # a claim that fails or is undecided links to its reason (the claims page lists them as why-<id>)
@@ -155,6 +158,29 @@ class Scrolled:
         return self.to_html()
 
 
+class Folded:
+    """Tables a reader opens when needed (the claims page's lexicon, seeds and the paper's regime), closed at first
+    under a line that says what they hold: an HTML ``<details>``, each table in its scroll box, shown by IPython and by
+    ``to_html``."""
+
+    def __init__(self, summary: str, *tables):
+        self.summary, self.tables = summary, tables
+
+    def to_html(self) -> str:
+        parts = []
+        for t in self.tables:
+            if hasattr(t, "to_html") and not isinstance(t, Scrolled):  # a Styler: into its scroll box
+                parts.append(Scrolled(t).to_html())
+            elif hasattr(t, "to_html"):
+                parts.append(t.to_html())
+            else:  # an IPython HTML object
+                parts.append(t.data)
+        return f'<details class="jtc-fold"><summary>{html.escape(self.summary)}</summary>{"".join(parts)}</details>'
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
+
 def style(table, uuid: str, widths: bool = True, statuses: dict | None = None):
     """A claims table (a DataFrame of strings, HTML allowed) styled for the page: verdict columns coloured by their
     status (``statuses``: column -> one :class:`~jtc_utils.evidence.records.Status` or ``None`` per row, from the
@@ -186,6 +212,10 @@ def styled(records: list[dict], uuid: str, columns=CHAPTER_COLUMNS, link: str | 
     scroll box of its own where it is wider than the page (see :func:`style`, :class:`Scrolled`)."""
     statuses = {"verdict": [claims.status(r) for r in records], "magnitude verdict": map(magnitude_status, records)}
     styler = style(frame(records, link)[list(columns)], uuid, statuses=statuses)
+    # the paper's sentence (the column after the id) gets the room it needs: a rule of the table's own id, as specific
+    # as the one that bounds every cell at 6em (a class rule of the style sheet lost to it)
+    sentence = {"selector": f"td.col{list(columns).index('claim') + 1}", "props": "min-width: 16em; max-width: 32em"}
+    styler = styler.set_table_styles([sentence], overwrite=False)
     return Scrolled(styler.set_table_attributes('class="jtc-claims jtc-sentences"'))
 
 

@@ -160,20 +160,42 @@ def summary_table(counts, uuid: str) -> str:
 
 # which verdict speaks to the paper's sentence (the claims page states it above the table of disagreements)
 WHICH_TO_BELIEVE = (
-    "**Which verdict to believe.** The real model's verdict is the evidence about the paper's sentence: SmolLM2-135M "
-    "is a pretrained transformer of the kind the papers study, read on real text. The stand-in's verdict is a "
-    "controlled world that helps explain it: small models trained for minutes on a generated corpus whose structure "
-    "the book knows, where a shape can be traced to its cause. Where the two differ, the real model's verdict answers "
-    "the paper and the stand-in's says whether the shape needs the real model's scale or text; a verdict that is not "
-    "judged or not computed on the real model leaves the paper's sentence open there, whatever the stand-in says."
+    "**Which verdict to believe** is said claim by claim, in the table's last column. As a rule, the real model's "
+    "verdict is the evidence about the paper's sentence where its instrument passes its checks: SmolLM2-135M is a "
+    "pretrained transformer of the kind the papers study, read on real text, while the stand-in is a controlled world "
+    "that helps explain it (small models trained for minutes on a generated corpus whose structure the book knows). "
+    "The exceptions are named: a point verdict without an interval is no finding on either side, and where the real "
+    "model's instrument measures less than the paper's (a labelling weaker than the paper's annotators), neither "
+    "verdict decides. A verdict that is not judged or not computed on the real model leaves the paper's sentence open "
+    "there, whatever the stand-in says."
 )
+REAL_SPEAKS = "the real model's: a pretrained model of the papers' kind on real text, its instrument checks passed"
+NO_FINDING = "neither: a point verdict without an interval is no finding"
+
+
+def which_to_believe(tiny: dict, real: dict, overrides: dict) -> str:
+    """Which of two differing verdicts speaks to the paper's sentence (see :data:`WHICH_TO_BELIEVE`): the claim's
+    own reading where its module states one (``overrides``: claim id -> text), none where either verdict has no
+    interval, else the real model's."""
+    if tiny["id"] in overrides:
+        return overrides[tiny["id"]]
+    if Status.NO_INTERVAL in (claims.status(tiny), claims.status(real)):
+        return NO_FINDING
+    return REAL_SPEAKS
+
+
 JUDGED = (Status.HOLDS, Status.FAILS, Status.UNDECIDED, Status.NO_INTERVAL)  # a verdict, with or without interval
 
 
 def differing(tiny: list[dict], real: list[dict]) -> list[tuple[dict, dict]]:
-    """The pairs (stand-in record, real record) of the claims judged on both profiles whose statuses differ
-    (:func:`jtc_utils.evidence.claims.status`: holds, fails, undecided, or a point verdict without an interval)."""
+    """The pairs (stand-in record, real record) of the claims judged on both profiles whose verdicts differ: their
+    statuses (:func:`jtc_utils.evidence.claims.status`: holds, fails, undecided, or a point verdict without an
+    interval) or, both without an interval, their point verdicts."""
     by_id = {r["id"]: r for r in real}
+
+    def verdict(r):
+        return claims.status(r), r.get("verdict")
+
     return [
         (t, by_id[t["id"]])
         for t in tiny
@@ -181,14 +203,15 @@ def differing(tiny: list[dict], real: list[dict]) -> list[tuple[dict, dict]]:
         and t.get("kind", "claim") == "claim"
         and claims.status(t) in JUDGED
         and claims.status(by_id[t["id"]]) in JUDGED
-        and claims.status(t) != claims.status(by_id[t["id"]])
+        and verdict(t) != verdict(by_id[t["id"]])
     ]
 
 
-def disagreement_table(pairs: list[tuple[dict, dict]], sentences: dict, uuid: str) -> str:
+def disagreement_table(pairs: list[tuple[dict, dict]], sentences: dict, uuid: str, believe: dict | None = None) -> str:
     """The claims whose verdicts differ between the stand-in and the real model: each with both verdicts and
-    margins and the one sentence (``sentences``: claim id -> why, written in the claim's module from the numbers) on
-    why they differ. A pair without a sentence is refused, so a new disagreement cannot go unexplained."""
+    margins, the one sentence (``sentences``: claim id -> why, written in the claim's module from the numbers) on
+    why they differ, and which verdict speaks to the paper (:func:`which_to_believe`, ``believe``: the modules'
+    own readings). A pair without a sentence is refused, so a new disagreement cannot go unexplained."""
     missing = [t["id"] for t, _ in pairs if t["id"] not in sentences]
     if missing:
         raise ValueError(
@@ -201,10 +224,91 @@ def disagreement_table(pairs: list[tuple[dict, dict]], sentences: dict, uuid: st
             "on the stand-in": verdict_cell({**t, "reason": None}, "on the stand-in"),
             "on the real model": verdict_cell({**r, "reason": None}, "on the real model"),
             "why they differ": code_spans(sentences[t["id"]]),
+            "which speaks to the paper": code_spans(which_to_believe(t, r, believe or {})),
         }
         for t, r in pairs
     ]
     return _table(rows, uuid, "The claims whose verdicts differ between the stand-in and the real model")
+
+
+def badge(record: dict | None) -> str:
+    """A claim's status on one profile as a small coloured word (``-`` where it was not judged there)."""
+    if record is None:
+        return "-"
+    return f'<span class="jtc-verdict {verdict_class(record)}">{html.escape(claims.status(record).value)}</span>'
+
+
+def verdict_grid(sections, columns, uuid: str, caption: str, link, row_ids: bool = False) -> str:
+    """Claims by profile, one status badge each: ``sections`` is a list of (title or ``None``, rows), each row
+    ``{column: record}`` for the ``columns`` (their headers, in order), a missing column drawn ``-``; the claim's id
+    links to ``link(cid)`` and, with ``row_ids``, every row is the anchor ``verdict-<id>`` (the claims page's grid,
+    which the chapters and a search for a claim id land on). Plain HTML, narrow enough for a phone."""
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in ("claim", *columns))
+    body = []
+    for title, rows in sections:
+        if title:
+            body.append(f'<tr class="jtc-grid-group"><th colspan="{len(columns) + 1}">{html.escape(title)}</th></tr>')
+        for row in rows:
+            first = next(r for r in row.values() if r is not None)
+            cid = first["id"]
+            rid = f' id="verdict-{cid.lower()}"' if row_ids else ""
+            cells = "".join(f"<td>{badge(row.get(c))}</td>" for c in columns)
+            body.append(
+                f'<tr{rid}><td><a href="{link(cid)}">{html.escape(cid)}</a> '
+                f"{html.escape(str(first.get('claim') or ''))}</td>{cells}</tr>"
+            )
+    return (
+        f'<div class="{claim_tables.SCROLL}"><table class="jtc-claims jtc-grid" id="{uuid}">'
+        f"<caption>{html.escape(caption)}</caption><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody>"
+        "</table></div>"
+    )
+
+
+def _ids(records: list[dict]) -> str:
+    return ", ".join(
+        f'<a href="claims_verdicts.html#verdict-{r["id"].lower()}">{html.escape(r["id"])}</a>' for r in records
+    )
+
+
+def _headline_verdict(statuses: list[Status]) -> str:
+    """Several claims' statuses as one word: holds where all hold, fails where any fails, else what they are."""
+    if statuses and all(s == Status.HOLDS for s in statuses):
+        return "holds"
+    if Status.FAILS in statuses:
+        return "fails"
+    return " / ".join(dict.fromkeys(s.value for s in statuses)) or "not tested"
+
+
+def headline(paper: str, says: str, key: tuple, profiles_: list[tuple[str, list[dict]]], look: tuple) -> str:
+    """One paper's findings in words, for the first screen: whether its headline (``says``, tested by the claims
+    ``key``) holds on each profile, then per profile the claims that hold, fail or are undecided (each id a link to
+    its row of the verdict grid) and, where a profile gives no verdict at all, why (the records' own reasons);
+    ``look`` is (href, name) of the one figure to look at. HTML, one list item."""
+    verdicts_, lines = [], []
+    for where, recs in profiles_:
+        by: dict[Status, list[dict]] = {}
+        for r in recs:
+            if r.get("kind", "claim") == "claim":
+                by.setdefault(claims.status(r), []).append(r)
+        verdict = _headline_verdict([claims.status(r) for r in recs if r["id"] in key])
+        verdicts_.append(f"<b>{html.escape(verdict)}</b> on {html.escape(where)}")
+        bits = [f"{st.value} {_ids(by[st])}" for st in (Status.HOLDS, Status.FAILS, Status.UNDECIDED) if by.get(st)]
+        if not any(by.get(st) for st in JUDGED):
+            why = {
+                (r.get("not_judged") or "").removeprefix("not judged: ").rstrip(".")
+                for r in by.get(Status.NOT_JUDGED, [])
+            }
+            why.discard("")
+            bits.append("no verdict" + (f": {html.escape('; '.join(sorted(why)))}" if why else ""))
+        elif by.get(Status.NOT_JUDGED):
+            bits.append(f"not judged (instrument) {_ids(by[Status.NOT_JUDGED])}")
+        lines.append(f"On {html.escape(where)}: {'; '.join(bits)}.")
+    return (
+        f'<li><span class="jtc-headline-verdict"><b>{html.escape(paper)}</b>: {html.escape(says)} '
+        f"({', '.join(key)}): {', '.join(verdicts_)}.</span><br>"
+        + "<br>".join(lines)
+        + f'<br>Look at <a href="{look[0]}">{html.escape(look[1])}</a>.</li>'
+    )
 
 
 def counts_by_status(records: list[dict]) -> dict:

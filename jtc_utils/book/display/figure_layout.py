@@ -247,6 +247,43 @@ def _texts(fig) -> list:
     return list({id(t): t for t in out}.values())
 
 
+def tick_fontsize(fig) -> float:
+    """The font size (points) of the smallest visible, non-empty tick label of ``fig``; inf where there is none."""
+    return min(
+        (
+            float(t.get_fontsize())
+            for ax in fig.axes
+            if ax.get_visible() and ax.axison
+            for axis in (ax.xaxis, ax.yaxis)
+            if axis.get_visible()
+            for t in axis.get_ticklabels(which="both")
+            if t.get_visible() and t.get_text().strip()
+        ),
+        default=float("inf"),
+    )
+
+
+def small_texts(fig) -> list:
+    """The legend entries, titles, labels and annotations of ``fig`` drawn smaller than its smallest tick label (the
+    numbers written in a heatmap's cells excepted: they are sized to their cells). :func:`fit_text` sizes a figure by
+    its tick labels, so that a text below them would be read below the size the page promises."""
+    least = tick_fontsize(fig)
+    heatmaps = {id(ax) for ax in fig.axes if is_heatmap(ax)}
+    cells = {id(t) for ax in fig.axes if id(ax) in heatmaps for t in ax.texts}
+    return [
+        t
+        for t in _texts(fig)
+        if t.get_visible() and t.get_text().strip() and id(t) not in cells and t.get_fontsize() < least - 1e-6
+    ]
+
+
+def raise_small_texts(fig) -> None:
+    """Raise every text of :func:`small_texts` to the size of the figure's smallest tick label."""
+    least = tick_fontsize(fig)
+    for t in small_texts(fig):
+        t.set_fontsize(least)
+
+
 def scale_text(fig, factor: float) -> None:
     """Make every text of ``fig`` ``factor`` times larger: titles, axis labels, legends, annotations and the tick
     labels of every axis (major and minor)."""
@@ -317,7 +354,8 @@ def relayout(fig) -> None:
 
 
 def fit_text(fig, measure) -> bool:
-    """Raise the text of ``fig`` (tidied first, :func:`tidy`, its long titles wrapped to their axes,
+    """Raise the text of ``fig`` (legend entries, labels and notes smaller than its tick labels first raised to them,
+    :func:`raise_small_texts`; tidied, :func:`tidy`, its long titles wrapped to their axes,
     :func:`wrap_to_axes`) until every piece the page shows it as has the digits of its smallest tick label drawn at
     least :data:`AIM_TEXT_PX` tall at 1280 px; then further, for a phone, while they stay below
     :data:`MOST_TEXT_PX` at 1280 px; the figure is wrapped and tidied again after each raise. ``measure()`` gives,
@@ -325,6 +363,7 @@ def fit_text(fig, measure) -> bool:
     px at 390)`` per piece (the whole figure, or each panel of a grid). Returns whether some piece is still drawn
     below :data:`LEAST_TEXT_PX` on a phone (its caption then says to enlarge it: enlarged, an image is shown at its
     own size, never smaller than at 1280 px)."""
+    raise_small_texts(fig)
     wrap_to_axes(fig)
     tidy(fig)
     for target, device in ((AIM_TEXT_PX, "desktop"), (LEAST_TEXT_PX + 0.5, "phone")):

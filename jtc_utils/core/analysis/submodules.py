@@ -164,6 +164,31 @@ def cast_prefix(run: Blocks, maps: dict, exp, mapping: str, start_layers=None) -
     return out
 
 
+def growth(exp, mapping: str, start: int, n: int = 4) -> dict:
+    """How a cast's states grow block by block (float32, as the cast runs): the largest ``|x|`` at the first position
+    and at every other, after each block from ``start`` on, for the cast ``mapping`` (a prefix mapping) and for the
+    model's own states, on the ``n`` validation samples with the longest prefixes; ``inf``/``nan`` once the cast
+    overflows. What the instrument check of the sub-module claims (``instruments.state_check``) sees, traced to where
+    it starts."""
+    import torch
+
+    run = runner(exp)
+    rep = _replacements(fit(exp), mapping, run.device)
+    *_, (_, inp, mask, _) = sample_batches(exp, exp.val, n)  # the longest prefixes: batches are sorted by length
+    out = {"block": [], "cast_first": [], "cast_rest": [], "model_first": [], "model_rest": []}
+    with torch.inference_mode():
+        S = exp.adapter.forward_states(inp, mask)
+        mask = mask.to(run.device)
+        cur = S[start]
+        for j in range(start, run.n_layers):
+            cur = run.block(cur, j, rep(j), mask=mask)
+            out["block"].append(j + 1)
+            for who, x in (("cast", cur), ("model", S[j + 1])):
+                out[f"{who}_first"].append(float(x[:, 0].abs().max()))
+                out[f"{who}_rest"].append(float(x[:, 1:][mask[:, 1:].bool()].abs().max()))  # padding left out
+    return out
+
+
 def cast(exp, mapping: str, maps: dict | None = None) -> np.ndarray:
     """Final vectors [L+1, n, d] of a sub-module mapping from every start layer, on the validation samples."""
     run = runner(exp)
