@@ -80,7 +80,26 @@
       box.classList.toggle('jtc-overflows', box.scrollWidth > box.clientWidth + 1);
     });
   }
+  // The search page's snippets are the text of the pages' HTML: a formula's TeX source and a code cell's program
+  // text were quoted as they are. A snippet reads a formula in plain symbols and leaves code cells out.
+  function plainMath(tex) {
+    return tex.replace(/\\[()\[\]]|\$/g, '')
+      .replace(/\\(?:mathrm|text|mathbf|operatorname|mathit|mathcal)\{([^{}]*)\}/g, '$1')
+      .replace(/\\ell\b/g, 'ℓ').replace(/\\top\b/g, 'ᵀ').replace(/\\cdot\b/g, '·').replace(/\\to\b/g, '→')
+      .replace(/\\[a-zA-Z]+/g, '').replace(/[{}]/g, '').replace(/\s+/g, ' ');
+  }
+  function cleanSnippets() {
+    if (typeof Search === 'undefined' || !Search.htmlToText || Search.htmlToTextRaw) return;
+    var toText = Search.htmlToTextRaw = Search.htmlToText;
+    Search.htmlToText = function (htmlString, anchor) {
+      var doc = new DOMParser().parseFromString(htmlString, 'text/html');
+      doc.querySelectorAll('div.cell_input, div.highlight, pre').forEach(function (el) { el.remove(); });
+      doc.querySelectorAll('.math').forEach(function (el) { el.textContent = plainMath(el.textContent); });
+      return toText.call(this, doc.documentElement.outerHTML, anchor);
+    };
+  }
   function start() {
+    cleanSnippets();
     markOverflow();
     window.addEventListener('resize', markOverflow);
     window.addEventListener('load', markOverflow);

@@ -141,16 +141,13 @@ digits.frame(
 # The U of the paper's Figure 1 needs the last pair to climb back to about 0.9-1.0. On the stand-ins it does not
 # climb far enough for S3's rule (the gaps in S3's row). The last blocks of a small model trained on a small world
 # still do non-linear work. The real model has the U (its gap is in the same row, and it survives without position
-# 0: see the real model's section). Position 0 does not drive the stand-ins' numbers: without it (`paper_nopos0`)
-# their profiles barely move (the largest change of LS_res per model):
+# 0: see the real model's section). Position 0 does not drive the stand-ins' numbers: without it
+# their profiles barely move (the largest change of LSᵣₑₛ per model):
 
 # %% tags=["nbval-check-output"]
-print(
-    {
-        m: round(float(np.max(np.abs(np.subtract(v["paper"]["res_in"], v["paper_nopos0"]["res_in"])))), 3)
-        for m, v in f1.items()
-    }
-)
+gap = {m: np.subtract(v["paper"]["res_in"], v["paper_nopos0"]["res_in"]) for m, v in f1.items()}
+shift = {m: float(np.max(np.abs(g))) for m, g in gap.items()}
+print("Largest change of LSᵣₑₛ without position 0: " + ", ".join(f"{m} {x:.3f}" for m, x in shift.items()) + ".")
 
 # %% [markdown]
 # ### One cache, five scores
@@ -262,9 +259,9 @@ chapter.verdicts(["S7", "S8", "S9"])
 
 # %% [markdown]
 # **What does not hold, and why.** On the stand-in the regulariser *raises* the score with the residual instead of
-# lowering it (S7; the table's mean LS_res per run). The regulariser pulls each state towards the one before, which
+# lowering it (S7; the table's mean LSᵣₑₛ per run). The regulariser pulls each state towards the one before, which
 # shrinks the updates next to the stream (the table's median ‖Δh‖/‖h‖). Through the identity, smaller updates push
-# LS_res towards 1 whatever the block computes. The paper reports the opposite direction for Mistral-style models.
+# LSᵣₑₛ towards 1 whatever the block computes. The paper reports the opposite direction for Mistral-style models.
 # With the regulariser written as the book resolves it, $\lambda \sum (1 - \cos)$ added to the loss, the stand-in
 # cannot lower a score that this mechanism raises. S8 holds, modestly: at the paper's λ the mean perplexity is
 # lower by less than the spread between seeds, and the fact accuracy is higher for every seed (the table). The
@@ -352,8 +349,8 @@ scores.map(lambda x: f"{x:.3f}")
 
 # %% [markdown]
 # Position 0 matters here as it does in the rest of the book: its massive activations dominate a variance-weighted
-# score, so with it LS_res is 1.000 at mid-depth; without it the mid-depth scores are lower (second-to-last column).
-# The U without the residual survives without position 0. The real model shares the stand-ins' high LS_res,
+# score, so with it LSᵣₑₛ is 1.000 at mid-depth; without it the mid-depth scores are lower (second-to-last column).
+# The U without the residual survives without position 0. The real model shares the stand-ins' high LSᵣₑₛ,
 # their drop without the residual and their small updates; unlike them it has the paper's U.
 
 # %% tags=["nbval-check-output"]

@@ -833,6 +833,22 @@ def test_ctrl_k_then_typing_and_enter_reach_the_search_results(html, browser, de
         assert not [e for e in errors if e != "Failed to fetch"], errors
 
 
+def test_search_snippets_read_formulas_in_symbols_and_quote_no_code(html, browser):
+    """Issue 78, item 9: a search result's snippet is the text of its page's HTML, where a formula is its TeX source
+    and a code cell its program text; the search page's text reader (Sphinx's, wrapped by the book's script) reads a
+    formula in symbols and leaves code cells out, where Sphinx's own quotes both."""
+    root, _ = html
+    page = (
+        '<div role="main"><p>The map <span class="math notranslate nohighlight">\\(\\mathrm{mat}_{\\ell}\\)</span> '
+        'is fitted.</p><div class="cell docutils container"><div class="cell_input docutils container">'
+        '<div class="highlight"><pre>import numpy as np</pre></div></div></div></div>'
+    )
+    with _opened(browser, root / "search.html", 1280) as (tab, _):
+        raw, shown = tab.evaluate("(p) => [Search.htmlToTextRaw(p, ''), Search.htmlToText(p, '')]", page)
+    assert "\\mathrm" in raw and "import numpy" in raw, raw  # the check sees what Sphinx alone quotes
+    assert "\\" not in shown and "import" not in shown and "mat_ℓ" in shown and "is fitted" in shown, shown
+
+
 def _phone(browser):
     """A phone's context (390×844, touch, DPR 2), as the review read the book."""
     return browser.new_context(
