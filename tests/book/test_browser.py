@@ -876,7 +876,9 @@ def test_a_drawer_entry_lands_its_heading_at_the_top_and_leaves_no_tooltip(html,
         tab.wait_for_timeout(500)
         top = tab.evaluate(f"() => document.getElementById({target!r}).getBoundingClientRect().top")
         assert 0 <= top <= 100, f"the heading {target} lands {top:.0f} px from the top"
-        assert tab.evaluate("() => document.querySelectorAll('.tooltip.show').length") == 0, "a tooltip stays"
+        shown = "() => [...document.querySelectorAll('.tooltip')].filter(t => getComputedStyle(t).display !== 'none'"
+        shown += " && getComputedStyle(t).visibility !== 'hidden' && t.getBoundingClientRect().width > 0).length"
+        assert tab.evaluate(shown) == 0, "a tooltip stays in sight"
     finally:
         ctx.close()
 
