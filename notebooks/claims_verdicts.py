@@ -107,7 +107,7 @@ regime_records = groups["Jump to Conclusions, in the paper's regime"][0]
 stand_in = groups["Jump to Conclusions, on the stand-in"][0]
 
 # %% [markdown]
-# (claims-grid)=
+# (claims-at-a-glance)=
 # ## Every claim at a glance
 #
 # Each claim of the four papers with its status on each profile: the rule, the margin and the reason of every
@@ -162,7 +162,7 @@ HEADLINES = {
     "Your Transformer is Secretly Linear": (
         "consecutive blocks are close to linear maps, markedly less so without the residual",
         ("S2",),
-        ("secretly_linear.html#figure-sl_fig1", "the linearity chapter's Figure 1"),
+        ("secretly_linear.html#figure-sl_fig1", "the linearity chapter's first figure"),
     ),
 }
 PROFILE_TITLES = {**claims_page.PROFILE_NAMES, "real": "the real model (SmolLM2-135M)"}
