@@ -849,11 +849,20 @@ def test_search_snippets_read_formulas_in_symbols_and_quote_no_code(html, browse
     assert "\\" not in shown and "import" not in shown and "mat_ℓ" in shown and "is fitted" in shown, shown
 
 
-def _phone(browser):
-    """A phone's context (390×844, touch, DPR 2), as the review read the book."""
-    return browser.new_context(
+@contextmanager
+def _on_phone(browser, page: Path):
+    """A tab on ``page`` in a phone's context (390×844, touch, DPR 2), as the review read the book, loaded; the
+    context is closed afterwards."""
+    ctx = browser.new_context(
         viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True, device_scale_factor=2
     )
+    try:
+        tab = ctx.new_page()
+        tab.goto(page.as_uri())
+        tab.wait_for_load_state("load")
+        yield tab
+    finally:
+        ctx.close()
 
 
 def test_a_drawer_entry_lands_its_heading_at_the_top_and_leaves_no_tooltip(html, browser):
@@ -861,11 +870,7 @@ def test_a_drawer_entry_lands_its_heading_at_the_top_and_leaves_no_tooltip(html,
     the top (it landed 490 px down: the browser scrolled while the drawer held the page), and the header button's
     tooltip is gone once the drawer has closed."""
     root, _ = html
-    ctx = _phone(browser)
-    try:
-        tab = ctx.new_page()
-        tab.goto((root / "book" / "sec4_predictions.html").as_uri())
-        tab.wait_for_load_state("load")
+    with _on_phone(browser, root / "book" / "sec4_predictions.html") as tab:
         tab.locator(".secondary-toggle:visible").first.tap()
         tab.wait_for_timeout(300)
         links = tab.locator("#pst-secondary-sidebar-modal a[href^='#']")
@@ -879,8 +884,6 @@ def test_a_drawer_entry_lands_its_heading_at_the_top_and_leaves_no_tooltip(html,
         shown = "() => [...document.querySelectorAll('.tooltip')].filter(t => getComputedStyle(t).display !== 'none'"
         shown += " && getComputedStyle(t).visibility !== 'hidden' && t.getBoundingClientRect().width > 0).length"
         assert tab.evaluate(shown) == 0, "a tooltip stays in sight"
-    finally:
-        ctx.close()
 
 
 def test_a_claim_id_reaches_its_row_in_two_actions(html, browser):
@@ -888,11 +891,7 @@ def test_a_claim_id_reaches_its_row_in_two_actions(html, browser):
     grid (one tap), and a claim id searched for opens the claims page at that row (the search, then its result)."""
     root, _ = html
     claims_page = root / "book" / "claims_verdicts.html"
-    ctx = _phone(browser)
-    try:
-        tab = ctx.new_page()
-        tab.goto((root / "book" / "sec6_submodules.html").as_uri())
-        tab.wait_for_load_state("load")
+    with _on_phone(browser, root / "book" / "sec6_submodules.html") as tab:
         tab.locator("a#claim-c12a").first.tap()
         tab.wait_for_load_state("load")
         assert tab.url.endswith("claims_verdicts.html#verdict-c12a"), tab.url
@@ -906,5 +905,3 @@ def test_a_claim_id_reaches_its_row_in_two_actions(html, browser):
         top = tab.evaluate("() => document.getElementById('verdict-c12a').getBoundingClientRect().top")
         assert 0 <= top <= 200, f"a search for C12a opens its row {top:.0f} px down"
         assert tab.url.endswith("#verdict-c12a"), tab.url
-    finally:
-        ctx.close()
