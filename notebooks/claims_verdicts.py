@@ -70,6 +70,7 @@ profile = "tiny"  # "tiny" (the embedded world, offline) or "paper" (the paper's
 # %% tags=["hide-cell"]
 import pandas as pd
 from IPython.display import HTML, Markdown, display
+from markdown_it import MarkdownIt
 from myst_nb import glue
 
 from jtc_utils.jtc import regime, rejudge, seeds
@@ -88,6 +89,9 @@ again = rejudge.rejudge(profile)  # computed by the figures' registered function
 for name, (data, params) in again.figures().items():
     figure_registry.save(name, data, params)
 regime_params = again.regime_params
+
+# what each paper's full table holds: folded under the grid above it, opened where a reader needs the details
+FULL = "each claim's rule, our numbers, margin and 90% interval on the stand-in and on the real model"
 
 # every claim of the four papers, each group a claims file of the figure registry, judged on the stored figures
 FILES = {  # title -> (the claims file, the profile it is read on)
@@ -311,13 +315,16 @@ def table(title, uuid):
     return HTML(claims_page.group_table(recs, prof, uuid, f"{title} (profile {prof})"))
 
 
-HTML(
-    claims_page.side_by_side(
-        groups["Jump to Conclusions, on the stand-in"][0],
-        groups["Jump to Conclusions, on the real model"][0],
-        "claims-jtc",
-        "Jump to Conclusions: the stand-in (profile tiny) and the real model (profile real)",
-    )
+claim_tables.Folded(
+    f"The full table: {FULL}",
+    HTML(
+        claims_page.side_by_side(
+            groups["Jump to Conclusions, on the stand-in"][0],
+            groups["Jump to Conclusions, on the real model"][0],
+            "claims-jtc",
+            "Jump to Conclusions: the stand-in (profile tiny) and the real model (profile real)",
+        )
+    ),
 )
 
 # %% [markdown]
@@ -395,14 +402,17 @@ claim_tables.Folded("The two regimes side by side", claim_tables.style(compared,
 # hour of two CPU cores), so those claims are not judged there; the stand-in's NJTC and N-NJTC have three seeds.
 
 # %% tags=["nbval-check-output", "hide-input"]
-HTML(
-    claims_page.side_by_side(
-        groups["Low-rank shortcuts and the tuned lens, on the stand-in"][0],
-        groups["Low-rank shortcuts and the tuned lens, on the real model"][0],
-        "claims-lenses",
-        "Low-rank shortcuts and the tuned lens: the stand-in of GPT2-XL (profile tiny) and the "
-        "real model (profile real)",
-    )
+claim_tables.Folded(
+    f"The full table: {FULL}",
+    HTML(
+        claims_page.side_by_side(
+            groups["Low-rank shortcuts and the tuned lens, on the stand-in"][0],
+            groups["Low-rank shortcuts and the tuned lens, on the real model"][0],
+            "claims-lenses",
+            "Low-rank shortcuts and the tuned lens: the stand-in of GPT2-XL (profile tiny) and the "
+            "real model (profile real)",
+        )
+    ),
 )
 
 # %% [markdown]
@@ -421,13 +431,16 @@ HTML(
 # the concept classes are not, and says so.
 
 # %% tags=["nbval-check-output", "hide-input"]
-HTML(
-    claims_page.side_by_side(
-        groups["FFN sub-updates in the vocabulary space, on the stand-in"][0],
-        groups["FFN sub-updates in the vocabulary space, on the real model"][0],
-        "claims-ffn",
-        "FFN sub-updates in the vocabulary space: the stand-ins (profile tiny) and the real model (profile real)",
-    )
+claim_tables.Folded(
+    f"The full table: {FULL}",
+    HTML(
+        claims_page.side_by_side(
+            groups["FFN sub-updates in the vocabulary space, on the stand-in"][0],
+            groups["FFN sub-updates in the vocabulary space, on the real model"][0],
+            "claims-ffn",
+            "FFN sub-updates in the vocabulary space: the stand-ins (profile tiny) and the real model (profile real)",
+        )
+    ),
 )
 
 # %% [markdown]
@@ -443,13 +456,16 @@ HTML(
 # sentence compares a distilled replacement, which the real model's blocks did not get.
 
 # %% tags=["nbval-check-output", "hide-input"]
-HTML(
-    claims_page.side_by_side(
-        groups["Your Transformer is Secretly Linear, on the stand-in"][0],
-        groups["Your Transformer is Secretly Linear, on the real model"][0],
-        "claims-linearity",
-        "Your Transformer is Secretly Linear: the stand-ins (profile tiny) and the real model (profile real)",
-    )
+claim_tables.Folded(
+    f"The full table: {FULL}",
+    HTML(
+        claims_page.side_by_side(
+            groups["Your Transformer is Secretly Linear, on the stand-in"][0],
+            groups["Your Transformer is Secretly Linear, on the real model"][0],
+            "claims-linearity",
+            "Your Transformer is Secretly Linear: the stand-ins (profile tiny) and the real model (profile real)",
+        )
+    ),
 )
 
 # %% [markdown]
@@ -479,7 +495,14 @@ lines = [
     + " ".join(f"*{'; '.join(where)}*: {reason}" for reason, where in texts.items())
     for cid, texts in why.items()
 ]
-display(Markdown("\n".join(lines) or "Every judged shape holds."))
+if lines:  # folded: a reader opens it, or a link to one claim's reason opens it at that claim
+    display(
+        claim_tables.Folded(
+            f"The reasons, claim by claim ({len(why)} claims)", HTML(MarkdownIt().render("\n".join(lines)))
+        )
+    )
+else:
+    display(Markdown("Every judged shape holds."))
 
 
 # %% [markdown]

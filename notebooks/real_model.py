@@ -16,11 +16,9 @@
 # %% [markdown]
 # # A real model, offline
 #
-# **What this chapter finds**, claim by claim, before how it finds it (each claim's id leads to its table, under the
-# figure that shows it):
-#
-# ```{glue} findings
-# ```
+# **What this chapter finds** is not a verdict of its own: it sets up the real model and its text, and every other
+# chapter judges its claims on them. Each claim's verdict on the real model is in the real-model column of
+# {ref}`the claims page's grid <claims-at-a-glance>`, one row per claim.
 #
 # The stand-ins of [the embedded world](embedded_world.ipynb) are small and their text is regular, so a reader may
 # ask whether the paper's findings are true of real language models at all. This book answers on one real model
@@ -180,10 +178,6 @@ print(
     "sentences"
 )
 
-
-# %% tags=["remove-cell"]
-# what the chapter's opening pastes: the verdict of every claim shown above, on each model it was judged on
-chapter.findings()
 
 # %% [markdown]
 # ## Exercises

@@ -95,7 +95,7 @@ def f4(get):
     margin = min(verdicts.value("close to zero") - (1 - iv), iv - ir)
     return claim_record(
         "F4",
-        "the final layer norm barely changes value projections, unlike random vectors' (Fig. 4)",
+        "the final layer norm barely changes value projections, unlike random vectors' (the paper's Fig. 4)",
         "IoU of top-30 raw vs through ln_f high for values, low for random (numbers lost)",
         f"mean IoU values {iv:.2f}, random {ir:.2f} (without ln_f's shift: "
         f"{np.mean(d['iou_values_nobias']):.2f} / {np.mean(d['iou_random_nobias']):.2f})",

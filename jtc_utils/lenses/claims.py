@@ -197,8 +197,9 @@ def n6(get):
         f"{early['njtc']:.2f} / {early['nnjtc']:.2f} (NJTC / N-NJTC)",
         margin,
         "(a) r² decreases along a row at more than half the steps, for id and mat; (b) mean_l r²(l -> L) > "
-        "mean_{l<=L/2} r²(l -> l+1) for NJTC and N-NJTC (margin: the smallest, in share or r²; its interval "
-        "resamples the r² to the last layer, the heatmaps held fixed)",
+        "mean_{l<=L/2} r²(l -> l+1) for NJTC and N-NJTC (margin: the smallest, in share or r²; over several "
+        "training runs the verdict reads each run's margin, and a single run's interval resamples the r² to the "
+        "last layer, the heatmaps held fixed)",
         words=("most", "better", "every", "half"),
         unit="share - 0.5 or r²",
         checks=_runs(d),

@@ -21,7 +21,8 @@ import pytest
 from jtc_utils.book.build import runner
 from jtc_utils.core.infra.paths import CACHE_DIR
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]  # Chromium, and the book rendered
+# Chromium, and the book rendered; a test that waits on the browser for longer than this fails instead of hanging
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(600)]
 
 # console messages of the theme itself, not of the book: none left ("Got invalid theme mode" was the theme's colour
 # mode left empty on a first visit, now set in _config.yml)
@@ -892,8 +893,8 @@ def test_a_claim_id_reaches_its_row_in_two_actions(html, browser):
     root, _ = html
     claims_page = root / "book" / "claims_verdicts.html"
     with _on_phone(browser, root / "book" / "sec6_submodules.html") as tab:
-        tab.locator("a#claim-c12a").first.tap()
-        tab.wait_for_load_state("load")
+        with tab.expect_navigation(wait_until="load"):  # the tap's navigation, not the page already loaded
+            tab.locator("a#claim-c12a").first.tap()
         assert tab.url.endswith("claims_verdicts.html#verdict-c12a"), tab.url
         top = tab.evaluate("() => document.getElementById('verdict-c12a').getBoundingClientRect().top")
         assert 0 <= top <= 844, f"the claim's row is {top:.0f} px down, off the first screen"
@@ -905,3 +906,23 @@ def test_a_claim_id_reaches_its_row_in_two_actions(html, browser):
         top = tab.evaluate("() => document.getElementById('verdict-c12a').getBoundingClientRect().top")
         assert 0 <= top <= 200, f"a search for C12a opens its row {top:.0f} px down"
         assert tab.url.endswith("#verdict-c12a"), tab.url
+
+
+# the claims page's height on a phone when issue 78 reviewed it (65,652 px at 390×844): its folds must halve it
+REVIEWED_CLAIMS_PAGE_PX = 65_652
+
+
+def test_the_claims_page_is_half_as_long_on_a_phone_and_a_reason_link_opens_its_fold(html, browser):
+    """Issue 78, item 2: with each paper's full table and the list of reasons folded under the grid, the claims page
+    on a phone is at most half the height it had; a link to one claim's reason (a verdict's *why* elsewhere) opens
+    the fold it sits in and shows that reason."""
+    root, _ = html
+    with _on_phone(browser, root / "book" / "claims_verdicts.html") as tab:
+        height = tab.evaluate("() => document.documentElement.scrollHeight")
+        assert height <= REVIEWED_CLAIMS_PAGE_PX / 2, f"the claims page is {height} px tall on a phone"
+        target = tab.evaluate("() => document.querySelector('details.jtc-fold [id^=\"why-\"]')?.id")
+        assert target, "no claim's reason sits in a fold"
+        tab.goto(f"{(root / 'book' / 'claims_verdicts.html').as_uri()}#{target}")
+        tab.wait_for_timeout(300)
+        opened = f"() => document.getElementById({target!r}).closest('details').open"
+        assert tab.evaluate(opened), f"the link to {target} leaves its fold closed"

@@ -266,3 +266,10 @@ def test_no_folder_is_written_when_the_plan_refuses(tmp_path):
             ["--model", "tiny-gpt2", "--text", str(short), "--sentences", "100", "--out", str(tmp_path / "out")]
         )
     assert not (tmp_path / "out").exists()
+
+
+def test_findings_are_refused_before_any_verdict_is_shown(nothing_written):
+    """A page that pastes its findings grid must have shown a verdict first: with none shown the grid would be an
+    empty table, so ``Chapter.findings`` stops with what to do instead (the real-model page opens with a sentence)."""
+    with pytest.raises(RuntimeError, match=r"showed no verdict.*call chapter\.verdicts"):
+        chapter.Chapter("tiny").findings()

@@ -316,6 +316,11 @@ class Chapter:
         from IPython.display import HTML
         from myst_nb import glue
 
+        if not self.shown:
+            raise RuntimeError(
+                "this chapter showed no verdict, so it has no findings to glue: call chapter.verdicts(...) under the "
+                "figures first, or open the page with a sentence instead of the findings grid"
+            )
         order = [p for p in (self.profile.name, "real") if any(p in v for v in self.shown.values())]
         columns = {p: "on " + claims_page.PROFILE_NAMES.get(p, p) for p in order}
         rows = [{columns[p]: by.get(p) for p in order} for by in self.shown.values()]
