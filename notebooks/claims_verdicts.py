@@ -315,16 +315,17 @@ def table(title, uuid):
     return HTML(claims_page.group_table(recs, prof, uuid, f"{title} (profile {prof})"))
 
 
-claim_tables.Folded(
-    f"The full table: {FULL}",
-    HTML(
-        claims_page.side_by_side(
-            groups["Jump to Conclusions, on the stand-in"][0],
-            groups["Jump to Conclusions, on the real model"][0],
-            "claims-jtc",
-            "Jump to Conclusions: the stand-in (profile tiny) and the real model (profile real)",
-        )
-    ),
+def full_table(paper, uuid, caption):
+    """One paper's claims on the stand-in and on the real model side by side, folded under the line saying what
+    they hold (the grid above gives every verdict; this table, each claim's rule, numbers and interval)."""
+    pair = (groups[f"{paper}, on the stand-in"][0], groups[f"{paper}, on the real model"][0])
+    return claim_tables.Folded(f"The full table: {FULL}", HTML(claims_page.side_by_side(*pair, uuid, caption)))
+
+
+full_table(
+    "Jump to Conclusions",
+    "claims-jtc",
+    "Jump to Conclusions: the stand-in (profile tiny) and the real model (profile real)",
 )
 
 # %% [markdown]
@@ -402,17 +403,10 @@ claim_tables.Folded("The two regimes side by side", claim_tables.style(compared,
 # hour of two CPU cores), so those claims are not judged there; the stand-in's NJTC and N-NJTC have three seeds.
 
 # %% tags=["nbval-check-output", "hide-input"]
-claim_tables.Folded(
-    f"The full table: {FULL}",
-    HTML(
-        claims_page.side_by_side(
-            groups["Low-rank shortcuts and the tuned lens, on the stand-in"][0],
-            groups["Low-rank shortcuts and the tuned lens, on the real model"][0],
-            "claims-lenses",
-            "Low-rank shortcuts and the tuned lens: the stand-in of GPT2-XL (profile tiny) and the "
-            "real model (profile real)",
-        )
-    ),
+full_table(
+    "Low-rank shortcuts and the tuned lens",
+    "claims-lenses",
+    "Low-rank shortcuts and the tuned lens: the stand-in of GPT2-XL (profile tiny) and the real model (profile real)",
 )
 
 # %% [markdown]
@@ -431,16 +425,10 @@ claim_tables.Folded(
 # the concept classes are not, and says so.
 
 # %% tags=["nbval-check-output", "hide-input"]
-claim_tables.Folded(
-    f"The full table: {FULL}",
-    HTML(
-        claims_page.side_by_side(
-            groups["FFN sub-updates in the vocabulary space, on the stand-in"][0],
-            groups["FFN sub-updates in the vocabulary space, on the real model"][0],
-            "claims-ffn",
-            "FFN sub-updates in the vocabulary space: the stand-ins (profile tiny) and the real model (profile real)",
-        )
-    ),
+full_table(
+    "FFN sub-updates in the vocabulary space",
+    "claims-ffn",
+    "FFN sub-updates in the vocabulary space: the stand-ins (profile tiny) and the real model (profile real)",
 )
 
 # %% [markdown]
@@ -456,16 +444,10 @@ claim_tables.Folded(
 # sentence compares a distilled replacement, which the real model's blocks did not get.
 
 # %% tags=["nbval-check-output", "hide-input"]
-claim_tables.Folded(
-    f"The full table: {FULL}",
-    HTML(
-        claims_page.side_by_side(
-            groups["Your Transformer is Secretly Linear, on the stand-in"][0],
-            groups["Your Transformer is Secretly Linear, on the real model"][0],
-            "claims-linearity",
-            "Your Transformer is Secretly Linear: the stand-ins (profile tiny) and the real model (profile real)",
-        )
-    ),
+full_table(
+    "Your Transformer is Secretly Linear",
+    "claims-linearity",
+    "Your Transformer is Secretly Linear: the stand-ins (profile tiny) and the real model (profile real)",
 )
 
 # %% [markdown]
