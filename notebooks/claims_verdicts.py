@@ -394,13 +394,13 @@ claim_tables.Folded("The two regimes side by side", claim_tables.style(compared,
 # (claims-lenses)=
 # ### Low-rank shortcuts and the tuned lens
 #
-# The lens claims are also judged on the real model (SmolLM2-135M, rank 5), by the same rules on its figures
-# `real_nnjtc_fig3` and `real_tl_grid` (every layer, its first 300 validation samples resampled) and
-# `real_lens_table`; N-NJTC's Figure 2 (`real_nnjtc_fig2`, N6-N8) has NJTC and N-NJTC on the pairs its claims read
-# (each layer to the next and to the last), not on every pair. A claim that compares trained components needs three
-# training runs of each before it is judged: the real model's NJTC and N-NJTC and its tuned lens (a GPU job) were
-# trained once, and so was the stand-in's tuned lens (each of its runs doubles its steps until it converges, about an
-# hour of two CPU cores), so those claims are not judged there; the stand-in's NJTC and N-NJTC have three seeds.
+# The lens claims are also judged on the real model (SmolLM2-135M, rank 5), by the same rules on its own N-NJTC
+# Figure 3, lens grid at every layer (both on its first validation samples, resampled) and lens table; its N-NJTC
+# Figure 2 (N6-N8) has NJTC and N-NJTC on the pairs those claims read (each layer to the next and to the last), not
+# on every pair. A claim that compares trained components is judged only when each component has the training runs
+# its check asks for (the check and its count are in the claim's record): the real model's NJTC, N-NJTC and tuned
+# lens were trained once, so those claims are not judged there; the stand-in's NJTC and N-NJTC were trained on
+# several seeds, its tuned lens once.
 
 # %% tags=["nbval-check-output", "hide-input"]
 full_table(
@@ -413,16 +413,15 @@ full_table(
 # (claims-ffn)=
 # ### FFN sub-updates in the vocabulary space
 #
-# The FFN claims are judged on the real model too (`real_geva` of the FFN chapter: the dominant ten, the scores, the
-# events, saturation and the exit rules on its first 300 validation samples, resampled). Its concept claims (F1-F4)
-# read the concept classes of the model's whole vocabulary that `jtc_utils.core.data.token_concepts` makes with a
-# sentence encoder (the chapter says how they hold hand-checked categories and what they can and cannot see), their
-# resamples the value vectors; F1-F3 need a labelling that reaches at least half of the top tokens they count, which
-# these classes do (each record's instrument check gives the share). F10 compares the sub-update rule with classifiers
-# that must work as a baseline (within
-# reach of the paper's accuracy) before its verdict is drawn. F8's clusters are formed block by block (one clustering
-# of every value does not fit), a deviation its record states; steering (F9) needs classes with a sign, which
-# the concept classes are not, and says so.
+# The FFN claims are judged on the real model too (the FFN chapter's real-model figure: the dominant ten, the
+# scores, the events, saturation and the exit rules on its first validation samples, resampled). Its concept claims
+# (F1-F4) read the concept classes of the model's whole vocabulary that the book makes with a sentence encoder (the
+# chapter says how they hold hand-checked categories and what they can and cannot see), their resamples the value
+# vectors; F1-F3 need a labelling that reaches at least half of the top tokens they count, which these classes do
+# (each record's instrument check gives the share). F10 compares the sub-update rule with classifiers that must work
+# as a baseline (within reach of the paper's accuracy) before its verdict is drawn. F8's clusters are formed block
+# by block (one clustering of every value does not fit), a deviation its record states; steering (F9) needs classes
+# with a sign, which the concept classes are not, and says so.
 
 # %% tags=["nbval-check-output", "hide-input"]
 full_table(
@@ -435,8 +434,8 @@ full_table(
 # (claims-linearity)=
 # ### Your Transformer is Secretly Linear
 #
-# The linearity claims are also judged on the real model (SmolLM2-135M on held-out Wikipedia sentences, the figure
-# `real_sl` of its chapter), by the same rules: "every GPT-style model" reads every causal decoder, which there is
+# The linearity claims are also judged on the real model (SmolLM2-135M on held-out Wikipedia sentences, the real-model
+# figure of its chapter), by the same rules: "every GPT-style model" reads every causal decoder, which there is
 # SmolLM2 alone, and the scores are resampled by sentence with a refit per resample, as on the stand-in. A refit on
 # a resample fits its own sentences more closely, so the resampled scores sit above the in-sample score; their
 # margins are recentred on the margin before the verdict is read (the shift is shown beside the interval). The claims
