@@ -1,8 +1,17 @@
 // A click on a figure's image opens it alone, at its own size, over the page (jtc_utils.book.build.sphinx_ext); a click on one
 // panel of a grid (jtc_utils.book.display.chapter.panels) opens the whole grid, its panels side by side at their own size, as the
-// figure was drawn. A wide figure scrolls inside the overlay instead of being shrunk to the text column. Escape, a
-// click beside the figure or the close button closes it.
+// figure was drawn. A wide figure scrolls inside the overlay instead of being shrunk to the text column. On a screen
+// narrower than an image, the image is drawn only as wide as its smallest text needs to stay READABLE_PX tall (its
+// data-text-px, the digits' height in its own pixels), and never narrower than the screen: an enlarged grid on a phone
+// was a column of panels each wider than the screen. Escape, a click beside the figure or the close button closes it.
 (function () {
+  var READABLE_PX = 8.5;  // jtc_utils.book.display.figure_layout.AIM_TEXT_PX
+  function width(from) {
+    var natural = from.naturalWidth, text = Number(from.dataset.textPx);
+    var screen = document.documentElement.clientWidth - 32;  // the overlay's padding
+    if (!natural || !(text > 0) || natural <= screen) return null;  // its own size
+    return Math.min(natural, Math.max(screen, Math.ceil(READABLE_PX * natural / text)));
+  }
   function open(img) {
     var box = document.createElement('div');
     box.className = 'jtc-enlarged';
@@ -17,6 +26,8 @@
       var c = document.createElement('img');
       c.src = from.currentSrc || from.src;
       c.alt = from.alt;
+      var w = width(from);
+      if (w !== null) c.style.width = w + 'px';
       return c;
     }
     var panels = img.closest('div.jtc-panels');

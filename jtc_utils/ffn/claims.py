@@ -255,9 +255,13 @@ def f10(get):
         best,
         floor,
         best >= floor,
-        f"the best classifier reaches {best:.1%} accuracy, below the {floor:.1%} within reach of "
-        f"the paper's classifiers ({PAPER_CLASSIFIER_LOW:.1%}): an accuracy within 0.05 of a "
-        "baseline that does not work says nothing about the rule",
+        f"the best classifier (of whether the top-1 is already final) reaches {best:.1%} accuracy, "
+        + (
+            f"at least the {floor:.1%} within reach of the paper's classifiers ({PAPER_CLASSIFIER_LOW:.1%})"
+            if best >= floor
+            else f"below the {floor:.1%} within reach of the paper's classifiers ({PAPER_CLASSIFIER_LOW:.1%}): an "
+            "accuracy within 0.05 of a baseline that does not work says nothing about the rule"
+        ),
     )
     jtc = {m: d[f"JTC rule ({m}) at equal accuracy"] for m in ("id", "mat")}
     return claim_record(

@@ -41,15 +41,21 @@ def per_layer(series: dict, title: str, ylabel: str, ax=None, styles=None):
 
 
 def concept_layers(d: dict, model: str):
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
+    """Concept coverage per layer (values, Gaussian vectors, whole updates) and the values' concepts by kind, each
+    panel's legend under its plot (beside it, the long names took half the panel's width)."""
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4.2))
     per_layer(
         {"values": d["values"], "Gaussian random": d["gaussian"], "whole updates (no stopwords)": d["updates"]},
-        f"{model}: concept coverage per layer",
+        "concept coverage per layer",
         "share of top-30 in concepts",
         ax=axes[0],
     )
     groups = {g: [row[g] for row in d["groups"]["values"]] for g in ("semantic", "syntactic", "names")}
-    per_layer(groups, "values' concepts by kind (Geva Fig. 2)", "share of top-30", ax=axes[1])
+    per_layer(groups, "values' concepts by kind", "share of top-30", ax=axes[1])
+    for ax, ncol in zip(axes, (2, 3)):
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=ncol, frameon=False, fontsize=9)
+    fig.suptitle(model)
+    fig.tight_layout()
     return fig
 
 

@@ -224,8 +224,12 @@ def plot_curves(curves: list[dict], what: str = "r2", fractions=(0.25, 0.5, 0.75
 
     if what not in ("r2", "p1"):
         raise ValueError(f"what must be 'r2' or 'p1', got {what!r}")
+    from matplotlib.lines import Line2D
+
     m, ref = ("r2_mat", "r2_id") if what == "r2" else ("p1_mat", "p1_id")
-    fig, axes = plt.subplots(1, len(curves), figsize=(5.6 * len(curves), 4), squeeze=False)
+    papers = {"gpt2": ":", "gpt2-xl": "-."}  # the paper's ratios, told apart by their line style
+    depth = {0.25: "a quarter", 0.5: "half", 0.75: "three quarters"}
+    fig, axes = plt.subplots(1, len(curves), figsize=(4.6 * len(curves), 4.6), squeeze=False)
     for ax, c in zip(axes[0], curves):
         x = np.asarray(c["ratio"])
         for i, frac in enumerate(fractions):
@@ -233,21 +237,10 @@ def plot_curves(curves: list[dict], what: str = "r2", fractions=(0.25, 0.5, 0.75
             y = np.asarray(c[m])[:, layer]
             if what == "r2":
                 y = np.maximum(y, r2_floor)
-            ax.plot(x, y, "o-", color=f"C{i}", ms=3, label=f"mat from layer {layer}")
-            ax.axhline(c[ref][layer], color=f"C{i}", ls="--", lw=1, label=f"id from layer {layer}")
-        for paper in ("gpt2", "gpt2-xl"):
-            at = paper_ratio(paper)
-            ax.axvline(at, color="0.4", ls=":", lw=1)
-            ax.annotate(
-                f"paper: {paper}",
-                (at, 0.02),
-                xycoords=("data", "axes fraction"),
-                rotation=90,
-                va="bottom",
-                ha="right",
-                fontsize=8,
-                color="0.3",
-            )
+            ax.plot(x, y, "o-", color=f"C{i}", ms=3)
+            ax.axhline(c[ref][layer], color=f"C{i}", ls="--", lw=1)
+        for paper, ls in papers.items():
+            ax.axvline(paper_ratio(paper), color="0.4", ls=ls, lw=1.2)
         ax.axvline(c["n_full"] / c["d"], color="k", lw=0.8)
         ax.set(
             xscale="log",
@@ -256,8 +249,28 @@ def plot_curves(curves: list[dict], what: str = "r2", fractions=(0.25, 0.5, 0.75
             title=f"{c['model']} (for {c['paper_model']}, d = {c['d']})",
             ylim=(r2_floor - 0.05, 1.02) if what == "r2" else (-0.02, 1.02),
         )
-        ax.legend(fontsize=7, loc="lower right")
-    fig.tight_layout()
+    # one legend under the panels, filled column by column: the source layers (the same share of each model's
+    # depth), the maps, the chapters' ratio and the paper's
+    layers = [
+        Line2D(
+            [],
+            [],
+            color=f"C{i}",
+            lw=3,
+            label=f"{depth.get(frac, f'{frac:g} of the')} deep (layer{'s' if len(curves) > 1 else ''} "
+            + ", ".join(str(round(frac * c["n_layers"])) for c in curves)
+            + ")",
+        )
+        for i, frac in enumerate(fractions)
+    ]
+    keys = [
+        Line2D([], [], color="0.25", marker="o", ms=3, label="mat"),
+        Line2D([], [], color="0.25", ls="--", lw=1, label="id"),
+        Line2D([], [], color="k", lw=0.8, label="the chapters' ratio"),
+        *(Line2D([], [], color="0.4", ls=ls, lw=1.2, label=f"paper: {paper}") for paper, ls in papers.items()),
+    ]
+    fig.legend(handles=layers + keys, loc="lower center", ncol=3, frameon=False)
+    fig.tight_layout(rect=(0, 0.2, 1, 1))
     return fig
 
 
@@ -282,16 +295,17 @@ DRAWINGS = {
             "r2",
             "Held-out r² of mat from three source layers to the last layer against the training vectors per "
             "dimension it was fitted on, with id (dashed) for reference. Below one vector per dimension mat "
-            "interpolates its training set and generalises worst; the dotted lines are the paper's ratios, the "
-            "solid black line the ratio of the stand-in's chapters ({n_full:,} training vectors).",
+            "interpolates its training set and generalises worst; the grey lines are the paper's ratios (GPT-2 "
+            "dotted, GPT-2 XL dash-dotted), the solid black line the ratio of the stand-in's chapters ({n_full:,} "
+            "training vectors).",
             "Two log-x line charts of held-out r-squared against training vectors per dimension, one per model, three "
             "source layers each, with the id reference as dashed lines",
         ),
         "p1": _sample_size_view(
             "p1",
             "Precision@1 of mat from three source layers against the training vectors per dimension it was fitted on, "
-            "with id (dashed) for reference; the dotted lines are the paper's ratios, the solid black line the ratio "
-            "of the stand-in's chapters ({n_full:,} training vectors).",
+            "with id (dashed) for reference; the grey lines are the paper's ratios (GPT-2 dotted, GPT-2 XL "
+            "dash-dotted), the solid black line the ratio of the stand-in's chapters ({n_full:,} training vectors).",
             "Two log-x line charts of Precision@1 against training vectors per dimension, one per model, three source "
             "layers each, with the id reference as dashed lines",
         ),

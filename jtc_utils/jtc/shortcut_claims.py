@@ -65,7 +65,7 @@ def c1b(get):
         f"share of pairs with id r² <= {TOLERANCE}: "
         + ", ".join(f"{f} {v:.2f}" for f, v in shares.items())
         + f"; more than half the pairs are at or below an id r² of {majority:.2f} (the largest over the figures: "
-        f"the margin is {TOLERANCE} minus it, so it passes 1 where id's r² is below 0)",
+        f"the margin is {TOLERANCE} minus it, so it passes 1 where that r² is below {TOLERANCE - 1:g})",
         TOLERANCE - majority,
         f"id r² <= {TOLERANCE} (close to zero, or below) at more than half the pairs, in every BERT figure: "
         f"the id r² that more than half the pairs are at or below is at most {TOLERANCE} (margin: {TOLERANCE} "

@@ -93,12 +93,15 @@ def probes(fig5: dict, ax=None):
     return ax
 
 
-def pruning(d: dict, metric: str = "perplexity", ax=None, title: str = ""):
-    """The paper's Figs 6-7: damage against the number of pruned blocks, per strategy and mode (random: mean of
-    draws)."""
+PRUNE_STYLES = {"remove": "-", "replace": "--", "replace + distil": ":"}  # a pruning's mode: its line style
+
+
+def pruning(d: dict, metric: str = "perplexity", ax=None, title: str = "", legend: bool = True):
+    """The paper's Figs 6-7: damage against the number of pruned blocks, per strategy (a colour) and mode (a line
+    style; random: mean of draws)."""
     ax = ax or plt.subplots(figsize=(6, 3.8))[1]
     rows = d["rows"]
-    styles = {"remove": "-", "replace": "--", "replace + distil": ":"}
+    styles = PRUNE_STYLES
     for i, strategy in enumerate(STRATEGIES):
         for mode, ls in styles.items():
             ks = sorted({r["k"] for r in rows if r["strategy"] == strategy and r["mode"] == mode})
@@ -108,11 +111,14 @@ def pruning(d: dict, metric: str = "perplexity", ax=None, title: str = ""):
                 np.mean([r[metric] for r in rows if r["strategy"] == strategy and r["mode"] == mode and r["k"] == k])
                 for k in ks
             ]
-            ax.plot([0] + ks, [d["base"][metric]] + y, ls, marker=".", color=f"C{i}", label=f"{strategy}, {mode}")
+            ax.plot(
+                [0] + ks, [d["base"][metric]] + y, ls, lw=1.8, marker=".", color=f"C{i}", label=f"{strategy}, {mode}"
+            )
     ax.set(xlabel="blocks pruned (k)", ylabel=metric.replace("_", " "), title=title)
     if metric == "perplexity":
         ax.set_yscale("log")
-    ax.legend(fontsize=7)
+    if legend:
+        ax.legend(fontsize=7)
     return ax
 
 
@@ -164,10 +170,19 @@ def _chosen(d: dict) -> str:
 
 
 def _pruning_panels(d: dict) -> None:
-    fig, axes = plt.subplots(1, 2, figsize=(13, 4))
-    pruning(d, "perplexity", ax=axes[0], title=f"{d['model']}: perplexity")
-    pruning(d, "fact_accuracy", ax=axes[1], title=f"{d['model']}: accuracy at fact words")
-    fig.tight_layout()
+    """The two pruning panels side by side over one legend in two rows, the blocks' choice (a colour) above the
+    pruning's mode (a line style), instead of eight entries beside each panel."""
+    from matplotlib.lines import Line2D
+
+    fig, axes = plt.subplots(1, 2, figsize=(9, 4.2))
+    pruning(d, "perplexity", ax=axes[0], title="perplexity", legend=False)
+    pruning(d, "fact_accuracy", ax=axes[1], title="accuracy at fact words", legend=False)
+    chosen = [Line2D([], [], color=f"C{i}", lw=3, label=s) for i, s in enumerate(STRATEGIES)]
+    modes = [Line2D([], [], color="0.25", ls=ls, lw=1.8, label=m) for m, ls in PRUNE_STYLES.items()]
+    # filled column by column: each column a choice over a mode, so the rows are the choices and the modes
+    fig.legend(handles=[h for pair in zip(chosen, modes) for h in pair], loc="lower center", ncol=3, frameon=False)
+    fig.suptitle(d["model"])
+    fig.tight_layout(rect=(0, 0.17, 1, 1))
 
 
 _FIG1_SEE = (

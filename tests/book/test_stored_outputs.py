@@ -74,3 +74,17 @@ def test_the_repr_check_finds_each_form_and_passes_words():
     ):
         assert not reprs_in({"cells": [_cell(ok)]}), ok
     assert not reprs_in({"cells": [_cell("{'a': 1}", ["remove-output"])]})
+
+
+def test_no_stored_output_holds_an_object_address():
+    """The plain text stored beside a table's HTML is the table's own words, not ``<... object at 0x...>``: an address
+    changes with every run, so a re-executed page would differ where nothing changed (the claims tables' scroll
+    boxes and folds printed theirs)."""
+    found = {}
+    for name in runner.notebook_names():
+        for i, cell in enumerate(json.loads((ROOT / "book" / f"{name}.ipynb").read_text()).get("cells", [])):
+            for out in cell.get("outputs", []):
+                text = "".join(out.get("data", {}).get("text/plain", "")) + "".join(out.get("text", ""))
+                if re.search(r" at 0x[0-9a-f]{6,}", text):
+                    found.setdefault(name, []).append(i)
+    assert not found, found

@@ -22,7 +22,7 @@ def test_f10_is_judged_only_against_a_classifier_that_works():
         if k.startswith("classifier"):
             v["accuracy"] = 0.5
     weak = ffn_claims.check("F10", _get(geva_tab6=t6))
-    assert weak["status"] == claims.NOT_JUDGED_STATUS and "classifier reaches 50.0%" in weak["reason"]
+    assert weak["status"] == claims.NOT_JUDGED_STATUS and "already final) reaches 50.0%" in weak["reason"]
     for k, v in t6["rules"].items():
         if k.startswith("classifier"):
             v["accuracy"] = 0.93
@@ -30,6 +30,24 @@ def test_f10_is_judged_only_against_a_classifier_that_works():
     working = ffn_claims.check("F10", _get(geva_tab6=t6))
     assert working["status"] != claims.NOT_JUDGED_STATUS and all(c["passed"] for c in working["checks"])
     assert working["margin"] == weak["margin"] or working["margin"] < weak["margin"]  # the rule reads the best
+    # a passing check says what it found, not why it would fail
+    assert "at least the" in working["checks"][0]["why"] and "below" not in working["checks"][0]["why"]
+
+
+def test_the_exit_classifiers_learn_a_target_that_only_grows_with_depth():
+    """The repaired baseline's labels: "the top-1 is already final" (sat <= l) holds for a sample from its saturation
+    layer on, so a classifier that recognises it exits only where the prediction is the model's; the spec's
+    "saturates at exactly this layer" holds at one layer per sample."""
+    from jtc_utils.ffn import exit_rule
+
+    sat = np.array([1, 3, 3, 6, 6, 6])
+    final = np.stack([exit_rule.targets(sat, layer) for layer in range(1, 7)])
+    assert (np.diff(final.astype(int), axis=0) >= 0).all()  # once final, final at every later layer
+    assert (final.argmax(axis=0) + 1 == sat).all()  # first true at the saturation layer
+    exact = np.stack([exit_rule.targets(sat, layer, "exact") for layer in range(1, 7)])
+    assert (exact.sum(axis=0) == 1).all()
+    with pytest.raises(ValueError, match="choose 'final' or 'exact'"):
+        exit_rule.targets(sat, 1, "sat")
 
 
 def test_f7_is_not_judged_where_one_layer_decides_it():

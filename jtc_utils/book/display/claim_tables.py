@@ -157,6 +157,10 @@ class Scrolled:
     def _repr_html_(self) -> str:
         return self.to_html()
 
+    def __repr__(self) -> str:  # the plain-text form stored beside the HTML: the same on every run, no address
+        rows, cols = self.styler.data.shape
+        return f"a table of {rows} rows and {cols} columns"
+
 
 class Folded:
     """Tables a reader opens when needed (the claims page's lexicon, seeds and the paper's regime), closed at first
@@ -179,6 +183,9 @@ class Folded:
 
     def _repr_html_(self) -> str:
         return self.to_html()
+
+    def __repr__(self) -> str:  # the plain-text form stored beside the HTML: the line a reader opens it by
+        return self.summary
 
 
 def style(table, uuid: str, widths: bool = True, statuses: dict | None = None):
