@@ -85,7 +85,10 @@ def concepts_of(exp, tc: dict, groups: dict, seed: int = 0, per_layer: int | Non
     V_size = ad.vocab_size
     per = {
         k: []
-        for k in ("values", "gaussian", "updates", "iou_values", "iou_random", "iou_values_nobias", "iou_random_nobias")
+        for k in (
+            *("values", "gaussian", "updates", "values_nostop", "gaussian_nostop"),
+            *("iou_values", "iou_random", "iou_values_nobias", "iou_random_nobias"),
+        )
     }
     by = {"values": [], "gaussian": []}
     value_ids, gauss_lists, update_lists, dead = [], [], [], []
@@ -106,6 +109,9 @@ def concepts_of(exp, tc: dict, groups: dict, seed: int = 0, per_layer: int | Non
         value_ids.append(ids["values"])
         per["values"].append(concepts.coverage(ids["values"], tc))
         per["gaussian"].append(concepts.coverage(ids["gaussian"], tc))
+        # the three kinds of list counted alike, as the paper counts the whole updates: stopword patterns left out
+        for name in ("values", "gaussian"):
+            per[f"{name}_nostop"].append(concepts.coverage(ids[name], tc, exclude=concepts.STOPWORD_CLASSES))
         per["updates"].append(concepts.coverage(ids["updates"], tc, exclude=concepts.STOPWORD_CLASSES))
         for name, X in (("values", V), ("random", G)):
             raw = ids["values"] if name == "values" else ids["gaussian"]
@@ -118,6 +124,9 @@ def concepts_of(exp, tc: dict, groups: dict, seed: int = 0, per_layer: int | Non
     flat_ids = np.concatenate(value_ids)
     gauss_ids = np.concatenate(gauss_lists)
     shuffled = concepts.shuffled_coverage(flat_ids, tc, seed)
+    # each value's coverage under the shuffled labellings (their mean), per layer: the null F3 is read against
+    per["values_shuffled"] = list(shuffled.reshape(concepts.SHUFFLES, ffn.n_layers, -1).mean(axis=0))
+    nostop_v, nostop_g = np.concatenate(per["values_nostop"]), np.concatenate(per["gaussian_nostop"])
     return {
         "n_layers": ffn.n_layers,
         "d_ff": ffn.d_ff,
@@ -135,6 +144,10 @@ def concepts_of(exp, tc: dict, groups: dict, seed: int = 0, per_layer: int | Non
             "values_no_big": float(concepts.coverage(flat_ids, tc, exclude=big).mean()),
             "chance_no_big": concepts.chance(tc, V_size, seed=seed, exclude=big),
             "p_values_vs_gaussian": concepts.permutation_p(allv, allg, seed=seed),
+            # counted as the whole updates are (stopword patterns left out): F1 and F2 compare like with like
+            "values_nostop": float(nostop_v.mean()),
+            "gaussian_nostop": float(nostop_g.mean()),
+            "p_nostop_values_vs_gaussian": concepts.permutation_p(nostop_v, nostop_g, seed=seed),
             "gaussian_no_big": float(concepts.coverage(gauss_ids, tc, exclude=big).mean()),
             "dead_share": float(np.mean(dead)),
             # how much of each kind of list the labelling sees at all (the concept claims' instrument)
@@ -146,6 +159,10 @@ def concepts_of(exp, tc: dict, groups: dict, seed: int = 0, per_layer: int | Non
             "p_values_vs_shuffled": concepts.permutation_p(allv, shuffled, seed=seed),
         },
     }
+
+
+TAB2_RESAMPLED = ("values", "gaussian", "updates", "values_nostop", "gaussian_nostop")
+FIG2_RESAMPLED = ("values", "gaussian", "updates", "values_shuffled")
 
 
 def coverage_tables(c: dict) -> dict:
@@ -160,12 +177,12 @@ def coverage_tables(c: dict) -> dict:
             "n_layers": c["n_layers"],
             "n_values": len(c["value_coverage"]),
             "big_classes": c["big_classes"],
-            "boot": {k: resample.resampled_mean(np.concatenate(per[k])) for k in ("values", "gaussian", "updates")},
+            "boot": {k: resample.resampled_mean(np.concatenate(per[k])) for k in TAB2_RESAMPLED},
         },
         "fig2": {
-            **{k: [float(v.mean()) for v in per[k]] for k in ("values", "gaussian", "updates")},
+            **{k: [float(v.mean()) for v in per[k]] for k in FIG2_RESAMPLED},
             "groups": c["groups"],
-            "boot": {k: resample.resampled_mean(np.stack(per[k])) for k in ("values", "gaussian", "updates")},
+            "boot": {k: resample.resampled_mean(np.stack(per[k])) for k in FIG2_RESAMPLED},
         },
         "fig4": {
             **{k: [float(v.mean()) for v in per[k]] for k in iou},

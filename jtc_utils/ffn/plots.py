@@ -22,6 +22,9 @@ TAB2_COLUMNS = {
     "gaussian_no_big": "Gaussian, no big classes",
     "chance_no_big": "chance, no big classes",
     "p_values_vs_gaussian": "p (values vs Gaussian)",
+    "values_nostop": "values, no stopword patterns",
+    "gaussian_nostop": "Gaussian, no stopword patterns",
+    "p_nostop_values_vs_gaussian": "p (the same, no stopword patterns)",
 }
 # an exit rule's columns (the paper's Table 6)
 RULE_COLUMNS = {"accuracy": "accuracy", "saved": "layers saved", "share_saved": "share saved"}
@@ -44,12 +47,12 @@ def concept_layers(d: dict, model: str):
     """Concept coverage per layer (values, Gaussian vectors, whole updates) and the values' concepts by kind, each
     panel's legend under its plot (beside it, the long names took half the panel's width)."""
     fig, axes = plt.subplots(1, 2, figsize=(9, 4.2))
-    per_layer(
-        {"values": d["values"], "Gaussian random": d["gaussian"], "whole updates (no stopwords)": d["updates"]},
-        "concept coverage per layer",
-        "share of top-30 in concepts",
-        ax=axes[0],
-    )
+    series = {"values": d["values"], "Gaussian random": d["gaussian"], "whole updates (no stopwords)": d["updates"]}
+    styles = {}
+    if "values_shuffled" in d:  # F3's null: the values under the same classes shuffled among the tokens
+        series["values, classes shuffled"] = d["values_shuffled"]
+        styles["values, classes shuffled"] = {"color": "0.45", "ls": "--"}
+    per_layer(series, "concept coverage per layer", "share of top-30 in concepts", ax=axes[0], styles=styles)
     groups = {g: [row[g] for row in d["groups"]["values"]] for g in ("semantic", "syntactic", "names")}
     per_layer(groups, "values' concepts by kind", "share of top-30", ax=axes[1])
     for ax, ncol in zip(axes, (2, 3)):
@@ -132,8 +135,9 @@ DRAWINGS = {
         lambda d, p: Caption(
             "Geva et al. Figure 2",
             "Concept coverage per layer: the share of top-30 tokens that form concepts, for value vectors, Gaussian "
-            "random vectors and whole FFN updates; the values' concepts by kind: the same share for each kind of "
-            "concept.",
+            "random vectors and whole FFN updates, and (dashed) for the values under the same classes shuffled "
+            "among the tokens, what a labelling blind to the tokens finds; the values' concepts by kind: the same "
+            "share for each kind of concept.",
             "Two line plots per layer: concept coverage, and concepts by kind",
         ),
     ),
@@ -234,7 +238,8 @@ DRAWINGS = {
                 f"Geva et al. Figure 2, {_where(p)}",
                 f"Concept coverage per layer of {models.display_name(p['model'])} under the concept classes of its "
                 "vocabulary: the share of top-30 tokens that form concepts, for value vectors, Gaussian random vectors "
-                "and whole FFN updates; the values' concepts by kind.",
+                "and whole FFN updates, and (dashed) for the values under the same classes shuffled among the "
+                "tokens; the values' concepts by kind.",
                 "Two line plots per layer: concept coverage, and concepts by kind",
             ),
         ),

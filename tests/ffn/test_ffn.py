@@ -131,6 +131,23 @@ def test_concept_rule_counts_classes_with_four_tokens():
     assert concepts.concept_of(list(range(30)), tc, exclude=("month",))[0] == 0
 
 
+@pytest.mark.slow
+def test_the_concept_study_counts_every_list_alike_and_reads_the_null_per_layer():
+    """F1 and F2 read the values and Gaussian vectors counted as the whole updates are (stopword patterns left out,
+    which can only lower a list's coverage); F3 reads each layer's coverage under the shuffled labelling, whose mean
+    over the layers is the table's overall shuffled coverage."""
+    c = ffig.concept_study("tiny-gpt2")
+    per, summary = c["per_layer"], c["summary"]
+    for name in ("values", "gaussian"):
+        for every, alike in zip(per[name], per[f"{name}_nostop"]):
+            assert (alike <= every + 1e-12).all() and (alike < every).any()
+        assert summary[f"{name}_nostop"] == pytest.approx(np.concatenate(per[f"{name}_nostop"]).mean())
+    assert len(per["values_shuffled"]) == c["n_layers"]
+    assert np.mean([v.mean() for v in per["values_shuffled"]]) == pytest.approx(summary["values_shuffled"])
+    # the null is what the classes find once shuffled: far below the values' coverage under the true classes
+    assert all(s.mean() < v.mean() for s, v in zip(per["values_shuffled"], per["values"]))
+
+
 def test_clusters_and_extreme_share():
     rng = np.random.default_rng(4)
     base = rng.standard_normal((3, 8))
