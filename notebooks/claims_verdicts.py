@@ -257,6 +257,7 @@ from jtc_utils.lenses import claims as lens_claims
 from jtc_utils.linearity import claims as sl_claims
 
 DIFFERS = {**jtc_claims.DIFFERS, **lens_claims.DIFFERS, **ffn_claims.DIFFERS, **sl_claims.DIFFERS}
+BELIEVE = {**jtc_claims.BELIEVE, **lens_claims.BELIEVE, **ffn_claims.BELIEVE, **sl_claims.BELIEVE}
 pairs = [
     p
     for stand, real in (
@@ -276,7 +277,7 @@ pairs = [
     )
     for p in claims_page.differing(groups[stand][0], groups[real][0])
 ]
-HTML(claims_page.disagreement_table(pairs, DIFFERS, "claims-differ", ffn_claims.BELIEVE))
+HTML(claims_page.disagreement_table(pairs, DIFFERS, "claims-differ", BELIEVE))
 
 # %% [markdown]
 # ## Findings

@@ -338,9 +338,18 @@ DIFFERS = {
     "saturates more of its predictions in its first quarter than in its last (its modal layer is the second).",
 }
 
-# which of two differing verdicts speaks to the paper, where the rule (the real model's, when its instrument passes)
-# does not (the claims page's last column of disagreements)
-BELIEVE: dict = {}
+# which of the two differing verdicts speaks to the paper's sentence, claim by claim (the claims page's last column of
+# disagreements; every claim of DIFFERS has one, and a disagreement without one stops that page): the profile, why,
+# and whether the instrument that measures it passed its checks (the record's ``checks``; "no check" where the claim
+# reads no trained component, labelling or intervention)
+BELIEVE = {
+    "F1": "The real model's (its checks passed: the labelling reaches nearly every top token and beats its shuffle): "
+    "576 wide, a random direction rarely aligns with a word class, as at the paper's widths; the stand-in's 48 "
+    "dimensions let random vectors find classes as the values do.",
+    "F11": "The real model's (no check applies): saturation read from a pretrained model on real text, as the "
+    "paper's GPT-2 medium; the stand-in, trained for minutes on a generated corpus, settles early for reasons of "
+    "its own world.",
+}
 
 # why a claim fails or is undecided, where its margin does not say it (see jtc_utils.jtc.claims.REASONS)
 REASONS = {

@@ -140,6 +140,27 @@ DIFFERS = {
     "corpus's two domains differ more for these small models than Wikipedia and BBC News do for SmolLM2.",
 }
 
+# which of the two differing verdicts speaks to the paper's sentence, claim by claim (the claims page's last column of
+# disagreements; every claim of DIFFERS has one, and a disagreement without one stops that page): the profile, why,
+# and whether the instrument that measures it passed its checks (the record's ``checks``; "no check" where the claim
+# reads no trained component, labelling or intervention)
+BELIEVE = {
+    "C1b": "The real model's (no check applies: the r² of `id` needs no instrument): a pretrained BERT-style encoder "
+    "changes its states' scale and direction between layers as the paper's BERTs do; the stand-in BERTs, trained "
+    "for minutes, keep their layers too alike to test the sentence.",
+    "C10": "The real model's (no check applies): SmolLM2's readouts are those of a pretrained model on real text; "
+    "the stand-in's fail rests on one miscalibrated readout of one small model, not on the early-exit rule the "
+    "paper states.",
+    "C12a": "Neither yet: the real model's casts through replaced norms fail their check (the intervention does not "
+    "read its start state), so its column is not judged until that instrument is mended; the stand-in's near-linear "
+    "norms and FFNs are not the paper's.",
+    "C12b": "The real model's where its check passes (the intervention reads its start state): SmolLM2's attention "
+    "map is the best of the three, as the paper found; the stand-in's attention is the sub-module its small models "
+    "need most.",
+    "C15": "The real model's (no check applies): Wikipedia and BBC News are the kind of domains the paper compares; "
+    "the stand-in's two generated domains differ more for its small models, and its verdict is undecided there.",
+}
+
 
 def check(cid: str, get=default_get, profile: Profile | str = "tiny") -> dict:
     """The record of JTC claim ``cid`` (see :func:`jtc_utils.evidence.claims.evaluate`)."""

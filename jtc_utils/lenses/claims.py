@@ -333,6 +333,7 @@ CLAIMS = {
 # why a claim's verdict differs between the stand-in and the real model, one sentence each from the records' numbers
 # (see jtc_utils.jtc.claims.DIFFERS)
 DIFFERS = {}
+BELIEVE: dict = {}  # which differing verdict speaks to the paper, claim by claim (jtc_utils.jtc.claims.BELIEVE)
 
 # why a claim fails or is undecided, where its margin does not say it (see jtc_utils.jtc.claims.REASONS)
 REASONS = {

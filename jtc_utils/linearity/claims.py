@@ -347,6 +347,15 @@ DIFFERS = {
     "deeper ones rise by more (the record's gaps)."
 }
 
+# which of the two differing verdicts speaks to the paper's sentence, claim by claim (the claims page's last column of
+# disagreements; every claim of DIFFERS has one, and a disagreement without one stops that page): the profile, why,
+# and whether the instrument that measures it passed its checks (the record's ``checks``; "no check" where the claim
+# reads no trained component, labelling or intervention)
+BELIEVE = {
+    "S3": "The real model's (no check applies): the paper's U is a property of pretrained models of its kind, which "
+    "SmolLM2 shows; the stand-in fails on its smallest model alone, a depth the papers never trained."
+}
+
 # why a claim fails or is undecided, where its margin does not say it (see jtc_utils.jtc.claims.REASONS)
 REASONS = {
     "S3": "The last blocks of a small model trained on a small world still do non-linear work, so the profile "

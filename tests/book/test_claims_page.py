@@ -131,18 +131,20 @@ def test_a_disagreement_between_the_profiles_needs_its_sentence():
     real = [_rec("N1", "holds", 0.2), _rec("N2", "holds", 0.4), _rec("N3", "fails", -0.3)]
     pairs = claims_page.differing(tiny, real)
     assert [t["id"] for t, _ in pairs] == ["N2"]  # N1 agrees; N3 is not judged on the stand-in: no disagreement
-    with pytest.raises(ValueError, match="N2"):
-        claims_page.disagreement_table(pairs, {}, "t")
-    html = claims_page.disagreement_table(pairs, {"N2": "because `x`"}, "t")
+    with pytest.raises(ValueError, match="N2.*DIFFERS"):
+        claims_page.disagreement_table(pairs, {}, "t", {"N2": "the real model's"})
+    # issue 77, item 6: which verdict speaks to the paper is the claim's own reading, never one rule for all
+    with pytest.raises(ValueError, match="N2.*BELIEVE"):
+        claims_page.disagreement_table(pairs, {"N2": "because `x`"}, "t", {})
+    html = claims_page.disagreement_table(pairs, {"N2": "because `x`"}, "t", {"N2": "the real model's: `y`"})
     assert "<code>x</code>" in html and "jtc-v-fails" in html and "jtc-v-holds" in html
-    assert html_escape(claims_page.REAL_SPEAKS) in html  # which verdict speaks to the paper, claim by claim
-    assert "neither: y" in claims_page.disagreement_table(pairs, {"N2": "x"}, "t", {"N2": "neither: y"})
+    assert "the real model&#x27;s: <code>y</code>" in html
     # issue 77, item 6: two point verdicts without an interval that differ are a disagreement too (F8), and neither
     # is a finding
     point = {"resampled": False, "no_interval": "no resamples"}
     t8, r8 = {**_rec("F8", "fails", -0.01), **point}, {**_rec("F8", "holds", 0.04), **point}
     assert [t["id"] for t, _ in claims_page.differing([t8], [r8])] == ["F8"]
-    assert html_escape(claims_page.NO_FINDING) in claims_page.disagreement_table([(t8, r8)], {"F8": "x"}, "t")
+    assert html_escape(claims_page.NO_FINDING) in claims_page.disagreement_table([(t8, r8)], {"F8": "x"}, "t", {})
 
 
 def test_the_stored_page_explains_every_disagreement(page):
@@ -235,3 +237,16 @@ def test_the_headline_says_whether_the_papers_headline_holds_and_why_a_profile_h
     assert 'href="claims_verdicts.html#verdict-c12a"' in item and 'Look at <a href="f.html">Fig</a>' in item
     none = claims_page.headline("Lens", "lens", ("N1",), [("the real", [_record("N1", "not judged")])], ("f", "F"))
     assert "<b>not judged</b> on the real" in none and "no verdict: the lens was trained 1 time" in none
+
+
+def test_every_explained_disagreement_says_which_verdict_speaks_to_the_paper():
+    """Each paper's module says, for every claim whose disagreement it explains (DIFFERS), which verdict speaks to
+    the paper and whether its instrument passed (BELIEVE): the claims page refuses a disagreement without either."""
+    from jtc_utils.ffn import claims as ffn_claims
+    from jtc_utils.jtc import claims as jtc_claims
+    from jtc_utils.lenses import claims as lens_claims
+    from jtc_utils.linearity import claims as sl_claims
+
+    for module in (jtc_claims, lens_claims, ffn_claims, sl_claims):
+        assert set(module.DIFFERS) == set(module.BELIEVE), module.__name__
+        assert all(text.strip() for text in module.BELIEVE.values()), module.__name__

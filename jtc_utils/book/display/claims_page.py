@@ -160,28 +160,29 @@ def summary_table(counts, uuid: str) -> str:
 
 # which verdict speaks to the paper's sentence (the claims page states it above the table of disagreements)
 WHICH_TO_BELIEVE = (
-    "**Which verdict to believe** is said claim by claim, in the table's last column. As a rule, the real model's "
-    "verdict is the evidence about the paper's sentence where its instrument passes its checks: SmolLM2-135M is a "
-    "pretrained transformer of the kind the papers study, read on real text, while the stand-in is a controlled world "
-    "that helps explain it (small models trained for minutes on a generated corpus whose structure the book knows). "
-    "The exceptions are named: a point verdict without an interval is no finding on either side, and where the real "
-    "model's instrument measures less than the paper's (a labelling weaker than the paper's annotators), neither "
-    "verdict decides. A verdict that is not judged or not computed on the real model leaves the paper's sentence open "
-    "there, whatever the stand-in says."
+    "**Which verdict to believe** is said claim by claim, in the table's last column, by the claim's own module: "
+    "which profile's verdict speaks to the paper's sentence, why, and whether the instrument that measures it passed "
+    "its checks. No rule decides it for every claim. SmolLM2-135M is a pretrained transformer of the kind the papers "
+    "study, read on real text, while the stand-in is a controlled world that helps explain it (small models trained "
+    "for minutes on a generated corpus whose structure the book knows), and each row says which of the two the "
+    "sentence is about. A point verdict without an interval is no finding on either side. A verdict that is not "
+    "judged or not computed on the real model leaves the paper's sentence open there, whatever the stand-in says."
 )
-REAL_SPEAKS = "the real model's: a pretrained model of the papers' kind on real text, its instrument checks passed"
 NO_FINDING = "neither: a point verdict without an interval is no finding"
 
 
-def which_to_believe(tiny: dict, real: dict, overrides: dict) -> str:
-    """Which of two differing verdicts speaks to the paper's sentence (see :data:`WHICH_TO_BELIEVE`): the claim's
-    own reading where its module states one (``overrides``: claim id -> text), none where either verdict has no
-    interval, else the real model's."""
-    if tiny["id"] in overrides:
-        return overrides[tiny["id"]]
+def which_to_believe(tiny: dict, real: dict, believe: dict) -> str:
+    """Which of two differing verdicts speaks to the paper's sentence (see :data:`WHICH_TO_BELIEVE`): none where
+    either verdict has no interval, else the claim's own reading (``believe``: claim id -> text, each module's
+    ``BELIEVE``); a claim without one is refused, so that no disagreement is settled by a rule for every claim."""
     if Status.NO_INTERVAL in (claims.status(tiny), claims.status(real)):
         return NO_FINDING
-    return REAL_SPEAKS
+    if tiny["id"] not in believe:
+        raise ValueError(
+            f"claim {tiny['id']} differs between the stand-in and the real model without saying which verdict speaks "
+            "to the paper: add it to the BELIEVE table of the claim's module"
+        )
+    return believe[tiny["id"]]
 
 
 JUDGED = (Status.HOLDS, Status.FAILS, Status.UNDECIDED, Status.NO_INTERVAL)  # a verdict, with or without interval
@@ -207,11 +208,11 @@ def differing(tiny: list[dict], real: list[dict]) -> list[tuple[dict, dict]]:
     ]
 
 
-def disagreement_table(pairs: list[tuple[dict, dict]], sentences: dict, uuid: str, believe: dict | None = None) -> str:
+def disagreement_table(pairs: list[tuple[dict, dict]], sentences: dict, uuid: str, believe: dict) -> str:
     """The claims whose verdicts differ between the stand-in and the real model: each with both verdicts and
     margins, the one sentence (``sentences``: claim id -> why, written in the claim's module from the numbers) on
     why they differ, and which verdict speaks to the paper (:func:`which_to_believe`, ``believe``: the modules'
-    own readings). A pair without a sentence is refused, so a new disagreement cannot go unexplained."""
+    own readings). A pair without a sentence or a reading is refused, so a new disagreement cannot go unexplained."""
     missing = [t["id"] for t, _ in pairs if t["id"] not in sentences]
     if missing:
         raise ValueError(
@@ -224,7 +225,7 @@ def disagreement_table(pairs: list[tuple[dict, dict]], sentences: dict, uuid: st
             "on the stand-in": verdict_cell({**t, "reason": None}, "on the stand-in"),
             "on the real model": verdict_cell({**r, "reason": None}, "on the real model"),
             "why they differ": code_spans(sentences[t["id"]]),
-            "which speaks to the paper": code_spans(which_to_believe(t, r, believe or {})),
+            "which speaks to the paper": code_spans(which_to_believe(t, r, believe)),
         }
         for t, r in pairs
     ]
