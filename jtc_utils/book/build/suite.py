@@ -183,6 +183,8 @@ def main(argv=None) -> int:
                 "--dist",
                 "loadfile",
                 *nbval,
+                "-p",
+                "jtc_utils.book.build.page_kernels",  # each page's kernel over Unix sockets, started again if it dies
                 "--durations=20",
                 "-p",
                 "no:cacheprovider",
