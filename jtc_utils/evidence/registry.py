@@ -66,6 +66,16 @@ def drawings(table: dict) -> tuple[Callable, Callable]:
     return draw, caption
 
 
+def legend_below(fig, handles: list, ncol: int = 3, pad: float = 0.01) -> None:
+    """One legend for every panel of ``fig`` under them (``handles`` filled column by column, ``ncol`` columns), the
+    panels laid out above it in the height the drawn legend takes: measured, so that a longer label or a wider
+    figure neither crops it nor leaves a gap."""
+    legend = fig.legend(handles=handles, loc="lower center", ncol=ncol, frameon=False)
+    fig.canvas.draw()
+    height = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.bbox.height
+    fig.tight_layout(rect=(0, min(height + pad, 0.5), 1, 1))
+
+
 @dataclass(frozen=True)
 class Registered:
     """One figure id as the registry holds it: its paper, computation, and drawing and caption or table."""

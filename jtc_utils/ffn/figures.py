@@ -222,13 +222,15 @@ REAL_FEATURES = ("r",)
 
 
 def exit_table(exp, sub: dict, features=exit_rule.FEATURES) -> dict:
-    """Every exit rule on the validation split: the sub-update rule, the classifiers (on ``features``), the
-    saturation oracle and section 5's confidence rule (id, mat) read at the sub-update rule's accuracy."""
+    """Every exit rule on the validation split: the sub-update rule, the classifiers (on ``features``) and each one's
+    negative control (its labels shuffled), the saturation oracle and section 5's confidence rule (id, mat) read at
+    the sub-update rule's accuracy."""
     rule = exit_rule.sub_update_rule(exp)
     L = exp.n_layers
     rows = {"sub-update rule": rule}
     for f in features:
         rows[f"classifier ({f})"] = exit_rule.classifier_exit(exp, f)
+        rows[f"classifier ({f}), labels shuffled"] = exit_rule.classifier_exit(exp, f, shuffled=True)
     sat = sub["sat"]
     rows["saturation oracle"] = {
         "accuracy": 1.0,

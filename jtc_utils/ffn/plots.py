@@ -82,6 +82,19 @@ def exit_rules(d: dict, model: str, ax=None):
             continue
         r = d["rules"][name]
         ax.scatter([L - r["saved"]], [r["accuracy"]], marker=mk, s=90 if mk == "*" else 45, zorder=3, label=name)
+        control = d["rules"].get(f"{name}, labels shuffled")
+        if control:  # the classifier's negative control: hollow, its colour
+            colour = ax.collections[-1].get_facecolor()[0]
+            ax.scatter(
+                [L - control["saved"]],
+                [control["accuracy"]],
+                marker=mk,
+                s=45,
+                facecolors="none",
+                edgecolors=[colour],
+                zorder=3,
+                label=f"{name}, labels shuffled",
+            )
     ax.set_xlabel("mean exit layer")
     ax.set_ylabel("Precision@1 (agreement with the final top-1)")
     ax.set_title(f"{model}: every exit rule on one test set")
@@ -188,7 +201,8 @@ DRAWINGS = {
         lambda d, p: exit_rules(d, p["model"]),
         lambda d, p: Caption(
             "Geva et al. Table 6",
-            "Accuracy against layers saved for the sub-update exit rule, the classifier baselines, the JTC "
+            "Accuracy against layers saved for the sub-update exit rule, the classifier baselines (hollow: the same "
+            "classifier trained on labels shuffled among the samples, a baseline that sees nothing), the JTC "
             "confidence rule with id and mat, and the saturation oracle.",
             "Scatter of accuracy against layers saved for several exit rules",
         ),

@@ -20,7 +20,7 @@ from jtc_utils.core.analysis.experiment import shared
 from jtc_utils.core.data.profiles import Profile
 from jtc_utils.core.data.setting import Setting
 from jtc_utils.evidence import claims, figure_registry, findings
-from jtc_utils.evidence.registry import Caption, View
+from jtc_utils.evidence.registry import Caption, View, legend_below
 
 from . import claims as jtc_claims
 from . import figures
@@ -215,7 +215,10 @@ def compare(full: list[dict], regime: list[dict]):
     ).set_index("claim")
 
 
-def plot_curves(curves: list[dict], what: str = "r2", fractions=(0.25, 0.5, 0.75), r2_floor: float = -0.5):
+R2_FLOOR = -0.5  # an r² below it is drawn at it (an interpolating map's r² runs to large negative values)
+
+
+def plot_curves(curves: list[dict], what: str = "r2", fractions=(0.25, 0.5, 0.75), r2_floor: float = R2_FLOOR):
     """One panel per model: held-out r² (``what="r2"``) or Precision@1 (``"p1"``) of ``mat`` from three source
     layers (at ``fractions`` of the depth) against training vectors per dimension, ``id`` dashed in the same colour,
     the paper's ratios for GPT-2 and GPT-2 XL dotted and the stand-in's full 9,000 solid. r² below ``r2_floor`` is
@@ -245,7 +248,7 @@ def plot_curves(curves: list[dict], what: str = "r2", fractions=(0.25, 0.5, 0.75
         ax.set(
             xscale="log",
             xlabel="training vectors per dimension",
-            ylabel=f"held-out r² to the last layer (floor {r2_floor})" if what == "r2" else "Precision@1",
+            ylabel="held-out r² to the last layer" if what == "r2" else "Precision@1",
             title=f"{c['model']} (for {c['paper_model']}, d = {c['d']})",
             ylim=(r2_floor - 0.05, 1.02) if what == "r2" else (-0.02, 1.02),
         )
@@ -269,8 +272,7 @@ def plot_curves(curves: list[dict], what: str = "r2", fractions=(0.25, 0.5, 0.75
         Line2D([], [], color="k", lw=0.8, label="the chapters' ratio"),
         *(Line2D([], [], color="0.4", ls=ls, lw=1.2, label=f"paper: {paper}") for paper, ls in papers.items()),
     ]
-    fig.legend(handles=layers + keys, loc="lower center", ncol=3, frameon=False)
-    fig.tight_layout(rect=(0, 0.2, 1, 1))
+    legend_below(fig, layers + keys)
     return fig
 
 
@@ -280,7 +282,7 @@ def _sample_size_view(what: str, see: str, alt: str) -> View:
         lambda d, p, also=(): plot_curves([d, *also], what),
         lambda d, p, also=(): Caption(
             "beyond the paper: the paper's regime",
-            see.format(n_full=d["n_full"]),
+            see.format(n_full=d["n_full"], floor=R2_FLOOR),
             alt,
             figs=tuple(SAMPLE_SIZE_OF) if also else (),
         ),
@@ -294,10 +296,10 @@ DRAWINGS = {
         "r2": _sample_size_view(
             "r2",
             "Held-out r² of mat from three source layers to the last layer against the training vectors per "
-            "dimension it was fitted on, with id (dashed) for reference. Below one vector per dimension mat "
-            "interpolates its training set and generalises worst; the grey lines are the paper's ratios (GPT-2 "
-            "dotted, GPT-2 XL dash-dotted), the solid black line the ratio of the stand-in's chapters ({n_full:,} "
-            "training vectors).",
+            "dimension it was fitted on, with id (dashed) for reference (an r² below {floor} is drawn at "
+            "{floor}). Below one vector per dimension mat interpolates its training set and generalises worst; "
+            "the grey lines are the paper's ratios (GPT-2 dotted, GPT-2 XL dash-dotted), the solid black line the "
+            "ratio of the stand-in's chapters ({n_full:,} training vectors).",
             "Two log-x line charts of held-out r-squared against training vectors per dimension, one per model, three "
             "source layers each, with the id reference as dashed lines",
         ),

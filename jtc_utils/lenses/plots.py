@@ -13,7 +13,7 @@ from matplotlib.ticker import MaxNLocator
 
 from jtc_utils.core.analysis import linear
 from jtc_utils.evidence.figdata import as_array
-from jtc_utils.evidence.registry import Caption, View, drawings
+from jtc_utils.evidence.registry import Caption, View, legend_below, drawings
 
 from jtc_utils.evidence.verdicts import seed_key
 
@@ -254,10 +254,9 @@ def rank_sweep(d: dict, title: str | None = None):
             Line2D([], [], color="0.25", ls="--", lw=1, label="id"),
         ]
         # filled column by column: the layers on the first row, the maps on the second
-        fig.legend(handles=[h for pair in zip(layers, maps) for h in pair], loc="lower center", ncol=3, frameon=False)
         if title:
             fig.suptitle(title)
-        fig.tight_layout(rect=(0, 0.17, 1, 1))
+        legend_below(fig, [h for pair in zip(layers, maps) for h in pair])
     return fig
 
 

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 from matplotlib.ticker import MaxNLocator
 import numpy as np
 
-from jtc_utils.evidence.registry import Caption, View, drawings
+from jtc_utils.evidence.registry import Caption, View, legend_below, drawings
 
 from .prune import STRATEGIES
 
@@ -180,9 +180,8 @@ def _pruning_panels(d: dict) -> None:
     chosen = [Line2D([], [], color=f"C{i}", lw=3, label=s) for i, s in enumerate(STRATEGIES)]
     modes = [Line2D([], [], color="0.25", ls=ls, lw=1.8, label=m) for m, ls in PRUNE_STYLES.items()]
     # filled column by column: each column a choice over a mode, so the rows are the choices and the modes
-    fig.legend(handles=[h for pair in zip(chosen, modes) for h in pair], loc="lower center", ncol=3, frameon=False)
     fig.suptitle(d["model"])
-    fig.tight_layout(rect=(0, 0.17, 1, 1))
+    legend_below(fig, [h for pair in zip(chosen, modes) for h in pair])
 
 
 _FIG1_SEE = (

@@ -298,3 +298,26 @@ def test_a_legend_or_note_smaller_than_the_ticks_is_raised_to_them_and_cell_numb
     assert not figure_layout.small_texts(fig)
     assert cell.get_fontsize() < figure_layout.tick_fontsize(fig)
     plt.close(fig)
+
+
+@pytest.mark.parametrize("rows", [1, 3])
+def test_one_legend_under_the_panels_takes_the_height_it_needs_and_covers_none_of_them(rows):
+    """:func:`jtc_utils.evidence.registry.legend_below` measures the drawn legend: the panels, their tick labels
+    and axis labels all above it, the legend inside the figure, whether it takes one row or three."""
+    from matplotlib.lines import Line2D
+
+    from jtc_utils.evidence.registry import legend_below
+
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.5))
+    for ax in axes:
+        ax.plot([0, 1], [0, 1])
+        ax.set_xlabel("training vectors per dimension")
+    handles = [Line2D([], [], color=f"C{i}", label=f"the entry number {i}") for i in range(3 * rows)]
+    legend_below(fig, handles, ncol=3)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    box = fig.legends[0].get_window_extent(renderer)
+    assert box.y0 >= 0 and box.x0 >= 0 and box.x1 <= fig.bbox.width
+    assert all(box.y1 <= ax.get_tightbbox(renderer).y0 + 1 for ax in axes)
+    # no more room than it needs: the panels start within a few points of the legend's top
+    assert min(ax.get_tightbbox(renderer).y0 for ax in axes) - box.y1 < 0.05 * fig.bbox.height

@@ -213,12 +213,12 @@ def test_the_exit_rule_classifiers_are_fitted_once(tmp_path, monkeypatch):
     monkeypatch.setattr(exit_rule, "fit_classifier_exit", lambda *a: fits.append(a[1:]) or fit(*a))
     first = exit_rule.classifier_exit(exp, "r")
     again = exit_rule.classifier_exit(exp, "r")
-    assert fits == [("r", 0, exit_rule.TARGET)]
+    assert fits == [("r", 0, exit_rule.TARGET, False)]
     assert {k: first[k] for k in ("accuracy", "saved", "exit_hist", "thresholds")} == {
         k: again[k] for k in ("accuracy", "saved", "exit_hist", "thresholds")
     }
     exit_rule.classifier_exit(exp, "r", seed=1)
-    assert fits == [("r", 0, exit_rule.TARGET), ("r", 1, exit_rule.TARGET)]
+    assert fits == [("r", 0, exit_rule.TARGET, False), ("r", 1, exit_rule.TARGET, False)]
 
 
 def test_a_count_of_decisions_may_move_by_two():
