@@ -22,7 +22,7 @@ from jtc_utils.core.data.setting import Setting
 
 from . import figdata, verdicts
 from .registry import get as registered
-from .instruments import BASELINE_SLACK, LEAST_REACH, LEAST_RUNS
+from .instruments import BASELINE_SLACK, LABELLING_P, LEAST_REACH, LEAST_RUNS
 from .records import ClaimRecord, Magnitude, Status, typed
 
 
@@ -137,8 +137,11 @@ INSTRUMENTS_NOTE = (
     "through an intervention (a cast through replaced sub-modules) needs one whose output depends on the state it "
     "starts from, its top-1 taking more than one token over the samples at every start layer it reads; a claim read "
     "through a labelling of the tokens needs one that reaches "
-    f"at least {LEAST_REACH:.0%} of the tokens it labels; a claim that compares with a baseline needs a baseline that "
-    f"works (a classifier within {BASELINE_SLACK:g} of the paper's lowest classifier accuracy); a rule whose margin is "
+    f"at least {LEAST_REACH:.0%} of the tokens it labels and finds more concepts than the same classes shuffled among "
+    f"the tokens (permutation p below {LABELLING_P:g}); a claim that compares with a baseline needs a baseline that "
+    f"works (a classifier within {BASELINE_SLACK:g} of the paper's lowest classifier accuracy that saves more layers "
+    f"than the same classifier trained on labels shuffled among the samples in at least {verdicts.LEVEL:.0%} of the "
+    "resamples); a rule whose margin is "
     "the extreme of a raw per-layer statistic (F7) must keep its sign when any one layer is left out, so that no "
     "single layer decides it."
 )
