@@ -111,6 +111,7 @@ bench: $(STAMP)  ## speed benchmarks (not part of the tests)
 	$(PY) benchmarks/bench_verdicts.py
 	$(PY) benchmarks/bench_student.py
 	$(PY) benchmarks/bench_real_lenses.py
+	$(PY) benchmarks/bench_lens_floor.py
 
 noise: $(STAMP)  ## measure how far every figure-data quantity moves under other arithmetic (tests/noise.json; ~1 h)
 	$(PY) benchmarks/noise.py run-all
