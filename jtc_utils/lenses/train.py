@@ -13,6 +13,7 @@ stored under the same key is skipped, so an interrupted run resumes.
 from __future__ import annotations
 
 import argparse
+import re
 import time
 
 from jtc_utils.core.models import catalogue
@@ -41,10 +42,22 @@ TUNED_MODELS = ("tiny-gpt2", "tiny-gpt2-medium", "tiny-gpt2-large", "tiny-gpt2-x
 REAL_MODEL = "smollm2-135m"
 
 
-def jobs(models=TUNED_MODELS, real_tuned: bool = False, lowrank_only: bool = False, converged: bool = False):
+def jobs(
+    models=TUNED_MODELS,
+    real_tuned: bool = False,
+    lowrank_only: bool = False,
+    converged: bool = False,
+    only: re.Pattern | None = None,
+):
     """The training runs, in the order they run: the real model's low-rank lenses to the last layer (every seed),
     then its adjacent pairs; the stand-in's tuned lenses, low-rank lenses to the last layer and for all pairs, each
-    model's low-rank lenses for the seeds of :func:`seeds_of`."""
+    model's low-rank lenses for the seeds of :func:`seeds_of`. ``only``: the runs whose name it matches in full."""
+    for job in _jobs(models, real_tuned, lowrank_only, converged):
+        if only is None or only.fullmatch(job[1]):
+            yield job
+
+
+def _jobs(models, real_tuned, lowrank_only, converged):
 
     for model in models:
         seeds = seeds_of(model, converged)
@@ -105,6 +118,13 @@ def main(argv=None):
         help="store the staged converged lenses of the models the book reads under the convergence rule "
         "(registry.BOOK_CONVERGED) under their plain names, replacing the capped ones, and stop",
     )
+    ap.add_argument(
+        "--only",
+        default=None,
+        metavar="REGEX",
+        help="only the runs whose name matches REGEX in full (such as 'njtc seed [2-4]'), so that two single-threaded "
+        "processes can train different runs side by side",
+    )
     ap.add_argument("--device", default="auto", help="auto (a GPU when there is one), cpu, cuda or cuda:N")
     ap.add_argument(
         "--real-tuned",
@@ -112,6 +132,10 @@ def main(argv=None):
         help=f"also train {REAL_MODEL}'s tuned lens (about 650 TFLOP per 250 steps: use a GPU)",
     )
     args = ap.parse_args(argv)
+    try:
+        only = None if args.only is None else re.compile(args.only)
+    except re.error as e:
+        ap.error(f"--only {args.only!r} is not a regular expression ({e}); write one such as 'nnjtc seed [1-4]'")
 
     if args.unstage:
         for model in sorted(registry.BOOK_CONVERGED & set(args.models)):
@@ -126,7 +150,7 @@ def main(argv=None):
         registry.TRAIN_CONVERGED = True
     exps = {}
     t0 = time.perf_counter()
-    for model, what, run in jobs(args.models, args.real_tuned, args.lowrank_only, args.converged):
+    for model, what, run in jobs(args.models, args.real_tuned, args.lowrank_only, args.converged, only):
         if model not in exps:
             exps[model] = Experiment(model, profile="real" if model == REAL_MODEL else "tiny")
         exp = exps[model]

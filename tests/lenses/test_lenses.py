@@ -1,5 +1,7 @@
 """Lenses: the closed forms, gradient descent against them, the tuned lens, the evaluator and bad input."""
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -368,6 +370,21 @@ def test_the_real_models_tuned_lens_is_trained_only_when_asked():
     converged = [what for model, what, _ in train.jobs([train.REAL_MODEL], lowrank_only=True, converged=True)]
     assert converged[: 2 * len(train.SEEDS)] == [f"{n} seed {s}" for s in train.SEEDS for n in ("njtc", "nnjtc")]
     assert len(converged) == 4 * len(train.SEEDS) and len(train.SEEDS) == 5
+
+
+def test_two_training_processes_split_the_runs_by_name(capsys):
+    """--only picks the runs whose whole name matches, so that two single-threaded processes train NJTC and N-NJTC
+    side by side without sharing a run ('njtc seed 2' is not 'nnjtc seed 2' nor its adjacent pairs)."""
+    only = lambda pattern: [  # noqa: E731
+        what
+        for _, what, _ in train.jobs([train.REAL_MODEL], lowrank_only=True, converged=True, only=re.compile(pattern))
+    ]
+    assert only("njtc seed [2-4]") == ["njtc seed 2", "njtc seed 3", "njtc seed 4"]
+    every = only(".*")
+    assert sorted(only("njtc seed [0-4]") + only("nnjtc seed [0-4]") + only(".*adjacent.*")) == sorted(every)
+    with pytest.raises(SystemExit):
+        train.main(["--only", "nnjtc seed ("])
+    assert "not a regular expression" in capsys.readouterr().err
 
 
 @pytest.mark.slow
