@@ -7,6 +7,7 @@ takes."""
 from __future__ import annotations
 
 from jtc_utils.core.data import profiles
+from jtc_utils.core.infra import costs
 from jtc_utils.core.data.profiles import Profile
 from jtc_utils.core.data.setting import Setting
 
@@ -46,7 +47,8 @@ def compute(fig: str, setting: Setting, registered: Registered | None = None) ->
             "jtc_utils.core.data.setting.Setting.of(profile, n_train, n_val, seed)"
         )
     registered = registered or entry(fig)
-    return registered.compute(fig, setting.on(profile_of(fig, setting.profile)))
+    with costs.figure(fig):
+        return registered.compute(fig, setting.on(profile_of(fig, setting.profile)))
 
 
 def compute_and_save(fig: str, setting: Setting, registered: Registered | None = None) -> tuple[dict, dict]:

@@ -63,6 +63,38 @@ def runs_check(component: str, runs: int) -> InstrumentCheck:
     )
 
 
+def convergence_check(component: str, runs: dict) -> InstrumentCheck:
+    """The instrument check of a claim that compares a trained ``component``: every training run it reads met its
+    recipe's convergence criterion, fixed before any verdict was read (``runs``: {run: whether it converged}; none
+    where the figure records no run's convergence). A run stopped at its cap short of the criterion is an unfinished
+    instrument: its curve says where its training stopped, not what the method reaches."""
+    n, done = len(runs), sum(bool(ok) for ok in runs.values())
+    passed = n > 0 and done == n
+    if n == 0:
+        why = f"the figure records no training run of {component} with its convergence, so none is shown to converge"
+    elif passed:
+        why = (
+            f"all {n} training runs of {component} met their recipe's convergence criterion"
+            if n > 1
+            else (f"the training run of {component} met its recipe's convergence criterion")
+        )
+    elif n == 1:
+        why = (
+            f"the one training run of {component} stopped at its cap short of its recipe's convergence criterion, so "
+            "its curve shows where training stopped, not what the method reaches"
+        )
+    else:
+        short = n - done
+        why = (
+            f"{done} of the {n} training runs of {component} met their recipe's convergence criterion; "
+            + (f"the other {short} stopped" if short > 1 else "the other stopped")
+            + f" at {'their' if short > 1 else 'its'} cap short of it, so "
+            + ("their curves show" if short > 1 else "its curve shows")
+            + " where training stopped, not what the method reaches"
+        )
+    return instrument(f"convergence of {component}", done, n, passed, why)
+
+
 def reach_check(what: str, share: float) -> InstrumentCheck:
     """The instrument check of a claim read through a labelling: it labels at least :data:`LEAST_REACH` of the
     tokens of ``what``."""

@@ -95,7 +95,7 @@ def convergence(out: dict) -> dict:
     if "improvement" in out:
         below = tuned.RECIPE["converged_below"]
         return {
-            "converged": bool(float(out["improvement"]) <= below),
+            "converged": bool(float(np.asarray(out["improvement"]).reshape(-1)[0]) <= below),
             "criterion": f"the last 10% of the steps lower the train KL by at most {below:.0%}",
         }
     return {}

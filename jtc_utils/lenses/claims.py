@@ -13,7 +13,7 @@ import numpy as np
 
 from jtc_utils.evidence import verdicts
 from jtc_utils.evidence.claims import claim_record, claims_records, registry
-from jtc_utils.evidence.instruments import runs_check
+from jtc_utils.evidence.instruments import convergence_check, runs_check
 
 from jtc_utils.evidence.verdicts import seed_key
 
@@ -30,15 +30,23 @@ def _c(d, label, key="p@1"):
 
 
 def _runs(d) -> list[dict]:
-    """The instrument check of a rule that reads NJTC and N-NJTC: their training runs (the figure's seeds)."""
-    return [runs_check("NJTC and N-NJTC", len(d.get("seeds") or [0]))]
+    """The instrument checks of a rule that reads NJTC and N-NJTC: their training runs (the figure's seeds), each
+    converged (the figure's ``converged``: every run it reads)."""
+    return [
+        runs_check("NJTC and N-NJTC", len(d.get("seeds") or [0])),
+        convergence_check("NJTC and N-NJTC", d.get("converged", {})),
+    ]
 
 
 def _tuned_runs(d) -> list[dict]:
-    """The instrument check of a rule that reads the tuned lens: its training runs (``tuned`` and each
-    ``tuned/seedN`` curve of the grid)."""
-    n = sum(1 for s in (d.get("seeds") or [0]) if seed_key("tuned", s) in d["curves"])
-    return [runs_check("the tuned lens", n)]
+    """The instrument checks of a rule that reads the tuned lens: its training runs (``tuned`` and each
+    ``tuned/seedN`` curve of the grid), each converged."""
+    keys = [seed_key("tuned", s) for s in (d.get("seeds") or [0]) if seed_key("tuned", s) in d["curves"]]
+    done = d.get("converged", {})
+    return [
+        runs_check("the tuned lens", len(keys)),
+        convergence_check("the tuned lens", {k: done.get(k, False) for k in keys}),
+    ]
 
 
 def _tuned(d, key):

@@ -9,7 +9,7 @@ import hashlib
 import numpy as np
 
 from jtc_utils.core.analysis.hidden import samples_identity
-from jtc_utils.core.infra import cache
+from jtc_utils.core.infra import cache, costs
 
 from . import evaluate
 from .registry import Lens
@@ -58,7 +58,9 @@ def evaluated_many(exp, lenses, layers=None, n_val: int | None = None) -> list[d
     hits = [cache.load(p) for p in paths]
     todo = [i for i, h in enumerate(hits) if h is None]
     if todo:
-        for i, r in zip(todo, evaluate.evaluate_many(exp, [lenses[i] for i in todo], layers, n_val=n_val)):
+        with costs.step("lens_eval"):
+            done = evaluate.evaluate_many(exp, [lenses[i] for i in todo], layers, n_val=n_val)
+        for i, r in zip(todo, done):
             hits[i] = {k: np.asarray(v) for k, v in _flat(r).items()}
             cache.save(paths[i], hits[i])
     return [_unflat(h, ln) for h, ln in zip(hits, lenses)]

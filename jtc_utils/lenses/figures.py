@@ -22,7 +22,8 @@ from jtc_utils.core.analysis.experiment import for_role, shared
 from jtc_utils.evidence import figure_registry
 from jtc_utils.evidence.verdicts import LEAST_SEEDS, seed_key
 
-from . import closed_form, evaluate, registry
+from . import artifacts, closed_form, evaluate, registry
+from .base import lens_label
 from .evaluated import evaluated, evaluated_many
 from .registry import Lens
 
@@ -111,11 +112,12 @@ def fig2(exp) -> dict:
     L = exp.n_layers
     out = {"rank": rank, "r2_id": fits["r2_id"], "r2_mat": fits["r2_mat"], "seeds": list(SEEDS)}
     n = exp.X_train.shape[1]
-    closed = {}
+    closed, runs = {}, {}
     for norm, name in ((False, "njtc"), (True, "nnjtc")):
         to_last, ratio = [], []
         for seed in SEEDS:
             r = registry.all_pairs(exp, rank, norm, seed)
+            runs[seed_key(lens_label(name, rank), seed)] = converged(r)
             pairs = [tuple(p) for p in r["pairs"]]
             heat = _pair_r2(exp, r["M"], r["c"], pairs)
             if seed == SEEDS[0]:
@@ -128,7 +130,20 @@ def fig2(exp) -> dict:
         out[f"loss_ratio_min_{name}"] = float(np.min(ratio))
         out[f"loss_ratio_median_{name}"] = float(np.median(ratio))
     out["pairs"] = int(len(closed["njtc"]))
+    out["converged"] = runs
     return out
+
+
+def converged(out: dict) -> bool:
+    """Whether a training run met its recipe's convergence criterion (:func:`artifacts.convergence`: every pair within
+    its gap of its function class's optimum, or the tuned lens's last 10% of steps below its improvement); a run
+    whose record does not say (trained before the criterion was recorded) has not shown it."""
+    return bool(artifacts.convergence(out).get("converged", False))
+
+
+def _runs_converged(fitted: dict) -> dict:
+    """{curve key: whether that training run converged} for the trained lenses of ``fitted``."""
+    return {k: converged(ln.record) for k, ln in fitted.items() if ln.spec.method.trained}
 
 
 def _fitted(exp, names, seeds=(0,)) -> dict:
@@ -172,7 +187,7 @@ def fig2_real(exp, seeds=REAL_SEEDS) -> dict:
         "pair_sets": ["adjacent", "to-last"],
     }
     n, w = exp.X_train.shape[1], resample.weights(exp.X_val.shape[1])
-    boot, pairs_read = {}, set()
+    boot, pairs_read, runs = {}, set(), {}
     for norm, name in ((False, "njtc"), (True, "nnjtc")):
         heat = np.full((L + 1, L + 1), np.nan)
         np.fill_diagonal(heat, 1.0)
@@ -184,6 +199,9 @@ def fig2_real(exp, seeds=REAL_SEEDS) -> dict:
         optimum = dict(zip(union, _pair_optimum(exp, union, rank, norm) / n))
         ratio = []
         for which, r in sets.items():
+            runs[seed_key(lens_label(name, rank), seed) + ("" if which == "to-last" else f" ({which} pairs)")] = (
+                converged(r)
+            )
             pairs = listed[which]
             if which == "to-last":
                 part, resampled = _pair_r2(exp, r["M"], r["c"], pairs, boot=w)
@@ -197,6 +215,7 @@ def fig2_real(exp, seeds=REAL_SEEDS) -> dict:
         rows, resampled_rows = [heat[:L, L]], [boot[f"r2_to_last_{name}"][:, 0, :]]
         for other in seeds[1:]:  # the other seeds' maps to the last layer
             r = registry.trained_pairs(exp, rank, norm, other, "to-last", whole_split=True)
+            runs[seed_key(lens_label(name, rank), other)] = converged(r)
             pairs = [tuple(int(x) for x in p) for p in r["pairs"]]
             part, resampled = _pair_r2(exp, r["M"], r["c"], pairs, boot=w)
             rows.append(np.array([part[a, b] for a, b in pairs]))
@@ -209,6 +228,7 @@ def fig2_real(exp, seeds=REAL_SEEDS) -> dict:
         out[f"loss_ratio_min_{name}"] = float(np.min(ratio))
         out[f"loss_ratio_median_{name}"] = float(np.median(ratio))
     out["pairs"] = len(pairs_read)
+    out["converged"] = runs
     out["boot"] = boot
     return out
 
@@ -217,15 +237,17 @@ def fig3(exp, seeds=SEEDS, n_val: int | None = None) -> dict:
     """N-NJTC Figure 3: Precision@1 and surprisal jumping to the last layer for id, mat, the closed-form rank-r
     maps and NJTC/N-NJTC (every seed of ``seeds``; ``n_val``: on the first validation samples only)."""
     rank = rank_for(exp.adapter.d)
+    fitted = _fitted(exp, ("id", "mat", "rrr", "arrr", "njtc", "nnjtc"), seeds)
     return {
         "rank": rank,
         "seeds": list(seeds),
         "curves": _curves(
             exp,
-            _fitted(exp, ("id", "mat", "rrr", "arrr", "njtc", "nnjtc"), seeds),
+            fitted,
             boot={"id": ("p@1", "s_n"), "mat": ("p@1",), "njtc": ("p@1",), "nnjtc": ("p@1", "s_n")},
             n_val=n_val,
         ),
+        "converged": _runs_converged(fitted),
     }
 
 
@@ -285,7 +307,12 @@ def grid(exp, names=GRID, n_val: int | None = None, tuned_seeds=(0,)) -> dict:
         }
         cards[name]["train_kl_start"] = float(np.asarray(rec["log"])[0].sum()) if "log" in rec else None
         cards[name]["train_kl_end"] = float(np.asarray(rec["log"])[-1].sum()) if "log" in rec else None
-    return {"curves": curves, "training": cards, **({"seeds": list(tuned_seeds)} if len(tuned_seeds) > 1 else {})}
+    return {
+        "curves": curves,
+        "training": cards,
+        "converged": _runs_converged(fitted),
+        **({"seeds": list(tuned_seeds)} if len(tuned_seeds) > 1 else {}),
+    }
 
 
 def compare_tuned(s: Setting) -> dict:

@@ -252,7 +252,7 @@ def all_pairs(exp, rank: int, norm: bool, seed: int = 0) -> dict:
 def _fit_lowrank(norm: bool):
     def fit(exp, rank, seed=0):
         r = trained_pairs(exp, rank, norm, seed, "to-last")
-        rec = {k: r[k] for k in ("best_epoch", "epochs", "stop_loss", "train_loss") if k in r}
+        rec = {k: r[k] for k in ("best_epoch", "epochs", "stop_loss", "train_loss", "gap", "converged") if k in r}
         return r["M"], r["c"], rec
 
     return fit

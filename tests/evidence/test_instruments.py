@@ -91,6 +91,20 @@ def test_the_runs_and_reach_checks_hold_their_thresholds():
     assert not instruments.reach_check("x", float("nan"))["passed"]  # a labelling that was not measured does not pass
 
 
+def test_the_convergence_check_passes_only_when_every_run_converged():
+    """Issue 77: a trained component's claim is judged only when every run it reads met its recipe's criterion; a run
+    stopped at its cap short of it (an unconverged run), or a figure that records no run's convergence, fails."""
+    check = instruments.convergence_check
+    assert check("the lens", {"a": True, "b": True})["passed"]
+    assert not check("the lens", {"a": True, "b": False})["passed"]
+    assert not check("the lens", {})["passed"]  # nothing shown to converge
+    failing = check("the lens", {"a": True, "b": False})
+    assert (failing["value"], failing["threshold"]) == (1.0, 2.0) and "1 of the 2 training runs" in failing["why"]
+    assert "the other stopped at its cap" in failing["why"] and "stopped" not in check("the lens", {"a": True})["why"]
+    assert check("the lens", {"a": False})["why"].startswith("the one training run of the lens stopped at its cap")
+    assert "the other 2 stopped at their cap" in check("the lens", {"a": True, "b": False, "c": False})["why"]
+
+
 def test_a_check_says_what_it_found_in_the_words_of_its_outcome():
     """Issue 77, smaller items: a passing check's stored text says what it found, not a failure ("below the 50%"),
     and a failing one says why; a plural component reads "were trained"."""

@@ -103,15 +103,16 @@ def test_a_rule_that_reads_an_unresampled_statistic_shows_no_interval():
 
 
 def test_t3_reads_the_bias_kl_which_has_no_resamples():
-    """The stand-in's tuned lens was trained once, so T3 is not judged; given three runs of it (copies), it is
-    judged, and its bias KL has no resamples of the samples: it gets no interval, or one without spread (the
-    identical runs are all its resamples can draw)."""
+    """The stand-in's tuned lens was trained once, short of its convergence, so T3 is not judged; given the runs its
+    check asks for (copies), each converged, it is judged, and its bias KL has no resamples of the samples: it gets
+    no interval, or one without spread (the identical runs are all its resamples can draw)."""
     assert lens_claims.check("T3")["status"] == claims.NOT_JUDGED_STATUS
     grid = figdata.load("tl_grid")["data"]
     c = grid["curves"]
     n = instruments.LEAST_RUNS
     copies = {f"tuned/seed{k}": c["tuned"] for k in range(1, n)}
-    runs = {**grid, "seeds": list(range(n)), "curves": {**c, **copies}}
+    done = {"tuned": True, **dict.fromkeys(copies, True)}
+    runs = {**grid, "seeds": list(range(n)), "curves": {**c, **copies}, "converged": done}
     rec = lens_claims.check("T3", lambda f: runs if f == "tl_grid" else figdata.load(f)["data"])
     assert rec["status"] != claims.NOT_JUDGED_STATUS
     assert (not rec["resampled"] and "tl_grid" in rec["no_interval"]) or rec["spread"] is False

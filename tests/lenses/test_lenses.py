@@ -642,3 +642,33 @@ def test_a_curve_drawn_over_another_is_named_in_the_caption_and_a_distinct_one_i
     note = plots.hidden_note(c)
     assert "mat + b" in note and "tuned lens" not in note
     assert plots.hidden_note({k: c[k] for k in ("id", "tuned")}) == ""
+
+
+def test_an_unconverged_run_leaves_the_lens_claims_it_reads_unjudged():
+    """Issue 77: the stand-in's NJTC and N-NJTC runs each met the convergence rule, so the N claims are judged on
+    them; the same numbers with one run stopped short of its criterion (an unconverged run) are not judged, by the
+    convergence check alone, whatever their margin."""
+    from jtc_utils.evidence import claims
+    from jtc_utils.lenses import claims as lens_claims
+
+    base = claims.getter({})
+    for cid, fig in (("N1", "nnjtc_fig3"), ("N6", "nnjtc_fig2")):
+        d = figdata.load(fig)["data"]
+        assert d["converged"] and all(d["converged"].values()), fig
+        judged = lens_claims.check(cid, base, "tiny")
+        assert judged["status"] != claims.NOT_JUDGED_STATUS and all(c["passed"] for c in judged["checks"]), cid
+        short = {**d, "converged": {**d["converged"], next(iter(d["converged"])): False}}
+        r = lens_claims.check(cid, lambda f, fig=fig, short=short: short if f == fig else base(f), "tiny")
+        assert r["status"] == claims.NOT_JUDGED_STATUS and r["verdict"] is None, cid
+        assert [c["name"] for c in r["checks"] if not c["passed"]] == ["convergence of NJTC and N-NJTC"], cid
+        assert r["margin"] == judged["margin"], cid  # the numbers read are the same
+
+
+def test_a_run_converged_when_its_record_says_so():
+    """A low-rank run converged when every pair is within its gap; a tuned lens when its last 10% of steps improve
+    by at most 1%; a run whose record does not say (a lens trained before the criterion was recorded) has not."""
+    assert figures.converged({"gap": np.array([0.001, 0.009]), "converged": np.array([1, 1])})
+    assert not figures.converged({"gap": np.array([0.001, 0.2]), "converged": np.array([1, 0])})
+    assert figures.converged({"improvement": np.array([0.004])})
+    assert not figures.converged({"improvement": np.array(0.0225)})
+    assert not figures.converged({"epochs": np.array(300), "train_loss": np.array([1.0])})

@@ -61,7 +61,8 @@ def test_the_real_figures_are_the_real_models_at_every_layer():
 def test_the_real_verdicts_move_with_the_real_numbers():
     """Give the tuned lens the logit lens's KL at every layer (in the numbers and every resample): T1's real margin
     becomes zero. The real tuned lens was trained once, so T1 is not judged; given the runs its check asks for
-    (identical), the claim is judged and, on a margin of zero, undecided."""
+    (identical), still not while the run is short of its convergence; given them converged, the claim is judged and,
+    on a margin of zero, undecided."""
     grid = copy.deepcopy(figdata.load("real_tl_grid")["data"])
     c = grid["curves"]
     c["tuned"]["kl"] = list(c["id"]["kl"])
@@ -70,8 +71,14 @@ def test_the_real_verdicts_move_with_the_real_numbers():
     r = lens_claims.check("T1", lambda f: grid if f == "tl_grid" else base(f), "real")
     assert r["margin"] == 0 and r["status"] == claims.NOT_JUDGED_STATUS and r["verdict"] is None
     n = instruments.LEAST_RUNS  # the runs the check asks for, identical copies of the one trained
-    runs = {**grid, "seeds": list(range(n)), "curves": {**c, **{f"tuned/seed{k}": c["tuned"] for k in range(1, n)}}}
+    copies = {f"tuned/seed{k}": c["tuned"] for k in range(1, n)}
+    runs = {**grid, "seeds": list(range(n)), "curves": {**c, **copies}}
+    # as many runs as the check asks for, but the one trained stopped at its cap short of its criterion
     r = lens_claims.check("T1", lambda f: runs if f == "tl_grid" else base(f), "real")
+    assert r["status"] == claims.NOT_JUDGED_STATUS
+    assert [ch["name"] for ch in r["checks"] if not ch["passed"]] == ["convergence of the tuned lens"]
+    done = {**runs, "converged": {"tuned": True, **dict.fromkeys(copies, True)}}  # and each converged
+    r = lens_claims.check("T1", lambda f: done if f == "tl_grid" else base(f), "real")
     assert r["margin"] == pytest.approx(0, abs=1e-12) and r["status"] != claims.NOT_JUDGED_STATUS
     assert r["verdict"] != verdicts.HOLDS and all(ch["passed"] for ch in r["checks"])
     assert np.isfinite(lens_claims.check("T1", base, "real")["margin"])

@@ -25,11 +25,13 @@ import time
 from functools import partial
 from pathlib import Path
 
+from jtc_utils.core.infra import costs
 from jtc_utils.core.infra import device as devices
 from jtc_utils.core.infra.cache import file_fingerprint
 from jtc_utils.core.infra.paths import BOOK_DIR, NOTEBOOKS_DIR, ROOT, atomic_write_text
 from jtc_utils.evidence.registry import get as registered
 
+from jtc_utils.book.build import costs as build_costs
 from jtc_utils.book.build.executed import clean, refresh_prose, slowest_cells
 from jtc_utils.book.build.website import build_html, writable
 from jtc_utils.book.build.pages import AHEAD
@@ -168,7 +170,7 @@ def execute(name: str, profile: str = "tiny", timeout: int = CELL_TIMEOUT, devic
     src = NOTEBOOKS_DIR / f"{name}.py"
     if not src.exists():
         raise FileNotFoundError(f"no notebook {src}; available: {', '.join(notebook_names())}")
-    params, env = {"profile": profile}, {}
+    params, env = {"profile": profile}, {costs.ENV: str(_costs_file(name))}
     if device is not None:
         devices.resolve(device)  # an absent GPU fails here, before any kernel starts
         env["JTC_DEVICE"] = params["device"] = device
@@ -310,13 +312,23 @@ def transaction(
     return time.time() - t0
 
 
+def _costs_file(page: str) -> Path:
+    """An empty file where page ``page`` (or its work ahead, ``<page>.ahead``) records what its figures cost in this
+    run (:mod:`jtc_utils.book.build.costs`)."""
+    out = build_costs.path(page)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("")
+    return out
+
+
 def work_ahead(page: str, profile: str = "tiny", device: str | None = None) -> None:
     """A page's work that reads no other page's numbers, declared by a paper (the registry's ``ahead``: the claims
     page's JTC claims judged again in the paper's regime and on the other training seeds,
     :func:`jtc_utils.jtc.rejudge.rejudge`), computed ahead of the page in a worker of its own (no progress bars), so
     that the page reads the figures from the on-disk cache instead of computing them alone at the end of the
     build."""
-    with environ({"JTC_PROGRESS": "0", **({"JTC_DEVICE": device} if device else {})}):
+    measured = {costs.ENV: str(_costs_file(f"{page}.ahead"))}
+    with environ({"JTC_PROGRESS": "0", **measured, **({"JTC_DEVICE": device} if device else {})}):
         registered().ahead[page](profile)
 
 
@@ -425,6 +437,9 @@ def main(argv=None):
                 )
         except NotebookFailed as e:
             raise SystemExit(f"ERROR: {e}") from None
+        if todo:
+            measured = [p for n in todo for p in (n, f"{n}.ahead") if build_costs.path(p).exists()]
+            print(build_costs.report(measured), flush=True)
     if not args.no_build:
         index = build_html(args.html_dir)
         print(f"The book is at {index}")

@@ -74,7 +74,9 @@ def checks_text(record: dict) -> str:
     """The record's instrument checks in one line: each one's name, measured value against its threshold, and
     whether it passed ("" where the claim states none)."""
 
-    def num(v):
+    def num(v):  # a count (runs, layers) as a whole number, a measured share or score to three figures
+        if isinstance(v, float) and v.is_integer() and abs(v) >= 1:
+            return str(int(v))
         return "-" if v is None else (digits.sig(v, 3) if isinstance(v, float) else str(v))
 
     return "; ".join(

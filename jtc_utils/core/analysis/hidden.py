@@ -16,7 +16,7 @@ import hashlib
 
 import numpy as np
 
-from jtc_utils.core.infra import cache
+from jtc_utils.core.infra import cache, costs
 from jtc_utils.core.models.batching import batches_by_length, pad_id, right_pad
 from jtc_utils.core.models.models import CAUSAL_FAMILIES, Adapter
 from jtc_utils.core.infra.paths import atomic_write_text
@@ -219,7 +219,8 @@ def hidden_states(ad: Adapter, s: Samples, batch_size: int | None = None, progre
         if X is not None:
             return X
         show = show_progress() if progress is None else progress
-        X = extract(ad, s, batch_size, show)
+        with costs.step("hidden"):
+            X = extract(ad, s, batch_size, show)
         cache.save(path, {"X": X})
         _record_extraction(ad, s, batch_size, path)
     return X

@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 
+from jtc_utils.core.infra import costs
 from jtc_utils.core.infra import device as devices
 
 RCOND = 1.19e-7  # float32 machine epsilon: the cutoff LAPACK sgelsd applied in the paper's sklearn fits
@@ -78,10 +79,13 @@ class Factor:
         if n >= d and d:
             G = X.T @ X
             lam, V = torch.linalg.eigh(G)
+            costs.arithmetic(f64=n * d * d + 3 * d**3)  # XᵀX, its eigh (about 2d³ with vectors) and V Λ⁻¹ Vᵀ
             if lam[0] >= GRAM_MIN_RATIO**2 * lam[-1] > 0:
                 self.route, self.rank, self.LT, self.G = "gram", d, X.T, G
                 self.R = (V / lam) @ V.T
                 return
+        m, k = max(n, d), min(n, d)
+        costs.arithmetic(f64=2 * m * k * k + 6 * k**3)  # a thin SVD (Householder bidiagonalisation, then vectors)
         U, S, Vh = torch.linalg.svd(X, full_matrices=False)
         keep = S > rcond * (S[0] if S.numel() else 0.0)
         self.route, self.rank = "svd", int(keep.sum())
@@ -90,11 +94,15 @@ class Factor:
 
     def project(self, Y):
         """``LT @ Y``: what every solution and prediction needs from the targets ``Y`` [n, k]."""
-        return self.LT @ _t(Y, self.device)
+        Y = _t(Y, self.device)
+        costs.arithmetic(f64=self.LT.numel() * (Y.shape[1] if Y.dim() > 1 else 1))
+        return self.LT @ Y
 
     def solve(self, Y):
         """``W`` [d, k] (a float64 tensor on the device) for targets ``Y`` [n, k]."""
-        return self.R @ self.project(Y)
+        B = self.project(Y)
+        costs.arithmetic(f64=self.R.numel() * (B.shape[1] if B.dim() > 1 else 1))
+        return self.R @ B
 
     def explained(self, B):
         """Per target coordinate, ``||P_X y||²``: the part of the targets' sum of squares that the fit explains,
@@ -281,9 +289,14 @@ def layer_pair_r2(
         f = Factor(tr[src], rcond, dev, stacklevel=2)
         Xs_val, Xs = va[src], tr[src]
         Z = Xs_val @ f.R  # validation predictions of every target are Z @ (Lᵀ Y)
+        costs.arithmetic(f64=n_val * d * d)
         for t in range(src + 1, n_layers):
             Y, Yv = tr[t], va[t]
             B = f.project(Y)
+            W_now = train_r2 or t == n_layers - 1
+            costs.arithmetic(  # Z B, each resample's weighted sums of both differences, W = R B, train_sse's G W
+                f64=n_val * d * d + (0 if boot is None else 2 * len(boot) * n_val * d) + W_now * d**3 + train_r2 * d**3
+            )
             # differences go to reused buffers: a fresh [n, d] array per pair costs more than the arithmetic
             sse = {}
             for key, D in (

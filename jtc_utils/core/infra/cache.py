@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from jtc_utils.core.infra import costs
 from jtc_utils.core.infra.paths import CACHE_DIR, atomic_open, file_fingerprint
 
 CODE_VERSION = 1  # bump when a cached computation changes meaning
@@ -119,7 +120,8 @@ def cached(kind: str, key: dict, compute) -> dict:
         hit = load(path)  # computed by another process while this one waited
         if hit is not None:
             return hit
-        arrays = {k: np.asarray(v) for k, v in compute().items()}
+        with costs.step(kind):
+            arrays = {k: np.asarray(v) for k, v in compute().items()}
         save(path, arrays)
     return arrays
 

@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from jtc_utils.core.models import catalogue
-from jtc_utils.core.infra import device as devices
-from jtc_utils.core.models import real_models
+from jtc_utils.core.models import catalogue, real_models
+from jtc_utils.core.infra import costs, device as devices
 from jtc_utils.core.models.catalogue import ALL, manifest_digest
 from jtc_utils.core.infra.paths import file_fingerprint
 from jtc_utils.core.infra.progress import show_progress
@@ -408,6 +407,7 @@ class Adapter:
         (h is moved there); the logits stay there."""
         if self.has_head:
             h = h.to(self.device)
+        costs.arithmetic(f32=h.numel() * self.vocab_size)  # [..., d] @ [d, V]
         if self.causal:
             head = self.model.lm_head
             logits = self.head_input(h) @ head.weight.T
@@ -426,8 +426,8 @@ class Adapter:
         :attr:`device`; the states stay there."""
         import torch
 
-        dev = self.device
-        input_ids, attention_mask = input_ids.to(dev), attention_mask.to(dev)
+        input_ids, attention_mask = input_ids.to(self.device), attention_mask.to(self.device)
+        costs.forward(self, *input_ids.shape)
         body = self._body
         if self.causal:
             captured = {}
