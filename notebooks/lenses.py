@@ -389,7 +389,7 @@ for i, q in enumerate(rt["quarters"]):
 # KL divergence itself, while `mat` fits the hidden state in squared error, so where the tuned lens wins on KL it is
 # on its own objective; Precision@1 and the cross-entropy against the text's next token (the table's `ce_gold`)
 # judge the two on common ground. (The student edition and the tests read a subset of the training sentences; the
-# tuned lens there is still the one trained on the whole split, since it cannot be trained in the build.)
+# tuned lens, NJTC and N-NJTC there are still the ones trained on the whole split: the build trains none of them.)
 
 # %% [markdown]
 # ### A subset for the tests

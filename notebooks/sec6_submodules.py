@@ -66,7 +66,7 @@ import pandas as pd
 from myst_nb import glue
 
 from jtc_utils.book.display.chapter import Chapter
-from jtc_utils.jtc.figures import real_model_line
+from jtc_utils.jtc.figures import parts_experiment, real_model_line
 from jtc_utils.core.analysis import submodules
 
 glue("profile", profile, display=False)
@@ -201,7 +201,7 @@ chapter.real_verdicts(["C12a", "C12b", "C12c"])
 # not compared with a re-execution; the collapse it ends in is what the claims' instrument check above reads.
 
 # %%
-grow = submodules.growth(exp_real, "mat_ln1_ln2", 10)
+grow = submodules.growth(parts_experiment(exp_real), "mat_ln1_ln2", 10)  # the fits the claims above read
 SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 

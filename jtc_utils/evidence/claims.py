@@ -16,7 +16,7 @@ import numpy as np
 
 from jtc_utils.core.analysis import linear
 from jtc_utils.core.data import profiles
-from jtc_utils.core.infra import resample
+from jtc_utils.core.infra import costs, resample
 from jtc_utils.core.data.profiles import Profile
 from jtc_utils.core.data.setting import Setting
 
@@ -480,11 +480,12 @@ def getter(results: dict, alias: dict | None = None):
     return get
 
 
-def computing_getter(compute, results: dict | None = None, params: dict | None = None, computes=None):
+def computing_getter(compute, results: dict | None = None, params: dict | None = None, computes=None, prefix: str = ""):
     """A ``get`` that computes each figure it is asked for, once, with ``compute(fig) -> (numbers, parameters)``
     (its numbers kept in ``results``, its parameters in ``params``), where ``computes(fig)`` says so (default: every
     figure), and reads every other figure from ``book/data``: a claim judged on figures recomputed in another setting
-    (the paper's regime, another training seed)."""
+    (the paper's regime, another training seed). Each computation is measured by the build's cost model under the
+    figure's id with ``prefix`` (``regime_fig4``, :func:`jtc_utils.core.infra.costs.figure`)."""
     results = {} if results is None else results
     params = {} if params is None else params
 
@@ -492,7 +493,8 @@ def computing_getter(compute, results: dict | None = None, params: dict | None =
         if computes is not None and not computes(fig):
             return default_get(fig)
         if fig not in results:
-            results[fig], params[fig] = compute(fig)
+            with costs.figure(prefix + fig):
+                results[fig], params[fig] = compute(fig)
         return results[fig]
 
     return get

@@ -167,20 +167,21 @@ def _readout(w: Work, keys) -> dict:
     return {**w.head, "curves": {m: _pick(c[m], keys) for m in c}}
 
 
+def parts_experiment(exp):
+    """The experiment a real model's sub-module figures read (:data:`REAL_PARTS`: at most 3,000 training and the
+    first 300 validation sentences of ``exp``'s), whose sub-module fits their claims' instrument check sees."""
+    sub = REAL_PARTS
+    n_train, n_val = min(sub["n_train"], len(exp.train)), min(sub["n_val"], len(exp.val))
+    return shared(exp.model_name, exp.domain, exp.profile, n_train, n_val, exp.seed)
+
+
 def _parts(w: Work) -> tuple[dict, dict]:
     """The sub-module maps' per-sample numbers as curves, and the record's head; a real model's depth: every fifth
     start layer (:data:`REAL_PARTS`)."""
     exp, head = w.exp, w.head
     if w.profile.one_model:
         sub = REAL_PARTS
-        ex = shared(
-            exp.model_name,
-            exp.domain,
-            w.profile,
-            min(sub["n_train"], len(exp.train)),
-            min(sub["n_val"], len(exp.val)),
-            w.seed,
-        )
+        ex = parts_experiment(exp)
         w.params.update(n_train=len(ex.train), n_val=len(ex.val), start_every=sub["start_every"])
         starts = range(0, ex.n_layers + 1, sub["start_every"])
         r = submodules.per_sample(ex, start_layers=starts)

@@ -154,7 +154,9 @@ def regime_getter(results: dict, profile: Profile | str = "tiny", params: dict |
     """A claims ``get`` that computes each figure a claim reads, once, in the paper's regime (:func:`regime_figure`),
     keeping the numbers in ``results`` and the parameters that produced them in ``params`` (figure name -> dict)."""
     s = Setting.of(profile)
-    return claims.computing_getter(lambda fig: regime_figure(REGIME_PREFIX + fig, s), results, params)
+    return claims.computing_getter(
+        lambda fig: regime_figure(REGIME_PREFIX + fig, s), results, params, prefix=REGIME_PREFIX
+    )
 
 
 # the sample-size curves' records: each is read on the model and text of a figure of section 3

@@ -63,7 +63,9 @@ def replica_getter(
     """A claims ``get`` that computes each figure of the role on replica ``model``, once (:func:`replica_figure`; its
     numbers kept in ``results``, its parameters in ``params``), and reads every other figure from ``book/data``."""
     s = Setting.of(profile)
-    return claims.computing_getter(lambda fig: replica_figure(prefix(model) + fig, s), results, params, role_figure)
+    return claims.computing_getter(
+        lambda fig: replica_figure(prefix(model) + fig, s), results, params, role_figure, prefix(model)
+    )
 
 
 def stored_getter(model: str):

@@ -15,6 +15,7 @@ import weakref
 import numpy as np
 
 from jtc_utils.core.analysis import linear
+from jtc_utils.core.infra import costs
 from jtc_utils.base import validate
 
 from .base import LensError
@@ -35,6 +36,8 @@ class RankFamily:
         self.M_ols = linear.fit(X, Y) if M_ols is None else np.asarray(M_ols, dtype=np.float64)
         Y_hat = X @ self.M_ols
         evals, evecs = np.linalg.eigh(Y_hat.T @ Y_hat)  # ascending
+        n, d_in, d = len(X), X.shape[1], Y.shape[1]
+        costs.arithmetic(f64=n * d_in * d + n * d * d + 3 * d**3)  # Ŷ = X M, ŶᵀŶ and its eigh (vectors)
         self.eigenvalues, self.V = evals[::-1].clip(min=0), evecs[:, ::-1]
         self.d = Y.shape[1]
         # train SSE of rank r = SSE(ols) + sum of the eigenvalues left out (Pythagoras on the fitted values)
@@ -43,6 +46,7 @@ class RankFamily:
     def matrix(self, rank: int) -> np.ndarray:
         """``M_ols V_r V_rᵀ`` ([d_in (+1), d])."""
         V = self.V[:, :rank]
+        costs.arithmetic(f64=2 * self.M_ols.size * rank)  # (M V) Vᵀ
         return self.M_ols @ V @ V.T
 
     def split(self, rank: int) -> tuple[np.ndarray, np.ndarray | None]:

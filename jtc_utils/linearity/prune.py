@@ -15,6 +15,7 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from jtc_utils.core.infra import costs
 from jtc_utils.core.models.batching import pad_id, right_pad
 from jtc_utils.core.models.models import Adapter
 from jtc_utils.training import loop
@@ -113,24 +114,31 @@ def evaluate(
     perplexity under a resample of the sequences is read (:func:`resampled_perplexity`)."""
     import torch
 
+    # batches of sequences of like length (longest first), so that padding costs little; each sequence's numbers
+    # are put back in the order of ``seqs``
+    order = sorted(range(len(seqs)), key=lambda i: -len(seqs[i]))
+    by_length = [seqs[i] for i in order]
     nll, correct, count, f_correct, f_count = 0.0, 0, 0, 0, 0
-    seq_nll, seq_tok = [], []
+    seq_nll, seq_tok = np.zeros(len(seqs)), np.zeros(len(seqs))
     with torch.inference_mode():
-        for i, inp, att in _batches(seqs, batch_size, pad_id(ad.tokenizer), ad.device):
-            logits = ad.model(input_ids=inp, attention_mask=att).logits[:, :-1].double()
+        for i, inp, att in _batches(by_length, batch_size, pad_id(ad.tokenizer), ad.device):
+            costs.forward(ad, *inp.shape)
+            costs.arithmetic(f32=inp.numel() * ad.d * ad.vocab_size)  # the vocabulary readout
+            logits = ad.model(input_ids=inp, attention_mask=att).logits[:, :-1]
             tgt = inp[:, 1:]
             keep = att[:, 1:].bool()
-            lp = torch.log_softmax(logits, -1)
-            tok_nll = -lp.gather(-1, tgt[..., None])[..., 0]
-            hit = lp.argmax(-1) == tgt
+            hit = logits.argmax(-1) == tgt  # (float64 would order the logits the same)
+            logits = logits.double()
+            tok_nll = torch.logsumexp(logits, -1) - logits.gather(-1, tgt[..., None])[..., 0]
             nll += float(tok_nll[keep].sum())
-            seq_nll += (tok_nll * keep).sum(1).tolist()
-            seq_tok += keep.sum(1).tolist()
+            rows = order[i : i + len(inp)]
+            seq_nll[rows] = (tok_nll * keep).sum(1).numpy(force=True)
+            seq_tok[rows] = keep.sum(1).numpy(force=True)
             correct += int(hit[keep].sum())
             count += int(keep.sum())
             if fact_mask is not None:
-                for r in range(len(inp)):
-                    m = torch.as_tensor(fact_mask[i + r][1:]).to(hit.device)
+                for r, row in enumerate(rows):
+                    m = torch.as_tensor(fact_mask[row][1:]).to(hit.device)
                     f_correct += int(hit[r, : len(m)][m].sum())
                     f_count += int(m.sum())
     out = {"loss": nll / count, "perplexity": math.exp(nll / count), "accuracy": correct / count, "tokens": count}
@@ -138,7 +146,7 @@ def evaluate(
         out["fact_accuracy"] = f_correct / max(f_count, 1)
         out["fact_tokens"] = f_count
     if per_sequence:
-        out["seq_nll"], out["seq_tokens"] = np.array(seq_nll), np.array(seq_tok, dtype=float)
+        out["seq_nll"], out["seq_tokens"] = seq_nll, seq_tok
     return out
 
 

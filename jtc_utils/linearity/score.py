@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from jtc_utils.core.infra import costs
 from jtc_utils.core.infra import device as devices
 from jtc_utils.core.analysis import linear
 from jtc_utils.core.analysis.linear import RCOND, UnderdeterminedFitWarning
@@ -217,6 +218,10 @@ def resampled_pair(X, Y, group, weights, rcond: float = RCOND) -> dict:
     sxy = _group_sums(Xa, Y, group, G)  # [G, (d+1) d]
     syy = np.bincount(group, (Y**2).sum(1), G)
     W = np.asarray(weights, dtype=float)
+    # the per-sentence sums, each resample's weighted sums of them, and per resample a Cholesky factor (d³/3) and a
+    # triangular solve with d right-hand sides (d³/2); the rare eigendecomposition in its place is not counted
+    k = d + 1
+    costs.arithmetic(f64=len(X) * k * (k + d) + len(W) * G * k * (k + d) + len(W) * (d**3 / 3 + d**3 / 2))
     out = {"res_in": [], "nores_in": []}
     for Sxx, Sxy, yy in zip(W @ sxx, W @ sxy, W @ syy):
         Sxx, Sxy = Sxx.reshape(d + 1, d + 1), Sxy.reshape(d + 1, d)

@@ -106,3 +106,21 @@ def test_a_forward_pass_and_a_readout_count_what_their_shapes_need(measured, tmp
     assert [s["kind"] for s in f["steps"]] == ["hidden", "lens_eval"]
     assert f["steps"][0]["f32"] == B * T * (blocks + 2 * L * T * d)
     assert f["steps"][1]["f32"] == 5 * d * V
+
+
+def test_figures_recomputed_for_a_claim_in_another_setting_are_measured_under_their_own_ids(measured):
+    """The claims page's work ahead recomputes figures in the paper's regime and on other training seeds through a
+    computing getter, outside the figure registry's compute: each computation is a line of its own, named by the id
+    it is saved under (``regime_fig4``), and a figure asked for twice is computed and measured once."""
+    from jtc_utils.evidence import claims
+
+    def compute(fig):
+        with costs.step("fits"):
+            costs.arithmetic(f64=11)
+        return {"x": 1}, {}
+
+    get = claims.computing_getter(compute, prefix="regime_")
+    get("fig4"), get("fig4"), get("fig5")
+    lines = costs.read(measured)
+    assert [line["figure"] for line in lines] == ["regime_fig4", "regime_fig5"]
+    assert [line["f64"] for line in lines] == [11, 11]

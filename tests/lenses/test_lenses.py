@@ -408,6 +408,11 @@ def test_the_real_models_tuned_lens_is_found_under_the_key_its_page_computes(mon
     ln = figures.lens(sub, "tuned")
     assert ln.record["n_train"] == len(full.train) > len(sub.train)
     assert ln.M.shape == (full.n_layers, full.adapter.d, full.adapter.d)
+    # so are its NJTC and N-NJTC (the lens chapter's check reads them on the subset; stop 87's build trained them
+    # there again, 197 s): the very maps of the whole split
+    for name in ("njtc", "nnjtc"):
+        on_sub, on_full = figures.lens(sub, name), figures.lens(full, name)
+        assert np.array_equal(on_sub.M, on_full.M) and np.array_equal(on_sub.c, on_full.c), name
     # other train samples (another seed draws other positions) find no lens: an error, not a CPU training run (a
     # small draw: the lens reads its states before it looks for its artifact, and the whole split's key is the same
     # at every size)

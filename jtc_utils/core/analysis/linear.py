@@ -294,8 +294,12 @@ def layer_pair_r2(
             Y, Yv = tr[t], va[t]
             B = f.project(Y)
             W_now = train_r2 or t == n_layers - 1
-            costs.arithmetic(  # Z B, each resample's weighted sums of both differences, W = R B, train_sse's G W
-                f64=n_val * d * d + (0 if boot is None else 2 * len(boot) * n_val * d) + W_now * d**3 + train_r2 * d**3
+            # Z B, each resample's weighted sums of both differences, W = R B, train_sse (G W; U B on the SVD route)
+            costs.arithmetic(
+                f64=n_val * d * d
+                + (0 if boot is None else 2 * len(boot) * n_val * d)
+                + W_now * d**3
+                + train_r2 * (d**3 if f.route == "gram" else n * d * d)
             )
             # differences go to reused buffers: a fresh [n, d] array per pair costs more than the arithmetic
             sse = {}
