@@ -251,8 +251,8 @@ def all_pairs(exp, rank: int, norm: bool, seed: int = 0) -> dict:
 
 def _fit_lowrank(norm: bool):
     def fit(exp, rank, seed=0):
-        # on a subset of the train split, the lens trained on the whole split (the build never trains a real one)
-        r = trained_pairs(exp, rank, norm, seed, "to-last", whole_split=True)
+        # a real model's, on a subset of its train split: the lens trained on the whole split (never in the build)
+        r = trained_pairs(exp, rank, norm, seed, "to-last", whole_split=exp.model_name in real_models.REAL_MODELS)
         rec = {k: r[k] for k in ("best_epoch", "epochs", "stop_loss", "train_loss", "gap", "converged") if k in r}
         return r["M"], r["c"], rec
 
